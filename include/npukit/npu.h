@@ -1,0 +1,108 @@
+/*
+ * npukit runtime API: status codes, error messages and the port layer.
+ *
+ * Every driver in npukit talks to its device through an npk_port. A port
+ * is one of:
+ *
+ *   "sim"                 the in-process device model (default)
+ *   "qtest:PATH"          an external model speaking QEMU's qtest text
+ *                         protocol on the Unix socket PATH (for example
+ *                         `npu qtest --device e1 --socket PATH`)
+ *   "qtest-spawn:NPU"     start `NPU qtest --device D` as a child process and
+ *                         talk to it over pipes (NPU is the npu binary path)
+ *   "uio:/dev/uioN"       real hardware: map 0 of the UIO device is the MMIO
+ *                         window; guest memory is the physically contiguous
+ *                         buffer given with ",mem=PATH,phys=ADDR,size=BYTES"
+ *
+ * All functions return NPK_OK (0) or a negative npk_status; the message that
+ * names the cause is available from npk_errmsg() on the same thread.
+ */
+#ifndef NPUKIT_NPU_H
+#define NPUKIT_NPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. Functions return 0 or the negated code. */
+typedef enum npk_status {
+    NPK_OK = 0,
+    NPK_EINVAL = 1,      /* invalid argument or request, refused before the device saw it */
+    NPK_EDEVICE = 2,     /* the device latched an error state (see the message) */
+    NPK_ETIMEDOUT = 3,   /* the device did not finish within the wait budget */
+    NPK_EIO = 4,         /* transport failure (socket, pipe, mmap) */
+    NPK_ENOMEM = 5,      /* host or guest memory exhausted */
+    NPK_EUNSUPPORTED = 6,/* valid request the device or runtime cannot do */
+    NPK_EFORMAT = 7,     /* malformed input file or stream */
+    NPK_EBUS = 8         /* bus error on a guest memory access */
+} npk_status;
+
+/* Message for the last error set on this thread ("" when none). */
+const char *npk_errmsg(void);
+/* Name of a status code ("EINVAL", ...). */
+const char *npk_status_name(int status);
+/* Set the thread's error message; returns -code so callers can `return npk_err(...)`. */
+int npk_err(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prefix the current message with context ("descriptor 2: ..."). Returns -code. */
+int npk_err_prefix(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- port layer ---------------------------------------------------------- */
+
+typedef struct npk_port npk_port;
+struct npk_sim; /* include/npukit/sim.h */
+
+/* Open a port to a device ("e1", "v0", "shell", "pccx"). spec NULL means "sim".
+ * opts are device/model options for the in-process model (NULL for defaults). */
+int npk_port_open(npk_port **out, const char *spec, const char *device, const char *opts);
+void npk_port_close(npk_port *p);
+
+/* 32-bit register access at a byte offset inside the device's MMIO window. */
+int npk_port_read32(npk_port *p, uint32_t off, uint32_t *val);
+int npk_port_write32(npk_port *p, uint32_t off, uint32_t val);
+/* 64-bit register write (low word first on ports without 64-bit access). */
+int npk_port_write64(npk_port *p, uint32_t off, uint64_t val);
+/* Guest memory, as the CPU sees it (never faulted, no device latency). */
+int npk_port_mem_read(npk_port *p, uint64_t addr, void *buf, size_t len);
+int npk_port_mem_write(npk_port *p, uint64_t addr, const void *buf, size_t len);
+/* Let `cycles` device cycles pass (the sim steps, qtest sends clock_step,
+ * uio sleeps the equivalent time). */
+int npk_port_wait(npk_port *p, uint64_t cycles);
+/* Level of the device's interrupt line `line` (0 = main). */
+int npk_port_irq(npk_port *p, int line);
+/* Device cycles elapsed since open, and the device clock in Hz. */
+uint64_t npk_port_cycles(const npk_port *p);
+uint64_t npk_port_hz(const npk_port *p);
+/* Number of MMIO register accesses made through this port. */
+uint64_t npk_port_mmio_count(const npk_port *p);
+/* Device name and the port kind ("sim", "qtest", "uio"). */
+const char *npk_port_device(const npk_port *p);
+const char *npk_port_kind(const npk_port *p);
+/* The in-process model behind a "sim" port (NULL for other ports); tests
+ * use it for fault injection and to inspect the model. */
+struct npk_sim *npk_port_sim(npk_port *p);
+
+/* Guest memory allocator for buffers the device reads or writes
+ * (descriptor rings, tensors). Returns guest physical addresses. */
+int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr);
+void npk_port_free(npk_port *p, uint64_t addr);
+/* Free every allocation at once. */
+void npk_port_free_all(npk_port *p);
+
+/* Library version string. */
+const char *npk_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

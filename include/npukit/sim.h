@@ -1,0 +1,210 @@
+/*
+ * npukit simulated platform: guest memory with fault injection, the device
+ * interface every model implements, register tables, and the machine that
+ * ties one device to its memory and clock.
+ *
+ * Time: every device advances in cycles of its own clock (npk_dev_class.hz);
+ * nanoseconds = cycles * 1e9 / hz.
+ */
+#ifndef NPUKIT_SIM_H
+#define NPUKIT_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- guest memory ---------------------------------------------------------
+ * Sparse 64-bit physical memory. Pages (4 KiB) are allocated on first write;
+ * untouched memory reads 0. With no region declared every address is memory.
+ * Once a region is declared (npk_mem_map) only declared regions exist and a
+ * device access elsewhere is a bus error; host (peek/poke) access elsewhere
+ * fails with -NPK_EBUS.
+ */
+typedef struct npk_mem npk_mem;
+
+typedef enum npk_bus_resp {
+    NPK_BUS_OK = 0,    /* beat completed */
+    NPK_BUS_ERROR = 1, /* slave/decode error response */
+    NPK_BUS_HANG = 2   /* no response ever arrives */
+} npk_bus_resp;
+
+typedef enum npk_access { NPK_ACC_READ = 1, NPK_ACC_WRITE = 2, NPK_ACC_ANY = 3 } npk_access;
+
+npk_mem *npk_mem_new(void);
+void npk_mem_free(npk_mem *m);
+/* Drop every page (memory reads 0 again); regions and faults stay. */
+void npk_mem_clear(npk_mem *m);
+/* Declare a region [base, base+size) with an access latency in cycles added
+ * to every device beat that targets it. name is copied. */
+int npk_mem_map(npk_mem *m, uint64_t base, uint64_t size, uint32_t latency, const char *name);
+/* Latency of beats when no memory map is declared (default 0). */
+void npk_mem_set_latency(npk_mem *m, uint32_t cycles);
+/* Host-side (CPU) access: no faults, no latency, not counted. */
+int npk_mem_peek(const npk_mem *m, uint64_t addr, void *buf, size_t len);
+int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len);
+int npk_mem_fill(npk_mem *m, uint64_t addr, uint8_t value, size_t len);
+
+/* Device-side access: one bus beat of len bytes. Checks the map and the
+ * fault rules; *latency (may be NULL) receives the extra wait cycles.
+ * On NPK_BUS_ERROR / NPK_BUS_HANG nothing is transferred. */
+npk_bus_resp npk_bus_read(npk_mem *m, uint64_t addr, void *buf, size_t len, uint32_t *latency);
+npk_bus_resp npk_bus_write(npk_mem *m, uint64_t addr, const void *buf, size_t len, uint32_t *latency);
+/* A multi-beat device transfer: `len` bytes in beats of `beat` bytes, stopping
+ * at the first failing beat. Returns its response; *done_bytes (may be NULL)
+ * gets the bytes moved before the failure, *fault_addr that beat's address,
+ * *cycles the summed latency of the beats issued. */
+npk_bus_resp npk_bus_copy_in(npk_mem *m, uint64_t addr, void *buf, size_t len, size_t beat,
+                             size_t *done_bytes, uint64_t *fault_addr, uint64_t *cycles);
+npk_bus_resp npk_bus_copy_out(npk_mem *m, uint64_t addr, const void *buf, size_t len, size_t beat,
+                              size_t *done_bytes, uint64_t *fault_addr, uint64_t *cycles);
+
+/* Fault injection. A rule matches device beats of the given access kind that
+ * overlap [addr, addr+len) (len 0 = every address). With beat >= 0 it fires
+ * only on the beat-th matching beat (0-based) counted from when it was added;
+ * with beat < 0 on every matching beat. count limits how many times it fires
+ * (0 = unlimited). */
+typedef struct npk_fault {
+    npk_access access;
+    uint64_t addr, len;
+    int64_t beat;
+    npk_bus_resp resp;
+    uint32_t count;
+} npk_fault;
+int npk_mem_add_fault(npk_mem *m, const npk_fault *f);
+void npk_mem_clear_faults(npk_mem *m);
+/* Parse "read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]" into a rule. */
+int npk_fault_parse(const char *text, npk_fault *f);
+/* Parse "BASE+SIZE[@LATENCY][:NAME]" and declare the region. */
+int npk_mem_map_parse(npk_mem *m, const char *text);
+
+/* Device beat statistics since creation (or npk_mem_reset_stats). */
+typedef struct npk_mem_stats {
+    uint64_t read_beats, write_beats, read_bytes, write_bytes, errors, hangs;
+} npk_mem_stats;
+void npk_mem_get_stats(const npk_mem *m, npk_mem_stats *s);
+void npk_mem_reset_stats(npk_mem *m);
+/* Observe every device beat (for invariant checks such as guard pages). */
+typedef void (*npk_mem_watch_fn)(void *ctx, npk_access acc, uint64_t addr, size_t len, npk_bus_resp r);
+void npk_mem_set_watch(npk_mem *m, npk_mem_watch_fn fn, void *ctx);
+
+/* ---- register tables --------------------------------------------------------
+ * A device declares its registers as data. Writes update the stored value as
+ *   v = (old & ~wmask) | (val & wmask);   v &= ~(val & w1cmask);
+ * then call the write hook (if any) with the old value and the raw value
+ * written. Reads return the stored value, or the read hook's result.
+ * A register with wmask == 0 and w1cmask == 0 is read-only.
+ */
+typedef struct npk_dev npk_dev;
+typedef struct npk_reg npk_reg;
+struct npk_reg {
+    uint32_t off;
+    const char *name;
+    uint32_t reset;
+    uint32_t wmask;
+    uint32_t w1cmask;
+    uint32_t (*read)(npk_dev *d, const npk_reg *r, uint32_t stored);
+    void (*write)(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val);
+};
+
+typedef struct npk_regfile {
+    const npk_reg *tab;
+    size_t n;
+    uint32_t *val;      /* stored values, parallel to tab */
+    int16_t *index;     /* word offset -> table index or -1 */
+    uint32_t span;      /* bytes decoded (a power of two); offsets alias modulo span */
+} npk_regfile;
+
+int npk_regfile_init(npk_regfile *rf, const npk_reg *tab, size_t n, uint32_t span);
+void npk_regfile_fini(npk_regfile *rf);
+void npk_regfile_reset(npk_regfile *rf);
+/* Table entry at a byte offset (after aliasing) or NULL. */
+const npk_reg *npk_regfile_find(const npk_regfile *rf, uint32_t off);
+/* Stored value of an entry (no hook). */
+uint32_t *npk_regfile_slot(npk_regfile *rf, uint32_t off);
+/* Bus access: unknown offsets read 0 and ignore writes. */
+uint32_t npk_regfile_read(npk_regfile *rf, npk_dev *d, uint32_t off);
+void npk_regfile_write(npk_regfile *rf, npk_dev *d, uint32_t off, uint32_t val);
+
+/* ---- devices ---------------------------------------------------------------- */
+#define NPK_MAX_IRQ 4
+
+typedef struct npk_dev_ops {
+    uint32_t (*read32)(npk_dev *d, uint32_t off);
+    void (*write32)(npk_dev *d, uint32_t off, uint32_t val);
+    /* Optional 64-bit register write (pccx INSTR); NULL = two 32-bit writes. */
+    void (*write64)(npk_dev *d, uint32_t off, uint64_t val);
+    /* Advance the device by `cycles` clock cycles. */
+    void (*step)(npk_dev *d, uint64_t cycles);
+    /* 1 when no internal activity would change state as time passes. */
+    int (*idle)(npk_dev *d);
+    /* Power-on reset: every register to its reset value. */
+    void (*reset)(npk_dev *d);
+    void (*destroy)(npk_dev *d);
+} npk_dev_ops;
+
+typedef void (*npk_irq_fn)(void *ctx, int line, int level);
+
+struct npk_dev {
+    const npk_dev_ops *ops;
+    const struct npk_dev_class *cls;
+    npk_mem *mem;          /* the device's bus for DMA (not owned) */
+    uint64_t cycles;       /* cycles elapsed since creation */
+    int irq_level[NPK_MAX_IRQ];
+    npk_irq_fn irq_cb;
+    void *irq_ctx;
+    npk_regfile *regs;     /* the register table, for dumps and reset checks */
+    struct npk_trace *trace; /* optional trace sink (NULL = off) */
+};
+
+/* Set an IRQ line level; calls irq_cb when it changes. */
+void npk_dev_set_irq(npk_dev *d, int line, int level);
+
+typedef struct npk_dev_class {
+    const char *name;      /* "e1" */
+    const char *summary;   /* one line */
+    uint64_t mmio_base;    /* physical base of the register window */
+    uint32_t mmio_size;    /* window size in bytes */
+    uint64_t hz;           /* device clock */
+    int n_irq;             /* IRQ lines */
+    const char *options;   /* help text for the create options */
+    /* opts: comma-separated key=value list (may be NULL). On failure returns
+     * NULL with the reason in npk_errmsg(). */
+    npk_dev *(*create)(npk_mem *mem, const char *opts);
+} npk_dev_class;
+
+/* The registry of device classes ("e1", "v0", "shell", "pccx"). */
+const npk_dev_class *npk_dev_class_find(const char *name);
+const npk_dev_class *const *npk_dev_classes(size_t *n);
+
+/* ---- the machine: one device, its memory and its clock ---------------------- */
+typedef struct npk_sim npk_sim;
+
+npk_sim *npk_sim_new(const char *device, const char *opts);
+void npk_sim_free(npk_sim *s);
+npk_mem *npk_sim_mem(npk_sim *s);
+npk_dev *npk_sim_dev(npk_sim *s);
+const npk_dev_class *npk_sim_class(const npk_sim *s);
+/* CPU access at a physical address: the MMIO window goes to the device
+ * (size 4 or 8 only), anything else to guest memory. */
+int npk_sim_read(npk_sim *s, uint64_t addr, unsigned size, uint64_t *val);
+int npk_sim_write(npk_sim *s, uint64_t addr, unsigned size, uint64_t val);
+void npk_sim_step(npk_sim *s, uint64_t cycles);
+/* Step until the device is idle or max_cycles passed; returns cycles run. */
+uint64_t npk_sim_run_until_idle(npk_sim *s, uint64_t max_cycles);
+uint64_t npk_sim_cycles(const npk_sim *s);
+/* Simulated time in ns (cycles converted with the device clock). */
+uint64_t npk_sim_ns(const npk_sim *s);
+int npk_sim_irq(const npk_sim *s, int line);
+void npk_sim_reset(npk_sim *s);
+void npk_sim_set_irq_cb(npk_sim *s, npk_irq_fn fn, void *ctx);
+/* Print every register of the table as "NAME OFFSET VALUE" lines. */
+void npk_sim_dump_regs(npk_sim *s, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

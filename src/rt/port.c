@@ -1,0 +1,132 @@
+/* The port layer: one API over the in-process model, qtest and UIO. */
+#include "port.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Default guest-memory arena for buffers (sim and qtest ports). */
+#define ARENA_BASE 0x80000000ull
+#define ARENA_SIZE 0x40000000ull
+
+int npk_port_open(npk_port **out, const char *spec, const char *device, const char *opts) {
+    *out = NULL;
+    const npk_dev_class *cls = npk_dev_class_find(device);
+    if (!cls) return npk_err(NPK_EINVAL, "unknown device '%s' (known: e1, v0, shell, pccx)", device ? device : "");
+    npk_port *p = calloc(1, sizeof *p);
+    if (!p) return npk_err(NPK_ENOMEM, "out of memory");
+    p->cls = cls;
+    p->arena_base = ARENA_BASE;
+    p->arena_size = ARENA_SIZE;
+    int rc;
+    if (!spec || !*spec || !strcmp(spec, "sim"))
+        rc = npk_port_open_sim(p, opts);
+    else if (!strncmp(spec, "qtest:", 6) || !strncmp(spec, "qtest-spawn:", 12))
+        rc = npk_port_open_qtest(p, spec, opts);
+    else if (!strncmp(spec, "uio:", 4))
+        rc = npk_port_open_uio(p, spec + 4);
+    else
+        rc = npk_err(NPK_EINVAL, "unknown port '%s' (expected sim, qtest:PATH, qtest-spawn:NPU or uio:/dev/uioN)",
+                     spec);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+void npk_port_close(npk_port *p) {
+    if (!p) return;
+    npk_port_free_all(p);
+    if (p->be && p->be->close) p->be->close(p);
+    free(p);
+}
+
+int npk_port_read32(npk_port *p, uint32_t off, uint32_t *val) {
+    p->mmio_count++;
+    return p->be->read32(p, off, val);
+}
+
+int npk_port_write32(npk_port *p, uint32_t off, uint32_t val) {
+    p->mmio_count++;
+    return p->be->write32(p, off, val);
+}
+
+int npk_port_write64(npk_port *p, uint32_t off, uint64_t val) {
+    if (p->be->write64) {
+        p->mmio_count++;
+        return p->be->write64(p, off, val);
+    }
+    int rc = npk_port_write32(p, off, (uint32_t)val);
+    return rc ? rc : npk_port_write32(p, off + 4, (uint32_t)(val >> 32));
+}
+
+int npk_port_mem_read(npk_port *p, uint64_t addr, void *buf, size_t len) {
+    return len ? p->be->mem_read(p, addr, buf, len) : 0;
+}
+
+int npk_port_mem_write(npk_port *p, uint64_t addr, const void *buf, size_t len) {
+    return len ? p->be->mem_write(p, addr, buf, len) : 0;
+}
+
+int npk_port_wait(npk_port *p, uint64_t cycles) {
+    int rc = p->be->wait(p, cycles);
+    if (!rc) p->cycles += cycles;
+    return rc;
+}
+
+int npk_port_irq(npk_port *p, int line) { return p->be->irq(p, line); }
+uint64_t npk_port_cycles(const npk_port *p) { return p->cycles; }
+uint64_t npk_port_hz(const npk_port *p) { return p->cls->hz; }
+uint64_t npk_port_mmio_count(const npk_port *p) { return p->mmio_count; }
+const char *npk_port_device(const npk_port *p) { return p->cls->name; }
+const char *npk_port_kind(const npk_port *p) { return p->be->kind; }
+npk_sim *npk_port_sim(npk_port *p) { return p->sim; }
+
+/* First-fit allocator over the port's arena; blocks kept sorted. */
+int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr) {
+    if (!size) size = 1;
+    if (!align) align = 16;
+    if (align & (align - 1)) return npk_err(NPK_EINVAL, "alignment %llu is not a power of two", (unsigned long long)align);
+    uint64_t cur = p->arena_base;
+    npk_alloc_block **link = &p->blocks;
+    for (;;) {
+        uint64_t a = (cur + align - 1) & ~(align - 1);
+        npk_alloc_block *next = *link;
+        uint64_t limit = next ? next->addr : p->arena_base + p->arena_size;
+        if (a >= cur && a + size >= a && a + size <= limit) {
+            npk_alloc_block *b = malloc(sizeof *b);
+            if (!b) return npk_err(NPK_ENOMEM, "out of memory");
+            b->addr = a;
+            b->size = size;
+            b->next = next;
+            *link = b;
+            *addr = a;
+            return 0;
+        }
+        if (!next) break;
+        cur = next->addr + next->size;
+        link = &next->next;
+    }
+    return npk_err(NPK_ENOMEM, "guest memory arena (%llu bytes) cannot fit %llu more bytes",
+                   (unsigned long long)p->arena_size, (unsigned long long)size);
+}
+
+void npk_port_free(npk_port *p, uint64_t addr) {
+    for (npk_alloc_block **link = &p->blocks; *link; link = &(*link)->next) {
+        if ((*link)->addr == addr) {
+            npk_alloc_block *b = *link;
+            *link = b->next;
+            free(b);
+            return;
+        }
+    }
+}
+
+void npk_port_free_all(npk_port *p) {
+    while (p->blocks) {
+        npk_alloc_block *b = p->blocks;
+        p->blocks = b->next;
+        free(b);
+    }
+}

@@ -1,0 +1,152 @@
+/* The simulated machine: one device model, its guest memory and its clock. */
+#include "npukit/npu.h"
+#include "npukit/sim.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct npk_sim {
+    npk_mem *mem;
+    npk_dev *dev;
+    const npk_dev_class *cls;
+};
+
+npk_sim *npk_sim_new(const char *device, const char *opts) {
+    const npk_dev_class *c = npk_dev_class_find(device);
+    if (!c) {
+        npk_err(NPK_EINVAL, "unknown device '%s' (known: e1, v0, shell, pccx)", device ? device : "(null)");
+        return NULL;
+    }
+    npk_sim *s = calloc(1, sizeof *s);
+    if (!s) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    s->cls = c;
+    s->mem = npk_mem_new();
+    if (!s->mem) {
+        free(s);
+        npk_err(NPK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    s->dev = c->create(s->mem, opts);
+    if (!s->dev) {
+        npk_mem_free(s->mem);
+        free(s);
+        return NULL;
+    }
+    s->dev->cls = c;
+    s->dev->mem = s->mem;
+    return s;
+}
+
+void npk_sim_free(npk_sim *s) {
+    if (!s) return;
+    if (s->dev) s->dev->ops->destroy(s->dev);
+    npk_mem_free(s->mem);
+    free(s);
+}
+
+npk_mem *npk_sim_mem(npk_sim *s) { return s->mem; }
+npk_dev *npk_sim_dev(npk_sim *s) { return s->dev; }
+const npk_dev_class *npk_sim_class(const npk_sim *s) { return s->cls; }
+
+static int in_window(const npk_sim *s, uint64_t addr, unsigned size) {
+    return addr >= s->cls->mmio_base && addr - s->cls->mmio_base < s->cls->mmio_size &&
+           size <= s->cls->mmio_size - (addr - s->cls->mmio_base);
+}
+
+int npk_sim_read(npk_sim *s, uint64_t addr, unsigned size, uint64_t *val) {
+    if (in_window(s, addr, size)) {
+        uint32_t off = (uint32_t)(addr - s->cls->mmio_base);
+        if (size == 4 && !(off & 3)) {
+            *val = s->dev->ops->read32(s->dev, off);
+            return 0;
+        }
+        if (size == 8 && !(off & 7)) {
+            *val = s->dev->ops->read32(s->dev, off) | (uint64_t)s->dev->ops->read32(s->dev, off + 4) << 32;
+            return 0;
+        }
+        if ((size == 1 || size == 2) && !(off % size)) {
+            uint32_t w = s->dev->ops->read32(s->dev, off & ~3u);
+            *val = (w >> (8 * (off & 3))) & (size == 1 ? 0xffu : 0xffffu);
+            return 0;
+        }
+        return npk_err(NPK_EINVAL, "MMIO read of %u bytes at 0x%" PRIx64 " is not a naturally aligned access",
+                       size, addr);
+    }
+    uint8_t b[8] = {0};
+    if (size > 8) return npk_err(NPK_EINVAL, "read size %u", size);
+    int rc = npk_mem_peek(s->mem, addr, b, size);
+    if (rc) return rc;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < size; i++) v |= (uint64_t)b[i] << (8 * i);
+    *val = v;
+    return 0;
+}
+
+int npk_sim_write(npk_sim *s, uint64_t addr, unsigned size, uint64_t val) {
+    if (in_window(s, addr, size)) {
+        uint32_t off = (uint32_t)(addr - s->cls->mmio_base);
+        if (size == 4 && !(off & 3)) {
+            s->dev->ops->write32(s->dev, off, (uint32_t)val);
+            return 0;
+        }
+        if (size == 8 && !(off & 7)) {
+            if (s->dev->ops->write64) {
+                s->dev->ops->write64(s->dev, off, val);
+            } else {
+                s->dev->ops->write32(s->dev, off, (uint32_t)val);
+                s->dev->ops->write32(s->dev, off + 4, (uint32_t)(val >> 32));
+            }
+            return 0;
+        }
+        return npk_err(NPK_EINVAL, "MMIO write of %u bytes at 0x%" PRIx64 ": registers take aligned 32/64-bit writes",
+                       size, addr);
+    }
+    uint8_t b[8];
+    if (size > 8) return npk_err(NPK_EINVAL, "write size %u", size);
+    for (unsigned i = 0; i < size; i++) b[i] = (uint8_t)(val >> (8 * i));
+    return npk_mem_poke(s->mem, addr, b, size);
+}
+
+void npk_sim_step(npk_sim *s, uint64_t cycles) {
+    if (cycles) s->dev->ops->step(s->dev, cycles);
+}
+
+uint64_t npk_sim_run_until_idle(npk_sim *s, uint64_t max_cycles) {
+    uint64_t n = 0;
+    while (n < max_cycles && !s->dev->ops->idle(s->dev)) {
+        s->dev->ops->step(s->dev, 1);
+        n++;
+    }
+    return n;
+}
+
+uint64_t npk_sim_cycles(const npk_sim *s) { return s->dev->cycles; }
+
+uint64_t npk_sim_ns(const npk_sim *s) {
+    uint64_t c = s->dev->cycles, hz = s->cls->hz;
+    return (uint64_t)((long double)c * 1e9L / (long double)hz);
+}
+
+int npk_sim_irq(const npk_sim *s, int line) {
+    if (line < 0 || line >= NPK_MAX_IRQ) return 0;
+    return s->dev->irq_level[line];
+}
+
+void npk_sim_reset(npk_sim *s) { s->dev->ops->reset(s->dev); }
+
+void npk_sim_set_irq_cb(npk_sim *s, npk_irq_fn fn, void *ctx) {
+    s->dev->irq_cb = fn;
+    s->dev->irq_ctx = ctx;
+}
+
+void npk_sim_dump_regs(npk_sim *s, FILE *f) {
+    npk_regfile *rf = s->dev->regs;
+    if (!rf) return;
+    for (size_t i = 0; i < rf->n; i++)
+        fprintf(f, "%-22s 0x%03x 0x%08x\n", rf->tab[i].name, rf->tab[i].off,
+                s->dev->ops->read32(s->dev, rf->tab[i].off));
+}

@@ -1,0 +1,398 @@
+/* Sparse guest memory with a memory map, per-region latency and fault injection. */
+#include "npukit/npu.h"
+#include "npukit/sim.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE_SHIFT 12
+#define PAGE_SIZE (1u << PAGE_SHIFT)
+
+typedef struct page {
+    uint64_t pfn;
+    struct page *next;
+    uint8_t data[PAGE_SIZE];
+} page;
+
+typedef struct region {
+    uint64_t base, size;
+    uint32_t latency;
+    char name[32];
+} region;
+
+typedef struct fault_rule {
+    npk_fault f;
+    uint64_t seen;  /* matching beats observed since the rule was added */
+    uint32_t fired;
+} fault_rule;
+
+struct npk_mem {
+    page **buckets;
+    size_t nbuckets, npages;
+    region *regions;
+    size_t nregions;
+    uint32_t default_latency;
+    fault_rule *faults;
+    size_t nfaults;
+    npk_mem_stats stats;
+    npk_mem_watch_fn watch;
+    void *watch_ctx;
+};
+
+npk_mem *npk_mem_new(void) {
+    npk_mem *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->nbuckets = 1024;
+    m->buckets = calloc(m->nbuckets, sizeof *m->buckets);
+    if (!m->buckets) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void npk_mem_clear(npk_mem *m) {
+    for (size_t i = 0; i < m->nbuckets; i++) {
+        page *p = m->buckets[i];
+        while (p) {
+            page *n = p->next;
+            free(p);
+            p = n;
+        }
+        m->buckets[i] = NULL;
+    }
+    m->npages = 0;
+}
+
+void npk_mem_free(npk_mem *m) {
+    if (!m) return;
+    npk_mem_clear(m);
+    free(m->buckets);
+    free(m->regions);
+    free(m->faults);
+    free(m);
+}
+
+static size_t hash_pfn(uint64_t pfn, size_t n) {
+    pfn *= 0x9E3779B97F4A7C15ull;
+    return (size_t)(pfn >> 32) & (n - 1);
+}
+
+static page *find_page(const npk_mem *m, uint64_t pfn) {
+    for (page *p = m->buckets[hash_pfn(pfn, m->nbuckets)]; p; p = p->next)
+        if (p->pfn == pfn) return p;
+    return NULL;
+}
+
+static void grow(npk_mem *m) {
+    size_t nn = m->nbuckets * 2;
+    page **nb = calloc(nn, sizeof *nb);
+    if (!nb) return; /* keep the old table; lookups stay correct, only slower */
+    for (size_t i = 0; i < m->nbuckets; i++) {
+        page *p = m->buckets[i];
+        while (p) {
+            page *n = p->next;
+            size_t h = hash_pfn(p->pfn, nn);
+            p->next = nb[h];
+            nb[h] = p;
+            p = n;
+        }
+    }
+    free(m->buckets);
+    m->buckets = nb;
+    m->nbuckets = nn;
+}
+
+static page *get_page(npk_mem *m, uint64_t pfn) {
+    page *p = find_page(m, pfn);
+    if (p) return p;
+    if (m->npages >= m->nbuckets * 2) grow(m);
+    p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->pfn = pfn;
+    size_t h = hash_pfn(pfn, m->nbuckets);
+    p->next = m->buckets[h];
+    m->buckets[h] = p;
+    m->npages++;
+    return p;
+}
+
+static const region *find_region(const npk_mem *m, uint64_t addr, size_t len) {
+    for (size_t i = 0; i < m->nregions; i++) {
+        const region *r = &m->regions[i];
+        if (addr >= r->base && addr - r->base < r->size && len <= r->size - (addr - r->base))
+            return r;
+    }
+    return NULL;
+}
+
+/* 1 if [addr, addr+len) is memory under the map. */
+static int mapped(const npk_mem *m, uint64_t addr, size_t len) {
+    if (len && addr + len - 1 < addr) return 0; /* wraps the address space */
+    if (!m->nregions) return 1;
+    return find_region(m, addr, len) != NULL;
+}
+
+int npk_mem_map(npk_mem *m, uint64_t base, uint64_t size, uint32_t latency, const char *name) {
+    if (!size || base + size - 1 < base)
+        return npk_err(NPK_EINVAL, "memory region 0x%" PRIx64 "+0x%" PRIx64 " is empty or wraps", base, size);
+    for (size_t i = 0; i < m->nregions; i++) {
+        const region *r = &m->regions[i];
+        if (base < r->base + r->size && r->base < base + size)
+            return npk_err(NPK_EINVAL, "memory region 0x%" PRIx64 "+0x%" PRIx64 " overlaps region '%s'", base,
+                           size, r->name);
+    }
+    region *nr = realloc(m->regions, (m->nregions + 1) * sizeof *nr);
+    if (!nr) return npk_err(NPK_ENOMEM, "out of memory");
+    m->regions = nr;
+    region *r = &nr[m->nregions++];
+    r->base = base;
+    r->size = size;
+    r->latency = latency;
+    snprintf(r->name, sizeof r->name, "%s", name ? name : "ram");
+    return 0;
+}
+
+void npk_mem_set_latency(npk_mem *m, uint32_t cycles) { m->default_latency = cycles; }
+
+int npk_mem_peek(const npk_mem *m, uint64_t addr, void *buf, size_t len) {
+    if (!mapped(m, addr, len))
+        return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu is outside the memory map", addr, len);
+    uint8_t *out = buf;
+    while (len) {
+        uint64_t off = addr & (PAGE_SIZE - 1);
+        size_t n = PAGE_SIZE - off;
+        if (n > len) n = len;
+        const page *p = find_page(m, addr >> PAGE_SHIFT);
+        if (p)
+            memcpy(out, p->data + off, n);
+        else
+            memset(out, 0, n);
+        out += n;
+        addr += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len) {
+    if (!mapped(m, addr, len))
+        return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu is outside the memory map", addr, len);
+    const uint8_t *in = buf;
+    while (len) {
+        uint64_t off = addr & (PAGE_SIZE - 1);
+        size_t n = PAGE_SIZE - off;
+        if (n > len) n = len;
+        page *p = get_page(m, addr >> PAGE_SHIFT);
+        if (!p) return npk_err(NPK_ENOMEM, "out of host memory for guest page 0x%" PRIx64, addr >> PAGE_SHIFT);
+        memcpy(p->data + off, in, n);
+        in += n;
+        addr += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int npk_mem_fill(npk_mem *m, uint64_t addr, uint8_t value, size_t len) {
+    uint8_t chunk[256];
+    memset(chunk, value, sizeof chunk);
+    while (len) {
+        size_t n = len < sizeof chunk ? len : sizeof chunk;
+        int rc = npk_mem_poke(m, addr, chunk, n);
+        if (rc) return rc;
+        addr += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Apply fault rules to one beat; returns the response. */
+static npk_bus_resp check_faults(npk_mem *m, npk_access acc, uint64_t addr, size_t len) {
+    npk_bus_resp resp = NPK_BUS_OK;
+    for (size_t i = 0; i < m->nfaults; i++) {
+        fault_rule *r = &m->faults[i];
+        if (!(r->f.access & acc)) continue;
+        if (r->f.len && !(addr < r->f.addr + r->f.len && r->f.addr < addr + len)) continue;
+        uint64_t idx = r->seen++;
+        if (r->f.count && r->fired >= r->f.count) continue;
+        if (r->f.beat >= 0 && idx != (uint64_t)r->f.beat) continue;
+        r->fired++;
+        if (r->f.resp > resp) resp = r->f.resp;
+    }
+    return resp;
+}
+
+static npk_bus_resp beat(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, const void *wbuf, size_t len,
+                         uint32_t *latency) {
+    uint32_t lat = m->default_latency;
+    npk_bus_resp resp = NPK_BUS_OK;
+    if (m->nregions) {
+        const region *r = find_region(m, addr, len);
+        if (r)
+            lat = r->latency;
+        else
+            resp = NPK_BUS_ERROR;
+    } else if (len && addr + len - 1 < addr) {
+        resp = NPK_BUS_ERROR;
+    }
+    if (resp == NPK_BUS_OK && m->nfaults) resp = check_faults(m, acc, addr, len);
+    if (latency) *latency = lat;
+    if (resp == NPK_BUS_OK) {
+        if (acc == NPK_ACC_READ) {
+            npk_mem_peek(m, addr, rbuf, len);
+            m->stats.read_beats++;
+            m->stats.read_bytes += len;
+        } else {
+            if (npk_mem_poke(m, addr, wbuf, len)) resp = NPK_BUS_ERROR; /* host OOM: report as a bus error */
+            m->stats.write_beats++;
+            m->stats.write_bytes += len;
+        }
+    }
+    if (resp == NPK_BUS_ERROR) m->stats.errors++;
+    if (resp == NPK_BUS_HANG) m->stats.hangs++;
+    if (m->watch) m->watch(m->watch_ctx, acc, addr, len, resp);
+    return resp;
+}
+
+npk_bus_resp npk_bus_read(npk_mem *m, uint64_t addr, void *buf, size_t len, uint32_t *latency) {
+    return beat(m, NPK_ACC_READ, addr, buf, NULL, len, latency);
+}
+
+npk_bus_resp npk_bus_write(npk_mem *m, uint64_t addr, const void *buf, size_t len, uint32_t *latency) {
+    return beat(m, NPK_ACC_WRITE, addr, NULL, buf, len, latency);
+}
+
+static npk_bus_resp copy(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, const void *wbuf, size_t len,
+                         size_t beat_bytes, size_t *done, uint64_t *fault_addr, uint64_t *cycles) {
+    size_t pos = 0;
+    uint64_t cyc = 0;
+    npk_bus_resp resp = NPK_BUS_OK;
+    if (!beat_bytes) beat_bytes = 16;
+    while (pos < len) {
+        size_t n = len - pos < beat_bytes ? len - pos : beat_bytes;
+        uint32_t lat = 0;
+        resp = beat(m, acc, addr + pos, rbuf ? (uint8_t *)rbuf + pos : NULL,
+                    wbuf ? (const uint8_t *)wbuf + pos : NULL, n, &lat);
+        cyc += lat;
+        if (resp != NPK_BUS_OK) {
+            if (fault_addr) *fault_addr = addr + pos;
+            break;
+        }
+        pos += n;
+    }
+    if (done) *done = pos;
+    if (cycles) *cycles = cyc;
+    return resp;
+}
+
+npk_bus_resp npk_bus_copy_in(npk_mem *m, uint64_t addr, void *buf, size_t len, size_t beat_bytes, size_t *done,
+                             uint64_t *fault_addr, uint64_t *cycles) {
+    return copy(m, NPK_ACC_READ, addr, buf, NULL, len, beat_bytes, done, fault_addr, cycles);
+}
+
+npk_bus_resp npk_bus_copy_out(npk_mem *m, uint64_t addr, const void *buf, size_t len, size_t beat_bytes,
+                              size_t *done, uint64_t *fault_addr, uint64_t *cycles) {
+    return copy(m, NPK_ACC_WRITE, addr, NULL, buf, len, beat_bytes, done, fault_addr, cycles);
+}
+
+int npk_mem_add_fault(npk_mem *m, const npk_fault *f) {
+    if (!f || !(f->access & NPK_ACC_ANY) || f->resp == NPK_BUS_OK)
+        return npk_err(NPK_EINVAL, "fault rule needs an access kind and an error or hang response");
+    fault_rule *n = realloc(m->faults, (m->nfaults + 1) * sizeof *n);
+    if (!n) return npk_err(NPK_ENOMEM, "out of memory");
+    m->faults = n;
+    memset(&n[m->nfaults], 0, sizeof *n);
+    n[m->nfaults++].f = *f;
+    return 0;
+}
+
+void npk_mem_clear_faults(npk_mem *m) {
+    free(m->faults);
+    m->faults = NULL;
+    m->nfaults = 0;
+}
+
+static int parse_u64(const char **s, uint64_t *v) {
+    char *end;
+    if (!**s) return -1;
+    unsigned long long x = strtoull(*s, &end, 0);
+    if (end == *s) return -1;
+    *v = x;
+    *s = end;
+    return 0;
+}
+
+int npk_fault_parse(const char *text, npk_fault *f) {
+    memset(f, 0, sizeof *f);
+    f->beat = -1;
+    f->resp = NPK_BUS_ERROR;
+    const char *s = text;
+    if (!strncmp(s, "read@", 5)) {
+        f->access = NPK_ACC_READ;
+        s += 5;
+    } else if (!strncmp(s, "write@", 6)) {
+        f->access = NPK_ACC_WRITE;
+        s += 6;
+    } else if (!strncmp(s, "any@", 4)) {
+        f->access = NPK_ACC_ANY;
+        s += 4;
+    } else {
+        return npk_err(NPK_EINVAL, "fault '%s': expected read@, write@ or any@ADDR", text);
+    }
+    if (!strncmp(s, "*", 1) && (s[1] == 0 || s[1] == '#' || s[1] == '=')) {
+        s++; /* any address */
+    } else {
+        if (parse_u64(&s, &f->addr)) return npk_err(NPK_EINVAL, "fault '%s': bad address", text);
+        f->len = 1;
+        if (*s == '+') {
+            s++;
+            if (parse_u64(&s, &f->len) || !f->len) return npk_err(NPK_EINVAL, "fault '%s': bad length", text);
+        }
+    }
+    while (*s) {
+        uint64_t v;
+        if (*s == '#') {
+            s++;
+            if (parse_u64(&s, &v)) return npk_err(NPK_EINVAL, "fault '%s': bad beat number", text);
+            f->beat = (int64_t)v;
+        } else if (*s == '*') {
+            s++;
+            if (parse_u64(&s, &v) || v > UINT32_MAX) return npk_err(NPK_EINVAL, "fault '%s': bad count", text);
+            f->count = (uint32_t)v;
+        } else if (!strncmp(s, "=error", 6)) {
+            f->resp = NPK_BUS_ERROR;
+            s += 6;
+        } else if (!strncmp(s, "=hang", 5)) {
+            f->resp = NPK_BUS_HANG;
+            s += 5;
+        } else {
+            return npk_err(NPK_EINVAL, "fault '%s': unexpected '%s'", text, s);
+        }
+    }
+    return 0;
+}
+
+int npk_mem_map_parse(npk_mem *m, const char *text) {
+    const char *s = text;
+    uint64_t base, size, lat = 0;
+    if (parse_u64(&s, &base) || *s++ != '+' || parse_u64(&s, &size))
+        return npk_err(NPK_EINVAL, "memory region '%s': expected BASE+SIZE[@LATENCY][:NAME]", text);
+    if (*s == '@') {
+        s++;
+        if (parse_u64(&s, &lat) || lat > 1000000)
+            return npk_err(NPK_EINVAL, "memory region '%s': bad latency", text);
+    }
+    const char *name = "ram";
+    if (*s == ':') name = s + 1;
+    else if (*s) return npk_err(NPK_EINVAL, "memory region '%s': unexpected '%s'", text, s);
+    return npk_mem_map(m, base, size, (uint32_t)lat, name);
+}
+
+void npk_mem_get_stats(const npk_mem *m, npk_mem_stats *s) { *s = m->stats; }
+void npk_mem_reset_stats(npk_mem *m) { memset(&m->stats, 0, sizeof m->stats); }
+
+void npk_mem_set_watch(npk_mem *m, npk_mem_watch_fn fn, void *ctx) {
+    m->watch = fn;
+    m->watch_ctx = ctx;
+}

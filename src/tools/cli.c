@@ -1,0 +1,116 @@
+/* Shared helpers for the npu commands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("npu: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "npu %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'npu %s --help')\n", cmd);
+    va_end(ap);
+    return 2;
+}
+
+int cli_wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+    return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-') return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double *out) {
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_read_file(const char *path, uint8_t **data, size_t *len) {
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return npk_err(NPK_EIO, "cannot open '%s': %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return npk_err(NPK_ENOMEM, "out of memory reading '%s'", path);
+    }
+    for (;;) {
+        if (n == cap) {
+            uint8_t *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return npk_err(NPK_ENOMEM, "out of memory reading '%s'", path);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return npk_err(NPK_EIO, "cannot read '%s' (is it a directory?)", path);
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+int cli_write_file(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return npk_err(NPK_EIO, "cannot open '%s' for writing: %s", path, strerror(errno));
+    size_t w = fwrite(data, 1, len, f);
+    if (fclose(f) || w != len) return npk_err(NPK_EIO, "writing '%s' failed", path);
+    return 0;
+}
+
+static int progress_shown;
+
+void cli_progress(const char *what, uint64_t done, uint64_t total) {
+    if (!isatty(STDERR_FILENO)) return;
+    fprintf(stderr, "\r%s: %llu/%llu (%3.0f%%)", what, (unsigned long long)done, (unsigned long long)total,
+            total ? 100.0 * (double)done / (double)total : 100.0);
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+void cli_progress_end(void) {
+    if (progress_shown) {
+        fputs("\r\033[K", stderr);
+        progress_shown = 0;
+    }
+}

@@ -1,0 +1,55 @@
+/* The npu command line: shared helpers and the command table. */
+#ifndef NPUKIT_TOOLS_CLI_H
+#define NPUKIT_TOOLS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "npukit/npu.h"
+
+/* A command: run(argc, argv) with argv[0] = command name. Returns the exit code. */
+typedef struct npu_cmd {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} npu_cmd;
+
+/* Commands (each in its own cmd_*.c file). */
+int cmd_demo(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+int cmd_qtest(int argc, char **argv);
+int cmd_asm(int argc, char **argv);
+int cmd_disasm(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_onnx_test(int argc, char **argv);
+int cmd_lower(int argc, char **argv);
+int cmd_llm(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_shell_map(int argc, char **argv);
+int cmd_shell_run(int argc, char **argv);
+
+/* Print "npu: <message>" to stderr; returns exit code 1 (usage errors: 2). */
+int cli_fail(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* 1 if argv has --help or -h. */
+int cli_wants_help(int argc, char **argv);
+/* Parse an unsigned number like strtoul(s, 0, 0) with full-string and range checks. */
+int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_double(const char *s, double *out);
+/* Read a whole file (binary). Returns 0 or a negative npk_status with npk_errmsg set. */
+int cli_read_file(const char *path, uint8_t **data, size_t *len);
+int cli_write_file(const char *path, const void *data, size_t len);
+/* Progress line on a terminal only: cli_progress("decode", i, n). */
+void cli_progress(const char *what, uint64_t done, uint64_t total);
+void cli_progress_end(void);
+
+#endif

@@ -1,0 +1,19 @@
+/* Commands whose implementation is in progress. Each is moved to its own
+ * cmd_*.c file when it lands; until then it fails with a clear message. */
+#include "cli.h"
+
+static int pending(const char *name, int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    return cli_fail("%s: this command is not available in this build yet", name);
+}
+
+int cmd_demo(int argc, char **argv) { return pending("demo", argc, argv); }
+int cmd_qtest(int argc, char **argv) { return pending("qtest", argc, argv); }
+int cmd_run(int argc, char **argv) { return pending("run", argc, argv); }
+int cmd_onnx_test(int argc, char **argv) { return pending("onnx-test", argc, argv); }
+int cmd_lower(int argc, char **argv) { return pending("lower", argc, argv); }
+int cmd_llm(int argc, char **argv) { return pending("llm", argc, argv); }
+int cmd_bench(int argc, char **argv) { return pending("bench", argc, argv); }
+int cmd_shell_map(int argc, char **argv) { return pending("shell-map", argc, argv); }
+int cmd_shell_run(int argc, char **argv) { return pending("shell-run", argc, argv); }

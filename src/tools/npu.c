@@ -1,0 +1,54 @@
+/* npu: the npukit command line. */
+#include "cli.h"
+
+#include <string.h>
+
+static const npu_cmd commands[] = {
+    {"demo", "run an int8 GEMM and a descriptor ring on the simulated e1 and print results and counters", cmd_demo},
+    {"run", "run an ONNX model on a device (partition, execute, report)", cmd_run},
+    {"onnx-test", "run ONNX backend test directories and compare outputs", cmd_onnx_test},
+    {"lower", "run a JSON lowering record or module on the e1 device", cmd_lower},
+    {"llm", "generate text with a llama2.c checkpoint on pccx or the CPU", cmd_llm},
+    {"qtest", "serve a device model over QEMU's qtest text protocol", cmd_qtest},
+    {"asm", "assemble a text command stream into a binary ring image", cmd_asm},
+    {"disasm", "disassemble a binary command stream into text", cmd_disasm},
+    {"shell-map", "map a YAML schedule onto a shell descriptor stream", cmd_shell_map},
+    {"shell-run", "execute a shell descriptor stream and print registers, IRQs and trace", cmd_shell_run},
+    {"bench", "run the benchmark suite with same-run baselines", cmd_bench},
+    {"devices", "list the device models with their clocks and register windows", cmd_devices},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: npu <command> [options]\n\nnpukit %s: a software NPU platform (device models, drivers, compiler, tools).\n\ncommands:\n",
+            npk_version());
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'npu <command> --help' describes a command and its options.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        if (argc > 2 && strcmp(argv[1], "help") == 0) {
+            for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+                if (!strcmp(commands[i].name, argv[2])) {
+                    char *hargv[] = {argv[2], "--help", NULL};
+                    return commands[i].run(2, hargv);
+                }
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("npukit %s\n", npk_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, argv[1])) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "npu: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
