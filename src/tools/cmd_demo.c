@@ -2,6 +2,7 @@
  * checked against the CPU reference, with the device's counters. */
 #include "cli.h"
 #include "npukit/e1.h"
+#include "npukit/report.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 #include "ops/ref_e1.h"
@@ -10,7 +11,7 @@
 #include <string.h>
 
 static void help(void) {
-    printf("usage: npu demo [--port SPEC] [--report] [--trace FILE.json]\n\n"
+    printf("usage: npu demo [--port SPEC] [--report] [--report-json FILE] [--trace FILE.json]\n\n"
            "Runs, on the e1 NPU, (1) a 2x3 by 3x2 int8 GEMM tile through the MMIO scratchpad and\n"
            "(2) a descriptor ring of two commands (a DOT4_S8 and a streamed GEMM_S8 with writeback\n"
            "to guest memory), compares every result with the CPU reference and prints the\n"
@@ -18,6 +19,7 @@ static void help(void) {
            "options:\n"
            "  --port SPEC       sim (default, in-process model), qtest:SOCKET or qtest-spawn:NPU\n"
            "  --report          also print a performance summary (cycles, MACs, TOPS, MMIO)\n"
+           "  --report-json F   write the performance summary as JSON to F\n"
            "  --trace FILE      write a Chrome/Perfetto trace of the run (sim port only)\n");
 }
 
@@ -36,12 +38,13 @@ int cmd_demo(int argc, char **argv) {
         help();
         return 0;
     }
-    const char *port_spec = "sim", *trace_path = NULL;
+    const char *port_spec = "sim", *trace_path = NULL, *json_path = NULL;
     int report = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--port") && i + 1 < argc) port_spec = argv[++i];
         else if (!strcmp(argv[i], "--report")) report = 1;
         else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
+        else if (!strcmp(argv[i], "--report-json") && i + 1 < argc) json_path = argv[++i];
         else return cli_usage_error("demo", "unknown or incomplete option '%s'", argv[i]);
     }
     npk_port *port;
@@ -58,6 +61,7 @@ int cmd_demo(int argc, char **argv) {
     }
     npk_e1 *e;
     int rc = 1;
+    npk_report *rep = npk_report_new("e1", E1_HZ, 1);
     if (npk_e1_open(&e, port)) {
         cli_fail("demo: %s", npk_errmsg());
         goto out_port;
@@ -68,10 +72,12 @@ int cmd_demo(int argc, char **argv) {
     int32_t C[4], G[4];                               /* C[2][2] */
     printf("e1 NPU (%s port, %" PRIu64 " MHz)\n", npk_port_kind(port), npk_port_hz(port) / 1000000);
     printf("1. GEMM_S8 tile through the scratchpad: A[2][3] x B[3][2]\n");
+    uint64_t t0 = npk_port_cycles(port);
     if (npk_e1_gemm_tile(e, 0, 2, 2, 3, A, B, C)) {
         cli_fail("demo: GEMM tile: %s", npk_errmsg());
         goto out;
     }
+    npk_report_op(rep, "GEMM_S8 tile (MMIO)", 1, npk_port_cycles(port) - t0, 2 * 2 * 3);
     npk_ref_e1_matmul(A, B, G, 2, 2, 3);
     print_matrix("C", C, 2, 2);
     int ok1 = !memcmp(C, G, sizeof C);
@@ -93,10 +99,12 @@ int cmd_demo(int argc, char **argv) {
     npk_e1_desc ring[2] = {npk_e1_desc_scalar(E1_OP_DOT4_S8, 0x04030201u, 0xf807fa05u, 0xffffff00u),
                            npk_e1_desc_stream(E1_OP_GEMM_S8, in, 0, 16, outaddr)};
     npk_e1_result last;
+    t0 = npk_port_cycles(port);
     if (npk_e1_clear_counters(e) || npk_e1_submit(e, ring, 2, &cfg, 0, &last)) {
         cli_fail("demo: ring: %s", npk_errmsg());
         goto out;
     }
+    npk_report_op(rep, "ring: DOT4_S8 + GEMM_S8 wb", 1, npk_port_cycles(port) - t0, 2 * 2 * 3);
     uint32_t lo, hi;
     npk_ref_e1_scalar(E1_OP_DOT4_S8, 0x04030201u, 0xf807fa05u, 0xffffff00u, 0, &lo, &hi);
     uint8_t wb[16];
@@ -124,17 +132,14 @@ int cmd_demo(int argc, char **argv) {
            c.desc_bytes_read, c.desc_read_beats, c.desc_bytes_written, c.desc_write_beats);
     printf("  PERF_STALL_CYCLES %" PRIu32 "  PERF_SCRATCH_BYTES %" PRIu32 "\n", c.perf_stall_cycles,
            c.perf_scratch_bytes);
-    if (report) {
-        const npk_e1_stats *s = npk_e1_get_stats(e);
-        uint64_t cyc = npk_port_cycles(port);
-        double secs = (double)cyc / (double)npk_port_hz(port);
-        printf("performance report (e1 @ %.0f MHz):\n", npk_port_hz(port) / 1e6);
-        printf("  device cycles %" PRIu64 " (%.3f us simulated)\n", cyc, secs * 1e6);
-        printf("  MACs %" PRIu64 ", array utilization %.1f%% (1 MAC/cycle datapath)\n", s->macs,
-               cyc ? 100.0 * (double)s->macs / (double)cyc : 0.0);
-        printf("  derived TOPS %.6f (macs * 2 / (cycles / hz) / 1e12)\n",
-               secs > 0 ? (double)s->macs * 2 / secs / 1e12 : 0.0);
-        printf("  MMIO accesses %" PRIu64 ", doorbells %" PRIu64 "\n", npk_port_mmio_count(port), s->batches);
+    npk_report_bytes(rep, "dram", c.desc_bytes_read, c.desc_bytes_written);
+    npk_report_bytes(rep, "scratch", c.perf_scratch_bytes, 0);
+    npk_report_note(rep, "MMIO accesses", "%" PRIu64, npk_port_mmio_count(port));
+    npk_report_note(rep, "doorbells", "%" PRIu64, npk_e1_get_stats(e)->batches);
+    if (report) npk_report_print(rep, stdout);
+    if (json_path && npk_report_write_json_file(rep, json_path)) {
+        cli_fail("demo: %s", npk_errmsg());
+        goto out;
     }
     if (trace && npk_trace_write_file(trace, trace_path)) {
         cli_fail("demo: %s", npk_errmsg());
@@ -147,5 +152,6 @@ out:
 out_port:
     npk_port_close(port);
     npk_trace_free(trace);
+    npk_report_free(rep);
     return rc;
 }

@@ -1,0 +1,231 @@
+/* Performance reports: aggregation, text and JSON. */
+#include "npukit/report.h"
+#include "npukit/npu.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rop {
+    char name[64];
+    int on_npu;
+    uint64_t count, cycles, macs;
+} rop;
+
+typedef struct rmem {
+    char name[32];
+    uint64_t rd, wr;
+} rmem;
+
+typedef struct rnote {
+    char key[48];
+    char val[160];
+} rnote;
+
+struct npk_report {
+    char device[32];
+    uint64_t hz, peak;
+    rop *ops;
+    size_t nops;
+    rmem *mems;
+    size_t nmems;
+    rnote *notes;
+    size_t nnotes;
+    double host_s;
+    uint64_t total_cycles, tokens;
+};
+
+npk_report *npk_report_new(const char *device, uint64_t hz, uint64_t peak) {
+    npk_report *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    snprintf(r->device, sizeof r->device, "%s", device);
+    r->hz = hz ? hz : 1;
+    r->peak = peak;
+    return r;
+}
+
+void npk_report_free(npk_report *r) {
+    if (!r) return;
+    free(r->ops);
+    free(r->mems);
+    free(r->notes);
+    free(r);
+}
+
+void npk_report_op(npk_report *r, const char *name, int on_npu, uint64_t cycles, uint64_t macs) {
+    if (!r) return;
+    for (size_t i = 0; i < r->nops; i++)
+        if (r->ops[i].on_npu == !!on_npu && !strncmp(r->ops[i].name, name, sizeof r->ops[i].name - 1)) {
+            r->ops[i].count++;
+            r->ops[i].cycles += cycles;
+            r->ops[i].macs += macs;
+            return;
+        }
+    rop *n = realloc(r->ops, (r->nops + 1) * sizeof *n);
+    if (!n) return;
+    r->ops = n;
+    rop *o = &n[r->nops++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->on_npu = !!on_npu;
+    o->count = 1;
+    o->cycles = cycles;
+    o->macs = macs;
+}
+
+void npk_report_bytes(npk_report *r, const char *memory, uint64_t rd, uint64_t wr) {
+    if (!r || !memory) return;
+    for (size_t i = 0; i < r->nmems; i++)
+        if (!strcmp(r->mems[i].name, memory)) {
+            r->mems[i].rd += rd;
+            r->mems[i].wr += wr;
+            return;
+        }
+    rmem *n = realloc(r->mems, (r->nmems + 1) * sizeof *n);
+    if (!n) return;
+    r->mems = n;
+    snprintf(n[r->nmems].name, sizeof n[r->nmems].name, "%s", memory);
+    n[r->nmems].rd = rd;
+    n[r->nmems].wr = wr;
+    r->nmems++;
+}
+
+void npk_report_host_time(npk_report *r, double s) {
+    if (r) r->host_s = s;
+}
+void npk_report_total_cycles(npk_report *r, uint64_t c) {
+    if (r) r->total_cycles = c;
+}
+void npk_report_tokens(npk_report *r, uint64_t t) {
+    if (r) r->tokens = t;
+}
+
+void npk_report_note(npk_report *r, const char *key, const char *fmt, ...) {
+    if (!r) return;
+    rnote *n = realloc(r->notes, (r->nnotes + 1) * sizeof *n);
+    if (!n) return;
+    r->notes = n;
+    rnote *x = &n[r->nnotes++];
+    snprintf(x->key, sizeof x->key, "%s", key);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->val, sizeof x->val, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t npk_report_cycles(const npk_report *r) {
+    if (r->total_cycles) return r->total_cycles;
+    uint64_t c = 0;
+    for (size_t i = 0; i < r->nops; i++) c += r->ops[i].cycles;
+    return c;
+}
+
+uint64_t npk_report_macs(const npk_report *r) {
+    uint64_t m = 0;
+    for (size_t i = 0; i < r->nops; i++) m += r->ops[i].macs;
+    return m;
+}
+
+static double tops(uint64_t macs, uint64_t cycles, uint64_t hz) {
+    return cycles ? (double)macs * 2.0 / ((double)cycles / (double)hz) / 1e12 : 0.0;
+}
+
+static double util(const npk_report *r, uint64_t macs, uint64_t cycles) {
+    return r->peak && cycles ? 100.0 * (double)macs / ((double)r->peak * (double)cycles) : 0.0;
+}
+
+void npk_report_print(const npk_report *r, FILE *f) {
+    uint64_t cyc = npk_report_cycles(r), macs = npk_report_macs(r);
+    double secs = (double)cyc / (double)r->hz;
+    size_t npu_ops = 0, host_ops = 0;
+    for (size_t i = 0; i < r->nops; i++) {
+        if (r->ops[i].on_npu) npu_ops += r->ops[i].count;
+        else host_ops += r->ops[i].count;
+    }
+    fprintf(f, "performance report: %s @ %.1f MHz\n", r->device, (double)r->hz / 1e6);
+    fprintf(f, "  %-28s %6s %8s %14s %14s %8s\n", "operator", "where", "count", "cycles", "MACs", "util");
+    for (size_t i = 0; i < r->nops; i++) {
+        const rop *o = &r->ops[i];
+        fprintf(f, "  %-28s %6s %8" PRIu64 " %14" PRIu64 " %14" PRIu64, o->name, o->on_npu ? "npu" : "host", o->count,
+                o->cycles, o->macs);
+        if (o->on_npu && r->peak) fprintf(f, " %7.1f%%", util(r, o->macs, o->cycles));
+        fputc('\n', f);
+    }
+    fprintf(f, "  total device cycles        %" PRIu64 " (%.3f ms at %.1f MHz)\n", cyc, secs * 1e3, (double)r->hz / 1e6);
+    fprintf(f, "  total MACs                 %" PRIu64 "\n", macs);
+    if (r->peak) fprintf(f, "  array utilization          %.2f%% of %" PRIu64 " MAC/cycle\n", util(r, macs, cyc), r->peak);
+    fprintf(f, "  derived TOPS               %.6f (macs * 2 / (cycles / hz) / 1e12)\n", tops(macs, cyc, r->hz));
+    fprintf(f, "  inference time (modeled)   %.3f ms\n", secs * 1e3);
+    fprintf(f, "  operators on npu / host    %zu / %zu\n", npu_ops, host_ops);
+    for (size_t i = 0; i < r->nmems; i++)
+        fprintf(f, "  bytes %-8s read %" PRIu64 ", written %" PRIu64 "\n", r->mems[i].name, r->mems[i].rd, r->mems[i].wr);
+    if (r->tokens) {
+        fprintf(f, "  tokens                     %" PRIu64 "\n", r->tokens);
+        fprintf(f, "  modeled tokens/s           %.2f (%.3f ms/token)\n", secs > 0 ? (double)r->tokens / secs : 0.0,
+                secs * 1e3 / (double)r->tokens);
+        if (r->host_s > 0)
+            fprintf(f, "  host simulation tokens/s   %.2f\n", (double)r->tokens / r->host_s);
+    }
+    if (r->host_s > 0) fprintf(f, "  host wall time             %.3f s\n", r->host_s);
+    for (size_t i = 0; i < r->nnotes; i++) fprintf(f, "  %-26s %s\n", r->notes[i].key, r->notes[i].val);
+}
+
+static void jstr(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+int npk_report_write_json(const npk_report *r, FILE *f) {
+    uint64_t cyc = npk_report_cycles(r), macs = npk_report_macs(r);
+    double secs = (double)cyc / (double)r->hz;
+    fprintf(f, "{\"device\":");
+    jstr(f, r->device);
+    fprintf(f, ",\"clock_hz\":%" PRIu64 ",\"peak_macs_per_cycle\":%" PRIu64 ",\"operators\":[", r->hz, r->peak);
+    size_t npu_ops = 0, host_ops = 0;
+    for (size_t i = 0; i < r->nops; i++) {
+        const rop *o = &r->ops[i];
+        if (o->on_npu) npu_ops += o->count;
+        else host_ops += o->count;
+        fprintf(f, "%s{\"name\":", i ? "," : "");
+        jstr(f, o->name);
+        fprintf(f, ",\"where\":\"%s\",\"count\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"macs\":%" PRIu64
+                   ",\"utilization\":%.6f}",
+                o->on_npu ? "npu" : "host", o->count, o->cycles, o->macs, util(r, o->macs, o->cycles) / 100.0);
+    }
+    fprintf(f, "],\"total_cycles\":%" PRIu64 ",\"total_macs\":%" PRIu64 ",\"utilization\":%.6f,\"tops\":%.9f,"
+               "\"inference_ms\":%.6f,\"npu_operators\":%zu,\"host_operators\":%zu,\"memory\":{",
+            cyc, macs, util(r, macs, cyc) / 100.0, tops(macs, cyc, r->hz), secs * 1e3, npu_ops, host_ops);
+    for (size_t i = 0; i < r->nmems; i++) {
+        fprintf(f, "%s", i ? "," : "");
+        jstr(f, r->mems[i].name);
+        fprintf(f, ":{\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64 "}", r->mems[i].rd, r->mems[i].wr);
+    }
+    fprintf(f, "},\"host_seconds\":%.6f", r->host_s);
+    if (r->tokens)
+        fprintf(f, ",\"tokens\":%" PRIu64 ",\"tokens_per_s\":%.6f,\"ms_per_token\":%.6f", r->tokens,
+                secs > 0 ? (double)r->tokens / secs : 0.0, secs * 1e3 / (double)r->tokens);
+    fprintf(f, ",\"notes\":{");
+    for (size_t i = 0; i < r->nnotes; i++) {
+        fprintf(f, "%s", i ? "," : "");
+        jstr(f, r->notes[i].key);
+        fputc(':', f);
+        jstr(f, r->notes[i].val);
+    }
+    fprintf(f, "}}\n");
+    return ferror(f) ? npk_err(NPK_EIO, "writing the JSON report failed") : 0;
+}
+
+int npk_report_write_json_file(const npk_report *r, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) return npk_err(NPK_EIO, "cannot open report file '%s' for writing", path);
+    int rc = npk_report_write_json(r, f);
+    if (fclose(f) && !rc) rc = npk_err(NPK_EIO, "writing report file '%s' failed", path);
+    return rc;
+}
