@@ -127,6 +127,14 @@ uint64_t npk_report_macs(const npk_report *r) {
     return m;
 }
 
+/* "12.345 ms" / "64.000 us" / "1.234 s" */
+static const char *fmt_time(char *buf, size_t n, double secs) {
+    if (secs >= 1.0) snprintf(buf, n, "%.3f s", secs);
+    else if (secs >= 1e-3) snprintf(buf, n, "%.3f ms", secs * 1e3);
+    else snprintf(buf, n, "%.3f us", secs * 1e6);
+    return buf;
+}
+
 static double tops(uint64_t macs, uint64_t cycles, uint64_t hz) {
     return cycles ? (double)macs * 2.0 / ((double)cycles / (double)hz) / 1e12 : 0.0;
 }
@@ -152,11 +160,13 @@ void npk_report_print(const npk_report *r, FILE *f) {
         if (o->on_npu && r->peak) fprintf(f, " %7.1f%%", util(r, o->macs, o->cycles));
         fputc('\n', f);
     }
-    fprintf(f, "  total device cycles        %" PRIu64 " (%.3f ms at %.1f MHz)\n", cyc, secs * 1e3, (double)r->hz / 1e6);
+    char tb[32];
+    fprintf(f, "  total device cycles        %" PRIu64 " (%s at %.1f MHz)\n", cyc, fmt_time(tb, sizeof tb, secs),
+            (double)r->hz / 1e6);
     fprintf(f, "  total MACs                 %" PRIu64 "\n", macs);
     if (r->peak) fprintf(f, "  array utilization          %.2f%% of %" PRIu64 " MAC/cycle\n", util(r, macs, cyc), r->peak);
     fprintf(f, "  derived TOPS               %.6f (macs * 2 / (cycles / hz) / 1e12)\n", tops(macs, cyc, r->hz));
-    fprintf(f, "  inference time (modeled)   %.3f ms\n", secs * 1e3);
+    fprintf(f, "  inference time (modeled)   %s\n", fmt_time(tb, sizeof tb, secs));
     fprintf(f, "  operators on npu / host    %zu / %zu\n", npu_ops, host_ops);
     for (size_t i = 0; i < r->nmems; i++)
         fprintf(f, "  bytes %-8s read %" PRIu64 ", written %" PRIu64 "\n", r->mems[i].name, r->mems[i].rd, r->mems[i].wr);
@@ -167,7 +177,7 @@ void npk_report_print(const npk_report *r, FILE *f) {
         if (r->host_s > 0)
             fprintf(f, "  host simulation tokens/s   %.2f\n", (double)r->tokens / r->host_s);
     }
-    if (r->host_s > 0) fprintf(f, "  host wall time             %.3f s\n", r->host_s);
+    if (r->host_s > 0) fprintf(f, "  host wall time             %s\n", fmt_time(tb, sizeof tb, r->host_s));
     for (size_t i = 0; i < r->nnotes; i++) fprintf(f, "  %-26s %s\n", r->notes[i].key, r->notes[i].val);
 }
 
