@@ -6,6 +6,7 @@
  * both returning 0 or a negative npk_status with a message naming the line
  * or byte offset at fault. */
 #include "cli.h"
+#include "npukit/pccx.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ typedef struct {
 static const asm_entry table[] = {
     {"v0", NULL, NULL, "64-byte descriptors, one per line"},
     {"shell", NULL, NULL, "32/64/96-byte descriptors, one per line"},
-    {"pccx", NULL, NULL, "64-bit instructions, one per line with named fields"},
+    {"pccx", npk_pccx_asm, npk_pccx_disasm, "64-bit instructions, one per line with named fields"},
 };
 
 static const asm_entry *find(const char *dev) {

@@ -1,0 +1,551 @@
+/* The pccx driver: instruction issue, sync with fault reporting, host window
+ * and weight-stream management, L2 transfer helpers and the documented CVO
+ * sequences. Talks to the device only through the port layer. */
+#include "npukit/npu.h"
+#include "npukit/pccx.h"
+#include "ops/ref_bf16.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCACHE 60          /* driver-managed constant-cache entries 0..59 */
+#define SCR_XFER 63        /* fmap scratch entry for the L2 <-> host helpers */
+#define SCR_COPY 62        /* fmap scratch entry for copy_l2 */
+#define STAGE_BYTES 65536u /* staging area at the top of the host window */
+
+typedef struct {
+    uint16_t v[3];
+    int valid;
+} cc_entry;
+
+struct npk_pccx {
+    npk_port *port;
+    npk_pccx_cfg cfg;
+    uint64_t hwin_base, hwin_size, hwin_next, stage_off;
+    uint64_t ws_base, ws_size, ws_next;
+    uint64_t ws_ptr;
+    int ws_known;
+    unsigned pending; /* instructions possibly still queued */
+    cc_entry cc[2][64];
+    unsigned next[2];
+};
+
+npk_port *npk_pccx_port(npk_pccx *d) { return d->port; }
+uint64_t npk_pccx_hwin_base(const npk_pccx *d) { return d->hwin_base; }
+uint64_t npk_pccx_hwin_size(const npk_pccx *d) { return d->hwin_size; }
+
+static int rd(npk_pccx *d, uint32_t off, uint32_t *v) { return npk_port_read32(d->port, off, v); }
+static int wr(npk_pccx *d, uint32_t off, uint32_t v) { return npk_port_write32(d->port, off, v); }
+
+static void forget_state(npk_pccx *d) {
+    memset(d->cc, 0, sizeof d->cc);
+    d->ws_known = 0;
+}
+
+static int program_windows(npk_pccx *d) {
+    int rc;
+    if ((rc = wr(d, NPK_PCCX_HWIN_BASE_LO, (uint32_t)d->hwin_base)) ||
+        (rc = wr(d, NPK_PCCX_HWIN_BASE_HI, (uint32_t)(d->hwin_base >> 32))) ||
+        (rc = wr(d, NPK_PCCX_HWIN_SIZE, (uint32_t)d->hwin_size)) ||
+        (rc = wr(d, NPK_PCCX_WS_ADDR_LO, (uint32_t)d->ws_base)) ||
+        (rc = wr(d, NPK_PCCX_WS_ADDR_HI, (uint32_t)(d->ws_base >> 32))) ||
+        (rc = wr(d, NPK_PCCX_WS_LIMIT_LO, (uint32_t)(d->ws_base + d->ws_size))) ||
+        (rc = wr(d, NPK_PCCX_WS_LIMIT_HI, (uint32_t)((d->ws_base + d->ws_size) >> 32))))
+        return rc;
+    d->ws_ptr = d->ws_base;
+    d->ws_known = 1;
+    return 0;
+}
+
+int npk_pccx_open(npk_pccx **out, npk_port *port, const npk_pccx_cfg *cfg) {
+    *out = NULL;
+    if (!port) return npk_err(NPK_EINVAL, "pccx driver: no port");
+    if (strcmp(npk_port_device(port), "pccx"))
+        return npk_err(NPK_EINVAL, "pccx driver: the port is for device '%s'", npk_port_device(port));
+    npk_pccx *d = calloc(1, sizeof *d);
+    if (!d) return npk_err(NPK_ENOMEM, "out of memory");
+    d->port = port;
+    if (cfg) d->cfg = *cfg;
+    if (!d->cfg.hwin_bytes) d->cfg.hwin_bytes = 0x200000;
+    if (!d->cfg.ws_bytes) d->cfg.ws_bytes = 16u << 20;
+    if (!d->cfg.sync_budget) d->cfg.sync_budget = 1ull << 34;
+    int rc;
+    if (d->cfg.hwin_bytes > 0x200000 || d->cfg.hwin_bytes < 2 * STAGE_BYTES || d->cfg.hwin_bytes % 16) {
+        rc = npk_err(NPK_EINVAL, "pccx driver: host window of %" PRIu64 " bytes (must be a multiple of 16 in 128 KiB..2 MiB)",
+                     d->cfg.hwin_bytes);
+        goto fail;
+    }
+    uint32_t id = 0, ver = 0;
+    if ((rc = rd(d, NPK_PCCX_ID, &id)) || (rc = rd(d, NPK_PCCX_VERSION, &ver))) goto fail;
+    if (id != NPK_PCCX_ID_VALUE || ver != 2) {
+        rc = npk_err(NPK_EDEVICE, "pccx driver: device ID 0x%08x version %u is not a pccx v002 (0x%08x, 2)", id, ver,
+                     NPK_PCCX_ID_VALUE);
+        goto fail;
+    }
+    if ((rc = wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET))) goto fail;
+    d->hwin_size = d->cfg.hwin_bytes;
+    d->ws_size = (d->cfg.ws_bytes + 15) / 16 * 16;
+    if ((rc = npk_port_alloc(port, d->hwin_size, 64, &d->hwin_base))) goto fail;
+    if ((rc = npk_port_alloc(port, d->ws_size, 64, &d->ws_base))) {
+        npk_port_free(port, d->hwin_base);
+        goto fail;
+    }
+    d->stage_off = d->hwin_size - STAGE_BYTES;
+    if ((rc = program_windows(d))) {
+        npk_port_free(port, d->hwin_base);
+        npk_port_free(port, d->ws_base);
+        goto fail;
+    }
+    *out = d;
+    return 0;
+fail:
+    free(d);
+    return rc;
+}
+
+void npk_pccx_close(npk_pccx *d) {
+    if (!d) return;
+    npk_port_free(d->port, d->hwin_base);
+    npk_port_free(d->port, d->ws_base);
+    free(d);
+}
+
+/* ---- issue / sync ------------------------------------------------------------------ */
+
+static int report_fault(npk_pccx *d) {
+    uint32_t code = 0, idx = 0, lo = 0, hi = 0, alo = 0, ahi = 0;
+    int rc;
+    if ((rc = rd(d, NPK_PCCX_ERR_CODE, &code)) || (rc = rd(d, NPK_PCCX_ERR_INDEX, &idx)) ||
+        (rc = rd(d, NPK_PCCX_ERR_INSTR_LO, &lo)) || (rc = rd(d, NPK_PCCX_ERR_INSTR_HI, &hi)) ||
+        (rc = rd(d, NPK_PCCX_ERR_ADDR_LO, &alo)) || (rc = rd(d, NPK_PCCX_ERR_ADDR_HI, &ahi)))
+        return rc;
+    /* abort the rest of the batch and clear the fault */
+    if ((rc = wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_FLUSH)) || (rc = wr(d, NPK_PCCX_STATUS, NPK_PCCX_STATUS_ERROR)))
+        return rc;
+    d->pending = 0;
+    forget_state(d);
+    char text[200];
+    npk_pccx_format((uint64_t)hi << 32 | lo, text, sizeof text);
+    return npk_err(NPK_EDEVICE, "pccx fault %s (code %u) at instruction #%u `%s` (address 0x%" PRIx64 "); queue flushed",
+                   npk_pccx_fault_name(code), code, idx, text, (uint64_t)ahi << 32 | alo);
+}
+
+int npk_pccx_sync(npk_pccx *d) {
+    uint64_t waited = 0;
+    for (;;) {
+        uint32_t st = 0, eta = 0;
+        int rc = rd(d, NPK_PCCX_STATUS, &st);
+        if (rc) return rc;
+        if (st & NPK_PCCX_STATUS_ERROR) return report_fault(d);
+        if (st & NPK_PCCX_STATUS_HUNG) {
+            wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET);
+            d->pending = 0;
+            forget_state(d);
+            program_windows(d);
+            return npk_err(NPK_ETIMEDOUT, "pccx: the device hung on a bus access (no response); it was soft-reset");
+        }
+        if (!(st & NPK_PCCX_STATUS_BUSY)) {
+            d->pending = 0;
+            return 0;
+        }
+        if (waited >= d->cfg.sync_budget)
+            return npk_err(NPK_ETIMEDOUT, "pccx: still busy after %" PRIu64 " cycles", waited);
+        if ((rc = rd(d, NPK_PCCX_IDLE_ETA, &eta))) return rc;
+        uint64_t step = eta && eta != 0xffffffffu ? eta : 1;
+        if (step > d->cfg.sync_budget - waited) step = d->cfg.sync_budget - waited;
+        if ((rc = npk_port_wait(d->port, step))) return rc;
+        waited += step;
+    }
+}
+
+static int make_room(npk_pccx *d) {
+    if (d->pending < NPK_PCCX_QUEUE_DEPTH - 8) return 0;
+    for (;;) {
+        uint32_t q = 0, st = 0, eta = 0;
+        int rc;
+        if ((rc = rd(d, NPK_PCCX_STATUS, &st))) return rc;
+        if (st & (NPK_PCCX_STATUS_ERROR | NPK_PCCX_STATUS_HUNG)) return npk_pccx_sync(d);
+        if ((rc = rd(d, NPK_PCCX_QUEUE_COUNT, &q))) return rc;
+        if (q < NPK_PCCX_QUEUE_DEPTH - 8) {
+            d->pending = q;
+            return 0;
+        }
+        if ((rc = rd(d, NPK_PCCX_IDLE_ETA, &eta))) return rc;
+        if ((rc = npk_port_wait(d->port, 1))) return rc;
+    }
+}
+
+int npk_pccx_issue(npk_pccx *d, uint64_t word) {
+    int rc = make_room(d);
+    if (rc) return rc;
+    if ((rc = npk_port_write64(d->port, NPK_PCCX_INSTR_LO, word))) return rc;
+    d->pending++;
+    return 0;
+}
+
+static int issue_checked(npk_pccx *d, const npk_pccx_insn *in) {
+    uint64_t w;
+    int rc = npk_pccx_encode(in, &w);
+    if (rc) return rc;
+    return npk_pccx_issue(d, w);
+}
+
+int npk_pccx_gemv(npk_pccx *d, uint32_t dest, uint32_t src, unsigned flags, unsigned size_ptr, unsigned shape_ptr,
+                  unsigned lanes) {
+    npk_pccx_insn in = {.op = NPK_PCCX_OP_GEMV, .dest = dest, .src = src, .flags = flags, .size_ptr = size_ptr,
+                        .shape_ptr = shape_ptr, .lanes = lanes};
+    d->ws_known = 0; /* the record size depends on cache entries the driver may not know */
+    return issue_checked(d, &in);
+}
+
+int npk_pccx_gemm(npk_pccx *d, uint32_t dest, uint32_t src, unsigned flags, unsigned size_ptr, unsigned shape_ptr,
+                  unsigned lanes) {
+    npk_pccx_insn in = {.op = NPK_PCCX_OP_GEMM, .dest = dest, .src = src, .flags = flags, .size_ptr = size_ptr,
+                        .shape_ptr = shape_ptr, .lanes = lanes};
+    d->ws_known = 0;
+    return issue_checked(d, &in);
+}
+
+int npk_pccx_cvo(npk_pccx *d, unsigned func, uint32_t src, uint32_t dst, unsigned length, unsigned flags,
+                 unsigned async) {
+    npk_pccx_insn in = {.op = NPK_PCCX_OP_CVO, .func = func, .src = src, .dest = dst, .length = length,
+                        .flags = flags, .async = async};
+    return issue_checked(d, &in);
+}
+
+int npk_pccx_memcpy(npk_pccx *d, unsigned from_device, unsigned to_device, uint32_t dest, uint32_t src,
+                    uint32_t aux, unsigned shape_ptr, unsigned async) {
+    npk_pccx_insn in = {.op = NPK_PCCX_OP_MEMCPY, .from_device = from_device, .to_device = to_device, .dest = dest,
+                        .src = src, .aux = aux, .shape_ptr = shape_ptr, .async = async};
+    return issue_checked(d, &in);
+}
+
+int npk_pccx_memset(npk_pccx *d, unsigned cache, unsigned index, uint16_t a, uint16_t b, uint16_t c) {
+    npk_pccx_insn in = {.op = NPK_PCCX_OP_MEMSET, .cache = cache, .index = index, .a = a, .b = b, .c = c};
+    int rc = issue_checked(d, &in);
+    if (!rc && cache < 2 && index < 64) {
+        cc_entry *e = &d->cc[cache][index];
+        e->v[0] = a;
+        e->v[1] = b;
+        e->v[2] = c;
+        e->valid = 1;
+    }
+    return rc;
+}
+
+/* ---- registers ---------------------------------------------------------------------- */
+
+static int quiesce(npk_pccx *d) { return d->pending ? npk_pccx_sync(d) : 0; }
+
+int npk_pccx_set_wstream(npk_pccx *d, uint64_t addr, uint64_t limit) {
+    if (addr % 16) return npk_err(NPK_EINVAL, "weight-stream address 0x%" PRIx64 " is not 16-byte aligned", addr);
+    int rc = quiesce(d);
+    if (rc || (rc = wr(d, NPK_PCCX_WS_ADDR_LO, (uint32_t)addr)) || (rc = wr(d, NPK_PCCX_WS_ADDR_HI, (uint32_t)(addr >> 32))) ||
+        (rc = wr(d, NPK_PCCX_WS_LIMIT_LO, (uint32_t)limit)) || (rc = wr(d, NPK_PCCX_WS_LIMIT_HI, (uint32_t)(limit >> 32))))
+        return rc;
+    d->ws_ptr = addr;
+    d->ws_known = 1;
+    return 0;
+}
+
+static int set_ws_ptr(npk_pccx *d, uint64_t addr) {
+    if (d->ws_known && d->ws_ptr == addr) return 0;
+    int rc = quiesce(d);
+    if (rc || (rc = wr(d, NPK_PCCX_WS_ADDR_LO, (uint32_t)addr)) || (rc = wr(d, NPK_PCCX_WS_ADDR_HI, (uint32_t)(addr >> 32))))
+        return rc;
+    d->ws_ptr = addr;
+    d->ws_known = 1;
+    return 0;
+}
+
+static int set_reg16(npk_pccx *d, uint32_t off, uint16_t v) {
+    int rc = quiesce(d);
+    return rc ? rc : wr(d, off, v);
+}
+
+static int get_reg16(npk_pccx *d, uint32_t off, uint16_t *v) {
+    uint32_t x = 0;
+    int rc = quiesce(d);
+    if (rc || (rc = rd(d, off, &x))) return rc;
+    *v = (uint16_t)x;
+    return 0;
+}
+
+int npk_pccx_set_emax(npk_pccx *d, uint16_t v) { return set_reg16(d, NPK_PCCX_EMAX, v); }
+int npk_pccx_get_emax(npk_pccx *d, uint16_t *v) { return get_reg16(d, NPK_PCCX_EMAX, v); }
+int npk_pccx_set_scalar(npk_pccx *d, uint16_t v) { return set_reg16(d, NPK_PCCX_SCALAR, v); }
+int npk_pccx_get_scalar(npk_pccx *d, uint16_t *v) { return get_reg16(d, NPK_PCCX_SCALAR, v); }
+
+/* ---- host window and shapes ------------------------------------------------------------ */
+
+int npk_pccx_hwin_alloc(npk_pccx *d, uint64_t bytes, uint64_t *offset) {
+    uint64_t b = (bytes + 15) / 16 * 16;
+    if (!bytes || b > d->stage_off - d->hwin_next)
+        return npk_err(NPK_ENOMEM, "pccx host window: %" PRIu64 " bytes requested, %" PRIu64 " free", bytes,
+                       d->stage_off - d->hwin_next);
+    *offset = d->hwin_next;
+    d->hwin_next += b;
+    return 0;
+}
+
+void npk_pccx_hwin_reset(npk_pccx *d) { d->hwin_next = 0; }
+
+static int cache_entry(npk_pccx *d, unsigned bank, uint16_t a, uint16_t b, uint16_t c) {
+    for (unsigned i = 0; i < NCACHE; i++) {
+        cc_entry *e = &d->cc[bank][i];
+        if (e->valid && e->v[0] == a && e->v[1] == b && e->v[2] == c) return (int)i;
+    }
+    unsigned i = d->next[bank]++ % NCACHE;
+    int rc = npk_pccx_memset(d, bank, i, a, b, c);
+    return rc ? rc : (int)i;
+}
+
+int npk_pccx_fmap_entry(npk_pccx *d, uint16_t a, uint16_t b, uint16_t c) { return cache_entry(d, 0, a, b, c); }
+int npk_pccx_weight_entry(npk_pccx *d, uint16_t n, uint16_t k, uint16_t g) { return cache_entry(d, 1, n, k, g); }
+
+static int scratch_shape(npk_pccx *d, unsigned idx, uint16_t a, uint16_t b, uint16_t c) {
+    cc_entry *e = &d->cc[0][idx];
+    if (e->valid && e->v[0] == a && e->v[1] == b && e->v[2] == c) return 0;
+    return npk_pccx_memset(d, 0, idx, a, b, c);
+}
+
+static int l2_check(uint32_t l2, size_t n, const char *what) {
+    uint64_t words = ((uint64_t)n + 7) / 8;
+    if (!n || l2 + words > NPK_PCCX_L2_WORDS)
+        return npk_err(NPK_EINVAL, "%s: %zu elements at L2 word %u do not fit in L2 (%u words)", what, n, l2,
+                       NPK_PCCX_L2_WORDS);
+    return 0;
+}
+
+int npk_pccx_write_bf16(npk_pccx *d, uint32_t l2, const uint16_t *v, size_t n) {
+    int rc = l2_check(l2, n, "pccx write");
+    if (rc) return rc;
+    uint8_t *buf = malloc(STAGE_BYTES);
+    if (!buf) return npk_err(NPK_ENOMEM, "out of memory");
+    size_t per = STAGE_BYTES / 2;
+    for (size_t done = 0; done < n && !rc; done += per) {
+        size_t cnt = n - done < per ? n - done : per;
+        size_t words = (cnt + 7) / 8;
+        memset(buf, 0, words * 16);
+        for (size_t i = 0; i < cnt; i++) {
+            buf[2 * i] = (uint8_t)v[done + i];
+            buf[2 * i + 1] = (uint8_t)(v[done + i] >> 8);
+        }
+        if ((rc = quiesce(d))) break; /* the staging area may still be read by an earlier copy */
+        if ((rc = npk_port_mem_write(d->port, d->hwin_base + d->stage_off, buf, words * 16))) break;
+        if ((rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words))) break;
+        if ((rc = npk_pccx_memcpy(d, 1, 0, (uint32_t)(l2 + done / 8), 0, (uint32_t)(d->stage_off / 16), SCR_XFER, 0))) break;
+        rc = npk_pccx_sync(d);
+    }
+    free(buf);
+    return rc;
+}
+
+int npk_pccx_read_bf16(npk_pccx *d, uint32_t l2, uint16_t *v, size_t n) {
+    int rc = l2_check(l2, n, "pccx read");
+    if (rc) return rc;
+    uint8_t *buf = malloc(STAGE_BYTES);
+    if (!buf) return npk_err(NPK_ENOMEM, "out of memory");
+    size_t per = STAGE_BYTES / 2;
+    for (size_t done = 0; done < n && !rc; done += per) {
+        size_t cnt = n - done < per ? n - done : per;
+        size_t words = (cnt + 7) / 8;
+        if ((rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words))) break;
+        if ((rc = npk_pccx_memcpy(d, 0, 1, 0, (uint32_t)(l2 + done / 8), (uint32_t)(d->stage_off / 16), SCR_XFER, 0))) break;
+        if ((rc = npk_pccx_sync(d))) break;
+        if ((rc = npk_port_mem_read(d->port, d->hwin_base + d->stage_off, buf, words * 16))) break;
+        for (size_t i = 0; i < cnt; i++) v[done + i] = (uint16_t)(buf[2 * i] | buf[2 * i + 1] << 8);
+    }
+    free(buf);
+    return rc;
+}
+
+int npk_pccx_write_f32(npk_pccx *d, uint32_t l2, const float *v, size_t n) {
+    uint16_t *b = malloc((n ? n : 1) * sizeof *b);
+    if (!b) return npk_err(NPK_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) b[i] = npk_bf16_from_float(v[i]);
+    int rc = npk_pccx_write_bf16(d, l2, b, n);
+    free(b);
+    return rc;
+}
+
+int npk_pccx_read_f32(npk_pccx *d, uint32_t l2, float *v, size_t n) {
+    uint16_t *b = malloc((n ? n : 1) * sizeof *b);
+    if (!b) return npk_err(NPK_ENOMEM, "out of memory");
+    int rc = npk_pccx_read_bf16(d, l2, b, n);
+    if (!rc)
+        for (size_t i = 0; i < n; i++) v[i] = npk_bf16_to_float(b[i]);
+    free(b);
+    return rc;
+}
+
+int npk_pccx_copy_l2(npk_pccx *d, uint32_t dst, uint32_t src, size_t n) {
+    int rc = l2_check(dst, n, "pccx copy destination");
+    if (rc || (rc = l2_check(src, n, "pccx copy source"))) return rc;
+    uint64_t words = ((uint64_t)n + 7) / 8;
+    for (uint64_t done = 0; done < words && !rc; done += 65535) {
+        uint64_t w = words - done < 65535 ? words - done : 65535;
+        if ((rc = scratch_shape(d, SCR_COPY, 1, 8, (uint16_t)w))) break;
+        rc = npk_pccx_memcpy(d, 0, 0, (uint32_t)(dst + done), (uint32_t)(src + done), 0, SCR_COPY, 0);
+    }
+    return rc;
+}
+
+/* ---- weights -------------------------------------------------------------------------------- */
+
+int npk_pccx_wmat_upload_q4(npk_pccx *d, const int8_t *q, const float *scales, unsigned n, unsigned k, unsigned g,
+                            npk_pccx_wmat *out) {
+    if (!n || !k || n > 65535 || k > 65535 || g > k)
+        return npk_err(NPK_EINVAL, "pccx weights %ux%u with group %u: dimensions must be 1..65535 and group <= k", n, k, g);
+    uint64_t size = npk_pccx_wrec_size(n, k, g, 1);
+    if (size > d->ws_size - d->ws_next)
+        return npk_err(NPK_ENOMEM, "pccx weight arena full: %" PRIu64 " bytes needed, %" PRIu64 " of %" PRIu64 " free",
+                       size, d->ws_size - d->ws_next, d->ws_size);
+    uint8_t *rec = malloc(size);
+    if (!rec) return npk_err(NPK_ENOMEM, "out of memory");
+    int rc = npk_pccx_wrec_pack(q, scales, n, k, g, rec);
+    if (!rc) rc = npk_port_mem_write(d->port, d->ws_base + d->ws_next, rec, size);
+    free(rec);
+    if (rc) return rc;
+    out->n = (uint16_t)n;
+    out->k = (uint16_t)k;
+    out->g = (uint16_t)g;
+    out->w_scale = 1;
+    out->addr = d->ws_base + d->ws_next;
+    out->bytes = size;
+    d->ws_next += size;
+    return 0;
+}
+
+int npk_pccx_wmat_upload(npk_pccx *d, const float *w, unsigned n, unsigned k, unsigned g, npk_pccx_wmat *out) {
+    if (!n || !k || n > 65535 || k > 65535 || g > k)
+        return npk_err(NPK_EINVAL, "pccx weights %ux%u with group %u: dimensions must be 1..65535 and group <= k", n, k, g);
+    unsigned gg = g ? g : k;
+    size_t ns = (size_t)n * ((k + gg - 1) / gg);
+    int8_t *q = malloc((size_t)n * k);
+    float *s = malloc(ns * sizeof *s);
+    if (!q || !s) {
+        free(q);
+        free(s);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    npk_pccx_quantize_q4(w, n, k, g, q, s);
+    int rc = npk_pccx_wmat_upload_q4(d, q, s, n, k, g, out);
+    free(q);
+    free(s);
+    return rc;
+}
+
+void npk_pccx_wmat_reset(npk_pccx *d) { d->ws_next = 0; }
+
+static int mm_w(npk_pccx *d, unsigned op, uint32_t dest, uint32_t src, unsigned m, const npk_pccx_wmat *w,
+                unsigned flags) {
+    if (!m || m > 65535) return npk_err(NPK_EINVAL, "pccx %s: %u rows (1..65535)", op ? "gemm" : "gemv", m);
+    if (flags & ~(NPK_PCCX_ACCM | NPK_PCCX_FINDEMAX))
+        return npk_err(NPK_EINVAL, "pccx %s: flags 0x%x (only ACCM and FINDEMAX)", op ? "gemm" : "gemv", flags);
+    uint64_t sw = (uint64_t)m * ((w->k + 7u) / 8), dw = (uint64_t)m * ((w->n + 7u) / 8);
+    if (src + sw > NPK_PCCX_L2_WORDS || dest + dw > NPK_PCCX_L2_WORDS)
+        return npk_err(NPK_EINVAL, "pccx %s: %u x %u input at L2 %u or %u x %u output at L2 %u exceeds L2",
+                       op ? "gemm" : "gemv", m, w->k, src, m, w->n, dest);
+    int fi = npk_pccx_fmap_entry(d, 1, (uint16_t)m, w->k);
+    if (fi < 0) return fi;
+    int wi = npk_pccx_weight_entry(d, w->n, w->k, w->g);
+    if (wi < 0) return wi;
+    int rc = set_ws_ptr(d, w->addr);
+    if (rc) return rc;
+    npk_pccx_insn in = {.op = op, .dest = dest, .src = src, .flags = flags | (w->w_scale ? NPK_PCCX_W_SCALE : 0),
+                        .size_ptr = (unsigned)wi, .shape_ptr = (unsigned)fi, .lanes = 0};
+    if ((rc = issue_checked(d, &in))) return rc;
+    d->ws_ptr = w->addr + w->bytes;
+    return 0;
+}
+
+int npk_pccx_gemv_w(npk_pccx *d, uint32_t dest, uint32_t src, unsigned m, const npk_pccx_wmat *w, unsigned flags) {
+    return mm_w(d, NPK_PCCX_OP_GEMV, dest, src, m, w, flags);
+}
+
+int npk_pccx_gemm_w(npk_pccx *d, uint32_t dest, uint32_t src, unsigned m, const npk_pccx_wmat *w, unsigned flags) {
+    return mm_w(d, NPK_PCCX_OP_GEMM, dest, src, m, w, flags);
+}
+
+/* ---- sequences ------------------------------------------------------------------------------ */
+
+int npk_pccx_softmax(npk_pccx *d, uint32_t src, uint32_t dst, uint32_t tmp, unsigned n, int use_emax) {
+    if (!n || n > 65535) return npk_err(NPK_EINVAL, "pccx softmax: length %u (1..65535)", n);
+    int rc;
+    if ((rc = npk_pccx_cvo(d, NPK_PCCX_CVO_EXP, src, dst, n, use_emax ? NPK_PCCX_CVO_SUB_EMAX : 0, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, dst, tmp, n, 0, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SCALE, dst, dst, n, NPK_PCCX_CVO_RECIP_SCALE, 0)))
+        return rc;
+    return 0;
+}
+
+int npk_pccx_rmsnorm(npk_pccx *d, uint32_t x, uint32_t sq, uint32_t dst, uint32_t tmp, unsigned n, float eps) {
+    if (!n || n > 65535) return npk_err(NPK_EINVAL, "pccx rmsnorm: length %u (1..65535)", n);
+    if (tmp + 2 > NPK_PCCX_L2_WORDS) return npk_err(NPK_EINVAL, "pccx rmsnorm: scratch words at %u exceed L2", tmp);
+    uint16_t k[16] = {0};
+    k[0] = npk_bf16_from_double((double)n * eps);
+    k[8] = npk_bf16_from_double((double)n);
+    int rc = npk_pccx_write_bf16(d, tmp, k, 16);
+    if (rc) return rc;
+    if ((rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, sq, tmp, n, NPK_PCCX_CVO_ACCM, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, tmp + 1, tmp + 1, 1, 0, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SCALE, tmp, tmp, 1, NPK_PCCX_CVO_RECIP_SCALE, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SQRT, tmp, tmp, 1, 0, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_RECIP, tmp, tmp, 1, 0, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, tmp, tmp, 1, 0, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SCALE, x, dst, n, 0, 0)))
+        return rc;
+    return 0;
+}
+
+int npk_pccx_rope(npk_pccx *d, uint32_t ang, uint32_t sin_dst, uint32_t cos_dst, unsigned n) {
+    if (!n || n > 65535) return npk_err(NPK_EINVAL, "pccx rope: length %u (1..65535)", n);
+    int rc;
+    if ((rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SIN, ang, sin_dst, n, 0, 0)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_COS, ang, cos_dst, n, 0, 0)))
+        return rc;
+    return 0;
+}
+
+/* ---- counters --------------------------------------------------------------------------------- */
+
+static int rd64(npk_pccx *d, uint32_t lo, uint64_t *v) {
+    uint32_t a = 0, b = 0;
+    int rc = rd(d, lo, &a);
+    if (!rc) rc = rd(d, lo + 4, &b);
+    *v = (uint64_t)b << 32 | a;
+    return rc;
+}
+
+int npk_pccx_stats_get(npk_pccx *d, npk_pccx_stats *st) {
+    memset(st, 0, sizeof *st);
+    uint32_t v = 0;
+    int rc;
+    if ((rc = rd(d, NPK_PCCX_INSTR_ISSUED, &v))) return rc;
+    st->issued = v;
+    if ((rc = rd(d, NPK_PCCX_INSTR_RETIRED, &v))) return rc;
+    st->retired = v;
+    for (unsigned i = 0; i < 5; i++) {
+        if ((rc = rd(d, NPK_PCCX_CNT_GEMV + 4 * i, &v))) return rc;
+        st->per_op[i] = v;
+    }
+    if ((rc = rd64(d, NPK_PCCX_CYCLES_LO, &st->cycles)) || (rc = rd64(d, NPK_PCCX_WS_BYTES_LO, &st->ws_bytes)) ||
+        (rc = rd64(d, NPK_PCCX_DMA_BYTES_LO, &st->dma_bytes)) || (rc = rd64(d, NPK_PCCX_MACS_LO, &st->macs)))
+        return rc;
+    if ((rc = rd(d, NPK_PCCX_SFU_ELEMS, &v))) return rc;
+    st->sfu_elems = v;
+    for (unsigned i = 0; i < 4; i++) {
+        if ((rc = rd(d, NPK_PCCX_GEMV_CYCLES + 4 * i, &v))) return rc;
+        st->engine_cycles[i] = v;
+    }
+    return 0;
+}
+
+int npk_pccx_stats_clear(npk_pccx *d) {
+    int rc = quiesce(d);
+    return rc ? rc : wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_CLR_PERF);
+}
