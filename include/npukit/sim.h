@@ -184,6 +184,9 @@ const npk_dev_class *const *npk_dev_classes(size_t *n);
 typedef struct npk_sim npk_sim;
 
 npk_sim *npk_sim_new(const char *device, const char *opts);
+/* The same for a device class that is not in the registry (tests define tiny
+ * devices of their own). cls must outlive the machine. */
+npk_sim *npk_sim_new_class(const npk_dev_class *cls, const char *opts);
 void npk_sim_free(npk_sim *s);
 npk_mem *npk_sim_mem(npk_sim *s);
 npk_dev *npk_sim_dev(npk_sim *s);

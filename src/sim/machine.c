@@ -18,6 +18,14 @@ npk_sim *npk_sim_new(const char *device, const char *opts) {
         npk_err(NPK_EINVAL, "unknown device '%s' (known: e1, v0, shell, pccx)", device ? device : "(null)");
         return NULL;
     }
+    return npk_sim_new_class(c, opts);
+}
+
+npk_sim *npk_sim_new_class(const npk_dev_class *c, const char *opts) {
+    if (!c || !c->create) {
+        npk_err(NPK_EINVAL, "device class without a constructor");
+        return NULL;
+    }
     npk_sim *s = calloc(1, sizeof *s);
     if (!s) {
         npk_err(NPK_ENOMEM, "out of memory");

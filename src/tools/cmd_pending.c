@@ -8,7 +8,6 @@ static int pending(const char *name, int argc, char **argv) {
     return cli_fail("%s: this command is not available in this build yet", name);
 }
 
-int cmd_qtest(int argc, char **argv) { return pending("qtest", argc, argv); }
 int cmd_run(int argc, char **argv) { return pending("run", argc, argv); }
 int cmd_onnx_test(int argc, char **argv) { return pending("onnx-test", argc, argv); }
 int cmd_lower(int argc, char **argv) { return pending("lower", argc, argv); }

@@ -1,0 +1,195 @@
+/* npu qtest: serve a device model over QEMU's qtest text protocol. */
+#include "cli.h"
+#include "npukit/sim.h"
+#include "npukit/trace.h"
+#include "sim/qtest.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(void) {
+    printf(
+        "usage: npu qtest --device D [options]\n"
+        "\n"
+        "Serves the device model D over QEMU's qtest text protocol on standard input and\n"
+        "output (or on a Unix socket with --socket), so any script or language can drive\n"
+        "it at register level. One request per line; every request gets exactly one reply\n"
+        "line, 'OK ...' or 'FAIL <reason>', preceded by asynchronous 'IRQ raise N' /\n"
+        "'IRQ lower N' lines whenever device interrupt line N changes level.\n"
+        "The device's registers sit at its MMIO window ('npu devices' lists them; e1:\n"
+        "0x10020000+0x1000); every other address is guest memory. Numbers parse like\n"
+        "strtoul with base 0 (0x.. hex, 0.. octal, decimal). Time advances only with\n"
+        "clock_step/clock_set (ns of the virtual clock; device cycles = ns * hz / 1e9).\n"
+        "\n"
+        "verbs:\n"
+        "  writeb|writew|writel|writeq ADDR VALUE   store 1/2/4/8 bytes (little-endian)  -> OK\n"
+        "  readb|readw|readl|readq ADDR             load 1/2/4/8 bytes -> OK 0x<16 hex digits>\n"
+        "      In the register window: 32/64-bit accesses must be aligned; byte/halfword\n"
+        "      reads return the byte lanes of the register; byte/halfword writes FAIL.\n"
+        "  read ADDR SIZE                 -> OK 0x<2*SIZE hex digits, memory order>\n"
+        "  write ADDR SIZE 0xHEX          store bytes (short data is zero-filled) -> OK\n"
+        "  b64read ADDR SIZE              -> OK <base64>\n"
+        "  b64write ADDR SIZE BASE64      store decoded bytes (truncated/zero-filled to SIZE) -> OK\n"
+        "  memset ADDR SIZE VALUE         fill SIZE bytes with VALUE's low byte -> OK\n"
+        "      read/write/b64*: at most %u bytes per request; in the register window\n"
+        "      only whole aligned 32-bit words. memset: at most %u bytes.\n"
+        "  clock_step NS                  advance the clock by NS ns -> OK <now ns>\n"
+        "  clock_step                     run until the device is idle -> OK <now ns>\n"
+        "                                 (FAIL when it is already idle, as QEMU with no deadline)\n"
+        "  clock_set NS                   advance the clock to NS -> OK <NS>; in the past: FAIL <now ns>\n"
+        "  irq_intercept_in|irq_intercept_out PATH [NAME]   accepted for QEMU clients -> OK\n"
+        "                                 (IRQ lines are always reported)\n"
+        "  endianness                     -> OK little\n"
+        "  npu_reset                      device power-on reset (memory and clock kept) -> OK\n"
+        "  npu_regs                       -> OK NAME=0x%%08x NAME=0x%%08x ... (every register of the table)\n"
+        "  npu_info                       -> OK device=D hz=HZ mmio=0xBASE+0xSIZE irqs=N ns=NS cycles=C\n"
+        "                                    irq=0xLEVELS settle=0|1\n"
+        "  Blank lines and lines starting with '#' get no reply. Bad requests (unknown\n"
+        "  verbs, missing or extra arguments, bad numbers, oversize transfers, invalid\n"
+        "  hex or base64, bus errors) get 'FAIL <reason>'.\n"
+        "\n"
+        "options:\n"
+        "  --device D            device model: e1, v0, shell, pccx (required)\n"
+        "  --opts OPTIONS        device model options (comma-separated key=value, see 'npu devices')\n"
+        "  --socket PATH         listen on the Unix socket PATH instead of stdin/stdout; serves one\n"
+        "                        connection, then exits (a stale socket file at PATH is replaced)\n"
+        "  --settle              run the device until idle after every access (simple scripts)\n"
+        "  --idle-limit N        bound of run-until-idle in cycles (default %llu)\n"
+        "  --mem-latency N       cycles added to every device memory beat (no memory map)\n"
+        "  --mem-map BASE+SIZE[@LAT][:NAME]  declare a guest memory region (repeatable); once\n"
+        "                        declared, accesses outside the regions are bus errors\n"
+        "  --fault SPEC          inject a bus fault (repeatable):\n"
+        "                        read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]\n"
+        "  --trace FILE.json     record a Chrome trace of the device and write it at exit\n"
+        "  --log FILE            write a copy of the conversation ('> request', '< reply')\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "See docs/qtest.md for the protocol and where it differs from QEMU's.\n",
+        NPK_QTEST_MAX_BULK, NPK_QTEST_MAX_MEMSET, (unsigned long long)NPK_QTEST_IDLE_LIMIT);
+}
+
+static void on_ready(void *ctx, const char *path) {
+    (void)ctx;
+    fprintf(stderr, "npu qtest: listening on %s\n", path);
+}
+
+/* Option value: "--opt VALUE" or "--opt=VALUE". Returns NULL if `a` is not opt. */
+static const char *optval(int argc, char **argv, int *i, const char *opt, int *missing) {
+    size_t n = strlen(opt);
+    const char *a = argv[*i];
+    if (strncmp(a, opt, n)) return NULL;
+    if (a[n] == '=') return a + n + 1;
+    if (a[n]) return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+#define MAX_LIST 64
+
+int cmd_qtest(int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        help();
+        return 0;
+    }
+    const char *device = NULL, *opts = NULL, *sock = NULL, *trace_path = NULL, *log_path = NULL;
+    const char *maps[MAX_LIST], *faults[MAX_LIST];
+    int nmaps = 0, nfaults = 0, settle = 0, have_lat = 0;
+    uint64_t lat = 0, idle_limit = 0;
+    for (int i = 1; i < argc; i++) {
+        int missing = 0;
+        const char *v;
+        if (!strcmp(argv[i], "--settle")) {
+            settle = 1;
+            continue;
+        }
+#define OPT(name) ((v = optval(argc, argv, &i, name, &missing)) != NULL || missing)
+        if (OPT("--device")) {
+            if (missing) return cli_usage_error("qtest", "--device needs a value");
+            device = v;
+        } else if (OPT("--opts")) {
+            if (missing) return cli_usage_error("qtest", "--opts needs a value");
+            opts = v;
+        } else if (OPT("--socket")) {
+            if (missing) return cli_usage_error("qtest", "--socket needs a path");
+            sock = v;
+        } else if (OPT("--trace")) {
+            if (missing) return cli_usage_error("qtest", "--trace needs a file name");
+            trace_path = v;
+        } else if (OPT("--log")) {
+            if (missing) return cli_usage_error("qtest", "--log needs a file name");
+            log_path = v;
+        } else if (OPT("--mem-latency")) {
+            if (missing || cli_parse_u64(v, &lat) || lat > 1000000)
+                return cli_usage_error("qtest", "--mem-latency needs a number of cycles (0..1000000)");
+            have_lat = 1;
+        } else if (OPT("--idle-limit")) {
+            if (missing || cli_parse_u64(v, &idle_limit) || !idle_limit)
+                return cli_usage_error("qtest", "--idle-limit needs a positive number of cycles");
+        } else if (OPT("--mem-map")) {
+            if (missing) return cli_usage_error("qtest", "--mem-map needs BASE+SIZE[@LAT][:NAME]");
+            if (nmaps == MAX_LIST) return cli_usage_error("qtest", "more than %d --mem-map options", MAX_LIST);
+            maps[nmaps++] = v;
+        } else if (OPT("--fault")) {
+            if (missing) return cli_usage_error("qtest", "--fault needs a fault spec");
+            if (nfaults == MAX_LIST) return cli_usage_error("qtest", "more than %d --fault options", MAX_LIST);
+            faults[nfaults++] = v;
+        } else {
+            return cli_usage_error("qtest", "unknown argument '%s'", argv[i]);
+        }
+#undef OPT
+    }
+    if (!device) return cli_usage_error("qtest", "--device is required (e1, v0, shell, pccx)");
+    if (!npk_dev_class_find(device))
+        return cli_usage_error("qtest", "unknown device '%s' (known: e1, v0, shell, pccx)", device);
+
+    npk_sim *sim = npk_sim_new(device, opts);
+    if (!sim) return cli_fail("qtest: cannot create the %s model: %s", device, npk_errmsg());
+    npk_mem *mem = npk_sim_mem(sim);
+    int rc = 0;
+    FILE *logf = NULL;
+    npk_trace *trace = NULL;
+    npk_qtest *q = NULL;
+    if (have_lat) npk_mem_set_latency(mem, (uint32_t)lat);
+    for (int i = 0; i < nmaps && !rc; i++)
+        if (npk_mem_map_parse(mem, maps[i])) rc = cli_fail("qtest: --mem-map: %s", npk_errmsg());
+    for (int i = 0; i < nfaults && !rc; i++) {
+        npk_fault f;
+        if (npk_fault_parse(faults[i], &f) || npk_mem_add_fault(mem, &f))
+            rc = cli_fail("qtest: --fault: %s", npk_errmsg());
+    }
+    if (!rc && log_path && !(logf = fopen(log_path, "w")))
+        rc = cli_fail("qtest: cannot open log file '%s': %s", log_path, strerror(errno));
+    if (!rc && trace_path) {
+        trace = npk_trace_new();
+        if (!trace) rc = cli_fail("qtest: out of memory");
+        else {
+            npk_trace_process(trace, device, npk_sim_class(sim)->hz);
+            npk_sim_dev(sim)->trace = trace;
+        }
+    }
+    if (!rc) {
+        npk_qtest_cfg cfg = {.settle = settle, .idle_limit = idle_limit, .log = logf};
+        q = npk_qtest_new(sim, &cfg, NULL, NULL);
+        if (!q) rc = cli_fail("qtest: %s", npk_errmsg());
+    }
+    if (!rc) {
+        signal(SIGPIPE, SIG_IGN); /* a vanished client ends the session, not the process */
+        int r = sock ? npk_qtest_serve_socket(q, sock, on_ready, NULL) : npk_qtest_serve_fd(q, 0, 1);
+        if (r) rc = cli_fail("qtest: %s", npk_errmsg());
+    }
+    npk_qtest_free(q);
+    if (trace) {
+        npk_sim_dev(sim)->trace = NULL;
+        if (npk_trace_write_file(trace, trace_path) && !rc)
+            rc = cli_fail("qtest: cannot write trace '%s': %s", trace_path, npk_errmsg());
+        npk_trace_free(trace);
+    }
+    if (logf && fclose(logf) && !rc) rc = cli_fail("qtest: writing log file '%s' failed", log_path);
+    npk_sim_free(sim);
+    return rc;
+}
