@@ -246,7 +246,7 @@ static int qt_read32(npk_port *p, uint32_t off, uint32_t *val) {
     if (rc) return rc;
     req[n - 1] = 0;
     if (!ok) return failed(c, NPK_EINVAL, req);
-    uint64_t v;
+    uint64_t v = 0;
     rc = parse_hex_reply(c, req, &v);
     if (!rc) *val = (uint32_t)v;
     return rc;

@@ -1,21 +1,487 @@
-/* PLACEHOLDER: the v0 device model is being written (see its issue). */
+/* The v0 NPU model: register window, descriptor queue engine, validation,
+ * CPU-fallback contract, timing. ABI: include/npukit/v0.h; decisions:
+ * docs/v0.md. The functional datapath is src/sim/v0_exec.c, the timing
+ * model and validation src/sim/v0_desc.c. */
 #include "npukit/npu.h"
 #include "npukit/sim.h"
+#include "npukit/trace.h"
+#include "npukit/v0.h"
+#include "sim/v0_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ERRCLASS_NONE = 0, ERRCLASS_UNSUPPORTED = 1, ERRCLASS_HARD = 2 };
+
+typedef struct v0 {
+    npk_dev dev;
+    npk_regfile rf;
+    uint32_t caps;
+    npk_v0_timing timing;
+    /* queue engine */
+    uint32_t tail;          /* DESC_TAIL */
+    uint32_t committed;     /* head as of the last accepted doorbell */
+    int busy, hang;
+    uint64_t remaining;     /* cycles left on the executing descriptor */
+    uint64_t start_cycle, dur;
+    npk_v0_desc cur;        /* executing (or fallback-pending) descriptor */
+    uint32_t cur_index;
+    uint64_t cur_macs;
+    int fb_pending;         /* descriptor at tail waits for the CPU */
+    int err_class;
+    uint32_t err_code;
+    int ever_retired;
+    /* counters */
+    uint64_t perf_cycles, perf_macs;
+    uint32_t perf_fallbacks;
+} v0;
+
+static v0 *V(npk_dev *d) { return (v0 *)d; }
+static uint32_t *slot(v0 *v, uint32_t off) { return npk_regfile_slot(&v->rf, off); }
+static uint32_t reg(v0 *v, uint32_t off) { return *slot(v, off); }
+static uint32_t ring_len(v0 *v) { return reg(v, NPK_V0_REG_DESC_RING_LEN); }
+static uint32_t qlevel(v0 *v) { return (v->committed - v->tail) & (ring_len(v) - 1); }
+
+static void update_irq(v0 *v) {
+    uint32_t st = reg(v, NPK_V0_REG_IRQ_STATUS), mask = reg(v, NPK_V0_REG_IRQ_MASK), ctrl = reg(v, NPK_V0_REG_CTRL);
+    npk_dev_set_irq(&v->dev, NPK_V0_IRQ_NPU, (ctrl & NPK_V0_CTRL_IRQ_ENABLE) && (st & mask));
+    npk_dev_set_irq(&v->dev, NPK_V0_IRQ_FALLBACK, (ctrl & NPK_V0_CTRL_FALLBACK) && (st & NPK_V0_IRQ_UNSUPPORTED));
+}
+
+static void raise_irq(v0 *v, uint32_t bits) {
+    *slot(v, NPK_V0_REG_IRQ_STATUS) |= bits;
+    update_irq(v);
+}
+
+/* Latch an error. The first error's code stays; the class only escalates. */
+static void latch(v0 *v, uint32_t code, uint32_t index, int has_fault, uint64_t fault) {
+    int cls = (code == NPK_V0_ERR_WINDOW || code == NPK_V0_ERR_BUS || code == NPK_V0_ERR_OVERFLOW) ? ERRCLASS_HARD
+                                                                                                    : ERRCLASS_UNSUPPORTED;
+    if (v->err_class == ERRCLASS_NONE) {
+        v->err_code = code;
+        *slot(v, NPK_V0_REG_ERR_DESC_INDEX) = index;
+    }
+    if (cls > v->err_class) v->err_class = cls;
+    uint32_t bits = NPK_V0_IRQ_ERROR;
+    if (cls == ERRCLASS_UNSUPPORTED) {
+        bits |= NPK_V0_IRQ_UNSUPPORTED;
+        v->perf_fallbacks++;
+        v->fb_pending = 1;
+    } else if (code == NPK_V0_ERR_OVERFLOW) {
+        bits |= NPK_V0_IRQ_QUEUE_OVERFLOW;
+    } else {
+        bits |= NPK_V0_IRQ_BUS_ERROR;
+    }
+    if (has_fault) {
+        *slot(v, NPK_V0_REG_ERR_FAULT_ADDR_LO) = (uint32_t)fault;
+        *slot(v, NPK_V0_REG_ERR_FAULT_ADDR_HI) = (uint32_t)(fault >> 32);
+    }
+    raise_irq(v, bits);
+}
+
+static void retire(v0 *v, uint16_t flags, int by_cpu) {
+    v->tail = (v->tail + 1) & (ring_len(v) - 1);
+    v->ever_retired = 1;
+    if (!by_cpu) {
+        *slot(v, NPK_V0_REG_COMPLETION_TAG) = v->cur.w[NPK_V0_W_TAG];
+        v->perf_macs += v->cur_macs;
+    }
+    if ((flags & NPK_V0_F_IRQ) && (reg(v, NPK_V0_REG_IRQ_MASK) & NPK_V0_IRQ_DONE)) raise_irq(v, NPK_V0_IRQ_DONE);
+}
+
+/* Check the tensor [base, base + (rows-1)*stride + rowbytes) against
+ * TENSOR_MEM; returns 1 with *fault = its first byte outside the window. */
+static int outside_window(v0 *v, uint64_t base, uint64_t rows, uint64_t stride, uint64_t rowbytes, uint64_t *fault) {
+    uint64_t len = reg(v, NPK_V0_REG_TENSOR_MEM_LEN);
+    if (!len) return 0;
+    uint64_t wb = reg(v, NPK_V0_REG_TENSOR_MEM_BASE_LO) | (uint64_t)reg(v, NPK_V0_REG_TENSOR_MEM_BASE_HI) << 32;
+    uint64_t ext = (rows - 1) * stride + rowbytes;
+    if (base < wb || base - wb >= len) {
+        *fault = base;
+        return 1;
+    }
+    if (ext > len - (base - wb)) {
+        *fault = wb + len;
+        return 1;
+    }
+    return 0;
+}
+
+static int window_check(v0 *v, const npk_v0_desc *d, uint64_t *fault) {
+    uint32_t op = npk_v0_desc_op(d);
+    uint64_t a = npk_v0_desc_addr(d, NPK_V0_W_A_LO), b = npk_v0_desc_addr(d, NPK_V0_W_B_LO),
+             c = npk_v0_desc_addr(d, NPK_V0_W_C_LO);
+    uint64_t sa = d->w[NPK_V0_W_A_STRIDE], sb = d->w[NPK_V0_W_B_STRIDE], sc = d->w[NPK_V0_W_C_STRIDE];
+    uint32_t m = d->w[NPK_V0_W_SHAPE_M], n = d->w[NPK_V0_W_SHAPE_N], k = d->w[NPK_V0_W_SHAPE_K];
+    switch (op) {
+    case NPK_V0_OP_MATMUL_S8:
+    case NPK_V0_OP_MATMUL_S8_RELU:
+        return outside_window(v, a, m, sa, k, fault) || outside_window(v, b, k, sb, n, fault) ||
+               outside_window(v, c, m, sc, 4ull * n, fault);
+    case NPK_V0_OP_CONV2D_S8:
+    case NPK_V0_OP_CONV2D_S8_RELU: {
+        npk_v0_conv cv;
+        uint32_t oh, ow;
+        npk_v0_desc_get_conv(d, &cv);
+        npk_v0_conv_out(&cv, &oh, &ow);
+        uint64_t kk = (uint64_t)cv.ksize * cv.ksize * cv.cin;
+        return outside_window(v, a, cv.h, sa, (uint64_t)cv.w * cv.cin, fault) ||
+               outside_window(v, b, kk, sb, cv.cout, fault) || outside_window(v, c, oh, sc, (uint64_t)ow * cv.cout, fault);
+    }
+    case NPK_V0_OP_RELU:
+        return outside_window(v, a, m, sa, n, fault) || outside_window(v, c, m, sc, n, fault);
+    case NPK_V0_OP_MAXPOOL_S8: {
+        npk_v0_pool p;
+        uint32_t oh, ow;
+        npk_v0_desc_get_pool(d, &p);
+        npk_v0_pool_out(&p, &oh, &ow);
+        return outside_window(v, a, p.h, sa, (uint64_t)p.w * p.c, fault) ||
+               outside_window(v, c, oh, sc, (uint64_t)ow * p.c, fault);
+    }
+    default: return 0;
+    }
+}
+
+static int can_dispatch(v0 *v) {
+    return (reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_ENABLE) && !v->busy && !v->hang && !v->fb_pending &&
+           v->err_class == ERRCLASS_NONE && qlevel(v) > 0;
+}
+
+/* Fetch, validate and (functionally) execute the descriptor at the tail.
+ * Leaves the device busy for the modeled cycles, or with an error latched. */
+static void dispatch(v0 *v) {
+    uint32_t idx = v->tail;
+    uint64_t base = reg(v, NPK_V0_REG_DESC_BASE_LO) | (uint64_t)reg(v, NPK_V0_REG_DESC_BASE_HI) << 32;
+    uint64_t addr = base + (uint64_t)idx * NPK_V0_DESC_BYTES, fault = 0;
+    uint8_t raw[NPK_V0_DESC_BYTES];
+    npk_bus_resp r = npk_bus_copy_in(v->dev.mem, addr, raw, sizeof raw, NPK_V0_DESC_BYTES, NULL, &fault, NULL);
+    v->cur_index = idx;
+    v->start_cycle = v->dev.cycles;
+    if (r == NPK_BUS_HANG) {
+        memset(&v->cur, 0, sizeof v->cur);
+        v->busy = v->hang = 1;
+        return;
+    }
+    if (r != NPK_BUS_OK) {
+        latch(v, NPK_V0_ERR_BUS, idx, 1, fault);
+        return;
+    }
+    npk_v0_desc_unpack(raw, &v->cur);
+    uint32_t code = npk_v0_validate(&v->cur, v->caps, NULL, 0);
+    if (code) {
+        latch(v, code, idx, 0, 0);
+        return;
+    }
+    if (window_check(v, &v->cur, &fault)) {
+        latch(v, NPK_V0_ERR_WINDOW, idx, 1, fault);
+        return;
+    }
+    r = npk_v0_exec(v->dev.mem, &v->cur, &fault);
+    if (r == NPK_BUS_HANG) {
+        v->busy = v->hang = 1;
+        return;
+    }
+    if (r != NPK_BUS_OK) {
+        latch(v, NPK_V0_ERR_BUS, idx, 1, fault);
+        return;
+    }
+    v->cur_macs = npk_v0_desc_macs(&v->cur);
+    v->dur = v->remaining = npk_v0_model_cycles(&v->cur, &v->timing);
+    v->busy = 1;
+}
+
+static void finish(v0 *v) {
+    v->busy = 0;
+    if (v->dev.trace) {
+        char args[160];
+        uint32_t op = npk_v0_desc_op(&v->cur);
+        double util = v->dur ? (double)v->cur_macs / (256.0 * (double)v->dur) : 0.0;
+        snprintf(args, sizeof args, "\"index\":%u,\"tag\":%u,\"opcode\":%u,\"macs\":%" PRIu64 ",\"utilization\":%.4f",
+                 v->cur_index, v->cur.w[NPK_V0_W_TAG], op, v->cur_macs, util);
+        npk_trace_complete(v->dev.trace, v->dev.cls ? v->dev.cls->name : "v0", "queue", npk_v0_op_name(op),
+                           v->start_cycle, v->dur, args);
+    }
+    retire(v, (uint16_t)npk_v0_desc_flags(&v->cur), 0);
+}
+
+static void step(npk_dev *d, uint64_t cycles) {
+    v0 *v = V(d);
+    while (cycles) {
+        if (v->busy) {
+            uint64_t n = v->hang ? cycles : (cycles < v->remaining ? cycles : v->remaining);
+            d->cycles += n;
+            v->perf_cycles += n;
+            cycles -= n;
+            if (!v->hang) {
+                v->remaining -= n;
+                if (!v->remaining) finish(v);
+            }
+            continue;
+        }
+        if (can_dispatch(v)) {
+            dispatch(v);
+            continue;
+        }
+        d->cycles += cycles;
+        break;
+    }
+}
+
+static int idle(npk_dev *d) {
+    v0 *v = V(d);
+    if (v->hang) return 1; /* nothing will ever answer */
+    return !v->busy && !can_dispatch(v);
+}
+
+/* ---- registers ---- */
+
+static uint32_t rd_caps(npk_dev *d, const npk_reg *r, uint32_t s) {
+    (void)r, (void)s;
+    return V(d)->caps;
+}
+
+static uint32_t rd_status(npk_dev *d, const npk_reg *r, uint32_t s) {
+    (void)r, (void)s;
+    v0 *v = V(d);
+    uint32_t q = qlevel(v), st = 0;
+    if (v->busy) st |= NPK_V0_ST_BUSY;
+    if (q == ring_len(v) - 1) st |= NPK_V0_ST_QUEUE_FULL;
+    if (!q) st |= NPK_V0_ST_QUEUE_EMPTY;
+    if (!q && !v->busy && v->err_class == ERRCLASS_NONE && v->ever_retired) st |= NPK_V0_ST_DONE;
+    if (v->err_class != ERRCLASS_NONE) st |= NPK_V0_ST_ERROR | v->err_code << NPK_V0_ST_ERRCODE_SHIFT;
+    return st | q << NPK_V0_ST_QLEVEL_SHIFT;
+}
+
+static uint32_t rd_tail(npk_dev *d, const npk_reg *r, uint32_t s) {
+    (void)r, (void)s;
+    return V(d)->tail;
+}
+
+static uint32_t rd_perf(npk_dev *d, const npk_reg *r, uint32_t s) {
+    (void)s;
+    v0 *v = V(d);
+    switch (r->off) {
+    case NPK_V0_REG_PERF_CYCLES: return (uint32_t)v->perf_cycles;
+    case NPK_V0_REG_PERF_MACS_LO: return (uint32_t)v->perf_macs;
+    case NPK_V0_REG_PERF_MACS_HI: return (uint32_t)(v->perf_macs >> 32);
+    default: return v->perf_fallbacks;
+    }
+}
+
+static void flush(v0 *v) {
+    v->busy = v->hang = 0;
+    v->remaining = 0;
+    v->fb_pending = 0;
+    v->err_class = ERRCLASS_NONE;
+    v->err_code = 0;
+    v->ever_retired = 0;
+    v->tail = v->committed = 0;
+    *slot(v, NPK_V0_REG_DESC_HEAD) = 0;
+    *slot(v, NPK_V0_REG_ERR_DESC_INDEX) = 0;
+    *slot(v, NPK_V0_REG_ERR_FAULT_ADDR_LO) = 0;
+    *slot(v, NPK_V0_REG_ERR_FAULT_ADDR_HI) = 0;
+}
+
+static void wr_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+    (void)r, (void)old;
+    v0 *v = V(d);
+    if (val & NPK_V0_CTRL_FLUSH) {
+        flush(v);
+        *slot(v, NPK_V0_REG_CTRL) &= ~NPK_V0_CTRL_FLUSH;
+    }
+    update_irq(v);
+}
+
+static void wr_irq_status(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+    (void)r, (void)old;
+    v0 *v = V(d);
+    /* W1C of .error dismisses an unsupported_op error when the CPU fallback
+     * path is selected; hard errors (and unsupported_op without fallback)
+     * need CTRL.flush. */
+    if ((val & NPK_V0_IRQ_ERROR) && v->err_class == ERRCLASS_UNSUPPORTED &&
+        (reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_FALLBACK)) {
+        v->err_class = ERRCLASS_NONE;
+        v->err_code = 0;
+    }
+    update_irq(v);
+}
+
+static void wr_irq_mask(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+    (void)r, (void)old, (void)val;
+    update_irq(V(d));
+}
+
+/* DESC_BASE_*: ignored while descriptors are queued. */
+static void wr_ring_cfg(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+    v0 *v = V(d);
+    uint32_t *s = slot(v, r->off);
+    if (qlevel(v) || v->busy || v->fb_pending) {
+        *s = old;
+        return;
+    }
+    if (r->off == NPK_V0_REG_DESC_RING_LEN) {
+        if (val < NPK_V0_RING_MIN || val > NPK_V0_RING_MAX || (val & (val - 1))) {
+            *s = old;
+            return;
+        }
+        /* indices are taken modulo the new length */
+        v->tail &= val - 1;
+        v->committed = v->tail;
+        *slot(v, NPK_V0_REG_DESC_HEAD) &= val - 1;
+    }
+}
+
+static void wr_doorbell(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+    (void)r, (void)old;
+    v0 *v = V(d);
+    uint32_t len = ring_len(v);
+    uint32_t count = (val - v->committed) & (len - 1);
+    uint32_t room = len - 1 - qlevel(v);
+    if (val >= len || count > room) {
+        latch(v, NPK_V0_ERR_OVERFLOW, v->committed, 0, 0);
+        return;
+    }
+    v->committed = val;
+    *slot(v, NPK_V0_REG_DESC_HEAD) = val;
+}
+
+static void wr_tail(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+    (void)r, (void)old;
+    v0 *v = V(d);
+    if (!(reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_FALLBACK) || !v->fb_pending) return;
+    if (val != ((v->tail + 1) & (ring_len(v) - 1))) return;
+    v->fb_pending = 0;
+    retire(v, (uint16_t)npk_v0_desc_flags(&v->cur), 1);
+}
+
+static void wr_tag(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+    (void)r;
+    v0 *v = V(d);
+    *slot(v, NPK_V0_REG_COMPLETION_TAG) = (reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_FALLBACK) ? val : old;
+}
+
+#define RO 0, 0
+static const npk_reg regs[] = {
+    {NPK_V0_REG_ID, "ID", NPK_V0_ID_VALUE, RO, NULL, NULL},
+    {NPK_V0_REG_CAPS, "CAPS", 0, RO, rd_caps, NULL},
+    {NPK_V0_REG_CTRL, "CTRL", 0, NPK_V0_CTRL_MASK, 0, NULL, wr_ctrl},
+    {NPK_V0_REG_STATUS, "STATUS", 0, RO, rd_status, NULL},
+    {NPK_V0_REG_IRQ_STATUS, "IRQ_STATUS", 0, 0, NPK_V0_IRQ_ALL, NULL, wr_irq_status},
+    {NPK_V0_REG_IRQ_MASK, "IRQ_MASK", 0, NPK_V0_IRQ_ALL, 0, NULL, wr_irq_mask},
+    {NPK_V0_REG_DESC_BASE_LO, "DESC_BASE_LO", 0, 0xFFFFFFC0u, 0, NULL, wr_ring_cfg},
+    {NPK_V0_REG_DESC_BASE_HI, "DESC_BASE_HI", 0, 0xFFFFFFFFu, 0, NULL, wr_ring_cfg},
+    {NPK_V0_REG_DESC_RING_LEN, "DESC_RING_LEN", NPK_V0_RING_MAX, 0x1FFu, 0, NULL, wr_ring_cfg},
+    {NPK_V0_REG_DESC_HEAD, "DESC_HEAD", 0, 0xFFu, 0, NULL, NULL},
+    {NPK_V0_REG_DESC_TAIL, "DESC_TAIL", 0, 0, 0, rd_tail, wr_tail},
+    {NPK_V0_REG_DESC_DOORBELL, "DESC_DOORBELL", 0, 0, 0, NULL, wr_doorbell},
+    {NPK_V0_REG_TENSOR_MEM_BASE_LO, "TENSOR_MEM_BASE_LO", 0, 0xFFFFFFFFu, 0, NULL, NULL},
+    {NPK_V0_REG_TENSOR_MEM_BASE_HI, "TENSOR_MEM_BASE_HI", 0, 0xFFFFFFFFu, 0, NULL, NULL},
+    {NPK_V0_REG_TENSOR_MEM_LEN, "TENSOR_MEM_LEN", 0, 0xFFFFFFFFu, 0, NULL, NULL},
+    {NPK_V0_REG_PERF_CYCLES, "PERF_CYCLES", 0, RO, rd_perf, NULL},
+    {NPK_V0_REG_PERF_MACS_LO, "PERF_MACS_LO", 0, RO, rd_perf, NULL},
+    {NPK_V0_REG_PERF_MACS_HI, "PERF_MACS_HI", 0, RO, rd_perf, NULL},
+    {NPK_V0_REG_PERF_FALLBACKS, "PERF_FALLBACKS", 0, RO, rd_perf, NULL},
+    {NPK_V0_REG_ERR_DESC_INDEX, "ERR_DESC_INDEX", 0, RO, NULL, NULL},
+    {NPK_V0_REG_ERR_FAULT_ADDR_LO, "ERR_FAULT_ADDR_LO", 0, RO, NULL, NULL},
+    {NPK_V0_REG_ERR_FAULT_ADDR_HI, "ERR_FAULT_ADDR_HI", 0, RO, NULL, NULL},
+    {NPK_V0_REG_COMPLETION_TAG, "COMPLETION_TAG", 0, 0, 0, NULL, wr_tag},
+};
+
+static uint32_t read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&V(d)->rf, d, off); }
+static void write32(npk_dev *d, uint32_t off, uint32_t val) { npk_regfile_write(&V(d)->rf, d, off, val); }
+
+static void reset(npk_dev *d) {
+    v0 *v = V(d);
+    npk_regfile_reset(&v->rf);
+    flush(v);
+    v->perf_cycles = v->perf_macs = 0;
+    v->perf_fallbacks = 0;
+    memset(&v->cur, 0, sizeof v->cur);
+    update_irq(v);
+}
+
+static void destroy(npk_dev *d) {
+    v0 *v = V(d);
+    npk_regfile_fini(&v->rf);
+    free(v);
+}
+
+static const npk_dev_ops ops = {
+    .read32 = read32,
+    .write32 = write32,
+    .write64 = NULL,
+    .step = step,
+    .idle = idle,
+    .reset = reset,
+    .destroy = destroy,
+};
+
+/* "gemmini_present=0|1,dram_bw=N,dram_lat=N" */
+static int parse_opts(v0 *v, const char *opts) {
+    if (!opts) return 0;
+    const char *s = opts;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        char item[64];
+        if (n >= sizeof item) return npk_err(NPK_EINVAL, "v0 option '%.*s' is too long", (int)n, s);
+        memcpy(item, s, n);
+        item[n] = 0;
+        s += n + (e ? 1 : 0);
+        if (!n) continue;
+        char *eq = strchr(item, '=');
+        if (!eq) return npk_err(NPK_EINVAL, "v0 option '%s': expected key=value", item);
+        *eq = 0;
+        char *end;
+        unsigned long long val = strtoull(eq + 1, &end, 0);
+        if (end == eq + 1 || *end)
+            return npk_err(NPK_EINVAL, "v0 option '%s': '%s' is not a number", item, eq + 1);
+        if (!strcmp(item, "gemmini_present")) {
+            if (val > 1) return npk_err(NPK_EINVAL, "v0 option gemmini_present=%llu: expected 0 or 1", val);
+            v->caps = val ? NPK_V0_CAPS_DEFAULT : 0;
+        } else if (!strcmp(item, "dram_bw")) {
+            if (!val || val > 1024) return npk_err(NPK_EINVAL, "v0 option dram_bw=%llu: expected 1..1024 bytes/cycle", val);
+            v->timing.dram_bw = (uint32_t)val;
+        } else if (!strcmp(item, "dram_lat")) {
+            if (val > 100000) return npk_err(NPK_EINVAL, "v0 option dram_lat=%llu: expected 0..100000 cycles", val);
+            v->timing.dram_lat = (uint32_t)val;
+        } else {
+            return npk_err(NPK_EINVAL, "unknown v0 option '%s' (gemmini_present, dram_bw, dram_lat)", item);
+        }
+    }
+    return 0;
+}
 
 static npk_dev *create(npk_mem *mem, const char *opts) {
-    (void)mem;
-    (void)opts;
-    npk_err(NPK_EUNSUPPORTED, "the v0 device model is not available in this build yet");
-    return NULL;
+    v0 *v = calloc(1, sizeof *v);
+    if (!v) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    v->caps = NPK_V0_CAPS_DEFAULT;
+    v->timing.dram_bw = 8;
+    v->timing.dram_lat = 20;
+    if (parse_opts(v, opts) || npk_regfile_init(&v->rf, regs, sizeof regs / sizeof regs[0], NPK_V0_MMIO_SIZE)) {
+        free(v);
+        return NULL;
+    }
+    v->dev.ops = &ops;
+    v->dev.mem = mem;
+    v->dev.regs = &v->rf;
+    reset(&v->dev);
+    return &v->dev;
 }
 
 const npk_dev_class npk_v0_class = {
     .name = "v0",
-    .summary = "(not available yet)",
-    .mmio_base = 0x10020000,
-    .mmio_size = 4096,
-    .hz = 1000000000,
+    .summary = "e1 NPU v0: Gemmini 16x16 int8 systolic array behind a 64-byte descriptor queue, CPU fallback",
+    .mmio_base = NPK_V0_MMIO_BASE,
+    .mmio_size = NPK_V0_MMIO_SIZE,
+    .hz = NPK_V0_HZ,
     .n_irq = 2,
-    .options = "",
+    .options = "gemmini_present=0|1 (default 1; 0: no engine, every compute op takes the CPU fallback), "
+               "dram_bw=BYTES_PER_CYCLE (default 8), dram_lat=CYCLES (default 20)",
     .create = create,
 };

@@ -7,6 +7,7 @@
  * or byte offset at fault. */
 #include "cli.h"
 #include "npukit/pccx.h"
+#include "npukit/v0.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ typedef struct {
 
 /* Wired in as each device's assembler lands. */
 static const asm_entry table[] = {
-    {"v0", NULL, NULL, "64-byte descriptors, one per line"},
+    {"v0", npk_v0_asm, npk_v0_disasm, "64-byte descriptors, one per line"},
     {"shell", NULL, NULL, "32/64/96-byte descriptors, one per line"},
     {"pccx", npk_pccx_asm, npk_pccx_disasm, "64-bit instructions, one per line with named fields"},
 };

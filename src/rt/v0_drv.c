@@ -1,0 +1,814 @@
+/* The v0 driver: descriptor ring, doorbell, waiting (IRQ or polling),
+ * error decoding and recovery, the CPU fallback handler, high-level ops and
+ * routing around the device when CAPS.gemmini_present == 0. Talks to the
+ * device only through the port layer. */
+#include "npukit/e1.h"
+#include "npukit/npu.h"
+#include "npukit/v0.h"
+#include "ops/ref.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct shadow {
+    npk_v0_desc d;
+    int live;
+} shadow;
+
+struct npk_v0 {
+    npk_port *port;
+    npk_v0_config cfg;
+    uint32_t caps;
+    uint64_t ring;     /* guest address of the ring */
+    uint32_t len;
+    uint32_t head;     /* next slot software writes */
+    uint32_t tail;     /* slots before this are accounted for */
+    unsigned pending;
+    shadow *slots;
+    npk_v0_done_fn cb;
+    void *cb_ctx;
+    npk_v0_stats stats;
+    struct npk_e1 *e1;
+    char route[256];
+};
+
+#define RD(v, off, val)                                            \
+    do {                                                           \
+        int rc_ = npk_port_read32((v)->port, (off), (val));        \
+        if (rc_) return npk_err_prefix(-rc_, "v0: register read"); \
+    } while (0)
+#define WR(v, off, val)                                             \
+    do {                                                            \
+        int rc_ = npk_port_write32((v)->port, (off), (val));        \
+        if (rc_) return npk_err_prefix(-rc_, "v0: register write"); \
+    } while (0)
+
+static uint32_t align16(uint64_t x) { return (uint32_t)((x + 15) & ~15ull); }
+
+void npk_v0_config_default(npk_v0_config *c) {
+    memset(c, 0, sizeof *c);
+    c->ring_len = 64;
+    c->use_irq = 0;
+    c->cpu_fallback = 1;
+    c->timeout_cycles = 1000000000ull;
+}
+
+static uint32_t ctrl_value(const npk_v0 *v) {
+    return NPK_V0_CTRL_ENABLE | (v->cfg.use_irq ? NPK_V0_CTRL_IRQ_ENABLE : 0) |
+           (v->cfg.cpu_fallback ? NPK_V0_CTRL_FALLBACK : 0);
+}
+
+/* Program the ring after open or a flush (the device is idle and empty). */
+static int arm(npk_v0 *v) {
+    WR(v, NPK_V0_REG_CTRL, NPK_V0_CTRL_FLUSH);
+    WR(v, NPK_V0_REG_DESC_BASE_LO, (uint32_t)v->ring);
+    WR(v, NPK_V0_REG_DESC_BASE_HI, (uint32_t)(v->ring >> 32));
+    WR(v, NPK_V0_REG_DESC_RING_LEN, v->len);
+    uint32_t got;
+    RD(v, NPK_V0_REG_DESC_RING_LEN, &got);
+    if (got != v->len) return npk_err(NPK_EDEVICE, "v0: DESC_RING_LEN reads %u after writing %u", got, v->len);
+    WR(v, NPK_V0_REG_TENSOR_MEM_BASE_LO, (uint32_t)v->cfg.tensor_mem_base);
+    WR(v, NPK_V0_REG_TENSOR_MEM_BASE_HI, (uint32_t)(v->cfg.tensor_mem_base >> 32));
+    WR(v, NPK_V0_REG_TENSOR_MEM_LEN, (uint32_t)v->cfg.tensor_mem_len);
+    WR(v, NPK_V0_REG_IRQ_MASK, v->cfg.use_irq ? NPK_V0_IRQ_ALL : 0);
+    WR(v, NPK_V0_REG_IRQ_STATUS, NPK_V0_IRQ_ALL);
+    WR(v, NPK_V0_REG_CTRL, ctrl_value(v));
+    v->head = v->tail = 0;
+    return 0;
+}
+
+int npk_v0_open(npk_v0 **out, npk_port *port, const npk_v0_config *cfg) {
+    *out = NULL;
+    npk_v0_config c;
+    if (cfg) c = *cfg;
+    else npk_v0_config_default(&c);
+    if (!c.ring_len) c.ring_len = 64;
+    if (!c.timeout_cycles) c.timeout_cycles = 1000000000ull;
+    if (c.ring_len < NPK_V0_RING_MIN || c.ring_len > NPK_V0_RING_MAX || (c.ring_len & (c.ring_len - 1)))
+        return npk_err(NPK_EINVAL, "v0: ring length %u is not a power of two in 2..256", c.ring_len);
+    if (c.tensor_mem_len > UINT32_MAX)
+        return npk_err(NPK_EINVAL, "v0: TENSOR_MEM length %llu does not fit the 32-bit register",
+                       (unsigned long long)c.tensor_mem_len);
+    uint32_t id;
+    int rc = npk_port_read32(port, NPK_V0_REG_ID, &id);
+    if (rc) return npk_err_prefix(-rc, "v0: reading ID");
+    if (id != NPK_V0_ID_VALUE)
+        return npk_err(NPK_EDEVICE, "v0: ID reads 0x%08x, expected 0x%08x (\"NPU0\"): not a v0 device", id,
+                       NPK_V0_ID_VALUE);
+    npk_v0 *v = calloc(1, sizeof *v);
+    if (!v) return npk_err(NPK_ENOMEM, "out of memory");
+    v->port = port;
+    v->cfg = c;
+    v->len = c.ring_len;
+    v->slots = calloc(v->len, sizeof *v->slots);
+    if (!v->slots) {
+        free(v);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    rc = npk_port_read32(port, NPK_V0_REG_CAPS, &v->caps);
+    if (!rc) rc = npk_port_alloc(port, (uint64_t)v->len * NPK_V0_DESC_BYTES, NPK_V0_DESC_ALIGN, &v->ring);
+    if (!rc) rc = arm(v);
+    if (rc) {
+        free(v->slots);
+        free(v);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+void npk_v0_close(npk_v0 *v) {
+    if (!v) return;
+    npk_port_write32(v->port, NPK_V0_REG_CTRL, 0);
+    npk_port_free(v->port, v->ring);
+    free(v->slots);
+    free(v);
+}
+
+npk_port *npk_v0_port(npk_v0 *v) { return v->port; }
+uint32_t npk_v0_caps(const npk_v0 *v) { return v->caps; }
+void npk_v0_set_done_cb(npk_v0 *v, npk_v0_done_fn fn, void *ctx) {
+    v->cb = fn;
+    v->cb_ctx = ctx;
+}
+unsigned npk_v0_pending(const npk_v0 *v) { return v->pending; }
+const npk_v0_stats *npk_v0_get_stats(const npk_v0 *v) { return &v->stats; }
+void npk_v0_set_e1(npk_v0 *v, struct npk_e1 *e1) { v->e1 = e1; }
+const char *npk_v0_last_route(const npk_v0 *v) { return v->route; }
+
+/* Account the slot at v->tail and advance. */
+static void account(npk_v0 *v, npk_v0_outcome how, int status) {
+    shadow *s = &v->slots[v->tail];
+    if (s->live) {
+        s->live = 0;
+        v->pending--;
+        if (how == NPK_V0_RETIRED_HW) v->stats.retired_hw++;
+        else if (how == NPK_V0_RETIRED_CPU) v->stats.retired_cpu++;
+        else v->stats.dropped++;
+        if (v->cb) v->cb(v->cb_ctx, s->d.w[NPK_V0_W_TAG], v->tail, how, status);
+    }
+    v->tail = (v->tail + 1) % v->len;
+}
+
+static const char *opname(uint32_t op) {
+    const char *n = npk_v0_op_name(op);
+    return n ? n : "unknown op";
+}
+
+int npk_v0_decode_error(npk_v0 *v) {
+    uint32_t st, idx, flo, fhi, irq;
+    RD(v, NPK_V0_REG_STATUS, &st);
+    RD(v, NPK_V0_REG_ERR_DESC_INDEX, &idx);
+    RD(v, NPK_V0_REG_ERR_FAULT_ADDR_LO, &flo);
+    RD(v, NPK_V0_REG_ERR_FAULT_ADDR_HI, &fhi);
+    RD(v, NPK_V0_REG_IRQ_STATUS, &irq);
+    uint32_t code = npk_v0_st_errcode(st);
+    if (!(st & NPK_V0_ST_ERROR)) return npk_err(NPK_EDEVICE, "v0: no error latched (STATUS 0x%08x)", st);
+    char why[200] = "";
+    char what[96] = "";
+    if (idx < v->len && v->slots[idx].live) {
+        const npk_v0_desc *d = &v->slots[idx].d;
+        snprintf(what, sizeof what, " (tag 0x%x, %s)", d->w[NPK_V0_W_TAG], opname(npk_v0_desc_op(d)));
+        if (code != NPK_V0_ERR_WINDOW && code != NPK_V0_ERR_BUS && code != NPK_V0_ERR_OVERFLOW) {
+            char tmp[180];
+            if (npk_v0_validate(d, v->caps, tmp, sizeof tmp)) snprintf(why, sizeof why, ": %s", tmp);
+        }
+    }
+    uint64_t fault = flo | (uint64_t)fhi << 32;
+    if (code == NPK_V0_ERR_OVERFLOW)
+        return npk_err(NPK_EDEVICE, "v0: queue overflow: a doorbell committed more descriptors than the ring has free "
+                                    "slots (err_code 0x07, ring length %u)",
+                       v->len);
+    if (code == NPK_V0_ERR_WINDOW || code == NPK_V0_ERR_BUS)
+        return npk_err(NPK_EDEVICE, "v0: descriptor %u%s: %s at address 0x%" PRIx64 " (err_code 0x%02x%s)", idx, what,
+                       npk_v0_err_text(code), fault, code, (irq & NPK_V0_IRQ_BUS_ERROR) ? ", bus_error" : "");
+    return npk_err(NPK_EDEVICE, "v0: descriptor %u%s: %s%s (err_code 0x%02x, unsupported_op)", idx, what,
+                   npk_v0_err_text(code), why, code);
+}
+
+/* Drop everything pending (reported with status), flush and re-arm. */
+static int drop_and_flush(npk_v0 *v, int status) {
+    while (v->pending) account(v, NPK_V0_DROPPED, status);
+    return arm(v);
+}
+
+int npk_v0_flush(npk_v0 *v) { return drop_and_flush(v, -NPK_EDEVICE); }
+
+/* The device stopped: decode, drop, flush; returns the decoded error. */
+static int fail_ring(npk_v0 *v, int code_status) {
+    char msg[512];
+    int rc = code_status;
+    if (rc == -NPK_EDEVICE) rc = npk_v0_decode_error(v);
+    snprintf(msg, sizeof msg, "%s", npk_errmsg());
+    int frc = drop_and_flush(v, rc);
+    if (frc) return npk_err_prefix(-frc, "%s; recovering with CTRL.flush failed", msg);
+    npk_err(-rc, "%s", msg);
+    return rc;
+}
+
+/* ---- CPU execution of descriptors -------------------------------------- */
+
+static int get_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes, void *dst) {
+    for (uint64_t r = 0; r < rows; r++) {
+        int rc = npk_port_mem_read(p, base + r * stride, (uint8_t *)dst + r * rowbytes, rowbytes);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int put_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes, const void *src) {
+    for (uint64_t r = 0; r < rows; r++) {
+        int rc = npk_port_mem_write(p, base + r * stride, (const uint8_t *)src + r * rowbytes, rowbytes);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+#define CPU_MAX_BYTES (1ull << 30)
+
+int npk_v0_cpu_execute(npk_port *p, const npk_v0_desc *d) {
+    uint32_t op = npk_v0_desc_op(d), fl = npk_v0_desc_flags(d);
+    int uns = !(fl & NPK_V0_F_SIGNED), relu = (fl & NPK_V0_F_RELU) != 0;
+    uint64_t a = npk_v0_desc_addr(d, NPK_V0_W_A_LO), b = npk_v0_desc_addr(d, NPK_V0_W_B_LO),
+             c = npk_v0_desc_addr(d, NPK_V0_W_C_LO);
+    uint64_t sa = d->w[NPK_V0_W_A_STRIDE], sb = d->w[NPK_V0_W_B_STRIDE], sc = d->w[NPK_V0_W_C_STRIDE];
+    int rc = 0;
+    switch (op) {
+    case NPK_V0_OP_NOP:
+    case NPK_V0_OP_BARRIER:
+    case NPK_V0_OP_FALLBACK:
+        return 0;
+    case NPK_V0_OP_MATMUL_S8:
+    case NPK_V0_OP_MATMUL_S8_RELU: {
+        uint64_t M = d->w[NPK_V0_W_SHAPE_M], N = d->w[NPK_V0_W_SHAPE_N], K = d->w[NPK_V0_W_SHAPE_K];
+        if (!M || !N || !K) return npk_err(NPK_EINVAL, "CPU fallback: matmul %llux%llux%llu has a zero dimension",
+                                           (unsigned long long)M, (unsigned long long)N, (unsigned long long)K);
+        if (M * K > CPU_MAX_BYTES || K * N > CPU_MAX_BYTES || M * N * 4 > CPU_MAX_BYTES)
+            return npk_err(NPK_EUNSUPPORTED, "CPU fallback: matmul %llux%llux%llu is too large",
+                           (unsigned long long)M, (unsigned long long)N, (unsigned long long)K);
+        int8_t *A = malloc(M * K), *B = malloc(K * N);
+        int32_t *C = malloc(M * N * 4);
+        uint8_t *le = malloc(M * N * 4);
+        if (!A || !B || !C || !le) rc = npk_err(NPK_ENOMEM, "CPU fallback: out of memory");
+        if (!rc) rc = get_rows(p, a, sa, M, K, A);
+        if (!rc) rc = get_rows(p, b, sb, K, N, B);
+        if (!rc) {
+            npk_ref_matmul_s8s32((uint32_t)M, (uint32_t)N, (uint32_t)K, A, K, B, N, C, N,
+                                 relu || op == NPK_V0_OP_MATMUL_S8_RELU, uns);
+            for (uint64_t i = 0; i < M * N; i++)
+                for (int q = 0; q < 4; q++) le[4 * i + q] = (uint8_t)((uint32_t)C[i] >> (8 * q));
+            rc = put_rows(p, c, sc, M, N * 4, le);
+        }
+        free(A), free(B), free(C), free(le);
+        return rc;
+    }
+    case NPK_V0_OP_CONV2D_S8:
+    case NPK_V0_OP_CONV2D_S8_RELU: {
+        npk_v0_conv cv;
+        uint32_t oh, ow;
+        npk_v0_desc_get_conv(d, &cv);
+        if (npk_v0_conv_out(&cv, &oh, &ow)) return npk_err_prefix(NPK_EINVAL, "CPU fallback");
+        uint64_t kk = (uint64_t)cv.ksize * cv.ksize * cv.cin;
+        uint64_t inb = (uint64_t)cv.h * cv.w * cv.cin, wb = kk * cv.cout, ob = (uint64_t)oh * ow * cv.cout;
+        if (inb > CPU_MAX_BYTES || wb > CPU_MAX_BYTES || ob > CPU_MAX_BYTES)
+            return npk_err(NPK_EUNSUPPORTED, "CPU fallback: convolution is too large");
+        int8_t *in = malloc(inb), *wt = malloc(wb), *o = malloc(ob);
+        if (!in || !wt || !o) rc = npk_err(NPK_ENOMEM, "CPU fallback: out of memory");
+        if (!rc) rc = get_rows(p, a, sa, cv.h, (uint64_t)cv.w * cv.cin, in);
+        if (!rc) rc = get_rows(p, b, sb, kk, cv.cout, wt);
+        if (!rc) {
+            npk_ref_conv rcv = {cv.h, cv.w, cv.cin, cv.cout, cv.ksize, cv.ksize, cv.stride_h, cv.stride_w,
+                                cv.pad_h, cv.pad_w, cv.dil};
+            npk_ref_conv2d_s8(&rcv, in, (size_t)cv.w * cv.cin, wt, cv.cout, o, (size_t)ow * cv.cout,
+                              relu || op == NPK_V0_OP_CONV2D_S8_RELU, uns);
+            rc = put_rows(p, c, sc, oh, (uint64_t)ow * cv.cout, o);
+        }
+        free(in), free(wt), free(o);
+        return rc;
+    }
+    case NPK_V0_OP_RELU: {
+        uint64_t M = d->w[NPK_V0_W_SHAPE_M], N = d->w[NPK_V0_W_SHAPE_N];
+        if (!M || !N) return npk_err(NPK_EINVAL, "CPU fallback: relu with a zero dimension");
+        if (M * N > CPU_MAX_BYTES) return npk_err(NPK_EUNSUPPORTED, "CPU fallback: relu is too large");
+        int8_t *buf = malloc(M * N);
+        if (!buf) return npk_err(NPK_ENOMEM, "CPU fallback: out of memory");
+        rc = get_rows(p, a, sa, M, N, buf);
+        if (!rc) {
+            npk_ref_relu_s8((uint32_t)M, (uint32_t)N, buf, N, buf, N, uns);
+            rc = put_rows(p, c, sc, M, N, buf);
+        }
+        free(buf);
+        return rc;
+    }
+    case NPK_V0_OP_MAXPOOL_S8: {
+        npk_v0_pool pp;
+        uint32_t oh, ow;
+        npk_v0_desc_get_pool(d, &pp);
+        if (npk_v0_pool_out(&pp, &oh, &ow)) return npk_err_prefix(NPK_EINVAL, "CPU fallback");
+        uint64_t inb = (uint64_t)pp.h * pp.w * pp.c, ob = (uint64_t)oh * ow * pp.c;
+        if (inb > CPU_MAX_BYTES) return npk_err(NPK_EUNSUPPORTED, "CPU fallback: max pool is too large");
+        int8_t *in = malloc(inb), *o = malloc(ob);
+        if (!in || !o) rc = npk_err(NPK_ENOMEM, "CPU fallback: out of memory");
+        if (!rc) rc = get_rows(p, a, sa, pp.h, (uint64_t)pp.w * pp.c, in);
+        if (!rc) {
+            npk_ref_pool rp = {pp.h, pp.w, pp.c, pp.win_h, pp.win_w, pp.stride, pp.pad};
+            npk_ref_maxpool_s8(&rp, in, (size_t)pp.w * pp.c, o, (size_t)ow * pp.c, relu, uns);
+            rc = put_rows(p, c, sc, oh, (uint64_t)ow * pp.c, o);
+        }
+        free(in), free(o);
+        return rc;
+    }
+    default:
+        return npk_err(NPK_EUNSUPPORTED, "CPU fallback: unknown opcode 0x%x: neither the device nor the CPU can run it",
+                       op);
+    }
+}
+
+int npk_v0_fallback_handler(npk_v0 *v) {
+    uint32_t st, idx;
+    RD(v, NPK_V0_REG_STATUS, &st);
+    uint32_t code = npk_v0_st_errcode(st);
+    if (!(st & NPK_V0_ST_ERROR) ||
+        !(code == NPK_V0_ERR_OPCODE || code == NPK_V0_ERR_SHAPE || code == NPK_V0_ERR_FLAGS ||
+          code == NPK_V0_ERR_ALIGN || code == NPK_V0_ERR_FALLBACK))
+        return npk_err(NPK_EINVAL, "v0 fallback: no unsupported_op pending (STATUS 0x%08x)", st);
+    RD(v, NPK_V0_REG_ERR_DESC_INDEX, &idx);
+    if (idx >= v->len) return npk_err(NPK_EDEVICE, "v0 fallback: ERR_DESC_INDEX %u outside the ring of %u", idx, v->len);
+    uint8_t raw[NPK_V0_DESC_BYTES];
+    npk_v0_desc d;
+    int rc = npk_port_mem_read(v->port, v->ring + (uint64_t)idx * NPK_V0_DESC_BYTES, raw, sizeof raw);
+    if (rc) return npk_err_prefix(-rc, "v0 fallback: reading descriptor %u", idx);
+    npk_v0_desc_unpack(raw, &d);
+    rc = npk_v0_cpu_execute(v->port, &d);
+    if (rc) return npk_err_prefix(-rc, "v0 fallback: descriptor %u (tag 0x%x, %s)", idx, d.w[NPK_V0_W_TAG],
+                                  opname(npk_v0_desc_op(&d)));
+    WR(v, NPK_V0_REG_COMPLETION_TAG, d.w[NPK_V0_W_TAG]);
+    WR(v, NPK_V0_REG_IRQ_STATUS, NPK_V0_IRQ_UNSUPPORTED | NPK_V0_IRQ_ERROR);
+    WR(v, NPK_V0_REG_DESC_TAIL, (idx + 1) % v->len);
+    uint32_t tail;
+    RD(v, NPK_V0_REG_DESC_TAIL, &tail);
+    if (tail != (idx + 1) % v->len)
+        return npk_err(NPK_EDEVICE, "v0 fallback: the device ignored the DESC_TAIL write-back (tail %u, expected %u; "
+                                    "is CTRL.cpu_fallback_select set?)",
+                       tail, (idx + 1) % v->len);
+    v->stats.fallbacks_run++;
+    if (idx == v->tail) account(v, NPK_V0_RETIRED_CPU, 0);
+    return 0;
+}
+
+/* IRQ mode: acknowledge IRQ_STATUS.done (error bits are handled by recovery). */
+static int ack_done(npk_v0 *v) {
+    uint32_t irq;
+    if (!v->cfg.use_irq) return 0;
+    RD(v, NPK_V0_REG_IRQ_STATUS, &irq);
+    if (irq & NPK_V0_IRQ_DONE) WR(v, NPK_V0_REG_IRQ_STATUS, NPK_V0_IRQ_DONE);
+    return 0;
+}
+
+/* Read the device's progress; account retirements and handle errors.
+ * Returns 1 on progress, 0 on none, negative on a (reported) failure. */
+static int service(npk_v0 *v) {
+    uint32_t st, tail;
+    RD(v, NPK_V0_REG_STATUS, &st);
+    RD(v, NPK_V0_REG_DESC_TAIL, &tail);
+    int progress = 0;
+    if (tail >= v->len) return fail_ring(v, npk_err(NPK_EDEVICE, "v0: DESC_TAIL %u outside the ring of %u", tail, v->len));
+    while (v->tail != tail && v->pending) {
+        account(v, NPK_V0_RETIRED_HW, 0);
+        progress = 1;
+    }
+    int arc = ack_done(v);
+    if (arc) return fail_ring(v, arc);
+    if (st & NPK_V0_ST_ERROR) {
+        uint32_t code = npk_v0_st_errcode(st);
+        int unsupported = code == NPK_V0_ERR_OPCODE || code == NPK_V0_ERR_SHAPE || code == NPK_V0_ERR_FLAGS ||
+                          code == NPK_V0_ERR_ALIGN || code == NPK_V0_ERR_FALLBACK;
+        if (unsupported && v->cfg.cpu_fallback) {
+            int rc = npk_v0_fallback_handler(v);
+            if (!rc) rc = ack_done(v);
+            if (!rc) return 1;
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", npk_errmsg());
+            int drc = npk_v0_decode_error(v);
+            char dev[512];
+            snprintf(dev, sizeof dev, "%s", npk_errmsg());
+            (void)drc;
+            npk_err(-rc, "%s (%s)", dev, msg);
+            return fail_ring(v, rc == -NPK_EDEVICE ? -NPK_EUNSUPPORTED : rc);
+        }
+        return fail_ring(v, -NPK_EDEVICE);
+    }
+    return progress;
+}
+
+/* Wait for progress; returns 1 (progress), 0 (budget left, keep going) or an error. */
+static int wait_progress(npk_v0 *v, uint64_t *idle, uint64_t *chunk) {
+    int rc = service(v);
+    if (rc) {
+        if (rc > 0) *idle = 0, *chunk = 64;
+        return rc;
+    }
+    if (*idle >= v->cfg.timeout_cycles) {
+        uint32_t st = 0;
+        npk_port_read32(v->port, NPK_V0_REG_STATUS, &st);
+        const npk_v0_desc *d = &v->slots[v->tail].d;
+        npk_err(NPK_ETIMEDOUT,
+                "v0: no progress for %" PRIu64 " cycles on descriptor %u (tag 0x%x, %s), STATUS 0x%08x%s", *idle,
+                v->tail, d->w[NPK_V0_W_TAG], opname(npk_v0_desc_op(d)), st,
+                (st & NPK_V0_ST_BUSY) ? ": busy without finishing (a bus beat may have hung)"
+                : !(st & NPK_V0_ST_QUEUE_EMPTY) ? ": queued but not executing (CTRL.enable off?)"
+                                                 : "");
+        return fail_ring(v, -NPK_ETIMEDOUT);
+    }
+    /* sleep: in IRQ mode until a line rises (checking STATUS every 16 chunks anyway) */
+    for (int i = 0; i < 16; i++) {
+        int w = npk_port_wait(v->port, *chunk);
+        if (w) return npk_err_prefix(-w, "v0: waiting");
+        v->stats.device_cycles += *chunk;
+        *idle += *chunk;
+        if (*chunk < 65536) *chunk *= 2;
+        if (!v->cfg.use_irq || npk_port_irq(v->port, NPK_V0_IRQ_NPU) > 0 ||
+            npk_port_irq(v->port, NPK_V0_IRQ_FALLBACK) > 0 || *idle >= v->cfg.timeout_cycles)
+            break;
+    }
+    return 0;
+}
+
+/* Descriptors d[i..n) never reached the ring: report them as dropped. */
+static int refuse_rest(npk_v0 *v, const npk_v0_desc *d, unsigned i, unsigned n, int status) {
+    for (; i < n; i++) {
+        v->stats.submitted++;
+        v->stats.dropped++;
+        if (v->cb) v->cb(v->cb_ctx, d[i].w[NPK_V0_W_TAG], UINT32_MAX, NPK_V0_DROPPED, status);
+    }
+    return status;
+}
+
+int npk_v0_submit(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
+    uint64_t idle = 0, chunk = 64;
+    unsigned i = 0;
+    while (i < n) {
+        unsigned room = v->len - 1 - v->pending;
+        if (!room) {
+            int rc = wait_progress(v, &idle, &chunk);
+            if (rc < 0) return refuse_rest(v, d, i, n, rc);
+            continue;
+        }
+        unsigned batch = n - i < room ? n - i : room;
+        for (unsigned j = 0; j < batch; j++) {
+            npk_v0_desc x = d[i + j];
+            if (v->cfg.use_irq && j == batch - 1) x.w[0] |= NPK_V0_F_IRQ << 16;
+            uint8_t raw[NPK_V0_DESC_BYTES];
+            npk_v0_desc_pack(&x, raw);
+            int rc = npk_port_mem_write(v->port, v->ring + (uint64_t)v->head * NPK_V0_DESC_BYTES, raw, sizeof raw);
+            if (rc) {
+                rc = npk_err_prefix(-rc, "v0: writing descriptor %u", v->head);
+                return refuse_rest(v, d, i + j, n, fail_ring(v, rc));
+            }
+            v->slots[v->head].d = x;
+            v->slots[v->head].live = 1;
+            v->head = (v->head + 1) % v->len;
+            v->pending++;
+            v->stats.submitted++;
+        }
+        int rc = npk_port_write32(v->port, NPK_V0_REG_DESC_DOORBELL, v->head);
+        if (rc) return refuse_rest(v, d, i + batch, n, fail_ring(v, npk_err_prefix(-rc, "v0: doorbell")));
+        v->stats.doorbells++;
+        i += batch;
+    }
+    return 0;
+}
+
+int npk_v0_wait(npk_v0 *v) {
+    uint64_t idle = 0, chunk = 64;
+    while (v->pending) {
+        int rc = wait_progress(v, &idle, &chunk);
+        if (rc < 0) return rc;
+    }
+    /* a last look: an error latched on a doorbell with nothing pending */
+    uint32_t st;
+    RD(v, NPK_V0_REG_STATUS, &st);
+    if (st & NPK_V0_ST_ERROR) return fail_ring(v, -NPK_EDEVICE);
+    return 0;
+}
+
+int npk_v0_run(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
+    int rc = npk_v0_submit(v, d, n);
+    return rc ? rc : npk_v0_wait(v);
+}
+
+int npk_v0_read_counters(npk_v0 *v, npk_v0_counters *c) {
+    uint32_t lo, hi;
+    RD(v, NPK_V0_REG_PERF_CYCLES, &c->perf_cycles);
+    RD(v, NPK_V0_REG_PERF_FALLBACKS, &c->perf_fallbacks);
+    RD(v, NPK_V0_REG_PERF_MACS_LO, &lo);
+    RD(v, NPK_V0_REG_PERF_MACS_HI, &hi);
+    c->perf_macs = lo | (uint64_t)hi << 32;
+    return 0;
+}
+
+/* ---- high-level operations ---------------------------------------------- */
+
+typedef struct gbuf {
+    uint64_t addr;
+    int live;
+} gbuf;
+
+static int galloc(npk_v0 *v, gbuf *g, uint64_t size) {
+    int rc = npk_port_alloc(v->port, size ? size : 1, 64, &g->addr);
+    if (rc) return rc;
+    g->live = 1;
+    return 0;
+}
+
+static void gfree(npk_v0 *v, gbuf *g) {
+    if (g->live) npk_port_free(v->port, g->addr);
+    g->live = 0;
+}
+
+static int gemmini(const npk_v0 *v) { return (v->caps & NPK_V0_CAPS_GEMMINI) != 0; }
+
+#define E1_ROUTE_MAX_MACS (1ull << 20) /* beyond this the e1 tile engine is hopeless: CPU */
+
+/* C (int32, [M][N]) = A[M][K] x B[K][N] through e1 GEMM_S8 tiles: m, n <= 3
+ * and the deepest k <= 7 whose A, B and C fit the 64-byte scratchpad
+ * (npk_e1_gemm_layout decides). */
+static int e1_matmul(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
+                     uint32_t *tiles) {
+    int8_t at[3 * 7], bt[7 * 3];
+    int32_t ct[9];
+    npk_e1_gemm g;
+    uint32_t TK = 7;
+    while (TK > 1 && npk_e1_gemm_layout(0, 3, 3, TK, &g)) TK--;
+    *tiles = 0;
+    memset(C, 0, (size_t)M * N * sizeof *C);
+    for (uint32_t i0 = 0; i0 < M; i0 += 3)
+        for (uint32_t j0 = 0; j0 < N; j0 += 3)
+            for (uint32_t k0 = 0; k0 < K; k0 += TK) {
+                uint32_t m = M - i0 < 3 ? M - i0 : 3, n = N - j0 < 3 ? N - j0 : 3, k = K - k0 < TK ? K - k0 : TK;
+                for (uint32_t i = 0; i < m; i++) memcpy(at + i * k, A + (size_t)(i0 + i) * K + k0, k);
+                for (uint32_t kk = 0; kk < k; kk++) memcpy(bt + kk * n, B + (size_t)(k0 + kk) * N + j0, n);
+                int rc = npk_e1_gemm_tile(v->e1, 0, m, n, k, at, bt, ct);
+                if (rc) return npk_err_prefix(-rc, "v0 route to e1: GEMM tile at (%u,%u,%u)", i0, j0, k0);
+                ++*tiles;
+                for (uint32_t i = 0; i < m; i++)
+                    for (uint32_t j = 0; j < n; j++) {
+                        uint32_t *c = (uint32_t *)&C[(size_t)(i0 + i) * N + j0 + j];
+                        *c += (uint32_t)ct[i * n + j];
+                    }
+            }
+    return 0;
+}
+
+/* matmul without the device (gemmini absent): e1 or CPU. */
+static int routed_matmul(npk_v0 *v, const char *what, uint32_t M, uint32_t N, uint32_t K, const int8_t *A,
+                         const int8_t *B, int32_t *C, int relu) {
+    uint64_t macs = (uint64_t)M * N * K;
+    int rc;
+    if (v->e1 && macs <= E1_ROUTE_MAX_MACS) {
+        uint32_t tiles;
+        rc = e1_matmul(v, M, N, K, A, B, C, &tiles);
+        if (rc) return rc;
+        if (relu)
+            for (size_t i = 0; i < (size_t)M * N; i++) C[i] = C[i] < 0 ? 0 : C[i];
+        v->stats.routed_e1++;
+        snprintf(v->route, sizeof v->route,
+                 "%s %ux%ux%u: CAPS.gemmini_present=0 -> e1 GEMM_S8 tiles (legacy datapath, %u tiles)", what, M, N, K,
+                 tiles);
+        return 0;
+    }
+    npk_ref_matmul_s8s32(M, N, K, A, K, B, N, C, N, relu, 0);
+    v->stats.routed_cpu++;
+    snprintf(v->route, sizeof v->route, "%s %ux%ux%u: CAPS.gemmini_present=0 -> CPU reference (%s)", what, M, N, K,
+             v->e1 ? "too large for e1 GEMM tiles" : "no e1 device attached");
+    return 0;
+}
+
+int npk_v0_matmul(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
+                  int relu) {
+    if (!M || !N || !K) return npk_err(NPK_EINVAL, "v0 matmul: zero dimension (%ux%ux%u)", M, N, K);
+    if (!gemmini(v)) return routed_matmul(v, "matmul", M, N, K, A, B, C, relu);
+    const uint32_t T = NPK_V0_MAX_MATMUL;
+    uint32_t sa = align16(K), sb = align16(N), sc = align16(4ull * N);
+    uint32_t nk = (K + T - 1) / T;
+    int dev_relu = relu && nk == 1; /* with a split K the sum (then ReLU) is finished on the host */
+    gbuf ga = {0}, gb = {0}, *gc = calloc(nk, sizeof *gc);
+    npk_v0_desc *ds = NULL;
+    int rc = gc ? 0 : npk_err(NPK_ENOMEM, "out of memory");
+    if (!rc) rc = galloc(v, &ga, (uint64_t)M * sa);
+    if (!rc) rc = galloc(v, &gb, (uint64_t)K * sb);
+    for (uint32_t q = 0; !rc && q < nk; q++) rc = galloc(v, &gc[q], (uint64_t)M * sc);
+    if (!rc) rc = put_rows(v->port, ga.addr, sa, M, K, A);
+    if (!rc) rc = put_rows(v->port, gb.addr, sb, K, N, B);
+    size_t nd = (size_t)((M + T - 1) / T) * ((N + T - 1) / T) * nk, n = 0;
+    if (!rc && !(ds = malloc(nd * sizeof *ds))) rc = npk_err(NPK_ENOMEM, "out of memory");
+    for (uint32_t i0 = 0; !rc && i0 < M; i0 += T)
+        for (uint32_t j0 = 0; j0 < N; j0 += T)
+            for (uint32_t q = 0; q < nk; q++) {
+                uint32_t k0 = q * T;
+                uint32_t m = M - i0 < T ? M - i0 : T, nn = N - j0 < T ? N - j0 : T, k = K - k0 < T ? K - k0 : T;
+                ds[n] = npk_v0_desc_matmul(dev_relu, NPK_V0_F_SIGNED, m, nn, k, ga.addr + (uint64_t)i0 * sa + k0, sa,
+                                           gb.addr + (uint64_t)k0 * sb + j0, sb,
+                                           gc[q].addr + (uint64_t)i0 * sc + 4ull * j0, sc, (uint32_t)n);
+                n++;
+            }
+    if (!rc) rc = npk_v0_run(v, ds, (unsigned)n);
+    uint8_t *row = NULL;
+    if (!rc && !(row = malloc((size_t)N * 4))) rc = npk_err(NPK_ENOMEM, "out of memory");
+    for (uint32_t i = 0; !rc && i < M; i++) {
+        for (uint32_t q = 0; !rc && q < nk; q++) {
+            rc = npk_port_mem_read(v->port, gc[q].addr + (uint64_t)i * sc, row, (size_t)N * 4);
+            for (uint32_t j = 0; !rc && j < N; j++) {
+                uint32_t x = row[4 * j] | (uint32_t)row[4 * j + 1] << 8 | (uint32_t)row[4 * j + 2] << 16 |
+                             (uint32_t)row[4 * j + 3] << 24;
+                uint32_t *c = (uint32_t *)&C[(size_t)i * N + j];
+                *c = q ? *c + x : x;
+            }
+        }
+        if (relu && !dev_relu)
+            for (uint32_t j = 0; j < N; j++) C[(size_t)i * N + j] = C[(size_t)i * N + j] < 0 ? 0 : C[(size_t)i * N + j];
+    }
+    if (!rc)
+        snprintf(v->route, sizeof v->route, "matmul %ux%ux%u: v0 array, %zu MATMUL_S8 descriptor(s)", M, N, K, n);
+    free(row);
+    free(ds);
+    gfree(v, &ga);
+    gfree(v, &gb);
+    for (uint32_t q = 0; gc && q < nk; q++) gfree(v, &gc[q]);
+    free(gc);
+    return rc;
+}
+
+static int conv_encodable(const npk_v0_conv *c) {
+    if (c->h > 0xFFFF || c->w > 0xFFFF || c->cin > 0xFFFF || c->ksize > 0xFF || c->stride_h > 15 ||
+        c->stride_w > 15 || c->pad_h > 15 || c->pad_w > 15 || c->dil > 15)
+        return npk_err(NPK_EINVAL, "v0 conv2d: parameters do not fit the descriptor fields (H, W, C_in <= 65535, "
+                                   "kernel <= 255, stride/pad/dilation <= 15)");
+    return 0;
+}
+
+/* im2col of one image: col[OH*OW][k*k*cin] (zero padding). */
+static int8_t *im2col(const npk_v0_conv *c, const int8_t *in, uint32_t oh, uint32_t ow) {
+    uint64_t kk = (uint64_t)c->ksize * c->ksize * c->cin;
+    int8_t *col = malloc((uint64_t)oh * ow * kk);
+    if (!col) return NULL;
+    for (uint32_t y = 0; y < oh; y++)
+        for (uint32_t x = 0; x < ow; x++) {
+            int8_t *dst = col + ((uint64_t)y * ow + x) * kk;
+            for (uint32_t ky = 0; ky < c->ksize; ky++)
+                for (uint32_t kx = 0; kx < c->ksize; kx++, dst += c->cin) {
+                    int64_t iy = (int64_t)y * c->stride_h + (int64_t)ky * c->dil - c->pad_h;
+                    int64_t ix = (int64_t)x * c->stride_w + (int64_t)kx * c->dil - c->pad_w;
+                    if (iy < 0 || iy >= c->h || ix < 0 || ix >= c->w) memset(dst, 0, c->cin);
+                    else memcpy(dst, in + ((uint64_t)iy * c->w + ix) * c->cin, c->cin);
+                }
+        }
+    return col;
+}
+
+int npk_v0_conv2d_s32(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int32_t *out) {
+    uint32_t oh, ow;
+    int rc = npk_v0_conv_out(c, &oh, &ow);
+    if (rc) return npk_err_prefix(-rc, "v0 conv2d_s32");
+    int8_t *col = im2col(c, in, oh, ow);
+    if (!col) return npk_err(NPK_ENOMEM, "out of memory");
+    rc = npk_v0_matmul(v, oh * ow, c->cout, c->ksize * c->ksize * c->cin, col, wt, out, 0);
+    free(col);
+    return rc;
+}
+
+int npk_v0_conv2d(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int8_t *out, int relu) {
+    uint32_t oh, ow;
+    int rc = npk_v0_conv_out(c, &oh, &ow);
+    if (rc) return npk_err_prefix(-rc, "v0 conv2d");
+    uint64_t kk = (uint64_t)c->ksize * c->ksize * c->cin;
+    if (!gemmini(v)) {
+        int32_t *acc = malloc((uint64_t)oh * ow * c->cout * sizeof *acc);
+        if (!acc) return npk_err(NPK_ENOMEM, "out of memory");
+        if (v->e1 && (uint64_t)oh * ow * c->cout * kk <= E1_ROUTE_MAX_MACS) {
+            int8_t *col = im2col(c, in, oh, ow);
+            rc = col ? routed_matmul(v, "conv2d (im2col)", oh * ow, c->cout, (uint32_t)kk, col, wt, acc, 0)
+                     : npk_err(NPK_ENOMEM, "out of memory");
+            free(col);
+        } else {
+            npk_ref_conv rcv = {c->h, c->w, c->cin, c->cout, c->ksize, c->ksize, c->stride_h, c->stride_w,
+                                c->pad_h, c->pad_w, c->dil};
+            npk_ref_conv2d_s32(&rcv, in, (size_t)c->w * c->cin, wt, c->cout, acc, (size_t)ow * c->cout, 0);
+            v->stats.routed_cpu++;
+            snprintf(v->route, sizeof v->route, "conv2d %ux%ux%u->%u k%u: CAPS.gemmini_present=0 -> CPU reference (%s)",
+                     c->h, c->w, c->cin, c->cout, c->ksize, v->e1 ? "too large for e1 GEMM tiles" : "no e1 device attached");
+        }
+        for (uint64_t i = 0; !rc && i < (uint64_t)oh * ow * c->cout; i++) {
+            int8_t s = npk_ref_sat8(acc[i]);
+            out[i] = relu && s < 0 ? 0 : s;
+        }
+        free(acc);
+        return rc;
+    }
+    if ((rc = conv_encodable(c))) return rc;
+    uint32_t sa = align16((uint64_t)c->w * c->cin), sb = align16(c->cout), sc = align16((uint64_t)ow * c->cout);
+    gbuf gi = {0}, gw = {0}, go = {0};
+    rc = galloc(v, &gi, (uint64_t)c->h * sa);
+    if (!rc) rc = galloc(v, &gw, kk * sb);
+    if (!rc) rc = galloc(v, &go, (uint64_t)oh * sc);
+    if (!rc) rc = put_rows(v->port, gi.addr, sa, c->h, (uint64_t)c->w * c->cin, in);
+    if (!rc) rc = put_rows(v->port, gw.addr, sb, kk, c->cout, wt);
+    if (!rc) {
+        npk_v0_desc d = npk_v0_desc_conv(relu, NPK_V0_F_SIGNED, c, gi.addr, sa, gw.addr, sb, go.addr, sc, 0);
+        uint64_t fb0 = v->stats.retired_cpu;
+        rc = npk_v0_run(v, &d, 1);
+        if (!rc)
+            snprintf(v->route, sizeof v->route, "conv2d %ux%ux%u->%u k%u: %s", c->h, c->w, c->cin, c->cout, c->ksize,
+                     v->stats.retired_cpu > fb0 ? "outside the v0 envelope -> unsupported_op -> CPU fallback handler"
+                                                : "v0 array, 1 CONV2D_S8 descriptor");
+    }
+    if (!rc) rc = get_rows(v->port, go.addr, sc, oh, (uint64_t)ow * c->cout, out);
+    gfree(v, &gi);
+    gfree(v, &gw);
+    gfree(v, &go);
+    return rc;
+}
+
+int npk_v0_relu(npk_v0 *v, const int8_t *in, int8_t *out, size_t n) {
+    if (!n) return 0;
+    if (!gemmini(v)) {
+        if (v->e1) {
+            for (size_t i = 0; i < n; i += 63) {
+                unsigned len = n - i < 63 ? (unsigned)(n - i) : 63; /* VRELU takes 1..63 bytes */
+                int rc = npk_e1_relu(v->e1, in + i, out + i, len);
+                if (rc) return npk_err_prefix(-rc, "v0 route to e1: relu at %zu", i);
+            }
+            v->stats.routed_e1++;
+            snprintf(v->route, sizeof v->route, "relu %zu: CAPS.gemmini_present=0 -> e1 VRELU_S8 (legacy datapath)", n);
+            return 0;
+        }
+        for (size_t i = 0; i < n; i += NPK_V0_MAX_RELU) {
+            uint32_t len = (uint32_t)(n - i < NPK_V0_MAX_RELU ? n - i : NPK_V0_MAX_RELU);
+            npk_ref_relu_s8(1, len, in + i, len, out + i, len, 0);
+        }
+        v->stats.routed_cpu++;
+        snprintf(v->route, sizeof v->route, "relu %zu: CAPS.gemmini_present=0 -> CPU reference (no e1 device attached)", n);
+        return 0;
+    }
+    const size_t W = NPK_V0_MAX_RELU;
+    size_t rows = n / W, rem = n % W;
+    gbuf g = {0};
+    int rc = galloc(v, &g, (n + 15) & ~(size_t)15);
+    if (!rc) rc = npk_port_mem_write(v->port, g.addr, in, n);
+    npk_v0_desc ds[64];
+    unsigned nd = 0;
+    for (size_t r = 0; !rc && r < rows; r += W) {
+        uint32_t m = (uint32_t)(rows - r < W ? rows - r : W);
+        uint64_t a = g.addr + r * W;
+        ds[nd] = npk_v0_desc_relu(NPK_V0_F_SIGNED, m, (uint32_t)W, a, (uint32_t)W, a, (uint32_t)W, nd);
+        nd++;
+        if (nd == 64) rc = npk_v0_run(v, ds, nd), nd = 0;
+    }
+    if (!rc && rem) {
+        uint64_t a = g.addr + rows * W;
+        ds[nd] = npk_v0_desc_relu(NPK_V0_F_SIGNED, 1, (uint32_t)rem, a, align16(rem), a, align16(rem), nd);
+        nd++;
+    }
+    if (!rc && nd) rc = npk_v0_run(v, ds, nd);
+    if (!rc) rc = npk_port_mem_read(v->port, g.addr, out, n);
+    if (!rc) snprintf(v->route, sizeof v->route, "relu %zu: v0 RELU descriptor(s)", n);
+    gfree(v, &g);
+    return rc;
+}
+
+int npk_v0_maxpool(npk_v0 *v, const npk_v0_pool *p, const int8_t *in, int8_t *out, int relu) {
+    uint32_t oh, ow;
+    int rc = npk_v0_pool_out(p, &oh, &ow);
+    if (rc) return npk_err_prefix(-rc, "v0 maxpool");
+    if (!gemmini(v)) {
+        npk_ref_pool rp = {p->h, p->w, p->c, p->win_h, p->win_w, p->stride, p->pad};
+        npk_ref_maxpool_s8(&rp, in, (size_t)p->w * p->c, out, (size_t)ow * p->c, relu, 0);
+        v->stats.routed_cpu++;
+        snprintf(v->route, sizeof v->route,
+                 "maxpool %ux%ux%u: CAPS.gemmini_present=0 -> CPU reference (e1 has no signed int8 max)", p->h, p->w,
+                 p->c);
+        return 0;
+    }
+    if (p->h > 0xFFFF || p->w > 0xFFFF || p->win_h > 15 || p->win_w > 15 || p->stride > 15 || p->pad > 15)
+        return npk_err(NPK_EINVAL, "v0 maxpool: parameters do not fit the descriptor fields");
+    uint32_t sa = align16((uint64_t)p->w * p->c), sc = align16((uint64_t)ow * p->c);
+    gbuf gi = {0}, go = {0};
+    rc = galloc(v, &gi, (uint64_t)p->h * sa);
+    if (!rc) rc = galloc(v, &go, (uint64_t)oh * sc);
+    if (!rc) rc = put_rows(v->port, gi.addr, sa, p->h, (uint64_t)p->w * p->c, in);
+    if (!rc) {
+        npk_v0_desc d = npk_v0_desc_maxpool(NPK_V0_F_SIGNED | (relu ? NPK_V0_F_RELU : 0), p, gi.addr, sa, go.addr, sc, 0);
+        uint64_t fb0 = v->stats.retired_cpu;
+        rc = npk_v0_run(v, &d, 1);
+        if (!rc)
+            snprintf(v->route, sizeof v->route, "maxpool %ux%ux%u: %s", p->h, p->w, p->c,
+                     v->stats.retired_cpu > fb0 ? "outside the v0 envelope -> unsupported_op -> CPU fallback handler"
+                                                : "v0 array, 1 MAXPOOL_S8 descriptor");
+    }
+    if (!rc) rc = get_rows(v->port, go.addr, sc, oh, (uint64_t)ow * p->c, out);
+    gfree(v, &gi);
+    gfree(v, &go);
+    return rc;
+}
