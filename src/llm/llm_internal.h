@@ -1,0 +1,29 @@
+/* Internal decoder interface shared by the CPU and pccx decode paths. */
+#ifndef NPUKIT_LLM_INTERNAL_H
+#define NPUKIT_LLM_INTERNAL_H
+
+#include "npukit/llm.h"
+
+/* Host op kinds (index into npk_llm_stats.host_op_kinds). */
+enum {
+    LLM_HOST_EMBED = 0,     /* token embedding lookup / conversion */
+    LLM_HOST_ATTENTION = 1, /* q.k scores and att.v sums */
+    LLM_HOST_RESIDUAL = 2,  /* residual additions */
+    LLM_HOST_NORM = 3,      /* RMSNorm pieces the ISA cannot express */
+    LLM_HOST_ROPE = 4,      /* RoPE combination */
+    LLM_HOST_FFN = 5,       /* SwiGLU gate */
+    LLM_HOST_SOFTMAX = 6,   /* softmax pieces on the host */
+    LLM_HOST_MATMUL = 7     /* projections on the host (CPU decoder) */
+};
+
+struct npk_llm_decoder {
+    const char *kind;
+    const npk_llm_model *model;
+    npk_llm_stats stats;
+    int next_pos; /* positions must come in order */
+    int (*forward)(npk_llm_decoder *d, int token, int pos, const float **logits);
+    int (*finish)(npk_llm_decoder *d); /* NULL = nothing to do */
+    void (*destroy)(npk_llm_decoder *d);
+};
+
+#endif

@@ -1,0 +1,425 @@
+/*
+ * The decode path on the pccx NPU (see docs/llm.md for every decision).
+ *
+ * At creation every projection is quantized to INT4 (npk_pccx_wmat_upload:
+ * symmetric, scale = max|w| / 7 per output channel, or per group of G inputs
+ * of each channel) and appended to the weight-stream arena in the order the
+ * step uses them: per layer wq wk wv wo w1 w3 w2, then the classifier.
+ *
+ * One step (token t at position pos), d = dim, kv = kv_dim, hd = hidden_dim,
+ * hs = head_size, n = pos + 1:
+ *   host    X[d] (L2, BF16 residual stream) = embedding[t]
+ *   host+dev  angles[hs/2] = pos * 10000^(-2j/hs) (host, reduced to [-pi, pi])
+ *           -> CVO SIN, CVO COS (npk_pccx_rope)
+ *   per layer:
+ *     host  SQ[d] = X^2;  dev: RMSNorm sequence X, SQ -> XN[d] = X / rms(X)
+ *     host  XN *= rms_att[l] (element-wise, not expressible in the ISA)
+ *     dev   GEMV Q[d] = wq XN;  K[kv] = wk XN;  V[kv] = wv XN
+ *     host  RoPE rotation of Q and K with the device's sin/cos; K -> K cache,
+ *           V -> V cache (both in L2, [layer][pos][kv] BF16)
+ *     host  scores[h][0..n) = q_h . k_t / sqrt(hs), read from the L2 K cache
+ *     dev   per head: e_max := max (register), CVO EXP sub_emax,
+ *           REDUCE_SUM, SCALE recip_scale  (the documented softmax)
+ *     host  ATT[d]: head h = sum_t p[h][t] v_t (from the L2 V cache)
+ *     dev   GEMV accm X += wo ATT   (the residual add is the accumulation)
+ *     host+dev  RMSNorm as above with rms_ffn -> XN
+ *     dev   GEMV H1[hd] = w1 XN;  H3[hd] = w3 XN
+ *     host  HB[hd] = silu(H1) * H3
+ *     dev   GEMV accm X += w2 HB
+ *   host+dev  final RMSNorm with rms_final;  dev GEMV LOGITS[V] = wcls XN
+ */
+#include "llm_internal.h"
+#include "npukit/npu.h"
+
+#include "npukit/pccx.h"
+#include "npukit/sim.h"
+#include "npukit/trace.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Projection indices (npk_llm_stats.gemv_on_device). */
+enum { P_Q, P_K, P_V, P_O, P_W1, P_W2, P_W3, P_CLS };
+
+typedef struct pccx_dec {
+    npk_llm_decoder base;
+    npk_port *port;
+    npk_pccx *drv;
+    npk_trace *trace;
+    char *trace_path;
+    npk_pccx_wmat *w; /* [L][7] (q k v o w1 w2 w3) then cls at [7 * L] */
+    /* L2 word addresses */
+    uint32_t a_x, a_sq, a_xn, a_tmp, a_q, a_k, a_v, a_att, a_h1, a_h3, a_hb, a_logits, a_ang, a_sin, a_cos,
+        a_smtmp, a_sc, a_kc, a_vc;
+    uint32_t sc_stride; /* words per head's score vector */
+    /* host scratch */
+    float *x;      /* [d] */
+    float *q;      /* [d] */
+    float *k;      /* [kv] */
+    float *v;      /* [kv] */
+    float *att;    /* [d] attention output */
+    float *h1;     /* [hd] */
+    float *h3;     /* [hd] */
+    float *sc;     /* [n_heads][seq] scores, then probabilities */
+    float *cache;  /* [seq][kv] one layer of K or V read back from L2 */
+    float *logits; /* [V] */
+    float sinv[64], cosv[64]; /* [hs/2] for the current position (hs <= 128) */
+    npk_pccx_stats base_stats; /* device counters at the end of setup */
+} pccx_dec;
+
+static float bf16_round(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return f; /* inf/nan unchanged */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static uint16_t bf16_bits(float f) {
+    f = bf16_round(f);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)(u >> 16);
+}
+
+static uint32_t words(uint32_t n) { return (n + 7) / 8; }
+
+/* Write / read n floats at an L2 word, counting host<->device bytes. */
+static int l2_put(pccx_dec *s, uint32_t l2, const float *v, size_t n) {
+    s->base.stats.host_bytes += 2 * n;
+    return npk_pccx_write_f32(s->drv, l2, v, n);
+}
+static int l2_get(pccx_dec *s, uint32_t l2, float *v, size_t n) {
+    int rc = npk_pccx_sync(s->drv);
+    if (rc) return rc;
+    s->base.stats.host_bytes += 2 * n;
+    return npk_pccx_read_f32(s->drv, l2, v, n);
+}
+
+static int gemv(pccx_dec *s, int proj, uint32_t dest, uint32_t src, const npk_pccx_wmat *w, unsigned flags) {
+    s->base.stats.gemv_on_device[proj]++;
+    return npk_pccx_gemv_w(s->drv, dest, src, 1, w, flags);
+}
+
+/* XN[d] = rmsnorm(X) * gain, with the division on the device. */
+static int rmsnorm(pccx_dec *s, const float *gain) {
+    const int d = s->base.model->cfg.dim;
+    int rc = l2_get(s, s->a_x, s->x, (size_t)d);
+    if (rc) return rc;
+    float *tmp = s->q; /* [d] scratch: squares */
+    for (int i = 0; i < d; i++) tmp[i] = s->x[i] * s->x[i];
+    s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)d;
+    if ((rc = l2_put(s, s->a_sq, tmp, (size_t)d)) != 0) return rc;
+    if ((rc = npk_pccx_rmsnorm(s->drv, s->a_x, s->a_sq, s->a_xn, s->a_tmp, (unsigned)d, 1e-5f)) != 0) return rc;
+    if ((rc = l2_get(s, s->a_xn, tmp, (size_t)d)) != 0) return rc;
+    for (int i = 0; i < d; i++) tmp[i] *= gain[i];
+    s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)d;
+    return l2_put(s, s->a_xn, tmp, (size_t)d);
+}
+
+static int pccx_step(pccx_dec *s, int token, int pos) {
+    const npk_llm_model *m = s->base.model;
+    const npk_llm_config *c = &m->cfg;
+    const int d = c->dim, kv = c->kv_dim, hd = c->hidden_dim, hs = c->head_size, S = c->seq_len;
+    const int kv_mul = c->n_heads / c->n_kv_heads, n = pos + 1;
+    uint64_t *ops = s->base.stats.host_op_kinds;
+    int rc;
+
+    /* X[d] = embedding[token] (BF16 in L2) */
+    if ((rc = l2_put(s, s->a_x, m->token_embedding + (size_t)token * (size_t)d, (size_t)d)) != 0) return rc;
+    ops[LLM_HOST_EMBED] += (uint64_t)d;
+
+    /* RoPE angles for this position: theta_j = pos * 10000^(-2j/hs), j < hs/2,
+     * reduced to [-pi, pi] on the host; SIN and COS on the device. */
+    float ang[64];
+    for (int j = 0; j < hs / 2; j++) {
+        double a = (double)pos * (1.0 / pow(10000.0, (double)(2 * j) / (double)hs));
+        ang[j] = (float)remainder(a, 2.0 * M_PI);
+    }
+    ops[LLM_HOST_ROPE] += 2ull * (uint64_t)(hs / 2);
+    if ((rc = l2_put(s, s->a_ang, ang, (size_t)(hs / 2))) != 0) return rc;
+    if ((rc = npk_pccx_rope(s->drv, s->a_ang, s->a_sin, s->a_cos, (unsigned)(hs / 2))) != 0) return rc;
+    if ((rc = l2_get(s, s->a_sin, s->sinv, (size_t)(hs / 2))) != 0) return rc;
+    if ((rc = l2_get(s, s->a_cos, s->cosv, (size_t)(hs / 2))) != 0) return rc;
+
+    for (int l = 0; l < c->n_layers; l++) {
+        const npk_pccx_wmat *w = s->w + 7 * l;
+        const uint32_t kc = s->a_kc + (uint32_t)l * (uint32_t)S * words((uint32_t)kv); /* [S][kv] */
+        const uint32_t vc = s->a_vc + (uint32_t)l * (uint32_t)S * words((uint32_t)kv);
+        const uint32_t row = words((uint32_t)kv); /* words per cached position */
+
+        if ((rc = rmsnorm(s, m->rms_att + (size_t)l * d)) != 0) return rc;
+        if ((rc = gemv(s, P_Q, s->a_q, s->a_xn, &w[P_Q], 0)) != 0) return rc;
+        if ((rc = gemv(s, P_K, s->a_k, s->a_xn, &w[P_K], 0)) != 0) return rc;
+        if ((rc = gemv(s, P_V, s->a_v, s->a_xn, &w[P_V], 0)) != 0) return rc;
+        if ((rc = l2_get(s, s->a_q, s->q, (size_t)d)) != 0) return rc;
+        if ((rc = l2_get(s, s->a_k, s->k, (size_t)kv)) != 0) return rc;
+
+        /* RoPE rotation of each pair (i, i+1): q over d, k over kv. */
+        for (int i = 0; i < d; i += 2) {
+            float fc = s->cosv[(i % hs) / 2], fs = s->sinv[(i % hs) / 2];
+            for (int r = 0; r < (i < kv ? 2 : 1); r++) {
+                float *vec = r == 0 ? s->q : s->k;
+                float v0 = vec[i], v1 = vec[i + 1];
+                vec[i] = v0 * fc - v1 * fs;
+                vec[i + 1] = v0 * fs + v1 * fc;
+            }
+        }
+        ops[LLM_HOST_ROPE] += 6ull * (uint64_t)(d / 2 + kv / 2);
+        /* K cache row pos = rotated k (host write); V cache row = V (device copy). */
+        if ((rc = l2_put(s, kc + (uint32_t)pos * row, s->k, (size_t)kv)) != 0) return rc;
+        if ((rc = npk_pccx_copy_l2(s->drv, vc + (uint32_t)pos * row, s->a_v, (size_t)kv)) != 0) return rc;
+        /* The whole layer's K cache, as the host sees it in L2. */
+        if ((rc = l2_get(s, kc, s->cache, (size_t)n * (size_t)row * 8)) != 0) return rc;
+
+        /* scores[h][t] = q_h . k_t / sqrt(hs), written per head to the device. */
+        const float inv = 1.0f / sqrtf((float)hs);
+        for (int h = 0; h < c->n_heads; h++) {
+            float *sc = s->sc + (size_t)h * (size_t)S;
+            const float *qh = s->q + h * hs;
+            for (int t = 0; t < n; t++) {
+                const float *kt = s->cache + (size_t)t * row * 8 + (size_t)(h / kv_mul) * hs;
+                float acc = 0.0f;
+                for (int i = 0; i < hs; i++) acc += qh[i] * kt[i];
+                sc[t] = acc * inv;
+            }
+            if ((rc = l2_put(s, s->a_sc + (uint32_t)h * s->sc_stride, sc, (size_t)n)) != 0) return rc;
+        }
+        ops[LLM_HOST_ATTENTION] += (uint64_t)c->n_heads * (uint64_t)n * (uint64_t)(hs + 1);
+        /* Softmax per head on the device: e_max = the head's max (as BF16). */
+        for (int h = 0; h < c->n_heads; h++) {
+            float *sc = s->sc + (size_t)h * (size_t)S;
+            float mx = bf16_round(sc[0]);
+            for (int t = 1; t < n; t++)
+                if (bf16_round(sc[t]) > mx) mx = bf16_round(sc[t]);
+            ops[LLM_HOST_SOFTMAX] += (uint64_t)n;
+            uint32_t a = s->a_sc + (uint32_t)h * s->sc_stride;
+            if ((rc = npk_pccx_set_emax(s->drv, bf16_bits(mx))) != 0) return rc;
+            if ((rc = npk_pccx_softmax(s->drv, a, a, s->a_smtmp, (unsigned)n, 1)) != 0) return rc;
+        }
+        /* ATT[d]: head h = sum_t p[h][t] v_t, with V read from the L2 cache. */
+        if ((rc = l2_get(s, vc, s->cache, (size_t)n * (size_t)row * 8)) != 0) return rc;
+        for (int h = 0; h < c->n_heads; h++) {
+            float *p = s->sc + (size_t)h * (size_t)S;
+            if ((rc = l2_get(s, s->a_sc + (uint32_t)h * s->sc_stride, p, (size_t)n)) != 0) return rc;
+            float *o = s->att + h * hs;
+            memset(o, 0, sizeof(float) * (size_t)hs);
+            for (int t = 0; t < n; t++) {
+                const float *vt = s->cache + (size_t)t * row * 8 + (size_t)(h / kv_mul) * hs;
+                for (int i = 0; i < hs; i++) o[i] += p[t] * vt[i];
+            }
+        }
+        ops[LLM_HOST_ATTENTION] += (uint64_t)c->n_heads * (uint64_t)n * (uint64_t)hs;
+        if ((rc = l2_put(s, s->a_att, s->att, (size_t)d)) != 0) return rc;
+        /* X += wo ATT (GEMV accumulating into the residual stream) */
+        if ((rc = gemv(s, P_O, s->a_x, s->a_att, &w[P_O], NPK_PCCX_ACCM)) != 0) return rc;
+
+        /* FFN */
+        if ((rc = rmsnorm(s, m->rms_ffn + (size_t)l * d)) != 0) return rc;
+        if ((rc = gemv(s, P_W1, s->a_h1, s->a_xn, &w[P_W1], 0)) != 0) return rc;
+        if ((rc = gemv(s, P_W3, s->a_h3, s->a_xn, &w[P_W3], 0)) != 0) return rc;
+        if ((rc = l2_get(s, s->a_h1, s->h1, (size_t)hd)) != 0) return rc;
+        if ((rc = l2_get(s, s->a_h3, s->h3, (size_t)hd)) != 0) return rc;
+        for (int i = 0; i < hd; i++) {
+            float a = s->h1[i];
+            s->h1[i] = a / (1.0f + expf(-a)) * s->h3[i]; /* silu(h1) * h3 */
+        }
+        ops[LLM_HOST_FFN] += 4ull * (uint64_t)hd;
+        if ((rc = l2_put(s, s->a_hb, s->h1, (size_t)hd)) != 0) return rc;
+        /* X += w2 HB */
+        if ((rc = gemv(s, P_W2, s->a_x, s->a_hb, &w[P_W2], NPK_PCCX_ACCM)) != 0) return rc;
+    }
+    if ((rc = rmsnorm(s, m->rms_final)) != 0) return rc;
+    if ((rc = gemv(s, P_CLS, s->a_logits, s->a_xn, &s->w[7 * c->n_layers], 0)) != 0) return rc;
+    return l2_get(s, s->a_logits, s->logits, (size_t)c->vocab_size);
+}
+
+static int pccx_forward(npk_llm_decoder *base, int token, int pos, const float **logits) {
+    pccx_dec *s = (pccx_dec *)base;
+    int rc = pccx_step(s, token, pos);
+    if (rc) return npk_err_prefix(-rc, "pccx decode, position %d", pos);
+    npk_pccx_stats st;
+    if ((rc = npk_pccx_stats_get(s->drv, &st)) != 0) return rc;
+    npk_llm_stats *o = &s->base.stats;
+    o->instr_total = 0;
+    for (int i = 0; i < 5; i++) {
+        o->instr[i] = st.per_op[i] - s->base_stats.per_op[i];
+        o->instr_total += o->instr[i];
+    }
+    o->weight_bytes = st.ws_bytes - s->base_stats.ws_bytes;
+    o->memcpy_bytes = st.dma_bytes - s->base_stats.dma_bytes;
+    o->device_cycles = st.cycles - s->base_stats.cycles;
+    o->device_ops = (st.macs - s->base_stats.macs) + (st.sfu_elems - s->base_stats.sfu_elems);
+    o->host_ops = 0;
+    for (int i = 0; i < 8; i++) o->host_ops += o->host_op_kinds[i];
+    *logits = s->logits;
+    return 0;
+}
+
+static int pccx_finish(npk_llm_decoder *base) {
+    pccx_dec *s = (pccx_dec *)base;
+    if (!s->trace || !s->trace_path) return 0;
+    return npk_trace_write_file(s->trace, s->trace_path); /* the message names the file */
+}
+
+static void pccx_destroy(npk_llm_decoder *base) {
+    pccx_dec *s = (pccx_dec *)base;
+    if (s->trace) {
+        npk_sim *sim = s->port ? npk_port_sim(s->port) : NULL;
+        if (sim) npk_sim_dev(sim)->trace = NULL;
+        npk_trace_free(s->trace);
+    }
+    free(s->trace_path);
+    npk_pccx_close(s->drv);
+    npk_port_close(s->port);
+    free(s->w);
+    free(s->x);
+    free(s->q);
+    free(s->k);
+    free(s->v);
+    free(s->att);
+    free(s->h1);
+    free(s->h3);
+    free(s->sc);
+    free(s->cache);
+    free(s->logits);
+    free(s);
+}
+
+int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, npk_llm_decoder **out) {
+    *out = NULL;
+    npk_llm_pccx_opts def = {0};
+    if (!opts) opts = &def;
+    const npk_llm_config *c = &m->cfg;
+    const uint32_t d = (uint32_t)c->dim, kv = (uint32_t)c->kv_dim, hd = (uint32_t)c->hidden_dim,
+                   S = (uint32_t)c->seq_len, V = (uint32_t)c->vocab_size, hs = (uint32_t)c->head_size;
+    if (opts->group_size < 0 || opts->group_size > 65535)
+        return npk_err(NPK_EINVAL, "pccx: group size %d outside 0..65535", opts->group_size);
+    if (d > 65535 || hd > 65535 || V > 65535)
+        return npk_err(NPK_EUNSUPPORTED, "not supported yet: %s: dimensions above 65535 (dim %u, hidden %u, vocab %u) "
+                       "exceed the pccx 16-bit shape fields", m->name, d, hd, V);
+    if (hs > 128)
+        return npk_err(NPK_EUNSUPPORTED, "not supported yet: head size %u > 128 on pccx", hs);
+
+    pccx_dec *s = calloc(1, sizeof *s);
+    if (!s) return npk_err(NPK_ENOMEM, "out of memory");
+    s->base.kind = "pccx";
+    s->base.model = m;
+    s->base.forward = pccx_forward;
+    s->base.destroy = pccx_destroy;
+    s->base.finish = pccx_finish;
+
+    /* L2 map (word addresses), each region word aligned. */
+    uint32_t a = 0;
+#define REGION(field, elems) (s->field = a, a += words((uint32_t)(elems)))
+    REGION(a_x, d);
+    REGION(a_sq, d);
+    REGION(a_xn, d);
+    REGION(a_tmp, 16);
+    REGION(a_q, d);
+    REGION(a_k, kv);
+    REGION(a_v, kv);
+    REGION(a_att, d);
+    REGION(a_h1, hd);
+    REGION(a_h3, hd);
+    REGION(a_hb, hd);
+    REGION(a_logits, V);
+    REGION(a_ang, hs / 2);
+    REGION(a_sin, hs / 2);
+    REGION(a_cos, hs / 2);
+    REGION(a_smtmp, 8);
+    s->sc_stride = words(S);
+    REGION(a_sc, (uint64_t)c->n_heads * s->sc_stride * 8);
+    uint64_t cache_words = (uint64_t)c->n_layers * S * words(kv);
+    s->a_kc = a;
+    s->a_vc = (uint32_t)(a + cache_words);
+    uint64_t end = a + 2 * cache_words;
+#undef REGION
+    if (end > NPK_PCCX_L2_WORDS) {
+        free(s);
+        return npk_err(NPK_EUNSUPPORTED,
+                       "not supported yet: %s needs %llu L2 words for activations and the KV cache, pccx has %u",
+                       m->name, (unsigned long long)end, NPK_PCCX_L2_WORDS);
+    }
+
+    size_t fsz = sizeof(float);
+    s->x = calloc(d, fsz);
+    s->q = calloc(d, fsz);
+    s->k = calloc(kv, fsz);
+    s->v = calloc(kv, fsz);
+    s->att = calloc(d, fsz);
+    s->h1 = calloc(hd, fsz);
+    s->h3 = calloc(hd, fsz);
+    s->sc = calloc((size_t)c->n_heads * S, fsz);
+    s->cache = calloc((size_t)S * words(kv) * 8, fsz);
+    s->logits = calloc(V, fsz);
+    s->w = calloc((size_t)7 * c->n_layers + 1, sizeof *s->w);
+    int rc = 0;
+    if (!s->x || !s->q || !s->k || !s->v || !s->att || !s->h1 || !s->h3 || !s->sc || !s->cache || !s->logits || !s->w) {
+        rc = npk_err(NPK_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = npk_port_open(&s->port, opts->port, "pccx", opts->dev_opts)) != 0) goto fail;
+    if (opts->trace_path) {
+        npk_sim *sim = npk_port_sim(s->port);
+        if (!sim) {
+            rc = npk_err(NPK_EUNSUPPORTED, "--trace needs the in-process (sim) port");
+            goto fail;
+        }
+        s->trace = npk_trace_new();
+        s->trace_path = strdup(opts->trace_path);
+        if (!s->trace || !s->trace_path) {
+            rc = npk_err(NPK_ENOMEM, "out of memory");
+            goto fail;
+        }
+        npk_trace_process(s->trace, "pccx", npk_port_hz(s->port));
+        npk_sim_dev(sim)->trace = s->trace;
+    }
+    /* Weight arena: every record plus slack for alignment. */
+    uint64_t wbytes = 0;
+    unsigned G = (unsigned)opts->group_size;
+    {
+        unsigned shapes[7][2] = {{d, d}, {kv, d}, {kv, d}, {d, d}, {hd, d}, {d, hd}, {hd, d}};
+        for (int i = 0; i < 7; i++) {
+            unsigned g = G >= shapes[i][1] ? 0 : G;
+            wbytes += (uint64_t)c->n_layers * (npk_pccx_wrec_size(shapes[i][0], shapes[i][1], g, 1) + 64);
+        }
+        wbytes += npk_pccx_wrec_size(V, d, G >= d ? 0 : G, 1) + 64;
+    }
+    npk_pccx_cfg dc = {.ws_bytes = wbytes + (1u << 16)};
+    if ((rc = npk_pccx_open(&s->drv, s->port, &dc)) != 0) goto fail;
+    /* Quantize and upload in order of use: per layer q k v o w1 w3 w2, then cls. */
+    for (int l = 0; l < c->n_layers; l++) {
+        struct {
+            int idx;
+            const float *w;
+            unsigned n, k;
+        } order[7] = {
+            {P_Q, m->wq + (size_t)l * d * d, d, d},    {P_K, m->wk + (size_t)l * kv * d, kv, d},
+            {P_V, m->wv + (size_t)l * kv * d, kv, d},  {P_O, m->wo + (size_t)l * d * d, d, d},
+            {P_W1, m->w1 + (size_t)l * hd * d, hd, d}, {P_W3, m->w3 + (size_t)l * hd * d, hd, d},
+            {P_W2, m->w2 + (size_t)l * d * hd, d, hd},
+        };
+        for (int i = 0; i < 7; i++) {
+            unsigned g = G >= order[i].k ? 0 : G; /* a group covering the row is per-channel */
+            rc = npk_pccx_wmat_upload(s->drv, order[i].w, order[i].n, order[i].k, g, &s->w[7 * l + order[i].idx]);
+            if (rc) {
+                npk_err_prefix(-rc, "layer %d weights", l);
+                goto fail;
+            }
+        }
+    }
+    if ((rc = npk_pccx_wmat_upload(s->drv, m->wcls, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers])) != 0) {
+        npk_err_prefix(-rc, "classifier weights");
+        goto fail;
+    }
+    if ((rc = npk_pccx_stats_get(s->drv, &s->base_stats)) != 0) goto fail;
+    s->base.stats.device_hz = npk_port_hz(s->port);
+    *out = &s->base;
+    return 0;
+fail:
+    pccx_destroy(&s->base);
+    return rc;
+}
