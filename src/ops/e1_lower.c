@@ -1,0 +1,478 @@
+/* The e1 lowering context, evidence, the GEMM tile engine (direct MMIO and
+ * descriptor-ring batches) and the GEMM-based operators: matmul,
+ * batch_matmul, qkv_projection, attention_qk, attention_av, conv2d. */
+#include "e1_lower_int.h"
+
+#include <stdlib.h>
+
+static const char *host_step_names[NPK_HOST_STEP_COUNT] = {
+    "accumulates_split_k", "pads_k", "requantizes", "saturates_int8", "broadcasts_bias", "transposes_keys",
+    "iterates_heads", "slices_packed_qkv", "materializes_im2col", "applies_mask", "generates_causal_mask",
+    "generates_sliding_window_mask", "divides_by_row_sum", "computes_reciprocal_rms", "converts_float_to_q8_8",
+    "requantizes_products", "uses_2_4_metadata", "tracks_cache_lengths", "materializes_cache_view",
+    "applies_cache_window", "clamps_exp2_delta", "stages_descriptors"};
+
+const char *npk_lower_host_step_name(unsigned bit) { return bit < NPK_HOST_STEP_COUNT ? host_step_names[bit] : "?"; }
+
+int npk_lower_new(npk_lower **out, npk_e1 *drv) {
+    *out = NULL;
+    if (!drv) return npk_err(NPK_EINVAL, "e1 lowering: no driver");
+    npk_lower *L = calloc(1, sizeof *L);
+    if (!L) return npk_err(NPK_ENOMEM, "out of memory");
+    L->e = drv;
+    L->port = npk_e1_port(drv);
+    L->batching = 1;
+    int rc = npk_port_alloc(L->port, 2 * LW_SLOTS * LW_SLOT_BYTES, 64, &L->arena);
+    if (rc) {
+        free(L);
+        return npk_err_prefix(rc, "e1 lowering: allocating the descriptor staging arena");
+    }
+    if (L->arena + 2 * LW_SLOTS * LW_SLOT_BYTES > 0xffffffffull) {
+        npk_port_free(L->port, L->arena);
+        free(L);
+        return npk_err(NPK_EUNSUPPORTED, "e1 lowering: the staging arena is above 4 GiB (descriptors hold 32-bit addresses)");
+    }
+    *out = L;
+    return 0;
+}
+
+void npk_lower_free(npk_lower *L) {
+    if (!L) return;
+    npk_port_free(L->port, L->arena);
+    free(L);
+}
+
+npk_e1 *npk_lower_driver(npk_lower *L) { return L->e; }
+void npk_lower_set_batching(npk_lower *L, int on) { L->batching = on != 0; }
+
+/* ---- tile shapes ---- */
+
+/* Scratchpad bytes of the A|B image (word-aligned: the C base). */
+static unsigned image_bytes(int int4, unsigned m, unsigned n, unsigned k) {
+    unsigned elems = m * k + k * n;
+    unsigned ab = int4 ? (elems + 1) / 2 : elems;
+    return (ab + 3) & ~3u;
+}
+
+static int tile_fits(int int4, unsigned m, unsigned n, unsigned k) {
+    if (m < 1 || m > 3 || n < 1 || n > 3 || k < 1 || k > 7) return 0;
+    return image_bytes(int4, m, n, k) + 4 * m * n <= E1_SCRATCH_BYTES && m * k <= 63;
+}
+
+/* Cycles of one streamed descriptor with writeback at zero memory latency
+ * (fetch 4 words, stream, GEMM, writeback; 2 cycles per transaction). */
+static unsigned desc_cycles(int int4, unsigned m, unsigned n, unsigned k) {
+    return 2 * (4 + image_bytes(int4, m, n, k) / 4 + m * n) + m * n * k + 8;
+}
+
+int npk_lower_set_tile(npk_lower *L, int int4, unsigned m, unsigned n, unsigned k) {
+    int i = int4 != 0;
+    if (!m && !n && !k) {
+        L->force[i][0] = L->force[i][1] = L->force[i][2] = 0;
+        return 0;
+    }
+    if (!tile_fits(int4, m, n, k))
+        return npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u %s tile does not fit the 64-byte scratchpad (A|B + int32 C)",
+                       m, n, k, int4 ? "int4" : "int8");
+    L->force[i][0] = m;
+    L->force[i][1] = n;
+    L->force[i][2] = k;
+    return 0;
+}
+
+void npk_lower_pick_tile(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, unsigned *tm, unsigned *tn,
+                         unsigned *tk) {
+    int i = int4 != 0;
+    if (L && L->force[i][0]) {
+        *tm = L->force[i][0];
+        *tn = L->force[i][1];
+        *tk = L->force[i][2];
+        return;
+    }
+    uint64_t best = UINT64_MAX;
+    unsigned bm = 1, bn = 1, bk = 1;
+    for (unsigned k = 7; k >= 1; k--)
+        for (unsigned m = 3; m >= 1; m--)
+            for (unsigned n = 3; n >= 1; n--) {
+                if (!tile_fits(int4, m, n, k)) continue;
+                /* leave margin below the ring's 128-cycle progress timeout */
+                if (desc_cycles(int4, m, n, k) > 110) continue;
+                uint64_t t = (uint64_t)((M + m - 1) / m) * ((N + n - 1) / n) * ((K + k - 1) / k);
+                if (t < best) {
+                    best = t;
+                    bm = m;
+                    bn = n;
+                    bk = k;
+                }
+            }
+    *tm = bm;
+    *tn = bn;
+    *tk = bk;
+}
+
+/* ---- evidence ---- */
+
+void lw_begin(npk_lower *L, lw_span *s) {
+    s->st = *npk_e1_get_stats(L->e);
+    s->mmio = npk_port_mmio_count(L->port);
+    s->cycles = npk_port_cycles(L->port);
+    s->tiles = L->tiles;
+    s->pad = L->pad_values;
+    s->retries = L->retries;
+    s->host = L->host;
+    s->tm = L->tile_m;
+    s->tn = L->tile_n;
+    s->tk = L->tile_k;
+    L->host = 0;
+    L->tile_m = L->tile_n = L->tile_k = 0;
+    L->depth++;
+}
+
+void lw_end(npk_lower *L, lw_span *s, const char *op, npk_lower_evidence *ev) {
+    const npk_e1_stats *st = npk_e1_get_stats(L->e);
+    if (ev) {
+        memset(ev, 0, sizeof *ev);
+        ev->op = op;
+        ev->tiles = L->tiles - s->tiles;
+        ev->tile_m = L->tile_m;
+        ev->tile_n = L->tile_n;
+        ev->tile_k = L->tile_k;
+        for (unsigned i = 0; i < E1_NUM_OPCODES; i++) {
+            ev->direct[i] = st->direct[i] - s->st.direct[i];
+            ev->desc[i] = st->desc[i] - s->st.desc[i];
+        }
+        ev->batches = st->batches - s->st.batches;
+        ev->macs = st->macs - s->st.macs;
+        ev->mmio = npk_port_mmio_count(L->port) - s->mmio;
+        ev->cycles = npk_port_cycles(L->port) - s->cycles;
+        ev->pad_values = L->pad_values - s->pad;
+        ev->desc_retries = L->retries - s->retries;
+        ev->host = L->host;
+        ev->cpu_fallback = 0;
+    }
+    L->depth--;
+    L->host |= s->host;
+    if (s->tm * s->tn * s->tk > L->tile_m * L->tile_n * L->tile_k) {
+        L->tile_m = s->tm;
+        L->tile_n = s->tn;
+        L->tile_k = s->tk;
+    }
+}
+
+int lw_finish(int rc, npk_lower_out *out, npk_lower_out *golden, npk_lower_out *gtmp) {
+    npk_lower_out_free(gtmp);
+    if (rc) {
+        npk_lower_out_free(out);
+        if (golden) npk_lower_out_free(golden);
+    }
+    return rc;
+}
+
+/* ---- NPU primitives ---- */
+
+int lw_scalar(npk_lower *L, unsigned op, uint32_t a, uint32_t b, uint32_t acc, int ternary, uint32_t *res) {
+    npk_e1_result r;
+    int rc = npk_e1_scalar(L->e, op, a, b, acc, ternary, &r);
+    if (rc) return rc;
+    *res = r.result;
+    return 0;
+}
+
+int lw_relu(npk_lower *L, const int32_t *in, int32_t *out, size_t n) {
+    int8_t buf[63];
+    for (size_t o = 0; o < n; o += 63) {
+        unsigned len = (unsigned)(n - o < 63 ? n - o : 63);
+        for (unsigned i = 0; i < len; i++) buf[i] = (int8_t)in[o + i];
+        int rc = npk_e1_relu(L->e, buf, buf, len);
+        if (rc) return rc;
+        for (unsigned i = 0; i < len; i++) out[o + i] = buf[i];
+    }
+    return 0;
+}
+
+typedef struct tile {
+    unsigned i0, j0, k0, m, n, k;
+} tile;
+
+static void note_tile(npk_lower *L, const tile *t) {
+    L->tiles++;
+    if (t->m * t->n * t->k > L->tile_m * L->tile_n * L->tile_k) {
+        L->tile_m = t->m;
+        L->tile_n = t->n;
+        L->tile_k = t->k;
+    }
+}
+
+static void accumulate(int32_t *C, unsigned N, const tile *t, const int32_t *c) {
+    for (unsigned i = 0; i < t->m; i++)
+        for (unsigned j = 0; j < t->n; j++) {
+            int32_t *d = &C[(size_t)(t->i0 + i) * N + t->j0 + j];
+            *d = (int32_t)((uint32_t)*d + (uint32_t)c[i * t->n + j]);
+        }
+}
+
+static void tile_operands(const tile *t, unsigned K, unsigned N, const int32_t *A, const int32_t *B, int8_t *a,
+                          int8_t *b) {
+    for (unsigned i = 0; i < t->m; i++)
+        for (unsigned l = 0; l < t->k; l++) a[i * t->k + l] = (int8_t)A[(size_t)(t->i0 + i) * K + t->k0 + l];
+    for (unsigned l = 0; l < t->k; l++)
+        for (unsigned j = 0; j < t->n; j++) b[l * t->n + j] = (int8_t)B[(size_t)(t->k0 + l) * N + t->j0 + j];
+}
+
+static int tile_direct(npk_lower *L, int int4, const tile *t, unsigned K, unsigned N, const int32_t *A,
+                       const int32_t *B, int32_t *C) {
+    int8_t a[21], b[21];
+    int32_t c[9];
+    tile_operands(t, K, N, A, B, a, b);
+    int rc = npk_e1_gemm_tile(L->e, int4, t->m, t->n, t->k, a, b, c);
+    if (rc) return rc;
+    note_tile(L, t);
+    accumulate(C, N, t, c);
+    return 0;
+}
+
+/* Scratchpad image of a tile as npk_e1_gemm_layout places it: A at element
+ * 0 (row stride k), B at element m*k (row stride n); int4 packs two
+ * elements per byte, low nibble first. */
+static void tile_image(int int4, const tile *t, const int8_t *a, const int8_t *b, uint8_t *img) {
+    memset(img, 0, LW_SLOT_BYTES);
+    unsigned na = t->m * t->k, nb = t->k * t->n;
+    for (unsigned e = 0; e < na + nb; e++) {
+        int8_t v = e < na ? a[e] : b[e - na];
+        if (int4) img[e / 2] |= (uint8_t)(((uint8_t)v & 0xf) << (4 * (e & 1)));
+        else img[e] = (uint8_t)v;
+    }
+}
+
+/* One ring batch of up to 7 same-shape tiles: stage A|B images in guest
+ * memory, one streamed GEMM descriptor with writeback per tile. */
+static int tile_batch(npk_lower *L, int int4, const tile *ts, unsigned n, unsigned K, unsigned N, const int32_t *A,
+                      const int32_t *B, int32_t *C) {
+    npk_e1_tilecfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    int rc = npk_e1_gemm_layout(int4, ts[0].m, ts[0].n, ts[0].k, &cfg.gemm);
+    if (rc) return rc;
+    unsigned len = cfg.gemm.c_base, cbytes = 4 * ts[0].m * ts[0].n;
+    npk_e1_desc d[LW_SLOTS];
+    for (unsigned s = 0; s < n; s++) {
+        int8_t a[21], b[21];
+        uint8_t img[LW_SLOT_BYTES];
+        tile_operands(&ts[s], K, N, A, B, a, b);
+        tile_image(int4, &ts[s], a, b, img);
+        uint64_t src = L->arena + s * LW_SLOT_BYTES, dst = L->arena + (LW_SLOTS + s) * LW_SLOT_BYTES;
+        if ((rc = npk_port_mem_write(L->port, src, img, len))) return npk_err_prefix(rc, "e1 lowering: staging a tile");
+        d[s] = npk_e1_desc_stream(int4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, src, 0, len, dst);
+    }
+    L->host |= NPK_HOST_STAGES_DESCRIPTORS;
+    rc = npk_e1_submit(L->e, d, n, &cfg, 0, NULL);
+    if (rc == -NPK_EDEVICE && e1_ds_code(npk_e1_last_fault(L->e)->desc_status) == E1_DS_TIMEOUT) {
+        /* memory too slow for the ring's progress timeout: the same tiles as
+         * direct MMIO commands (still on the NPU) */
+        L->retries++;
+        for (unsigned s = 0; s < n; s++)
+            if ((rc = tile_direct(L, int4, &ts[s], K, N, A, B, C))) return rc;
+        return 0;
+    }
+    if (rc) return rc;
+    for (unsigned s = 0; s < n; s++) {
+        int32_t c[9];
+        uint8_t raw[36];
+        if ((rc = npk_port_mem_read(L->port, L->arena + (LW_SLOTS + s) * LW_SLOT_BYTES, raw, cbytes)))
+            return npk_err_prefix(rc, "e1 lowering: reading a written-back tile");
+        for (unsigned i = 0; i < cbytes / 4; i++)
+            c[i] = (int32_t)((uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
+                             (uint32_t)raw[4 * i + 3] << 24);
+        note_tile(L, &ts[s]);
+        accumulate(C, N, &ts[s], c);
+    }
+    return 0;
+}
+
+static int tile_shape_cmp(const void *x, const void *y) {
+    const tile *a = x, *b = y;
+    unsigned ka = a->m * 100 + a->n * 10 + a->k, kb = b->m * 100 + b->n * 10 + b->k;
+    if (ka != kb) return ka < kb ? 1 : -1; /* largest shapes first */
+    /* keep the row / column / K order inside a shape */
+    if (a->i0 != b->i0) return a->i0 < b->i0 ? -1 : 1;
+    if (a->j0 != b->j0) return a->j0 < b->j0 ? -1 : 1;
+    return a->k0 < b->k0 ? -1 : a->k0 > b->k0;
+}
+
+int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const int32_t *A, const int32_t *B,
+            int32_t *C) {
+    unsigned tm, tn, tk;
+    npk_lower_pick_tile(L, int4, M, K, N, &tm, &tn, &tk);
+    size_t nt = (size_t)((M + tm - 1) / tm) * ((N + tn - 1) / tn) * ((K + tk - 1) / tk);
+    tile *ts = malloc(nt * sizeof *ts);
+    if (!ts) return npk_err(NPK_ENOMEM, "out of memory (%zu GEMM tiles)", nt);
+    size_t c = 0;
+    /* the reference order: row blocks, then column blocks, then K chunks */
+    for (unsigned i0 = 0; i0 < M; i0 += tm)
+        for (unsigned j0 = 0; j0 < N; j0 += tn)
+            for (unsigned k0 = 0; k0 < K; k0 += tk) {
+                tile t = {i0, j0, k0, M - i0 < tm ? M - i0 : tm, N - j0 < tn ? N - j0 : tn, K - k0 < tk ? K - k0 : tk};
+                ts[c++] = t;
+            }
+    memset(C, 0, (size_t)M * N * sizeof *C);
+    if (K > tk) L->host |= NPK_HOST_ACCUMULATES_SPLIT_K;
+    int rc = 0;
+    if (!L->batching) {
+        for (size_t i = 0; i < nt && !rc; i++) rc = tile_direct(L, int4, &ts[i], K, N, A, B, C);
+    } else {
+        /* group by shape: one GEMM configuration per ring batch */
+        qsort(ts, nt, sizeof *ts, tile_shape_cmp);
+        size_t i = 0;
+        while (i < nt && !rc) {
+            unsigned n = 1;
+            while (n < LW_SLOTS && i + n < nt && ts[i + n].m == ts[i].m && ts[i + n].n == ts[i].n &&
+                   ts[i + n].k == ts[i].k)
+                n++;
+            rc = tile_batch(L, int4, ts + i, n, K, N, A, B, C);
+            i += n;
+        }
+    }
+    free(ts);
+    return rc;
+}
+
+/* ---- GEMM operators ---- */
+
+int npk_lower_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *out,
+                     npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_matmul(int4, lhs, rhs, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    int rc;
+    unsigned d[2] = {lhs->dim[0], rhs->dim[1]};
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
+    rc = r ? lw_gemm(L, int4, lhs->dim[0], lhs->dim[1], rhs->dim[1], lhs->data, rhs->data, r->data) : -NPK_ENOMEM;
+    lw_end(L, &sp, "matmul", ev);
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_batch_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_ltensor *rhs,
+                           npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_batch_matmul(int4, lhs, rhs, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned B = lhs->dim[0], H = lhs->dim[1], M = lhs->dim[2], K = lhs->dim[3], N = rhs->dim[3];
+    unsigned d[4] = {B, H, M, N};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 4, d);
+    if (!r) rc = -NPK_ENOMEM;
+    for (unsigned s = 0; s < B * H && !rc; s++)
+        rc = lw_gemm(L, int4, M, K, N, lhs->data + (size_t)s * M * K, rhs->data + (size_t)s * K * N,
+                     r->data + (size_t)s * M * N);
+    L->host |= NPK_HOST_ITERATES_HEADS;
+    lw_end(L, &sp, "batch_matmul", ev);
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_qkv_projection(npk_lower *L, const npk_ltensor *input, const npk_ltensor *packed_weight,
+                             unsigned shift, npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_qkv_projection(input, packed_weight, shift, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned T = input->dim[0], D = input->dim[1];
+    unsigned dq[2] = {T, D}, dp[2] = {T, 3 * D};
+    int rc = 0;
+    npk_ltensor *q = npk_out_add(out, "q", NPK_LD_I8, 2, dq), *k = npk_out_add(out, "k", NPK_LD_I8, 2, dq),
+                *v = npk_out_add(out, "v", NPK_LD_I8, 2, dq), *p = npk_out_add(out, "packed", NPK_LD_I32, 2, dp);
+    if (!q || !k || !v || !p) rc = -NPK_ENOMEM;
+    if (!rc) rc = lw_gemm(L, 0, T, D, 3 * D, input->data, packed_weight->data, p->data);
+    if (!rc) {
+        npk_ltensor *qkv[3] = {q, k, v};
+        for (unsigned t = 0; t < T; t++)
+            for (unsigned s = 0; s < 3; s++)
+                for (unsigned j = 0; j < D; j++)
+                    qkv[s]->data[t * D + j] = npk_clamp8(npk_asr(p->data[(size_t)t * 3 * D + s * D + j], shift));
+        L->host |= NPK_HOST_SLICES_PACKED_QKV | NPK_HOST_REQUANTIZES;
+    }
+    lw_end(L, &sp, "qkv_projection", ev);
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_attention_qk(npk_lower *L, int int4, const npk_ltensor *query, const npk_ltensor *key,
+                           npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_attention_qk(int4, query, key, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned B = query->dim[0], H = query->dim[1], Tq = query->dim[2], D = query->dim[3], Tk = key->dim[2];
+    unsigned d[4] = {B, H, Tq, Tk};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 4, d);
+    int32_t *kt = malloc((size_t)D * Tk * sizeof *kt);
+    if (!r || !kt) rc = npk_err(NPK_ENOMEM, "out of memory");
+    for (unsigned s = 0; s < B * H && !rc; s++) {
+        const int32_t *k = key->data + (size_t)s * Tk * D;
+        for (unsigned t = 0; t < Tk; t++)
+            for (unsigned l = 0; l < D; l++) kt[(size_t)l * Tk + t] = k[(size_t)t * D + l]; /* host transposes K */
+        rc = lw_gemm(L, int4, Tq, D, Tk, query->data + (size_t)s * Tq * D, kt, r->data + (size_t)s * Tq * Tk);
+    }
+    free(kt);
+    L->host |= NPK_HOST_TRANSPOSES_KEYS | NPK_HOST_ITERATES_HEADS;
+    lw_end(L, &sp, "attention_qk", ev);
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_attention_av(npk_lower *L, int int4, const npk_ltensor *attention, const npk_ltensor *value,
+                           npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_attention_av(int4, attention, value, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned B = attention->dim[0], H = attention->dim[1], Tq = attention->dim[2], Tk = attention->dim[3],
+             Dv = value->dim[3];
+    unsigned d[4] = {B, H, Tq, Dv};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 4, d);
+    if (!r) rc = -NPK_ENOMEM;
+    for (unsigned s = 0; s < B * H && !rc; s++)
+        rc = lw_gemm(L, int4, Tq, Tk, Dv, attention->data + (size_t)s * Tq * Tk, value->data + (size_t)s * Tk * Dv,
+                     r->data + (size_t)s * Tq * Dv);
+    L->host |= NPK_HOST_ITERATES_HEADS;
+    lw_end(L, &sp, "attention_av", ev);
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_conv2d(npk_lower *L, int int4, const npk_ltensor *input, const npk_ltensor *filter,
+                     npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_conv2d(int4, input, filter, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned H = input->dim[1], W = input->dim[2], C = input->dim[3];
+    unsigned KH = filter->dim[0], KW = filter->dim[1], O = filter->dim[3];
+    unsigned OH = H - KH + 1, OW = W - KW + 1, R = OH * OW, Kc = KH * KW * C;
+    unsigned d[4] = {1, OH, OW, O};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 4, d);
+    int32_t *col = malloc((size_t)R * Kc * sizeof *col);
+    if (!r || !col) rc = npk_err(NPK_ENOMEM, "out of memory (im2col)");
+    if (!rc) {
+        /* host im2col: row (y, x), column (fy, fx, c) matches the HWIO filter rows */
+        for (unsigned y = 0; y < OH; y++)
+            for (unsigned x = 0; x < OW; x++)
+                for (unsigned fy = 0; fy < KH; fy++)
+                    for (unsigned fx = 0; fx < KW; fx++)
+                        for (unsigned c = 0; c < C; c++)
+                            col[(size_t)(y * OW + x) * Kc + (fy * KW + fx) * C + c] =
+                                input->data[(((size_t)(y + fy)) * W + (x + fx)) * C + c];
+        L->host |= NPK_HOST_MATERIALIZES_IM2COL;
+        /* the HWIO filter is already the [KH*KW*C][O] matrix in row-major order */
+        rc = lw_gemm(L, int4, R, Kc, O, col, filter->data, r->data);
+    }
+    free(col);
+    lw_end(L, &sp, "conv2d", ev);
+    return lw_finish(rc, out, golden, &gt);
+}

@@ -1,0 +1,206 @@
+/* Low-precision matmul lowerings on the e1 scalar opcodes: sparse INT4 2:4
+ * (SDOT4_S4_2_4), group-scaled INT4 W4A8 (MUL_LO + ADD), INT2 / ternary
+ * BitNet (DOT16_S2), FP8 E4M3 (DOT4_FP8_E4M3), FP16/BF16 via Q8.8. */
+#include "e1_lower_int.h"
+
+#include <stdlib.h>
+
+#define TRYR(x)              \
+    do {                     \
+        if ((rc = (x))) goto done; \
+    } while (0)
+
+int npk_lower_sparse_int4_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs_nonzero,
+                                 const npk_ltensor *rhs_positions, npk_lower_out *out, npk_lower_out *golden,
+                                 npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_sparse_int4_matmul(lhs, rhs_nonzero, rhs_positions, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned M = lhs->dim[0], K = lhs->dim[1], KB = rhs_nonzero->dim[0], N = rhs_nonzero->dim[1], Kp = KB * 8;
+    unsigned d[2] = {M, N};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
+    if (!r) rc = -NPK_ENOMEM;
+    if (Kp != K) {
+        L->host |= NPK_HOST_PADS_K;
+        L->pad_values += (uint64_t)(Kp - K) * M;
+    }
+    L->host |= NPK_HOST_USES_2_4_METADATA;
+    for (unsigned i = 0; i < M && !rc; i++)
+        for (unsigned j = 0; j < N && !rc; j++) {
+            uint32_t acc = 0;
+            for (unsigned b = 0; b < KB && !rc; b++) {
+                const int32_t *w = rhs_nonzero->data + ((size_t)b * N + j) * 4;
+                const int32_t *p = rhs_positions->data + ((size_t)b * N + j) * 4;
+                uint32_t opa = 0, opb = 0, pos = 0, part;
+                for (unsigned l = 0; l < 4; l++) {
+                    opa |= ((uint32_t)w[l] & 0xf) << (4 * l);
+                    pos |= ((uint32_t)p[l] & 3) << (2 * l);
+                }
+                for (unsigned l = 0; l < 8; l++) {
+                    unsigned kk = b * 8 + l;
+                    int32_t x = kk < K ? lhs->data[(size_t)i * K + kk] : 0; /* zero-padded K */
+                    opb |= ((uint32_t)x & 0xf) << (4 * l);
+                }
+                if (!(rc = lw_scalar(L, E1_OP_SDOT4_S4_2_4, opa, opb, pos, 0, &part)))
+                    rc = lw_scalar(L, E1_OP_ADD, acc, part, 0, 0, &acc);
+            }
+            r->data[i * N + j] = (int32_t)acc;
+        }
+    lw_end(L, &sp, "sparse_int4_matmul", ev);
+    if (ev) {
+        ev->k = K;
+        ev->padded_k = Kp;
+    }
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_group_scaled_int4_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs,
+                                       const npk_ltensor *scales_q8_8, unsigned group_size, npk_lower_out *out,
+                                       npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_group_scaled_int4_matmul(lhs, rhs, scales_q8_8, group_size, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1], G = (K + group_size - 1) / group_size;
+    unsigned d[2] = {M, N}, dg[3] = {M, N, G};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_Q8_8, 2, d);
+    npk_ltensor *gd = npk_out_add(out, "group_dot", NPK_LD_I32, 3, dg);
+    if (!r || !gd) rc = -NPK_ENOMEM;
+    for (unsigned i = 0; i < M && !rc; i++)
+        for (unsigned j = 0; j < N && !rc; j++) {
+            uint32_t acc = 0;
+            for (unsigned gi = 0; gi < G && !rc; gi++) {
+                uint32_t dot = 0, p;
+                for (unsigned l = gi * group_size; l < K && l < (gi + 1) * group_size && !rc; l++) {
+                    /* MUL_LO's low word is the two's-complement product */
+                    if (!(rc = lw_scalar(L, E1_OP_MUL_LO, (uint32_t)lhs->data[(size_t)i * K + l],
+                                         (uint32_t)rhs->data[(size_t)l * N + j], 0, 0, &p)))
+                        rc = lw_scalar(L, E1_OP_ADD, dot, p, 0, 0, &dot);
+                }
+                if (rc) break;
+                gd->data[((size_t)i * N + j) * G + gi] = (int32_t)dot;
+                if (!(rc = lw_scalar(L, E1_OP_MUL_LO, dot, (uint32_t)scales_q8_8->data[(size_t)gi * N + j], 0, 0, &p)))
+                    rc = lw_scalar(L, E1_OP_ADD, acc, p, 0, 0, &acc);
+            }
+            r->data[i * N + j] = (int32_t)acc;
+        }
+    lw_end(L, &sp, "group_scaled_int4_matmul", ev);
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_int2_matmul(npk_lower *L, int ternary, const npk_ltensor *lhs, const npk_ltensor *rhs,
+                          npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_int2_matmul(ternary, lhs, rhs, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1], Kp = (K + 15) / 16 * 16;
+    unsigned d[2] = {M, N};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
+    if (!r) rc = -NPK_ENOMEM;
+    if (Kp != K) {
+        L->host |= NPK_HOST_PADS_K;
+        L->pad_values += (uint64_t)(Kp - K) * (M + N);
+    }
+    /* two's-complement INT2 lanes, or ternary 00 = 0, 01 = +1, 10 = -1 */
+#define ENC2(v) (ternary ? ((v) == 1 ? 1u : (v) == -1 ? 2u : 0u) : ((uint32_t)(v) & 3u))
+    for (unsigned i = 0; i < M && !rc; i++)
+        for (unsigned j = 0; j < N && !rc; j++) {
+            uint32_t acc = 0;
+            for (unsigned k0 = 0; k0 < K && !rc; k0 += 16) {
+                uint32_t a = 0, b = 0;
+                for (unsigned l = 0; l < 16 && k0 + l < K; l++) {
+                    a |= ENC2(lhs->data[(size_t)i * K + k0 + l]) << (2 * l);
+                    b |= ENC2(rhs->data[(size_t)(k0 + l) * N + j]) << (2 * l);
+                }
+                rc = lw_scalar(L, E1_OP_DOT16_S2, a, b, acc, ternary, &acc);
+            }
+            r->data[i * N + j] = (int32_t)acc;
+        }
+#undef ENC2
+    lw_end(L, &sp, ternary ? "bitnet_matmul" : "int2_matmul", ev);
+    if (ev) {
+        ev->k = K;
+        ev->padded_k = Kp;
+    }
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_fp8_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *out,
+                         npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_fp8_matmul(lhs, rhs, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1], Kp = (K + 3) / 4 * 4;
+    unsigned d[2] = {M, N};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_Q8_8, 2, d);
+    if (!r) rc = -NPK_ENOMEM;
+    if (Kp != K) {
+        L->host |= NPK_HOST_PADS_K;
+        L->pad_values += (uint64_t)(Kp - K) * (M + N);
+    }
+    for (unsigned i = 0; i < M && !rc; i++)
+        for (unsigned j = 0; j < N && !rc; j++) {
+            uint32_t acc = 0;
+            for (unsigned k0 = 0; k0 < K && !rc; k0 += 4) {
+                uint32_t a = 0, b = 0; /* FP8 zero bytes pad the last chunk */
+                for (unsigned l = 0; l < 4 && k0 + l < K; l++) {
+                    a |= ((uint32_t)lhs->data[(size_t)i * K + k0 + l] & 0xff) << (8 * l);
+                    b |= ((uint32_t)rhs->data[(size_t)(k0 + l) * N + j] & 0xff) << (8 * l);
+                }
+                rc = lw_scalar(L, E1_OP_DOT4_FP8_E4M3, a, b, acc, 0, &acc);
+            }
+            r->data[i * N + j] = (int32_t)acc;
+        }
+    lw_end(L, &sp, "fp8_matmul", ev);
+    if (ev) {
+        ev->k = K;
+        ev->padded_k = Kp;
+    }
+    return lw_finish(rc, out, golden, &gt);
+}
+
+int npk_lower_float16_matmul(npk_lower *L, int bf16, const npk_ltensor *lhs, const npk_ltensor *rhs,
+                             npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
+    npk_lower_out gt, *g;
+    LW_GOLDEN(L, out, golden, gt, g, npk_golden_float16_matmul(bf16, lhs, rhs, g));
+    (void)g;
+    lw_span sp;
+    lw_begin(L, &sp);
+    unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1];
+    unsigned d[2] = {M, N};
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_Q8_8, 2, d);
+    npk_ltensor *lq = npk_out_add(out, "lhs_q8_8", NPK_LD_Q8_8, 2, lhs->dim);
+    npk_ltensor *rq = npk_out_add(out, "rhs_q8_8", NPK_LD_Q8_8, 2, rhs->dim);
+    if (!r || !lq || !rq) rc = -NPK_ENOMEM;
+    /* host conversion to Q8.8 (validated by the golden already) */
+    for (size_t i = 0; !rc && i < npk_lt_numel(lhs); i++) rc = npk_f16_to_q88(bf16, (uint32_t)lhs->data[i], &lq->data[i]);
+    for (size_t i = 0; !rc && i < npk_lt_numel(rhs); i++) rc = npk_f16_to_q88(bf16, (uint32_t)rhs->data[i], &rq->data[i]);
+    L->host |= NPK_HOST_CONVERTS_FLOAT_TO_Q8_8 | NPK_HOST_REQUANTIZES_PRODUCTS;
+    for (unsigned i = 0; i < M && !rc; i++)
+        for (unsigned j = 0; j < N && !rc; j++) {
+            uint32_t acc = 0;
+            for (unsigned l = 0; l < K && !rc; l++) {
+                uint32_t p;
+                if ((rc = lw_scalar(L, E1_OP_MUL_LO, (uint32_t)lq->data[(size_t)i * K + l],
+                                    (uint32_t)rq->data[(size_t)l * N + j], 0, 0, &p)))
+                    break;
+                int32_t p88 = (int32_t)npk_asr((int32_t)p, 8); /* Q16.16 -> Q8.8 on the host */
+                rc = lw_scalar(L, E1_OP_ADD, acc, (uint32_t)p88, 0, 0, &acc);
+            }
+            r->data[i * N + j] = (int32_t)acc;
+        }
+    lw_end(L, &sp, bf16 ? "bf16_matmul" : "fp16_matmul", ev);
+    return lw_finish(rc, out, golden, &gt);
+}

@@ -1,0 +1,146 @@
+/* npu lower: run a JSON lowering record or module on the e1 NPU. */
+#include "cli.h"
+#include "npukit/e1.h"
+#include "npukit/e1_lower.h"
+#include "npukit/sim.h"
+#include "npukit/trace.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(void) {
+    printf("usage: npu lower --device e1 FILE.json [--port SPEC] [--trace FILE.json] [--report]\n"
+           "                 [--no-batching] [--no-golden] [--check]\n\n"
+           "Runs a JSON lowering record (one operator) or module (an ordered list of operators with\n"
+           "named tensors) on the e1 NPU: every multiply-accumulate runs on the device, the host\n"
+           "only stages, pads, requantizes and divides. The whole file is validated first (names,\n"
+           "ops, precisions, fields, shapes, value ranges and the CPU golden); nothing reaches the\n"
+           "device when it is wrong. Prints one JSON object on stdout: per record the outputs, the\n"
+           "golden, whether they match and the evidence (tiles, dispatches per opcode, ring batches,\n"
+           "padding, host steps, cpu_fallback), plus the dispatch order, simulated cycles, MMIO\n"
+           "accesses and the device counters. The record format is in docs/e1-lowering.md.\n\n"
+           "options:\n"
+           "  --device e1       the device (only e1 has lowerings)\n"
+           "  --port SPEC       sim (default, in-process model), qtest:SOCKET or qtest-spawn:NPU\n"
+           "  --trace FILE      write a Chrome/Perfetto trace of the device activity (sim port only)\n"
+           "  --report          print a human-readable summary on stderr\n"
+           "  --no-batching     one MMIO start per GEMM tile instead of descriptor-ring batches\n"
+           "  --no-golden       leave the golden tensors out of the JSON (they are still checked)\n"
+           "  --check           validate only (no device): exit 0 when the file would run\n");
+}
+
+int cmd_lower(int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        help();
+        return 0;
+    }
+    const char *device = NULL, *port_spec = "sim", *trace_path = NULL, *file = NULL;
+    int report = 0, check = 0;
+    npk_lower_module_opts opts = {1, 1};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
+        else if (!strcmp(argv[i], "--port") && i + 1 < argc) port_spec = argv[++i];
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
+        else if (!strcmp(argv[i], "--report")) report = 1;
+        else if (!strcmp(argv[i], "--check")) check = 1;
+        else if (!strcmp(argv[i], "--no-batching")) opts.batching = 0;
+        else if (!strcmp(argv[i], "--no-golden")) opts.include_golden = 0;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("lower", "unknown or incomplete option '%s'", argv[i]);
+        else if (!file) file = argv[i];
+        else return cli_usage_error("lower", "more than one input file ('%s')", argv[i]);
+    }
+    if (!device) return cli_usage_error("lower", "--device is required (--device e1)");
+    if (strcmp(device, "e1")) return cli_fail("lower: device '%s' has no lowerings (only e1)", device);
+    if (!file) return cli_usage_error("lower", "no input FILE.json");
+    uint8_t *data;
+    size_t len;
+    if (cli_read_file(file, &data, &len)) return cli_fail("lower: %s", npk_errmsg());
+    char *text = malloc(len + 1);
+    if (!text) {
+        free(data);
+        return cli_fail("lower: out of memory");
+    }
+    memcpy(text, data, len);
+    text[len] = 0;
+    free(data);
+    if (strlen(text) != len) {
+        free(text);
+        return cli_fail("lower: %s: the file contains a NUL byte (not JSON text)", file);
+    }
+    if (check) {
+        int rc = npk_lower_module_check(text);
+        free(text);
+        if (rc) return cli_fail("lower: %s: %s", file, npk_errmsg());
+        printf("{\"valid\":true}\n");
+        return 0;
+    }
+    /* validate before opening the device, so nothing reaches it when the file is wrong */
+    if (npk_lower_module_check(text)) {
+        cli_fail("lower: %s: %s", file, npk_errmsg());
+        free(text);
+        return 1;
+    }
+    npk_port *port;
+    if (npk_port_open(&port, port_spec, "e1", NULL)) {
+        free(text);
+        return cli_fail("lower: %s", npk_errmsg());
+    }
+    int ret = 1;
+    npk_trace *trace = NULL;
+    npk_e1 *e = NULL;
+    char *result = NULL;
+    if (trace_path) {
+        if (!npk_port_sim(port)) {
+            cli_fail("lower: --trace needs the in-process model (--port sim)");
+            goto out;
+        }
+        trace = npk_trace_new();
+        npk_trace_process(trace, "e1", E1_HZ);
+        npk_sim_dev(npk_port_sim(port))->trace = trace;
+    }
+    if (npk_e1_open(&e, port)) {
+        cli_fail("lower: %s", npk_errmsg());
+        goto out;
+    }
+    if (npk_lower_module_run(e, text, &opts, &result)) {
+        cli_fail("lower: %s: %s", file, npk_errmsg());
+        goto out;
+    }
+    fputs(result, stdout);
+    fputc('\n', stdout);
+    ret = strstr(result, "\"all_match\":true") ? 0 : 1;
+    if (ret) cli_fail("lower: %s: a device result differs from the golden", file);
+    if (report) {
+        const npk_e1_stats *st = npk_e1_get_stats(e);
+        uint64_t d = 0, q = 0;
+        for (int i = 0; i < E1_NUM_OPCODES; i++) {
+            d += st->direct[i];
+            q += st->desc[i];
+        }
+        fprintf(stderr,
+                "e1 lowering (%s port): %" PRIu64 " direct commands, %" PRIu64 " descriptors in %" PRIu64
+                " ring batches, %" PRIu64 " GEMM MACs, %" PRIu64 " simulated cycles (%.3f us at %" PRIu64
+                " MHz), %" PRIu64 " MMIO accesses\n",
+                npk_port_kind(port), d, q, st->batches, st->macs, npk_port_cycles(port),
+                (double)npk_port_cycles(port) * 1e6 / (double)npk_port_hz(port), npk_port_hz(port) / 1000000,
+                npk_port_mmio_count(port));
+    }
+    if (trace) {
+        npk_sim_dev(npk_port_sim(port))->trace = NULL;
+        if (npk_trace_write_file(trace, trace_path)) {
+            cli_fail("lower: %s", npk_errmsg());
+            ret = 1;
+        }
+    }
+out:
+    free(result);
+    if (e) npk_e1_close(e);
+    if (trace) {
+        if (npk_port_sim(port)) npk_sim_dev(npk_port_sim(port))->trace = NULL;
+        npk_trace_free(trace);
+    }
+    npk_port_close(port);
+    free(text);
+    return ret;
+}
