@@ -1,21 +1,697 @@
-/* PLACEHOLDER: the shell device model is being written (see its issue). */
+/*
+ * The NPU shell device model (npu-shell-contract.md + docs/shell.md).
+ *
+ * Registers are the table `regs` below. The fetcher reads descriptors from the
+ * ring in guest memory in order; each descriptor's memory effect is applied
+ * when it is issued (so the functional result is that of in-order execution),
+ * while the timing model lets the DMA, GEMM and VEC engines overlap whenever
+ * the address ranges of in-flight descriptors do not conflict. Time advances
+ * only in step(): the model jumps from one scheduled event to the next.
+ */
+#include "shell_int.h"
+
 #include "npukit/npu.h"
+#include "npukit/shell.h"
 #include "npukit/sim.h"
+#include "npukit/trace.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEVER UINT64_MAX
+
+typedef struct pend_sig {
+    uint16_t id;
+    int irq;
+    uint64_t at;
+} pend_sig;
+
+typedef struct engine {
+    uint64_t end;  /* busy until (exclusive) */
+    shx_rset rs;   /* address ranges of the descriptor in flight */
+} engine;
+
+typedef struct shell {
+    npk_dev dev; /* first member: hooks cast npk_dev* back */
+    npk_regfile rf;
+    shx_params p;
+    /* fetcher */
+    int armed, halted;
+    uint64_t fetch_at;
+    /* an error found at issue, latched when the failing work reaches it */
+    int perr;
+    uint32_t perr_code;
+    uint64_t perr_addr, perr_at;
+    /* EVENT_WAIT in progress */
+    int waiting;
+    uint16_t wait_id;
+    uint64_t wait_fetch, wait_deadline, wait_addr, wait_decoded;
+    uint32_t wait_off, wait_tag;
+    uint8_t wait_flags;
+    /* events */
+    uint8_t *ev; /* 65536 signalled flags */
+    pend_sig *pend;
+    size_t npend, cappend;
+    engine eng[SHX_NENG];
+    shx_rset cur;
+    int had_work;
+    /* performance counters */
+    uint64_t perf_descs, perf_fetch, perf_dma, perf_gemm, perf_vec, perf_macs, perf_dma_bytes;
+    npk_shell_log_fn log_fn;
+    void *log_ctx;
+} shell;
+
+extern const npk_dev_class npk_shell_class;
+static const npk_dev_ops shell_ops;
+
+static shell *S(npk_dev *d) { return (shell *)d; }
+static uint32_t *slot(shell *s, uint32_t off) { return npk_regfile_slot(&s->rf, off); }
+static uint32_t R(shell *s, uint32_t off) { return *slot(s, off); }
+static uint64_t now_of(shell *s) { return s->dev.cycles; }
+
+static const char *track_name[SHX_NENG] = {"dma", "gemm", "vec"};
+
+/* ---- IRQ and errors ------------------------------------------------------------- */
+
+static void irq_update(shell *s) { npk_dev_set_irq(&s->dev, 0, (R(s, SHELL_IRQ_STATUS) & R(s, SHELL_IRQ_ENABLE) & 7) != 0); }
+
+static void irq_raise(shell *s, uint32_t bit) {
+    *slot(s, SHELL_IRQ_STATUS) |= bit;
+    irq_update(s);
+}
+
+static void latch_error(shell *s, uint32_t code, uint64_t addr) {
+    if (R(s, SHELL_ERROR_CODE)) return; /* the first error stays latched */
+    *slot(s, SHELL_ERROR_CODE) = code;
+    *slot(s, SHELL_ERROR_ADDR_LO) = (uint32_t)addr;
+    *slot(s, SHELL_ERROR_ADDR_HI) = (uint32_t)(addr >> 32);
+    s->armed = 0; /* restart needs DOORBELL or RESUME after clearing ERROR_CODE */
+    irq_raise(s, SHELL_IRQ_ERROR);
+}
+
+static void schedule_error(shell *s, uint32_t code, uint64_t addr, uint64_t at) {
+    s->perr = 1;
+    s->perr_code = code;
+    s->perr_addr = addr;
+    s->perr_at = at;
+}
+
+/* ---- state queries ----------------------------------------------------------------- */
+
+static int engines_busy(shell *s, uint64_t t) {
+    for (int e = 0; e < SHX_NENG; e++)
+        if (s->eng[e].end > t) return 1;
+    return 0;
+}
+
+static int queue_empty(shell *s) { return R(s, SHELL_CQ_HEAD) == R(s, SHELL_CQ_TAIL); }
+
+static int can_fetch(shell *s) {
+    return s->armed && !s->halted && !s->waiting && !s->perr && !R(s, SHELL_ERROR_CODE) && !queue_empty(s);
+}
+
+static uint32_t status_now(shell *s) {
+    uint64_t t = now_of(s);
+    int inflight = engines_busy(s, t) || s->npend || s->perr;
+    uint32_t st = 0;
+    if (queue_empty(s) && !inflight && !s->waiting) st |= SHELL_STATUS_IDLE;
+    if (inflight || s->waiting || can_fetch(s)) st |= SHELL_STATUS_BUSY;
+    if (R(s, SHELL_ERROR_CODE)) st |= SHELL_STATUS_ERROR;
+    if (s->halted) st |= SHELL_STATUS_HALTED;
+    if (s->waiting) st |= SHELL_STATUS_WAITING;
+    return st;
+}
+
+/* ---- trace, log, counters ------------------------------------------------------------- */
+
+static void emit(shell *s, const char *track, const char *name, uint64_t start, uint64_t dur, const char *args) {
+    if (!s->dev.trace) return;
+    const char *proc = s->dev.cls ? s->dev.cls->name : "shell";
+    npk_trace_process(s->dev.trace, proc, npk_shell_class.hz);
+    npk_trace_complete(s->dev.trace, proc, track, name, start, dur, args);
+}
+
+static void log_desc(shell *s, uint64_t addr, uint32_t off, const uint8_t *h, const char *track, uint64_t fetch,
+                     uint64_t start, uint64_t end, uint32_t err) {
+    if (!s->log_fn) return;
+    npk_shell_log e = {addr, off, h[0], h[1], h[2], shx_u32(h + 4), track, fetch, start, end, err};
+    s->log_fn(s->log_ctx, &e);
+}
+
+static const char *op_name(unsigned op) {
+    const char *n = npk_shell_opcode_name(op);
+    return n ? n : "INVALID";
+}
+
+/* ---- the fetcher ---------------------------------------------------------------------- */
+
+static int ring_ok(shell *s, uint64_t *bad_addr) {
+    uint32_t size = R(s, SHELL_CQ_SIZE), tail = R(s, SHELL_CQ_TAIL);
+    uint64_t base = (uint64_t)R(s, SHELL_CQ_BASE_HI) << 32 | R(s, SHELL_CQ_BASE_LO);
+    *bad_addr = base;
+    if (base % 32 || size < 64 || size > (1u << 30) || (size & (size - 1))) return 0;
+    if (tail % 32 || tail >= size) {
+        *bad_addr = base + tail;
+        return 0;
+    }
+    return 1;
+}
+
+static void advance_head(shell *s, uint32_t bytes) {
+    uint32_t size = R(s, SHELL_CQ_SIZE);
+    *slot(s, SHELL_CQ_HEAD) = (R(s, SHELL_CQ_HEAD) + bytes) & (size - 1);
+}
+
+static void finish_wait(shell *s, uint64_t t) {
+    uint64_t done = (t > s->wait_decoded ? t : s->wait_decoded) + s->p.event_cycles;
+    uint8_t h[8] = {SHELL_OP_EVENT_WAIT, s->wait_flags, 1, 0};
+    h[4] = (uint8_t)s->wait_tag;
+    h[5] = (uint8_t)(s->wait_tag >> 8);
+    h[6] = (uint8_t)(s->wait_tag >> 16);
+    h[7] = (uint8_t)(s->wait_tag >> 24);
+    char args[64];
+    snprintf(args, sizeof args, "\"event\":%u", s->wait_id);
+    emit(s, "fetch", "EVENT_WAIT", s->wait_fetch, done - s->wait_fetch, args);
+    s->perf_fetch += done - s->wait_fetch;
+    s->perf_descs++;
+    log_desc(s, s->wait_addr, s->wait_off, h, "fetch", s->wait_fetch, s->wait_fetch, done, 0);
+    s->ev[s->wait_id] = 0;
+    s->waiting = 0;
+    advance_head(s, 32);
+    s->fetch_at = done;
+}
+
+static void do_fetch(shell *s) {
+    uint64_t t = now_of(s), bad;
+    if (!ring_ok(s, &bad)) {
+        latch_error(s, SHELL_ERR_ALIGNMENT, bad);
+        return;
+    }
+    uint32_t rsize = R(s, SHELL_CQ_SIZE), head = R(s, SHELL_CQ_HEAD), tail = R(s, SHELL_CQ_TAIL);
+    uint64_t base = (uint64_t)R(s, SHELL_CQ_BASE_HI) << 32 | R(s, SHELL_CQ_BASE_LO);
+    uint64_t daddr = base + head;
+    uint8_t d[96];
+    memset(d, 0, sizeof d);
+    uint64_t lat = 0;
+    s->had_work = 1;
+    /* first unit */
+    for (unsigned u = 0; u < 3; u++) {
+        uint64_t a = base + ((head + 32 * u) & (rsize - 1));
+        size_t done = 0;
+        uint64_t fa = a, cyc = 0;
+        npk_bus_resp r = npk_bus_copy_in(s->dev.mem, a, d + 32 * u, 32, s->p.beat < 32 ? s->p.beat : 32, &done, &fa, &cyc);
+        lat += cyc;
+        if (r == NPK_BUS_ERROR) {
+            log_desc(s, daddr, head, d, "fetch", t, t, t + s->p.fetch_cycles + lat, SHELL_ERR_DMA_FAULT);
+            schedule_error(s, SHELL_ERR_DMA_FAULT, fa, t + s->p.fetch_cycles + lat);
+            return;
+        }
+        if (r == NPK_BUS_HANG) {
+            log_desc(s, daddr, head, d, "fetch", t, t, t + s->p.bus_timeout, SHELL_ERR_TIMEOUT);
+            schedule_error(s, SHELL_ERR_TIMEOUT, fa, t + s->p.bus_timeout);
+            return;
+        }
+        if (u == 0) {
+            unsigned size = d[2];
+            uint32_t avail = (tail - head) & (rsize - 1);
+            int known = npk_shell_opcode_name(d[0]) != NULL;
+            if (!known || size < 1 || size > 3 || d[3] || (size > 1 && d[0] != SHELL_OP_GEMM) || avail < 32 * size) {
+                uint32_t code = known ? SHELL_ERR_BAD_DESCRIPTOR : SHELL_ERR_INVALID_OPCODE;
+                uint64_t at = t + s->p.fetch_cycles + lat;
+                char ea[64];
+                snprintf(ea, sizeof ea, "\"error\":\"%s\"", npk_shell_error_name(code));
+                log_desc(s, daddr, head, d, "fetch", t, t, at, code);
+                emit(s, "fetch", op_name(d[0]), t, at - t, ea);
+                s->perf_fetch += at - t;
+                schedule_error(s, code, daddr, at);
+                return;
+            }
+        }
+        if (u + 1 >= d[2]) break;
+    }
+    unsigned size = d[2];
+    uint64_t fc = s->p.fetch_cycles + lat / size;
+    uint64_t decoded = t + fc;
+    char args[96];
+    switch (d[0]) {
+    case SHELL_OP_NOOP: {
+        uint64_t end = decoded + s->p.noop_cycles;
+        snprintf(args, sizeof args, "\"tag\":%" PRIu32, shx_u32(d + 4));
+        emit(s, "fetch", "NOOP", t, end - t, args);
+        s->perf_fetch += end - t;
+        s->perf_descs++;
+        log_desc(s, daddr, head, d, "fetch", t, t, end, 0);
+        advance_head(s, 32);
+        s->fetch_at = end;
+        return;
+    }
+    case SHELL_OP_EVENT_SIGNAL: {
+        uint64_t end = decoded + s->p.event_cycles, vis = end;
+        for (int e = 0; e < SHX_NENG; e++)
+            if (s->eng[e].end > vis) vis = s->eng[e].end; /* completion-bound */
+        if (s->npend == s->cappend) {
+            size_t nc = s->cappend ? s->cappend * 2 : 16;
+            pend_sig *np = realloc(s->pend, nc * sizeof *np);
+            if (!np) { /* cannot track it: make it visible when the queue empties (conservative) */
+                vis = end;
+            } else {
+                s->pend = np;
+                s->cappend = nc;
+            }
+        }
+        if (s->npend < s->cappend) s->pend[s->npend++] = (pend_sig){shx_u16(d + 4), d[1] & 1, vis};
+        else s->ev[shx_u16(d + 4)] = 1;
+        snprintf(args, sizeof args, "\"event\":%u,\"irq\":%d,\"visible_at\":%" PRIu64, shx_u16(d + 4), d[1] & 1, vis);
+        emit(s, "fetch", "EVENT_SIGNAL", t, end - t, args);
+        s->perf_fetch += end - t;
+        s->perf_descs++;
+        log_desc(s, daddr, head, d, "fetch", t, t, vis, 0);
+        advance_head(s, 32);
+        s->fetch_at = end;
+        return;
+    }
+    case SHELL_OP_EVENT_WAIT:
+        s->waiting = 1;
+        s->wait_id = shx_u16(d + 4);
+        s->wait_fetch = t;
+        s->wait_decoded = decoded;
+        s->wait_addr = daddr;
+        s->wait_off = head;
+        s->wait_tag = shx_u32(d + 4);
+        s->wait_flags = d[1];
+        s->wait_deadline = s->p.event_timeout ? decoded + s->p.event_timeout : 0;
+        for (size_t i = 0; i < s->npend; i++)
+            if (s->pend[i].id == s->wait_id) s->wait_deadline = 0; /* a signal in flight will satisfy it */
+        return; /* process() completes it when the event is (or becomes) visible */
+    default: break;
+    }
+    /* engine descriptors */
+    shx_rset_clear(&s->cur);
+    shx_ctx c = {s->dev.mem, &s->p, &s->cur};
+    shx_res x;
+    shx_exec(&c, d, size, daddr, &x);
+    int decode_err = x.err == SHELL_ERR_INVALID_OPCODE || x.err == SHELL_ERR_BAD_DESCRIPTOR || x.err == SHELL_ERR_ALIGNMENT;
+    if (decode_err) {
+        char ea[200];
+        snprintf(ea, sizeof ea, "\"error\":\"%s\"", npk_shell_error_name(x.err));
+        emit(s, "fetch", op_name(d[0]), t, fc, ea);
+        s->perf_fetch += fc;
+        log_desc(s, daddr, head, d, "fetch", t, t, decoded, x.err);
+        schedule_error(s, x.err, x.err_addr, decoded);
+        return;
+    }
+    /* issue: in order, when the engine is free and no in-flight descriptor conflicts */
+    uint64_t start = decoded;
+    engine *eg = &s->eng[x.engine];
+    if (eg->end > start) start = eg->end;
+    for (int e = 0; e < SHX_NENG; e++)
+        if (e != x.engine && s->eng[e].end > start && shx_conflict(&s->eng[e].rs, &s->cur)) start = s->eng[e].end;
+    /* a later engine end can only push start further: iterate once more for chains */
+    for (int e = 0; e < SHX_NENG; e++)
+        if (e != x.engine && s->eng[e].end > start && shx_conflict(&s->eng[e].rs, &s->cur)) start = s->eng[e].end;
+    uint64_t dur = x.dur ? x.dur : 1;
+    if (x.hang) dur = s->p.bus_timeout;
+    uint64_t end = start + dur;
+    shx_rset tmp = eg->rs;
+    eg->rs = s->cur;
+    s->cur = tmp;
+    eg->end = end;
+    snprintf(args, sizeof args, "\"opcode\":%u,\"tag\":%" PRIu32, d[0], shx_u32(d + 4));
+    emit(s, "fetch", op_name(d[0]), t, fc, args);
+    s->perf_fetch += fc;
+    char eargs[256];
+    snprintf(eargs, sizeof eargs, "%s%s%s", x.args, x.err ? ",\"error\":" : "", x.err ? "\"" : "");
+    if (x.err) {
+        size_t l = strlen(eargs);
+        snprintf(eargs + l, sizeof eargs - l, "%s\"", npk_shell_error_name(x.err));
+    }
+    emit(s, track_name[x.engine], op_name(d[0]), start, dur, eargs);
+    if (x.engine == SHX_DMA) {
+        s->perf_dma += dur;
+        s->perf_dma_bytes += x.bytes;
+    } else if (x.engine == SHX_GEMM) {
+        s->perf_gemm += dur;
+        s->perf_macs += x.macs;
+    } else {
+        s->perf_vec += dur;
+    }
+    log_desc(s, daddr, head, d, track_name[x.engine], t, start, end, x.err);
+    if (x.err) {
+        schedule_error(s, x.err, x.err_addr, end);
+        return;
+    }
+    s->perf_descs++;
+    advance_head(s, 32 * size);
+    s->fetch_at = start; /* the fetcher was blocked until the descriptor issued */
+}
+
+/* Handle everything due at the current time. */
+static void process(shell *s) {
+    for (int guard = 0; guard < 1000000; guard++) {
+        uint64_t t = now_of(s);
+        int progress = 0;
+        for (size_t i = 0; i < s->npend;) {
+            if (s->pend[i].at <= t) {
+                s->ev[s->pend[i].id] = 1;
+                if (s->pend[i].irq) irq_raise(s, SHELL_IRQ_EVENT);
+                s->pend[i] = s->pend[--s->npend];
+                progress = 1;
+            } else {
+                i++;
+            }
+        }
+        if (s->perr && s->perr_at <= t) {
+            s->perr = 0;
+            latch_error(s, s->perr_code, s->perr_addr);
+            progress = 1;
+        }
+        if (s->waiting) {
+            if (s->ev[s->wait_id]) {
+                finish_wait(s, t);
+                progress = 1;
+            } else if (s->wait_deadline && t >= s->wait_deadline) {
+                uint8_t h[8] = {SHELL_OP_EVENT_WAIT, s->wait_flags, 1, 0, (uint8_t)s->wait_tag,
+                                (uint8_t)(s->wait_tag >> 8), (uint8_t)(s->wait_tag >> 16), (uint8_t)(s->wait_tag >> 24)};
+                emit(s, "fetch", "EVENT_WAIT", s->wait_fetch, t - s->wait_fetch, "\"error\":\"TIMEOUT\"");
+                s->perf_fetch += t - s->wait_fetch;
+                log_desc(s, s->wait_addr, s->wait_off, h, "fetch", s->wait_fetch, s->wait_fetch, t, SHELL_ERR_TIMEOUT);
+                s->waiting = 0;
+                latch_error(s, SHELL_ERR_TIMEOUT, s->wait_addr);
+                progress = 1;
+            }
+        }
+        if (s->armed && queue_empty(s) && !s->waiting) s->armed = 0;
+        if (can_fetch(s) && s->fetch_at <= t) {
+            do_fetch(s);
+            progress = 1;
+        }
+        if (s->had_work && queue_empty(s) && !s->waiting && !s->npend && !s->perr && !R(s, SHELL_ERROR_CODE) &&
+            !engines_busy(s, t)) {
+            s->had_work = 0;
+            irq_raise(s, SHELL_IRQ_CQ_EMPTY);
+        }
+        if (!progress) return;
+    }
+}
+
+static uint64_t next_event(shell *s) {
+    uint64_t t = now_of(s), n = NEVER;
+#define CAND(v)                         \
+    do {                                \
+        uint64_t v_ = (v);              \
+        if (v_ > t && v_ < n) n = v_;   \
+    } while (0)
+    for (size_t i = 0; i < s->npend; i++) CAND(s->pend[i].at);
+    if (s->perr) CAND(s->perr_at);
+    if (s->waiting && s->wait_deadline) CAND(s->wait_deadline);
+    if (can_fetch(s)) CAND(s->fetch_at > t ? s->fetch_at : t + 1);
+    if (s->had_work)
+        for (int e = 0; e < SHX_NENG; e++) CAND(s->eng[e].end);
+#undef CAND
+    return n;
+}
+
+static void shell_step(npk_dev *d, uint64_t cycles) {
+    shell *s = S(d);
+    uint64_t target = d->cycles + cycles;
+    process(s);
+    for (;;) {
+        uint64_t n = next_event(s);
+        if (n > target) break;
+        d->cycles = n;
+        process(s);
+    }
+    d->cycles = target;
+    process(s);
+}
+
+static int shell_idle(npk_dev *d) { return next_event(S(d)) == NEVER; }
+
+/* ---- registers ------------------------------------------------------------------------- */
+
+static void full_reset(shell *s) {
+    npk_regfile_reset(&s->rf);
+    s->armed = s->halted = s->waiting = s->perr = s->had_work = 0;
+    s->fetch_at = 0;
+    s->npend = 0;
+    memset(s->ev, 0, 65536);
+    for (int e = 0; e < SHX_NENG; e++) {
+        s->eng[e].end = 0;
+        shx_rset_clear(&s->eng[e].rs);
+    }
+    s->perf_descs = s->perf_fetch = s->perf_dma = s->perf_gemm = s->perf_vec = s->perf_macs = s->perf_dma_bytes = 0;
+    npk_dev_set_irq(&s->dev, 0, 0);
+}
+
+static uint32_t rd_status(npk_dev *d, const npk_reg *r, uint32_t v) {
+    (void)r;
+    (void)v;
+    return status_now(S(d));
+}
+
+static uint32_t rd_control(npk_dev *d, const npk_reg *r, uint32_t v) {
+    (void)r;
+    (void)v;
+    return S(d)->halted ? SHELL_CTRL_HALT : 0;
+}
+
+static void arm(shell *s) {
+    s->armed = 1;
+    if (s->fetch_at < now_of(s)) s->fetch_at = now_of(s);
+    uint64_t bad;
+    if (!ring_ok(s, &bad)) latch_error(s, SHELL_ERR_ALIGNMENT, bad);
+}
+
+static void wr_control(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+    (void)r;
+    (void)old;
+    shell *s = S(d);
+    if (v & SHELL_CTRL_RESET) {
+        full_reset(s);
+        return;
+    }
+    if (v & SHELL_CTRL_HALT) {
+        s->halted = 1;
+    } else if (v & SHELL_CTRL_RESUME) {
+        s->halted = 0;
+        if (!R(s, SHELL_ERROR_CODE) && !queue_empty(s)) arm(s);
+    }
+    *slot(s, SHELL_CONTROL) = 0;
+}
+
+static void wr_irq(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+    (void)r;
+    (void)old;
+    (void)v;
+    irq_update(S(d));
+}
+
+static void wr_doorbell(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+    (void)r;
+    (void)old;
+    (void)v;
+    shell *s = S(d);
+    if (!R(s, SHELL_ERROR_CODE)) arm(s);
+}
+
+static void wr_head(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+    (void)r;
+    (void)old;
+    shell *s = S(d);
+    /* only while stopped: nothing in flight, fetcher not running */
+    if (engines_busy(s, now_of(s)) || s->waiting || s->perr || can_fetch(s)) return;
+    uint32_t size = R(s, SHELL_CQ_SIZE);
+    if (v % 32 || !size || v >= size) {
+        uint64_t base = (uint64_t)R(s, SHELL_CQ_BASE_HI) << 32 | R(s, SHELL_CQ_BASE_LO);
+        latch_error(s, SHELL_ERR_ALIGNMENT, base + v);
+        return;
+    }
+    *slot(s, SHELL_CQ_HEAD) = v;
+}
+
+static uint32_t rd_perf(npk_dev *d, const npk_reg *r, uint32_t v) {
+    (void)v;
+    shell *s = S(d);
+    switch (r->off) {
+    case SHELL_PERF_DESCS: return (uint32_t)s->perf_descs;
+    case SHELL_PERF_FETCH_CYCLES: return (uint32_t)s->perf_fetch;
+    case SHELL_PERF_DMA_CYCLES: return (uint32_t)s->perf_dma;
+    case SHELL_PERF_GEMM_CYCLES: return (uint32_t)s->perf_gemm;
+    case SHELL_PERF_VEC_CYCLES: return (uint32_t)s->perf_vec;
+    case SHELL_PERF_MACS_LO: return (uint32_t)s->perf_macs;
+    case SHELL_PERF_MACS_HI: return (uint32_t)(s->perf_macs >> 32);
+    default: return (uint32_t)s->perf_dma_bytes;
+    }
+}
+
+#define CAPS                                                                                                   \
+    (SHELL_CAP_DMA_COPY | SHELL_CAP_DMA_STRIDED | SHELL_CAP_DMA_GATHER | SHELL_CAP_DMA_SCATTER | SHELL_CAP_GEMM | \
+     SHELL_CAP_VEC_OP | SHELL_CAP_SOFTMAX | SHELL_CAP_EVENT_IRQ | SHELL_CAP_GEMM_V2 | SHELL_CAP_VEC_EXT |       \
+     SHELL_CAP_RING_WRAP | SHELL_CAP_FP8 | SHELL_CAP_LIST_LOCAL)
+
+/* The register map: {offset, name, reset, wmask, w1cmask, read hook, write hook}. */
+static const npk_reg regs[] = {
+    {SHELL_VERSION, "VERSION", SHELL_VERSION_VALUE, 0, 0, NULL, NULL},
+    {SHELL_CAPABILITIES, "CAPABILITIES", CAPS, 0, 0, NULL, NULL},
+    {SHELL_STATUS, "STATUS", SHELL_STATUS_IDLE, 0, 0, rd_status, NULL},
+    {SHELL_CONTROL, "CONTROL", 0, 0x7, 0, rd_control, wr_control},
+    {SHELL_IRQ_STATUS, "IRQ_STATUS", 0, 0, 0x7, NULL, wr_irq},
+    {SHELL_IRQ_ENABLE, "IRQ_ENABLE", 0, 0x7, 0, NULL, wr_irq},
+    {SHELL_CQ_BASE_LO, "CQ_BASE_LO", 0, 0xffffffffu, 0, NULL, NULL},
+    {SHELL_CQ_BASE_HI, "CQ_BASE_HI", 0, 0xffffffffu, 0, NULL, NULL},
+    {SHELL_CQ_SIZE, "CQ_SIZE", 0, 0xffffffffu, 0, NULL, NULL},
+    {SHELL_CQ_HEAD, "CQ_HEAD", 0, 0, 0, NULL, wr_head},
+    {SHELL_CQ_TAIL, "CQ_TAIL", 0, 0xffffffffu, 0, NULL, NULL},
+    {SHELL_DOORBELL, "DOORBELL", 0, 0, 0, NULL, wr_doorbell},
+    {SHELL_ERROR_CODE, "ERROR_CODE", 0, 0, 0xffffffffu, NULL, NULL},
+    {SHELL_ERROR_ADDR_LO, "ERROR_ADDR_LO", 0, 0, 0, NULL, NULL},
+    {SHELL_ERROR_ADDR_HI, "ERROR_ADDR_HI", 0, 0, 0, NULL, NULL},
+    {SHELL_PERF_DESCS, "PERF_DESCS", 0, 0, 0, rd_perf, NULL},
+    {SHELL_PERF_FETCH_CYCLES, "PERF_FETCH_CYCLES", 0, 0, 0, rd_perf, NULL},
+    {SHELL_PERF_DMA_CYCLES, "PERF_DMA_CYCLES", 0, 0, 0, rd_perf, NULL},
+    {SHELL_PERF_GEMM_CYCLES, "PERF_GEMM_CYCLES", 0, 0, 0, rd_perf, NULL},
+    {SHELL_PERF_VEC_CYCLES, "PERF_VEC_CYCLES", 0, 0, 0, rd_perf, NULL},
+    {SHELL_PERF_MACS_LO, "PERF_MACS_LO", 0, 0, 0, rd_perf, NULL},
+    {SHELL_PERF_MACS_HI, "PERF_MACS_HI", 0, 0, 0, rd_perf, NULL},
+    {SHELL_PERF_DMA_BYTES, "PERF_DMA_BYTES", 0, 0, 0, rd_perf, NULL},
+};
+
+static uint32_t shell_read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&S(d)->rf, d, off); }
+
+static void shell_write32(npk_dev *d, uint32_t off, uint32_t v) {
+    shell *s = S(d);
+    npk_regfile_write(&s->rf, d, off, v);
+}
+
+static void shell_reset(npk_dev *d) { full_reset(S(d)); }
+
+static void shell_destroy(npk_dev *d) {
+    shell *s = S(d);
+    for (int e = 0; e < SHX_NENG; e++) shx_rset_free(&s->eng[e].rs);
+    shx_rset_free(&s->cur);
+    free(s->pend);
+    free(s->ev);
+    npk_regfile_fini(&s->rf);
+    free(s);
+}
+
+static const npk_dev_ops shell_ops = {
+    .read32 = shell_read32,
+    .write32 = shell_write32,
+    .write64 = NULL,
+    .step = shell_step,
+    .idle = shell_idle,
+    .reset = shell_reset,
+    .destroy = shell_destroy,
+};
+
+int npk_shell_sim_set_log(struct npk_dev *d, npk_shell_log_fn fn, void *ctx) {
+    if (!d || d->ops != &shell_ops) return npk_err(NPK_EINVAL, "not a shell device model");
+    S(d)->log_fn = fn;
+    S(d)->log_ctx = ctx;
+    return 0;
+}
+
+/* ---- options ------------------------------------------------------------------------------- */
+
+typedef struct opt_def {
+    const char *key;
+    size_t off;
+    int wide;
+    uint64_t min, max;
+} opt_def;
+
+#define OPT32(k, f, lo, hi) {k, offsetof(shx_params, f), 0, lo, hi}
+#define OPT64(k, f, lo, hi) {k, offsetof(shx_params, f), 1, lo, hi}
+static const opt_def opt_defs[] = {
+    OPT32("fetch_cycles", fetch_cycles, 1, 1000000),
+    OPT32("dma_bpc", dma_bpc, 1, 1u << 20),
+    OPT32("dma_setup", dma_setup, 0, 1000000),
+    OPT32("dma_entry", dma_entry, 0, 1000000),
+    OPT32("gemm_macs", gemm_macs, 1, 1u << 24),
+    OPT32("gemm_fmacs", gemm_fmacs, 1, 1u << 24),
+    OPT32("gemm_bpc", gemm_bpc, 1, 1u << 20),
+    OPT32("gemm_setup", gemm_setup, 0, 1000000),
+    OPT32("vec_lanes", vec_lanes, 1, 1u << 20),
+    OPT32("vec_bpc", vec_bpc, 1, 1u << 20),
+    OPT32("vec_setup", vec_setup, 0, 1000000),
+    OPT32("event_cycles", event_cycles, 1, 1000000),
+    OPT32("noop_cycles", noop_cycles, 1, 1000000),
+    OPT64("event_timeout", event_timeout, 0, UINT64_MAX / 4),
+    OPT64("bus_timeout", bus_timeout, 1, UINT64_MAX / 4),
+    OPT32("beat", beat, 1, 4096),
+};
+
+static int parse_opts(shx_params *p, const char *opts) {
+    if (!opts || !*opts) return 0;
+    char *dup = strdup(opts);
+    if (!dup) return npk_err(NPK_ENOMEM, "out of memory");
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(dup, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            rc = npk_err(NPK_EINVAL, "shell option '%s': expected key=value", tok);
+            break;
+        }
+        *eq = 0;
+        const opt_def *o = NULL;
+        for (size_t i = 0; i < sizeof opt_defs / sizeof opt_defs[0]; i++)
+            if (!strcmp(opt_defs[i].key, tok)) o = &opt_defs[i];
+        if (!o) {
+            rc = npk_err(NPK_EINVAL, "unknown shell option '%s' (see `npu devices`)", tok);
+            break;
+        }
+        char *end;
+        unsigned long long v = strtoull(eq + 1, &end, 0);
+        if (end == eq + 1 || *end || eq[1] == '-' || v < o->min || v > o->max) {
+            rc = npk_err(NPK_EINVAL, "shell option %s=%s: expected a number in %llu..%llu", tok, eq + 1,
+                         (unsigned long long)o->min, (unsigned long long)o->max);
+            break;
+        }
+        if (o->wide) *(uint64_t *)((char *)p + o->off) = v;
+        else *(uint32_t *)((char *)p + o->off) = (uint32_t)v;
+    }
+    free(dup);
+    return rc;
+}
 
 static npk_dev *create(npk_mem *mem, const char *opts) {
-    (void)mem;
-    (void)opts;
-    npk_err(NPK_EUNSUPPORTED, "the shell device model is not available in this build yet");
-    return NULL;
+    shx_params p = {
+        .fetch_cycles = 4, .dma_bpc = 16, .dma_setup = 20, .dma_entry = 4,
+        .gemm_macs = 1024, .gemm_fmacs = 512, .gemm_bpc = 64, .gemm_setup = 32,
+        .vec_lanes = 16, .vec_bpc = 32, .vec_setup = 16,
+        .event_cycles = 50, .noop_cycles = 10, .event_timeout = 100000, .bus_timeout = 10000, .beat = 64,
+    };
+    if (parse_opts(&p, opts)) return NULL;
+    shell *s = calloc(1, sizeof *s);
+    if (!s || !(s->ev = calloc(65536, 1))) {
+        free(s);
+        npk_err(NPK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (npk_regfile_init(&s->rf, regs, sizeof regs / sizeof regs[0], 4096)) {
+        free(s->ev);
+        free(s);
+        return NULL;
+    }
+    s->p = p;
+    s->dev.ops = &shell_ops;
+    s->dev.mem = mem;
+    s->dev.regs = &s->rf;
+    return &s->dev;
 }
 
 const npk_dev_class npk_shell_class = {
     .name = "shell",
-    .summary = "(not available yet)",
-    .mmio_base = 0x10030000,
+    .summary = "NPU shell: descriptor ring, DMA copy/strided/gather/scatter, GEMM, VEC_OP, SOFTMAX, events",
+    .mmio_base = SHELL_MMIO_BASE,
     .mmio_size = 4096,
     .hz = 1000000000,
     .n_irq = 1,
-    .options = "",
+    .options = "fetch_cycles=4 dma_bpc=16 dma_setup=20 dma_entry=4 gemm_macs=1024 gemm_fmacs=512 gemm_bpc=64 "
+               "gemm_setup=32 vec_lanes=16 vec_bpc=32 vec_setup=16 event_cycles=50 noop_cycles=10 "
+               "event_timeout=100000 (0 = wait forever) bus_timeout=10000 beat=64",
     .create = create,
 };

@@ -7,6 +7,7 @@
  * or byte offset at fault. */
 #include "cli.h"
 #include "npukit/pccx.h"
+#include "npukit/shell.h"
 #include "npukit/v0.h"
 
 #include <stdlib.h>
@@ -25,7 +26,7 @@ typedef struct {
 /* Wired in as each device's assembler lands. */
 static const asm_entry table[] = {
     {"v0", npk_v0_asm, npk_v0_disasm, "64-byte descriptors, one per line"},
-    {"shell", NULL, NULL, "32/64/96-byte descriptors, one per line"},
+    {"shell", npk_shell_asm, npk_shell_disasm, "32/64/96-byte descriptors, one per line"},
     {"pccx", npk_pccx_asm, npk_pccx_disasm, "64-bit instructions, one per line with named fields"},
 };
 

@@ -11,5 +11,3 @@ static int pending(const char *name, int argc, char **argv) {
 int cmd_run(int argc, char **argv) { return pending("run", argc, argv); }
 int cmd_onnx_test(int argc, char **argv) { return pending("onnx-test", argc, argv); }
 int cmd_bench(int argc, char **argv) { return pending("bench", argc, argv); }
-int cmd_shell_map(int argc, char **argv) { return pending("shell-map", argc, argv); }
-int cmd_shell_run(int argc, char **argv) { return pending("shell-run", argc, argv); }

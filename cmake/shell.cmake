@@ -1,0 +1,9 @@
+# The shell schedule mapper (src/rt/shell_map.c) parses YAML with libyaml
+# (Debian: libyaml-dev, listed in .ci/packages).
+find_path(NPUKIT_YAML_INCLUDE yaml.h)
+find_library(NPUKIT_YAML_LIB yaml)
+if(NOT NPUKIT_YAML_INCLUDE OR NOT NPUKIT_YAML_LIB)
+  message(FATAL_ERROR "the shell schedule mapper needs libyaml: apt-get install libyaml-dev")
+endif()
+target_include_directories(npukit PRIVATE ${NPUKIT_YAML_INCLUDE})
+target_link_libraries(npukit PUBLIC ${NPUKIT_YAML_LIB})

@@ -1,0 +1,330 @@
+/*
+ * The NPU shell (npu-shell-contract.md v0.1 with the v0.2 GEMM descriptor):
+ * register map, descriptor layouts, codes, descriptor encoders, the driver,
+ * the text assembler and the schedule mapper.
+ *
+ * Everything the contract left open is decided in docs/shell.md; the short
+ * form is repeated next to each definition here.
+ *
+ * Device: MMIO window at 0x1003_0000 (4 KiB), 1 GHz clock, one level IRQ line.
+ * All multi-byte descriptor fields are little-endian.
+ */
+#ifndef NPUKIT_SHELL_H
+#define NPUKIT_SHELL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npukit/npu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- registers (byte offsets in the MMIO window) --------------------------- */
+enum npk_shell_reg {
+    SHELL_VERSION = 0x000,       /* RO  [31:16] major, [15:0] minor: 0x0000_0002 (v0.1 + v0.2 GEMM) */
+    SHELL_CAPABILITIES = 0x004,  /* RO  SHELL_CAP_* bits */
+    SHELL_STATUS = 0x008,        /* RO  SHELL_STATUS_* (independent bits) */
+    SHELL_CONTROL = 0x00C,       /* W   SHELL_CTRL_*; reads bit 1 = halted */
+    SHELL_IRQ_STATUS = 0x010,    /* W1C SHELL_IRQ_* (latched whatever IRQ_ENABLE says) */
+    SHELL_IRQ_ENABLE = 0x014,    /* RW  line 0 level = (IRQ_STATUS & IRQ_ENABLE) != 0 */
+    SHELL_CQ_BASE_LO = 0x020,    /* RW  ring base (32-byte aligned) */
+    SHELL_CQ_BASE_HI = 0x024,
+    SHELL_CQ_SIZE = 0x028,       /* RW  ring bytes: power of two, 64 .. 2^30 */
+    SHELL_CQ_HEAD = 0x02C,       /* RO* device read offset; writable only while stopped (docs/shell.md) */
+    SHELL_CQ_TAIL = 0x030,       /* RW  host write offset (multiple of 32, < CQ_SIZE) */
+    SHELL_DOORBELL = 0x040,      /* W   any value: fetch until HEAD == TAIL; reads 0 */
+    SHELL_ERROR_CODE = 0x044,    /* W1C sticky SHELL_ERR_* (write the code back to clear) */
+    SHELL_ERROR_ADDR_LO = 0x048, /* RO  address of the fault (see SHELL_ERR_*) */
+    SHELL_ERROR_ADDR_HI = 0x04C,
+    /* npukit extension: performance counters (RO, cleared by reset). The sums
+     * match the durations of the trace events of the same tracks. */
+    SHELL_PERF_DESCS = 0x060,        /* descriptors executed */
+    SHELL_PERF_FETCH_CYCLES = 0x064, /* "fetch" track cycles */
+    SHELL_PERF_DMA_CYCLES = 0x068,   /* "dma" track cycles */
+    SHELL_PERF_GEMM_CYCLES = 0x06C,  /* "gemm" track cycles */
+    SHELL_PERF_VEC_CYCLES = 0x070,   /* "vec" track cycles (VEC_OP and SOFTMAX) */
+    SHELL_PERF_MACS_LO = 0x074,      /* GEMM multiply-accumulates */
+    SHELL_PERF_MACS_HI = 0x078,
+    SHELL_PERF_DMA_BYTES = 0x07C,    /* bytes moved by DMA descriptors (low 32 bits) */
+};
+
+#define SHELL_MMIO_BASE 0x10030000ull
+#define SHELL_VERSION_VALUE 0x00000002u
+
+/* STATUS */
+#define SHELL_STATUS_IDLE (1u << 0)  /* HEAD == TAIL and nothing in flight, no wait, no pending signal */
+#define SHELL_STATUS_BUSY (1u << 1)  /* an engine is active, the fetcher runs or an EVENT_WAIT stalls */
+#define SHELL_STATUS_ERROR (1u << 2) /* ERROR_CODE != 0 */
+#define SHELL_STATUS_HALTED (1u << 3) /* extension: HALT is in effect */
+#define SHELL_STATUS_WAITING (1u << 4) /* extension: an EVENT_WAIT is stalling the queue (HEAD points at it) */
+
+/* CONTROL */
+#define SHELL_CTRL_RESET (1u << 0)  /* self-clearing: abort everything, every register to its reset value */
+#define SHELL_CTRL_HALT (1u << 1)   /* stop fetching; in-flight descriptors complete */
+#define SHELL_CTRL_RESUME (1u << 2) /* clear HALT (HALT wins when both are written) */
+
+/* IRQ_STATUS / IRQ_ENABLE */
+#define SHELL_IRQ_CQ_EMPTY (1u << 0) /* queue drained and all work complete */
+#define SHELL_IRQ_EVENT (1u << 1)    /* EVENT_SIGNAL with FLAGS[0] became visible */
+#define SHELL_IRQ_ERROR (1u << 2)    /* an error was latched */
+
+/* CAPABILITIES (bits 0..7 from the contract, 8.. npukit extensions) */
+#define SHELL_CAP_DMA_COPY (1u << 0)
+#define SHELL_CAP_DMA_STRIDED (1u << 1)
+#define SHELL_CAP_DMA_GATHER (1u << 2)
+#define SHELL_CAP_DMA_SCATTER (1u << 3)
+#define SHELL_CAP_GEMM (1u << 4)
+#define SHELL_CAP_VEC_OP (1u << 5)
+#define SHELL_CAP_SOFTMAX (1u << 6)
+#define SHELL_CAP_EVENT_IRQ (1u << 7)
+#define SHELL_CAP_GEMM_V2 (1u << 8)   /* SIZE=2/3 GEMM descriptors */
+#define SHELL_CAP_VEC_EXT (1u << 9)   /* VEC_EXT word: RMSNorm, row length */
+#define SHELL_CAP_RING_WRAP (1u << 10) /* a descriptor may straddle the end of the ring */
+#define SHELL_CAP_FP8 (1u << 11)      /* FP8 E4M3 in GEMM, VEC_OP and SOFTMAX */
+#define SHELL_CAP_LIST_LOCAL (1u << 12) /* GATHER/SCATTER LOCAL_ADDR at bytes 24..31 */
+
+/* Error codes (ERROR_CODE). ERROR_ADDR holds:
+ *   INVALID_OPCODE, BAD_DESCRIPTOR   the guest address of the descriptor
+ *   DMA_FAULT                        the address of the bus beat that failed
+ *   ALIGNMENT_ERROR                  the misaligned address (descriptor address
+ *                                    for a misaligned stride/leading dimension,
+ *                                    ring base for a bad ring setup)
+ *   TIMEOUT                          the beat that never answered, or the
+ *                                    address of the EVENT_WAIT descriptor */
+enum npk_shell_error {
+    SHELL_ERR_NONE = 0,
+    SHELL_ERR_INVALID_OPCODE = 1,
+    SHELL_ERR_BAD_DESCRIPTOR = 2,
+    SHELL_ERR_DMA_FAULT = 3,
+    SHELL_ERR_ALIGNMENT = 4,
+    SHELL_ERR_TIMEOUT = 5,
+};
+/* "INVALID_OPCODE", ... or "UNKNOWN". */
+const char *npk_shell_error_name(uint32_t code);
+
+/* ---- descriptors --------------------------------------------------------------
+ * Header (all opcodes): byte 0 OPCODE, 1 FLAGS, 2 SIZE (32-byte units), 3 reserved
+ * (must be 0), 4..7 TAG. */
+enum npk_shell_opcode {
+    SHELL_OP_DMA_COPY = 0x01,    /* 8 SRC u64, 16 DST u64, 24 BYTES u32, 28 rsvd */
+    SHELL_OP_DMA_STRIDED = 0x02, /* 8 SRC, 16 DST, 24 ROW_BYTES u16, 26 ROWS u16,
+                                  * 28 SRC_STRIDE u8, 29 DST_STRIDE u8 (units of 32 bytes;
+                                  * 0 = packed rows, pitch = ROW_BYTES), 30 rsvd */
+    SHELL_OP_DMA_GATHER = 0x03,  /* 8 LIST u64, 16 COUNT u32, 20 ELEM_SIZE u32 (>= 16,
+                                  * multiple of 8), 24 LOCAL u64: entries {u64 addr, u32
+                                  * bytes, u32 rsvd} are concatenated into LOCAL */
+    SHELL_OP_DMA_SCATTER = 0x04, /* same layout: LOCAL is split out to the entries */
+    SHELL_OP_GEMM = 0x10,        /* SIZE 1: TAG = M[31:20] N[19:10] K[9:0], 8 A, 16 B, 24 C;
+                                  * SIZE 2/3: see SHELL_GEMM_* below */
+    SHELL_OP_VEC_OP = 0x11,      /* FLAGS[3:0] op, [7:4] dtype; 8 SRC, 16 DST, 24 BYTES u32,
+                                  * 28 VEC_EXT u32 (see SHELL_VEC_EXT_*) */
+    SHELL_OP_SOFTMAX = 0x12,     /* FLAGS[7:4] dtype ([3:0] reserved 0); 8 SRC, 16 DST,
+                                  * 24 ROW_BYTES u16, 26 ROWS u16 */
+    SHELL_OP_EVENT_SIGNAL = 0x20,/* TAG[15:0] event id; FLAGS[0] raise IRQ_EVENT */
+    SHELL_OP_EVENT_WAIT = 0x21,  /* TAG[15:0] event id */
+    SHELL_OP_NOOP = 0x30,
+};
+
+/* Element types: GEMM FLAGS[3:0], VEC_OP/SOFTMAX FLAGS[7:4]. */
+enum npk_shell_dtype { SHELL_INT8 = 0, SHELL_FP16 = 1, SHELL_BF16 = 2, SHELL_FP8 = 3 };
+/* GEMM FLAGS[7:4]: layout of A, B and C alike. */
+enum npk_shell_layout { SHELL_ROW_MAJOR = 0, SHELL_COL_MAJOR = 1 };
+
+/* GEMM v0.2 (SIZE=2, 64 bytes; SIZE=3, 96 bytes when HAS_BIAS/ALPHA/BETA):
+ * bytes 4..7 GEMM_EXT, 8 A, 16 B, 24 C, 32 M, 36 N, 40 K, 44 LDA, 48 LDB, 52 LDC
+ * (u32 bytes, 0 = packed), 56 OP_UID u64 (opaque, ignored), 64 BIAS u64,
+ * 72 ALPHA f32, 76 BETA f32, 80..95 reserved.
+ * C elements are int32 (INT8 inputs) or fp32 (FP16/BF16/FP8 inputs); BIAS is a
+ * vector of N elements of the C type. Arithmetic: docs/shell.md "GEMM". */
+#define SHELL_GEMM_EXT_EPILOGUE(x) ((x) & 0xFu)
+#define SHELL_GEMM_EXT_TRANS_A (1u << 4)
+#define SHELL_GEMM_EXT_TRANS_B (1u << 5)
+#define SHELL_GEMM_EXT_HAS_BIAS (1u << 6)
+#define SHELL_GEMM_EXT_HAS_ALPHA (1u << 7)
+#define SHELL_GEMM_EXT_HAS_BETA (1u << 8)
+#define SHELL_GEMM_EXT_RESERVED 0xFE00u /* bits 15:9 must be 0 */
+#define SHELL_GEMM_EXT_USER_TAG(t) (((uint32_t)(t) & 0xFFFFu) << 16)
+/* Epilogue, applied last. ADD/MUL take the prior contents of C as the second operand. */
+enum npk_shell_epilogue { SHELL_EPI_NONE = 0, SHELL_EPI_RELU = 1, SHELL_EPI_GELU = 2, SHELL_EPI_ADD = 3, SHELL_EPI_MUL = 4 };
+
+/* VEC_OP codes (FLAGS[3:0]). Binary ops and the backward ops read their second
+ * operand (or the upstream gradient) from the prior contents of DST. */
+enum npk_shell_vec_op {
+    SHELL_VEC_RELU = 0, SHELL_VEC_ADD = 1, SHELL_VEC_MUL = 2, SHELL_VEC_GELU = 3,
+    SHELL_VEC_SOFTMAX = 4, SHELL_VEC_LAYERNORM = 5, SHELL_VEC_DRELU = 6, SHELL_VEC_DGELU = 7,
+    SHELL_VEC_DSOFTMAX = 8, SHELL_VEC_DLAYERNORM = 9, SHELL_VEC_SIGMOID = 10, SHELL_VEC_TANH = 11,
+    SHELL_VEC_HARDSIGMOID = 12, SHELL_VEC_HARDTANH = 13, SHELL_VEC_RELU6 = 14, SHELL_VEC_LEAKYRELU = 15,
+};
+/* VEC_EXT (bytes 28..31): [7:0] extended op (0 none: FLAGS[3:0] decides;
+ * 1 RMSNORM, which needs FLAGS[3:0] = 0), [15:8] reserved 0, [31:16] row length
+ * in elements for the row-wise ops (0 = the whole vector is one row). */
+#define SHELL_VEC_EXT_RMSNORM 1u
+#define SHELL_VEC_EXT(extop, row) (((uint32_t)(extop) & 0xFFu) | ((uint32_t)(row) & 0xFFFFu) << 16)
+
+/* Name of an opcode ("DMA_COPY") or NULL; of a vec op ("relu") or NULL; of a dtype ("int8") or NULL. */
+const char *npk_shell_opcode_name(unsigned opcode);
+const char *npk_shell_vec_op_name(unsigned op);
+const char *npk_shell_dtype_name(unsigned dtype);
+
+/* ---- descriptor encoders (return the descriptor length in bytes) ------------ */
+size_t npk_shell_enc_dma_copy(uint8_t d[32], uint32_t tag, uint64_t src, uint64_t dst, uint32_t bytes);
+size_t npk_shell_enc_dma_strided(uint8_t d[32], uint32_t tag, uint64_t src, uint64_t dst, uint16_t row_bytes,
+                                 uint16_t rows, uint8_t src_stride32, uint8_t dst_stride32);
+/* opcode SHELL_OP_DMA_GATHER or SHELL_OP_DMA_SCATTER */
+size_t npk_shell_enc_dma_list(uint8_t d[32], unsigned opcode, uint32_t tag, uint64_t list, uint32_t count,
+                              uint32_t elem_size, uint64_t local);
+/* v0.1 GEMM; returns 0 when M > 4095, N > 1023 or K > 1023. */
+size_t npk_shell_enc_gemm_v1(uint8_t d[32], unsigned dtype, unsigned layout, uint32_t m, uint32_t n, uint32_t k,
+                             uint64_t a, uint64_t b, uint64_t c);
+/* The full v0.2 GEMM. */
+typedef struct npk_shell_gemm_desc {
+    unsigned dtype, layout, epilogue;
+    int trans_a, trans_b;
+    uint16_t user_tag;
+    uint64_t a, b, c;
+    uint32_t m, n, k;
+    uint32_t lda, ldb, ldc; /* bytes, 0 = packed */
+    uint64_t op_uid;
+    int has_bias, has_alpha, has_beta;
+    uint64_t bias;
+    float alpha, beta;
+} npk_shell_gemm_desc;
+size_t npk_shell_enc_gemm(uint8_t d[96], const npk_shell_gemm_desc *g);
+size_t npk_shell_enc_vec(uint8_t d[32], uint32_t tag, unsigned op, unsigned dtype, uint64_t src, uint64_t dst,
+                         uint32_t bytes, uint32_t vec_ext);
+size_t npk_shell_enc_softmax(uint8_t d[32], uint32_t tag, unsigned dtype, uint64_t src, uint64_t dst,
+                             uint16_t row_bytes, uint16_t rows);
+/* opcode SHELL_OP_EVENT_SIGNAL (irq honoured) or SHELL_OP_EVENT_WAIT */
+size_t npk_shell_enc_event(uint8_t d[32], unsigned opcode, uint16_t id, int irq);
+size_t npk_shell_enc_noop(uint8_t d[32], uint32_t tag);
+
+/* ---- text assembler -------------------------------------------------------------
+ * One descriptor per line: MNEMONIC key=value ...  ('#' starts a comment).
+ * Mnemonics: DMA_COPY DMA_STRIDED DMA_GATHER DMA_SCATTER GEMM VEC_OP SOFTMAX
+ * EVENT_SIGNAL EVENT_WAIT NOOP, and RAW hex=<32/64/96 bytes> for anything else.
+ * Every byte of a descriptor belongs to one named field, so disassembling and
+ * assembling again gives back the same bytes. Fields and defaults: docs/shell.md. */
+int npk_shell_asm(const char *text, uint8_t **bin, size_t *len);
+int npk_shell_disasm(const uint8_t *bin, size_t len, char **text);
+
+/* ---- schedule mapper ---------------------------------------------------------------
+ * Map a YAML schedule (RTLGen npu/mapper format, version 0.1: buffers, ops, deps,
+ * events) to the descriptor stream the reference mapper emits (docs/shell.md
+ * "shell-map" lists the places where we refuse input it would truncate).
+ * *bin is malloc'd; *count receives the number of descriptors (may be NULL). */
+int npk_shell_map_yaml(const char *yaml_text, size_t len, uint8_t **bin, size_t *bin_len, size_t *count);
+/* The same; softmax_dtype != 0 encodes a softmax op's dtype in FLAGS[7:4], where
+ * the reference mapper always writes 0 (int8). Without it a warning is printed
+ * on stderr for each non-int8 softmax. */
+int npk_shell_map_yaml_opts(const char *yaml_text, size_t len, int softmax_dtype, uint8_t **bin, size_t *bin_len,
+                            size_t *count);
+
+/* ---- model introspection (in-process "sim" devices only) -------------------------- */
+struct npk_dev;
+/* One executed (or failed) descriptor. */
+typedef struct npk_shell_log {
+    uint64_t addr;        /* guest address of the descriptor */
+    uint32_t offset;      /* its ring offset (CQ_HEAD when it was fetched) */
+    uint8_t opcode, flags, size;
+    uint32_t tag;
+    const char *track;    /* "dma", "gemm", "vec" or "fetch" (events, NOOP, failures) */
+    uint64_t fetch_cycle; /* when the fetcher read it */
+    uint64_t start_cycle, end_cycle; /* execution on its track */
+    uint32_t error;       /* SHELL_ERR_* it raised, 0 if none */
+} npk_shell_log;
+typedef void (*npk_shell_log_fn)(void *ctx, const npk_shell_log *e);
+/* Call fn for every descriptor the model executes. Returns -NPK_EINVAL if d is
+ * not a shell model. */
+int npk_shell_sim_set_log(struct npk_dev *d, npk_shell_log_fn fn, void *ctx);
+
+/* ---- driver -------------------------------------------------------------------- */
+typedef struct npk_shell npk_shell;
+
+typedef struct npk_shell_opts {
+    uint32_t ring_bytes;  /* ring size, power of two (default 4096) */
+    uint64_t ring_addr;   /* guest address of the ring (0 = allocate from the port's arena) */
+    int use_irq;          /* wait on the IRQ line instead of polling STATUS (default 0) */
+    uint64_t timeout;     /* default wait budget in device cycles (default 2e9) */
+} npk_shell_opts;
+
+/* Open the shell behind a port: checks VERSION/CAPABILITIES, allocates the
+ * ring in guest memory, programs CQ_* and IRQ_ENABLE. opts may be NULL. */
+int npk_shell_open(npk_shell **out, npk_port *port, const npk_shell_opts *opts);
+void npk_shell_close(npk_shell *s);
+npk_port *npk_shell_port(npk_shell *s);
+uint32_t npk_shell_caps(const npk_shell *s);
+
+/* Append one descriptor (32/64/96 bytes) to the ring. When the ring is full it
+ * rings the doorbell and waits for room. Nothing runs before npk_shell_kick. */
+int npk_shell_push(npk_shell *s, const uint8_t *desc, size_t len);
+/* Append a whole stream of descriptors (walks the SIZE fields). */
+int npk_shell_push_stream(npk_shell *s, const uint8_t *stream, size_t len);
+/* Publish CQ_TAIL and write DOORBELL. */
+int npk_shell_kick(npk_shell *s);
+/* Wait until the device is idle (queue drained, all work done). In IRQ mode it
+ * acknowledges the CQ_EMPTY and EVENT interrupts it sees (use npk_shell_wait_irq
+ * first to observe events). Returns
+ * -NPK_EDEVICE with the decoded error when the device latched one,
+ * -NPK_ETIMEDOUT after max_cycles (0 = the open-time default). */
+int npk_shell_wait(npk_shell *s, uint64_t max_cycles);
+/* Push + kick + wait. */
+int npk_shell_run(npk_shell *s, const uint8_t *stream, size_t len, uint64_t max_cycles);
+/* Wait until IRQ_STATUS has any of `bits`, acknowledge them and return them in *got. */
+int npk_shell_wait_irq(npk_shell *s, uint32_t bits, uint64_t max_cycles, uint32_t *got);
+
+/* Device state snapshot. */
+typedef struct npk_shell_state {
+    uint32_t status, irq_status, head, tail, error_code;
+    uint64_t error_addr;
+} npk_shell_state;
+int npk_shell_state_read(npk_shell *s, npk_shell_state *st);
+/* Turn a latched error into an npk_err message naming the code, the address and
+ * the descriptor at HEAD. Returns 0 when no error is latched, else -NPK_EDEVICE. */
+int npk_shell_check_error(npk_shell *s);
+/* Clear ERROR_CODE and the IRQ bits (the queue stays stopped at HEAD). */
+int npk_shell_clear_error(npk_shell *s);
+/* Skip the descriptor at HEAD (only while stopped: after an error or a halt). */
+int npk_shell_skip(npk_shell *s);
+int npk_shell_halt(npk_shell *s);
+/* Clear HALT and restart fetching at HEAD. */
+int npk_shell_resume(npk_shell *s);
+/* CONTROL.RESET, then program the ring again (empty). */
+int npk_shell_reset(npk_shell *s);
+
+/* ---- high-level operations (allocate guest buffers, run, copy back) ------------ */
+
+/* C[M][N] (int32) = A[M][K] (int8) * B[K][N] (int8) + bias[N] (int32, may be NULL). Row-major. */
+int npk_shell_gemm_i8(npk_shell *s, uint32_t m, uint32_t n, uint32_t k, const int8_t *a, const int8_t *b,
+                      const int32_t *bias, int32_t *c);
+
+/* A general GEMM: host matrices in the device layout (see npk_shell_gemm_desc:
+ * element bytes of dtype, C of 4-byte elements); a/b/c/bias fields of g are
+ * ignored (guest buffers are allocated), lda/ldb/ldc must be 0 (packed).
+ * c_io: M*N elements of int32/fp32 (read first when beta/ADD/MUL need it). */
+int npk_shell_gemm_host(npk_shell *s, const npk_shell_gemm_desc *g, const void *a, const void *b,
+                        const void *bias, void *c_io);
+
+/* 2-D convolution via host im2col + one column-major GEMM per image:
+ * x int8 [N][C][H][W], w int8 [OC][C][KH][KW], bias int32 [OC] (may be NULL),
+ * y int32 [N][OC][OH][OW] with OH = (H + pt + pb - dh*(KH-1) - 1)/sh + 1 (OW alike).
+ * group must be 1. */
+typedef struct npk_shell_conv2d {
+    uint32_t n, c, h, w, oc, kh, kw;
+    uint32_t stride_h, stride_w, pad_t, pad_l, pad_b, pad_r, dil_h, dil_w;
+} npk_shell_conv2d;
+int npk_shell_conv2d_i8(npk_shell *s, const npk_shell_conv2d *p, const int8_t *x, const int8_t *w,
+                        const int32_t *bias, int32_t *y);
+
+/* VEC_OP over a host buffer: dst_io holds the second operand on entry (binary
+ * and backward ops) and the result on return; bytes per buffer. */
+int npk_shell_vec(npk_shell *s, unsigned op, unsigned dtype, uint32_t vec_ext, const void *src, void *dst_io,
+                  uint32_t bytes);
+/* SOFTMAX of rows x row_bytes. */
+int npk_shell_softmax(npk_shell *s, unsigned dtype, const void *src, void *dst, uint16_t row_bytes, uint16_t rows);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,544 @@
+/* Shell ABI helpers: names, descriptor encoders, and the text assembler /
+ * disassembler (`npu asm/disasm --device shell`). */
+#include "npukit/shell.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- names ---------------------------------------------------------------------- */
+
+const char *npk_shell_error_name(uint32_t code) {
+    static const char *const n[] = {"NONE", "INVALID_OPCODE", "BAD_DESCRIPTOR", "DMA_FAULT", "ALIGNMENT_ERROR", "TIMEOUT"};
+    return code < 6 ? n[code] : "UNKNOWN";
+}
+
+const char *npk_shell_opcode_name(unsigned op) {
+    switch (op) {
+    case SHELL_OP_DMA_COPY: return "DMA_COPY";
+    case SHELL_OP_DMA_STRIDED: return "DMA_STRIDED";
+    case SHELL_OP_DMA_GATHER: return "DMA_GATHER";
+    case SHELL_OP_DMA_SCATTER: return "DMA_SCATTER";
+    case SHELL_OP_GEMM: return "GEMM";
+    case SHELL_OP_VEC_OP: return "VEC_OP";
+    case SHELL_OP_SOFTMAX: return "SOFTMAX";
+    case SHELL_OP_EVENT_SIGNAL: return "EVENT_SIGNAL";
+    case SHELL_OP_EVENT_WAIT: return "EVENT_WAIT";
+    case SHELL_OP_NOOP: return "NOOP";
+    default: return NULL;
+    }
+}
+
+static const char *const vec_names[16] = {"relu",     "add",     "mul",         "gelu",     "softmax", "layernorm",
+                                          "drelu",    "dgelu",   "dsoftmax",    "dlayernorm", "sigmoid", "tanh",
+                                          "hardsigmoid", "hardtanh", "relu6",   "leakyrelu"};
+static const char *const dtype_names[4] = {"int8", "fp16", "bf16", "fp8"};
+static const char *const layout_names[2] = {"row", "col"};
+static const char *const epi_names[5] = {"none", "relu", "gelu", "add", "mul"};
+static const char *const extop_names[2] = {"none", "rmsnorm"};
+
+const char *npk_shell_vec_op_name(unsigned op) { return op < 16 ? vec_names[op] : NULL; }
+const char *npk_shell_dtype_name(unsigned dt) { return dt < 4 ? dtype_names[dt] : "?"; }
+
+/* ---- encoders ---------------------------------------------------------------------- */
+
+static void put16(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static void put32(uint8_t *p, uint32_t v) {
+    put16(p, (uint16_t)v);
+    put16(p + 2, (uint16_t)(v >> 16));
+}
+static void put64(uint8_t *p, uint64_t v) {
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
+static uint64_t getn(const uint8_t *p, unsigned n) {
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+static void putn(uint8_t *p, unsigned n, uint64_t v) {
+    for (unsigned i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void hdr(uint8_t *d, unsigned op, unsigned flags, unsigned size, uint32_t tag) {
+    memset(d, 0, 32 * size);
+    d[0] = (uint8_t)op;
+    d[1] = (uint8_t)flags;
+    d[2] = (uint8_t)size;
+    put32(d + 4, tag);
+}
+
+size_t npk_shell_enc_dma_copy(uint8_t d[32], uint32_t tag, uint64_t src, uint64_t dst, uint32_t bytes) {
+    hdr(d, SHELL_OP_DMA_COPY, 0, 1, tag);
+    put64(d + 8, src);
+    put64(d + 16, dst);
+    put32(d + 24, bytes);
+    return 32;
+}
+
+size_t npk_shell_enc_dma_strided(uint8_t d[32], uint32_t tag, uint64_t src, uint64_t dst, uint16_t row_bytes,
+                                 uint16_t rows, uint8_t src_stride32, uint8_t dst_stride32) {
+    hdr(d, SHELL_OP_DMA_STRIDED, 0, 1, tag);
+    put64(d + 8, src);
+    put64(d + 16, dst);
+    put16(d + 24, row_bytes);
+    put16(d + 26, rows);
+    d[28] = src_stride32;
+    d[29] = dst_stride32;
+    return 32;
+}
+
+size_t npk_shell_enc_dma_list(uint8_t d[32], unsigned opcode, uint32_t tag, uint64_t list, uint32_t count,
+                              uint32_t elem_size, uint64_t local) {
+    hdr(d, opcode, 0, 1, tag);
+    put64(d + 8, list);
+    put32(d + 16, count);
+    put32(d + 20, elem_size);
+    put64(d + 24, local);
+    return 32;
+}
+
+size_t npk_shell_enc_gemm_v1(uint8_t d[32], unsigned dtype, unsigned layout, uint32_t m, uint32_t n, uint32_t k,
+                             uint64_t a, uint64_t b, uint64_t c) {
+    if (m > 0xfff || n > 0x3ff || k > 0x3ff) return 0;
+    hdr(d, SHELL_OP_GEMM, (dtype & 15) | (layout & 15) << 4, 1, m << 20 | n << 10 | k);
+    put64(d + 8, a);
+    put64(d + 16, b);
+    put64(d + 24, c);
+    return 32;
+}
+
+size_t npk_shell_enc_gemm(uint8_t d[96], const npk_shell_gemm_desc *g) {
+    int size = g->has_bias || g->has_alpha || g->has_beta ? 3 : 2;
+    uint32_t ext = SHELL_GEMM_EXT_EPILOGUE(g->epilogue) | (g->trans_a ? SHELL_GEMM_EXT_TRANS_A : 0) |
+                   (g->trans_b ? SHELL_GEMM_EXT_TRANS_B : 0) | (g->has_bias ? SHELL_GEMM_EXT_HAS_BIAS : 0) |
+                   (g->has_alpha ? SHELL_GEMM_EXT_HAS_ALPHA : 0) | (g->has_beta ? SHELL_GEMM_EXT_HAS_BETA : 0) |
+                   SHELL_GEMM_EXT_USER_TAG(g->user_tag);
+    hdr(d, SHELL_OP_GEMM, (g->dtype & 15) | (g->layout & 15) << 4, (unsigned)size, ext);
+    put64(d + 8, g->a);
+    put64(d + 16, g->b);
+    put64(d + 24, g->c);
+    put32(d + 32, g->m);
+    put32(d + 36, g->n);
+    put32(d + 40, g->k);
+    put32(d + 44, g->lda);
+    put32(d + 48, g->ldb);
+    put32(d + 52, g->ldc);
+    put64(d + 56, g->op_uid);
+    if (size == 3) {
+        uint32_t u;
+        put64(d + 64, g->has_bias ? g->bias : 0);
+        memcpy(&u, &g->alpha, 4);
+        put32(d + 72, g->has_alpha ? u : 0);
+        memcpy(&u, &g->beta, 4);
+        put32(d + 76, g->has_beta ? u : 0);
+    }
+    return 32u * (unsigned)size;
+}
+
+size_t npk_shell_enc_vec(uint8_t d[32], uint32_t tag, unsigned op, unsigned dtype, uint64_t src, uint64_t dst,
+                         uint32_t bytes, uint32_t vec_ext) {
+    hdr(d, SHELL_OP_VEC_OP, (op & 15) | (dtype & 15) << 4, 1, tag);
+    put64(d + 8, src);
+    put64(d + 16, dst);
+    put32(d + 24, bytes);
+    put32(d + 28, vec_ext);
+    return 32;
+}
+
+size_t npk_shell_enc_softmax(uint8_t d[32], uint32_t tag, unsigned dtype, uint64_t src, uint64_t dst,
+                             uint16_t row_bytes, uint16_t rows) {
+    hdr(d, SHELL_OP_SOFTMAX, (dtype & 15) << 4, 1, tag);
+    put64(d + 8, src);
+    put64(d + 16, dst);
+    put16(d + 24, row_bytes);
+    put16(d + 26, rows);
+    return 32;
+}
+
+size_t npk_shell_enc_event(uint8_t d[32], unsigned opcode, uint16_t id, int irq) {
+    hdr(d, opcode, opcode == SHELL_OP_EVENT_SIGNAL && irq ? 1 : 0, 1, id);
+    return 32;
+}
+
+size_t npk_shell_enc_noop(uint8_t d[32], uint32_t tag) {
+    hdr(d, SHELL_OP_NOOP, 0, 1, tag);
+    return 32;
+}
+
+/* ---- text form -------------------------------------------------------------------------- */
+
+enum { K_HEX, K_DEC, K_ENUM, K_F32 };
+typedef struct fld {
+    const char *name;
+    uint8_t off, bytes, shift, bits, kind, always;
+    const char *const *en;
+    uint8_t nen;
+} fld;
+
+#define F(n, o, b, k, a) {n, o, b, 0, 0, k, a, NULL, 0}
+#define FB(n, o, b, sh, bi, k, a) {n, o, b, sh, bi, k, a, NULL, 0}
+#define FE(n, o, b, sh, bi, tab, a) {n, o, b, sh, bi, K_ENUM, a, tab, sizeof tab / sizeof tab[0]}
+#define END {NULL, 0, 0, 0, 0, 0, 0, NULL, 0}
+
+static const fld f_copy[] = {F("flags", 1, 1, K_HEX, 0), F("tag", 4, 4, K_HEX, 0),   F("src", 8, 8, K_HEX, 1),
+                             F("dst", 16, 8, K_HEX, 1),  F("bytes", 24, 4, K_DEC, 1), F("rsvd28", 28, 4, K_HEX, 0), END};
+static const fld f_strided[] = {F("flags", 1, 1, K_HEX, 0),      F("tag", 4, 4, K_HEX, 0),
+                                F("src", 8, 8, K_HEX, 1),        F("dst", 16, 8, K_HEX, 1),
+                                F("row_bytes", 24, 2, K_DEC, 1), F("rows", 26, 2, K_DEC, 1),
+                                F("src_stride", 28, 1, K_DEC, 1), F("dst_stride", 29, 1, K_DEC, 1),
+                                F("rsvd30", 30, 2, K_HEX, 0),    END};
+static const fld f_list[] = {F("flags", 1, 1, K_HEX, 0),     F("tag", 4, 4, K_HEX, 0),  F("list", 8, 8, K_HEX, 1),
+                             F("count", 16, 4, K_DEC, 1),     F("elem_size", 20, 4, K_DEC, 1),
+                             F("local", 24, 8, K_HEX, 1),    END};
+#define GEMM_HDR FE("dtype", 1, 1, 0, 4, dtype_names, 1), FE("layout", 1, 1, 4, 4, layout_names, 1)
+#define GEMM_ABC F("a", 8, 8, K_HEX, 1), F("b", 16, 8, K_HEX, 1), F("c", 24, 8, K_HEX, 1)
+#define GEMM_V2                                                                                                     \
+    GEMM_HDR, FE("epilogue", 4, 4, 0, 4, epi_names, 0), FB("trans_a", 4, 4, 4, 1, K_DEC, 0),                       \
+        FB("trans_b", 4, 4, 5, 1, K_DEC, 0), FB("has_bias", 4, 4, 6, 1, K_DEC, 0), FB("has_alpha", 4, 4, 7, 1, K_DEC, 0), \
+        FB("has_beta", 4, 4, 8, 1, K_DEC, 0), FB("ext_rsvd", 4, 4, 9, 7, K_HEX, 0), FB("user_tag", 4, 4, 16, 16, K_DEC, 0), \
+        GEMM_ABC, F("m", 32, 4, K_DEC, 1), F("n", 36, 4, K_DEC, 1), F("k", 40, 4, K_DEC, 1), F("lda", 44, 4, K_DEC, 0), \
+        F("ldb", 48, 4, K_DEC, 0), F("ldc", 52, 4, K_DEC, 0), F("uid", 56, 8, K_HEX, 0)
+static const fld f_gemm1[] = {GEMM_HDR, FB("m", 4, 4, 20, 12, K_DEC, 1), FB("n", 4, 4, 10, 10, K_DEC, 1),
+                              FB("k", 4, 4, 0, 10, K_DEC, 1), GEMM_ABC, END};
+static const fld f_gemm2[] = {GEMM_V2, END};
+static const fld f_gemm3[] = {GEMM_V2, F("bias", 64, 8, K_HEX, 0), F("alpha", 72, 4, K_F32, 0), F("beta", 76, 4, K_F32, 0),
+                              F("rsvd80", 80, 8, K_HEX, 0), F("rsvd88", 88, 8, K_HEX, 0), END};
+static const fld f_vec[] = {FE("op", 1, 1, 0, 4, vec_names, 1), FE("dtype", 1, 1, 4, 4, dtype_names, 1),
+                            F("tag", 4, 4, K_HEX, 0),            F("src", 8, 8, K_HEX, 1),
+                            F("dst", 16, 8, K_HEX, 1),           F("bytes", 24, 4, K_DEC, 1),
+                            FE("ext_op", 28, 1, 0, 8, extop_names, 0), F("ext_rsvd", 29, 1, K_HEX, 0),
+                            F("row", 30, 2, K_DEC, 0),           END};
+static const fld f_softmax[] = {FB("flags_lo", 1, 1, 0, 4, K_HEX, 0), FE("dtype", 1, 1, 4, 4, dtype_names, 1),
+                                F("tag", 4, 4, K_HEX, 0),             F("src", 8, 8, K_HEX, 1),
+                                F("dst", 16, 8, K_HEX, 1),            F("row_bytes", 24, 2, K_DEC, 1),
+                                F("rows", 26, 2, K_DEC, 1),           F("rsvd28", 28, 4, K_HEX, 0), END};
+#define EV_TAIL F("rsvd8", 8, 8, K_HEX, 0), F("rsvd16", 16, 8, K_HEX, 0), F("rsvd24", 24, 8, K_HEX, 0)
+static const fld f_signal[] = {FB("irq", 1, 1, 0, 1, K_DEC, 0), FB("flags_hi", 1, 1, 1, 7, K_HEX, 0),
+                               FB("id", 4, 4, 0, 16, K_DEC, 1), FB("tag_hi", 4, 4, 16, 16, K_HEX, 0), EV_TAIL, END};
+static const fld f_wait[] = {F("flags", 1, 1, K_HEX, 0), FB("id", 4, 4, 0, 16, K_DEC, 1),
+                             FB("tag_hi", 4, 4, 16, 16, K_HEX, 0), EV_TAIL, END};
+static const fld f_noop[] = {F("flags", 1, 1, K_HEX, 0), F("tag", 4, 4, K_HEX, 0), EV_TAIL, END};
+
+static const fld *layout_of(unsigned op, unsigned size) {
+    if (op == SHELL_OP_GEMM) return size == 1 ? f_gemm1 : size == 2 ? f_gemm2 : size == 3 ? f_gemm3 : NULL;
+    if (size != 1) return NULL;
+    switch (op) {
+    case SHELL_OP_DMA_COPY: return f_copy;
+    case SHELL_OP_DMA_STRIDED: return f_strided;
+    case SHELL_OP_DMA_GATHER: case SHELL_OP_DMA_SCATTER: return f_list;
+    case SHELL_OP_VEC_OP: return f_vec;
+    case SHELL_OP_SOFTMAX: return f_softmax;
+    case SHELL_OP_EVENT_SIGNAL: return f_signal;
+    case SHELL_OP_EVENT_WAIT: return f_wait;
+    case SHELL_OP_NOOP: return f_noop;
+    default: return NULL;
+    }
+}
+
+static uint64_t fmask(const fld *f) {
+    unsigned bits = f->bits ? f->bits : f->bytes * 8u;
+    return bits >= 64 ? UINT64_MAX : ((1ull << bits) - 1);
+}
+static uint64_t fget(const uint8_t *d, const fld *f) { return (getn(d + f->off, f->bytes) >> f->shift) & fmask(f); }
+static void fset(uint8_t *d, const fld *f, uint64_t v) {
+    uint64_t w = getn(d + f->off, f->bytes);
+    w = (w & ~(fmask(f) << f->shift)) | ((v & fmask(f)) << f->shift);
+    putn(d + f->off, f->bytes, w);
+}
+
+/* growable text */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+static void sput(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void sput(sbuf *b, const char *fmt, ...) {
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->p && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        while (nc < b->n + (size_t)k + 1) nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+}
+
+static int f32_roundtrips(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    if (isnan(f)) return 0;
+    char t[64];
+    snprintf(t, sizeof t, "%.9g", (double)f);
+    float g = strtof(t, NULL);
+    uint32_t v;
+    memcpy(&v, &g, 4);
+    return v == u;
+}
+
+int npk_shell_disasm(const uint8_t *bin, size_t len, char **text) {
+    *text = NULL;
+    sbuf b = {0};
+    size_t off = 0;
+    while (off < len) {
+        if (len - off < 32) {
+            free(b.p);
+            return npk_err(NPK_EFORMAT, "truncated stream: %zu trailing bytes at offset 0x%zx (descriptors are 32-byte units)",
+                           len - off, off);
+        }
+        const uint8_t *d = bin + off;
+        unsigned size = d[2];
+        const fld *t = layout_of(d[0], size);
+        if (t && (d[3] || off + 32u * size > len)) t = NULL;
+        if (!t) {
+            unsigned units = size >= 1 && size <= 3 && off + 32u * size <= len ? size : 1;
+            sput(&b, "RAW hex=");
+            for (unsigned i = 0; i < 32 * units; i++) sput(&b, "%02x", d[i]);
+            sput(&b, "\n");
+            off += 32u * units;
+            continue;
+        }
+        sput(&b, "%s", npk_shell_opcode_name(d[0]));
+        if (size != 1) sput(&b, " size=%u", size);
+        for (; t->name; t++) {
+            uint64_t v = fget(d, t);
+            if (!v && !t->always) continue;
+            switch (t->kind) {
+            case K_HEX: sput(&b, " %s=0x%" PRIx64, t->name, v); break;
+            case K_DEC: sput(&b, " %s=%" PRIu64, t->name, v); break;
+            case K_ENUM:
+                if (v < t->nen) sput(&b, " %s=%s", t->name, t->en[v]);
+                else sput(&b, " %s=%" PRIu64, t->name, v);
+                break;
+            default: {
+                uint32_t u = (uint32_t)v;
+                float f;
+                memcpy(&f, &u, 4);
+                if (f32_roundtrips(u)) sput(&b, " %s=%.9g", t->name, (double)f);
+                else sput(&b, " %s=bits:0x%08" PRIx32, t->name, u);
+            }
+            }
+        }
+        sput(&b, "\n");
+        off += 32u * size;
+    }
+    if (b.oom) {
+        free(b.p);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    if (!b.p) {
+        b.p = malloc(1);
+        if (!b.p) return npk_err(NPK_ENOMEM, "out of memory");
+        b.p[0] = 0;
+    }
+    *text = b.p;
+    return 0;
+}
+
+static int ieq(const char *a, const char *b, size_t n) {
+    if (strlen(b) != n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i])) return 0;
+    return 1;
+}
+
+static int parse_num(const char *s, size_t n, uint64_t *v) {
+    char tmp[80];
+    if (!n || n >= sizeof tmp || s[0] == '-' || s[0] == '+') return -1;
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    char *end;
+    unsigned long long x = strtoull(tmp, &end, 0);
+    if (*end) return -1;
+    *v = x;
+    return 0;
+}
+
+static int assemble_line(const char *line, size_t ln, int lineno, uint8_t *d, size_t *dlen) {
+    const char *p = line, *e = line + ln;
+    while (p < e && isspace((unsigned char)*p)) p++;
+    const char *m = p;
+    while (p < e && !isspace((unsigned char)*p)) p++;
+    size_t ml = (size_t)(p - m);
+    memset(d, 0, 96);
+    if (ieq(m, "RAW", ml)) {
+        while (p < e && isspace((unsigned char)*p)) p++;
+        if (e - p < 4 || strncmp(p, "hex=", 4)) return npk_err(NPK_EFORMAT, "line %d: RAW needs hex=<bytes>", lineno);
+        p += 4;
+        const char *h = p;
+        while (p < e && !isspace((unsigned char)*p)) p++;
+        size_t hl = (size_t)(p - h);
+        while (p < e && isspace((unsigned char)*p)) p++;
+        if (p != e) return npk_err(NPK_EFORMAT, "line %d: unexpected text after RAW hex=", lineno);
+        if (hl % 64 || hl == 0 || hl > 192)
+            return npk_err(NPK_EFORMAT, "line %d: RAW hex= must hold 32, 64 or 96 bytes (got %zu hex digits)", lineno, hl);
+        for (size_t i = 0; i < hl / 2; i++) {
+            unsigned v;
+            char t[3] = {h[2 * i], h[2 * i + 1], 0};
+            if (!isxdigit((unsigned char)t[0]) || !isxdigit((unsigned char)t[1]) || sscanf(t, "%2x", &v) != 1)
+                return npk_err(NPK_EFORMAT, "line %d: RAW hex= has a non-hex digit", lineno);
+            d[i] = (uint8_t)v;
+        }
+        *dlen = hl / 2;
+        return 0;
+    }
+    unsigned op = 0;
+    for (unsigned o = 0; o < 256 && !op; o++) {
+        const char *n = npk_shell_opcode_name(o);
+        if (n && ieq(m, n, ml)) op = o;
+    }
+    if (!op)
+        return npk_err(NPK_EFORMAT, "line %d: unknown mnemonic '%.*s' (DMA_COPY, DMA_STRIDED, DMA_GATHER, DMA_SCATTER, "
+                                    "GEMM, VEC_OP, SOFTMAX, EVENT_SIGNAL, EVENT_WAIT, NOOP, RAW)",
+                       lineno, (int)ml, m);
+    /* size first */
+    unsigned size = 1;
+    for (const char *q = p; q < e;) {
+        while (q < e && isspace((unsigned char)*q)) q++;
+        const char *k = q;
+        while (q < e && !isspace((unsigned char)*q)) q++;
+        if (q - k > 5 && !strncmp(k, "size=", 5)) {
+            uint64_t v;
+            if (parse_num(k + 5, (size_t)(q - k - 5), &v) || v < 1 || v > 3)
+                return npk_err(NPK_EFORMAT, "line %d: size must be 1, 2 or 3", lineno);
+            size = (unsigned)v;
+        }
+    }
+    const fld *tab = layout_of(op, size);
+    if (!tab) return npk_err(NPK_EFORMAT, "line %d: %s has no size=%u form (use RAW)", lineno, npk_shell_opcode_name(op), size);
+    d[0] = (uint8_t)op;
+    d[2] = (uint8_t)size;
+    uint64_t seen = 0;
+    while (p < e) {
+        while (p < e && isspace((unsigned char)*p)) p++;
+        if (p >= e) break;
+        const char *k = p;
+        while (p < e && !isspace((unsigned char)*p) && *p != '=') p++;
+        size_t kl = (size_t)(p - k);
+        if (p >= e || *p != '=')
+            return npk_err(NPK_EFORMAT, "line %d: expected key=value, got '%.*s'", lineno, (int)kl, k);
+        p++;
+        const char *v = p;
+        while (p < e && !isspace((unsigned char)*p)) p++;
+        size_t vl = (size_t)(p - v);
+        if (ieq(k, "size", kl)) continue;
+        const fld *f = NULL;
+        int idx = 0;
+        for (const fld *t = tab; t->name; t++, idx++)
+            if (ieq(k, t->name, kl)) {
+                f = t;
+                break;
+            }
+        if (!f) return npk_err(NPK_EFORMAT, "line %d: %s has no field '%.*s'", lineno, npk_shell_opcode_name(op), (int)kl, k);
+        if (seen & (1ull << idx)) return npk_err(NPK_EFORMAT, "line %d: field '%s' given twice", lineno, f->name);
+        seen |= 1ull << idx;
+        uint64_t val;
+        if (f->kind == K_F32) {
+            uint32_t u;
+            if (vl > 5 && !strncmp(v, "bits:", 5)) {
+                uint64_t t;
+                if (parse_num(v + 5, vl - 5, &t) || t > UINT32_MAX)
+                    return npk_err(NPK_EFORMAT, "line %d: %s=bits: needs a 32-bit number", lineno, f->name);
+                u = (uint32_t)t;
+            } else {
+                char tmp[80];
+                if (!vl || vl >= sizeof tmp) return npk_err(NPK_EFORMAT, "line %d: bad float for %s", lineno, f->name);
+                memcpy(tmp, v, vl);
+                tmp[vl] = 0;
+                char *end;
+                float fv = strtof(tmp, &end);
+                if (*end) return npk_err(NPK_EFORMAT, "line %d: bad float '%s' for %s", lineno, tmp, f->name);
+                memcpy(&u, &fv, 4);
+            }
+            val = u;
+        } else {
+            int found = 0;
+            if (f->kind == K_ENUM)
+                for (unsigned i = 0; i < f->nen; i++)
+                    if (ieq(v, f->en[i], vl)) {
+                        val = i;
+                        found = 1;
+                    }
+            if (!found && parse_num(v, vl, &val))
+                return npk_err(NPK_EFORMAT, "line %d: bad value '%.*s' for %s", lineno, (int)vl, v, f->name);
+            if (val > fmask(f))
+                return npk_err(NPK_EFORMAT, "line %d: %s=%.*s does not fit its %u-bit field", lineno, f->name, (int)vl, v,
+                               f->bits ? f->bits : f->bytes * 8u);
+        }
+        fset(d, f, val);
+    }
+    *dlen = 32u * size;
+    return 0;
+}
+
+int npk_shell_asm(const char *text, uint8_t **bin, size_t *len) {
+    *bin = NULL;
+    *len = 0;
+    size_t cap = 0, n = 0;
+    uint8_t *out = NULL;
+    int lineno = 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+        lineno++;
+        const char *hash = memchr(p, '#', ll);
+        size_t cl = hash ? (size_t)(hash - p) : ll;
+        size_t i = 0;
+        while (i < cl && isspace((unsigned char)p[i])) i++;
+        if (i < cl) {
+            uint8_t d[96];
+            size_t dl = 0;
+            int rc = assemble_line(p, cl, lineno, d, &dl);
+            if (rc) {
+                free(out);
+                return rc;
+            }
+            if (n + dl > cap) {
+                size_t nc = cap ? cap * 2 : 1024;
+                uint8_t *no = realloc(out, nc);
+                if (!no) {
+                    free(out);
+                    return npk_err(NPK_ENOMEM, "out of memory");
+                }
+                out = no;
+                cap = nc;
+            }
+            memcpy(out + n, d, dl);
+            n += dl;
+        }
+        p += ll;
+        if (*p == '\n') p++;
+    }
+    if (!out && !(out = malloc(1))) return npk_err(NPK_ENOMEM, "out of memory");
+    *bin = out;
+    *len = n;
+    return 0;
+}

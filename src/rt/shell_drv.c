@@ -1,0 +1,449 @@
+/* The shell driver: ring management, doorbell, waits, events, errors, and
+ * the high-level GEMM / conv / VEC / SOFTMAX helpers, over any npk_port. */
+#include "npukit/shell.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct npk_shell {
+    npk_port *port;
+    uint32_t caps;
+    uint64_t ring;        /* guest address */
+    int ring_own;         /* allocated by npk_shell_open */
+    uint32_t ring_bytes;
+    uint32_t tail;        /* software tail (published on kick) */
+    int use_irq;
+    uint64_t timeout;
+};
+
+static int rd(npk_shell *s, uint32_t off, uint32_t *v) {
+    int rc = npk_port_read32(s->port, off, v);
+    return rc ? npk_err_prefix(rc, "shell: reading register 0x%03x", off) : 0;
+}
+
+static int wr(npk_shell *s, uint32_t off, uint32_t v) {
+    int rc = npk_port_write32(s->port, off, v);
+    return rc ? npk_err_prefix(rc, "shell: writing register 0x%03x", off) : 0;
+}
+
+static int program_ring(npk_shell *s) {
+    int rc;
+    uint32_t irq = SHELL_IRQ_ERROR | SHELL_IRQ_EVENT | (s->use_irq ? SHELL_IRQ_CQ_EMPTY : 0);
+    if ((rc = wr(s, SHELL_CQ_BASE_LO, (uint32_t)s->ring)) || (rc = wr(s, SHELL_CQ_BASE_HI, (uint32_t)(s->ring >> 32))) ||
+        (rc = wr(s, SHELL_CQ_SIZE, s->ring_bytes)) || (rc = wr(s, SHELL_CQ_TAIL, 0)) ||
+        (rc = wr(s, SHELL_IRQ_STATUS, 7)) || (rc = wr(s, SHELL_IRQ_ENABLE, irq)))
+        return rc;
+    uint32_t head;
+    if ((rc = rd(s, SHELL_CQ_HEAD, &head))) return rc;
+    s->tail = head; /* after a reset both are 0 */
+    return head ? wr(s, SHELL_CQ_TAIL, head) : 0;
+}
+
+int npk_shell_open(npk_shell **out, npk_port *port, const npk_shell_opts *opts) {
+    *out = NULL;
+    if (!port || strcmp(npk_port_device(port), "shell"))
+        return npk_err(NPK_EINVAL, "shell: the port is not connected to a shell device");
+    npk_shell *s = calloc(1, sizeof *s);
+    if (!s) return npk_err(NPK_ENOMEM, "out of memory");
+    s->port = port;
+    s->ring_bytes = opts && opts->ring_bytes ? opts->ring_bytes : 4096;
+    s->use_irq = opts ? opts->use_irq : 0;
+    s->timeout = opts && opts->timeout ? opts->timeout : 2000000000ull;
+    int rc;
+    uint32_t ver;
+    if (s->ring_bytes < 64 || s->ring_bytes > (1u << 30) || (s->ring_bytes & (s->ring_bytes - 1))) {
+        rc = npk_err(NPK_EINVAL, "shell: ring size %" PRIu32 " is not a power of two in 64..2^30", s->ring_bytes);
+        goto fail;
+    }
+    if ((rc = rd(s, SHELL_VERSION, &ver)) || (rc = rd(s, SHELL_CAPABILITIES, &s->caps))) goto fail;
+    if (ver >> 16 != 0 || (ver & 0xffff) < 1) {
+        rc = npk_err(NPK_EUNSUPPORTED, "shell: device VERSION 0x%08" PRIx32 " is not a v0.x shell", ver);
+        goto fail;
+    }
+    if (opts && opts->ring_addr) {
+        if (opts->ring_addr % 32) {
+            rc = npk_err(NPK_EINVAL, "shell: ring address 0x%" PRIx64 " is not 32-byte aligned", opts->ring_addr);
+            goto fail;
+        }
+        s->ring = opts->ring_addr;
+        s->ring_own = 0;
+    } else {
+        if ((rc = npk_port_alloc(port, s->ring_bytes, 64, &s->ring))) goto fail;
+        s->ring_own = 1;
+    }
+    if ((rc = program_ring(s))) goto fail;
+    *out = s;
+    return 0;
+fail:
+    if (s->ring_own) npk_port_free(port, s->ring);
+    free(s);
+    return rc;
+}
+
+void npk_shell_close(npk_shell *s) {
+    if (!s) return;
+    if (s->ring_own) npk_port_free(s->port, s->ring);
+    free(s);
+}
+
+npk_port *npk_shell_port(npk_shell *s) { return s->port; }
+uint32_t npk_shell_caps(const npk_shell *s) { return s->caps; }
+
+int npk_shell_state_read(npk_shell *s, npk_shell_state *st) {
+    uint32_t lo, hi;
+    int rc;
+    if ((rc = rd(s, SHELL_STATUS, &st->status)) || (rc = rd(s, SHELL_IRQ_STATUS, &st->irq_status)) ||
+        (rc = rd(s, SHELL_CQ_HEAD, &st->head)) || (rc = rd(s, SHELL_CQ_TAIL, &st->tail)) ||
+        (rc = rd(s, SHELL_ERROR_CODE, &st->error_code)) || (rc = rd(s, SHELL_ERROR_ADDR_LO, &lo)) ||
+        (rc = rd(s, SHELL_ERROR_ADDR_HI, &hi)))
+        return rc;
+    st->error_addr = (uint64_t)hi << 32 | lo;
+    return 0;
+}
+
+int npk_shell_check_error(npk_shell *s) {
+    npk_shell_state st;
+    int rc = npk_shell_state_read(s, &st);
+    if (rc) return rc;
+    if (!st.error_code) return 0;
+    uint8_t d[32] = {0};
+    char what[96] = "";
+    if (!npk_port_mem_read(s->port, s->ring + st.head, d, 32)) {
+        const char *n = npk_shell_opcode_name(d[0]);
+        if (n) snprintf(what, sizeof what, "%s (tag 0x%" PRIx32 ")", n, (uint32_t)(d[4] | d[5] << 8 | d[6] << 16 | (uint32_t)d[7] << 24));
+        else snprintf(what, sizeof what, "opcode 0x%02x", d[0]);
+    }
+    return npk_err(NPK_EDEVICE, "shell: %s at 0x%" PRIx64 " (descriptor at ring offset 0x%" PRIx32 ": %s)",
+                   npk_shell_error_name(st.error_code), st.error_addr, st.head, what[0] ? what : "unreadable");
+}
+
+int npk_shell_clear_error(npk_shell *s) {
+    uint32_t code;
+    int rc = rd(s, SHELL_ERROR_CODE, &code);
+    if (!rc && code) rc = wr(s, SHELL_ERROR_CODE, code);
+    if (!rc) rc = wr(s, SHELL_IRQ_STATUS, SHELL_IRQ_ERROR);
+    return rc;
+}
+
+/* Wait in growing slices until pred says done (1), fails (<0) or the budget ends. */
+typedef int (*pred_fn)(npk_shell *s, void *ctx);
+static int wait_until(npk_shell *s, uint64_t max_cycles, pred_fn pred, void *ctx, const char *what) {
+    if (!max_cycles) max_cycles = s->timeout;
+    uint64_t waited = 0, slice = 16;
+    for (;;) {
+        int r = pred(s, ctx);
+        if (r) return r < 0 ? r : 0;
+        if (waited >= max_cycles) break;
+        uint64_t n = slice < max_cycles - waited ? slice : max_cycles - waited;
+        int rc = npk_port_wait(s->port, n);
+        if (rc) return npk_err_prefix(rc, "shell: waiting for %s", what);
+        waited += n;
+        if (slice < 65536) slice *= 2;
+    }
+    npk_shell_state st;
+    if (npk_shell_state_read(s, &st)) return -NPK_ETIMEDOUT;
+    return npk_err(NPK_ETIMEDOUT,
+                   "shell: %s did not happen within %" PRIu64 " cycles (STATUS 0x%" PRIx32 "%s%s, HEAD 0x%" PRIx32
+                   ", TAIL 0x%" PRIx32 ")",
+                   what, max_cycles, st.status, st.status & SHELL_STATUS_HALTED ? " halted" : "",
+                   st.status & SHELL_STATUS_WAITING ? " waiting on an event" : "", st.head, st.tail);
+}
+
+static int pred_idle(npk_shell *s, void *ctx) {
+    (void)ctx;
+    uint32_t st;
+    int rc;
+    if (s->use_irq) {
+        rc = npk_port_irq(s->port, 0);
+        if (rc < 0) return rc;
+        if (!rc) return 0;
+        uint32_t irq;
+        if ((rc = rd(s, SHELL_IRQ_STATUS, &irq))) return rc;
+        if (irq & SHELL_IRQ_ERROR) return npk_shell_check_error(s);
+        if ((rc = wr(s, SHELL_IRQ_STATUS, irq & SHELL_IRQ_EVENT))) return rc; /* events: acknowledge, keep waiting */
+        if (!(irq & SHELL_IRQ_CQ_EMPTY)) return 0;
+        if ((rc = wr(s, SHELL_IRQ_STATUS, SHELL_IRQ_CQ_EMPTY))) return rc;
+    }
+    if ((rc = rd(s, SHELL_STATUS, &st))) return rc;
+    if (st & SHELL_STATUS_ERROR) return npk_shell_check_error(s);
+    return (st & SHELL_STATUS_IDLE) ? 1 : 0;
+}
+
+int npk_shell_wait(npk_shell *s, uint64_t max_cycles) {
+    if (s->use_irq) {
+        /* nothing queued: CQ_EMPTY would never fire */
+        uint32_t st;
+        int rc = rd(s, SHELL_STATUS, &st);
+        if (rc) return rc;
+        if (st & SHELL_STATUS_ERROR) return npk_shell_check_error(s);
+        if (st & SHELL_STATUS_IDLE) return wr(s, SHELL_IRQ_STATUS, SHELL_IRQ_CQ_EMPTY);
+    }
+    return wait_until(s, max_cycles, pred_idle, NULL, "the queue to drain");
+}
+
+int npk_shell_kick(npk_shell *s) {
+    int rc = wr(s, SHELL_CQ_TAIL, s->tail);
+    return rc ? rc : wr(s, SHELL_DOORBELL, 1);
+}
+
+typedef struct room_ctx {
+    uint32_t need;
+} room_ctx;
+
+static int pred_room(npk_shell *s, void *ctx) {
+    uint32_t head, st;
+    int rc;
+    if ((rc = rd(s, SHELL_CQ_HEAD, &head)) || (rc = rd(s, SHELL_STATUS, &st))) return rc;
+    if (st & SHELL_STATUS_ERROR) return npk_shell_check_error(s);
+    uint32_t used = (s->tail - head) & (s->ring_bytes - 1);
+    return used + ((room_ctx *)ctx)->need + 32 <= s->ring_bytes;
+}
+
+static int write_ring(npk_shell *s, const uint8_t *d, size_t len) {
+    uint32_t first = s->ring_bytes - s->tail;
+    int rc;
+    if (len <= first) {
+        rc = npk_port_mem_write(s->port, s->ring + s->tail, d, len);
+    } else {
+        rc = npk_port_mem_write(s->port, s->ring + s->tail, d, first);
+        if (!rc) rc = npk_port_mem_write(s->port, s->ring, d + first, len - first);
+    }
+    if (rc) return npk_err_prefix(rc, "shell: writing the ring");
+    s->tail = (uint32_t)((s->tail + len) & (s->ring_bytes - 1));
+    return 0;
+}
+
+int npk_shell_push(npk_shell *s, const uint8_t *desc, size_t len) {
+    if (len != 32 && len != 64 && len != 96) return npk_err(NPK_EINVAL, "shell: descriptor length %zu is not 32, 64 or 96", len);
+    if (desc[2] * 32u != len)
+        return npk_err(NPK_EINVAL, "shell: descriptor SIZE field %u does not match its length %zu", desc[2], len);
+    if (len + 32 > s->ring_bytes) return npk_err(NPK_EINVAL, "shell: a %zu-byte descriptor does not fit the ring", len);
+    int rc;
+    uint32_t need = (uint32_t)len;
+    int straddles = s->tail + len > s->ring_bytes;
+    if (straddles && !(s->caps & SHELL_CAP_RING_WRAP)) need += s->ring_bytes - s->tail; /* NOOP padding */
+    room_ctx rc_ctx = {need};
+    int r = pred_room(s, &rc_ctx);
+    if (r < 0) return r;
+    if (!r) {
+        if ((rc = npk_shell_kick(s))) return rc;
+        if ((rc = wait_until(s, 0, pred_room, &rc_ctx, "room in the ring"))) return rc;
+    }
+    if (straddles && !(s->caps & SHELL_CAP_RING_WRAP)) {
+        uint8_t nop[32];
+        npk_shell_enc_noop(nop, 0);
+        while (s->tail != 0)
+            if ((rc = write_ring(s, nop, 32))) return rc;
+    }
+    return write_ring(s, desc, len);
+}
+
+int npk_shell_push_stream(npk_shell *s, const uint8_t *stream, size_t len) {
+    for (size_t off = 0; off < len;) {
+        if (len - off < 32) return npk_err(NPK_EFORMAT, "shell: stream ends with %zu stray bytes at 0x%zx", len - off, off);
+        unsigned units = stream[off + 2];
+        if (units < 1 || units > 3) units = 1; /* the device will reject it with BAD_DESCRIPTOR */
+        if (off + 32u * units > len) units = 1;
+        uint8_t d[96];
+        memcpy(d, stream + off, 32u * units);
+        int rc;
+        if (units == 1 && stream[off + 2] != 1) {
+            /* push verbatim (size byte mismatch is the device's business) */
+            room_ctx c = {32};
+            int r = pred_room(s, &c);
+            if (r < 0) return r;
+            if (!r && ((rc = npk_shell_kick(s)) || (rc = wait_until(s, 0, pred_room, &c, "room in the ring")))) return rc;
+            rc = write_ring(s, d, 32);
+        } else {
+            rc = npk_shell_push(s, d, 32u * units);
+        }
+        if (rc) return npk_err_prefix(rc, "descriptor at stream offset 0x%zx", off);
+        off += 32u * units;
+    }
+    return 0;
+}
+
+int npk_shell_run(npk_shell *s, const uint8_t *stream, size_t len, uint64_t max_cycles) {
+    int rc = npk_shell_push_stream(s, stream, len);
+    if (!rc) rc = npk_shell_kick(s);
+    if (!rc) rc = npk_shell_wait(s, max_cycles);
+    return rc;
+}
+
+typedef struct irq_ctx {
+    uint32_t bits, got;
+} irq_ctx;
+
+static int pred_irq(npk_shell *s, void *ctx) {
+    irq_ctx *c = ctx;
+    uint32_t v;
+    int rc = rd(s, SHELL_IRQ_STATUS, &v);
+    if (rc) return rc;
+    if (!(v & c->bits)) return 0;
+    c->got = v & c->bits;
+    rc = wr(s, SHELL_IRQ_STATUS, c->got);
+    return rc ? rc : 1;
+}
+
+int npk_shell_wait_irq(npk_shell *s, uint32_t bits, uint64_t max_cycles, uint32_t *got) {
+    irq_ctx c = {bits, 0};
+    int rc = wait_until(s, max_cycles, pred_irq, &c, "the interrupt");
+    if (got) *got = c.got;
+    return rc;
+}
+
+int npk_shell_halt(npk_shell *s) { return wr(s, SHELL_CONTROL, SHELL_CTRL_HALT); }
+int npk_shell_resume(npk_shell *s) { return wr(s, SHELL_CONTROL, SHELL_CTRL_RESUME); }
+
+int npk_shell_skip(npk_shell *s) {
+    uint32_t head, st;
+    int rc;
+    if ((rc = rd(s, SHELL_CQ_HEAD, &head)) || (rc = rd(s, SHELL_STATUS, &st))) return rc;
+    if (st & SHELL_STATUS_BUSY) return npk_err(NPK_EINVAL, "shell: cannot skip a descriptor while the device is busy");
+    uint8_t h[4];
+    if ((rc = npk_port_mem_read(s->port, s->ring + head, h, 4))) return npk_err_prefix(rc, "shell: reading the ring");
+    unsigned units = h[2] >= 1 && h[2] <= 3 ? h[2] : 1;
+    return wr(s, SHELL_CQ_HEAD, (head + 32 * units) & (s->ring_bytes - 1));
+}
+
+int npk_shell_reset(npk_shell *s) {
+    int rc = wr(s, SHELL_CONTROL, SHELL_CTRL_RESET);
+    return rc ? rc : program_ring(s);
+}
+
+/* ---- high-level helpers --------------------------------------------------------------- */
+
+typedef struct gbuf {
+    uint64_t addr;
+    int live;
+} gbuf;
+
+static int galloc(npk_shell *s, gbuf *b, uint64_t size, const void *init) {
+    int rc = npk_port_alloc(s->port, size ? size : 4, 64, &b->addr);
+    if (rc) return rc;
+    b->live = 1;
+    if (init && size) rc = npk_port_mem_write(s->port, b->addr, init, size);
+    return rc;
+}
+
+static void gfree(npk_shell *s, gbuf *b) {
+    if (b->live) npk_port_free(s->port, b->addr);
+    b->live = 0;
+}
+
+int npk_shell_gemm_host(npk_shell *s, const npk_shell_gemm_desc *g, const void *a, const void *b, const void *bias,
+                        void *c_io) {
+    if (g->lda || g->ldb || g->ldc) return npk_err(NPK_EINVAL, "shell: npk_shell_gemm_host takes packed matrices (ld = 0)");
+    if (g->dtype > SHELL_FP8 || g->layout > SHELL_COL_MAJOR || g->epilogue > SHELL_EPI_MUL)
+        return npk_err(NPK_EINVAL, "shell: GEMM dtype %u / layout %u / epilogue %u out of range", g->dtype, g->layout, g->epilogue);
+    uint64_t es = g->dtype == SHELL_FP16 || g->dtype == SHELL_BF16 ? 2 : 1;
+    uint64_t sa = (uint64_t)g->m * g->k * es, sb = (uint64_t)g->k * g->n * es, sc = (uint64_t)g->m * g->n * 4;
+    int need_c = g->has_beta || g->epilogue == SHELL_EPI_ADD || g->epilogue == SHELL_EPI_MUL;
+    gbuf A = {0}, B = {0}, C = {0}, Bi = {0};
+    int rc;
+    if ((rc = galloc(s, &A, sa, a)) || (rc = galloc(s, &B, sb, b)) || (rc = galloc(s, &C, sc, need_c ? c_io : NULL)) ||
+        (g->has_bias && (rc = galloc(s, &Bi, (uint64_t)g->n * 4, bias))))
+        goto out;
+    npk_shell_gemm_desc d = *g;
+    d.a = A.addr;
+    d.b = B.addr;
+    d.c = C.addr;
+    d.bias = Bi.addr;
+    uint8_t desc[96];
+    size_t len = npk_shell_enc_gemm(desc, &d);
+    if ((rc = npk_shell_push(s, desc, len)) || (rc = npk_shell_kick(s)) || (rc = npk_shell_wait(s, 0))) goto out;
+    rc = npk_port_mem_read(s->port, C.addr, c_io, sc);
+out:
+    gfree(s, &A);
+    gfree(s, &B);
+    gfree(s, &C);
+    gfree(s, &Bi);
+    return rc;
+}
+
+int npk_shell_gemm_i8(npk_shell *s, uint32_t m, uint32_t n, uint32_t k, const int8_t *a, const int8_t *b,
+                      const int32_t *bias, int32_t *c) {
+    npk_shell_gemm_desc g = {0};
+    g.dtype = SHELL_INT8;
+    g.layout = SHELL_ROW_MAJOR;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.has_bias = bias != NULL;
+    return npk_shell_gemm_host(s, &g, a, b, bias, c);
+}
+
+int npk_shell_conv2d_i8(npk_shell *s, const npk_shell_conv2d *p, const int8_t *x, const int8_t *w,
+                        const int32_t *bias, int32_t *y) {
+    uint32_t dh = p->dil_h ? p->dil_h : 1, dw = p->dil_w ? p->dil_w : 1, sh = p->stride_h ? p->stride_h : 1,
+             sw = p->stride_w ? p->stride_w : 1;
+    int64_t eh = (int64_t)p->h + p->pad_t + p->pad_b - (int64_t)dh * (p->kh - 1) - 1;
+    int64_t ew = (int64_t)p->w + p->pad_l + p->pad_r - (int64_t)dw * (p->kw - 1) - 1;
+    if (!p->kh || !p->kw || !p->c || !p->oc || eh < 0 || ew < 0)
+        return npk_err(NPK_EINVAL, "shell: conv2d with kernel %ux%u over %ux%u (pads %u,%u,%u,%u) has no output",
+                       p->kh, p->kw, p->h, p->w, p->pad_t, p->pad_l, p->pad_b, p->pad_r);
+    uint32_t oh = (uint32_t)(eh / sh + 1), ow = (uint32_t)(ew / sw + 1);
+    uint64_t M = (uint64_t)oh * ow, K = (uint64_t)p->c * p->kh * p->kw;
+    if (M > UINT32_MAX || K > UINT32_MAX) return npk_err(NPK_EINVAL, "shell: conv2d too large");
+    /* col-major GEMM: A(i=pixel, k) stored [K][M] (im2col), B(k, j=oc) stored [OC][K] = w, C stored [OC][M] = y */
+    int8_t *col = malloc(M && K ? M * K : 1);
+    if (!col) return npk_err(NPK_ENOMEM, "out of memory");
+    npk_shell_gemm_desc g = {0};
+    g.dtype = SHELL_INT8;
+    g.layout = SHELL_COL_MAJOR;
+    g.m = (uint32_t)M;
+    g.n = p->oc;
+    g.k = (uint32_t)K;
+    g.has_bias = bias != NULL;
+    int rc = 0;
+    for (uint32_t img = 0; img < p->n && !rc; img++) {
+        const int8_t *xi = x + (size_t)img * p->c * p->h * p->w;
+        for (uint32_t ci = 0; ci < p->c; ci++)
+            for (uint32_t ky = 0; ky < p->kh; ky++)
+                for (uint32_t kx = 0; kx < p->kw; kx++) {
+                    int8_t *row = col + ((size_t)(ci * p->kh + ky) * p->kw + kx) * M;
+                    for (uint32_t oy = 0; oy < oh; oy++)
+                        for (uint32_t ox = 0; ox < ow; ox++) {
+                            int64_t iy = (int64_t)oy * sh - p->pad_t + (int64_t)ky * dh;
+                            int64_t ix = (int64_t)ox * sw - p->pad_l + (int64_t)kx * dw;
+                            row[(size_t)oy * ow + ox] =
+                                iy < 0 || ix < 0 || iy >= p->h || ix >= p->w ? 0 : xi[((size_t)ci * p->h + iy) * p->w + ix];
+                        }
+                }
+        rc = npk_shell_gemm_host(s, &g, col, w, bias, y + (size_t)img * p->oc * M);
+    }
+    free(col);
+    return rc;
+}
+
+int npk_shell_vec(npk_shell *s, unsigned op, unsigned dtype, uint32_t vec_ext, const void *src, void *dst_io,
+                  uint32_t bytes) {
+    gbuf S = {0}, D = {0};
+    int rc;
+    if ((rc = galloc(s, &S, bytes, src)) || (rc = galloc(s, &D, bytes, dst_io))) goto out;
+    uint8_t d[32];
+    npk_shell_enc_vec(d, 0, op, dtype, S.addr, D.addr, bytes, vec_ext);
+    if ((rc = npk_shell_push(s, d, 32)) || (rc = npk_shell_kick(s)) || (rc = npk_shell_wait(s, 0))) goto out;
+    rc = npk_port_mem_read(s->port, D.addr, dst_io, bytes);
+out:
+    gfree(s, &S);
+    gfree(s, &D);
+    return rc;
+}
+
+int npk_shell_softmax(npk_shell *s, unsigned dtype, const void *src, void *dst, uint16_t row_bytes, uint16_t rows) {
+    uint64_t n = (uint64_t)row_bytes * rows;
+    gbuf S = {0}, D = {0};
+    int rc;
+    if ((rc = galloc(s, &S, n, src)) || (rc = galloc(s, &D, n, NULL))) goto out;
+    uint8_t d[32];
+    npk_shell_enc_softmax(d, 0, dtype, S.addr, D.addr, row_bytes, rows);
+    if ((rc = npk_shell_push(s, d, 32)) || (rc = npk_shell_kick(s)) || (rc = npk_shell_wait(s, 0))) goto out;
+    rc = npk_port_mem_read(s->port, D.addr, dst, n);
+out:
+    gfree(s, &S);
+    gfree(s, &D);
+    return rc;
+}

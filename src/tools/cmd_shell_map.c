@@ -1,0 +1,60 @@
+/* npu shell-map: a YAML schedule (RTLGen mapper format) to a shell descriptor stream. */
+#include "cli.h"
+#include "npukit/shell.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void help(void) {
+    printf("usage: npu shell-map SCHEDULE.yml -o STREAM.bin [--asm OUT.txt] [--softmax-dtype]\n\n"
+           "Maps a schedule in the RTLGen mapper's YAML format (version 0.1: buffers, ops, deps,\n"
+           "events) onto the shell descriptor stream the reference mapper (npu/mapper/run.py\n"
+           "--out-bin) writes for it: deps become EVENT_SIGNAL/EVENT_WAIT pairs numbered from 1,\n"
+           "events add EVENT_SIGNALs after their op, GEMMs with v0.2 fields become 64/96-byte\n"
+           "descriptors with op ids 1, 2, ... in bytes 56..63. Values the reference would\n"
+           "silently truncate are refused. Details: docs/shell.md.\n\n"
+           "options:\n"
+           "  -o STREAM.bin     output file for the binary stream (required)\n"
+           "  --asm OUT.txt     also write the stream's text form ('npu asm --device shell' input)\n"
+           "  --softmax-dtype   encode a softmax op's dtype in FLAGS[7:4] (the reference mapper\n"
+           "                    writes 0, i.e. int8, whatever the dtype; a warning says so)\n"
+           "  -h, --help        this text\n");
+}
+
+int cmd_shell_map(int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        help();
+        return 0;
+    }
+    const char *in = NULL, *out = NULL, *asm_out = NULL;
+    int softmax_dtype = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--asm") && i + 1 < argc) asm_out = argv[++i];
+        else if (!strcmp(argv[i], "--softmax-dtype")) softmax_dtype = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("shell-map", "unknown or incomplete option '%s'", argv[i]);
+        else if (!in) in = argv[i];
+        else return cli_usage_error("shell-map", "unexpected argument '%s'", argv[i]);
+    }
+    if (!in) return cli_usage_error("shell-map", "a schedule file is required");
+    if (!out) return cli_usage_error("shell-map", "-o STREAM.bin is required");
+    uint8_t *text;
+    size_t len;
+    if (cli_read_file(in, &text, &len)) return cli_fail("shell-map: %s", npk_errmsg());
+    uint8_t *bin = NULL;
+    size_t blen = 0, count = 0;
+    int rc = npk_shell_map_yaml_opts((const char *)text, len, softmax_dtype, &bin, &blen, &count);
+    free(text);
+    if (rc) return cli_fail("shell-map: %s: %s", in, npk_errmsg());
+    int ret = 0;
+    if (cli_write_file(out, bin, blen)) ret = cli_fail("shell-map: %s", npk_errmsg());
+    if (!ret && asm_out) {
+        char *t = NULL;
+        if (npk_shell_disasm(bin, blen, &t) || cli_write_file(asm_out, t, strlen(t)))
+            ret = cli_fail("shell-map: %s", npk_errmsg());
+        free(t);
+    }
+    if (!ret) printf("shell-map: wrote %zu descriptors (%zu bytes) to %s\n", count, blen, out);
+    free(bin);
+    return ret;
+}

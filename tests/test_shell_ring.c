@@ -1,0 +1,243 @@
+/* Ring wrap (including a 64-byte descriptor straddling the end), HALT / RESUME /
+ * RESET, event ordering and IRQs, overlap only without data dependence, the
+ * trace/counter agreement, and the visible forever-wait. */
+#include "npukit/trace.h"
+#include "ops/ref_float.h"
+#include "test_shell_util.h"
+
+#define RING 0x40000000ull
+#define DATA 0x50000000ull
+
+static void copy_desc(uint8_t *d, uint64_t src, uint64_t dst, uint32_t n, uint32_t tag) {
+    hdr32(d, 0x01, 0, 1, tag);
+    le64(d + 8, src);
+    le64(d + 16, dst);
+    le32(d + 24, n);
+}
+
+int main(void) {
+    /* wrap: a 256-byte ring, 40 copies and a straddling v0.2 GEMM, through the driver */
+    {
+        npk_port *p = open_shell(NULL);
+        npk_shell *sh;
+        npk_shell_opts o = {256, RING, 0, 0};
+        CHECK_EQ(npk_shell_open(&sh, p, &o), 0);
+        CHECK(npk_shell_caps(sh) & SHELL_CAP_RING_WRAP);
+        static uint8_t src[40 * 64], got[40 * 64];
+        fill_rand(src, sizeof src);
+        npk_port_mem_write(p, DATA, src, sizeof src);
+        for (int i = 0; i < 40; i++) {
+            uint8_t d[32];
+            copy_desc(d, DATA + 64u * i, DATA + 0x10000 + 64u * i, 64, (uint32_t)i);
+            CHECK_EQ(npk_shell_push(sh, d, 32), 0);
+        }
+        CHECK_EQ(npk_shell_kick(sh), 0);
+        CHECK_EQ(npk_shell_wait(sh, 1000000), 0);
+        npk_port_mem_read(p, DATA + 0x10000, got, sizeof got);
+        CHECK(!memcmp(got, src, sizeof got));
+        /* tail is now at 40*32 mod 256 = 0: push 7 NOOPs so the GEMM starts at 224 and wraps */
+        for (int i = 0; i < 7; i++) {
+            uint8_t d[32];
+            npk_shell_enc_noop(d, (uint32_t)i);
+            CHECK_EQ(npk_shell_push(sh, d, 32), 0);
+        }
+        int8_t A[4 * 8], B[8 * 3];
+        int32_t C[12], R[12];
+        fill_rand(A, sizeof A);
+        fill_rand(B, sizeof B);
+        npk_port_mem_write(p, DATA + 0x20000, A, sizeof A);
+        npk_port_mem_write(p, DATA + 0x21000, B, sizeof B);
+        npk_shell_gemm_desc g = {0};
+        g.m = 4, g.n = 3, g.k = 8;
+        g.a = DATA + 0x20000, g.b = DATA + 0x21000, g.c = DATA + 0x22000;
+        uint8_t d[96];
+        size_t len = npk_shell_enc_gemm(d, &g);
+        CHECK_EQ(len, 64);
+        CHECK_EQ(npk_shell_push(sh, d, len), 0);
+        CHECK_EQ(npk_shell_kick(sh), 0);
+        CHECK_EQ(npk_shell_wait(sh, 1000000), 0);
+        CHECK_EQ(reg(p, SHELL_CQ_HEAD), 32); /* 224 + 64 wraps to 32 */
+        npk_port_mem_read(p, DATA + 0x22000, C, sizeof C);
+        npk_ref_gemm_i8(4, 3, 8, A, B, NULL, R);
+        CHECK(!memcmp(C, R, sizeof C));
+        npk_shell_close(sh);
+        npk_port_close(p);
+    }
+    /* HALT before the doorbell, RESUME; HALT mid-queue; RESET */
+    {
+        npk_port *p = open_shell(NULL);
+        setup_ring(p, RING, 4096);
+        uint8_t q[4 * 32];
+        for (int i = 0; i < 4; i++) copy_desc(q + 32 * i, DATA, DATA + 0x1000u * (i + 1), 4096, (uint32_t)i);
+        npk_port_mem_write(p, RING, q, sizeof q);
+        wreg(p, SHELL_CONTROL, SHELL_CTRL_HALT);
+        CHECK_EQ(reg(p, SHELL_CONTROL), SHELL_CTRL_HALT);
+        wreg(p, SHELL_CQ_TAIL, 128);
+        wreg(p, SHELL_DOORBELL, 1);
+        npk_port_wait(p, 10000);
+        uint32_t st = reg(p, SHELL_STATUS);
+        CHECK_EQ(st & 7, 0); /* not idle (queue not empty), not busy (halted) */
+        CHECK(st & SHELL_STATUS_HALTED);
+        CHECK_EQ(reg(p, SHELL_CQ_HEAD), 0);
+        CHECK_EQ(reg(p, SHELL_PERF_DESCS), 0);
+        wreg(p, SHELL_CONTROL, SHELL_CTRL_RESUME);
+        CHECK_EQ(reg(p, SHELL_CONTROL), 0);
+        /* let the first copy issue, then halt: in-flight work completes, nothing new is fetched */
+        npk_port_wait(p, 6);
+        wreg(p, SHELL_CONTROL, SHELL_CTRL_HALT);
+        run_idle(p, 100000);
+        npk_port_wait(p, 10000);
+        uint32_t head = reg(p, SHELL_CQ_HEAD);
+        CHECK(head >= 32 && head < 128);
+        CHECK_EQ(reg(p, SHELL_STATUS) & SHELL_STATUS_BUSY, 0);
+        CHECK_EQ(reg(p, SHELL_PERF_DESCS), head / 32);
+        wreg(p, SHELL_CONTROL, SHELL_CTRL_RESUME);
+        run_idle(p, 100000);
+        CHECK_EQ(reg(p, SHELL_CQ_HEAD), 128);
+        CHECK_EQ(reg(p, SHELL_STATUS) & 7, SHELL_STATUS_IDLE);
+        /* RESET mid-run: every register back to its reset value, line low */
+        wreg(p, SHELL_IRQ_ENABLE, 7);
+        wreg(p, SHELL_CQ_TAIL, 0);
+        npk_port_mem_write(p, RING, q, 32);
+        wreg(p, SHELL_CQ_TAIL, 160);
+        wreg(p, SHELL_DOORBELL, 1);
+        npk_port_wait(p, 8);
+        wreg(p, SHELL_CONTROL, SHELL_CTRL_RESET);
+        CHECK_EQ(reg(p, SHELL_CQ_HEAD), 0);
+        CHECK_EQ(reg(p, SHELL_CQ_TAIL), 0);
+        CHECK_EQ(reg(p, SHELL_CQ_SIZE), 0);
+        CHECK_EQ(reg(p, SHELL_IRQ_ENABLE), 0);
+        CHECK_EQ(reg(p, SHELL_IRQ_STATUS), 0);
+        CHECK_EQ(reg(p, SHELL_STATUS), SHELL_STATUS_IDLE);
+        CHECK_EQ(reg(p, SHELL_VERSION), SHELL_VERSION_VALUE);
+        CHECK_EQ(npk_port_irq(p, 0), 0);
+        npk_port_wait(p, 100000);
+        CHECK_EQ(reg(p, SHELL_STATUS), SHELL_STATUS_IDLE);
+        npk_port_close(p);
+    }
+    /* events: signal without IRQ flag raises nothing; with it, bit 1; a wait consumes the event */
+    {
+        npk_port *p = open_shell("event_timeout=20000");
+        setup_ring(p, RING, 4096);
+        wreg(p, SHELL_IRQ_ENABLE, 7);
+        uint8_t q[6 * 32];
+        hdr32(q, 0x20, 0x00, 1, 5);      /* signal 5, no irq */
+        hdr32(q + 32, 0x21, 0, 1, 5);    /* wait 5: passes */
+        copy_desc(q + 64, DATA, DATA + 0x1000, 64, 0);
+        hdr32(q + 96, 0x20, 0x01, 1, 6); /* signal 6 with irq */
+        hdr32(q + 128, 0x21, 0, 1, 6);
+        hdr32(q + 160, 0x21, 0, 1, 5);   /* 5 was consumed: times out */
+        npk_port_mem_write(p, RING, q, sizeof q);
+        wreg(p, SHELL_CQ_TAIL, 160);
+        wreg(p, SHELL_DOORBELL, 1);
+        run_idle(p, 100000);
+        CHECK_EQ(reg(p, SHELL_CQ_HEAD), 160);
+        uint32_t irq = reg(p, SHELL_IRQ_STATUS);
+        CHECK(irq & SHELL_IRQ_EVENT);
+        CHECK(irq & SHELL_IRQ_CQ_EMPTY);
+        CHECK_EQ(reg(p, SHELL_ERROR_CODE), 0);
+        wreg(p, SHELL_IRQ_STATUS, 7);
+        wreg(p, SHELL_CQ_TAIL, 192);
+        wreg(p, SHELL_DOORBELL, 1);
+        run_idle(p, 100000);
+        CHECK_EQ(reg(p, SHELL_ERROR_CODE), SHELL_ERR_TIMEOUT);
+        CHECK_EQ(reg(p, SHELL_CQ_HEAD), 160);
+        CHECK_EQ(reg(p, SHELL_IRQ_STATUS) & SHELL_IRQ_EVENT, 0);
+        npk_port_close(p);
+        /* only FLAGS[0] raises IRQ bit 1 */
+        p = open_shell(NULL);
+        setup_ring(p, RING, 4096);
+        hdr32(q, 0x20, 0x00, 1, 1);
+        copy_desc(q + 32, DATA, DATA + 0x1000, 64, 0);
+        npk_port_mem_write(p, RING, q, 64);
+        wreg(p, SHELL_CQ_TAIL, 64);
+        wreg(p, SHELL_DOORBELL, 1);
+        run_idle(p, 100000);
+        CHECK_EQ(reg(p, SHELL_IRQ_STATUS), SHELL_IRQ_CQ_EMPTY);
+        npk_port_close(p);
+    }
+    /* completion-bound signal and overlap: DMA and an independent GEMM overlap, a GEMM that reads the DMA's
+     * destination waits for it; the signal becomes visible after both */
+    {
+        npk_port *p = open_shell(NULL);
+        npk_trace *tr = npk_trace_new();
+        npk_sim_dev(npk_port_sim(p))->trace = tr;
+        logrec lg = {0};
+        npk_shell_sim_set_log(npk_sim_dev(npk_port_sim(p)), log_cb, &lg);
+        setup_ring(p, RING, 4096);
+        uint8_t q[4 * 32];
+        copy_desc(q, DATA, DATA + 0x10000, 16384, 1);                            /* writes 0x5001_0000.. */
+        hdr32(q + 32, 0x10, 0x00, 1, (32u << 20) | (32u << 10) | 32u);             /* independent */
+        le64(q + 40, DATA + 0x20000), le64(q + 48, DATA + 0x21000), le64(q + 56, DATA + 0x22000);
+        hdr32(q + 64, 0x10, 0x00, 1, (32u << 20) | (32u << 10) | 32u);            /* reads the copy's output */
+        le64(q + 72, DATA + 0x10000), le64(q + 80, DATA + 0x21000), le64(q + 88, DATA + 0x23000);
+        hdr32(q + 96, 0x20, 0x01, 1, 2);
+        npk_port_mem_write(p, RING, q, sizeof q);
+        wreg(p, SHELL_CQ_TAIL, 128);
+        wreg(p, SHELL_DOORBELL, 1);
+        run_idle(p, 1000000);
+        CHECK_EQ(lg.n, 4);
+        CHECK(lg.e[1].start_cycle < lg.e[0].end_cycle);  /* overlap */
+        CHECK(lg.e[2].start_cycle >= lg.e[0].end_cycle); /* RAW dependence respected */
+        CHECK(lg.e[2].start_cycle >= lg.e[1].end_cycle); /* one GEMM engine */
+        CHECK(lg.e[3].end_cycle >= lg.e[2].end_cycle);   /* signal visible after completion */
+        /* trace durations agree with the counters */
+        CHECK_EQ(npk_trace_total_cycles(tr, "shell", "dma"), reg(p, SHELL_PERF_DMA_CYCLES));
+        CHECK_EQ(npk_trace_total_cycles(tr, "shell", "gemm"), reg(p, SHELL_PERF_GEMM_CYCLES));
+        CHECK_EQ(npk_trace_total_cycles(tr, "shell", "fetch"), reg(p, SHELL_PERF_FETCH_CYCLES));
+        CHECK_EQ(reg(p, SHELL_PERF_MACS_LO), 2 * 32 * 32 * 32);
+        npk_sim_dev(npk_port_sim(p))->trace = NULL;
+        npk_trace_free(tr);
+        npk_port_close(p);
+    }
+    /* a wait on a signal still in flight behind a long GEMM never times out, even with a tiny budget */
+    {
+        npk_port *p = open_shell("event_timeout=10");
+        setup_ring(p, RING, 4096);
+        uint8_t q[4 * 32];
+        hdr32(q, 0x10, 0x00, 1, (64u << 20) | (64u << 10) | 64u);
+        le64(q + 8, DATA), le64(q + 16, DATA + 0x1000), le64(q + 24, DATA + 0x2000);
+        hdr32(q + 32, 0x20, 0x00, 1, 3);
+        hdr32(q + 64, 0x21, 0x00, 1, 3);
+        copy_desc(q + 96, DATA, DATA + 0x8000, 64, 0);
+        npk_port_mem_write(p, RING, q, sizeof q);
+        wreg(p, SHELL_CQ_TAIL, 128);
+        wreg(p, SHELL_DOORBELL, 1);
+        run_idle(p, 100000);
+        CHECK_EQ(reg(p, SHELL_ERROR_CODE), 0);
+        CHECK_EQ(reg(p, SHELL_CQ_HEAD), 128);
+        CHECK_EQ(reg(p, SHELL_PERF_DESCS), 4);
+        npk_port_close(p);
+    }
+    /* event_timeout=0: the wait is forever but visible; the model reports idle (nothing changes) */
+    {
+        npk_port *p = open_shell("event_timeout=0");
+        setup_ring(p, RING, 4096);
+        uint8_t q[32];
+        hdr32(q, 0x21, 0, 1, 77);
+        npk_port_mem_write(p, RING, q, 32);
+        wreg(p, SHELL_CQ_TAIL, 32);
+        wreg(p, SHELL_DOORBELL, 1);
+        npk_port_wait(p, 100);
+        CHECK(npk_sim_run_until_idle(npk_port_sim(p), 1000000) < 10);
+        uint32_t st = reg(p, SHELL_STATUS);
+        CHECK(st & SHELL_STATUS_BUSY);
+        CHECK(st & SHELL_STATUS_WAITING);
+        CHECK_EQ(reg(p, SHELL_ERROR_CODE), 0);
+        /* the way out: RESET */
+        wreg(p, SHELL_CONTROL, SHELL_CTRL_RESET);
+        CHECK_EQ(reg(p, SHELL_STATUS), SHELL_STATUS_IDLE);
+        npk_port_close(p);
+    }
+    /* CQ_HEAD: ignored while fetching, writable when stopped */
+    {
+        npk_port *p = open_shell(NULL);
+        setup_ring(p, RING, 4096);
+        wreg(p, SHELL_CQ_HEAD, 64);
+        CHECK_EQ(reg(p, SHELL_CQ_HEAD), 64);
+        wreg(p, SHELL_CQ_HEAD, 65);
+        CHECK_EQ(reg(p, SHELL_ERROR_CODE), SHELL_ERR_ALIGNMENT);
+        npk_port_close(p);
+    }
+    return CHECK_DONE();
+}
