@@ -8,6 +8,4 @@ static int pending(const char *name, int argc, char **argv) {
     return cli_fail("%s: this command is not available in this build yet", name);
 }
 
-int cmd_run(int argc, char **argv) { return pending("run", argc, argv); }
-int cmd_onnx_test(int argc, char **argv) { return pending("onnx-test", argc, argv); }
 int cmd_bench(int argc, char **argv) { return pending("bench", argc, argv); }

@@ -1,0 +1,30 @@
+# ONNX import: C code generated at build time by protoc-c from the onnx.proto
+# that Debian's libonnx-dev ships (nothing vendored, nothing hand-parsed).
+# Packages: libprotobuf-c-dev, protobuf-c-compiler, libonnx-dev (.ci/packages).
+find_program(NPUKIT_PROTOC_C NAMES protoc-c protoc-gen-c)
+find_path(NPUKIT_ONNX_PROTO_DIR onnx/onnx.proto PATHS /usr/include /usr/local/include)
+find_path(NPUKIT_PROTOBUF_C_INCLUDE protobuf-c/protobuf-c.h)
+find_library(NPUKIT_PROTOBUF_C_LIB protobuf-c)
+if(NOT NPUKIT_PROTOC_C OR NOT NPUKIT_ONNX_PROTO_DIR OR NOT NPUKIT_PROTOBUF_C_INCLUDE OR NOT NPUKIT_PROTOBUF_C_LIB)
+  message(FATAL_ERROR "ONNX support needs protoc-c (protobuf-c-compiler), libprotobuf-c-dev and "
+                      "onnx/onnx.proto (libonnx-dev): apt-get install protobuf-c-compiler libprotobuf-c-dev libonnx-dev")
+endif()
+
+set(NPUKIT_ONNX_GEN_DIR ${CMAKE_BINARY_DIR}/generated/onnx)
+set(NPUKIT_ONNX_PROTO ${NPUKIT_ONNX_PROTO_DIR}/onnx/onnx.proto)
+file(MAKE_DIRECTORY ${NPUKIT_ONNX_GEN_DIR})
+# protoc-c names its output after the path relative to --proto_path:
+# onnx/onnx.pb-c.c and onnx/onnx.pb-c.h under the generated directory.
+add_custom_command(
+  OUTPUT ${NPUKIT_ONNX_GEN_DIR}/onnx/onnx.pb-c.c ${NPUKIT_ONNX_GEN_DIR}/onnx/onnx.pb-c.h
+  COMMAND ${NPUKIT_PROTOC_C} --proto_path=${NPUKIT_ONNX_PROTO_DIR} --c_out=${NPUKIT_ONNX_GEN_DIR}
+          ${NPUKIT_ONNX_PROTO}
+  DEPENDS ${NPUKIT_ONNX_PROTO}
+  COMMENT "protoc-c: generating the ONNX protobuf C code from ${NPUKIT_ONNX_PROTO}"
+  VERBATIM)
+target_sources(npukit PRIVATE ${NPUKIT_ONNX_GEN_DIR}/onnx/onnx.pb-c.c)
+# The generated file is not ours: do not hold it to -Werror/-Wextra.
+set_source_files_properties(${NPUKIT_ONNX_GEN_DIR}/onnx/onnx.pb-c.c PROPERTIES COMPILE_OPTIONS "-Wno-error;-Wno-unused-parameter")
+# PUBLIC so that tests can build ModelProto messages with the same generated code.
+target_include_directories(npukit PUBLIC ${NPUKIT_ONNX_GEN_DIR} ${NPUKIT_PROTOBUF_C_INCLUDE})
+target_link_libraries(npukit PUBLIC ${NPUKIT_PROTOBUF_C_LIB})

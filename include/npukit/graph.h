@@ -1,0 +1,205 @@
+/*
+ * npukit graph layer: ONNX models on any npukit device.
+ *
+ *   npk_graph_load_file()   import an ONNX ModelProto (protobuf-c, generated
+ *                           at build time from Debian's onnx.proto)
+ *   npk_graph_run()         infer shapes and types, partition the nodes
+ *                           between a device and the CPU reference, plan the
+ *                           device's guest memory, execute, and report
+ *   npk_tensor_load_pb()    read/write ONNX TensorProto files (the format of
+ *   npk_tensor_save_pb()    ONNX backend test data and of `npu run` outputs)
+ *
+ * Devices: "cpu" (the reference implementations only), "v0", "shell", "e1",
+ * "pccx". On a device every node it can execute exactly runs through its
+ * driver; the rest runs on the CPU reference (src/ops/ref_onnx*.c). The
+ * partition report (npk_run_report) says which node ran where and why.
+ *
+ * All functions return NPK_OK (0) or a negative npk_status with a message
+ * naming the cause in npk_errmsg() (include/npukit/npu.h).
+ */
+#ifndef NPUKIT_GRAPH_H
+#define NPUKIT_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "npukit/npu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npk_trace; /* include/npukit/trace.h */
+
+/* Maximum tensor rank the graph layer handles. */
+#define NPK_MAX_RANK 8
+
+/* Element types: the values of ONNX's TensorProto.DataType. */
+typedef enum npk_dtype {
+    NPK_DT_UNDEFINED = 0,
+    NPK_DT_FLOAT = 1,
+    NPK_DT_UINT8 = 2,
+    NPK_DT_INT8 = 3,
+    NPK_DT_UINT16 = 4,
+    NPK_DT_INT16 = 5,
+    NPK_DT_INT32 = 6,
+    NPK_DT_INT64 = 7,
+    NPK_DT_STRING = 8,
+    NPK_DT_BOOL = 9,
+    NPK_DT_FLOAT16 = 10,
+    NPK_DT_DOUBLE = 11,
+    NPK_DT_UINT32 = 12,
+    NPK_DT_UINT64 = 13
+} npk_dtype;
+
+/* Name of an element type ("float", "int8", ...; "dtype<N>" when unknown). */
+const char *npk_dtype_name(int dtype);
+/* Bytes per element (0 for types the graph layer cannot hold: string, complex, ...). */
+size_t npk_dtype_size(int dtype);
+/* 1 for the integer types (and bool), 0 for float types. */
+int npk_dtype_is_int(int dtype);
+
+/* A dense tensor in host memory, row-major (C order).
+ *   data: npk_tensor_numel() elements of dtype, owned by the tensor (malloc'ed)
+ *   dims[0 .. rank-1]: the shape; rank 0 is a scalar (one element). */
+typedef struct npk_tensor {
+    char *name;                 /* owned, may be NULL */
+    int dtype;                  /* npk_dtype */
+    int rank;
+    int64_t dims[NPK_MAX_RANK];
+    void *data;                 /* owned */
+} npk_tensor;
+
+/* Number of elements (product of dims; 1 for rank 0). */
+int64_t npk_tensor_numel(const npk_tensor *t);
+/* Size of the data in bytes. */
+size_t npk_tensor_bytes(const npk_tensor *t);
+/* Allocate t's data (zeroed) for the given type and shape; name is copied (may be NULL). */
+int npk_tensor_alloc(npk_tensor *t, const char *name, int dtype, int rank, const int64_t *dims);
+/* Free the data and the name and zero the struct. */
+void npk_tensor_free(npk_tensor *t);
+/* Deep copy. */
+int npk_tensor_copy(npk_tensor *dst, const npk_tensor *src);
+/* "int8[4,3,32,32]" into buf (always NUL-terminated). */
+const char *npk_tensor_shape_str(int dtype, int rank, const int64_t *dims, char *buf, size_t len);
+
+/* Decode a serialized ONNX TensorProto (raw_data or typed fields). External
+ * data is refused (NPK_EUNSUPPORTED). */
+int npk_tensor_load_pb(npk_tensor *t, const uint8_t *data, size_t len);
+int npk_tensor_load_pb_file(npk_tensor *t, const char *path);
+/* Encode as an ONNX TensorProto (raw_data); *out is malloc'ed. */
+int npk_tensor_save_pb(const npk_tensor *t, uint8_t **out, size_t *len);
+int npk_tensor_save_pb_file(const npk_tensor *t, const char *path);
+
+/* ---- the graph ------------------------------------------------------------ */
+
+typedef struct npk_graph npk_graph;
+
+/* Declared type of a graph input or output. dims[i] < 0 is a symbolic or
+ * unknown dimension. rank < 0 means the shape is not declared. */
+typedef struct npk_value_desc {
+    const char *name;
+    int dtype;
+    int rank;
+    int64_t dims[NPK_MAX_RANK];
+} npk_value_desc;
+
+/* Import a serialized ModelProto. Refuses (with a message naming the cause):
+ * malformed or truncated protobuf, a model without a graph, tensors with
+ * external data, nodes with missing inputs, cycles, sequence/map/optional-
+ * typed graph inputs and outputs. Unsupported operators (including control
+ * flow with subgraph attributes) and element types are NOT refused here:
+ * npk_graph_check names the operator, npk_graph_run the tensor. */
+int npk_graph_load(npk_graph **out, const uint8_t *data, size_t len);
+int npk_graph_load_file(npk_graph **out, const char *path);
+void npk_graph_free(npk_graph *g);
+
+/* Graph inputs that are not initializers, and graph outputs. */
+size_t npk_graph_n_inputs(const npk_graph *g);
+const npk_value_desc *npk_graph_input(const npk_graph *g, size_t i);
+size_t npk_graph_n_outputs(const npk_graph *g);
+const npk_value_desc *npk_graph_output(const npk_graph *g, size_t i);
+/* Number of nodes, and the default-domain opset version the model imports. */
+size_t npk_graph_n_nodes(const npk_graph *g);
+int64_t npk_graph_opset(const npk_graph *g);
+
+/* 0 when every node's operator has a reference implementation; otherwise
+ * -NPK_EUNSUPPORTED with "node 'N' (index I): operator 'Op' is not supported".
+ * If op_out is not NULL it receives the first unsupported operator's name
+ * (pointer into the graph). */
+int npk_graph_check(const npk_graph *g, const char **op_out);
+
+/* 1 if the operator (default ONNX domain) has a CPU reference implementation. */
+int npk_onnx_op_supported(const char *op_type);
+
+/* ---- running -------------------------------------------------------------- */
+
+/* Where a node ran. */
+typedef enum npk_place { NPK_PLACE_CPU = 0, NPK_PLACE_DEVICE = 1, NPK_PLACE_FUSED = 2 } npk_place;
+
+/* One node of the partition report. */
+typedef struct npk_node_report {
+    const char *name;      /* node name (or "<op>_<index>" when the model gives none) */
+    const char *op;        /* ONNX operator */
+    int place;             /* npk_place: FUSED = folded into a device node (quantized subgraph) */
+    char why[160];         /* the reason for the placement */
+    char device_op[48];    /* the driver call used ("v0 MATMUL_S8", ...) or "" */
+    uint64_t macs;         /* multiply-accumulates of the node */
+    uint64_t cycles;       /* device cycles spent for it (0 on the CPU) */
+    double host_ms;        /* host wall time spent in this node (CPU work and driver calls) */
+} npk_node_report;
+
+/* Report of one run. */
+typedef struct npk_run_report {
+    char device[16];             /* the requested device */
+    char note[256];              /* device-wide remark (e.g. why everything is on the CPU) */
+    size_t n_nodes;
+    npk_node_report *nodes;      /* n_nodes entries, in execution order */
+    uint64_t device_cycles;      /* total simulated device cycles (port clock) */
+    uint64_t device_busy_cycles; /* cycles the device reported busy (PERF counters), 0 if unknown */
+    uint64_t device_hz;          /* device clock */
+    uint64_t device_macs;        /* MACs executed on the device */
+    uint64_t cpu_macs;           /* MACs executed by the CPU reference */
+    uint64_t peak_macs_per_cycle;/* device peak (0 = unknown) */
+    uint64_t guest_bytes;        /* guest memory arena planned for device tensors */
+    uint64_t guest_naive_bytes;  /* what the tensors would take without reuse */
+    uint64_t staged_in_bytes, staged_out_bytes; /* host <-> guest staging copies */
+    double host_ms;              /* wall time of the whole run */
+} npk_run_report;
+
+/* Free the report's arrays (the struct itself is caller-owned). */
+void npk_run_report_fini(npk_run_report *r);
+/* Human-readable partition and performance report. */
+void npk_run_report_print(const npk_run_report *r, FILE *f);
+/* The same as JSON. */
+int npk_run_report_write_json(const npk_run_report *r, FILE *f);
+
+/* Options of one run. */
+typedef struct npk_run_opts {
+    const char *device;          /* "cpu" (default when NULL), "v0", "shell", "e1", "pccx" */
+    const char *port;            /* port spec for the device (NULL = "sim") */
+    struct npk_trace *trace;     /* optional: device events and host node events */
+} npk_run_opts;
+
+/* Run the graph.
+ *   inputs[0 .. n_inputs-1]: one tensor per graph input, matched by name
+ *   (the tensor's name) or, when unnamed, by position. Types must equal the
+ *   declared ones; declared fixed dimensions must match.
+ *   *outputs receives npk_graph_n_outputs() tensors (free each with
+ *   npk_tensor_free and the array with free()).
+ *   report (may be NULL) receives the partition and performance report; it
+ *   is filled as far as the run got even when the run fails.
+ */
+int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
+                  npk_tensor **outputs, size_t *n_outputs, npk_run_report *report);
+
+/* Fill a tensor for graph input i with deterministic pseudo-random data
+ * (seeded): integers across their type's range (int64 indices within
+ * [0, 8)), floats uniform in [-1, 1). Symbolic dimensions become 1. */
+int npk_graph_random_input(const npk_graph *g, size_t i, uint64_t seed, npk_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

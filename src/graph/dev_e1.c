@@ -1,0 +1,125 @@
+/* The e1 NPU as an ONNX backend: the integer matrix products and
+ * convolutions (MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv and
+ * quantized DequantizeLinear -> Conv/MatMul -> QuantizeLinear subgraphs)
+ * run their MACs in e1 GEMM_S8 tiles through the e1 lowering layer
+ * (include/npukit/e1_lower.h, npk_lower_matmul). e1 has no guest-memory
+ * tensor interface (a 64-byte scratchpad the lowering tiles through), so
+ * there is no arena to plan: operands are host matrices. Everything else
+ * stays on the CPU reference. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/dev_qmm.h"
+#include "npukit/e1.h"
+#include "npukit/e1_lower.h"
+#include "npukit/sim.h"
+
+typedef struct e1be {
+    npk_backend be;
+    npk_port *port;
+    npk_e1 *e;
+    npk_lower *L;
+    npk_qmm **plans;
+    size_t n_nodes;
+} e1be;
+
+static npk_port *e1_port(npk_backend *b) { return ((e1be *)b->priv)->port; }
+
+static int e1_host_gemm(npk_backend *b, uint32_t m, uint32_t n, uint32_t k, const int8_t *a, uint32_t lda,
+                        const int8_t *bm, uint32_t ldb, int32_t *c, uint32_t ldc) {
+    e1be *s = b->priv;
+    npk_ltensor lhs, rhs;
+    memset(&lhs, 0, sizeof lhs);
+    memset(&rhs, 0, sizeof rhs);
+    int rc = npk_lt_alloc2(&lhs, m, k);
+    if (!rc) rc = npk_lt_alloc2(&rhs, k, n);
+    if (rc) {
+        npk_lt_free(&lhs);
+        npk_lt_free(&rhs);
+        return rc;
+    }
+    for (uint32_t i = 0; i < m; i++)
+        for (uint32_t j = 0; j < k; j++) lhs.data[(size_t)i * k + j] = a[(size_t)i * lda + j];
+    for (uint32_t i = 0; i < k; i++)
+        for (uint32_t j = 0; j < n; j++) rhs.data[(size_t)i * n + j] = bm[(size_t)i * ldb + j];
+    npk_lower_out out;
+    memset(&out, 0, sizeof out);
+    rc = npk_lower_matmul(s->L, 0, &lhs, &rhs, &out, NULL, NULL);
+    if (!rc) {
+        const npk_ltensor *r = npk_lower_out_get(&out, "result");
+        if (!r || npk_lt_numel(r) != (size_t)m * n) {
+            rc = npk_err(NPK_EDEVICE, "e1: matmul lowering returned no %ux%u result", m, n);
+        } else {
+            for (uint32_t i = 0; i < m; i++)
+                memcpy((uint8_t *)c + (size_t)i * ldc, r->data + (size_t)i * n, sizeof(int32_t) * n);
+        }
+    }
+    npk_lower_out_free(&out);
+    npk_lt_free(&lhs);
+    npk_lt_free(&rhs);
+    return rc;
+}
+
+static const npk_qmm_dev e1_qmm = {.max_m = 65535u, .max_n = 65535u, .max_k = 65535u, .opname = "e1 GEMM_S8 tiles",
+                                   .host_gemm = e1_host_gemm};
+
+static int e1_place(npk_backend *b, npk_exec *x, int n, char *why, size_t wl, char *devop, size_t dl) {
+    e1be *s = b->priv;
+    if (!s->plans) {
+        s->n_nodes = npk_exec_graph(x)->n_nodes;
+        if (!(s->plans = calloc(s->n_nodes + 1, sizeof(npk_qmm *)))) return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    const npk_node *nd = npk_exec_node(x, n);
+    int rc = npk_qmm_place(&e1_qmm, x, n, &s->plans[n], why, wl, devop, dl);
+    if (rc) return rc;
+    if (!strcmp(nd->op, "MatMulInteger") || !strcmp(nd->op, "QLinearMatMul") || !strcmp(nd->op, "ConvInteger") ||
+        !strcmp(nd->op, "QLinearConv") || !strcmp(nd->op, "MatMul") || !strcmp(nd->op, "Conv"))
+        return 0;
+    snprintf(why, wl, "e1 runs only the integer matrix-product families here (its VRELU/scalar opcodes work on "
+                      "64-byte scratchpad slices with no tensor interface)");
+    return 0;
+}
+
+static int e1_run(npk_backend *b, npk_exec *x, int n, npk_node_report *rep) {
+    e1be *s = b->priv;
+    (void)rep;
+    return npk_qmm_run(&e1_qmm, b, x, s->plans[n]);
+}
+
+static void e1_close(npk_backend *b) {
+    e1be *s = b->priv;
+    for (size_t i = 0; s->plans && i < s->n_nodes; i++) npk_qmm_free(s->plans[i]);
+    free(s->plans);
+    if (s->L) npk_lower_free(s->L);
+    if (s->e) npk_e1_close(s->e);
+    if (s->port) npk_port_close(s->port);
+    free(s);
+}
+
+int npk_backend_e1_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len) {
+    *out = NULL;
+    e1be *s = calloc(1, sizeof *s);
+    if (!s) return npk_err(NPK_ENOMEM, "out of memory");
+    int rc = npk_port_open(&s->port, o->port, "e1", NULL);
+    if (!rc) rc = npk_e1_open(&s->e, s->port);
+    if (!rc) rc = npk_lower_new(&s->L, s->e);
+    if (rc) {
+        e1_close(&s->be);
+        return npk_err_prefix(-rc, "opening the e1 driver");
+    }
+    struct npk_sim *sim = npk_port_sim(s->port);
+    if (sim && o->trace) npk_sim_dev(sim)->trace = o->trace;
+    snprintf(note, note_len, "e1: integer products run as GEMM_S8 tiles through the e1 lowering layer on host "
+                             "matrices (e1 has no guest-memory tensors, so no arena is planned)");
+    s->be.name = "e1";
+    s->be.align = 16;
+    s->be.peak_macs = 0;
+    s->be.priv = s;
+    s->be.place = e1_place;
+    s->be.run = e1_run;
+    s->be.port = e1_port;
+    s->be.busy_cycles = NULL;
+    s->be.close = e1_close;
+    *out = &s->be;
+    return 0;
+}

@@ -1,0 +1,470 @@
+/* Integer matrix products (MatMulInteger, QLinearMatMul, ConvInteger,
+ * QLinearConv) on an int8 x int8 -> int32 device GEMM. See dev_qmm.h. */
+#include "graph/dev_qmm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct npk_qmm {
+    int node, conv, qlinear;
+    int a_val, b_val, azp_val, bzp_val, as_val, bs_val, ys_val, yzp_val, bias_val, out_val;
+    int a_flip, b_flip;
+    int a_view, b_view;          /* matmul: views of A and B */
+    int scr_a, scr_b, scr_c;     /* conv: im2col and weight matrices; both: int32 C */
+    int64_t rows, mrows, n, k, groups;
+    int64_t *aoff, *boff;        /* batched matmul: first row of each batch in the A and B views */
+    uint32_t lda, ldb, ldc;
+    npk_onnx_conv_params cp;
+};
+
+static uint32_t al16(uint64_t v) { return (uint32_t)((v + 15) / 16 * 16); }
+static int in_at(const npk_node *nd, int k) { return k < nd->n_in ? nd->in[k] : -1; }
+
+/* The node producing v if it is a DequantizeLinear whose only consumer is
+ * node n (-1 otherwise). */
+static int dq_feeding(npk_exec *x, int v, int n) {
+    const npk_graph *g = npk_exec_graph(x);
+    if (v < 0 || g->vals[v].producer < 0) return -1;
+    int p = g->vals[v].producer;
+    if (strcmp(g->nodes[p].op, "DequantizeLinear") || !npk_exec_sole_use(x, v, n)) return -1;
+    return p;
+}
+
+static int scalar_const(npk_exec *x, int v) {
+    const npk_tensor *t = npk_exec_const(x, v);
+    return t && npk_tensor_numel(t) == 1;
+}
+
+/* Recognise DequantizeLinear -> Conv/MatMul -> QuantizeLinear (node n is the
+ * Conv/MatMul) and describe it as the QLinear operator it equals. Returns 1
+ * and fills q's value indices, 0 with why. */
+static int match_qdq(npk_exec *x, int n, npk_qmm *q, int fuse[4], char *why, size_t wl) {
+    const npk_graph *g = npk_exec_graph(x);
+    const npk_node *nd = &g->nodes[n];
+    int conv = !strcmp(nd->op, "Conv");
+    int dx = dq_feeding(x, in_at(nd, 0), n), dw = dq_feeding(x, in_at(nd, 1), n), db = -1;
+    int yv = nd->out[0], qn = yv >= 0 ? npk_exec_only_consumer(x, yv) : -1;
+    if (dx < 0 || dw < 0 || qn < 0 || g->vals[yv].graph_output || strcmp(g->nodes[qn].op, "QuantizeLinear")) {
+        snprintf(why, wl, "float %s: not a DequantizeLinear -> %s -> QuantizeLinear subgraph", nd->op, nd->op);
+        return 0;
+    }
+    const npk_node *DX = &g->nodes[dx], *DW = &g->nodes[dw], *Q = &g->nodes[qn];
+    if (!scalar_const(x, in_at(DX, 1)) || !scalar_const(x, in_at(Q, 1)) || !npk_exec_const(x, in_at(DW, 1)) ||
+        (in_at(DX, 2) >= 0 && !scalar_const(x, in_at(DX, 2))) || (in_at(Q, 2) >= 0 && !scalar_const(x, in_at(Q, 2)))) {
+        snprintf(why, wl, "quantized subgraph with non-constant or per-axis activation scales/zero points");
+        return 0;
+    }
+    const npk_tensor *ws = npk_exec_const(x, in_at(DW, 1));
+    int64_t nws = npk_tensor_numel(ws), wax = npk_node_attr_i(DW, "axis", 1);
+    const npk_tensor *wm = npk_exec_meta(x, in_at(DW, 0));
+    if (nws > 1 && !(conv && wax == 0) && !(!conv && wm->rank == 2 && (wax == 1 || wax == -1))) {
+        snprintf(why, wl, "per-axis weight scales on axis %lld do not map to output channels", (long long)wax);
+        return 0;
+    }
+    if (conv && in_at(nd, 2) >= 0) {
+        /* the bias must be an int32 DequantizeLinear with scale x_scale * w_scale and zero point 0 */
+        db = dq_feeding(x, in_at(nd, 2), n);
+        const npk_tensor *bq = db >= 0 ? npk_exec_meta(x, in_at(&g->nodes[db], 0)) : NULL;
+        const npk_tensor *bs = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 1)) : NULL;
+        const npk_tensor *bz = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 2)) : NULL;
+        int ok = bq && bq->dtype == NPK_DT_INT32 && bs && npk_tensor_numel(bs) == (nws > 1 ? nws : 1);
+        float xs = ((const float *)npk_exec_const(x, in_at(DX, 1))->data)[0];
+        for (int64_t i = 0; ok && i < npk_tensor_numel(bs); i++)
+            if (((const float *)bs->data)[i] != xs * ((const float *)ws->data)[nws > 1 ? i : 0]) ok = 0;
+        for (int64_t i = 0; ok && bz && i < npk_tensor_numel(bz); i++)
+            if (npk_ref_onnx_get_i(bz->data, bz->dtype, i)) ok = 0;
+        if (!ok) {
+            snprintf(why, wl, "the float bias is not an int32 DequantizeLinear with scale x_scale * w_scale");
+            return 0;
+        }
+    }
+    q->a_val = in_at(DX, 0), q->as_val = in_at(DX, 1), q->azp_val = in_at(DX, 2);
+    q->b_val = in_at(DW, 0), q->bs_val = in_at(DW, 1), q->bzp_val = in_at(DW, 2);
+    q->ys_val = in_at(Q, 1), q->yzp_val = in_at(Q, 2), q->bias_val = db >= 0 ? in_at(&g->nodes[db], 0) : -1;
+    q->out_val = Q->out[0];
+    fuse[0] = dx;
+    fuse[1] = dw;
+    fuse[2] = qn;
+    fuse[3] = db;
+    return 1;
+}
+
+int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char *why, size_t wl, char *devop,
+                  size_t dl) {
+    const npk_node *nd = npk_exec_node(x, n);
+    int mm_int = !strcmp(nd->op, "MatMulInteger"), mm_q = !strcmp(nd->op, "QLinearMatMul");
+    int cv_int = !strcmp(nd->op, "ConvInteger"), cv_q = !strcmp(nd->op, "QLinearConv");
+    int mm_f = !strcmp(nd->op, "MatMul"), cv_f = !strcmp(nd->op, "Conv"), fuse[4] = {-1, -1, -1, -1};
+    *out = NULL;
+    if (!mm_int && !mm_q && !cv_int && !cv_q && !mm_f && !cv_f) return 0;
+    npk_qmm q;
+    memset(&q, 0, sizeof q);
+    q.node = n;
+    q.conv = cv_int || cv_q || cv_f;
+    q.qlinear = mm_q || cv_q || mm_f || cv_f;
+    q.a_view = q.b_view = q.scr_a = q.scr_b = q.scr_c = -1;
+    if (mm_f || cv_f) {
+        if (!match_qdq(x, n, &q, fuse, why, wl)) return 0;
+    } else if (q.qlinear) {
+        q.a_val = in_at(nd, 0), q.as_val = in_at(nd, 1), q.azp_val = in_at(nd, 2);
+        q.b_val = in_at(nd, 3), q.bs_val = in_at(nd, 4), q.bzp_val = in_at(nd, 5);
+        q.ys_val = in_at(nd, 6), q.yzp_val = in_at(nd, 7), q.bias_val = in_at(nd, 8);
+    } else {
+        q.a_val = in_at(nd, 0), q.b_val = in_at(nd, 1), q.azp_val = in_at(nd, 2), q.bzp_val = in_at(nd, 3);
+        q.as_val = q.bs_val = q.ys_val = q.yzp_val = q.bias_val = -1;
+    }
+    if (!mm_f && !cv_f) q.out_val = nd->out[0];
+    const npk_tensor *a = npk_exec_meta(x, q.a_val), *b = npk_exec_meta(x, q.b_val);
+    if ((a->dtype != NPK_DT_INT8 && a->dtype != NPK_DT_UINT8) || (b->dtype != NPK_DT_INT8 && b->dtype != NPK_DT_UINT8)) {
+        snprintf(why, wl, "quantized operands are not 8-bit");
+        return 0;
+    }
+    q.a_flip = a->dtype == NPK_DT_UINT8;
+    q.b_flip = b->dtype == NPK_DT_UINT8;
+    npk_dlayout la = {NPK_DL_ROWS, q.a_flip, 0}, lb = {NPK_DL_ROWS, q.b_flip, 0};
+    if (!q.conv) {
+        if (b->rank < 2 || (b->rank > 2 && a->rank < 2)) {
+            snprintf(why, wl, "B has rank %d and A rank %d: no matrix product mapping", b->rank, a->rank);
+            return 0;
+        }
+        q.k = b->dims[b->rank - 2];
+        q.n = b->dims[b->rank - 1];
+        q.mrows = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+        if (b->rank == 2) { /* all rows of A against one B */
+            q.rows = 1;
+            for (int i = 0; i + 1 < a->rank; i++) q.rows *= a->dims[i];
+            q.groups = 1;
+        } else { /* numpy batch broadcasting: one product per batch */
+            int ba = a->rank - 2, bb = b->rank - 2, br = ba > bb ? ba : bb;
+            int64_t bd[NPK_MAX_RANK], sa[NPK_MAX_RANK], sb[NPK_MAX_RANK], stra = 1, strb = 1, idx[NPK_MAX_RANK] = {0};
+            for (int i = br - 1; i >= 0; i--) {
+                int ia = i - (br - ba), ib = i - (br - bb);
+                int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+                bd[i] = da > db ? da : db;
+                sa[i] = da == 1 ? 0 : stra;
+                sb[i] = db == 1 ? 0 : strb;
+                stra *= da;
+                strb *= db;
+            }
+            q.groups = 1;
+            for (int i = 0; i < br; i++) q.groups *= bd[i];
+            q.rows = q.mrows;
+            q.aoff = calloc((size_t)q.groups, sizeof(int64_t));
+            q.boff = calloc((size_t)q.groups, sizeof(int64_t));
+            if (!q.aoff || !q.boff) {
+                free(q.aoff);
+                free(q.boff);
+                return npk_err(NPK_ENOMEM, "out of memory");
+            }
+            int64_t oa = 0, ob = 0;
+            for (int64_t t = 0; t < q.groups; t++) {
+                q.aoff[t] = oa * q.mrows;
+                q.boff[t] = ob * q.k;
+                for (int i = br - 1; i >= 0; i--) {
+                    idx[i]++;
+                    oa += sa[i];
+                    ob += sb[i];
+                    if (idx[i] < bd[i]) break;
+                    oa -= sa[i] * bd[i];
+                    ob -= sb[i] * bd[i];
+                    idx[i] = 0;
+                }
+            }
+        }
+    } else {
+        npk_opctx c;
+        memset(&c, 0, sizeof c);
+        c.node = nd;
+        c.opset = npk_exec_graph(x)->opset;
+        if (npk_onnx_conv_params_of(&c, a, b, 0, &q.cp)) return -NPK_EINVAL;
+        q.groups = q.cp.group;
+        q.rows = q.cp.n * q.cp.out[0] * q.cp.out[1] * q.cp.out[2];
+        q.k = q.cp.c / q.cp.group * q.cp.k[0] * q.cp.k[1] * q.cp.k[2];
+        q.n = q.cp.m / q.cp.group;
+        q.mrows = 1;
+    }
+    if (q.k > d->max_k) {
+        free(q.aoff);
+        free(q.boff);
+        snprintf(why, wl, "contraction K = %lld exceeds the device's %u (partial sums would need host accumulation)",
+                 (long long)q.k, d->max_k);
+        return 0;
+    }
+    if (q.rows < 1 || q.n < 1 || q.k < 1) {
+        free(q.aoff);
+        free(q.boff);
+        snprintf(why, wl, "empty product");
+        return 0;
+    }
+    q.ldc = al16((uint64_t)q.n * 4);
+    if (d->host_gemm) {
+        q.lda = al16((uint64_t)q.k);
+        q.ldb = al16((uint64_t)q.n);
+    } else if (!q.conv) {
+        if ((q.a_view = npk_exec_use_value(x, n, q.a_val, &la, 0)) < 0) return q.a_view;
+        if ((q.b_view = npk_exec_use_value(x, n, q.b_val, &lb, 0)) < 0) return q.b_view;
+        q.lda = npk_exec_view_pitch(x, q.a_view);
+        q.ldb = npk_exec_view_pitch(x, q.b_view);
+    } else {
+        q.lda = al16((uint64_t)q.k);
+        q.ldb = al16((uint64_t)q.n);
+        q.scr_a = npk_exec_scratch(x, n, (uint64_t)(q.groups * q.rows) * q.lda);
+        q.scr_b = npk_exec_scratch(x, n, (uint64_t)(q.groups * q.k) * q.ldb);
+    }
+    if (!d->host_gemm) {
+        q.scr_c = npk_exec_scratch(x, n, (uint64_t)(q.groups * q.rows) * q.ldc);
+        if (q.scr_c < 0 || (q.conv && (q.scr_a < 0 || q.scr_b < 0))) return -NPK_ENOMEM;
+    }
+    *out = malloc(sizeof q);
+    if (!*out) return npk_err(NPK_ENOMEM, "out of memory");
+    **out = q;
+    for (int i = 0; i < 4; i++)
+        if (fuse[i] >= 0) npk_exec_fuse(x, fuse[i], n);
+    snprintf(devop, dl, "%s", d->opname);
+    if (mm_f || cv_f) {
+        snprintf(why, wl, "DequantizeLinear -> %s -> QuantizeLinear run as %s: %lld int8 product%s MxNxK %lldx%lldx%lld%s",
+                 nd->op, cv_f ? "QLinearConv" : "QLinearMatMul", (long long)q.groups, q.groups > 1 ? "s" : "",
+                 (long long)q.rows, (long long)q.n, (long long)q.k, q.a_flip || q.b_flip ? ", uint8 offset to int8" : "");
+        return 1;
+    }
+    snprintf(why, wl, "%s%lld int8 product%s MxNxK %lldx%lldx%lld on the device%s%s", q.conv ? "host im2col, " : "",
+             (long long)q.groups, q.groups > 1 ? "s" : "", (long long)q.rows, (long long)q.n, (long long)q.k,
+             q.a_flip || q.b_flip ? ", uint8 offset to int8" : "", q.qlinear ? ", requantized on the host" : "");
+    return 1;
+}
+
+void npk_qmm_free(npk_qmm *q) {
+    if (!q) return;
+    free(q->aoff);
+    free(q->boff);
+    free(q);
+}
+
+static int64_t geti(const npk_tensor *t, int64_t i) {
+    if (!t) return 0;
+    return npk_ref_onnx_get_i(t->data, t->dtype, npk_tensor_numel(t) > 1 ? i : 0);
+}
+static float getf(const npk_tensor *t, int64_t i) {
+    return ((const float *)t->data)[npk_tensor_numel(t) > 1 ? i : 0];
+}
+
+/* Host copy of an optional input (NULL when omitted); *err set on failure. */
+static const npk_tensor *opt_host(npk_exec *x, int v, int *err) {
+    if (v < 0) return NULL;
+    const npk_tensor *t = npk_exec_host(x, v);
+    if (!t) *err = 1;
+    return t;
+}
+
+int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) {
+    int rc = 0, err = 0;
+    const npk_tensor *azp = opt_host(x, q->azp_val, &err), *bzp = opt_host(x, q->bzp_val, &err);
+    const npk_tensor *as = opt_host(x, q->as_val, &err), *bs = opt_host(x, q->bs_val, &err);
+    const npk_tensor *ys = opt_host(x, q->ys_val, &err), *yzp = opt_host(x, q->yzp_val, &err);
+    const npk_tensor *bias = opt_host(x, q->bias_val, &err);
+    if (err) return -NPK_EINVAL;
+    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k;
+    int64_t *rowsum = calloc((size_t)(G * R + 1), sizeof(int64_t)), *colsum = calloc((size_t)(G * N + 1), sizeof(int64_t));
+    int32_t *cbuf = NULL;
+    uint8_t *abuf = NULL, *bbuf = NULL;
+    if (!rowsum || !colsum) {
+        rc = npk_err(NPK_ENOMEM, "out of memory");
+        goto out;
+    }
+    int ca_zero = !q->a_flip, cb_zero = !q->b_flip;
+    for (int64_t i = 0; azp && i < npk_tensor_numel(azp); i++)
+        if (geti(azp, i)) ca_zero = 0;
+    for (int64_t i = 0; bzp && i < npk_tensor_numel(bzp); i++)
+        if (geti(bzp, i)) cb_zero = 0;
+    uint64_t a_addr = 0, b_addr = 0, c_addr = d->host_gemm ? 0 : npk_exec_scratch_addr(x, q->scr_c);
+    if (q->conv) {
+        /* host im2col (padding holds the zero point, which folds to 0) and the weight matrices */
+        const npk_tensor *xt = npk_exec_host(x, q->a_val), *wt = npk_exec_host(x, q->b_val);
+        if (!xt || !wt) {
+            rc = -NPK_EINVAL;
+            goto out;
+        }
+        const npk_onnx_conv_params *p = &q->cp;
+        int64_t cpg = p->c / p->group, ksp = p->k[0] * p->k[1] * p->k[2], isz = p->in[0] * p->in[1] * p->in[2];
+        int64_t osz = p->out[0] * p->out[1] * p->out[2];
+        abuf = calloc((size_t)(G * R), q->lda);
+        bbuf = calloc((size_t)(G * K), q->ldb);
+        if (!abuf || !bbuf) {
+            rc = npk_err(NPK_ENOMEM, "out of memory for the im2col matrix");
+            goto out;
+        }
+        int64_t zx = geti(azp, 0);
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t r = 0; r < R; r++) {
+                int64_t nimg = r / osz, o = r % osz, o0 = o / (p->out[1] * p->out[2]), o1 = (o / p->out[2]) % p->out[1],
+                        o2 = o % p->out[2];
+                uint8_t *row = abuf + (size_t)(g * R + r) * q->lda;
+                int64_t s = 0;
+                for (int64_t kk = 0; kk < K; kk++) {
+                    int64_t c = kk / ksp, kr = kk % ksp, k0 = kr / (p->k[1] * p->k[2]), k1 = (kr / p->k[2]) % p->k[1],
+                            k2 = kr % p->k[2];
+                    int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
+                    int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
+                    int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
+                    int64_t v = zx;
+                    if (i0 >= 0 && i0 < p->in[0] && i1 >= 0 && i1 < p->in[1] && i2 >= 0 && i2 < p->in[2])
+                        v = npk_ref_onnx_get_i(xt->data, xt->dtype,
+                                               (nimg * p->c + g * cpg + c) * isz + (i0 * p->in[1] + i1) * p->in[2] + i2);
+                    if (q->a_flip) v -= 128;
+                    row[kk] = (uint8_t)(int8_t)v;
+                    s += v;
+                }
+                rowsum[g * R + r] = s;
+            }
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t m = 0; m < N; m++) {
+                int64_t s = 0;
+                for (int64_t kk = 0; kk < K; kk++) {
+                    int64_t v = npk_ref_onnx_get_i(wt->data, wt->dtype, (g * N + m) * K + kk);
+                    if (q->b_flip) v -= 128;
+                    bbuf[(size_t)(g * K + kk) * q->ldb + (size_t)m] = (uint8_t)(int8_t)v;
+                    s += v;
+                }
+                colsum[g * N + m] = s;
+            }
+        if (!d->host_gemm) {
+            a_addr = npk_exec_scratch_addr(x, q->scr_a);
+            b_addr = npk_exec_scratch_addr(x, q->scr_b);
+            if ((rc = npk_exec_write(x, a_addr, abuf, (size_t)(G * R) * q->lda)) ||
+                (rc = npk_exec_write(x, b_addr, bbuf, (size_t)(G * K) * q->ldb)))
+                goto out;
+        }
+    } else if (d->host_gemm) {
+        /* host matrices a' and b' (uint8 offset to int8) with their row and column sums */
+        const npk_tensor *at = npk_exec_host(x, q->a_val), *bt = npk_exec_host(x, q->b_val);
+        if (!at || !bt) {
+            rc = -NPK_EINVAL;
+            goto out;
+        }
+        int64_t arows = npk_tensor_numel(at) / K, brows = npk_tensor_numel(bt) / N;
+        abuf = calloc((size_t)(arows ? arows : 1), q->lda);
+        bbuf = calloc((size_t)(brows ? brows : 1), q->ldb);
+        if (!abuf || !bbuf) {
+            rc = npk_err(NPK_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int64_t r = 0; r < arows; r++)
+            for (int64_t kk = 0; kk < K; kk++)
+                abuf[(size_t)r * q->lda + (size_t)kk] =
+                    (uint8_t)(int8_t)(npk_ref_onnx_get_i(at->data, at->dtype, r * K + kk) - (q->a_flip ? 128 : 0));
+        for (int64_t r = 0; r < brows; r++)
+            for (int64_t j = 0; j < N; j++)
+                bbuf[(size_t)r * q->ldb + (size_t)j] =
+                    (uint8_t)(int8_t)(npk_ref_onnx_get_i(bt->data, bt->dtype, r * N + j) - (q->b_flip ? 128 : 0));
+        for (int64_t g = 0; g < G; g++) {
+            int64_t ar0 = q->aoff ? q->aoff[g] : g * R, br0 = q->boff ? q->boff[g] : g * K;
+            for (int64_t r = 0; r < R; r++) {
+                int64_t s = 0;
+                for (int64_t kk = 0; kk < K; kk++) s += (int8_t)abuf[(size_t)(ar0 + r) * q->lda + (size_t)kk];
+                rowsum[g * R + r] = s;
+            }
+            for (int64_t j = 0; j < N; j++) {
+                int64_t s = 0;
+                for (int64_t kk = 0; kk < K; kk++) s += (int8_t)bbuf[(size_t)(br0 + kk) * q->ldb + (size_t)j];
+                colsum[g * N + j] = s;
+            }
+        }
+    } else {
+        a_addr = npk_exec_view_addr(x, q->a_view);
+        b_addr = npk_exec_view_addr(x, q->b_view);
+        if (!cb_zero) { /* row sums of a' */
+            const npk_tensor *at = npk_exec_host(x, q->a_val);
+            if (!at) {
+                rc = -NPK_EINVAL;
+                goto out;
+            }
+            for (int64_t g = 0; g < G; g++)
+                for (int64_t r = 0; r < R; r++) {
+                    int64_t s = 0, ar = q->aoff ? q->aoff[g] + r : r;
+                    for (int64_t kk = 0; kk < K; kk++)
+                        s += npk_ref_onnx_get_i(at->data, at->dtype, ar * K + kk) - (q->a_flip ? 128 : 0);
+                    rowsum[g * R + r] = s;
+                }
+        }
+        if (!ca_zero) { /* column sums of b' */
+            const npk_tensor *bt = npk_exec_host(x, q->b_val);
+            if (!bt) {
+                rc = -NPK_EINVAL;
+                goto out;
+            }
+            for (int64_t g = 0; g < G; g++)
+                for (int64_t kk = 0; kk < K; kk++) {
+                    int64_t br = q->boff ? q->boff[g] + kk : kk;
+                    for (int64_t j = 0; j < N; j++)
+                        colsum[g * N + j] += npk_ref_onnx_get_i(bt->data, bt->dtype, br * N + j) - (q->b_flip ? 128 : 0);
+                }
+        }
+    }
+    if (d->host_gemm) {
+        cbuf = malloc((size_t)(G * R) * q->ldc);
+        if (!cbuf) {
+            rc = npk_err(NPK_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int64_t g = 0; g < G; g++) {
+            int64_t ar0 = q->aoff ? q->aoff[g] : g * R, br0 = q->boff ? q->boff[g] : g * K;
+            if ((rc = d->host_gemm(be, (uint32_t)R, (uint32_t)N, (uint32_t)K, (const int8_t *)abuf + (size_t)ar0 * q->lda, q->lda,
+                                   (const int8_t *)bbuf + (size_t)br0 * q->ldb, q->ldb,
+                                   (int32_t *)((uint8_t *)cbuf + (size_t)(g * R) * q->ldc), q->ldc)))
+                goto out;
+        }
+        goto epilogue;
+    }
+    /* the device products, tiled in M and N */
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t i0 = 0; i0 < R; i0 += d->max_m)
+            for (int64_t j0 = 0; j0 < N; j0 += d->max_n) {
+                uint32_t m = (uint32_t)(R - i0 < d->max_m ? R - i0 : d->max_m), nn = (uint32_t)(N - j0 < d->max_n ? N - j0 : d->max_n);
+                int64_t arow0 = q->aoff ? q->aoff[g] : g * R, brow0 = q->boff ? q->boff[g] : g * K;
+                uint64_t ga = a_addr + (uint64_t)(arow0 + i0) * q->lda, gb = b_addr + (uint64_t)brow0 * q->ldb + (uint64_t)j0;
+                uint64_t gc = c_addr + (uint64_t)(g * R + i0) * q->ldc + (uint64_t)j0 * 4;
+                if ((rc = d->gemm(be, m, nn, (uint32_t)K, ga, q->lda, gb, q->ldb, gc, q->ldc))) goto out;
+            }
+    if ((rc = d->flush(be))) goto out;
+    cbuf = malloc((size_t)(G * R) * q->ldc);
+    if (!cbuf) {
+        rc = npk_err(NPK_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = npk_exec_read(x, c_addr, cbuf, (size_t)(G * R) * q->ldc))) goto out;
+epilogue:;
+    /* host epilogue: zero-point corrections, bias, requantization */
+    npk_tensor *y = npk_exec_out_host(x, q->out_val);
+    if (!y) {
+        rc = npk_err(NPK_ENOMEM, "out of memory");
+        goto out;
+    }
+    int64_t yz = yzp ? geti(yzp, 0) : 0, osz = q->conv ? q->cp.out[0] * q->cp.out[1] * q->cp.out[2] : 1;
+    float ysc = ys ? getf(ys, 0) : 1.0f;
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t r = 0; r < R; r++) {
+            const int32_t *crow = (const int32_t *)((const uint8_t *)cbuf + (size_t)(g * R + r) * q->ldc);
+            int64_t arow = q->conv ? 0 : r % q->mrows;
+            int64_t ca = (q->a_flip ? 128 : 0) - geti(azp, arow);
+            for (int64_t j = 0; j < N; j++) {
+                int64_t ch = q->conv ? g * N + j : j; /* output channel (conv) / column (matmul) */
+                int64_t cb = (q->b_flip ? 128 : 0) - geti(bzp, ch);
+                int64_t acc = (int64_t)crow[j] + cb * rowsum[g * R + r] + ca * colsum[g * N + j] + K * ca * cb;
+                if (bias) acc += geti(bias, ch);
+                int64_t oi = q->conv ? ((r / osz) * q->cp.m + ch) * osz + r % osz : (g * R + r) * N + j;
+                if (!q->qlinear) {
+                    npk_ref_onnx_set_i(y->data, y->dtype, oi, acc);
+                } else {
+                    float mult = q->conv ? getf(as, 0) * getf(bs, ch) / ysc : getf(as, arow) * getf(bs, j) / ysc;
+                    npk_ref_onnx_set_i(y->data, y->dtype, oi, npk_ref_onnx_requant((int64_t)(int32_t)acc, mult, yz, y->dtype));
+                }
+            }
+        }
+out:
+    free(rowsum);
+    free(colsum);
+    free(cbuf);
+    free(abuf);
+    free(bbuf);
+    return rc;
+}

@@ -1,0 +1,775 @@
+/* The graph executor: input binding, shape inference, partitioning, guest
+ * memory planning, staging and node-by-node execution. */
+#include "graph/exec.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "npukit/sim.h"
+#include "npukit/trace.h"
+
+typedef struct view {
+    int value, node_first, node_last, write, buf;
+    npk_dlayout l;
+    uint64_t rows, row_bytes;
+    int valid;           /* device copy is current */
+} view;
+
+typedef struct scratch {
+    int node, buf;
+    uint64_t bytes;
+} scratch;
+
+typedef struct buf {
+    uint64_t size, off;
+    int first, last;
+} buf;
+
+struct npk_exec {
+    npk_graph *g;
+    const npk_run_opts *opts;
+    npk_run_report *rep;
+    npk_tensor *meta;       /* per value */
+    char *known;            /* per value */
+    npk_tensor **host;      /* per value: host copy (owned) or NULL */
+    int *uses_left;         /* per value: consumers not yet run */
+    int *place;             /* per node: npk_place */
+    int *fused_into;        /* per node: device node it is folded into, or -1 */
+    int *dev_writer;        /* per value: view id of the device view producing it, or -1 */
+    view *views;
+    int n_views, cap_views;
+    scratch *scr;
+    int n_scr, cap_scr;
+    buf *bufs;
+    int n_bufs;
+    npk_backend *be;
+    uint64_t arena, arena_size;
+    int cur_node;
+    struct timespec t0;
+};
+
+static double now_ms(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* ---- accessors for backends --------------------------------------------------- */
+
+const npk_graph *npk_exec_graph(npk_exec *x) { return x->g; }
+const npk_node *npk_exec_node(npk_exec *x, int n) { return &x->g->nodes[n]; }
+const npk_tensor *npk_exec_meta(npk_exec *x, int v) { return v >= 0 ? &x->meta[v] : NULL; }
+int npk_exec_known(npk_exec *x, int v) { return v >= 0 && x->known[v]; }
+const npk_tensor *npk_exec_const(npk_exec *x, int v) { return v >= 0 ? x->g->vals[v].konst : NULL; }
+
+int npk_exec_only_consumer(npk_exec *x, int v) {
+    int who = -1;
+    for (size_t i = 0; i < x->g->n_nodes; i++) {
+        const npk_node *nd = &x->g->nodes[i];
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k] == v) {
+                if (who >= 0 && who != (int)i) return -1;
+                who = (int)i;
+            }
+    }
+    return who;
+}
+
+int npk_exec_sole_use(npk_exec *x, int v, int n) {
+    return !x->g->vals[v].graph_output && npk_exec_only_consumer(x, v) == n;
+}
+
+void npk_exec_rows(const npk_tensor *m, int kind, uint64_t *rows, uint64_t *row_bytes) {
+    size_t es = npk_dtype_size(m->dtype);
+    if (kind == NPK_DL_NHWC && m->rank == 4) {
+        *rows = (uint64_t)(m->dims[0] * m->dims[2]);
+        *row_bytes = (uint64_t)(m->dims[3] * m->dims[1]) * es;
+        return;
+    }
+    int64_t r = 1;
+    for (int i = 0; i + 1 < m->rank; i++) r *= m->dims[i];
+    *rows = (uint64_t)r;
+    *row_bytes = (uint64_t)(m->rank ? m->dims[m->rank - 1] : 1) * es;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+
+int npk_exec_use_value(npk_exec *x, int n, int v, const npk_dlayout *l, int write) {
+    if (v < 0 || !x->known[v]) return npk_err(NPK_EINVAL, "device view of a value without a known shape");
+    if (!write)
+        for (int i = 0; i < x->n_views; i++) {
+            view *w = &x->views[i];
+            if (w->value == v && w->l.kind == l->kind && w->l.flip == l->flip && (!l->pitch || w->l.pitch == l->pitch)) {
+                if (n < w->node_first) w->node_first = n;
+                if (n > w->node_last) w->node_last = n;
+                return i;
+            }
+        }
+    if (x->n_views == x->cap_views) {
+        int cap = x->cap_views ? x->cap_views * 2 : 32;
+        view *nv = realloc(x->views, sizeof(view) * (size_t)cap);
+        if (!nv) return npk_err(NPK_ENOMEM, "out of memory");
+        x->views = nv;
+        x->cap_views = cap;
+    }
+    view *w = &x->views[x->n_views];
+    memset(w, 0, sizeof *w);
+    w->value = v;
+    w->node_first = w->node_last = n;
+    w->write = write;
+    w->l = *l;
+    w->buf = -1;
+    npk_exec_rows(&x->meta[v], l->kind, &w->rows, &w->row_bytes);
+    uint32_t a = x->be ? x->be->align : 16;
+    if (!w->l.pitch) w->l.pitch = (uint32_t)align_up(w->row_bytes ? w->row_bytes : 1, a);
+    if (write) x->dev_writer[v] = x->n_views;
+    return x->n_views++;
+}
+
+int npk_exec_scratch(npk_exec *x, int n, uint64_t bytes) {
+    if (x->n_scr == x->cap_scr) {
+        int cap = x->cap_scr ? x->cap_scr * 2 : 32;
+        scratch *ns = realloc(x->scr, sizeof(scratch) * (size_t)cap);
+        if (!ns) return npk_err(NPK_ENOMEM, "out of memory");
+        x->scr = ns;
+        x->cap_scr = cap;
+    }
+    x->scr[x->n_scr] = (scratch){n, -1, bytes ? bytes : 1};
+    return x->n_scr++;
+}
+
+int npk_exec_fuse(npk_exec *x, int fused, int into) {
+    x->fused_into[fused] = into;
+    return 0;
+}
+
+uint64_t npk_exec_view_addr(npk_exec *x, int id) { return x->arena + x->bufs[x->views[id].buf].off; }
+uint32_t npk_exec_view_pitch(npk_exec *x, int id) { return x->views[id].l.pitch; }
+uint64_t npk_exec_scratch_addr(npk_exec *x, int id) { return x->arena + x->bufs[x->scr[id].buf].off; }
+
+int npk_exec_write(npk_exec *x, uint64_t addr, const void *src, size_t len) {
+    x->rep->staged_in_bytes += len;
+    return npk_port_mem_write(x->be->port(x->be), addr, src, len);
+}
+
+int npk_exec_read(npk_exec *x, uint64_t addr, void *dst, size_t len) {
+    x->rep->staged_out_bytes += len;
+    return npk_port_mem_read(x->be->port(x->be), addr, dst, len);
+}
+
+/* ---- staging between host layout and device views --------------------------------- */
+
+/* Host element offset of (row r, byte-column c / es) of value m in layout kind. */
+static void view_convert(const npk_tensor *m, const view *w, uint8_t *dev, uint8_t *host, int to_dev) {
+    size_t es = npk_dtype_size(m->dtype);
+    if (w->l.kind == NPK_DL_NHWC && m->rank == 4) {
+        int64_t N = m->dims[0], C = m->dims[1], H = m->dims[2], W = m->dims[3];
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t h = 0; h < H; h++) {
+                uint8_t *row = dev + (size_t)((n * H + h) * (int64_t)w->l.pitch);
+                for (int64_t ww = 0; ww < W; ww++)
+                    for (int64_t c = 0; c < C; c++) {
+                        uint8_t *d = row + (size_t)((ww * C + c) * (int64_t)es);
+                        uint8_t *s = host + (size_t)((((n * C + c) * H + h) * W + ww) * (int64_t)es);
+                        if (to_dev) {
+                            memcpy(d, s, es);
+                            if (w->l.flip) d[es - 1] ^= 0x80;
+                        } else {
+                            memcpy(s, d, es);
+                            if (w->l.flip) s[es - 1] ^= 0x80;
+                        }
+                    }
+            }
+        return;
+    }
+    for (uint64_t r = 0; r < w->rows; r++) {
+        uint8_t *d = dev + r * w->l.pitch, *s = host + r * w->row_bytes;
+        if (to_dev) memcpy(d, s, w->row_bytes);
+        else memcpy(s, d, w->row_bytes);
+        if (w->l.flip)
+            for (uint64_t i = es - 1; i < w->row_bytes; i += es) (to_dev ? d : s)[i] ^= 0x80;
+    }
+}
+
+static uint64_t view_bytes(const view *w) { return w->rows ? (w->rows - 1) * w->l.pitch + w->row_bytes : 1; }
+
+static int stage_in(npk_exec *x, int id) {
+    view *w = &x->views[id];
+    if (w->valid) return 0;
+    const npk_tensor *h = npk_exec_host(x, w->value);
+    if (!h) return -NPK_EINVAL;
+    uint64_t len = view_bytes(w);
+    uint8_t *tmp = calloc(1, (size_t)len);
+    if (!tmp) return npk_err(NPK_ENOMEM, "out of memory staging '%s'", x->g->vals[w->value].name);
+    view_convert(&x->meta[w->value], w, tmp, h->data, 1);
+    int rc = npk_exec_write(x, npk_exec_view_addr(x, id), tmp, (size_t)len);
+    free(tmp);
+    if (rc) return npk_err_prefix(-rc, "staging '%s' into guest memory", x->g->vals[w->value].name);
+    w->valid = 1;
+    return 0;
+}
+
+static int stage_out(npk_exec *x, int id) {
+    view *w = &x->views[id];
+    int v = w->value;
+    npk_tensor *t = calloc(1, sizeof *t);
+    if (!t) return npk_err(NPK_ENOMEM, "out of memory");
+    int rc = npk_tensor_alloc(t, x->g->vals[v].name, x->meta[v].dtype, x->meta[v].rank, x->meta[v].dims);
+    uint64_t len = view_bytes(w);
+    uint8_t *tmp = rc ? NULL : malloc((size_t)len);
+    if (!rc && !tmp) rc = npk_err(NPK_ENOMEM, "out of memory");
+    if (!rc) rc = npk_exec_read(x, npk_exec_view_addr(x, id), tmp, (size_t)len);
+    if (rc) {
+        free(tmp);
+        npk_tensor_free(t);
+        free(t);
+        return npk_err_prefix(-rc, "staging '%s' out of guest memory", x->g->vals[v].name);
+    }
+    view_convert(&x->meta[v], w, tmp, t->data, 0);
+    free(tmp);
+    x->host[v] = t;
+    return 0;
+}
+
+const npk_tensor *npk_exec_host(npk_exec *x, int v) {
+    if (v < 0) return NULL;
+    if (x->g->vals[v].konst) return x->g->vals[v].konst;
+    if (x->host[v]) return x->host[v];
+    if (x->dev_writer[v] >= 0 && x->views[x->dev_writer[v]].valid) {
+        if (stage_out(x, x->dev_writer[v])) return NULL;
+        return x->host[v];
+    }
+    npk_err(NPK_EINVAL, "value '%s' is not available on the host", x->g->vals[v].name);
+    return NULL;
+}
+
+npk_tensor *npk_exec_out_host(npk_exec *x, int v) {
+    if (v < 0) return NULL;
+    if (x->host[v]) return x->host[v];
+    npk_tensor *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (npk_tensor_alloc(t, x->g->vals[v].name, x->meta[v].dtype, x->meta[v].rank, x->meta[v].dims)) {
+        free(t);
+        return NULL;
+    }
+    x->host[v] = t;
+    return t;
+}
+
+void npk_exec_view_written(npk_exec *x, int id) { x->views[id].valid = 1; }
+
+int npk_exec_writer_layout(npk_exec *x, int v, npk_dlayout *l) {
+    if (v < 0 || x->dev_writer[v] < 0) return 0;
+    *l = x->views[x->dev_writer[v]].l;
+    return 1;
+}
+
+/* ---- memory planning ----------------------------------------------------------------- */
+
+static int cmp_size_desc(const void *a, const void *b, void *ctx) {
+    const buf *bs = ctx;
+    const int ia = *(const int *)a, ib = *(const int *)b;
+    if (bs[ia].size != bs[ib].size) return bs[ia].size < bs[ib].size ? 1 : -1;
+    return ia - ib;
+}
+
+/* insertion sort with context (n is small) */
+static void sort_idx(int *idx, int n, buf *bs) {
+    for (int i = 1; i < n; i++) {
+        int k = idx[i], j = i - 1;
+        while (j >= 0 && cmp_size_desc(&idx[j], &k, bs) > 0) {
+            idx[j + 1] = idx[j];
+            j--;
+        }
+        idx[j + 1] = k;
+    }
+}
+
+static int plan_memory(npk_exec *x) {
+    int nb = x->n_views + x->n_scr;
+    if (!nb) return 0;
+    x->bufs = calloc((size_t)nb, sizeof(buf));
+    int *idx = calloc((size_t)nb, sizeof(int)), *placed = calloc((size_t)nb, sizeof(int));
+    if (!x->bufs || !idx || !placed) {
+        free(idx);
+        free(placed);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    uint64_t a = x->be->align ? x->be->align : 16;
+    int nn = (int)x->g->n_nodes;
+    for (int i = 0; i < x->n_views; i++) {
+        view *w = &x->views[i];
+        buf *b = &x->bufs[i];
+        b->size = align_up(view_bytes(w), a);
+        b->first = w->node_first;
+        b->last = w->node_last;
+        if (w->write) {
+            /* alive until the CPU or the caller has taken it out */
+            const npk_node *nds = x->g->nodes;
+            for (int j = 0; j < nn; j++)
+                if (x->place[j] == NPK_PLACE_CPU)
+                    for (int k = 0; k < nds[j].n_in; k++)
+                        if (nds[j].in[k] == w->value && j > b->last) b->last = j;
+            if (x->g->vals[w->value].graph_output) b->last = nn;
+        }
+        w->buf = i;
+    }
+    for (int i = 0; i < x->n_scr; i++) {
+        buf *b = &x->bufs[x->n_views + i];
+        b->size = align_up(x->scr[i].bytes, a);
+        b->first = b->last = x->scr[i].node;
+        x->scr[i].buf = x->n_views + i;
+    }
+    for (int i = 0; i < nb; i++) idx[i] = i;
+    sort_idx(idx, nb, x->bufs);
+    uint64_t total = 0, naive = 0;
+    int np = 0;
+    for (int ii = 0; ii < nb; ii++) {
+        buf *b = &x->bufs[idx[ii]];
+        naive += b->size;
+        uint64_t off = 0;
+        int moved = 1;
+        while (moved) { /* first fit: bump past every overlapping live buffer */
+            moved = 0;
+            for (int k = 0; k < np; k++) {
+                buf *o = &x->bufs[placed[k]];
+                if (o->last < b->first || b->last < o->first) continue;
+                if (off < o->off + o->size && o->off < off + b->size) {
+                    off = align_up(o->off + o->size, a);
+                    moved = 1;
+                }
+            }
+        }
+        b->off = off;
+        placed[np++] = idx[ii];
+        if (off + b->size > total) total = off + b->size;
+    }
+    free(idx);
+    free(placed);
+    x->rep->guest_bytes = total;
+    x->rep->guest_naive_bytes = naive;
+    x->arena_size = total;
+    int rc = npk_port_alloc(x->be->port(x->be), total, a < 64 ? 64 : a, &x->arena);
+    if (rc) return npk_err_prefix(-rc, "allocating the %" PRIu64 "-byte guest arena", total);
+    return 0;
+}
+
+/* ---- inference ------------------------------------------------------------------------- */
+
+static int bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs) {
+    npk_graph *g = x->g;
+    char s1[128], s2[128];
+    for (size_t k = 0; k < n_inputs; k++) {
+        if (!inputs[k].name) continue;
+        size_t i;
+        for (i = 0; i < g->n_in; i++)
+            if (!strcmp(g->in_desc[i].name, inputs[k].name)) break;
+        if (i == g->n_in) return npk_err(NPK_EINVAL, "the model has no input named '%s'", inputs[k].name);
+    }
+    for (size_t i = 0; i < g->n_in; i++) {
+        const npk_value_desc *d = &g->in_desc[i];
+        const npk_tensor *t = NULL;
+        for (size_t k = 0; k < n_inputs && !t; k++)
+            if (inputs[k].name && !strcmp(inputs[k].name, d->name)) t = &inputs[k];
+        if (!t && i < n_inputs && !inputs[i].name) t = &inputs[i];
+        if (!t)
+            return npk_err(NPK_EINVAL, "missing input '%s' (%s)", d->name,
+                           d->rank >= 0 ? npk_tensor_shape_str(d->dtype, d->rank, d->dims, s1, sizeof s1) : npk_dtype_name(d->dtype));
+        if (!t->data && npk_tensor_numel(t)) return npk_err(NPK_EINVAL, "input '%s' has no data", d->name);
+        if (d->dtype && t->dtype != d->dtype)
+            return npk_err(NPK_EINVAL, "input '%s' has type %s, the model declares %s", d->name, npk_dtype_name(t->dtype),
+                           npk_dtype_name(d->dtype));
+        if (d->rank >= 0) {
+            int bad = t->rank != d->rank;
+            for (int k = 0; !bad && k < d->rank; k++)
+                if (d->dims[k] >= 0 && d->dims[k] != t->dims[k]) bad = 1;
+            if (bad)
+                return npk_err(NPK_EINVAL, "input '%s' has shape %s, the model declares %s", d->name,
+                               npk_tensor_shape_str(t->dtype, t->rank, t->dims, s1, sizeof s1),
+                               npk_tensor_shape_str(d->dtype, d->rank, d->dims, s2, sizeof s2));
+        }
+        int v = g->in_vals[i];
+        npk_tensor *h = calloc(1, sizeof *h);
+        if (!h) return npk_err(NPK_ENOMEM, "out of memory");
+        int rc = npk_tensor_copy(h, t);
+        if (rc) {
+            free(h);
+            return rc;
+        }
+        free(h->name);
+        h->name = strdup(d->name);
+        x->host[v] = h;
+    }
+    return 0;
+}
+
+static void fill_ctx(npk_exec *x, int n, npk_opctx *c, int run) {
+    const npk_node *nd = &x->g->nodes[n];
+    memset(c, 0, sizeof *c);
+    c->node = nd;
+    c->opset = x->g->opset;
+    c->run = run;
+    c->n_in = nd->n_in;
+    c->n_out = nd->n_out;
+    for (int k = 0; k < nd->n_in; k++) c->in[k] = nd->in[k] >= 0 ? &x->meta[nd->in[k]] : NULL;
+    for (int k = 0; k < nd->n_out; k++) c->out[k] = nd->out[k] >= 0 ? &x->meta[nd->out[k]] : NULL;
+}
+
+static int infer_all(npk_exec *x) {
+    npk_graph *g = x->g;
+    for (size_t v = 0; v < g->n_vals; v++) {
+        npk_tensor *m = &x->meta[v];
+        const npk_tensor *src = g->vals[v].konst ? g->vals[v].konst : x->host[v];
+        if (src) {
+            m->dtype = src->dtype;
+            m->rank = src->rank;
+            memcpy(m->dims, src->dims, sizeof m->dims);
+            m->data = src->data;
+            x->known[v] = 1;
+        }
+    }
+    for (size_t n = 0; n < g->n_nodes; n++) {
+        const npk_node *nd = &g->nodes[n];
+        int ok = 1;
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k] >= 0 && !x->known[nd->in[k]]) ok = 0;
+        if (!ok) continue;
+        npk_op_fn fn = npk_onnx_op_find(nd->domain, nd->op);
+        npk_opctx c;
+        fill_ctx(x, (int)n, &c, 0);
+        int rc = fn(&c);
+        if (rc == NPK_SHAPE_UNKNOWN) continue;
+        if (rc) return npk_err_prefix(-rc, "node '%s' (%s)", nd->name, nd->op);
+        for (int k = 0; k < nd->n_out; k++)
+            if (nd->out[k] >= 0) x->known[nd->out[k]] = 1;
+        x->rep->nodes[n].macs = c.macs;
+    }
+    /* from here on only constants carry data in the metadata */
+    for (size_t v = 0; v < g->n_vals; v++)
+        if (!g->vals[v].konst) x->meta[v].data = NULL;
+    return 0;
+}
+
+/* ---- public ---------------------------------------------------------------------------- */
+
+int npk_graph_check(const npk_graph *g, const char **op_out) {
+    if (op_out) *op_out = NULL;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const npk_node *n = &g->nodes[i];
+        if (n->n_in > NPK_OP_MAX_IO || n->n_out > NPK_OP_MAX_IO) {
+            if (op_out) *op_out = n->op;
+            return npk_err(NPK_EUNSUPPORTED, "node '%s' (index %zu): %d inputs and %d outputs (at most %d each supported)",
+                           n->name, i, n->n_in, n->n_out, NPK_OP_MAX_IO);
+        }
+        if (!npk_onnx_op_find(n->domain, n->op)) {
+            if (op_out) *op_out = n->op;
+            return npk_err(NPK_EUNSUPPORTED, "node '%s' (index %zu): operator '%s%s%s' is not supported", n->name, i,
+                           *n->domain ? n->domain : "", *n->domain ? "." : "", n->op);
+        }
+    }
+    return 0;
+}
+
+void npk_run_report_fini(npk_run_report *r) {
+    if (!r) return;
+    free(r->nodes);
+    r->nodes = NULL;
+    r->n_nodes = 0;
+}
+
+static void exec_free(npk_exec *x) {
+    npk_graph *g = x->g;
+    if (x->host)
+        for (size_t v = 0; v < g->n_vals; v++) {
+            if (x->host[v]) {
+                npk_tensor_free(x->host[v]);
+                free(x->host[v]);
+            }
+        }
+    if (x->be) {
+        if (x->arena) npk_port_free(x->be->port(x->be), x->arena);
+        x->be->close(x->be);
+    }
+    free(x->host);
+    free(x->meta);
+    free(x->known);
+    free(x->uses_left);
+    free(x->place);
+    free(x->fused_into);
+    free(x->dev_writer);
+    free(x->views);
+    free(x->scr);
+    free(x->bufs);
+}
+
+static void release_inputs(npk_exec *x, int n) {
+    const npk_node *nd = &x->g->nodes[n];
+    for (int k = 0; k < nd->n_in; k++) {
+        int v = nd->in[k];
+        if (v < 0) continue;
+        if (--x->uses_left[v] <= 0 && !x->g->vals[v].graph_output && x->host[v]) {
+            npk_tensor_free(x->host[v]);
+            free(x->host[v]);
+            x->host[v] = NULL;
+        }
+    }
+}
+
+static int run_cpu_node(npk_exec *x, int n) {
+    const npk_node *nd = &x->g->nodes[n];
+    npk_opctx c;
+    npk_tensor outs[NPK_OP_MAX_IO];
+    memset(outs, 0, sizeof outs);
+    fill_ctx(x, n, &c, 1);
+    for (int k = 0; k < nd->n_in; k++) {
+        if (nd->in[k] < 0) continue;
+        const npk_tensor *h = npk_exec_host(x, nd->in[k]);
+        if (!h) return -NPK_EINVAL;
+        c.in[k] = h;
+    }
+    for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
+    int rc = npk_onnx_op_find(nd->domain, nd->op)(&c);
+    if (rc == NPK_SHAPE_UNKNOWN) rc = npk_err(NPK_EINVAL, "output shape could not be determined");
+    for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
+        int v = nd->out[k];
+        if (v < 0) continue;
+        if (rc || !outs[k].data) {
+            npk_tensor_free(&outs[k]);
+            if (!rc) rc = npk_err(NPK_EINVAL, "output %d was not produced", k);
+            continue;
+        }
+        npk_tensor *t = malloc(sizeof *t);
+        if (!t) {
+            npk_tensor_free(&outs[k]);
+            rc = npk_err(NPK_ENOMEM, "out of memory");
+            continue;
+        }
+        *t = outs[k];
+        free(t->name);
+        t->name = strdup(x->g->vals[v].name);
+        x->host[v] = t;
+        /* the runtime shape is authoritative (data-dependent shapes) */
+        x->meta[v].dtype = t->dtype;
+        x->meta[v].rank = t->rank;
+        memcpy(x->meta[v].dims, t->dims, sizeof t->dims);
+        x->known[v] = 1;
+    }
+    if (rc) return npk_err_prefix(-rc, "node '%s' (%s)", nd->name, nd->op);
+    x->rep->nodes[n].macs = c.macs;
+    x->rep->cpu_macs += c.macs;
+    return 0;
+}
+
+int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
+                  npk_tensor **outputs, size_t *n_outputs, npk_run_report *rep) {
+    npk_run_report local;
+    npk_run_opts defopts = {0};
+    if (!opts) opts = &defopts;
+    if (!rep) rep = &local;
+    memset(rep, 0, sizeof *rep);
+    *outputs = NULL;
+    *n_outputs = 0;
+    const char *dev = opts->device ? opts->device : "cpu";
+    snprintf(rep->device, sizeof rep->device, "%s", dev);
+    npk_exec X, *x = &X;
+    memset(x, 0, sizeof X);
+    clock_gettime(CLOCK_MONOTONIC, &x->t0);
+    x->g = g;
+    x->opts = opts;
+    x->rep = rep;
+    x->cur_node = -1;
+    size_t nv = g->n_vals, nn = g->n_nodes;
+    int rc = 0;
+    rep->nodes = calloc(nn + 1, sizeof(npk_node_report));
+    x->meta = calloc(nv + 1, sizeof(npk_tensor));
+    x->known = calloc(nv + 1, 1);
+    x->host = calloc(nv + 1, sizeof(npk_tensor *));
+    x->uses_left = calloc(nv + 1, sizeof(int));
+    x->place = calloc(nn + 1, sizeof(int));
+    x->fused_into = calloc(nn + 1, sizeof(int));
+    x->dev_writer = calloc(nv + 1, sizeof(int));
+    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer) {
+        rc = npk_err(NPK_ENOMEM, "out of memory");
+        goto done;
+    }
+    rep->n_nodes = nn;
+    for (size_t i = 0; i < nn; i++) {
+        rep->nodes[i].name = g->nodes[i].name;
+        rep->nodes[i].op = g->nodes[i].op;
+        x->fused_into[i] = -1;
+    }
+    for (size_t v = 0; v < nv; v++) {
+        x->uses_left[v] = g->vals[v].n_uses;
+        x->dev_writer[v] = -1;
+    }
+    if (strcmp(dev, "cpu") && strcmp(dev, "v0") && strcmp(dev, "shell") && strcmp(dev, "e1") && strcmp(dev, "pccx")) {
+        rc = npk_err(NPK_EINVAL, "unknown device '%s' (cpu, v0, shell, e1, pccx)", dev);
+        goto done;
+    }
+    if ((rc = npk_graph_check(g, NULL))) goto done;
+    if ((rc = bind_inputs(x, inputs, n_inputs))) goto done;
+    if ((rc = infer_all(x))) goto done;
+
+    /* the device */
+    if (!strcmp(dev, "v0")) {
+        rc = npk_backend_v0_open(&x->be, opts, rep->note, sizeof rep->note);
+    } else if (!strcmp(dev, "shell")) {
+        rc = npk_backend_shell_open(&x->be, opts, rep->note, sizeof rep->note);
+    } else if (!strcmp(dev, "e1")) {
+        rc = npk_backend_e1_open(&x->be, opts, rep->note, sizeof rep->note);
+    } else if (!strcmp(dev, "pccx")) {
+        snprintf(rep->note, sizeof rep->note,
+                 "pccx: every node runs on the CPU reference: pccx computes INT4-weight x BF16 GEMV/GEMM, which cannot "
+                 "execute the integer or float32 ONNX operators exactly");
+    }
+    if (rc) goto done;
+    if (x->be) {
+        npk_port *p = x->be->port(x->be);
+        rep->device_hz = npk_port_hz(p);
+        rep->peak_macs_per_cycle = x->be->peak_macs;
+        if (opts->trace) npk_trace_process(opts->trace, x->be->name, rep->device_hz);
+    }
+
+    /* partition */
+    for (size_t n = 0; n < nn; n++) {
+        npk_node_report *nr = &rep->nodes[n];
+        if (x->fused_into[n] >= 0) continue;
+        const npk_node *nd = &g->nodes[n];
+        int known = 1;
+        for (int k = 0; k < nd->n_out; k++)
+            if (nd->out[k] >= 0 && !x->known[nd->out[k]]) known = 0;
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k] >= 0 && !x->known[nd->in[k]]) known = 0;
+        if (!x->be) {
+            snprintf(nr->why, sizeof nr->why, "%s", !strcmp(dev, "cpu") ? "--device cpu" : "the device takes no ONNX nodes (see the note)");
+            continue;
+        }
+        if (!known) {
+            snprintf(nr->why, sizeof nr->why, "shape depends on run-time data");
+            continue;
+        }
+        int r = x->be->place(x->be, x, (int)n, nr->why, sizeof nr->why, nr->device_op, sizeof nr->device_op);
+        if (r < 0) {
+            rc = npk_err_prefix(-r, "partitioning node '%s' (%s)", nd->name, nd->op);
+            goto done;
+        }
+        x->place[n] = r ? NPK_PLACE_DEVICE : NPK_PLACE_CPU;
+    }
+    for (size_t n = 0; n < nn; n++)
+        if (x->fused_into[n] >= 0) {
+            x->place[n] = NPK_PLACE_FUSED;
+            snprintf(rep->nodes[n].why, sizeof rep->nodes[n].why, "folded into '%s' (quantized subgraph run as an integer op)",
+                     g->nodes[x->fused_into[n]].name);
+        }
+    for (size_t n = 0; n < nn; n++) rep->nodes[n].place = x->place[n];
+    if (x->be && (rc = plan_memory(x))) goto done;
+
+    /* execute */
+    {
+        uint64_t c0 = x->be ? npk_port_cycles(x->be->port(x->be)) : 0;
+        for (size_t n = 0; n < nn; n++) {
+            npk_node_report *nr = &rep->nodes[n];
+            const npk_node *nd = &g->nodes[n];
+            double t0 = now_ms(&x->t0);
+            uint64_t cy0 = x->be ? npk_port_cycles(x->be->port(x->be)) : 0;
+            x->cur_node = (int)n;
+            if (x->place[n] == NPK_PLACE_FUSED) {
+                /* nothing: the device node does its work */
+            } else if (x->place[n] == NPK_PLACE_DEVICE) {
+                /* stage in the views this node is the first to read */
+                for (int i = 0; i < x->n_views; i++)
+                    if (!x->views[i].write && x->views[i].node_first == (int)n && !x->views[i].valid &&
+                        (rc = stage_in(x, i)))
+                        goto done;
+                rc = x->be->run(x->be, x, (int)n, nr);
+                if (rc) {
+                    rc = npk_err_prefix(-rc, "node '%s' (%s) on %s", nd->name, nd->op, x->be->name);
+                    goto done;
+                }
+                rep->device_macs += nr->macs;
+            } else {
+                if ((rc = run_cpu_node(x, (int)n))) goto done;
+            }
+            if (x->be) nr->cycles = npk_port_cycles(x->be->port(x->be)) - cy0;
+            nr->host_ms = now_ms(&x->t0) - t0;
+            if (opts->trace) {
+                char args[200];
+                snprintf(args, sizeof args, "\"op\":\"%s\",\"place\":\"%s\",\"macs\":%" PRIu64, nd->op,
+                         x->place[n] == NPK_PLACE_DEVICE ? "device" : x->place[n] == NPK_PLACE_FUSED ? "fused" : "cpu", nr->macs);
+                npk_trace_process(opts->trace, "host", 1000000000u);
+                npk_trace_complete(opts->trace, "host", "nodes", nd->name, (uint64_t)(t0 * 1e6),
+                                   (uint64_t)(nr->host_ms * 1e6) ? (uint64_t)(nr->host_ms * 1e6) : 1, args);
+            }
+            /* a node folded into a later device node keeps its inputs alive until that node ran */
+            if (!(x->place[n] == NPK_PLACE_FUSED && x->fused_into[n] > (int)n)) release_inputs(x, (int)n);
+            for (size_t m = 0; m < n; m++)
+                if (x->fused_into[m] == (int)n) release_inputs(x, (int)m);
+        }
+        if (x->be) {
+            rep->device_cycles = npk_port_cycles(x->be->port(x->be)) - c0;
+            if (x->be->busy_cycles) rep->device_busy_cycles = x->be->busy_cycles(x->be);
+        }
+    }
+    /* outputs */
+    {
+        npk_tensor *outs = calloc(g->n_out + 1, sizeof(npk_tensor));
+        if (!outs) {
+            rc = npk_err(NPK_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < g->n_out; i++) {
+            const npk_tensor *h = npk_exec_host(x, g->out_vals[i]);
+            if (!h || (rc = npk_tensor_copy(&outs[i], h))) {
+                if (!rc) rc = -NPK_EINVAL;
+                for (size_t k = 0; k < i; k++) npk_tensor_free(&outs[k]);
+                free(outs);
+                goto done;
+            }
+            free(outs[i].name);
+            outs[i].name = strdup(g->out_desc[i].name);
+        }
+        *outputs = outs;
+        *n_outputs = g->n_out;
+    }
+done:
+    rep->host_ms = now_ms(&x->t0);
+    exec_free(x);
+    if (rep == &local) npk_run_report_fini(&local);
+    return rc;
+}
+
+/* ---- random inputs ---------------------------------------------------------------------- */
+
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int npk_graph_random_input(const npk_graph *g, size_t i, uint64_t seed, npk_tensor *t) {
+    if (i >= g->n_in) return npk_err(NPK_EINVAL, "input %zu does not exist", i);
+    const npk_value_desc *d = &g->in_desc[i];
+    if (!d->dtype) return npk_err(NPK_EINVAL, "input '%s' has no declared type: give it with --input", d->name);
+    if (d->rank < 0) return npk_err(NPK_EINVAL, "input '%s' has no declared shape: give it with --input", d->name);
+    int64_t dims[NPK_MAX_RANK];
+    for (int k = 0; k < d->rank; k++) dims[k] = d->dims[k] < 0 ? 1 : d->dims[k];
+    int rc = npk_tensor_alloc(t, d->name, d->dtype, d->rank, dims);
+    if (rc) return rc;
+    uint64_t s = seed * 0x100000001B3ull + i;
+    int64_t n = npk_tensor_numel(t);
+    for (int64_t k = 0; k < n; k++) {
+        uint64_t r = splitmix(&s);
+        switch (t->dtype) {
+        case NPK_DT_FLOAT: ((float *)t->data)[k] = (float)((double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0); break;
+        case NPK_DT_DOUBLE: ((double *)t->data)[k] = (double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0; break;
+        case NPK_DT_INT64: ((int64_t *)t->data)[k] = (int64_t)(r % 8); break;
+        case NPK_DT_INT32: ((int32_t *)t->data)[k] = (int32_t)(r % 8); break;
+        case NPK_DT_BOOL: ((uint8_t *)t->data)[k] = (uint8_t)(r & 1); break;
+        default: memcpy((uint8_t *)t->data + (size_t)k * npk_dtype_size(t->dtype), &r, npk_dtype_size(t->dtype)); break;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * The graph executor's interface to device backends (src/graph/dev_*.c).
+ *
+ * A run goes: bind inputs -> infer every shape (metadata) -> [quantized
+ * subgraph fusion] -> partition (backend->place per node) -> plan guest
+ * memory for every device buffer -> execute node by node -> outputs.
+ *
+ * Device buffers. A backend that takes a node declares, in place(), the
+ * device buffers the node reads and writes:
+ *   - views of graph values in a device layout (npk_dlayout): a value may
+ *     have several views; a view is staged in from the host copy once (the
+ *     first time a device node needs it) and a value produced on the device
+ *     is staged out once (the first time the CPU or the caller needs it);
+ *   - scratch buffers private to the node (im2col matrices, int32
+ *     accumulators, weight matrices).
+ * The planner gives every buffer an offset in one guest arena, reusing
+ * space between buffers whose lifetimes (in node steps) do not overlap,
+ * aligned as the backend requires.
+ */
+#ifndef NPUKIT_GRAPH_EXEC_H
+#define NPUKIT_GRAPH_EXEC_H
+
+#include "graph/ops.h"
+
+/* Device layouts of a value. Both are "rows of bytes at a pitch":
+ *   NPK_DL_ROWS: the value viewed as [rows = prod(dims[0..r-2]), cols = dims[r-1]],
+ *                row i at i * pitch (a scalar or 1-D value is one row);
+ *   NPK_DL_NHWC: a rank-4 [N, C, H, W] value stored per image as [H][W][C],
+ *                row (n, h) at (n * H + h) * pitch, W*C elements per row.
+ * flip: the device holds x ^ 0x80 (uint8 seen as int8 x - 128). */
+enum { NPK_DL_ROWS = 0, NPK_DL_NHWC = 1 };
+typedef struct npk_dlayout {
+    int kind;
+    int flip;
+    uint32_t pitch;       /* bytes between rows (0 = packed; the planner rounds to the alignment) */
+} npk_dlayout;
+
+typedef struct npk_exec npk_exec;
+typedef struct npk_backend npk_backend;
+
+struct npk_backend {
+    const char *name;       /* "v0", "shell" */
+    uint32_t align;         /* base and pitch alignment the device requires */
+    uint64_t peak_macs;     /* MACs per cycle at peak */
+    void *priv;
+    /* Decide whether the device runs node `n` exactly. Return 1 and declare
+     * buffers (npk_exec_use_value / npk_exec_scratch) to take it; return 0 to
+     * leave it on the CPU. Either way write the reason into why. */
+    int (*place)(npk_backend *b, npk_exec *x, int n, char *why, size_t why_len, char *devop, size_t devop_len);
+    /* Run a placed node: every input view is staged in; write the output views. */
+    int (*run)(npk_backend *b, npk_exec *x, int n, npk_node_report *rep);
+    /* Port for guest memory (allocation, staging copies). */
+    npk_port *(*port)(npk_backend *b);
+    /* Device busy cycles as its performance counters report them (0 = unknown). */
+    uint64_t (*busy_cycles)(npk_backend *b);
+    void (*close)(npk_backend *b);
+};
+
+/* Backends (each returns 0 and *out, or a negative status; a device that
+ * cannot take any node may return 0 with *out NULL and a note). */
+int npk_backend_v0_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
+int npk_backend_shell_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
+int npk_backend_e1_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
+
+/* ---- what a backend may ask the executor ---------------------------------------- */
+const npk_graph *npk_exec_graph(npk_exec *x);
+const npk_node *npk_exec_node(npk_exec *x, int n);
+/* Metadata of value v (dtype, rank, dims; data set only for constants and,
+ * during run, for values present on the host). NULL for v < 0. */
+const npk_tensor *npk_exec_meta(npk_exec *x, int v);
+/* Shape known statically. */
+int npk_exec_known(npk_exec *x, int v);
+/* Constant data of v (initializer) or NULL. */
+const npk_tensor *npk_exec_const(npk_exec *x, int v);
+/* The host copy of v during run (staged out on demand), or NULL on failure. */
+const npk_tensor *npk_exec_host(npk_exec *x, int v);
+/* Node consuming v's value only through this node? (1 when n is v's sole consumer and v is not a graph output.) */
+int npk_exec_sole_use(npk_exec *x, int v, int n);
+/* Index of the only node consuming v (-1 if none or several). */
+int npk_exec_only_consumer(npk_exec *x, int v);
+
+/* Declare, in place(): node n reads (write = 0) or writes (write = 1) value
+ * v in layout l. Returns a view id >= 0 or a negative status. */
+int npk_exec_use_value(npk_exec *x, int n, int v, const npk_dlayout *l, int write);
+/* Declare a scratch buffer of `bytes` for node n; returns its id. */
+int npk_exec_scratch(npk_exec *x, int n, uint64_t bytes);
+/* Mark value v as produced by node n on the device although another node
+ * (a fused QuantizeLinear) is its producer in the graph. */
+int npk_exec_fuse(npk_exec *x, int fused_node, int into_node);
+
+/* During run: guest address and pitch of a view / scratch buffer. */
+uint64_t npk_exec_view_addr(npk_exec *x, int view);
+uint32_t npk_exec_view_pitch(npk_exec *x, int view);
+uint64_t npk_exec_scratch_addr(npk_exec *x, int id);
+/* Row geometry of value v in layout kind: rows and bytes per row. */
+void npk_exec_rows(const npk_tensor *meta, int kind, uint64_t *rows, uint64_t *row_bytes);
+/* During run: the host tensor a device node produces for value v (allocated
+ * with the inferred shape; the node fills it). NULL on allocation failure. */
+npk_tensor *npk_exec_out_host(npk_exec *x, int v);
+/* During run: the node has written view `id` on the device. */
+void npk_exec_view_written(npk_exec *x, int id);
+/* Layout of the device view producing v (1), or 0 if v is not produced on the device. */
+int npk_exec_writer_layout(npk_exec *x, int v, npk_dlayout *l);
+/* Host-side staging helpers for scratch buffers (counted in the report). */
+int npk_exec_write(npk_exec *x, uint64_t addr, const void *src, size_t len);
+int npk_exec_read(npk_exec *x, uint64_t addr, void *dst, size_t len);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * The graph layer's internal representation of an imported ONNX model.
+ *
+ * Values (tensors flowing between nodes) and nodes are arrays indexed by
+ * int; a node's inputs and outputs are value indices, -1 for an omitted
+ * optional input/output. Nodes are stored in a topological order.
+ */
+#ifndef NPUKIT_GRAPH_IR_H
+#define NPUKIT_GRAPH_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npukit/graph.h"
+
+/* Attribute types (ONNX AttributeProto.AttributeType values). */
+enum { NPK_ATTR_FLOAT = 1, NPK_ATTR_INT = 2, NPK_ATTR_STRING = 3, NPK_ATTR_TENSOR = 4, NPK_ATTR_GRAPH = 5,
+       NPK_ATTR_FLOATS = 6, NPK_ATTR_INTS = 7, NPK_ATTR_STRINGS = 8 };
+
+typedef struct npk_attr {
+    char *name;
+    int type;
+    double f;          /* FLOAT */
+    int64_t i;         /* INT */
+    char *s;           /* STRING (NUL-terminated copy) */
+    npk_tensor *t;     /* TENSOR */
+    size_t n;          /* FLOATS / INTS: element count */
+    float *floats;
+    int64_t *ints;
+} npk_attr;
+
+typedef struct npk_value {
+    char *name;
+    npk_tensor *konst;   /* initializer (owned), NULL otherwise */
+    int producer;        /* producing node index, -1 for graph inputs and initializers */
+    int graph_input;     /* index into the graph's inputs, or -1 */
+    int graph_output;    /* 1 if a graph output */
+    int n_uses;          /* consuming node inputs */
+} npk_value;
+
+typedef struct npk_node {
+    char *name;          /* never NULL: "<op>_<index>" when the model has none */
+    char *op;
+    char *domain;        /* "" for the default ONNX domain */
+    int n_in, n_out;
+    int *in, *out;
+    size_t n_attr;
+    npk_attr *attr;
+} npk_node;
+
+struct npk_graph {
+    int64_t opset;       /* default-domain opset */
+    int64_t ir_version;
+    npk_value *vals;
+    size_t n_vals, cap_vals;
+    npk_node *nodes;
+    size_t n_nodes;
+    size_t n_in, n_out;
+    int *in_vals, *out_vals;          /* value indices */
+    npk_value_desc *in_desc, *out_desc; /* declared types (names point into vals) */
+};
+
+/* Attribute lookup (NULL when absent). */
+const npk_attr *npk_node_attr(const npk_node *n, const char *name);
+int64_t npk_node_attr_i(const npk_node *n, const char *name, int64_t def);
+double npk_node_attr_f(const npk_node *n, const char *name, double def);
+const char *npk_node_attr_s(const npk_node *n, const char *name, const char *def);
+/* INTS attribute: element count (0 when absent) and pointer. */
+size_t npk_node_attr_ints(const npk_node *n, const char *name, const int64_t **v);
+
+#endif

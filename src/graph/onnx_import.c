@@ -1,0 +1,626 @@
+/* ONNX import with protobuf-c: ModelProto -> npk_graph, TensorProto <-> npk_tensor.
+ * The protobuf code (onnx/onnx.pb-c.[ch]) is generated at build time from
+ * Debian's onnx.proto by cmake/onnx.cmake. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/ir.h"
+#include "onnx/onnx.pb-c.h"
+
+/* ---- tensors ----------------------------------------------------------------- */
+
+const char *npk_dtype_name(int dt) {
+    static const char *names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64",
+                                  "string", "bool", "float16", "double", "uint32", "uint64", "complex64",
+                                  "complex128", "bfloat16"};
+    static _Thread_local char buf[24];
+    if (dt >= 0 && dt < (int)(sizeof names / sizeof names[0])) return names[dt];
+    snprintf(buf, sizeof buf, "dtype<%d>", dt);
+    return buf;
+}
+
+size_t npk_dtype_size(int dt) {
+    switch (dt) {
+    case NPK_DT_UINT8: case NPK_DT_INT8: case NPK_DT_BOOL: return 1;
+    case NPK_DT_UINT16: case NPK_DT_INT16: return 2;
+    case NPK_DT_FLOAT: case NPK_DT_INT32: case NPK_DT_UINT32: return 4;
+    case NPK_DT_INT64: case NPK_DT_DOUBLE: case NPK_DT_UINT64: return 8;
+    default: return 0;
+    }
+}
+
+int npk_dtype_is_int(int dt) { return npk_dtype_size(dt) && dt != NPK_DT_FLOAT && dt != NPK_DT_DOUBLE; }
+
+int64_t npk_tensor_numel(const npk_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+    return n;
+}
+
+size_t npk_tensor_bytes(const npk_tensor *t) { return (size_t)npk_tensor_numel(t) * npk_dtype_size(t->dtype); }
+
+/* Checked element count: -1 if a dim is negative or the size overflows 2^40 bytes. */
+static int64_t checked_numel(int rank, const int64_t *dims, size_t es) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0) return -1;
+        if (dims[i] && n > ((int64_t)1 << 40) / dims[i]) return -1;
+        n *= dims[i];
+    }
+    if (es && n > ((int64_t)1 << 40) / (int64_t)es) return -1;
+    return n;
+}
+
+int npk_tensor_alloc(npk_tensor *t, const char *name, int dt, int rank, const int64_t *dims) {
+    memset(t, 0, sizeof *t);
+    size_t es = npk_dtype_size(dt);
+    if (!es) return npk_err(NPK_EUNSUPPORTED, "element type %s is not supported", npk_dtype_name(dt));
+    if (rank < 0 || rank > NPK_MAX_RANK) return npk_err(NPK_EUNSUPPORTED, "rank %d exceeds %d", rank, NPK_MAX_RANK);
+    int64_t n = checked_numel(rank, dims, es);
+    if (n < 0) return npk_err(NPK_EINVAL, "invalid or too large tensor shape");
+    t->dtype = dt;
+    t->rank = rank;
+    if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+    t->data = calloc((size_t)(n ? n : 1), es);
+    if (!t->data) return npk_err(NPK_ENOMEM, "out of memory for a %lld-element tensor", (long long)n);
+    if (name && !(t->name = strdup(name))) {
+        free(t->data);
+        t->data = NULL;
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+void npk_tensor_free(npk_tensor *t) {
+    if (!t) return;
+    free(t->data);
+    free(t->name);
+    memset(t, 0, sizeof *t);
+}
+
+int npk_tensor_copy(npk_tensor *dst, const npk_tensor *src) {
+    int rc = npk_tensor_alloc(dst, src->name, src->dtype, src->rank, src->dims);
+    if (rc) return rc;
+    memcpy(dst->data, src->data, npk_tensor_bytes(src));
+    return 0;
+}
+
+const char *npk_tensor_shape_str(int dt, int rank, const int64_t *dims, char *buf, size_t len) {
+    size_t o = (size_t)snprintf(buf, len, "%s[", npk_dtype_name(dt));
+    for (int i = 0; i < rank && o < len; i++) {
+        if (dims[i] < 0)
+            o += (size_t)snprintf(buf + o, len - o, "%s?", i ? "," : "");
+        else
+            o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64, i ? "," : "", dims[i]);
+    }
+    if (o < len) snprintf(buf + o, len - o, "]");
+    return buf;
+}
+
+/* TensorProto -> npk_tensor. what names the tensor in messages. */
+static int tensor_from_proto(npk_tensor *t, const Onnx__TensorProto *p, const char *what) {
+    memset(t, 0, sizeof *t);
+    const char *nm = p->name && *p->name ? p->name : what;
+    if ((p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
+        p->n_external_data) {
+        const char *loc = "?";
+        for (size_t i = 0; i < p->n_external_data; i++)
+            if (p->external_data[i]->key && !strcmp(p->external_data[i]->key, "location") && p->external_data[i]->value)
+                loc = p->external_data[i]->value;
+        return npk_err(NPK_EUNSUPPORTED, "tensor '%s' stores its data externally (location '%s'): external data is not supported",
+                       nm, loc);
+    }
+    if (p->segment) return npk_err(NPK_EUNSUPPORTED, "tensor '%s' is segmented: not supported", nm);
+    int dt = p->data_type;
+    size_t es = npk_dtype_size(dt);
+    if (!es) return npk_err(NPK_EUNSUPPORTED, "tensor '%s' has element type %s, which is not supported", nm, npk_dtype_name(dt));
+    if (p->n_dims > NPK_MAX_RANK)
+        return npk_err(NPK_EUNSUPPORTED, "tensor '%s' has rank %zu (at most %d supported)", nm, p->n_dims, NPK_MAX_RANK);
+    int64_t n = checked_numel((int)p->n_dims, p->dims, es);
+    if (n < 0) return npk_err(NPK_EFORMAT, "tensor '%s' has an invalid or too large shape", nm);
+    int rc = npk_tensor_alloc(t, nm, dt, (int)p->n_dims, p->dims);
+    if (rc) return rc;
+    size_t count = 0;
+    if (p->has_raw_data) {
+        if (p->raw_data.len != (size_t)n * es) {
+            npk_tensor_free(t);
+            return npk_err(NPK_EFORMAT, "tensor '%s': raw_data has %zu bytes, shape needs %zu", nm, p->raw_data.len,
+                           (size_t)n * es);
+        }
+        if (n) memcpy(t->data, p->raw_data.data, (size_t)n * es);
+        return 0;
+    }
+    switch (dt) {
+    case NPK_DT_FLOAT:
+        count = p->n_float_data;
+        if (count == (size_t)n && n) memcpy(t->data, p->float_data, (size_t)n * 4);
+        break;
+    case NPK_DT_DOUBLE:
+        count = p->n_double_data;
+        if (count == (size_t)n && n) memcpy(t->data, p->double_data, (size_t)n * 8);
+        break;
+    case NPK_DT_INT64:
+        count = p->n_int64_data;
+        if (count == (size_t)n && n) memcpy(t->data, p->int64_data, (size_t)n * 8);
+        break;
+    case NPK_DT_UINT32: case NPK_DT_UINT64:
+        count = p->n_uint64_data;
+        if (count == (size_t)n)
+            for (int64_t i = 0; i < n; i++) {
+                if (dt == NPK_DT_UINT32) ((uint32_t *)t->data)[i] = (uint32_t)p->uint64_data[i];
+                else ((uint64_t *)t->data)[i] = p->uint64_data[i];
+            }
+        break;
+    default: /* int32, int16, uint16, int8, uint8, bool: int32_data */
+        count = p->n_int32_data;
+        if (count == (size_t)n)
+            for (int64_t i = 0; i < n; i++) {
+                switch (dt) {
+                case NPK_DT_INT32: ((int32_t *)t->data)[i] = p->int32_data[i]; break;
+                case NPK_DT_INT16: ((int16_t *)t->data)[i] = (int16_t)p->int32_data[i]; break;
+                case NPK_DT_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)p->int32_data[i]; break;
+                case NPK_DT_INT8: ((int8_t *)t->data)[i] = (int8_t)p->int32_data[i]; break;
+                default: ((uint8_t *)t->data)[i] = (uint8_t)p->int32_data[i]; break;
+                }
+            }
+        break;
+    }
+    if (count != (size_t)n) {
+        npk_tensor_free(t);
+        return npk_err(NPK_EFORMAT, "tensor '%s': %zu data elements, shape needs %lld", nm, count, (long long)n);
+    }
+    return 0;
+}
+
+int npk_tensor_load_pb(npk_tensor *t, const uint8_t *data, size_t len) {
+    memset(t, 0, sizeof *t);
+    Onnx__TensorProto *p = onnx__tensor_proto__unpack(NULL, len, data);
+    if (!p) return npk_err(NPK_EFORMAT, "not a valid ONNX TensorProto (protobuf decoding failed: truncated or corrupt)");
+    if (!p->has_data_type) {
+        onnx__tensor_proto__free_unpacked(p, NULL);
+        return npk_err(NPK_EFORMAT, "TensorProto has no data_type (not a tensor file?)");
+    }
+    int rc = tensor_from_proto(t, p, "tensor");
+    onnx__tensor_proto__free_unpacked(p, NULL);
+    return rc;
+}
+
+static int read_whole(const char *path, uint8_t **data, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return npk_err(NPK_EIO, "cannot open '%s'", path);
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *b = malloc(cap);
+    while (b) {
+        size_t r = fread(b + n, 1, cap - n, f);
+        n += r;
+        if (n < cap) break;
+        uint8_t *nb = realloc(b, cap *= 2);
+        if (!nb) {
+            free(b);
+            b = NULL;
+        } else {
+            b = nb;
+        }
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (!b) return npk_err(NPK_ENOMEM, "out of memory reading '%s'", path);
+    if (err) {
+        free(b);
+        return npk_err(NPK_EIO, "read error on '%s'", path);
+    }
+    *data = b;
+    *len = n;
+    return 0;
+}
+
+int npk_tensor_load_pb_file(npk_tensor *t, const char *path) {
+    uint8_t *d;
+    size_t n;
+    memset(t, 0, sizeof *t);
+    int rc = read_whole(path, &d, &n);
+    if (rc) return rc;
+    rc = npk_tensor_load_pb(t, d, n);
+    free(d);
+    if (rc) return npk_err_prefix(-rc, "%s", path);
+    return 0;
+}
+
+int npk_tensor_save_pb(const npk_tensor *t, uint8_t **out, size_t *len) {
+    Onnx__TensorProto p = ONNX__TENSOR_PROTO__INIT;
+    int64_t dims[NPK_MAX_RANK];
+    for (int i = 0; i < t->rank; i++) dims[i] = t->dims[i];
+    p.n_dims = (size_t)t->rank;
+    p.dims = dims;
+    p.has_data_type = 1;
+    p.data_type = t->dtype;
+    p.name = t->name;
+    p.has_raw_data = 1;
+    p.raw_data.len = npk_tensor_bytes(t);
+    p.raw_data.data = t->data;
+    size_t n = onnx__tensor_proto__get_packed_size(&p);
+    uint8_t *b = malloc(n ? n : 1);
+    if (!b) return npk_err(NPK_ENOMEM, "out of memory");
+    onnx__tensor_proto__pack(&p, b);
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+int npk_tensor_save_pb_file(const npk_tensor *t, const char *path) {
+    uint8_t *b;
+    size_t n;
+    int rc = npk_tensor_save_pb(t, &b, &n);
+    if (rc) return rc;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        free(b);
+        return npk_err(NPK_EIO, "cannot create '%s'", path);
+    }
+    size_t w = fwrite(b, 1, n, f);
+    int bad = fclose(f) != 0 || w != n;
+    free(b);
+    return bad ? npk_err(NPK_EIO, "write error on '%s'", path) : 0;
+}
+
+/* ---- graph --------------------------------------------------------------------- */
+
+const npk_attr *npk_node_attr(const npk_node *n, const char *name) {
+    for (size_t i = 0; i < n->n_attr; i++)
+        if (!strcmp(n->attr[i].name, name)) return &n->attr[i];
+    return NULL;
+}
+int64_t npk_node_attr_i(const npk_node *n, const char *name, int64_t def) {
+    const npk_attr *a = npk_node_attr(n, name);
+    return a && a->type == NPK_ATTR_INT ? a->i : def;
+}
+double npk_node_attr_f(const npk_node *n, const char *name, double def) {
+    const npk_attr *a = npk_node_attr(n, name);
+    return a && a->type == NPK_ATTR_FLOAT ? a->f : a && a->type == NPK_ATTR_INT ? (double)a->i : def;
+}
+const char *npk_node_attr_s(const npk_node *n, const char *name, const char *def) {
+    const npk_attr *a = npk_node_attr(n, name);
+    return a && a->type == NPK_ATTR_STRING ? a->s : def;
+}
+size_t npk_node_attr_ints(const npk_node *n, const char *name, const int64_t **v) {
+    const npk_attr *a = npk_node_attr(n, name);
+    if (!a || a->type != NPK_ATTR_INTS) {
+        *v = NULL;
+        return 0;
+    }
+    *v = a->ints;
+    return a->n;
+}
+
+static void free_node(npk_node *n) {
+    free(n->name);
+    free(n->op);
+    free(n->domain);
+    free(n->in);
+    free(n->out);
+    for (size_t i = 0; i < n->n_attr; i++) {
+        npk_attr *a = &n->attr[i];
+        free(a->name);
+        free(a->s);
+        if (a->t) {
+            npk_tensor_free(a->t);
+            free(a->t);
+        }
+        free(a->floats);
+        free(a->ints);
+    }
+    free(n->attr);
+}
+
+void npk_graph_free(npk_graph *g) {
+    if (!g) return;
+    for (size_t i = 0; i < g->n_vals; i++) {
+        free(g->vals[i].name);
+        if (g->vals[i].konst) {
+            npk_tensor_free(g->vals[i].konst);
+            free(g->vals[i].konst);
+        }
+    }
+    free(g->vals);
+    for (size_t i = 0; i < g->n_nodes; i++) free_node(&g->nodes[i]);
+    free(g->nodes);
+    free(g->in_vals);
+    free(g->out_vals);
+    free(g->in_desc);
+    free(g->out_desc);
+    free(g);
+}
+
+static int find_val(const npk_graph *g, const char *name) {
+    for (size_t i = 0; i < g->n_vals; i++)
+        if (!strcmp(g->vals[i].name, name)) return (int)i;
+    return -1;
+}
+
+static int add_val(npk_graph *g, const char *name) {
+    if (g->n_vals == g->cap_vals) {
+        size_t cap = g->cap_vals ? g->cap_vals * 2 : 64;
+        npk_value *v = realloc(g->vals, cap * sizeof *v);
+        if (!v) return npk_err(NPK_ENOMEM, "out of memory");
+        g->vals = v;
+        g->cap_vals = cap;
+    }
+    npk_value *v = &g->vals[g->n_vals];
+    memset(v, 0, sizeof *v);
+    v->producer = -1;
+    v->graph_input = -1;
+    if (!(v->name = strdup(name))) return npk_err(NPK_ENOMEM, "out of memory");
+    return (int)g->n_vals++;
+}
+
+static int desc_from_type(npk_value_desc *d, const char *name, const Onnx__TypeProto *tp, const char *what) {
+    d->name = name;
+    d->dtype = 0;
+    d->rank = -1;
+    if (!tp) return 0; /* no declared type */
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        const char *k = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
+                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map"
+                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
+                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE ? "sparse tensor" : "non-tensor";
+        return npk_err(NPK_EUNSUPPORTED, "%s '%s' has a %s type: only dense tensors are supported", what, name, k);
+    }
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    if (!tt) return 0;
+    /* an element type without a host representation is refused when a tensor of it is bound */
+    d->dtype = tt->has_elem_type ? tt->elem_type : 0;
+    if (tt->shape) {
+        if (tt->shape->n_dim > NPK_MAX_RANK)
+            return npk_err(NPK_EUNSUPPORTED, "%s '%s' has rank %zu (at most %d supported)", what, name, tt->shape->n_dim,
+                           NPK_MAX_RANK);
+        d->rank = (int)tt->shape->n_dim;
+        for (size_t i = 0; i < tt->shape->n_dim; i++) {
+            const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[i];
+            d->dims[i] = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? dm->dim_value : -1;
+        }
+    }
+    return 0;
+}
+
+static int convert_attr(npk_attr *a, const Onnx__AttributeProto *p, const npk_node *n) {
+    memset(a, 0, sizeof *a);
+    if (!(a->name = strdup(p->name ? p->name : ""))) return npk_err(NPK_ENOMEM, "out of memory");
+    int type = p->has_type ? (int)p->type : 0;
+    if (!type) { /* IR < 0.0.2: infer from the field in use */
+        type = p->has_f ? NPK_ATTR_FLOAT : p->has_i ? NPK_ATTR_INT : p->has_s ? NPK_ATTR_STRING : p->t ? NPK_ATTR_TENSOR
+               : p->g ? NPK_ATTR_GRAPH : p->n_floats ? NPK_ATTR_FLOATS : p->n_ints ? NPK_ATTR_INTS : 0;
+    }
+    a->type = type;
+    switch (type) {
+    case NPK_ATTR_FLOAT: a->f = p->f; break;
+    case NPK_ATTR_INT: a->i = p->i; break;
+    case NPK_ATTR_STRING:
+        if (!(a->s = malloc(p->s.len + 1))) return npk_err(NPK_ENOMEM, "out of memory");
+        if (p->s.len) memcpy(a->s, p->s.data, p->s.len);
+        a->s[p->s.len] = 0;
+        break;
+    case NPK_ATTR_TENSOR: {
+        if (!p->t) return npk_err(NPK_EFORMAT, "node '%s': attribute '%s' has no tensor", n->name, a->name);
+        if (!(a->t = calloc(1, sizeof *a->t))) return npk_err(NPK_ENOMEM, "out of memory");
+        int rc = tensor_from_proto(a->t, p->t, a->name);
+        if (rc) return npk_err_prefix(-rc, "node '%s' attribute '%s'", n->name, a->name);
+        break;
+    }
+    case NPK_ATTR_FLOATS:
+        a->n = p->n_floats;
+        if (!(a->floats = malloc(sizeof(float) * (a->n + 1)))) return npk_err(NPK_ENOMEM, "out of memory");
+        if (a->n) memcpy(a->floats, p->floats, sizeof(float) * a->n);
+        break;
+    case NPK_ATTR_INTS:
+        a->n = p->n_ints;
+        if (!(a->ints = malloc(sizeof(int64_t) * (a->n + 1)))) return npk_err(NPK_ENOMEM, "out of memory");
+        if (a->n) memcpy(a->ints, p->ints, sizeof(int64_t) * a->n);
+        break;
+    default: break; /* subgraphs and other kinds are kept by name only: no supported operator takes them,
+                       * so npk_graph_check names the operator (If, Loop, Scan, ...) */
+    }
+    return 0;
+}
+
+static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
+    const Onnx__GraphProto *gp = m->graph;
+    int rc;
+    if (!gp) return npk_err(NPK_EFORMAT, "the model has no graph (not an ONNX model?)");
+    g->ir_version = m->has_ir_version ? m->ir_version : 0;
+    g->opset = m->n_opset_import ? 0 : 1;
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const char *d = m->opset_import[i]->domain ? m->opset_import[i]->domain : "";
+        if (!*d || !strcmp(d, "ai.onnx")) g->opset = m->opset_import[i]->has_version ? m->opset_import[i]->version : 1;
+    }
+    /* initializers */
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        if (!tp->name || !*tp->name) return npk_err(NPK_EFORMAT, "initializer %zu has no name", i);
+        if (find_val(g, tp->name) >= 0) return npk_err(NPK_EFORMAT, "initializer '%s' is defined twice", tp->name);
+        int v = add_val(g, tp->name);
+        if (v < 0) return v;
+        if (!(g->vals[v].konst = calloc(1, sizeof(npk_tensor)))) return npk_err(NPK_ENOMEM, "out of memory");
+        if ((rc = tensor_from_proto(g->vals[v].konst, tp, tp->name))) return npk_err_prefix(-rc, "initializer '%s'", tp->name);
+    }
+    /* graph inputs (those that are not initializers) */
+    g->in_vals = calloc(gp->n_input + 1, sizeof(int));
+    g->in_desc = calloc(gp->n_input + 1, sizeof(npk_value_desc));
+    g->out_vals = calloc(gp->n_output + 1, sizeof(int));
+    g->out_desc = calloc(gp->n_output + 1, sizeof(npk_value_desc));
+    if (!g->in_vals || !g->in_desc || !g->out_vals || !g->out_desc) return npk_err(NPK_ENOMEM, "out of memory");
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !*vi->name) return npk_err(NPK_EFORMAT, "graph input %zu has no name", i);
+        int v = find_val(g, vi->name);
+        if (v >= 0 && g->vals[v].konst) continue; /* an initializer with a default value */
+        if (v >= 0) return npk_err(NPK_EFORMAT, "graph input '%s' is listed twice", vi->name);
+        if ((v = add_val(g, vi->name)) < 0) return v;
+        if ((rc = desc_from_type(&g->in_desc[g->n_in], vi->name, vi->type, "graph input"))) return rc;
+        g->vals[v].graph_input = (int)g->n_in;
+        g->in_vals[g->n_in++] = v;
+    }
+    /* nodes: first every output, so that inputs may refer forward */
+    if (!(g->nodes = calloc(gp->n_node + 1, sizeof(npk_node)))) return npk_err(NPK_ENOMEM, "out of memory");
+    npk_node *tmp = g->nodes;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        npk_node *n = &tmp[i];
+        g->n_nodes = i + 1;
+        const char *op = np->op_type ? np->op_type : "";
+        char nbuf[96];
+        if (!np->name || !*np->name) snprintf(nbuf, sizeof nbuf, "%s_%zu", *op ? op : "node", i);
+        n->name = strdup(np->name && *np->name ? np->name : nbuf);
+        n->op = strdup(op);
+        n->domain = strdup(np->domain && strcmp(np->domain, "ai.onnx") ? np->domain : "");
+        n->in = calloc(np->n_input + 1, sizeof(int));
+        n->out = calloc(np->n_output + 1, sizeof(int));
+        if (!n->name || !n->op || !n->domain || !n->in || !n->out) return npk_err(NPK_ENOMEM, "out of memory");
+        if (!*op) return npk_err(NPK_EFORMAT, "node %zu has no op_type", i);
+        n->n_in = (int)np->n_input;
+        n->n_out = (int)np->n_output;
+        for (size_t k = 0; k < np->n_output; k++) {
+            const char *nm = np->output[k];
+            if (!nm || !*nm) {
+                n->out[k] = -1;
+                continue;
+            }
+            int v = find_val(g, nm);
+            if (v >= 0)
+                return npk_err(NPK_EFORMAT, "node '%s' (%s): output '%s' is already produced by %s", n->name, op, nm,
+                               g->vals[v].producer >= 0 ? "another node" : "an initializer or graph input");
+            if ((v = add_val(g, nm)) < 0) return v;
+            g->vals[v].producer = (int)i;
+            n->out[k] = v;
+        }
+        if (!(n->attr = calloc(np->n_attribute + 1, sizeof(npk_attr)))) return npk_err(NPK_ENOMEM, "out of memory");
+        for (size_t k = 0; k < np->n_attribute; k++) {
+            n->n_attr = k + 1;
+            if ((rc = convert_attr(&n->attr[k], np->attribute[k], n))) return rc;
+        }
+    }
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        npk_node *n = &tmp[i];
+        for (size_t k = 0; k < np->n_input; k++) {
+            const char *nm = np->input[k];
+            if (!nm || !*nm) {
+                n->in[k] = -1;
+                continue;
+            }
+            int v = find_val(g, nm);
+            if (v < 0)
+                return npk_err(NPK_EFORMAT, "node '%s' (%s): input '%s' is not produced by any node, initializer or graph input",
+                               n->name, n->op, nm);
+            n->in[k] = v;
+            g->vals[v].n_uses++;
+        }
+    }
+    /* topological order (Kahn) */
+    size_t nn = g->n_nodes;
+    int *order = calloc(nn + 1, sizeof(int)), *pending = calloc(nn + 1, sizeof(int));
+    char *done = calloc(nn + 1, 1);
+    if (!order || !pending || !done) {
+        free(order);
+        free(pending);
+        free(done);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    size_t placed = 0;
+    while (placed < nn) {
+        size_t before = placed;
+        for (size_t i = 0; i < nn; i++) {
+            if (done[i]) continue;
+            int ready = 1;
+            for (int k = 0; k < tmp[i].n_in && ready; k++) {
+                int v = tmp[i].in[k];
+                if (v >= 0 && g->vals[v].producer >= 0 && !done[g->vals[v].producer]) ready = 0;
+            }
+            if (ready) {
+                done[i] = 1;
+                order[placed++] = (int)i;
+            }
+        }
+        if (placed == before) {
+            size_t bad = 0;
+            while (bad < nn && done[bad]) bad++;
+            free(order);
+            free(pending);
+            free(done);
+            return npk_err(NPK_EFORMAT, "the graph has a cycle through node '%s' (%s)", tmp[bad].name, tmp[bad].op);
+        }
+    }
+    npk_node *sorted = calloc(nn + 1, sizeof(npk_node));
+    int *newidx = pending;
+    if (!sorted) {
+        free(order);
+        free(pending);
+        free(done);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < nn; i++) {
+        sorted[i] = tmp[order[i]];
+        newidx[order[i]] = (int)i;
+    }
+    for (size_t i = 0; i < g->n_vals; i++)
+        if (g->vals[i].producer >= 0) g->vals[i].producer = newidx[g->vals[i].producer];
+    free(tmp);
+    g->nodes = sorted;
+    free(order);
+    free(pending);
+    free(done);
+    /* graph outputs */
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        if (!vi->name || !*vi->name) return npk_err(NPK_EFORMAT, "graph output %zu has no name", i);
+        int v = find_val(g, vi->name);
+        if (v < 0) return npk_err(NPK_EFORMAT, "graph output '%s' is not produced by any node or input", vi->name);
+        if ((rc = desc_from_type(&g->out_desc[g->n_out], vi->name, vi->type, "graph output"))) return rc;
+        g->vals[v].graph_output = 1;
+        g->out_vals[g->n_out++] = v;
+    }
+    if (!g->n_out) return npk_err(NPK_EFORMAT, "the graph has no outputs");
+    for (size_t i = 0; i < g->n_in; i++) g->in_desc[i].name = g->vals[g->in_vals[i]].name;
+    for (size_t i = 0; i < g->n_out; i++) g->out_desc[i].name = g->vals[g->out_vals[i]].name;
+    return 0;
+}
+
+int npk_graph_load(npk_graph **out, const uint8_t *data, size_t len) {
+    *out = NULL;
+    if (!data || !len) return npk_err(NPK_EFORMAT, "empty model file");
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
+    if (!m) return npk_err(NPK_EFORMAT, "not a valid ONNX model (protobuf decoding failed: the file is truncated or corrupt)");
+    npk_graph *g = calloc(1, sizeof *g);
+    if (!g) {
+        onnx__model_proto__free_unpacked(m, NULL);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    int rc = import_model(g, m);
+    onnx__model_proto__free_unpacked(m, NULL);
+    if (rc) {
+        npk_graph_free(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+int npk_graph_load_file(npk_graph **out, const char *path) {
+    uint8_t *d;
+    size_t n;
+    *out = NULL;
+    int rc = read_whole(path, &d, &n);
+    if (rc) return rc;
+    rc = npk_graph_load(out, d, n);
+    free(d);
+    if (rc) return npk_err_prefix(-rc, "%s", path);
+    return 0;
+}
+
+size_t npk_graph_n_inputs(const npk_graph *g) { return g->n_in; }
+const npk_value_desc *npk_graph_input(const npk_graph *g, size_t i) { return i < g->n_in ? &g->in_desc[i] : NULL; }
+size_t npk_graph_n_outputs(const npk_graph *g) { return g->n_out; }
+const npk_value_desc *npk_graph_output(const npk_graph *g, size_t i) { return i < g->n_out ? &g->out_desc[i] : NULL; }
+size_t npk_graph_n_nodes(const npk_graph *g) { return g->n_nodes; }
+int64_t npk_graph_opset(const npk_graph *g) { return g->opset; }

@@ -1,0 +1,83 @@
+/* Partition and performance reports of a graph run (text and JSON). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "npukit/graph.h"
+
+static const char *place_name(int p) { return p == NPK_PLACE_DEVICE ? "device" : p == NPK_PLACE_FUSED ? "fused" : "cpu"; }
+
+void npk_run_report_print(const npk_run_report *r, FILE *f) {
+    size_t ndev = 0, ncpu = 0, nfused = 0;
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        if (r->nodes[i].place == NPK_PLACE_DEVICE) ndev++;
+        else if (r->nodes[i].place == NPK_PLACE_FUSED) nfused++;
+        else ncpu++;
+    }
+    fprintf(f, "partition (device %s): %zu nodes on the device, %zu fused into device nodes, %zu on the CPU\n", r->device,
+            ndev, nfused, ncpu);
+    if (r->note[0]) fprintf(f, "  note: %s\n", r->note);
+    fprintf(f, "  %-4s %-24s %-20s %-7s %-22s %12s %12s %10s  %s\n", "#", "node", "op", "where", "device op", "MACs", "cycles",
+            "host ms", "why");
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        const npk_node_report *n = &r->nodes[i];
+        fprintf(f, "  %-4zu %-24.24s %-20.20s %-7s %-22.22s %12" PRIu64 " %12" PRIu64 " %10.3f  %s\n", i, n->name, n->op,
+                place_name(n->place), n->device_op[0] ? n->device_op : "-", n->macs, n->cycles, n->host_ms, n->why);
+    }
+    fprintf(f, "performance:\n");
+    if (strcmp(r->device, "cpu") && r->device_hz) {
+        double us = (double)r->device_cycles * 1e6 / (double)r->device_hz;
+        fprintf(f, "  %s: %" PRIu64 " simulated cycles (%.1f us at %.0f MHz)", r->device, r->device_cycles, us,
+                (double)r->device_hz / 1e6);
+        if (r->device_busy_cycles) fprintf(f, ", busy %" PRIu64 " cycles (PERF counter)", r->device_busy_cycles);
+        fprintf(f, "\n  device MACs %" PRIu64, r->device_macs);
+        if (r->peak_macs_per_cycle && r->device_cycles) {
+            uint64_t base = r->device_busy_cycles ? r->device_busy_cycles : r->device_cycles;
+            fprintf(f, ", utilization %.1f%% of %" PRIu64 " MACs/cycle peak%s", 100.0 * (double)r->device_macs /
+                    ((double)base * (double)r->peak_macs_per_cycle), r->peak_macs_per_cycle,
+                    r->device_busy_cycles ? " over busy cycles" : "");
+        }
+        fprintf(f, "\n  guest memory: %" PRIu64 " bytes planned (%" PRIu64 " without reuse), staged in %" PRIu64
+                " bytes, out %" PRIu64 " bytes\n", r->guest_bytes, r->guest_naive_bytes, r->staged_in_bytes, r->staged_out_bytes);
+    }
+    fprintf(f, "  cpu: %" PRIu64 " MACs\n", r->cpu_macs);
+    fprintf(f, "  host time: %.3f ms\n", r->host_ms);
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+int npk_run_report_write_json(const npk_run_report *r, FILE *f) {
+    fprintf(f, "{\"device\":");
+    json_str(f, r->device);
+    fprintf(f, ",\"note\":");
+    json_str(f, r->note);
+    fprintf(f, ",\"device_cycles\":%" PRIu64 ",\"device_busy_cycles\":%" PRIu64 ",\"device_hz\":%" PRIu64
+               ",\"device_macs\":%" PRIu64 ",\"cpu_macs\":%" PRIu64 ",\"peak_macs_per_cycle\":%" PRIu64
+               ",\"guest_bytes\":%" PRIu64 ",\"guest_naive_bytes\":%" PRIu64 ",\"staged_in_bytes\":%" PRIu64
+               ",\"staged_out_bytes\":%" PRIu64 ",\"host_ms\":%.3f,\"nodes\":[",
+            r->device_cycles, r->device_busy_cycles, r->device_hz, r->device_macs, r->cpu_macs, r->peak_macs_per_cycle,
+            r->guest_bytes, r->guest_naive_bytes, r->staged_in_bytes, r->staged_out_bytes, r->host_ms);
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        const npk_node_report *n = &r->nodes[i];
+        fprintf(f, "%s{\"name\":", i ? "," : "");
+        json_str(f, n->name);
+        fprintf(f, ",\"op\":");
+        json_str(f, n->op);
+        fprintf(f, ",\"place\":\"%s\",\"device_op\":", place_name(n->place));
+        json_str(f, n->device_op);
+        fprintf(f, ",\"why\":");
+        json_str(f, n->why);
+        fprintf(f, ",\"macs\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"host_ms\":%.3f}", n->macs, n->cycles, n->host_ms);
+    }
+    fprintf(f, "]}\n");
+    return ferror(f) ? npk_err(NPK_EIO, "write error on the JSON report") : 0;
+}

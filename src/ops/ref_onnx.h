@@ -1,0 +1,159 @@
+/*
+ * CPU reference implementations of the ONNX operators npukit supports.
+ *
+ * These are the semantics every device path is checked against: exact for
+ * integer operators (int64 accumulation, float32 requantization with
+ * round-half-to-even as ONNX Runtime and Gemmini's ACC_SCALE do), float
+ * operators in double precision rounded to float32 at the end (well within
+ * ONNX's backend test tolerances rtol 1e-3 / atol 1e-7).
+ *
+ * The kernels work on npk_tensor (include/npukit/graph.h) with shapes and
+ * parameters already resolved by the graph layer (src/graph/ops.c), which
+ * parses the node's attributes, infers the output shapes and allocates the
+ * outputs. Kernels never allocate their outputs and never fail on valid
+ * parameters; where they can fail they return a negative npk_status.
+ */
+#ifndef NPUKIT_OPS_REF_ONNX_H
+#define NPUKIT_OPS_REF_ONNX_H
+
+#include <stdint.h>
+
+#include "npukit/graph.h"
+
+/* ---- element access --------------------------------------------------------
+ * Element i of a buffer of the given dtype as a double / int64 (bool reads
+ * 0/1). set_f on integer types converts toward zero with saturation;
+ * set_i on integer types wraps modulo 2^bits (numpy's astype). */
+double npk_ref_onnx_get_f(const void *data, int dtype, int64_t i);
+int64_t npk_ref_onnx_get_i(const void *data, int dtype, int64_t i);
+void npk_ref_onnx_set_f(void *data, int dtype, int64_t i, double v);
+void npk_ref_onnx_set_i(void *data, int dtype, int64_t i, int64_t v);
+/* Saturate v to the range of an integer dtype. */
+int64_t npk_ref_onnx_saturate(int dtype, int64_t v);
+/* Round half to even (IEEE default rounding, as numpy.rint). */
+float npk_ref_onnx_rint(float v);
+
+/* Numpy (multidirectional) broadcast of two shapes into out (rank *ro).
+ * Returns -NPK_EINVAL when they do not broadcast. */
+int npk_ref_onnx_bcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *ro, int64_t *dout);
+
+/* ---- elementwise ------------------------------------------------------------ */
+typedef enum npk_onnx_binop {
+    NPK_ONNX_ADD, NPK_ONNX_SUB, NPK_ONNX_MUL, NPK_ONNX_DIV, NPK_ONNX_POW, NPK_ONNX_PRELU
+} npk_onnx_binop;
+/* y = a op b with numpy broadcasting (y's shape already the broadcast shape).
+ * Integer division truncates toward zero; division by zero gives 0 for integers.
+ * POW: y has a's dtype; b may be any numeric dtype. PRELU: y = a < 0 ? a*b : a. */
+void npk_ref_onnx_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y);
+
+typedef enum npk_onnx_unop {
+    NPK_ONNX_RELU, NPK_ONNX_LEAKYRELU, NPK_ONNX_SIGMOID, NPK_ONNX_TANH, NPK_ONNX_SQRT,
+    NPK_ONNX_EXP, NPK_ONNX_ERF, NPK_ONNX_CLIP
+} npk_onnx_unop;
+/* y = f(x), same shape and dtype. LEAKYRELU uses alpha; CLIP clamps to
+ * [lo, hi] (compared in x's dtype: doubles for floats, int64 for integers). */
+void npk_ref_onnx_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo,
+                        double hi);
+
+/* ---- reductions and normalisations ----------------------------------------- */
+/* Softmax / LogSoftmax over the middle dimension of x viewed as [outer, len, inner]. */
+void npk_ref_onnx_softmax(const npk_tensor *x, npk_tensor *y, int64_t outer, int64_t len, int64_t inner,
+                          int log_softmax);
+/* ReduceMean: reduce[d] = 1 for reduced dims of x; y has x's rank with those
+ * dims 1 (the caller reshapes for keepdims = 0). */
+void npk_ref_onnx_reduce_mean(const npk_tensor *x, const int *reduce, npk_tensor *y);
+/* BatchNormalization over channels (dim 1) of x [N, C, ...]:
+ * y = scale * (x - mean) / sqrt(var + eps) + bias.
+ *   scale, bias, mean, var: [C] */
+void npk_ref_onnx_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias,
+                            const npk_tensor *mean, const npk_tensor *var, double eps, npk_tensor *y);
+/* Training-mode BatchNormalization: normalises with the batch statistics and
+ * writes running_mean/var = input * momentum + batch * (1 - momentum)
+ * (population variance for the running value, as ONNX's reference). */
+void npk_ref_onnx_batchnorm_train(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias,
+                                  const npk_tensor *mean, const npk_tensor *var, double eps, double momentum,
+                                  npk_tensor *y, npk_tensor *run_mean, npk_tensor *run_var);
+/* LayerNormalization of x viewed as [outer, inner] (inner = product of dims
+ * from axis): y = (x - mean) / sqrt(var + eps) * scale + bias.
+ *   scale, bias: broadcast to [inner] (bias may be NULL)
+ *   mean, inv_std: [outer] elements or NULL */
+void npk_ref_onnx_layernorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, int64_t outer,
+                            int64_t inner, double eps, npk_tensor *y, npk_tensor *mean, npk_tensor *inv_std);
+
+/* ---- matrix products --------------------------------------------------------- */
+/* Numpy matmul with batch broadcasting: a [..., M, K], b [..., K, N] (rank-1
+ * operands promoted as numpy does), y [..., M, N] already shaped. Float. */
+void npk_ref_onnx_matmul(const npk_tensor *a, const npk_tensor *b, npk_tensor *y);
+/* The same for 8-bit integers into int32 y: sum (a - a_zp) * (b - b_zp).
+ *   a_zp: NULL, a scalar, or [M] per row (MatMulInteger);
+ *   b_zp: NULL, a scalar, or [N] per column. */
+void npk_ref_onnx_matmul_integer(const npk_tensor *a, const npk_tensor *b, const npk_tensor *a_zp,
+                                 const npk_tensor *b_zp, npk_tensor *y);
+/* Gemm: y [M, N] = alpha * op(a) * op(b) + beta * c (c broadcast to [M, N], may be NULL). */
+void npk_ref_onnx_gemm(const npk_tensor *a, const npk_tensor *b, const npk_tensor *c, double alpha, double beta,
+                       int trans_a, int trans_b, npk_tensor *y);
+
+/* ---- convolution and pooling ---------------------------------------------------
+ * Up to 3 spatial dimensions; 1-D and 2-D are 3-D with leading spatial
+ * dimensions of size 1 (kernel 1, stride 1, no padding). */
+typedef struct npk_onnx_conv_params {
+    int nsp;                 /* spatial dims of the node: 1, 2 or 3 */
+    int64_t n, c, m, group;  /* batch, input channels, output channels, groups */
+    int64_t in[3], k[3], out[3];         /* spatial sizes, leading ones padded with 1 */
+    int64_t stride[3], dil[3], pad_b[3], pad_e[3];
+    int ceil_mode;           /* pooling: output size rounded up */
+    int count_include_pad;   /* AveragePool */
+    int storage_order;       /* MaxPool indices: 0 row major, 1 column major */
+} npk_onnx_conv_params;
+
+/* Resolve output sizes, pads (auto_pad "NOTSET", "SAME_UPPER", "SAME_LOWER",
+ * "VALID") into p->out/pad_b/pad_e. p->in, k, stride, dil, pad_b/e (explicit
+ * pads) must be set. Returns -NPK_EINVAL when an output size would be < 1. */
+int npk_ref_onnx_conv_resolve(npk_onnx_conv_params *p, const char *auto_pad);
+
+/* Conv (float): x [N, C, in...], w [M, C/group, k...], b [M] or NULL, y [N, M, out...]. */
+void npk_ref_onnx_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
+                       const npk_tensor *b, npk_tensor *y);
+/* ConvInteger: 8-bit x and w with zero points (x_zp scalar or NULL, w_zp
+ * scalar, [M] or NULL) into int32 y; b (int32 [M]) added when not NULL. */
+void npk_ref_onnx_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
+                               const npk_tensor *x_zp, const npk_tensor *w_zp, const npk_tensor *b,
+                               npk_tensor *y);
+/* MaxPool: y [N, C, out...] (x's dtype); indices (int64, may be NULL) holds the
+ * flat index into x of each maximum (storage_order as p). */
+void npk_ref_onnx_maxpool(const npk_onnx_conv_params *p, const npk_tensor *x, npk_tensor *y, npk_tensor *indices);
+/* AveragePool (float). */
+void npk_ref_onnx_avgpool(const npk_onnx_conv_params *p, const npk_tensor *x, npk_tensor *y);
+/* GlobalAveragePool / GlobalMaxPool: x [N, C, spatial...] -> y [N, C, 1...]. */
+void npk_ref_onnx_global_pool(const npk_tensor *x, npk_tensor *y, int is_max);
+
+/* ---- quantization --------------------------------------------------------------- */
+/* Requantize an int32 accumulator: saturate(rint((float)acc * mult) + zp) in
+ * the range of dtype (int8/uint8/int32). mult is float32 as ONNX Runtime
+ * computes it (scale_a * scale_b / scale_y). */
+int64_t npk_ref_onnx_requant(int64_t acc, float mult, int64_t zp, int dtype);
+/* Requantize an int32 tensor acc into y (same shape, int8/uint8):
+ * per-tensor (n_mult == 1) or per-channel along `axis` (n_mult = dims[axis]).
+ * y_zp: scalar. */
+void npk_ref_onnx_requant_tensor(const npk_tensor *acc, const float *mult, int64_t n_mult, int axis, int64_t y_zp,
+                                 npk_tensor *y);
+/* QuantizeLinear: y = saturate(rint(x / scale) + zp); scale/zp scalar or
+ * per `axis` (1-D of dims[axis]). zp NULL means 0 (and y's dtype decides the range). */
+void npk_ref_onnx_quantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis,
+                           npk_tensor *y);
+/* DequantizeLinear: y = (x - zp) * scale, same broadcasting rule. */
+void npk_ref_onnx_dequantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis,
+                             npk_tensor *y);
+/* DynamicQuantizeLinear: uint8 y, float scale, uint8 zero point (scalars). */
+void npk_ref_onnx_dynamic_quantize(const npk_tensor *x, npk_tensor *y, npk_tensor *scale, npk_tensor *zp);
+
+/* ---- data movement ------------------------------------------------------------------ */
+/* Transpose: y dims = x dims permuted by perm. */
+void npk_ref_onnx_transpose(const npk_tensor *x, const int *perm, npk_tensor *y);
+/* Concat along axis: n tensors into y. */
+void npk_ref_onnx_concat(const npk_tensor *const *xs, int n, int axis, npk_tensor *y);
+/* Gather along axis with int32/int64 indices (negative = from the end).
+ * Returns -NPK_EINVAL naming the index when one is out of range. */
+int npk_ref_onnx_gather(const npk_tensor *x, const npk_tensor *idx, int axis, npk_tensor *y);
+
+#endif

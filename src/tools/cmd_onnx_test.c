@@ -1,0 +1,311 @@
+/* npu onnx-test: run ONNX backend test directories and compare outputs. */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "npukit/graph.h"
+
+#define OT_RTOL 1e-3
+#define OT_ATOL 1e-7
+
+static void ot_help(void) {
+    printf("usage: npu onnx-test DIR... [--device D] [--require-offload] [--port SPEC] [--quiet]\n\n"
+           "Run ONNX backend test directories: DIR holds model.onnx and test_data_set_N/ with input_K.pb and\n"
+           "output_K.pb (ONNX TensorProto), or DIR holds such test directories (run in name order).\n"
+           "Outputs are compared exactly for integer tensors and with rtol 1e-3, atol 1e-7 for float tensors.\n"
+           "One line per test: PASS, FAIL (with the reason) or SKIP (unsupported operator or type, named);\n"
+           "the last line is 'N passed, N failed, N skipped'. Exit status 1 if a test failed.\n\n"
+           "options:\n"
+           "  --device D         cpu (default), v0, shell, e1 or pccx\n"
+           "  --require-offload  fail a test when an integer matmul/conv node (MatMulInteger, ConvInteger,\n"
+           "                     QLinearMatMul, QLinearConv) did not run on the device\n"
+           "  --port SPEC        port to the device (default sim)\n"
+           "  --quiet            print only failures and the summary\n"
+           "  -h, --help         this help\n");
+}
+
+/* Path joins into PATH_MAX-sized buffers: a path that does not fit is
+ * truncated and then simply fails to open (reported as such). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+#define PJOIN(buf, ...) snprintf(buf, sizeof buf, __VA_ARGS__)
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+static int is_file(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted names in dir starting with prefix (and, if need_dir, directories). */
+static char **list_dir(const char *dir, const char *prefix, int need_dir, size_t *n) {
+    DIR *d = opendir(dir);
+    *n = 0;
+    if (!d) return NULL;
+    size_t cap = 16;
+    char **v = malloc(cap * sizeof(char *));
+    struct dirent *e;
+    while (v && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        char p[4096];
+        (void)PJOIN(p, "%s/%s", dir, e->d_name);
+        if (need_dir ? !is_dir(p) : !is_file(p)) continue;
+        if (*n == cap) {
+            char **nv = realloc(v, (cap *= 2) * sizeof(char *));
+            if (!nv) break;
+            v = nv;
+        }
+        v[(*n)++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (v) qsort(v, *n, sizeof(char *), cmp_str);
+    return v;
+}
+
+static void free_list(char **v, size_t n) {
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* numeric suffix order: input_2 < input_10 */
+static int cmp_num(const void *a, const void *b) {
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    long nx = strtol(strchr(x, '_') ? strchr(x, '_') + 1 : x, NULL, 10), ny = strtol(strchr(y, '_') ? strchr(y, '_') + 1 : y, NULL, 10);
+    return nx < ny ? -1 : nx > ny;
+}
+
+static double elem(const npk_tensor *t, int64_t i) {
+    switch (t->dtype) {
+    case NPK_DT_FLOAT: return ((const float *)t->data)[i];
+    case NPK_DT_DOUBLE: return ((const double *)t->data)[i];
+    default: return 0;
+    }
+}
+
+static int64_t ielem(const npk_tensor *t, int64_t i) {
+    switch (t->dtype) {
+    case NPK_DT_UINT8: case NPK_DT_BOOL: return ((const uint8_t *)t->data)[i];
+    case NPK_DT_INT8: return ((const int8_t *)t->data)[i];
+    case NPK_DT_UINT16: return ((const uint16_t *)t->data)[i];
+    case NPK_DT_INT16: return ((const int16_t *)t->data)[i];
+    case NPK_DT_INT32: return ((const int32_t *)t->data)[i];
+    case NPK_DT_UINT32: return ((const uint32_t *)t->data)[i];
+    case NPK_DT_INT64: case NPK_DT_UINT64: return ((const int64_t *)t->data)[i];
+    default: return 0;
+    }
+}
+
+/* 0 when equal within tolerance; else writes the reason. */
+static int compare(const npk_tensor *got, const npk_tensor *exp, size_t k, char *why, size_t wl) {
+    char s1[128], s2[128];
+    if (got->dtype != exp->dtype || got->rank != exp->rank ||
+        memcmp(got->dims, exp->dims, sizeof(int64_t) * (size_t)got->rank)) {
+        snprintf(why, wl, "output %zu: got %s, expected %s", k, npk_tensor_shape_str(got->dtype, got->rank, got->dims, s1, sizeof s1),
+                 npk_tensor_shape_str(exp->dtype, exp->rank, exp->dims, s2, sizeof s2));
+        return 1;
+    }
+    int64_t n = npk_tensor_numel(exp);
+    int isf = exp->dtype == NPK_DT_FLOAT || exp->dtype == NPK_DT_DOUBLE;
+    for (int64_t i = 0; i < n; i++) {
+        if (isf) {
+            double a = elem(got, i), e = elem(exp, i);
+            if (isnan(e) && isnan(a)) continue;
+            if (isinf(e) && a == e) continue;
+            if (!(fabs(a - e) <= OT_ATOL + OT_RTOL * fabs(e))) {
+                snprintf(why, wl, "output %zu element %lld: got %.9g, expected %.9g (rtol 1e-3, atol 1e-7)", k, (long long)i, a, e);
+                return 1;
+            }
+        } else if (ielem(got, i) != ielem(exp, i)) {
+            snprintf(why, wl, "output %zu element %lld: got %lld, expected %lld (exact)", k, (long long)i,
+                     (long long)ielem(got, i), (long long)ielem(exp, i));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int is_int_family(const char *op) {
+    return !strcmp(op, "MatMulInteger") || !strcmp(op, "ConvInteger") || !strcmp(op, "QLinearMatMul") ||
+           !strcmp(op, "QLinearConv");
+}
+
+enum { T_PASS, T_FAIL, T_SKIP };
+
+static int run_test(const char *dir, const char *device, const char *port, int require_offload, char *why, size_t wl,
+                    char *extra, size_t el) {
+    char path[4096];
+    npk_graph *g = NULL;
+    extra[0] = 0;
+    (void)PJOIN(path, "%s/model.onnx", dir);
+    int rc = npk_graph_load_file(&g, path);
+    if (rc == -NPK_EUNSUPPORTED) {
+        snprintf(why, wl, "%s", npk_errmsg());
+        return T_SKIP;
+    }
+    if (rc) {
+        snprintf(why, wl, "%s", npk_errmsg());
+        return T_FAIL;
+    }
+    const char *bad_op;
+    if (npk_graph_check(g, &bad_op)) {
+        snprintf(why, wl, "unsupported operator %s", bad_op);
+        npk_graph_free(g);
+        return T_SKIP;
+    }
+    size_t nsets;
+    char **sets = list_dir(dir, "test_data_set_", 1, &nsets);
+    int result = T_PASS;
+    size_t ndev = 0, nnodes = 0;
+    if (!nsets) {
+        snprintf(why, wl, "no test_data_set_N directory");
+        result = T_FAIL;
+    }
+    for (size_t s = 0; s < nsets && result == T_PASS; s++) {
+        char sd[4096];
+        (void)PJOIN(sd, "%s/%s", dir, sets[s]);
+        size_t ni, no;
+        char **in_names = list_dir(sd, "input_", 0, &ni), **out_names = list_dir(sd, "output_", 0, &no);
+        if (in_names) qsort(in_names, ni, sizeof(char *), cmp_num);
+        if (out_names) qsort(out_names, no, sizeof(char *), cmp_num);
+        npk_tensor *ins = calloc(ni + 1, sizeof(npk_tensor)), *exp = calloc(no + 1, sizeof(npk_tensor)), *outs = NULL;
+        size_t n_outs = 0;
+        npk_run_report rep;
+        memset(&rep, 0, sizeof rep);
+        for (size_t k = 0; k < ni && result == T_PASS; k++) {
+            (void)PJOIN(path, "%s/%s", sd, in_names[k]);
+            if ((rc = npk_tensor_load_pb_file(&ins[k], path))) {
+                snprintf(why, wl, "%s", npk_errmsg());
+                result = rc == -NPK_EUNSUPPORTED ? T_SKIP : T_FAIL;
+                break;
+            }
+            /* bind by position (the ONNX test convention) */
+            free(ins[k].name);
+            ins[k].name = k < npk_graph_n_inputs(g) ? strdup(npk_graph_input(g, k)->name) : NULL;
+        }
+        for (size_t k = 0; k < no && result == T_PASS; k++) {
+            (void)PJOIN(path, "%s/%s", sd, out_names[k]);
+            if ((rc = npk_tensor_load_pb_file(&exp[k], path))) {
+                snprintf(why, wl, "%s", npk_errmsg());
+                result = rc == -NPK_EUNSUPPORTED ? T_SKIP : T_FAIL;
+            }
+        }
+        if (result == T_PASS) {
+            npk_run_opts o = {device, port, NULL};
+            rc = npk_graph_run(g, &o, ins, ni < npk_graph_n_inputs(g) ? ni : npk_graph_n_inputs(g), &outs, &n_outs, &rep);
+            if (rc) {
+                snprintf(why, wl, "%s: %s", sets[s], npk_errmsg());
+                result = T_FAIL;
+            } else if (n_outs != no) {
+                snprintf(why, wl, "%s: %zu outputs, expected %zu", sets[s], n_outs, no);
+                result = T_FAIL;
+            } else {
+                for (size_t k = 0; k < no && result == T_PASS; k++)
+                    if (compare(&outs[k], &exp[k], k, why, wl)) result = T_FAIL;
+                for (size_t k = 0; k < rep.n_nodes; k++) {
+                    nnodes++;
+                    if (rep.nodes[k].place != 0) ndev++;
+                    if (require_offload && result == T_PASS && rep.nodes[k].place == NPK_PLACE_CPU &&
+                        is_int_family(rep.nodes[k].op)) {
+                        snprintf(why, wl, "node '%s' (%s) ran on the CPU: %s", rep.nodes[k].name, rep.nodes[k].op,
+                                 rep.nodes[k].why);
+                        result = T_FAIL;
+                    }
+                }
+            }
+        }
+        for (size_t k = 0; k < ni; k++) npk_tensor_free(&ins[k]);
+        for (size_t k = 0; k < no; k++) npk_tensor_free(&exp[k]);
+        for (size_t k = 0; k < n_outs; k++) npk_tensor_free(&outs[k]);
+        free(ins);
+        free(exp);
+        free(outs);
+        npk_run_report_fini(&rep);
+        free_list(in_names, ni);
+        free_list(out_names, no);
+    }
+    if (strcmp(device, "cpu") && nnodes) snprintf(extra, el, " [%zu of %zu node runs on %s]", ndev, nnodes, device);
+    free_list(sets, nsets);
+    npk_graph_free(g);
+    return result;
+}
+
+int cmd_onnx_test(int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        ot_help();
+        return 0;
+    }
+    const char *device = "cpu", *port = NULL;
+    int require = 0, quiet = 0;
+    char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+    int nd = 0;
+    if (!dirs) return cli_fail("out of memory");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
+        else if (!strcmp(argv[i], "--port") && i + 1 < argc) port = argv[++i];
+        else if (!strcmp(argv[i], "--require-offload")) require = 1;
+        else if (!strcmp(argv[i], "--quiet")) quiet = 1;
+        else if (argv[i][0] == '-') {
+            free(dirs);
+            return cli_usage_error("onnx-test", "unknown or incomplete option '%s'", argv[i]);
+        } else dirs[nd++] = argv[i];
+    }
+    if (!nd) {
+        free(dirs);
+        return cli_usage_error("onnx-test", "no test directory given");
+    }
+    int pass = 0, fail = 0, skip = 0;
+    for (int d = 0; d < nd; d++) {
+        char p[4096];
+        (void)PJOIN(p, "%s/model.onnx", dirs[d]);
+        size_t nt = 0;
+        char **tests = NULL;
+        int single = is_file(p);
+        if (!single) {
+            if (!is_dir(dirs[d])) {
+                printf("FAIL %s: not a directory\n", dirs[d]);
+                fail++;
+                continue;
+            }
+            tests = list_dir(dirs[d], "", 1, &nt);
+            if (!nt) {
+                printf("FAIL %s: no model.onnx and no test directories\n", dirs[d]);
+                fail++;
+            }
+        }
+        for (size_t t = 0; t < (single ? 1 : nt); t++) {
+            char td[4096], why[1200], extra[96];
+            if (single) (void)PJOIN(td, "%s", dirs[d]);
+            else (void)PJOIN(td, "%s/%s", dirs[d], tests[t]);
+            (void)PJOIN(p, "%s/model.onnx", td);
+            if (!single && !is_file(p)) continue;
+            why[0] = 0;
+            int r = run_test(td, device, port, require, why, sizeof why, extra, sizeof extra);
+            const char *name = single ? td : tests[t];
+            if (r == T_PASS) {
+                pass++;
+                if (!quiet) printf("PASS %s%s\n", name, extra);
+            } else if (r == T_FAIL) {
+                fail++;
+                printf("FAIL %s: %s%s\n", name, why, extra);
+            } else {
+                skip++;
+                if (!quiet) printf("SKIP %s: %s\n", name, why);
+            }
+            fflush(stdout);
+        }
+        free_list(tests, nt);
+    }
+    printf("%d passed, %d failed", pass, fail);
+    if (skip) printf(", %d skipped", skip);
+    printf("\n");
+    free(dirs);
+    return fail ? 1 : 0;
+}

@@ -1,0 +1,251 @@
+/* npu run: run an ONNX model on a device (partition, execute, report). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "npukit/graph.h"
+#include "npukit/trace.h"
+
+#define RUN_DEFAULT_DEVICE "v0"
+
+static void run_help(void) {
+    printf("usage: npu run MODEL.onnx [--device D] [--input NAME=FILE.pb ...] [--random-inputs SEED]\n"
+           "               [--output-dir DIR] [--report] [--report-json FILE] [--trace FILE.json] [--port SPEC]\n\n"
+           "Import an ONNX model, place every node the device executes exactly on the device (the rest on the\n"
+           "CPU reference), plan the device's guest memory, run, and print the outputs. For 2-D outputs\n"
+           "[N, classes] the predicted class of each row (argmax, first maximum) is printed.\n\n"
+           "options:\n"
+           "  --device D           v0 (default), shell, e1, pccx or cpu\n"
+           "  --input NAME=FILE    an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
+           "                       inputs in order); repeat for every input\n"
+           "  --random-inputs SEED generate the inputs that were not given (deterministic for SEED)\n"
+           "  --output-dir DIR     write output K as DIR/output_K.pb (ONNX TensorProto)\n"
+           "  --report             print the partition and performance report\n"
+           "  --report-json FILE   write the report as JSON\n"
+           "  --trace FILE.json    write a Chrome/Perfetto trace (device events and host nodes)\n"
+           "  --port SPEC          port to the device (default sim; see include/npukit/npu.h)\n"
+           "  -h, --help           this help\n");
+}
+
+static void print_output(const npk_tensor *t) {
+    char s[160];
+    printf("output '%s': %s\n", t->name ? t->name : "?", npk_tensor_shape_str(t->dtype, t->rank, t->dims, s, sizeof s));
+    int64_t n = npk_tensor_numel(t);
+    int isf = t->dtype == NPK_DT_FLOAT || t->dtype == NPK_DT_DOUBLE;
+    if (t->rank == 2 && t->dims[1] > 0 && (isf || npk_dtype_is_int(t->dtype))) {
+        for (int64_t r = 0; r < t->dims[0]; r++) {
+            printf("  row %lld:", (long long)r);
+            int64_t best = 0;
+            for (int64_t c = 0; c < t->dims[1] && c < 32; c++) {
+                int64_t i = r * t->dims[1] + c;
+                if (isf) printf(" %g", t->dtype == NPK_DT_FLOAT ? ((float *)t->data)[i] : ((double *)t->data)[i]);
+                else {
+                    long long v = 0;
+                    switch (t->dtype) {
+                    case NPK_DT_INT8: v = ((int8_t *)t->data)[i]; break;
+                    case NPK_DT_UINT8: v = ((uint8_t *)t->data)[i]; break;
+                    case NPK_DT_INT32: v = ((int32_t *)t->data)[i]; break;
+                    case NPK_DT_INT64: v = ((int64_t *)t->data)[i]; break;
+                    default: v = 0; break;
+                    }
+                    printf(" %lld", v);
+                }
+            }
+            if (t->dims[1] > 32) printf(" ...");
+            for (int64_t c = 1; c < t->dims[1]; c++) {
+                int64_t i = r * t->dims[1] + c, j = r * t->dims[1] + best;
+                double a, b;
+                switch (t->dtype) {
+                case NPK_DT_FLOAT: a = ((float *)t->data)[i]; b = ((float *)t->data)[j]; break;
+                case NPK_DT_DOUBLE: a = ((double *)t->data)[i]; b = ((double *)t->data)[j]; break;
+                case NPK_DT_INT8: a = ((int8_t *)t->data)[i]; b = ((int8_t *)t->data)[j]; break;
+                case NPK_DT_UINT8: a = ((uint8_t *)t->data)[i]; b = ((uint8_t *)t->data)[j]; break;
+                case NPK_DT_INT32: a = ((int32_t *)t->data)[i]; b = ((int32_t *)t->data)[j]; break;
+                case NPK_DT_INT64: a = (double)((int64_t *)t->data)[i]; b = (double)((int64_t *)t->data)[j]; break;
+                default: a = b = 0; break;
+                }
+                if (a > b) best = c;
+            }
+            printf("  -> class %lld\n", (long long)best);
+        }
+        printf("predicted classes:");
+        for (int64_t r = 0; r < t->dims[0]; r++) {
+            int64_t best = 0;
+            for (int64_t c = 1; c < t->dims[1]; c++) {
+                double a = 0, b = 0;
+                int64_t i = r * t->dims[1] + c, j = r * t->dims[1] + best;
+                switch (t->dtype) {
+                case NPK_DT_FLOAT: a = ((float *)t->data)[i]; b = ((float *)t->data)[j]; break;
+                case NPK_DT_DOUBLE: a = ((double *)t->data)[i]; b = ((double *)t->data)[j]; break;
+                case NPK_DT_INT8: a = ((int8_t *)t->data)[i]; b = ((int8_t *)t->data)[j]; break;
+                case NPK_DT_UINT8: a = ((uint8_t *)t->data)[i]; b = ((uint8_t *)t->data)[j]; break;
+                case NPK_DT_INT32: a = ((int32_t *)t->data)[i]; b = ((int32_t *)t->data)[j]; break;
+                case NPK_DT_INT64: a = (double)((int64_t *)t->data)[i]; b = (double)((int64_t *)t->data)[j]; break;
+                default: break;
+                }
+                if (a > b) best = c;
+            }
+            printf(" %lld", (long long)best);
+        }
+        printf("\n");
+    } else if (n <= 16 && n > 0) {
+        printf("  values:");
+        for (int64_t i = 0; i < n; i++) {
+            if (isf) printf(" %g", t->dtype == NPK_DT_FLOAT ? ((float *)t->data)[i] : ((double *)t->data)[i]);
+            else if (t->dtype == NPK_DT_INT8) printf(" %d", ((int8_t *)t->data)[i]);
+            else if (t->dtype == NPK_DT_UINT8 || t->dtype == NPK_DT_BOOL) printf(" %u", ((uint8_t *)t->data)[i]);
+            else if (t->dtype == NPK_DT_INT32) printf(" %d", ((int32_t *)t->data)[i]);
+            else if (t->dtype == NPK_DT_INT64) printf(" %lld", (long long)((int64_t *)t->data)[i]);
+        }
+        printf("\n");
+    }
+}
+
+int cmd_run(int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        run_help();
+        return 0;
+    }
+    const char *model = NULL, *device = RUN_DEFAULT_DEVICE, *outdir = NULL, *json = NULL, *trace_path = NULL, *port = NULL;
+    int report = 0, have_seed = 0;
+    uint64_t seed = 0;
+    const char **in_specs = calloc((size_t)argc + 1, sizeof(char *));
+    int n_specs = 0, rc = 1;
+    npk_graph *g = NULL;
+    npk_tensor *ins = NULL, *outs = NULL;
+    size_t n_outs = 0, n_ins = 0;
+    npk_trace *trace = NULL;
+    npk_run_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (!in_specs) return cli_fail("out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--device") && more) device = argv[++i];
+        else if (!strcmp(a, "--input") && more) in_specs[n_specs++] = argv[++i];
+        else if (!strcmp(a, "--output-dir") && more) outdir = argv[++i];
+        else if (!strcmp(a, "--report")) report = 1;
+        else if (!strcmp(a, "--report-json") && more) json = argv[++i];
+        else if (!strcmp(a, "--trace") && more) trace_path = argv[++i];
+        else if (!strcmp(a, "--port") && more) port = argv[++i];
+        else if (!strcmp(a, "--random-inputs") && more) {
+            if (cli_parse_u64(argv[++i], &seed)) {
+                free(in_specs);
+                return cli_usage_error("run", "--random-inputs needs a number, got '%s'", argv[i]);
+            }
+            have_seed = 1;
+        } else if (a[0] == '-' && a[1]) {
+            free(in_specs);
+            return cli_usage_error("run", "unknown or incomplete option '%s'", a);
+        } else if (!model) model = a;
+        else {
+            free(in_specs);
+            return cli_usage_error("run", "unexpected argument '%s'", a);
+        }
+    }
+    if (!model) {
+        free(in_specs);
+        return cli_usage_error("run", "no model given");
+    }
+    if (npk_graph_load_file(&g, model)) {
+        rc = cli_fail("%s", npk_errmsg());
+        goto out;
+    }
+    if (npk_graph_check(g, NULL)) {
+        rc = cli_fail("%s: %s", model, npk_errmsg());
+        goto out;
+    }
+    size_t ngi = npk_graph_n_inputs(g);
+    ins = calloc(ngi + (size_t)n_specs + 1, sizeof(npk_tensor));
+    if (!ins) {
+        rc = cli_fail("out of memory");
+        goto out;
+    }
+    for (int k = 0; k < n_specs; k++) {
+        const char *spec = in_specs[k], *eq = strchr(spec, '='), *path = eq ? eq + 1 : spec;
+        if (npk_tensor_load_pb_file(&ins[n_ins], path)) {
+            rc = cli_fail("input %s: %s", spec, npk_errmsg());
+            goto out;
+        }
+        free(ins[n_ins].name);
+        ins[n_ins].name = NULL;
+        if (eq) {
+            size_t nl = (size_t)(eq - spec);
+            ins[n_ins].name = malloc(nl + 1);
+            if (!ins[n_ins].name) {
+                rc = cli_fail("out of memory");
+                goto out;
+            }
+            memcpy(ins[n_ins].name, spec, nl);
+            ins[n_ins].name[nl] = 0;
+        } else if ((size_t)k < ngi) {
+            ins[n_ins].name = strdup(npk_graph_input(g, (size_t)k)->name);
+        }
+        n_ins++;
+    }
+    if (have_seed)
+        for (size_t i = 0; i < ngi; i++) {
+            const char *nm = npk_graph_input(g, i)->name;
+            int given = 0;
+            for (size_t k = 0; k < n_ins; k++)
+                if (ins[k].name && !strcmp(ins[k].name, nm)) given = 1;
+            if (given) continue;
+            if (npk_graph_random_input(g, i, seed, &ins[n_ins])) {
+                rc = cli_fail("%s", npk_errmsg());
+                goto out;
+            }
+            n_ins++;
+        }
+    if (trace_path && !(trace = npk_trace_new())) {
+        rc = cli_fail("out of memory");
+        goto out;
+    }
+    npk_run_opts opts = {device, port, trace};
+    int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
+    if (st) {
+        if (report && rep.nodes) npk_run_report_print(&rep, stderr);
+        rc = cli_fail("%s: %s", model, npk_errmsg());
+        goto out;
+    }
+    for (size_t i = 0; i < n_outs; i++) print_output(&outs[i]);
+    if (outdir) {
+        mkdir(outdir, 0777);
+        for (size_t i = 0; i < n_outs; i++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/output_%zu.pb", outdir, i);
+            if (npk_tensor_save_pb_file(&outs[i], path)) {
+                rc = cli_fail("%s", npk_errmsg());
+                goto out;
+            }
+        }
+    }
+    if (report) npk_run_report_print(&rep, stdout);
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (!f || npk_run_report_write_json(&rep, f)) {
+            if (f) fclose(f);
+            rc = cli_fail("cannot write the JSON report '%s'", json);
+            goto out;
+        }
+        if (fclose(f)) {
+            rc = cli_fail("write error on '%s'", json);
+            goto out;
+        }
+    }
+    if (trace && npk_trace_write_file(trace, trace_path)) {
+        rc = cli_fail("%s", npk_errmsg());
+        goto out;
+    }
+    rc = 0;
+out:
+    for (size_t i = 0; i < n_ins; i++) npk_tensor_free(&ins[i]);
+    free(ins);
+    for (size_t i = 0; i < n_outs; i++) npk_tensor_free(&outs[i]);
+    free(outs);
+    npk_run_report_fini(&rep);
+    npk_graph_free(g);
+    if (trace) npk_trace_free(trace);
+    free(in_specs);
+    return rc;
+}

@@ -1,0 +1,280 @@
+/* Quantized float subgraphs: QuantizeLinear -> DequantizeLinear -> Conv (weights and
+ * bias through DequantizeLinear) -> QuantizeLinear, built here as a ModelProto with the
+ * generated protobuf-c code. On v0 and shell the DequantizeLinear/QuantizeLinear pair
+ * around the Conv is folded into one integer convolution on the device; its output must
+ * equal an independent QLinearConv computation written below, and lie within one
+ * quantization step of the float CPU reference. The integer path also runs with uint8
+ * activations (zero point 128) to exercise the exact uint8 folding. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "npukit/graph.h"
+#include "onnx/onnx.pb-c.h"
+
+enum { N = 1, C = 4, H = 7, W = 6, M = 6, G = 2, K = 3, CPG = C / G, MPG = M / G };
+#define OH (H - K + 1 + 2 - 2) /* pads 1,1 and stride 2 -> (7+2-3)/2+1 = 4 */
+
+static Onnx__TensorProto *tensor(const char *name, int dt, int rank, const int64_t *dims, const void *raw, size_t bytes) {
+    Onnx__TensorProto *t = calloc(1, sizeof *t);
+    onnx__tensor_proto__init(t);
+    t->name = (char *)name;
+    t->has_data_type = 1;
+    t->data_type = dt;
+    t->n_dims = (size_t)rank;
+    t->dims = (int64_t *)dims;
+    t->has_raw_data = 1;
+    t->raw_data.data = (uint8_t *)raw;
+    t->raw_data.len = bytes;
+    return t;
+}
+
+static Onnx__NodeProto *node(const char *op, const char *name, int nin, char **in, char *out) {
+    Onnx__NodeProto *n = calloc(1, sizeof *n);
+    onnx__node_proto__init(n);
+    n->op_type = (char *)op;
+    n->name = (char *)name;
+    n->n_input = (size_t)nin;
+    n->input = in;
+    n->n_output = 1;
+    n->output = calloc(1, sizeof(char *));
+    n->output[0] = out;
+    return n;
+}
+
+static Onnx__AttributeProto *ints_attr(const char *name, size_t n, int64_t *v) {
+    Onnx__AttributeProto *a = calloc(1, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = (char *)name;
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    a->n_ints = n;
+    a->ints = v;
+    return a;
+}
+
+static Onnx__AttributeProto *int_attr(const char *name, int64_t v) {
+    Onnx__AttributeProto *a = calloc(1, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = (char *)name;
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a->has_i = 1;
+    a->i = v;
+    return a;
+}
+
+static Onnx__ValueInfoProto *vinfo(const char *name, int dt, int rank, const int64_t *dims) {
+    Onnx__ValueInfoProto *vi = calloc(1, sizeof *vi);
+    onnx__value_info_proto__init(vi);
+    vi->name = (char *)name;
+    Onnx__TypeProto *tp = calloc(1, sizeof *tp);
+    onnx__type_proto__init(tp);
+    Onnx__TypeProto__Tensor *tt = calloc(1, sizeof *tt);
+    onnx__type_proto__tensor__init(tt);
+    tt->has_elem_type = 1;
+    tt->elem_type = dt;
+    Onnx__TensorShapeProto *sh = calloc(1, sizeof *sh);
+    onnx__tensor_shape_proto__init(sh);
+    sh->n_dim = (size_t)rank;
+    sh->dim = calloc((size_t)rank, sizeof(void *));
+    for (int i = 0; i < rank; i++) {
+        sh->dim[i] = calloc(1, sizeof(Onnx__TensorShapeProto__Dimension));
+        onnx__tensor_shape_proto__dimension__init(sh->dim[i]);
+        sh->dim[i]->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        sh->dim[i]->dim_value = dims[i];
+    }
+    tt->shape = sh;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    vi->type = tp;
+    return vi;
+}
+
+/* Model data (shared with the independent check). */
+static int8_t wq[M * CPG * K * K];
+static float wscale[M], bscale[M];
+static int32_t bq[M];
+static const float XS = 0.05f, YS = 0.1f;
+
+static uint8_t *build_model(int act_uint8, size_t *len) {
+    static int64_t dx[4] = {N, C, H, W}, dw[4] = {M, CPG, K, K}, dm[1] = {M}, scal[1];
+    static uint8_t zp_u8 = 128;
+    static int8_t zp_i8 = 0, yzp = 3;
+    static float xs, ys;
+    xs = XS;
+    ys = YS;
+    (void)scal;
+    for (int i = 0; i < M * CPG * K * K; i++) wq[i] = (int8_t)((i * 37 + 11) % 255 - 127);
+    for (int m = 0; m < M; m++) {
+        wscale[m] = 0.01f * (float)(m + 1);
+        bscale[m] = XS * wscale[m];
+        bq[m] = (m - 2) * 97;
+    }
+    Onnx__TensorProto *inits[8];
+    int ni = 0;
+    inits[ni++] = tensor("xs", 1, 0, NULL, &xs, 4);
+    inits[ni++] = act_uint8 ? tensor("xz", 2, 0, NULL, &zp_u8, 1) : tensor("xz", 3, 0, NULL, &zp_i8, 1);
+    inits[ni++] = tensor("wq", 3, 4, dw, wq, sizeof wq);
+    inits[ni++] = tensor("ws", 1, 1, dm, wscale, sizeof wscale);
+    inits[ni++] = tensor("bq", 6, 1, dm, bq, sizeof bq);
+    inits[ni++] = tensor("bs", 1, 1, dm, bscale, sizeof bscale);
+    inits[ni++] = tensor("ys", 1, 0, NULL, &ys, 4);
+    inits[ni++] = tensor("yz", 3, 0, NULL, &yzp, 1);
+    static char *in_q[3] = {"x", "xs", "xz"}, *in_dx[3] = {"xq", "xs", "xz"}, *in_dw[2] = {"wq", "ws"},
+                *in_db[2] = {"bq", "bs"}, *in_conv[3] = {"xf", "wf", "bf"}, *in_y[3] = {"yf", "ys", "yz"};
+    Onnx__NodeProto *nodes[6];
+    nodes[0] = node("QuantizeLinear", "quant_x", 3, in_q, "xq");
+    nodes[1] = node("DequantizeLinear", "dq_x", 3, in_dx, "xf");
+    nodes[2] = node("DequantizeLinear", "dq_w", 2, in_dw, "wf");
+    nodes[3] = node("DequantizeLinear", "dq_b", 2, in_db, "bf");
+    nodes[4] = node("Conv", "conv", 3, in_conv, "yf");
+    nodes[5] = node("QuantizeLinear", "quant_y", 3, in_y, "y");
+    static int64_t pads[4] = {1, 1, 1, 1}, strides[2] = {2, 2};
+    Onnx__AttributeProto *wat[1] = {int_attr("axis", 0)};
+    nodes[2]->n_attribute = 1;
+    nodes[2]->attribute = wat;
+    nodes[3]->n_attribute = 1; /* the 1-D bias: per-element scales on axis 0 */
+    nodes[3]->attribute = wat;
+    Onnx__AttributeProto *cat[3] = {ints_attr("pads", 4, pads), ints_attr("strides", 2, strides), int_attr("group", G)};
+    nodes[4]->n_attribute = 3;
+    nodes[4]->attribute = cat;
+    static int64_t dy[4] = {N, M, 4, 3};
+    Onnx__ValueInfoProto *gin[1] = {vinfo("x", 1, 4, dx)}, *gout[1] = {vinfo("y", 3, 4, dy)};
+    Onnx__GraphProto gr;
+    onnx__graph_proto__init(&gr);
+    gr.name = "qdq";
+    gr.n_node = 6;
+    gr.node = nodes;
+    gr.n_initializer = (size_t)ni;
+    gr.initializer = inits;
+    gr.n_input = 1;
+    gr.input = gin;
+    gr.n_output = 1;
+    gr.output = gout;
+    Onnx__OperatorSetIdProto ops;
+    onnx__operator_set_id_proto__init(&ops);
+    ops.domain = "";
+    ops.has_version = 1;
+    ops.version = 13;
+    Onnx__OperatorSetIdProto *opl[1] = {&ops};
+    Onnx__ModelProto mp;
+    onnx__model_proto__init(&mp);
+    mp.has_ir_version = 1;
+    mp.ir_version = 7;
+    mp.n_opset_import = 1;
+    mp.opset_import = opl;
+    mp.graph = &gr;
+    *len = onnx__model_proto__get_packed_size(&mp);
+    uint8_t *buf = malloc(*len);
+    onnx__model_proto__pack(&mp, buf);
+    for (int i = 0; i < ni; i++) free(inits[i]);
+    for (int i = 0; i < 6; i++) {
+        free(nodes[i]->output);
+        free(nodes[i]);
+    }
+    free(wat[0]);
+    for (int i = 0; i < 3; i++) free(cat[i]);
+    for (int i = 0; i < 2; i++) {
+        Onnx__ValueInfoProto *vi = i ? gout[0] : gin[0];
+        Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+        for (size_t k = 0; k < sh->n_dim; k++) free(sh->dim[k]);
+        free(sh->dim);
+        free(sh);
+        free(vi->type->tensor_type);
+        free(vi->type);
+        free(vi);
+    }
+    return buf;
+}
+
+/* Independent QLinearConv semantics on the quantized input (written from the ONNX definition). */
+static void expect_qlinear(const int64_t *xq, int64_t xz, int8_t *y) {
+    for (int m = 0; m < M; m++) {
+        int g = m / MPG;
+        for (int oh = 0; oh < 4; oh++)
+            for (int ow = 0; ow < 3; ow++) {
+                int64_t acc = bq[m];
+                for (int c = 0; c < CPG; c++)
+                    for (int kh = 0; kh < K; kh++)
+                        for (int kw = 0; kw < K; kw++) {
+                            int ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw;
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                            acc += (xq[((g * CPG + c) * H + ih) * W + iw] - xz) * wq[((m * CPG + c) * K + kh) * K + kw];
+                        }
+                float mult = XS * wscale[m] / YS;
+                float v = nearbyintf((float)acc * mult) + 3.0f;
+                y[(m * 4 + oh) * 3 + ow] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+            }
+    }
+}
+
+static void run_case(int act_uint8) {
+    size_t len;
+    uint8_t *buf = build_model(act_uint8, &len);
+    npk_graph *g;
+    CHECK_EQ(npk_graph_load(&g, buf, len), 0);
+    free(buf);
+    if (!g) return;
+    int64_t dx[4] = {N, C, H, W};
+    npk_tensor in;
+    npk_tensor_alloc(&in, "x", NPK_DT_FLOAT, 4, dx);
+    float *xv = in.data;
+    int64_t xq[N * C * H * W], xz = act_uint8 ? 128 : 0;
+    for (int i = 0; i < N * C * H * W; i++) {
+        xv[i] = (float)((i * 53) % 97 - 48) * 0.0371f;
+        float q = nearbyintf(xv[i] / XS) + (float)xz; /* QuantizeLinear by hand */
+        float lo = act_uint8 ? 0 : -128, hi = act_uint8 ? 255 : 127;
+        xq[i] = (int64_t)(q < lo ? lo : q > hi ? hi : q);
+    }
+    int8_t want[M * 4 * 3];
+    expect_qlinear(xq, xz, want);
+    npk_tensor *ref = NULL;
+    size_t nref = 0;
+    CHECK_EQ(npk_graph_run(g, NULL, &in, 1, &ref, &nref, NULL), 0); /* float CPU reference */
+    const char *devs[3] = {"v0", "shell", "e1"};
+    for (int d = 0; d < 3; d++) {
+        npk_run_opts o = {devs[d], NULL, NULL};
+        npk_tensor *out = NULL;
+        size_t no = 0;
+        npk_run_report rep;
+        int rc = npk_graph_run(g, &o, &in, 1, &out, &no, &rep);
+        CHECK_EQ(rc, 0);
+        if (rc) {
+            fprintf(stderr, "%s: %s\n", devs[d], npk_errmsg());
+            continue;
+        }
+        CHECK_EQ(out[0].dtype, NPK_DT_INT8);
+        CHECK(!memcmp(out[0].data, want, sizeof want)); /* exact integer semantics */
+        int maxdiff = 0;
+        for (size_t i = 0; ref && i < sizeof want; i++) {
+            int df = abs(((int8_t *)out[0].data)[i] - ((int8_t *)ref[0].data)[i]);
+            if (df > maxdiff) maxdiff = df;
+        }
+        CHECK(maxdiff <= 1); /* float reference: within one quantization step */
+        int fused = 0, conv_dev = 0;
+        for (size_t i = 0; i < rep.n_nodes; i++) {
+            if (rep.nodes[i].place == NPK_PLACE_FUSED) fused++;
+            if (!strcmp(rep.nodes[i].op, "Conv") && rep.nodes[i].place == NPK_PLACE_DEVICE) conv_dev = 1;
+        }
+        CHECK(conv_dev);
+        CHECK_EQ(fused, 4); /* dq_x, dq_w, dq_b, quant_y */
+        CHECK_EQ(rep.cpu_macs, 0);
+        npk_tensor_free(&out[0]);
+        free(out);
+        npk_run_report_fini(&rep);
+    }
+    if (ref) {
+        npk_tensor_free(&ref[0]);
+        free(ref);
+    }
+    npk_tensor_free(&in);
+    npk_graph_free(g);
+}
+
+int main(void) {
+    run_case(0);
+    run_case(1);
+    return CHECK_DONE();
+}
