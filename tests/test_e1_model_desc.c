@@ -626,7 +626,16 @@ static void test_trace(void) {
     put_desc(1, 0xD0000108, SRC, DST, 0);
     doorbell(0, 2);
     step(100);
-    CHECK_EQ(npk_trace_count(t), 5);
+    /* one event per descriptor, per fetch, per DMA phase (stream-in and
+     * writeback of the GEMM) and per engine command inside the ring */
+    CHECK_EQ(npk_trace_events(t, "e1", "descriptor"), 2);
+    CHECK_EQ(npk_trace_events(t, "e1", "desc fetch"), 2);
+    CHECK_EQ(npk_trace_events(t, "e1", "dma"), 2);
+    CHECK_EQ(npk_trace_events(t, "e1", "datapath"), 2);
+    CHECK_EQ(npk_trace_events(t, "e1", "gemm"), 2);
+    CHECK_EQ(npk_trace_sum_arg(t, "e1", "desc fetch", "read_bytes"), 32);
+    CHECK_EQ(npk_trace_sum_arg(t, "e1", "dma", "read_bytes"), 16);
+    CHECK_EQ(npk_trace_sum_arg(t, "e1", "dma", "written_bytes"), 16);
     CHECK_EQ(npk_trace_total_cycles(t, "e1", "descriptor"), 52);
     npk_sim_dev(S)->trace = NULL;
     npk_trace_free(t);

@@ -200,8 +200,13 @@ static void test_matmul_busy_perf_trace(void) {
     CHECK_EQ(rd(NPK_V0_REG_PERF_MACS_HI), 0);
     npk_v0_timing t = {8, 20};
     CHECK_EQ(rd(NPK_V0_REG_PERF_CYCLES), npk_v0_model_cycles(&d, &t));
-    CHECK_EQ(npk_trace_count(tr), 1);
-    CHECK_EQ(npk_trace_total_cycles(tr, "v0", NULL), rd(NPK_V0_REG_PERF_CYCLES));
+    CHECK_EQ(npk_trace_events(tr, "v0", "queue"), 1);
+    CHECK_EQ(npk_trace_total_cycles(tr, "v0", "queue"), rd(NPK_V0_REG_PERF_CYCLES));
+    /* one 4x4x4 tile: one fetch, one array pass of 64 MACs, a load and a store */
+    CHECK_EQ(npk_trace_events(tr, "v0", "array"), 1);
+    CHECK_EQ(npk_trace_sum_arg(tr, "v0", "array", "macs"), 64);
+    CHECK_EQ(npk_trace_sum_arg(tr, "v0", "dma", "read_bytes"), 4 * 4 + 4 * 4);
+    CHECK_EQ(npk_trace_sum_arg(tr, "v0", "dma", "written_bytes"), 4 * 4 * 4);
     /* a slower DRAM gives more cycles for the same descriptor */
     npk_v0_timing slow = {2, 200};
     CHECK(npk_v0_model_cycles(&d, &slow) > npk_v0_model_cycles(&d, &t));

@@ -381,6 +381,11 @@ typedef struct npk_e1_stats {
     uint64_t batches;                /* doorbells */
     uint64_t macs;                   /* GEMM MACs requested */
     uint64_t device_cycles;          /* cycles waited for the device */
+    uint64_t desc_bytes_read;        /* guest-memory bytes the rings' descriptors read
+                                        (16 per descriptor fetch + streamed operands) */
+    uint64_t desc_bytes_written;     /* guest-memory bytes their writebacks wrote */
+    uint64_t scratch_bytes_written;  /* scratchpad bytes the host wrote over MMIO (SCRATCH registers) */
+    uint64_t scratch_bytes_read;     /* scratchpad bytes the host read over MMIO */
 } npk_e1_stats;
 const npk_e1_stats *npk_e1_get_stats(const npk_e1 *e);
 void npk_e1_reset_stats(npk_e1 *e);

@@ -386,6 +386,8 @@ int npk_lower_modern_decoder_block(npk_lower *L, const npk_decoder_args *a, npk_
 typedef struct npk_lower_module_opts {
     int batching;       /* descriptor batching of GEMM tiles (default 1) */
     int include_golden; /* put golden tensors in the result (default 1) */
+    struct npk_report *report; /* optional: one operator per record (device cycles, GEMM MACs),
+                                  guest-memory and scratchpad bytes, MMIO/ring notes */
 } npk_lower_module_opts;
 
 /* Parse and validate a JSON record or module completely (names, ops,

@@ -172,8 +172,16 @@ typedef struct npk_run_report {
 void npk_run_report_fini(npk_run_report *r);
 /* Human-readable partition and performance report. */
 void npk_run_report_print(const npk_run_report *r, FILE *f);
-/* The same as JSON. */
+/* The same as JSON; its "performance" member is the npk_run_report_perf
+ * summary in the format of include/npukit/report.h. */
 int npk_run_report_write_json(const npk_run_report *r, FILE *f);
+/* The run as a performance report (include/npukit/report.h): device and
+ * clock, one operator per ONNX op type and placement (device cycles, MACs),
+ * utilization, TOPS, staged bytes, host time, NPU versus host operator counts
+ * (nodes folded into a device node are counted in a note). *out is freed
+ * with npk_report_free. */
+struct npk_report;
+int npk_run_report_perf(const npk_run_report *r, const char *model, struct npk_report **out);
 
 /* Options of one run. */
 typedef struct npk_run_opts {
@@ -181,6 +189,10 @@ typedef struct npk_run_opts {
     const char *port;            /* port spec for the device (NULL = "sim") */
     struct npk_trace *trace;     /* optional: device events and host node events */
 } npk_run_opts;
+
+/* Optional progress callback of npk_graph_run on this graph: called after
+ * each node with (nodes done, nodes in all). fn NULL removes it. */
+void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, size_t total), void *ctx);
 
 /* Run the graph.
  *   inputs[0 .. n_inputs-1]: one tensor per graph input, matched by name

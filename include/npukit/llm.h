@@ -181,6 +181,8 @@ typedef struct npk_llm_stats {
     uint64_t host_op_kinds[8];  /* host ops by step, see npk_llm_host_op_name() */
     uint64_t gemv_on_device[8]; /* projections run as device GEMV: q k v o w1 w2 w3 cls */
     double host_seconds;        /* wall time spent inside forward() */
+    uint64_t device_macs;       /* multiply-accumulates of the device's GEMV/GEMM */
+    uint64_t engine_cycles[4];  /* summed instruction cycles per pccx engine: gemv, gemm, sfu, dma */
 } npk_llm_stats;
 
 /* Names of the host_op_kinds entries ("attention", "residual", ...), NULL past the end. */

@@ -26,10 +26,14 @@ typedef struct npk_report npk_report;
  * array's MACs per cycle (for utilization; 0 = not reported). */
 npk_report *npk_report_new(const char *device, uint64_t hz, uint64_t peak_macs_per_cycle);
 void npk_report_free(npk_report *r);
+/* What ran (a model, module or file name), printed in the header; NULL = none. */
+void npk_report_name(npk_report *r, const char *name);
 /* One operator (or command) run. on_npu: 1 device, 0 host CPU. cycles are
  * device cycles (0 for host operators). Bytes per memory: "dram", "sram",
  * "l2", ... (NULL memory names are skipped). */
 void npk_report_op(npk_report *r, const char *name, int on_npu, uint64_t cycles, uint64_t macs);
+/* The same for `count` runs of one operator with the given totals. */
+void npk_report_op_n(npk_report *r, const char *name, int on_npu, uint64_t count, uint64_t cycles, uint64_t macs);
 void npk_report_bytes(npk_report *r, const char *memory, uint64_t read_bytes, uint64_t written_bytes);
 /* Wall-clock seconds the host spent (simulation + host operators). */
 void npk_report_host_time(npk_report *r, double seconds);

@@ -6,6 +6,17 @@
  * cycles and written as microseconds; the raw cycles go into args. Process
  * and track ids are assigned in order of first use, so the same run always
  * produces the same file.
+ *
+ * Conventions (docs/performance.md):
+ *  - device processes are named after the device class ("e1", "v0", ...);
+ *    their tracks are engines or queues: "descriptor" / "queue" (one event
+ *    per descriptor or instruction), "desc fetch", "dma", "gemm" / "array",
+ *    "vector" / "sfu", "datapath"; each event's args carry its fields, and
+ *    "macs" where the engine multiplies;
+ *  - counters ("ph":"C") carry queue depth and bandwidth (bytes/cycle);
+ *  - the "host" process holds the driver and lowering steps, timed on the
+ *    device's simulated clock as the host saw it through its port
+ *    (npk_port_cycles), never on the wall clock, so traces are deterministic.
  */
 #ifndef NPUKIT_TRACE_H
 #define NPUKIT_TRACE_H
@@ -35,9 +46,31 @@ void npk_trace_counter(npk_trace *t, const char *process, const char *name, uint
 uint64_t npk_trace_total_cycles(const npk_trace *t, const char *process, const char *track);
 /* Number of events recorded. */
 size_t npk_trace_count(const npk_trace *t);
+/* Number of complete events on a process/track (track NULL = all tracks). */
+size_t npk_trace_events(const npk_trace *t, const char *process, const char *track);
+/* Sum of the integer arg `key` (e.g. "macs", "bytes") over the complete
+ * events of a process/track (track NULL = all tracks); events without it
+ * count 0. */
+uint64_t npk_trace_sum_arg(const npk_trace *t, const char *process, const char *track, const char *key);
 /* Write the JSON document. Returns 0 or -NPK_EIO. */
 int npk_trace_write(const npk_trace *t, FILE *f);
 int npk_trace_write_file(const npk_trace *t, const char *path);
+
+/* ---- traces on a port ----------------------------------------------------
+ * A port can carry a trace: npk_port_set_trace declares the device process
+ * (the port's device name and clock) and the "host" process (same clock),
+ * and on a sim port attaches the trace to the in-process model so it emits
+ * its engine events. On other ports only host events are recorded. The
+ * trace stays the caller's; pass NULL to detach (do so before freeing it). */
+struct npk_port;
+void npk_port_set_trace(struct npk_port *p, npk_trace *t);
+/* The trace attached to the port, or NULL. */
+npk_trace *npk_port_trace(const struct npk_port *p);
+/* A host event on track `track` of the "host" process, from start_cycle
+ * (an earlier npk_port_cycles value) to the port's current cycle count.
+ * No-op without a trace. args_json as for npk_trace_complete. */
+void npk_port_trace_host(struct npk_port *p, const char *track, const char *name, uint64_t start_cycle,
+                         const char *args_json);
 
 #ifdef __cplusplus
 }

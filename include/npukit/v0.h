@@ -307,6 +307,23 @@ typedef struct npk_v0_timing {
     uint32_t dram_lat;   /* DRAM latency in cycles (default 20) */
 } npk_v0_timing;
 uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *t);
+/* The same model as a schedule: the phases it accounts for, each with its
+ * start (cycles after the descriptor's dispatch), duration, bytes moved and
+ * MACs. Phases on different units overlap (the array computes a tile while
+ * the DMA stores the previous output and loads the next operands). The
+ * returned total equals npk_v0_model_cycles; the sum of NPK_V0_PH_ARRAY
+ * MACs equals npk_v0_desc_macs. The model traces these on its "desc fetch",
+ * "dma", "array" and "vector" tracks. */
+typedef enum npk_v0_phase {
+    NPK_V0_PH_FETCH,  /* descriptor fetch + decode (bytes: 64) */
+    NPK_V0_PH_LOAD,   /* operand DMA into the scratchpad (bytes: operand bytes) */
+    NPK_V0_PH_STORE,  /* accumulator drain + output DMA (bytes: output bytes) */
+    NPK_V0_PH_ARRAY,  /* a tile on the 16x16 array (macs) */
+    NPK_V0_PH_POOL    /* max-pool windows on the vector path */
+} npk_v0_phase;
+typedef void (*npk_v0_phase_fn)(void *ctx, npk_v0_phase ph, uint64_t start, uint64_t dur, uint64_t bytes,
+                                uint64_t macs);
+uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *t, npk_v0_phase_fn fn, void *ctx);
 
 /* ======================================================================== */
 /* ---- driver API (src/rt/v0_drv.c) ------------------------------------------

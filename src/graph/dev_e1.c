@@ -13,6 +13,7 @@
 #include "npukit/e1.h"
 #include "npukit/e1_lower.h"
 #include "npukit/sim.h"
+#include "npukit/trace.h"
 
 typedef struct e1be {
     npk_backend be;
@@ -108,7 +109,8 @@ int npk_backend_e1_open(npk_backend **out, const npk_run_opts *o, char *note, si
         return npk_err_prefix(-rc, "opening the e1 driver");
     }
     struct npk_sim *sim = npk_port_sim(s->port);
-    if (sim && o->trace) npk_sim_dev(sim)->trace = o->trace;
+    if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
+    (void)sim;
     snprintf(note, note_len, "e1: integer products run as GEMM_S8 tiles through the e1 lowering layer on host "
                              "matrices (e1 has no guest-memory tensors, so no arena is planned)");
     s->be.name = "e1";

@@ -11,6 +11,7 @@
 #include "graph/dev_qmm.h"
 #include "npukit/shell.h"
 #include "npukit/sim.h"
+#include "npukit/trace.h"
 
 enum { K_NONE, K_QMM, K_RELU };
 
@@ -174,7 +175,8 @@ int npk_backend_shell_open(npk_backend **out, const npk_run_opts *o, char *note,
         return 0;
     }
     struct npk_sim *sim = npk_port_sim(s->port);
-    if (sim && o->trace) npk_sim_dev(sim)->trace = o->trace;
+    if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
+    (void)sim;
     s->be.name = "shell";
     s->be.align = 16;
     s->be.peak_macs = 1024; /* int8 GEMM MACs per cycle (docs/shell.md timing model) */

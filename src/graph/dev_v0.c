@@ -7,6 +7,7 @@
 
 #include "graph/dev_qmm.h"
 #include "npukit/sim.h"
+#include "npukit/trace.h"
 #include "npukit/v0.h"
 
 enum { K_NONE, K_QMM, K_RELU, K_POOL };
@@ -233,7 +234,8 @@ int npk_backend_v0_open(npk_backend **out, const npk_run_opts *o, char *note, si
         return 0;
     }
     struct npk_sim *sim = npk_port_sim(s->port);
-    if (sim && o->trace) npk_sim_dev(sim)->trace = o->trace;
+    if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
+    (void)sim;
     s->be.name = "v0";
     s->be.align = NPK_V0_ALIGN;
     s->be.peak_macs = (uint64_t)NPK_V0_ARRAY_DIM * NPK_V0_ARRAY_DIM;

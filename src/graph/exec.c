@@ -562,6 +562,11 @@ static int run_cpu_node(npk_exec *x, int n) {
     return 0;
 }
 
+void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, size_t total), void *ctx) {
+    g->progress = fn;
+    g->progress_ctx = ctx;
+}
+
 int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
                   npk_tensor **outputs, size_t *n_outputs, npk_run_report *rep) {
     npk_run_report local;
@@ -695,13 +700,21 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
             if (x->be) nr->cycles = npk_port_cycles(x->be->port(x->be)) - cy0;
             nr->host_ms = now_ms(&x->t0) - t0;
             if (opts->trace) {
+                /* Host node events on the simulated clock (never the wall
+                 * clock: traces are deterministic). With a device: the device
+                 * cycles the node spanned on the port (CPU nodes take none).
+                 * Without one: nodes laid out in order, one cycle each. */
                 char args[200];
                 snprintf(args, sizeof args, "\"op\":\"%s\",\"place\":\"%s\",\"macs\":%" PRIu64, nd->op,
                          x->place[n] == NPK_PLACE_DEVICE ? "device" : x->place[n] == NPK_PLACE_FUSED ? "fused" : "cpu", nr->macs);
-                npk_trace_process(opts->trace, "host", 1000000000u);
-                npk_trace_complete(opts->trace, "host", "nodes", nd->name, (uint64_t)(t0 * 1e6),
-                                   (uint64_t)(nr->host_ms * 1e6) ? (uint64_t)(nr->host_ms * 1e6) : 1, args);
+                if (x->be) {
+                    npk_port_trace_host(x->be->port(x->be), "nodes", nd->name, cy0, args);
+                } else {
+                    npk_trace_process(opts->trace, "host", 1000000000u);
+                    npk_trace_complete(opts->trace, "host", "nodes", nd->name, n, 1, args);
+                }
             }
+            if (g->progress) g->progress(g->progress_ctx, n + 1, nn);
             /* a node folded into a later device node keeps its inputs alive until that node ran */
             if (!(x->place[n] == NPK_PLACE_FUSED && x->fused_into[n] > (int)n)) release_inputs(x, (int)n);
             for (size_t m = 0; m < n; m++)

@@ -58,6 +58,8 @@ struct npk_graph {
     size_t n_in, n_out;
     int *in_vals, *out_vals;          /* value indices */
     npk_value_desc *in_desc, *out_desc; /* declared types (names point into vals) */
+    void (*progress)(void *ctx, size_t done, size_t total); /* npk_graph_set_progress */
+    void *progress_ctx;
 };
 
 /* Attribute lookup (NULL when absent). */

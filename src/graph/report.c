@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "npukit/graph.h"
+#include "npukit/report.h"
+
+#include <stdlib.h>
 
 static const char *place_name(int p) { return p == NPK_PLACE_DEVICE ? "device" : p == NPK_PLACE_FUSED ? "fused" : "cpu"; }
 
@@ -78,6 +81,51 @@ int npk_run_report_write_json(const npk_run_report *r, FILE *f) {
         json_str(f, n->why);
         fprintf(f, ",\"macs\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"host_ms\":%.3f}", n->macs, n->cycles, n->host_ms);
     }
-    fprintf(f, "]}\n");
+    fprintf(f, "]");
+    npk_report *p = NULL;
+    if (npk_run_report_perf(r, NULL, &p) == 0) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (m) {
+            npk_report_write_json(p, m);
+            fclose(m);
+            while (len && (buf[len - 1] == '\n')) buf[--len] = 0;
+            fprintf(f, ",\"performance\":%s", buf);
+            free(buf);
+        }
+        npk_report_free(p);
+    }
+    fprintf(f, "}\n");
     return ferror(f) ? npk_err(NPK_EIO, "write error on the JSON report") : 0;
+}
+
+int npk_run_report_perf(const npk_run_report *r, const char *model, npk_report **out) {
+    int dev = strcmp(r->device, "cpu") && r->device_hz;
+    npk_report *p = npk_report_new(r->device, dev ? r->device_hz : 0, dev ? r->peak_macs_per_cycle : 0);
+    if (!p) return npk_err(NPK_ENOMEM, "out of memory");
+    if (model) npk_report_name(p, model);
+    size_t fused = 0;
+    for (size_t i = 0; i < r->n_nodes; i++) {
+        const npk_node_report *n = &r->nodes[i];
+        if (n->place == NPK_PLACE_FUSED) {
+            fused++;
+            continue;
+        }
+        int on = n->place == NPK_PLACE_DEVICE;
+        npk_report_op(p, n->op, on, on ? n->cycles : 0, n->macs);
+    }
+    if (dev) {
+        npk_report_total_cycles(p, r->device_cycles);
+        npk_report_bytes(p, "guest memory (staged)", r->staged_out_bytes, r->staged_in_bytes);
+        npk_report_note(p, "guest memory planned", "%" PRIu64 " bytes (%" PRIu64 " without reuse)", r->guest_bytes,
+                        r->guest_naive_bytes);
+        if (r->device_busy_cycles) npk_report_note(p, "device busy (PERF)", "%" PRIu64 " cycles", r->device_busy_cycles);
+    }
+    npk_report_note(p, "MACs on the CPU reference", "%" PRIu64, r->cpu_macs);
+    if (fused) npk_report_note(p, "nodes folded into device nodes", "%zu", fused);
+    if (r->note[0]) npk_report_note(p, "note", "%.150s", r->note);
+    npk_report_host_time(p, r->host_ms / 1e3);
+    *out = p;
+    return 0;
 }

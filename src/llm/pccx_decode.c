@@ -238,7 +238,13 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
 
 static int pccx_forward(npk_llm_decoder *base, int token, int pos, const float **logits) {
     pccx_dec *s = (pccx_dec *)base;
+    uint64_t t0 = npk_port_cycles(s->port);
     int rc = pccx_step(s, token, pos);
+    if (s->trace) {
+        char args[64];
+        snprintf(args, sizeof args, "\"pos\":%d,\"token\":%d,\"status\":%d", pos, token, rc);
+        npk_port_trace_host(s->port, "decode", "forward", t0, args);
+    }
     if (rc) return npk_err_prefix(-rc, "pccx decode, position %d", pos);
     npk_pccx_stats st;
     if ((rc = npk_pccx_stats_get(s->drv, &st)) != 0) return rc;
@@ -252,6 +258,8 @@ static int pccx_forward(npk_llm_decoder *base, int token, int pos, const float *
     o->memcpy_bytes = st.dma_bytes - s->base_stats.dma_bytes;
     o->device_cycles = st.cycles - s->base_stats.cycles;
     o->device_ops = (st.macs - s->base_stats.macs) + (st.sfu_elems - s->base_stats.sfu_elems);
+    o->device_macs = st.macs - s->base_stats.macs;
+    for (int i = 0; i < 4; i++) o->engine_cycles[i] = st.engine_cycles[i] - s->base_stats.engine_cycles[i];
     o->host_ops = 0;
     for (int i = 0; i < 8; i++) o->host_ops += o->host_op_kinds[i];
     *logits = s->logits;
@@ -267,8 +275,7 @@ static int pccx_finish(npk_llm_decoder *base) {
 static void pccx_destroy(npk_llm_decoder *base) {
     pccx_dec *s = (pccx_dec *)base;
     if (s->trace) {
-        npk_sim *sim = s->port ? npk_port_sim(s->port) : NULL;
-        if (sim) npk_sim_dev(sim)->trace = NULL;
+        if (s->port) npk_port_set_trace(s->port, NULL);
         npk_trace_free(s->trace);
     }
     free(s->trace_path);
@@ -374,8 +381,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
             rc = npk_err(NPK_ENOMEM, "out of memory");
             goto fail;
         }
-        npk_trace_process(s->trace, "pccx", npk_port_hz(s->port));
-        npk_sim_dev(sim)->trace = s->trace;
+        npk_port_set_trace(s->port, s->trace); /* device events and host steps */
     }
     /* Weight arena: every record plus slack for alignment. */
     uint64_t wbytes = 0;

@@ -2,6 +2,9 @@
  * descriptor-ring batches) and the GEMM-based operators: matmul,
  * batch_matmul, qkv_projection, attention_qk, attention_av, conv2d. */
 #include "e1_lower_int.h"
+#include "npukit/trace.h"
+
+#include <inttypes.h>
 
 #include <stdlib.h>
 
@@ -149,6 +152,14 @@ void lw_end(npk_lower *L, lw_span *s, const char *op, npk_lower_evidence *ev) {
         ev->desc_retries = L->retries - s->retries;
         ev->host = L->host;
         ev->cpu_fallback = 0;
+    }
+    if (npk_port_trace(L->port)) {
+        /* the lowering step on the host, nested inside its caller's */
+        char args[160];
+        snprintf(args, sizeof args, "\"macs\":%" PRIu64 ",\"tiles\":%" PRIu64 ",\"batches\":%" PRIu64
+                 ",\"host_steps\":%u,\"depth\":%u",
+                 st->macs - s->st.macs, L->tiles - s->tiles, st->batches - s->st.batches, L->host, L->depth);
+        npk_port_trace_host(L->port, "lowering", op, s->cycles, args);
     }
     L->depth--;
     L->host |= s->host;

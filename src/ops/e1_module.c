@@ -3,6 +3,8 @@
  * run on the device; the result is JSON with outputs, golden, evidence,
  * dispatch order, simulated cycles and counters. JSON via libjansson. */
 #include "e1_lower_int.h"
+#include "npukit/report.h"
+#include "npukit/trace.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -661,7 +663,7 @@ static json_t *evidence_json(const npk_lower_evidence *ev) {
 
 int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_module_opts *opts, char **result_json) {
     *result_json = NULL;
-    npk_lower_module_opts def = {1, 1};
+    npk_lower_module_opts def = {1, 1, NULL};
     if (!opts) opts = &def;
     module m;
     int rc = parse_module(&m, json_text);
@@ -680,14 +682,40 @@ int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_mod
     uint64_t cyc0 = npk_port_cycles(port), mmio0 = npk_port_mmio_count(port);
     uint64_t batches0 = npk_e1_get_stats(drv)->batches;
     if ((rc = npk_e1_read_counters(drv, &c0))) goto out;
+    npk_e1_stats st0 = *npk_e1_get_stats(drv);
     for (size_t i = 0; i < m.nrecs; i++) {
         rec *r = &m.recs[i];
         if ((rc = bind(&m, i, m.rout))) goto out;
+        uint64_t t0 = npk_port_cycles(port);
         rc = r->spec->run(L, r, &m.rout[i], &m.rgold[i], &m.ev[i]);
+        if (npk_port_trace(port)) {
+            char args[96];
+            snprintf(args, sizeof args, "\"record\":%zu,\"status\":%d", i, rc);
+            npk_port_trace_host(port, "module", r->name, t0, args);
+        }
         if (rc) {
             rc = npk_err_prefix(rc, "record '%s' (%s)", r->name, r->spec->name);
             goto out;
         }
+        npk_report_op(opts->report, r->spec->name, 1, m.ev[i].cycles, m.ev[i].macs);
+    }
+    if (opts->report) {
+        const npk_e1_stats *st1 = npk_e1_get_stats(drv);
+        uint64_t d = 0, q = 0;
+        for (int k = 0; k < E1_NUM_OPCODES; k++) {
+            d += st1->direct[k] - st0.direct[k];
+            q += st1->desc[k] - st0.desc[k];
+        }
+        npk_report_total_cycles(opts->report, npk_port_cycles(port) - cyc0);
+        npk_report_bytes(opts->report, "dram", st1->desc_bytes_read - st0.desc_bytes_read,
+                         st1->desc_bytes_written - st0.desc_bytes_written);
+        npk_report_bytes(opts->report, "scratch (MMIO)", st1->scratch_bytes_read - st0.scratch_bytes_read,
+                         st1->scratch_bytes_written - st0.scratch_bytes_written);
+        npk_report_note(opts->report, "direct commands", "%" PRIu64, d);
+        npk_report_note(opts->report, "descriptors / ring batches", "%" PRIu64 " / %" PRIu64, q,
+                        st1->batches - st0.batches);
+        npk_report_note(opts->report, "MMIO accesses", "%" PRIu64, npk_port_mmio_count(port) - mmio0);
+        npk_report_note(opts->report, "port", "%s", npk_port_kind(port));
     }
     if ((rc = npk_e1_read_counters(drv, &c1))) goto out;
     json_t *res = json_object(), *recs = json_array(), *order = json_array();

@@ -1,6 +1,7 @@
 /* The e1 driver: direct MMIO commands, scratchpad GEMM/VRELU tiles and the
  * descriptor ring, over any npk_port. */
 #include "npukit/e1.h"
+#include "npukit/trace.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -155,7 +156,7 @@ static int ternary_lanes_ok(uint32_t v) {
     return 1;
 }
 
-int npk_e1_scalar(npk_e1 *e, unsigned opcode, uint32_t a, uint32_t b, uint32_t acc, int ternary,
+static int scalar_impl(npk_e1 *e, unsigned opcode, uint32_t a, uint32_t b, uint32_t acc, int ternary,
                   npk_e1_result *r) {
     if (opcode >= E1_NUM_OPCODES) return npk_err(NPK_EINVAL, "e1: opcode %u does not exist (0..15)", opcode);
     if (is_tile_op(opcode))
@@ -183,6 +184,18 @@ int npk_e1_scalar(npk_e1 *e, unsigned opcode, uint32_t a, uint32_t b, uint32_t a
     return 0;
 }
 
+/* Host runtime events ("host" process, track "runtime") wrap each command. */
+int npk_e1_scalar(npk_e1 *e, unsigned opcode, uint32_t a, uint32_t b, uint32_t acc, int ternary, npk_e1_result *r) {
+    uint64_t t0 = npk_port_cycles(e->port);
+    int rc = scalar_impl(e, opcode, a, b, acc, ternary, r);
+    if (npk_port_trace(e->port)) {
+        char args[64];
+        snprintf(args, sizeof args, "\"opcode\":%u,\"status\":%d", opcode, rc);
+        npk_port_trace_host(e->port, "runtime", "scalar command", t0, args);
+    }
+    return rc;
+}
+
 int npk_e1_scratch_write(npk_e1 *e, unsigned off, const void *src, unsigned len) {
     if (off > E1_SCRATCH_BYTES || len > E1_SCRATCH_BYTES - off)
         return npk_err(NPK_EINVAL, "e1: scratchpad write [%u, %u) is outside the 64-byte scratchpad", off, off + len);
@@ -202,6 +215,7 @@ int npk_e1_scratch_write(npk_e1 *e, unsigned off, const void *src, unsigned len)
         uint32_t v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
         if ((rc = wr(e, E1_REG_SCRATCH(w), v))) return rc;
     }
+    e->stats.scratch_bytes_written += len;
     return 0;
 }
 
@@ -219,6 +233,7 @@ int npk_e1_scratch_read(npk_e1 *e, unsigned off, void *dst, unsigned len) {
             if (a >= off && a < end) d[a - off] = (uint8_t)(v >> (8 * i));
         }
     }
+    e->stats.scratch_bytes_read += len;
     return 0;
 }
 
@@ -275,7 +290,7 @@ static int program_gemm(npk_e1 *e, const npk_e1_gemm *g) {
     return 0;
 }
 
-int npk_e1_gemm_run(npk_e1 *e, const npk_e1_gemm *g, int int4) {
+static int gemm_run_impl(npk_e1 *e, const npk_e1_gemm *g, int int4) {
     int rc = npk_e1_gemm_check(g, int4);
     if (rc) return rc;
     unsigned op = int4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8;
@@ -294,6 +309,17 @@ int npk_e1_gemm_run(npk_e1 *e, const npk_e1_gemm *g, int int4) {
                        g->k, st);
     }
     return 0;
+}
+
+int npk_e1_gemm_run(npk_e1 *e, const npk_e1_gemm *g, int int4) {
+    uint64_t t0 = npk_port_cycles(e->port);
+    int rc = gemm_run_impl(e, g, int4);
+    if (npk_port_trace(e->port)) {
+        char args[96];
+        snprintf(args, sizeof args, "\"m\":%u,\"n\":%u,\"k\":%u,\"int4\":%d,\"status\":%d", g->m, g->n, g->k, int4, rc);
+        npk_port_trace_host(e->port, "runtime", "gemm tile", t0, args);
+    }
+    return rc;
 }
 
 /* Pack row-major int values into scratch bytes (int8) or nibbles (int4). */
@@ -340,7 +366,7 @@ static int vrelu_cfg_check(unsigned len, unsigned src, unsigned dst) {
     return 0;
 }
 
-int npk_e1_vrelu_run(npk_e1 *e, unsigned src, unsigned dst, unsigned len) {
+static int vrelu_run_impl(npk_e1 *e, unsigned src, unsigned dst, unsigned len) {
     int rc = vrelu_cfg_check(len, src, dst);
     if (rc) return rc;
     if ((rc = wr_cached(e, E1_REG_GEMM_CFG, &e->sh_cfg, e1_vrelu_cfg(len))) ||
@@ -358,6 +384,17 @@ int npk_e1_vrelu_run(npk_e1 *e, unsigned src, unsigned dst, unsigned len) {
         return npk_err(NPK_EDEVICE, "e1: the device rejected VRELU of %u bytes (CTRL_STATUS 0x%x)", len, st);
     }
     return 0;
+}
+
+int npk_e1_vrelu_run(npk_e1 *e, unsigned src, unsigned dst, unsigned len) {
+    uint64_t t0 = npk_port_cycles(e->port);
+    int rc = vrelu_run_impl(e, src, dst, len);
+    if (npk_port_trace(e->port)) {
+        char args[64];
+        snprintf(args, sizeof args, "\"len\":%u,\"status\":%d", len, rc);
+        npk_port_trace_host(e->port, "runtime", "vrelu", t0, args);
+    }
+    return rc;
 }
 
 int npk_e1_relu(npk_e1 *e, const int8_t *in, int8_t *out, unsigned len) {
@@ -470,7 +507,7 @@ static uint64_t batch_estimate(const npk_e1_desc *d, unsigned n, const npk_e1_ti
     return c;
 }
 
-int npk_e1_submit(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *cfg, int ternary,
+static int submit_impl(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *cfg, int ternary,
                   npk_e1_result *last) {
     int rc = npk_e1_cmdbuf_check(d, n, cfg, ternary);
     if (rc) return rc;
@@ -507,6 +544,12 @@ int npk_e1_submit(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1_tile
         e->stats.desc[op]++;
         if (op == E1_OP_GEMM_S8 || op == E1_OP_GEMM_S4)
             e->stats.macs += (uint64_t)cfg->gemm.m * cfg->gemm.n * cfg->gemm.k;
+        uint32_t w0 = d[i].w[0];
+        e->stats.desc_bytes_read += E1_DESC_BYTES + (e1_desc_stream(w0) ? e1_desc_len(w0) : 0);
+        if (e1_desc_writeback(w0))
+            e->stats.desc_bytes_written += (op == E1_OP_GEMM_S8 || op == E1_OP_GEMM_S4)
+                                               ? 4ull * cfg->gemm.m * cfg->gemm.n
+                                               : (uint64_t)cfg->len;
     }
     if (st & E1_ST_ERROR) {
         uint32_t ds = 0, tail = 0, hd = 0;
@@ -528,6 +571,18 @@ int npk_e1_submit(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1_tile
         if ((rc = rd(e, E1_REG_RESULT, &last->result)) || (rc = rd(e, E1_REG_RESULT_HI, &last->result_hi))) return rc;
     }
     return 0;
+}
+
+int npk_e1_submit(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *cfg, int ternary,
+                  npk_e1_result *last) {
+    uint64_t t0 = npk_port_cycles(e->port);
+    int rc = submit_impl(e, d, n, cfg, ternary, last);
+    if (npk_port_trace(e->port)) {
+        char args[64];
+        snprintf(args, sizeof args, "\"descriptors\":%u,\"status\":%d", n, rc);
+        npk_port_trace_host(e->port, "runtime", "ring doorbell", t0, args);
+    }
+    return rc;
 }
 
 int npk_e1_read_counters(npk_e1 *e, npk_e1_counters *c) {

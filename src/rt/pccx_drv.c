@@ -3,6 +3,7 @@
  * sequences. Talks to the device only through the port layer. */
 #include "npukit/npu.h"
 #include "npukit/pccx.h"
+#include "npukit/trace.h"
 #include "ops/ref_bf16.h"
 
 #include <inttypes.h>
@@ -133,7 +134,7 @@ static int report_fault(npk_pccx *d) {
                    npk_pccx_fault_name(code), code, idx, text, (uint64_t)ahi << 32 | alo);
 }
 
-int npk_pccx_sync(npk_pccx *d) {
+static int sync_impl(npk_pccx *d) {
     uint64_t waited = 0;
     for (;;) {
         uint32_t st = 0, eta = 0;
@@ -159,6 +160,18 @@ int npk_pccx_sync(npk_pccx *d) {
         if ((rc = npk_port_wait(d->port, step))) return rc;
         waited += step;
     }
+}
+
+/* Host runtime event ("host" process, track "runtime"): each wait for idle. */
+int npk_pccx_sync(npk_pccx *d) {
+    uint64_t t0 = npk_port_cycles(d->port);
+    int rc = sync_impl(d);
+    if (npk_port_trace(d->port)) {
+        char args[32];
+        snprintf(args, sizeof args, "\"status\":%d", rc);
+        npk_port_trace_host(d->port, "runtime", "sync", t0, args);
+    }
+    return rc;
 }
 
 static int make_room(npk_pccx *d) {

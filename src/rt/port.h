@@ -29,6 +29,7 @@ struct npk_port {
     npk_sim *sim;         /* the in-process model (sim ports only) */
     uint64_t cycles;      /* device cycles this port has let pass */
     uint64_t mmio_count;
+    struct npk_trace *trace; /* npk_port_set_trace (src/rt/port_trace.c); not owned */
     /* guest memory arena for npk_port_alloc */
     uint64_t arena_base, arena_size;
     npk_alloc_block *blocks; /* live allocations, sorted by address */

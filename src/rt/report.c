@@ -25,6 +25,8 @@ typedef struct rnote {
 
 struct npk_report {
     char device[32];
+    char name[128];
+    int host_only; /* no device clock (a CPU run): times come from the host */
     uint64_t hz, peak;
     rop *ops;
     size_t nops;
@@ -41,6 +43,7 @@ npk_report *npk_report_new(const char *device, uint64_t hz, uint64_t peak) {
     if (!r) return NULL;
     snprintf(r->device, sizeof r->device, "%s", device);
     r->hz = hz ? hz : 1;
+    r->host_only = !hz;
     r->peak = peak;
     return r;
 }
@@ -53,11 +56,19 @@ void npk_report_free(npk_report *r) {
     free(r);
 }
 
+void npk_report_name(npk_report *r, const char *name) {
+    if (r) snprintf(r->name, sizeof r->name, "%s", name ? name : "");
+}
+
 void npk_report_op(npk_report *r, const char *name, int on_npu, uint64_t cycles, uint64_t macs) {
+    npk_report_op_n(r, name, on_npu, 1, cycles, macs);
+}
+
+void npk_report_op_n(npk_report *r, const char *name, int on_npu, uint64_t count, uint64_t cycles, uint64_t macs) {
     if (!r) return;
     for (size_t i = 0; i < r->nops; i++)
         if (r->ops[i].on_npu == !!on_npu && !strncmp(r->ops[i].name, name, sizeof r->ops[i].name - 1)) {
-            r->ops[i].count++;
+            r->ops[i].count += count;
             r->ops[i].cycles += cycles;
             r->ops[i].macs += macs;
             return;
@@ -69,7 +80,7 @@ void npk_report_op(npk_report *r, const char *name, int on_npu, uint64_t cycles,
     memset(o, 0, sizeof *o);
     snprintf(o->name, sizeof o->name, "%s", name);
     o->on_npu = !!on_npu;
-    o->count = 1;
+    o->count = count;
     o->cycles = cycles;
     o->macs = macs;
 }
@@ -151,7 +162,12 @@ void npk_report_print(const npk_report *r, FILE *f) {
         if (r->ops[i].on_npu) npu_ops += r->ops[i].count;
         else host_ops += r->ops[i].count;
     }
-    fprintf(f, "performance report: %s @ %.1f MHz\n", r->device, (double)r->hz / 1e6);
+    if (r->host_only)
+        fprintf(f, "performance report%s%s: %s (host only, no device clock)\n", r->name[0] ? " for " : "", r->name,
+                r->device);
+    else
+        fprintf(f, "performance report%s%s: %s @ %.1f MHz\n", r->name[0] ? " for " : "", r->name, r->device,
+                (double)r->hz / 1e6);
     fprintf(f, "  %-28s %6s %8s %14s %14s %8s\n", "operator", "where", "count", "cycles", "MACs", "util");
     for (size_t i = 0; i < r->nops; i++) {
         const rop *o = &r->ops[i];
@@ -161,21 +177,26 @@ void npk_report_print(const npk_report *r, FILE *f) {
         fputc('\n', f);
     }
     char tb[32];
-    fprintf(f, "  total device cycles        %" PRIu64 " (%s at %.1f MHz)\n", cyc, fmt_time(tb, sizeof tb, secs),
-            (double)r->hz / 1e6);
-    fprintf(f, "  total MACs                 %" PRIu64 "\n", macs);
-    if (r->peak) fprintf(f, "  array utilization          %.2f%% of %" PRIu64 " MAC/cycle\n", util(r, macs, cyc), r->peak);
-    fprintf(f, "  derived TOPS               %.6f (macs * 2 / (cycles / hz) / 1e12)\n", tops(macs, cyc, r->hz));
-    fprintf(f, "  inference time (modeled)   %s\n", fmt_time(tb, sizeof tb, secs));
+    if (!r->host_only) {
+        fprintf(f, "  total device cycles        %" PRIu64 " (%s at %.1f MHz)\n", cyc, fmt_time(tb, sizeof tb, secs),
+                (double)r->hz / 1e6);
+        fprintf(f, "  total MACs                 %" PRIu64 "\n", macs);
+        if (r->peak)
+            fprintf(f, "  array utilization          %.2f%% of %" PRIu64 " MAC/cycle\n", util(r, macs, cyc), r->peak);
+        fprintf(f, "  derived TOPS               %.6f (macs * 2 / (cycles / hz) / 1e12)\n", tops(macs, cyc, r->hz));
+        fprintf(f, "  inference time (modeled)   %s\n", fmt_time(tb, sizeof tb, secs));
+    }
     fprintf(f, "  operators on npu / host    %zu / %zu\n", npu_ops, host_ops);
     for (size_t i = 0; i < r->nmems; i++)
         fprintf(f, "  bytes %-8s read %" PRIu64 ", written %" PRIu64 "\n", r->mems[i].name, r->mems[i].rd, r->mems[i].wr);
     if (r->tokens) {
         fprintf(f, "  tokens                     %" PRIu64 "\n", r->tokens);
-        fprintf(f, "  modeled tokens/s           %.2f (%.3f ms/token)\n", secs > 0 ? (double)r->tokens / secs : 0.0,
-                secs * 1e3 / (double)r->tokens);
+        if (!r->host_only)
+            fprintf(f, "  modeled tokens/s           %.2f (%.3f ms/token)\n", secs > 0 ? (double)r->tokens / secs : 0.0,
+                    secs * 1e3 / (double)r->tokens);
         if (r->host_s > 0)
-            fprintf(f, "  host simulation tokens/s   %.2f\n", (double)r->tokens / r->host_s);
+            fprintf(f, "  host %s tokens/s   %.2f (%.3f ms/token)\n", r->host_only ? "wall-clock" : "simulation",
+                    (double)r->tokens / r->host_s, r->host_s * 1e3 / (double)r->tokens);
     }
     if (r->host_s > 0) fprintf(f, "  host wall time             %s\n", fmt_time(tb, sizeof tb, r->host_s));
     for (size_t i = 0; i < r->nnotes; i++) fprintf(f, "  %-26s %s\n", r->notes[i].key, r->notes[i].val);
@@ -195,9 +216,12 @@ static void jstr(FILE *f, const char *s) {
 int npk_report_write_json(const npk_report *r, FILE *f) {
     uint64_t cyc = npk_report_cycles(r), macs = npk_report_macs(r);
     double secs = (double)cyc / (double)r->hz;
-    fprintf(f, "{\"device\":");
+    fprintf(f, "{\"name\":");
+    jstr(f, r->name);
+    fprintf(f, ",\"device\":");
     jstr(f, r->device);
-    fprintf(f, ",\"clock_hz\":%" PRIu64 ",\"peak_macs_per_cycle\":%" PRIu64 ",\"operators\":[", r->hz, r->peak);
+    fprintf(f, ",\"clock_hz\":%" PRIu64 ",\"peak_macs_per_cycle\":%" PRIu64 ",\"operators\":[", r->host_only ? 0 : r->hz,
+            r->peak);
     size_t npu_ops = 0, host_ops = 0;
     for (size_t i = 0; i < r->nops; i++) {
         const rop *o = &r->ops[i];
@@ -218,9 +242,14 @@ int npk_report_write_json(const npk_report *r, FILE *f) {
         fprintf(f, ":{\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64 "}", r->mems[i].rd, r->mems[i].wr);
     }
     fprintf(f, "},\"host_seconds\":%.6f", r->host_s);
-    if (r->tokens)
+    if (r->tokens) {
+        /* modeled on the device clock; a host-only run uses its wall time */
+        double ts = r->host_only ? r->host_s : secs;
         fprintf(f, ",\"tokens\":%" PRIu64 ",\"tokens_per_s\":%.6f,\"ms_per_token\":%.6f", r->tokens,
-                secs > 0 ? (double)r->tokens / secs : 0.0, secs * 1e3 / (double)r->tokens);
+                ts > 0 ? (double)r->tokens / ts : 0.0, ts * 1e3 / (double)r->tokens);
+        if (r->host_s > 0)
+            fprintf(f, ",\"host_tokens_per_s\":%.6f", (double)r->tokens / r->host_s);
+    }
     fprintf(f, ",\"notes\":{");
     for (size_t i = 0; i < r->nnotes; i++) {
         fprintf(f, "%s", i ? "," : "");

@@ -1,6 +1,7 @@
 /* The shell driver: ring management, doorbell, waits, events, errors, and
  * the high-level GEMM / conv / VEC / SOFTMAX helpers, over any npk_port. */
 #include "npukit/shell.h"
+#include "npukit/trace.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -171,7 +172,7 @@ static int pred_idle(npk_shell *s, void *ctx) {
     return (st & SHELL_STATUS_IDLE) ? 1 : 0;
 }
 
-int npk_shell_wait(npk_shell *s, uint64_t max_cycles) {
+static int wait_impl(npk_shell *s, uint64_t max_cycles) {
     if (s->use_irq) {
         /* nothing queued: CQ_EMPTY would never fire */
         uint32_t st;
@@ -181,6 +182,18 @@ int npk_shell_wait(npk_shell *s, uint64_t max_cycles) {
         if (st & SHELL_STATUS_IDLE) return wr(s, SHELL_IRQ_STATUS, SHELL_IRQ_CQ_EMPTY);
     }
     return wait_until(s, max_cycles, pred_idle, NULL, "the queue to drain");
+}
+
+/* Host runtime event ("host" process, track "runtime"): each wait for idle. */
+int npk_shell_wait(npk_shell *s, uint64_t max_cycles) {
+    uint64_t t0 = npk_port_cycles(s->port);
+    int rc = wait_impl(s, max_cycles);
+    if (npk_port_trace(s->port)) {
+        char args[32];
+        snprintf(args, sizeof args, "\"status\":%d", rc);
+        npk_port_trace_host(s->port, "runtime", "wait", t0, args);
+    }
+    return rc;
 }
 
 int npk_shell_kick(npk_shell *s) {

@@ -4,6 +4,7 @@
  * device only through the port layer. */
 #include "npukit/e1.h"
 #include "npukit/npu.h"
+#include "npukit/trace.h"
 #include "npukit/v0.h"
 #include "ops/ref.h"
 
@@ -326,7 +327,7 @@ int npk_v0_cpu_execute(npk_port *p, const npk_v0_desc *d) {
     }
 }
 
-int npk_v0_fallback_handler(npk_v0 *v) {
+static int fallback_impl(npk_v0 *v) {
     uint32_t st, idx;
     RD(v, NPK_V0_REG_STATUS, &st);
     uint32_t code = npk_v0_st_errcode(st);
@@ -356,6 +357,17 @@ int npk_v0_fallback_handler(npk_v0 *v) {
     v->stats.fallbacks_run++;
     if (idx == v->tail) account(v, NPK_V0_RETIRED_CPU, 0);
     return 0;
+}
+
+int npk_v0_fallback_handler(npk_v0 *v) {
+    uint64_t t0 = npk_port_cycles(v->port);
+    int rc = fallback_impl(v);
+    if (npk_port_trace(v->port)) {
+        char args[32];
+        snprintf(args, sizeof args, "\"status\":%d", rc);
+        npk_port_trace_host(v->port, "cpu fallback", "cpu fallback", t0, args);
+    }
+    return rc;
 }
 
 /* IRQ mode: acknowledge IRQ_STATUS.done (error bits are handled by recovery). */
@@ -446,7 +458,7 @@ static int refuse_rest(npk_v0 *v, const npk_v0_desc *d, unsigned i, unsigned n, 
     return status;
 }
 
-int npk_v0_submit(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
+static int submit_impl(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
     uint64_t idle = 0, chunk = 64;
     unsigned i = 0;
     while (i < n) {
@@ -481,7 +493,19 @@ int npk_v0_submit(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
     return 0;
 }
 
-int npk_v0_wait(npk_v0 *v) {
+/* Host runtime events ("host" process): submit, wait, CPU fallback, ops. */
+int npk_v0_submit(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
+    uint64_t t0 = npk_port_cycles(v->port);
+    int rc = submit_impl(v, d, n);
+    if (npk_port_trace(v->port)) {
+        char args[64];
+        snprintf(args, sizeof args, "\"descriptors\":%u,\"status\":%d", n, rc);
+        npk_port_trace_host(v->port, "runtime", "submit", t0, args);
+    }
+    return rc;
+}
+
+static int wait_impl(npk_v0 *v) {
     uint64_t idle = 0, chunk = 64;
     while (v->pending) {
         int rc = wait_progress(v, &idle, &chunk);
@@ -492,6 +516,17 @@ int npk_v0_wait(npk_v0 *v) {
     RD(v, NPK_V0_REG_STATUS, &st);
     if (st & NPK_V0_ST_ERROR) return fail_ring(v, -NPK_EDEVICE);
     return 0;
+}
+
+int npk_v0_wait(npk_v0 *v) {
+    uint64_t t0 = npk_port_cycles(v->port);
+    int rc = wait_impl(v);
+    if (npk_port_trace(v->port)) {
+        char args[32];
+        snprintf(args, sizeof args, "\"status\":%d", rc);
+        npk_port_trace_host(v->port, "runtime", "wait", t0, args);
+    }
+    return rc;
 }
 
 int npk_v0_run(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
@@ -586,7 +621,7 @@ static int routed_matmul(npk_v0 *v, const char *what, uint32_t M, uint32_t N, ui
     return 0;
 }
 
-int npk_v0_matmul(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
+static int matmul_impl(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
                   int relu) {
     if (!M || !N || !K) return npk_err(NPK_EINVAL, "v0 matmul: zero dimension (%ux%ux%u)", M, N, K);
     if (!gemmini(v)) return routed_matmul(v, "matmul", M, N, K, A, B, C, relu);
@@ -641,6 +676,19 @@ int npk_v0_matmul(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A
     return rc;
 }
 
+int npk_v0_matmul(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
+                  int relu) {
+    uint64_t t0 = npk_port_cycles(v->port);
+    int rc = matmul_impl(v, M, N, K, A, B, C, relu);
+    if (npk_port_trace(v->port)) {
+        char args[128];
+        snprintf(args, sizeof args, "\"M\":%u,\"N\":%u,\"K\":%u,\"macs\":%" PRIu64 ",\"status\":%d", M, N, K,
+                 (uint64_t)M * N * K, rc);
+        npk_port_trace_host(v->port, "ops", "matmul", t0, args);
+    }
+    return rc;
+}
+
 static int conv_encodable(const npk_v0_conv *c) {
     if (c->h > 0xFFFF || c->w > 0xFFFF || c->cin > 0xFFFF || c->ksize > 0xFF || c->stride_h > 15 ||
         c->stride_w > 15 || c->pad_h > 15 || c->pad_w > 15 || c->dil > 15)
@@ -679,7 +727,7 @@ int npk_v0_conv2d_s32(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const i
     return rc;
 }
 
-int npk_v0_conv2d(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int8_t *out, int relu) {
+static int conv2d_impl(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int8_t *out, int relu) {
     uint32_t oh, ow;
     int rc = npk_v0_conv_out(c, &oh, &ow);
     if (rc) return npk_err_prefix(-rc, "v0 conv2d");
@@ -728,6 +776,18 @@ int npk_v0_conv2d(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_
     gfree(v, &gi);
     gfree(v, &gw);
     gfree(v, &go);
+    return rc;
+}
+
+int npk_v0_conv2d(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int8_t *out, int relu) {
+    uint64_t t0 = npk_port_cycles(v->port);
+    int rc = conv2d_impl(v, c, in, wt, out, relu);
+    if (npk_port_trace(v->port)) {
+        char args[160];
+        snprintf(args, sizeof args, "\"h\":%u,\"w\":%u,\"cin\":%u,\"cout\":%u,\"ksize\":%u,\"status\":%d", c->h,
+                 c->w, c->cin, c->cout, c->ksize, rc);
+        npk_port_trace_host(v->port, "ops", "conv2d", t0, args);
+    }
     return rc;
 }
 

@@ -67,7 +67,15 @@ typedef struct e1 {
     /* tracing */
     uint64_t cmd_start, desc_start;
     uint32_t desc_macs_start;
+    uint64_t eng_start;  /* first cycle of the running engine command */
+    uint32_t eng_macs;   /* MACs it has done */
+    int ph_kind;         /* open descriptor-engine memory phase (PH_*) */
+    uint64_t ph_start;
+    uint32_t ph_bytes;   /* bytes moved by its completed beats */
 } e1;
+
+/* Memory phases of the descriptor engine, traced on "desc fetch" and "dma". */
+enum { PH_NONE, PH_FETCH, PH_STREAM, PH_WRITEBACK };
 
 #define E1(d) ((e1 *)(d))
 
@@ -225,7 +233,8 @@ static inline void update_irq(e1 *e) {
 static void trace_cmd(e1 *e, const char *track, uint32_t op, uint64_t start, uint64_t dur, uint32_t macs,
                       int error) {
     char args[160];
-    snprintf(args, sizeof args, "\"opcode\":%u,\"macs\":%u,\"error\":%d", op, macs, error);
+    snprintf(args, sizeof args, "\"opcode\":%u,\"macs\":%u,\"error\":%d,\"descriptor\":%d", op, macs, error,
+             e->desc_busy);
     npk_trace_complete(e->dev.trace, e->dev.cls ? e->dev.cls->name : "e1", track, op_names[op & 15], start, dur,
                        args);
 }
@@ -242,6 +251,40 @@ static void trace_desc(e1 *e, uint32_t slot, uint64_t end) {
              e->v[IX_DESC_STATUS]);
     npk_trace_complete(e->dev.trace, e->dev.cls ? e->dev.cls->name : "e1", "descriptor", name, e->desc_start,
                        end - e->desc_start, args);
+}
+
+static const char *dev_name(const e1 *e) { return e->dev.cls ? e->dev.cls->name : "e1"; }
+
+/* Queue depth: descriptors between DESC_TAIL and DESC_HEAD still to run. */
+static void trace_depth(e1 *e, uint64_t cycle, uint32_t depth) {
+    npk_trace_counter(e->dev.trace, dev_name(e), "queue depth", cycle, depth);
+}
+
+static void phase_open(e1 *e, int kind, uint64_t start) {
+    e->ph_kind = kind;
+    e->ph_start = start;
+    e->ph_bytes = 0;
+}
+
+/* Close the open memory phase at cycle `end` (exclusive): one event on
+ * "desc fetch" (descriptor words) or "dma" (stream-in / writeback), and the
+ * bandwidth counter over it. */
+static void phase_close(e1 *e, uint64_t end, int error) {
+    if (e->ph_kind == PH_NONE) return;
+    if (e->dev.trace) {
+        static const char *const names[] = {"", "fetch", "stream in", "writeback"};
+        char args[160];
+        uint64_t dur = end - e->ph_start;
+        int rd = e->ph_kind != PH_WRITEBACK;
+        snprintf(args, sizeof args, "\"slot\":%u,\"read_bytes\":%u,\"written_bytes\":%u,\"error\":%d",
+                 e->v[IX_DESC_TAIL], rd ? e->ph_bytes : 0, rd ? 0 : e->ph_bytes, error);
+        const char *track = e->ph_kind == PH_FETCH ? "desc fetch" : "dma";
+        npk_trace_complete(e->dev.trace, dev_name(e), track, names[e->ph_kind], e->ph_start, dur, args);
+        const char *ctr = e->ph_kind == PH_FETCH ? "desc fetch bytes/cycle" : "dma bytes/cycle";
+        npk_trace_counter(e->dev.trace, dev_name(e), ctr, e->ph_start, dur ? (double)e->ph_bytes / (double)dur : 0.0);
+        npk_trace_counter(e->dev.trace, dev_name(e), ctr, end, 0.0);
+    }
+    e->ph_kind = PH_NONE;
 }
 
 /* ---- one clock edge ----------------------------------------------------------- */
@@ -287,8 +330,7 @@ static void edge(e1 *e) {
                 v[IX_RESULT_HI] = (uint32_t)(r >> 32);
                 if (!e->desc_busy) st_n = 2;
             }
-            if (e->dev.trace && !e->desc_busy)
-                trace_cmd(e, "datapath", e->opcode_q, e->cmd_start, now + 1 - e->cmd_start, 0, err);
+            if (e->dev.trace) trace_cmd(e, "datapath", e->opcode_q, e->eng_start, now + 1 - e->eng_start, 0, err);
         }
     }
 
@@ -299,8 +341,8 @@ static void edge(e1 *e) {
             e->gemm_busy = 0;
             st_n = 6;
             errs_n = errs + 1;
-            if (e->dev.trace && !e->desc_busy)
-                trace_cmd(e, "gemm", e->gemm_s4 ? 9 : 8, e->cmd_start, now + 1 - e->cmd_start, 0, 1);
+            if (e->dev.trace)
+                trace_cmd(e, "gemm", e->gemm_s4 ? 9 : 8, e->eng_start, now + 1 - e->eng_start, e->eng_macs, 1);
         } else {
             uint32_t base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
             uint32_t aa = e1_gemm_base_a(base) + e->gi * e1_gemm_stride_a(str) + e->gl;
@@ -314,6 +356,7 @@ static void edge(e1 *e) {
                 b = (int8_t)sc_byte(e, ba & 63);
             }
             v[IX_PERF_MACS]++;
+            e->eng_macs++;
             uint32_t sum = e->gacc + (uint32_t)(a * b);
             if (e->gl == ((gk - 1) & 7)) {
                 uint32_t ca = e1_gemm_base_c(base) + e->gi * e1_gemm_stride_c(str) + 4 * e->gj;
@@ -326,12 +369,10 @@ static void edge(e1 *e) {
                     if (e->gi == ((gm - 1) & 3)) {
                         e->gi = 0;
                         e->gemm_busy = 0;
-                        if (!e->desc_busy) {
-                            st_n = 2;
-                            if (e->dev.trace)
-                                trace_cmd(e, "gemm", e->gemm_s4 ? 9 : 8, e->cmd_start, now + 1 - e->cmd_start,
-                                          (uint32_t)(now + 1 - e->cmd_start), 0);
-                        }
+                        if (!e->desc_busy) st_n = 2;
+                        if (e->dev.trace)
+                            trace_cmd(e, "gemm", e->gemm_s4 ? 9 : 8, e->eng_start, now + 1 - e->eng_start, e->eng_macs,
+                                      0);
                     } else {
                         e->gi = (e->gi + 1) & 3;
                     }
@@ -353,8 +394,7 @@ static void edge(e1 *e) {
             e->vec_busy = 0;
             st_n = 6;
             errs_n = errs + 1;
-            if (e->dev.trace && !e->desc_busy)
-                trace_cmd(e, "vector", E1_OP_VRELU_S8, e->cmd_start, now + 1 - e->cmd_start, 0, 1);
+            if (e->dev.trace) trace_cmd(e, "vector", E1_OP_VRELU_S8, e->eng_start, now + 1 - e->eng_start, 0, 1);
         } else {
             uint32_t base = v[IX_GEMM_BASE];
             uint8_t x = sc_byte(e, (e1_gemm_base_a(base) + e->vi) & 63);
@@ -363,11 +403,8 @@ static void edge(e1 *e) {
             if (e->vi == ((vlen - 1) & 63)) {
                 e->vi = 0;
                 e->vec_busy = 0;
-                if (!e->desc_busy) {
-                    st_n = 2;
-                    if (e->dev.trace)
-                        trace_cmd(e, "vector", E1_OP_VRELU_S8, e->cmd_start, now + 1 - e->cmd_start, 0, 0);
-                }
+                if (!e->desc_busy) st_n = 2;
+                if (e->dev.trace) trace_cmd(e, "vector", E1_OP_VRELU_S8, e->eng_start, now + 1 - e->eng_start, 0, 0);
             } else {
                 e->vi = (e->vi + 1) & 63;
             }
@@ -384,6 +421,10 @@ static void edge(e1 *e) {
             v[IX_PERF_STALL]++;
         uint32_t code = 0; /* non-zero: abort with this DESC_STATUS */
         if (tmo >= E1_DESC_TIMEOUT) {
+            if (e->dev.trace && e->gemm_busy)
+                trace_cmd(e, "gemm", e->gemm_s4 ? 9 : 8, e->eng_start, now + 1 - e->eng_start, e->eng_macs, 1);
+            if (e->dev.trace && e->vec_busy)
+                trace_cmd(e, "vector", E1_OP_VRELU_S8, e->eng_start, now + 1 - e->eng_start, 0, 1);
             bc_n = 0;
             e->gemm_busy = 0;
             e->vec_busy = 0;
@@ -415,11 +456,13 @@ static void edge(e1 *e) {
                 } else {
                     v[IX_DESC_BREAD] += 4;
                     v[IX_DESC_RBEATS]++;
+                    e->ph_bytes += 4;
                     if (ds == DS_FETCH_DATA) {
                         e->dw[e->fetch_word] = e->bus_data;
                         if (e->fetch_word == 3) {
                             e->fetch_word = 0;
                             e->dstate = DS_LAUNCH;
+                            phase_close(e, now + 1, 0);
                         } else {
                             e->fetch_word++;
                             e->dstate = DS_FETCH_ADDR;
@@ -429,6 +472,7 @@ static void edge(e1 *e) {
                         sbytes_n = sbytes + 4;
                         e->stream_done = (e->stream_done + 4) & 63;
                         e->dstate = e->stream_done >= e1_desc_len(w0) || e->stream_done == 0 ? DS_LAUNCH : DS_STREAM_ADDR;
+                        if (e->dstate == DS_LAUNCH) phase_close(e, now + 1, 0);
                     }
                 }
                 break;
@@ -449,6 +493,7 @@ static void edge(e1 *e) {
                     code = E1_DS_WB_CFG;
                 } else if (e1_desc_stream(w0) && e->stream_done == 0) {
                     e->dstate = DS_STREAM_ADDR;
+                    phase_open(e, PH_STREAM, now + 1);
                 } else if (is_gemm(op)) {
                     if (gemm_ok(e, op == E1_OP_GEMM_S4)) {
                         e->gemm_busy = 1;
@@ -457,6 +502,8 @@ static void edge(e1 *e) {
                         e->gacc = 0;
                         v[IX_PERF_OPS]++;
                         e->dstate = DS_WAIT;
+                        e->eng_start = now + 1;
+                        e->eng_macs = 0;
                     } else {
                         code = E1_DS_CFG;
                     }
@@ -466,6 +513,8 @@ static void edge(e1 *e) {
                         e->vi = 0;
                         v[IX_PERF_OPS]++;
                         e->dstate = DS_WAIT;
+                        e->eng_start = now + 1;
+                        e->eng_macs = 0;
                     } else {
                         code = E1_DS_CFG;
                     }
@@ -478,11 +527,16 @@ static void edge(e1 *e) {
                     e->ternary_q = op == E1_OP_DOT16_S2 && (v[IX_CMD_PARAM] & E1_CMD_TERNARY);
                     v[IX_PERF_OPS]++;
                     e->dstate = DS_WAIT;
+                    e->eng_start = now + 1;
+                    e->eng_macs = 0;
                 }
                 break;
             }
             case DS_WAIT:
-                if (desc_done) e->dstate = e1_desc_writeback(w0) ? DS_WRITE_ADDR : DS_ADVANCE;
+                if (desc_done) {
+                    e->dstate = e1_desc_writeback(w0) ? DS_WRITE_ADDR : DS_ADVANCE;
+                    if (e->dstate == DS_WRITE_ADDR) phase_open(e, PH_WRITEBACK, now + 1);
+                }
                 break;
             case DS_WRITE_ADDR:
                 if (st0) {
@@ -506,9 +560,11 @@ static void edge(e1 *e) {
                     uint32_t wlen = is_gemm(op) ? (gm * gn * 4) & 63 : vlen;
                     v[IX_DESC_BWRITTEN] += 4;
                     v[IX_DESC_WBEATS]++;
+                    e->ph_bytes += 4;
                     sbytes_n = sbytes + 4;
                     uint32_t nd = (e->write_done + 4) & 63;
                     e->dstate = ((e->write_done + 4) & 63) >= wlen ? DS_ADVANCE : DS_WRITE_ADDR;
+                    if (e->dstate == DS_ADVANCE) phase_close(e, now + 1, 0);
                     e->write_done = nd;
                 }
                 break;
@@ -521,7 +577,10 @@ static void edge(e1 *e) {
                 v[IX_DESC_TMO] = 0;
                 e->stream_done = 0;
                 e->write_done = 0;
-                if (e->dev.trace) trace_desc(e, tail, now + 1);
+                if (e->dev.trace) {
+                    trace_desc(e, tail, now + 1);
+                    trace_depth(e, now + 1, (v[IX_DESC_HEAD] - next) & 7);
+                }
                 if (next == v[IX_DESC_HEAD]) {
                     e->desc_busy = 0;
                     e->dstate = DS_IDLE;
@@ -531,6 +590,7 @@ static void edge(e1 *e) {
                     e->dstate = DS_FETCH_ADDR;
                     e->desc_start = now + 1;
                     e->desc_macs_start = v[IX_PERF_MACS];
+                    phase_open(e, PH_FETCH, now + 1);
                 }
                 break;
             }
@@ -546,7 +606,11 @@ static void edge(e1 *e) {
             v[IX_DESC_STATUS] = code;
             errs_n = errs + 1;
             unsup_n = unsup + 1;
-            if (e->dev.trace) trace_desc(e, v[IX_DESC_TAIL], now + 1);
+            phase_close(e, now + 1, 1);
+            if (e->dev.trace) {
+                trace_desc(e, v[IX_DESC_TAIL], now + 1);
+                trace_depth(e, now + 1, 0);
+            }
         }
     }
 
@@ -584,6 +648,8 @@ static void w_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
     uint32_t *v = e->v;
     if ((val & E1_CTRL_START) && !busy(e)) {
         e->cmd_start = d->cycles;
+        e->eng_start = d->cycles;
+        e->eng_macs = 0;
         uint32_t op = v[IX_OPCODE] & 15;
         int fail = 0;
         if (v[IX_CMD_PARAM] & E1_CMD_DESC) {
@@ -610,6 +676,8 @@ static void w_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
                 e->stream_done = e->write_done = 0;
                 e->desc_start = d->cycles;
                 e->desc_macs_start = v[IX_PERF_MACS];
+                phase_open(e, PH_FETCH, d->cycles);
+                if (d->trace) trace_depth(e, d->cycles, (v[IX_DESC_HEAD] - v[IX_DESC_TAIL]) & 7);
             }
             if (fail && d->trace) {
                 char args[96];

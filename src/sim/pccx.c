@@ -173,6 +173,19 @@ static void trace(pccx *p, int eng, const char *name, uint64_t start, uint64_t d
     if (p->dev.trace) npk_trace_complete(p->dev.trace, p->dev.cls ? p->dev.cls->name : "pccx", eng_track[eng], name, start, dur, args);
 }
 
+/* A bandwidth counter over [start, start + dur). */
+static void trace_bw(pccx *p, const char *name, uint64_t start, uint64_t dur, uint64_t bytes) {
+    if (!p->dev.trace || !dur) return;
+    const char *dn = p->dev.cls ? p->dev.cls->name : "pccx";
+    npk_trace_counter(p->dev.trace, dn, name, start, (double)bytes / (double)dur);
+    npk_trace_counter(p->dev.trace, dn, name, start + dur, 0.0);
+}
+
+/* Queue depth counter: instructions accepted and not started. */
+static void trace_depth(pccx *p, uint64_t cycle) {
+    if (p->dev.trace) npk_trace_counter(p->dev.trace, p->dev.cls ? p->dev.cls->name : "pccx", "queue depth", cycle, p->qcount);
+}
+
 static int l2_ok(uint64_t lo, uint64_t words) { return lo + words <= L2W; }
 
 static uint16_t l2_get(const pccx *p, uint64_t word, uint64_t e) { return p->l2[word * 8 + e]; }
@@ -199,11 +212,20 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     uint64_t rec = npk_pccx_wrec_size((unsigned)N, (unsigned)K, (unsigned)(ws[2]), wscale);
     if (p->ws_limit && (p->ws_addr + rec > p->ws_limit || p->ws_addr + rec < p->ws_addr))
         return raise_fault(p, NPK_PCCX_FAULT_WS_RANGE, w, p->ws_addr);
-    uint8_t *r = bytebuf(p, rec);
-    if (!r) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, p->ws_addr);
-    size_t done = 0;
-    uint64_t faddr = 0, lat = 0;
-    npk_bus_resp resp = npk_bus_copy_in(p->dev.mem, p->ws_addr, r, rec, 16, &done, &faddr, &lat);
+    /* Read the record in 1 MiB pieces (the same 16-byte beats as one copy),
+     * growing the buffer only as the bus delivers: a hostile shape (N = K =
+     * 65535 is a 2 GiB record) must not make the host allocate gigabytes
+     * before the first beat fails (issue 8, found by fuzz_pccx_queue). */
+    uint8_t *r = NULL;
+    uint64_t got = 0, faddr = 0, lat = 0;
+    npk_bus_resp resp = NPK_BUS_OK;
+    while (got < rec && resp == NPK_BUS_OK) {
+        uint64_t piece = rec - got < (1u << 20) ? rec - got : (1u << 20), l = 0;
+        if (!(r = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, p->ws_addr + got);
+        resp = npk_bus_copy_in(p->dev.mem, p->ws_addr + got, r + got, piece, 16, NULL, &faddr, &l);
+        lat += l;
+        got += piece;
+    }
     if (resp == NPK_BUS_HANG) {
         p->hung = 1;
         return -1;
@@ -276,6 +298,7 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
                  ",\"weight_bytes\":%" PRIu64 ",\"flags\":%u,\"lanes\":%u",
                  M, N, K, macs, streamed, in.flags, lanes);
         trace(p, eng, gemv ? "GEMV" : "GEMM", t, dur, a);
+        trace_bw(p, "weight stream bytes/cycle", t, dur, streamed);
     }
     return 0;
 }
@@ -342,9 +365,11 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
     uint64_t t = schedule(p, ENG_DMA, t0, dur, in.async, rds, 1, wr, 0, 0);
     if (p->dev.trace) {
         char a[160];
-        snprintf(a, sizeof a, "\"from_device\":%u,\"to_device\":%u,\"words\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"async\":%u",
-                 in.from_device, in.to_device, words, bytes, in.async);
+        snprintf(a, sizeof a, "\"from_device\":%u,\"to_device\":%u,\"words\":%" PRIu64 ",\"bytes\":%" PRIu64
+                 ",\"host_bytes\":%" PRIu64 ",\"async\":%u",
+                 in.from_device, in.to_device, words, bytes, (in.from_device || in.to_device) ? bytes : 0, in.async);
         trace(p, ENG_DMA, "MEMCPY", t, dur, a);
+        if (in.from_device || in.to_device) trace_bw(p, "host dma bytes/cycle", t, dur, bytes);
     }
     return 0;
 }
@@ -456,6 +481,7 @@ static void pump(pccx *p, uint64_t limit) {
         p->qhead = (p->qhead + 1) % QDEPTH;
         p->qcount--;
         p->qindex++;
+        trace_depth(p, t);
         if (rc) return; /* faulted: skipped; the queue stops */
         p->retired++;
         p->per_op[op]++;
@@ -479,6 +505,7 @@ static void issue(pccx *p, uint64_t w) {
     if (!p->qcount) p->qindex = index;
     p->queue[(p->qhead + p->qcount) % QDEPTH] = w;
     p->qcount++;
+    trace_depth(p, p->dev.cycles);
     pump(p, p->dev.cycles);
     update_irq(p);
 }

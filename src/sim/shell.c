@@ -133,6 +133,14 @@ static void emit(shell *s, const char *track, const char *name, uint64_t start, 
     npk_trace_complete(s->dev.trace, proc, track, name, start, dur, args);
 }
 
+/* Counters: ring occupancy in descriptor slots (32 bytes) and DMA bandwidth. */
+static void emit_counter(shell *s, const char *name, uint64_t t, double v) {
+    if (!s->dev.trace) return;
+    const char *proc = s->dev.cls ? s->dev.cls->name : "shell";
+    npk_trace_process(s->dev.trace, proc, npk_shell_class.hz);
+    npk_trace_counter(s->dev.trace, proc, name, t, v);
+}
+
 static void log_desc(shell *s, uint64_t addr, uint32_t off, const uint8_t *h, const char *track, uint64_t fetch,
                      uint64_t start, uint64_t end, uint32_t err) {
     if (!s->log_fn) return;
@@ -162,6 +170,8 @@ static int ring_ok(shell *s, uint64_t *bad_addr) {
 static void advance_head(shell *s, uint32_t bytes) {
     uint32_t size = R(s, SHELL_CQ_SIZE);
     *slot(s, SHELL_CQ_HEAD) = (R(s, SHELL_CQ_HEAD) + bytes) & (size - 1);
+    if (s->dev.trace && size)
+        emit_counter(s, "queue depth", s->dev.cycles, (double)(((R(s, SHELL_CQ_TAIL) - R(s, SHELL_CQ_HEAD)) & (size - 1)) / 32));
 }
 
 static void finish_wait(shell *s, uint64_t t) {
@@ -331,6 +341,8 @@ static void do_fetch(shell *s) {
     if (x.engine == SHX_DMA) {
         s->perf_dma += dur;
         s->perf_dma_bytes += x.bytes;
+        emit_counter(s, "dma bytes/cycle", start, (double)x.bytes / (double)dur);
+        emit_counter(s, "dma bytes/cycle", end, 0.0);
     } else if (x.engine == SHX_GEMM) {
         s->perf_gemm += dur;
         s->perf_macs += x.macs;
@@ -493,6 +505,9 @@ static void wr_doorbell(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) 
     (void)old;
     (void)v;
     shell *s = S(d);
+    uint32_t size = R(s, SHELL_CQ_SIZE);
+    if (s->dev.trace && size)
+        emit_counter(s, "queue depth", d->cycles, (double)(((R(s, SHELL_CQ_TAIL) - R(s, SHELL_CQ_HEAD)) & (size - 1)) / 32));
     if (!R(s, SHELL_ERROR_CODE)) arm(s);
 }
 

@@ -134,6 +134,39 @@ uint64_t npk_trace_total_cycles(const npk_trace *t, const char *process, const c
 
 size_t npk_trace_count(const npk_trace *t) { return t->nev; }
 
+static int on_track(const npk_trace *t, const tevent *e, const char *process, const char *track) {
+    if (e->tid < 0 || strcmp(t->procs[e->pid].name, process)) return 0;
+    return !track || !strcmp(t->procs[e->pid].tracks[e->tid], track);
+}
+
+size_t npk_trace_events(const npk_trace *t, const char *process, const char *track) {
+    size_t n = 0;
+    for (size_t i = 0; i < t->nev; i++) n += (size_t)on_track(t, &t->ev[i], process, track);
+    return n;
+}
+
+/* The value of the top-level integer member "key" in an args body. */
+static uint64_t arg_u64(const char *args, const char *key) {
+    if (!args) return 0;
+    size_t kl = strlen(key);
+    for (const char *p = args; (p = strchr(p, '"')) != NULL;) {
+        int is_key = (p == args || p[-1] == ',') && !strncmp(p + 1, key, kl) && p[1 + kl] == '"' && p[2 + kl] == ':';
+        if (is_key) return strtoull(p + 3 + kl, NULL, 10);
+        /* skip this string */
+        for (p++; *p && *p != '"'; p++)
+            if (*p == '\\' && p[1]) p++;
+        if (*p) p++;
+    }
+    return 0;
+}
+
+uint64_t npk_trace_sum_arg(const npk_trace *t, const char *process, const char *track, const char *key) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (on_track(t, &t->ev[i], process, track)) sum += arg_u64(t->ev[i].args, key);
+    return sum;
+}
+
 static void json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
@@ -161,12 +194,15 @@ int npk_trace_write(const npk_trace *t, FILE *f) {
         fprintf(f, "%s{\"ph\":\"M\",\"pid\":%zu,\"name\":\"process_name\",\"args\":{\"name\":", first ? "" : ",\n", i + 1);
         json_str(f, t->procs[i].name);
         fprintf(f, ",\"clock_hz\":%" PRIu64 "}}", t->procs[i].hz);
+        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%zu,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%zu}}", i + 1,
+                i + 1);
         first = 0;
         for (size_t j = 0; j < t->procs[i].ntracks; j++) {
             fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%zu,\"tid\":%zu,\"name\":\"thread_name\",\"args\":{\"name\":", i + 1,
                     j + 1);
             json_str(f, t->procs[i].tracks[j]);
-            fprintf(f, "}}");
+            fprintf(f, "}},\n{\"ph\":\"M\",\"pid\":%zu,\"tid\":%zu,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%zu}}",
+                    i + 1, j + 1, j + 1);
         }
     }
     for (size_t i = 0; i < t->nev; i++) {

@@ -192,9 +192,38 @@ static void dispatch(v0 *v) {
     v->busy = 1;
 }
 
+static const char *dname(const v0 *v) { return v->dev.cls ? v->dev.cls->name : "v0"; }
+
+/* Queue depth counter: descriptors committed and not yet retired. */
+static void trace_depth(v0 *v) {
+    if (v->dev.trace) npk_trace_counter(v->dev.trace, dname(v), "queue depth", v->dev.cycles, qlevel(v));
+}
+
+/* One phase of the timing model's schedule as an engine event. */
+static void trace_phase(void *ctx, npk_v0_phase ph, uint64_t start, uint64_t dur, uint64_t bytes, uint64_t macs) {
+    v0 *v = ctx;
+    static const char *const track[] = {"desc fetch", "dma", "dma", "array", "vector"};
+    static const char *const name[] = {"fetch+decode", "load", "drain+store", "tile", "maxpool"};
+    char args[160];
+    uint64_t t0 = v->start_cycle + start;
+    if (ph == NPK_V0_PH_ARRAY)
+        snprintf(args, sizeof args, "\"index\":%u,\"macs\":%" PRIu64 ",\"utilization\":%.4f", v->cur_index, macs,
+                 (double)macs / (256.0 * (double)dur));
+    else
+        snprintf(args, sizeof args, "\"index\":%u,\"%s\":%" PRIu64, v->cur_index,
+                 ph == NPK_V0_PH_STORE ? "written_bytes" : "read_bytes", bytes);
+    npk_trace_complete(v->dev.trace, dname(v), track[ph], name[ph], t0, dur, args);
+    if (ph == NPK_V0_PH_LOAD || ph == NPK_V0_PH_STORE) {
+        npk_trace_counter(v->dev.trace, dname(v), "dma bytes/cycle", t0, (double)bytes / (double)dur);
+        npk_trace_counter(v->dev.trace, dname(v), "dma bytes/cycle", t0 + dur, 0.0);
+    }
+}
+
 static void finish(v0 *v) {
     v->busy = 0;
     if (v->dev.trace) {
+        /* the phases of the timing model, then the descriptor on "queue" */
+        npk_v0_model_schedule(&v->cur, &v->timing, trace_phase, v);
         char args[160];
         uint32_t op = npk_v0_desc_op(&v->cur);
         double util = v->dur ? (double)v->cur_macs / (256.0 * (double)v->dur) : 0.0;
@@ -204,6 +233,7 @@ static void finish(v0 *v) {
                            v->start_cycle, v->dur, args);
     }
     retire(v, (uint16_t)npk_v0_desc_flags(&v->cur), 0);
+    trace_depth(v);
 }
 
 static void step(npk_dev *d, uint64_t cycles) {
@@ -289,6 +319,7 @@ static void wr_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
     v0 *v = V(d);
     if (val & NPK_V0_CTRL_FLUSH) {
         flush(v);
+        trace_depth(v);
         *slot(v, NPK_V0_REG_CTRL) &= ~NPK_V0_CTRL_FLUSH;
     }
     update_irq(v);
@@ -345,6 +376,7 @@ static void wr_doorbell(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val
     }
     v->committed = val;
     *slot(v, NPK_V0_REG_DESC_HEAD) = val;
+    trace_depth(v);
 }
 
 static void wr_tail(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
@@ -354,6 +386,7 @@ static void wr_tail(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
     if (val != ((v->tail + 1) & (ring_len(v) - 1))) return;
     v->fb_pending = 0;
     retire(v, (uint16_t)npk_v0_desc_flags(&v->cur), 1);
+    trace_depth(v);
 }
 
 static void wr_tag(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
@@ -365,9 +398,9 @@ static void wr_tag(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
 #define RO 0, 0
 static const npk_reg regs[] = {
     {NPK_V0_REG_ID, "ID", NPK_V0_ID_VALUE, RO, NULL, NULL},
-    {NPK_V0_REG_CAPS, "CAPS", 0, RO, rd_caps, NULL},
+    {NPK_V0_REG_CAPS, "CAPS", NPK_V0_CAPS_DEFAULT, RO, rd_caps, NULL}, /* 0 with gemmini_present=0 */
     {NPK_V0_REG_CTRL, "CTRL", 0, NPK_V0_CTRL_MASK, 0, NULL, wr_ctrl},
-    {NPK_V0_REG_STATUS, "STATUS", 0, RO, rd_status, NULL},
+    {NPK_V0_REG_STATUS, "STATUS", NPK_V0_ST_QUEUE_EMPTY, RO, rd_status, NULL}, /* empty queue after reset */
     {NPK_V0_REG_IRQ_STATUS, "IRQ_STATUS", 0, 0, NPK_V0_IRQ_ALL, NULL, wr_irq_status},
     {NPK_V0_REG_IRQ_MASK, "IRQ_MASK", 0, NPK_V0_IRQ_ALL, 0, NULL, wr_irq_mask},
     {NPK_V0_REG_DESC_BASE_LO, "DESC_BASE_LO", 0, 0xFFFFFFC0u, 0, NULL, wr_ring_cfg},

@@ -318,11 +318,20 @@ static uint64_t dma(const npk_v0_timing *t, uint64_t rows, uint64_t rowbytes) {
     return t->dram_lat + (xfer > reqs ? xfer : reqs);
 }
 
+typedef struct sched {
+    npk_v0_phase_fn fn;
+    void *ctx;
+} sched;
+
+static void emit(const sched *sc, npk_v0_phase ph, uint64_t start, uint64_t dur, uint64_t bytes, uint64_t macs) {
+    if (sc && sc->fn && dur) sc->fn(sc->ctx, ph, start, dur, bytes, macs);
+}
+
 /* Tiled matmul on the array (Gemmini's tiled_matmul style): M x N x K with
  * A bytes per im2col row scaled by a_reuse_num/a_reuse_den (conv input reuse)
- * and out_bytes per output element. */
+ * and out_bytes per output element. Phases are emitted from cycle `base`. */
 static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K, uint64_t a_num, uint64_t a_den,
-                      uint64_t out_bytes) {
+                      uint64_t out_bytes, const sched *sc, uint64_t base) {
     uint64_t I = cdiv(M, 16), J = cdiv(N, 16), KB = cdiv(K, 16);
     uint64_t ti = 1, tj = 1, tk = 1;
     for (int grew = 1; grew;) {
@@ -334,36 +343,57 @@ static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K
         if (tj < J && 256u * tk * (ti + tj + 1) <= T_SPAD_HALF && 1024u * ti * (tj + 1) <= T_ACC_HALF) tj++, grew = 1;
     }
     uint64_t total = 0, pending_store = 0, first = 1, prev_compute = 0;
+    uint64_t prev_macs = 0, store_bytes = 0;
     for (uint64_t i0 = 0; i0 < M; i0 += ti * 16)
         for (uint64_t j0 = 0; j0 < N; j0 += tj * 16)
             for (uint64_t k0 = 0; k0 < K; k0 += tk * 16) {
                 uint64_t mm = M - i0 < ti * 16 ? M - i0 : ti * 16;
                 uint64_t nn = N - j0 < tj * 16 ? N - j0 : tj * 16;
                 uint64_t kk = K - k0 < tk * 16 ? K - k0 : tk * 16;
-                uint64_t load = dma(t, mm, cdiv(kk * a_num, a_den)) + dma(t, kk, nn);
+                uint64_t a_bytes = cdiv(kk * a_num, a_den);
+                uint64_t load = dma(t, mm, a_bytes) + dma(t, kk, nn);
                 uint64_t compute = cdiv(mm, 16) * cdiv(nn, 16) * cdiv(kk, 16) * T_BLOCK + T_ISSUE;
                 if (first) {
+                    emit(sc, NPK_V0_PH_LOAD, base, load, mm * a_bytes + kk * nn, 0);
                     total += load; /* nothing to overlap the first load with */
                     first = 0;
                 } else {
+                    uint64_t at = base + total;
+                    emit(sc, NPK_V0_PH_ARRAY, at, prev_compute, 0, prev_macs);
+                    emit(sc, NPK_V0_PH_STORE, at, pending_store, store_bytes, 0);
+                    emit(sc, NPK_V0_PH_LOAD, at + pending_store, load, mm * a_bytes + kk * nn, 0);
                     uint64_t dmat = load + pending_store;
                     total += prev_compute > dmat ? prev_compute : dmat;
                     pending_store = 0;
+                    store_bytes = 0;
                 }
                 prev_compute = compute;
-                if (k0 + tk * 16 >= K) pending_store += T_DRAIN + dma(t, mm, nn * out_bytes);
+                prev_macs = mm * nn * kk;
+                if (k0 + tk * 16 >= K) {
+                    pending_store += T_DRAIN + dma(t, mm, nn * out_bytes);
+                    store_bytes += mm * nn * out_bytes;
+                }
             }
+    emit(sc, NPK_V0_PH_ARRAY, base + total, prev_compute, 0, prev_macs);
+    emit(sc, NPK_V0_PH_STORE, base + total + prev_compute, pending_store, store_bytes, 0);
     return total + prev_compute + pending_store;
 }
 
 uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *tp) {
+    return npk_v0_model_schedule(d, tp, NULL, NULL);
+}
+
+uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *tp, npk_v0_phase_fn fn, void *ctx) {
     npk_v0_timing t = tp ? *tp : (npk_v0_timing){8, 20};
+    sched scv = {fn, ctx}, *sc = &scv;
     uint64_t fetch = dma(&t, 1, NPK_V0_DESC_BYTES) + T_DECODE;
+    emit(sc, NPK_V0_PH_FETCH, 0, fetch, NPK_V0_DESC_BYTES, 0);
     uint32_t op = npk_v0_desc_op(d);
     switch (op) {
     case NPK_V0_OP_MATMUL_S8:
     case NPK_V0_OP_MATMUL_S8_RELU:
-        return fetch + tiled(&t, d->w[NPK_V0_W_SHAPE_M], d->w[NPK_V0_W_SHAPE_N], d->w[NPK_V0_W_SHAPE_K], 1, 1, 4);
+        return fetch + tiled(&t, d->w[NPK_V0_W_SHAPE_M], d->w[NPK_V0_W_SHAPE_N], d->w[NPK_V0_W_SHAPE_K], 1, 1, 4, sc,
+                             fetch);
     case NPK_V0_OP_CONV2D_S8:
     case NPK_V0_OP_CONV2D_S8_RELU: {
         npk_v0_conv c;
@@ -374,11 +404,14 @@ uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *tp) {
         /* each input byte is fetched once and reused kk/ss times by the
          * on-chip im2col (factor capped at 1 for strided 1x1) */
         uint64_t num = ss < kk ? ss : kk;
-        return fetch + tiled(&t, (uint64_t)oh * ow, c.cout, kk * c.cin, num, kk, 1);
+        return fetch + tiled(&t, (uint64_t)oh * ow, c.cout, kk * c.cin, num, kk, 1, sc, fetch);
     }
     case NPK_V0_OP_RELU: {
         uint64_t m = d->w[NPK_V0_W_SHAPE_M], n = d->w[NPK_V0_W_SHAPE_N];
-        return fetch + dma(&t, m, n) + dma(&t, m, n);
+        uint64_t in = dma(&t, m, n), out = dma(&t, m, n);
+        emit(sc, NPK_V0_PH_LOAD, fetch, in, m * n, 0);
+        emit(sc, NPK_V0_PH_STORE, fetch + in, out, m * n, 0);
+        return fetch + in + out;
     }
     case NPK_V0_OP_MAXPOOL_S8: {
         npk_v0_pool p;
@@ -386,7 +419,11 @@ uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *tp) {
         npk_v0_desc_get_pool(d, &p);
         if (npk_v0_pool_out(&p, &oh, &ow)) return fetch;
         uint64_t pool = (uint64_t)oh * ow * cdiv(p.c, 16) * p.win_h * p.win_w;
-        return fetch + dma(&t, p.h, (uint64_t)p.w * p.c) + pool + dma(&t, oh, (uint64_t)ow * p.c);
+        uint64_t in = dma(&t, p.h, (uint64_t)p.w * p.c), out = dma(&t, oh, (uint64_t)ow * p.c);
+        emit(sc, NPK_V0_PH_LOAD, fetch, in, (uint64_t)p.h * p.w * p.c, 0);
+        emit(sc, NPK_V0_PH_POOL, fetch + in, pool, 0, 0);
+        emit(sc, NPK_V0_PH_STORE, fetch + in + pool, out, (uint64_t)oh * ow * p.c, 0);
+        return fetch + in + pool + out;
     }
     default:
         return fetch; /* NOP, BARRIER: decode and retire */

@@ -56,12 +56,12 @@ int cmd_demo(int argc, char **argv) {
             return cli_fail("demo: --trace needs the in-process model (--port sim)");
         }
         trace = npk_trace_new();
-        npk_trace_process(trace, "e1", E1_HZ);
-        npk_sim_dev(npk_port_sim(port))->trace = trace;
+        npk_port_set_trace(port, trace); /* device engines and host driver steps */
     }
     npk_e1 *e;
     int rc = 1;
     npk_report *rep = npk_report_new("e1", E1_HZ, 1);
+    npk_report_name(rep, "npu demo");
     if (npk_e1_open(&e, port)) {
         cli_fail("demo: %s", npk_errmsg());
         goto out_port;
@@ -150,6 +150,7 @@ int cmd_demo(int argc, char **argv) {
 out:
     npk_e1_close(e);
 out_port:
+    npk_port_set_trace(port, NULL);
     npk_port_close(port);
     npk_trace_free(trace);
     npk_report_free(rep);

@@ -1,6 +1,7 @@
 /* npu llm: generate text with a llama2.c checkpoint on pccx or the CPU. */
 #include "cli.h"
 #include "npukit/llm.h"
+#include "npukit/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,9 @@
 static void help(void) {
     printf(
         "usage: npu llm --model M --tokenizer T [--device pccx|cpu] [--prompt TEXT] [--steps N]\n"
-        "               [--temperature X] [--seed S] [--trace FILE.json] [--report] [--accuracy]\n"
-        "               [--group-size G] [--port SPEC] [--device-opts O]\n"
+        "               [--temperature X] [--seed S] [--trace FILE.json] [--report] [--report-json F]\n"
+        "               [--accuracy]"
+        " [--group-size G] [--port SPEC] [--device-opts O]\n"
         "\n"
         "Generate text with a llama2.c checkpoint (legacy format) and its tokenizer,\n"
         "starting from BOS (id 1) and the prompt, and print it.\n"
@@ -27,10 +29,13 @@ static void help(void) {
         "  --temperature X    0 = greedy arg-max (default); > 0 samples softmax(logits / X)\n"
         "  --seed S           RNG seed for sampling (default 1); the RNG is llama2.c's\n"
         "                     xorshift64* (see docs/llm.md)\n"
-        "  --trace FILE.json  write a Chrome trace of the pccx device (pccx only)\n"
-        "  --report           after the text, print the performance report: host simulation\n"
-        "                     tokens/s, modeled tokens/s and time per token, instructions per\n"
-        "                     token by opcode, bytes streamed per token, host share of the work\n"
+        "  --trace FILE.json  write a Chrome trace (pccx only): the device's engines and the\n"
+        "                     host's decode steps on the simulated clock\n"
+        "  --report           after the text, print the performance report: device and clock,\n"
+        "                     instructions by opcode with engine cycles and MACs, host steps,\n"
+        "                     utilization, TOPS, bytes per memory, modeled tokens/s and ms/token,\n"
+        "                     host simulation tokens/s, per-token figures, host share of the work\n"
+        "  --report-json F    write the performance report as JSON to F\n"
         "  --accuracy         instead of generating: teacher-force the fp32 greedy sequence of\n"
         "                     --steps positions through the device decoder and print the share\n"
         "                     of positions whose top token equals fp32's and the max logit difference\n"
@@ -60,39 +65,83 @@ static void emit_progress(const char *piece, void *user) {
     cli_progress("llm", (uint64_t)p->n, (uint64_t)p->total);
 }
 
-static void print_report(const npk_llm_decoder *d, int ntok) {
+/* The decode run as a performance report (include/npukit/report.h): device
+ * instructions per opcode with their engine cycles and MACs, the host steps
+ * as host operators, bytes per memory, modeled and host tokens/s, and the
+ * per-token figures as notes. Returns NULL when out of memory. */
+static npk_report *make_report(const npk_llm_decoder *d, int ntok, const char *model_path) {
     npk_llm_stats st;
     npk_llm_stats_get(d, &st);
     double per = st.tokens ? 1.0 / (double)st.tokens : 0.0;
-    printf("\n--- report (%s) ---\n", npk_llm_decoder_kind(d));
-    printf("tokens: %llu forward steps, %d emitted\n", (unsigned long long)st.tokens, ntok);
-    printf("host simulation: %.1f tokens/s (%.3f ms/token wall)\n",
-           st.host_seconds > 0 ? (double)st.tokens / st.host_seconds : 0.0,
-           st.tokens ? 1e3 * st.host_seconds / (double)st.tokens : 0.0);
-    if (st.device_hz) {
-        double cyc = (double)st.device_cycles * per;
-        double sec = cyc / (double)st.device_hz;
-        printf("modeled device: %.0f cycles/token at %.0f MHz = %.3f ms/token, %.1f tokens/s "
-               "(device busy time; host steps not modeled)\n", cyc,
-               (double)st.device_hz / 1e6, 1e3 * sec, sec > 0 ? 1.0 / sec : 0.0);
+    int dev = st.device_hz != 0;
+    /* pccx GEMV computes 32 x lanes (4 by default) MACs per cycle */
+    npk_report *r = npk_report_new(npk_llm_decoder_kind(d), st.device_hz, dev ? 128 : 0);
+    if (!r) return NULL;
+    npk_report_name(r, model_path);
+    if (dev) {
         static const char *opn[5] = {"GEMV", "GEMM", "MEMCPY", "MEMSET", "CVO"};
-        printf("instructions per token: %.1f (", (double)st.instr_total * per);
-        for (int i = 0; i < 5; i++) printf("%s%s %.1f", i ? ", " : "", opn[i], (double)st.instr[i] * per);
-        printf(")\n");
-        printf("bytes per token: %.0f weight stream (INT4 + scales), %.0f MEMCPY, %.0f host<->device buffers\n",
-               (double)st.weight_bytes * per, (double)st.memcpy_bytes * per, (double)st.host_bytes * per);
+        uint64_t cyc[5] = {st.engine_cycles[0], st.engine_cycles[1], st.engine_cycles[3], 0, st.engine_cycles[2]};
+        if (st.instr[0] && st.instr[1]) /* MACs are counted for both together */
+            npk_report_op_n(r, "GEMV+GEMM", 1, st.instr[0] + st.instr[1], cyc[0] + cyc[1], st.device_macs);
+        for (int i = 0; i < 5; i++)
+            if (st.instr[i] && !(i < 2 && st.instr[0] && st.instr[1]))
+                npk_report_op_n(r, opn[i], 1, st.instr[i], cyc[i], i < 2 ? st.device_macs : 0);
+        npk_report_total_cycles(r, st.device_cycles);
+        npk_report_bytes(r, "weight stream (INT4 + scales)", st.weight_bytes, 0);
+        npk_report_bytes(r, "host<->L2 (MEMCPY)", st.memcpy_bytes, 0);
+        npk_report_bytes(r, "host driver buffers", st.host_bytes, 0);
+    }
+    for (int i = 0; npk_llm_host_op_name(i); i++)
+        if (st.host_op_kinds[i]) npk_report_op_n(r, npk_llm_host_op_name(i), 0, st.tokens, 0, 0);
+    npk_report_tokens(r, st.tokens);
+    npk_report_host_time(r, st.host_seconds);
+    npk_report_note(r, "forward steps / emitted", "%llu / %d", (unsigned long long)st.tokens, ntok);
+    if (dev) {
+        npk_report_note(r, "modeled device", "%.0f cycles/token (device busy time; host steps not modeled)",
+                        (double)st.device_cycles * per);
+        npk_report_note(r, "instructions per token",
+                        "%.1f (GEMV %.1f, GEMM %.1f, MEMCPY %.1f, MEMSET %.1f, CVO %.1f)",
+                        (double)st.instr_total * per, (double)st.instr[0] * per, (double)st.instr[1] * per,
+                        (double)st.instr[2] * per, (double)st.instr[3] * per, (double)st.instr[4] * per);
+        npk_report_note(r, "bytes per token",
+                        "%.0f weight stream (INT4 + scales), %.0f MEMCPY, %.0f host<->device buffers",
+                        (double)st.weight_bytes * per, (double)st.memcpy_bytes * per, (double)st.host_bytes * per);
         static const char *pn[8] = {"q", "k", "v", "o", "w1", "w2", "w3", "cls"};
-        printf("projections on the device (GEMV per token):");
-        for (int i = 0; i < 8; i++) printf(" %s %.0f", pn[i], (double)st.gemv_on_device[i] * per);
-        printf("\n");
+        char buf[160];
+        size_t o = 0;
+        for (int i = 0; i < 8 && o < sizeof buf; i++)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.0f", i ? " " : "", pn[i],
+                                  (double)st.gemv_on_device[i] * per);
+        npk_report_note(r, "device GEMV per token", "%s", buf);
     }
     uint64_t tot = st.device_ops + st.host_ops;
-    printf("work per token: %.0f device ops, %.0f host ops; host share %.2f%%\n", (double)st.device_ops * per,
-           (double)st.host_ops * per, tot ? 100.0 * (double)st.host_ops / (double)tot : 0.0);
-    printf("host ops per token by step:");
-    for (int i = 0; npk_llm_host_op_name(i); i++)
-        if (st.host_op_kinds[i]) printf(" %s %.0f", npk_llm_host_op_name(i), (double)st.host_op_kinds[i] * per);
-    printf("\n");
+    npk_report_note(r, "work per token", "%.0f device ops, %.0f host ops; host share %.2f%%",
+                    (double)st.device_ops * per, (double)st.host_ops * per,
+                    tot ? 100.0 * (double)st.host_ops / (double)tot : 0.0);
+    char buf[160];
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; npk_llm_host_op_name(i) && o < sizeof buf; i++)
+        if (st.host_op_kinds[i])
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %.0f", o ? " " : "", npk_llm_host_op_name(i),
+                                  (double)st.host_op_kinds[i] * per);
+    npk_report_note(r, "host ops per token", "%s", buf);
+    return r;
+}
+
+/* --report / --report-json. Returns 0 or 1 (reported). */
+static int emit_report(const npk_llm_decoder *d, int ntok, const char *model_path, int text, const char *json_path) {
+    if (!text && !json_path) return 0;
+    npk_report *r = make_report(d, ntok, model_path);
+    if (!r) return cli_fail("out of memory");
+    if (text) {
+        printf("\n");
+        npk_report_print(r, stdout);
+    }
+    int rc = 0;
+    if (json_path && npk_report_write_json_file(r, json_path)) rc = cli_fail("%s", npk_errmsg());
+    npk_report_free(r);
+    return rc;
 }
 
 int cmd_llm(int argc, char **argv) {
@@ -100,7 +149,8 @@ int cmd_llm(int argc, char **argv) {
         help();
         return 0;
     }
-    const char *model_path = NULL, *tok_path = NULL, *device = "cpu", *prompt = "", *trace = NULL, *port = NULL, *dev_opts = NULL;
+    const char *model_path = NULL, *tok_path = NULL, *device = "cpu", *prompt = "", *trace = NULL, *port = NULL,
+               *dev_opts = NULL, *json_path = NULL;
     uint64_t steps = 200, seed = 1, group = 0;
     double temperature = 0.0;
     int report = 0, accuracy = 0;
@@ -114,7 +164,7 @@ int cmd_llm(int argc, char **argv) {
         else if (!has && (!strcmp(a, "--model") || !strcmp(a, "--tokenizer") || !strcmp(a, "--device") ||
                           !strcmp(a, "--prompt") || !strcmp(a, "--steps") || !strcmp(a, "--temperature") ||
                           !strcmp(a, "--seed") || !strcmp(a, "--trace") || !strcmp(a, "--group-size") ||
-                          !strcmp(a, "--port") || !strcmp(a, "--device-opts")))
+                          !strcmp(a, "--port") || !strcmp(a, "--device-opts") || !strcmp(a, "--report-json")))
             return cli_usage_error("llm", "%s needs a value", a);
         else if (!strcmp(a, "--model"))
             model_path = argv[++i];
@@ -130,6 +180,8 @@ int cmd_llm(int argc, char **argv) {
             port = argv[++i];
         else if (!strcmp(a, "--device-opts"))
             dev_opts = argv[++i];
+        else if (!strcmp(a, "--report-json"))
+            json_path = argv[++i];
         else if (!strcmp(a, "--steps")) {
             if (cli_parse_u64(argv[++i], &steps) || steps == 0 || steps > (1u << 20))
                 return cli_usage_error("llm", "--steps '%s' is not a number in 1..1048576", argv[i]);
@@ -207,7 +259,7 @@ int cmd_llm(int argc, char **argv) {
                acc.positions ? 100.0 * acc.top1_agree / acc.positions : 0.0);
         printf("  max |logit difference|: %.6g\n  mean |logit difference|: %.6g\n", acc.max_logit_diff,
                acc.mean_logit_diff);
-        if (report) print_report(d, acc.positions);
+        if (emit_report(d, acc.positions, model_path, report, json_path)) goto out;
         if (npk_llm_decoder_finish(d)) {
             cli_fail("%s", npk_errmsg());
             goto out;
@@ -228,7 +280,7 @@ int cmd_llm(int argc, char **argv) {
         cli_fail("%s", npk_errmsg());
         goto out;
     }
-    if (report) print_report(d, rc);
+    if (emit_report(d, rc, model_path, report, json_path)) goto out;
     if (npk_llm_decoder_finish(d)) {
         cli_fail("%s", npk_errmsg());
         goto out;

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "npukit/e1.h"
 #include "npukit/e1_lower.h"
+#include "npukit/report.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 
@@ -11,7 +12,7 @@
 
 static void help(void) {
     printf("usage: npu lower --device e1 FILE.json [--port SPEC] [--trace FILE.json] [--report]\n"
-           "                 [--no-batching] [--no-golden] [--check]\n\n"
+           "                 [--report-json FILE] [--no-batching] [--no-golden] [--check]\n\n"
            "Runs a JSON lowering record (one operator) or module (an ordered list of operators with\n"
            "named tensors) on the e1 NPU: every multiply-accumulate runs on the device, the host\n"
            "only stages, pads, requantizes and divides. The whole file is validated first (names,\n"
@@ -23,8 +24,12 @@ static void help(void) {
            "options:\n"
            "  --device e1       the device (only e1 has lowerings)\n"
            "  --port SPEC       sim (default, in-process model), qtest:SOCKET or qtest-spawn:NPU\n"
-           "  --trace FILE      write a Chrome/Perfetto trace of the device activity (sim port only)\n"
-           "  --report          print a human-readable summary on stderr\n"
+           "  --trace FILE      write a Chrome/Perfetto trace: the device's engines (sim port only)\n"
+           "                    and the host's lowering steps on the simulated clock\n"
+           "  --report          print the performance report on stderr (stdout keeps the JSON):\n"
+           "                    per record cycles and MACs, utilization, TOPS, bytes per memory,\n"
+           "                    direct commands, descriptors, ring batches, MMIO accesses\n"
+           "  --report-json F   write the performance report as JSON to F\n"
            "  --no-batching     one MMIO start per GEMM tile instead of descriptor-ring batches\n"
            "  --no-golden       leave the golden tensors out of the JSON (they are still checked)\n"
            "  --check           validate only (no device): exit 0 when the file would run\n");
@@ -35,14 +40,15 @@ int cmd_lower(int argc, char **argv) {
         help();
         return 0;
     }
-    const char *device = NULL, *port_spec = "sim", *trace_path = NULL, *file = NULL;
+    const char *device = NULL, *port_spec = "sim", *trace_path = NULL, *file = NULL, *json_path = NULL;
     int report = 0, check = 0;
-    npk_lower_module_opts opts = {1, 1};
+    npk_lower_module_opts opts = {1, 1, NULL};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "--port") && i + 1 < argc) port_spec = argv[++i];
         else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
         else if (!strcmp(argv[i], "--report")) report = 1;
+        else if (!strcmp(argv[i], "--report-json") && i + 1 < argc) json_path = argv[++i];
         else if (!strcmp(argv[i], "--check")) check = 1;
         else if (!strcmp(argv[i], "--no-batching")) opts.batching = 0;
         else if (!strcmp(argv[i], "--no-golden")) opts.include_golden = 0;
@@ -90,14 +96,28 @@ int cmd_lower(int argc, char **argv) {
     npk_trace *trace = NULL;
     npk_e1 *e = NULL;
     char *result = NULL;
+    npk_report *rep = NULL;
     if (trace_path) {
         if (!npk_port_sim(port)) {
             cli_fail("lower: --trace needs the in-process model (--port sim)");
             goto out;
         }
         trace = npk_trace_new();
-        npk_trace_process(trace, "e1", E1_HZ);
-        npk_sim_dev(npk_port_sim(port))->trace = trace;
+        if (!trace) {
+            cli_fail("lower: out of memory");
+            goto out;
+        }
+        npk_port_set_trace(port, trace);
+    }
+    if (report || json_path) {
+        /* the e1 GEMM engine does one MAC per cycle */
+        rep = npk_report_new("e1", npk_port_hz(port), 1);
+        if (!rep) {
+            cli_fail("lower: out of memory");
+            goto out;
+        }
+        npk_report_name(rep, file);
+        opts.report = rep;
     }
     if (npk_e1_open(&e, port)) {
         cli_fail("lower: %s", npk_errmsg());
@@ -111,23 +131,13 @@ int cmd_lower(int argc, char **argv) {
     fputc('\n', stdout);
     ret = strstr(result, "\"all_match\":true") ? 0 : 1;
     if (ret) cli_fail("lower: %s: a device result differs from the golden", file);
-    if (report) {
-        const npk_e1_stats *st = npk_e1_get_stats(e);
-        uint64_t d = 0, q = 0;
-        for (int i = 0; i < E1_NUM_OPCODES; i++) {
-            d += st->direct[i];
-            q += st->desc[i];
-        }
-        fprintf(stderr,
-                "e1 lowering (%s port): %" PRIu64 " direct commands, %" PRIu64 " descriptors in %" PRIu64
-                " ring batches, %" PRIu64 " GEMM MACs, %" PRIu64 " simulated cycles (%.3f us at %" PRIu64
-                " MHz), %" PRIu64 " MMIO accesses\n",
-                npk_port_kind(port), d, q, st->batches, st->macs, npk_port_cycles(port),
-                (double)npk_port_cycles(port) * 1e6 / (double)npk_port_hz(port), npk_port_hz(port) / 1000000,
-                npk_port_mmio_count(port));
+    if (report) npk_report_print(rep, stderr);
+    if (json_path && npk_report_write_json_file(rep, json_path)) {
+        cli_fail("lower: %s", npk_errmsg());
+        ret = 1;
     }
     if (trace) {
-        npk_sim_dev(npk_port_sim(port))->trace = NULL;
+        npk_port_set_trace(port, NULL);
         if (npk_trace_write_file(trace, trace_path)) {
             cli_fail("lower: %s", npk_errmsg());
             ret = 1;
@@ -137,9 +147,10 @@ out:
     free(result);
     if (e) npk_e1_close(e);
     if (trace) {
-        if (npk_port_sim(port)) npk_sim_dev(npk_port_sim(port))->trace = NULL;
+        npk_port_set_trace(port, NULL);
         npk_trace_free(trace);
     }
+    npk_report_free(rep);
     npk_port_close(port);
     free(text);
     return ret;

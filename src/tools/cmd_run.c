@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "npukit/graph.h"
+#include "npukit/report.h"
 #include "npukit/trace.h"
 
 #define RUN_DEFAULT_DEVICE "v0"
@@ -21,11 +22,19 @@ static void run_help(void) {
            "                       inputs in order); repeat for every input\n"
            "  --random-inputs SEED generate the inputs that were not given (deterministic for SEED)\n"
            "  --output-dir DIR     write output K as DIR/output_K.pb (ONNX TensorProto)\n"
-           "  --report             print the partition and performance report\n"
-           "  --report-json FILE   write the report as JSON\n"
-           "  --trace FILE.json    write a Chrome/Perfetto trace (device events and host nodes)\n"
+           "  --report             print the partition report and the performance summary (device and\n"
+           "                       clock, cycles and MACs per operator, utilization, TOPS, bytes, time)\n"
+           "  --report-json FILE   write both as JSON (the summary under \"performance\")\n"
+           "  --trace FILE.json    write a Chrome/Perfetto trace: the device's engines and the host's\n"
+           "                       nodes and driver steps on the simulated clock (deterministic)\n"
            "  --port SPEC          port to the device (default sim; see include/npukit/npu.h)\n"
            "  -h, --help           this help\n");
+}
+
+/* Progress line (a terminal only; cli_progress stays quiet otherwise). */
+static void node_progress(void *ctx, size_t done, size_t total) {
+    (void)ctx;
+    cli_progress("run: nodes", done, total);
 }
 
 static void print_output(const npk_tensor *t) {
@@ -202,7 +211,9 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     npk_run_opts opts = {device, port, trace};
+    npk_graph_set_progress(g, node_progress, NULL);
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
+    cli_progress_end();
     if (st) {
         if (report && rep.nodes) npk_run_report_print(&rep, stderr);
         rc = cli_fail("%s: %s", model, npk_errmsg());
@@ -220,7 +231,16 @@ int cmd_run(int argc, char **argv) {
             }
         }
     }
-    if (report) npk_run_report_print(&rep, stdout);
+    if (report) {
+        npk_run_report_print(&rep, stdout);
+        npk_report *perf = NULL;
+        if (npk_run_report_perf(&rep, model, &perf)) {
+            rc = cli_fail("%s", npk_errmsg());
+            goto out;
+        }
+        npk_report_print(perf, stdout);
+        npk_report_free(perf);
+    }
     if (json) {
         FILE *f = fopen(json, "w");
         if (!f || npk_run_report_write_json(&rep, f)) {

@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(commands[i].name, argv[1])) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "npu: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    /* one line, like every other error (issue 8); `npu --help` lists the commands */
+    fprintf(stderr, "npu: unknown command '%s' (npu --help lists the commands)\n", argv[1]);
     return 2;
 }

@@ -1,0 +1,25 @@
+/* Traces on a port: the device process, the "host" process and host events
+ * on the simulated clock the host sees through the port. */
+#include "npukit/trace.h"
+#include "port.h"
+
+void npk_port_set_trace(npk_port *p, npk_trace *t) {
+    if (!p) return;
+    p->trace = t;
+    if (t) {
+        /* the device first, then the host: process ids in a fixed order */
+        npk_trace_process(t, p->cls->name, p->cls->hz);
+        npk_trace_process(t, "host", p->cls->hz);
+    }
+    if (p->sim) npk_sim_dev(p->sim)->trace = t;
+}
+
+npk_trace *npk_port_trace(const npk_port *p) { return p ? p->trace : NULL; }
+
+void npk_port_trace_host(npk_port *p, const char *track, const char *name, uint64_t start_cycle,
+                         const char *args_json) {
+    if (!p || !p->trace) return;
+    uint64_t now = p->cycles;
+    npk_trace_complete(p->trace, "host", track, name, start_cycle, now >= start_cycle ? now - start_cycle : 0,
+                       args_json);
+}

@@ -1,0 +1,17 @@
+/* npu bench: the oneDNN baseline (src/tools/bench_dnnl.c). */
+#ifndef NPUKIT_TOOLS_BENCH_H
+#define NPUKIT_TOOLS_BENCH_H
+
+#include <stdint.h>
+
+/* 1 when npu was linked with oneDNN (cmake/bench.cmake found libdnnl). */
+int bench_dnnl_available(void);
+/* "oneDNN X.Y.Z", or why the baseline is unavailable. */
+const char *bench_dnnl_version(void);
+/* OpenMP threads oneDNN uses (0 = unknown / not linked with OpenMP). */
+int bench_dnnl_threads(void);
+/* C[M][N] int32 = A[M][K] int8 x B[K][N] int8, row major, with oneDNN's
+ * dnnl_gemm_s8s8s32. Returns 0, or -1 (failure or no oneDNN). */
+int bench_dnnl_gemm_s8(int M, int N, int K, const int8_t *A, const int8_t *B, int32_t *C);
+
+#endif

@@ -1,0 +1,693 @@
+/* npu bench: a fixed benchmark suite with baselines measured in the same run.
+ *
+ * Every figure is the median of --repeat runs with their min and max (host
+ * wall-clock figures), or a modeled figure of the simulated device, which is
+ * the same in every run (min = max = median). docs/performance.md explains
+ * each figure and keeps the latest results. */
+#include "bench.h"
+#include "cli.h"
+#include "npukit/e1.h"
+#include "npukit/e1_lower.h"
+#include "npukit/graph.h"
+#include "npukit/llm.h"
+#include "npukit/trace.h"
+#include "npukit/v0.h"
+#include "ops/ref_ops.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef NPUKIT_SHARED_DIR_DEFAULT
+#define NPUKIT_SHARED_DIR_DEFAULT "../shared"
+#endif
+
+/* ---- figures ---------------------------------------------------------------- */
+
+typedef struct figure {
+    const char *bench;
+    char name[80];
+    const char *unit;
+    const char *kind; /* "npu" (the device path), "baseline", "modeled", "ratio" */
+    double med, min, max;
+    int runs;
+} figure;
+
+typedef struct ctx {
+    int repeat;
+    const char *shared;
+    const char *trace_path; /* trace one extra run of the device path (one bench only) */
+    int json;
+    figure *figs;
+    size_t nfigs;
+    const char *cur; /* bench being run */
+    int failed;
+} ctx;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int dcmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
+                    const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 8, 9)))
+#endif
+    ;
+
+static void add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
+                    const char *fmt, ...) {
+    figure *n = realloc(c->figs, (c->nfigs + 1) * sizeof *n);
+    if (!n) return;
+    c->figs = n;
+    figure *f = &n[c->nfigs++];
+    memset(f, 0, sizeof *f);
+    f->bench = c->cur;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->name, sizeof f->name, fmt, ap);
+    va_end(ap);
+    f->kind = kind;
+    f->unit = unit;
+    f->med = med;
+    f->min = min;
+    f->max = max;
+    f->runs = runs;
+    if (!c->json) {
+        if (!strcmp(kind, "ratio"))
+            printf("  %-46s %12.4g %-9s (ratio of the medians)\n", f->name, med, unit);
+        else if (runs > 1 || strcmp(kind, "modeled"))
+            printf("  %-46s %12.4g %-9s (min %.4g, max %.4g, %d run%s)\n", f->name, med, unit, min, max, runs,
+                   runs == 1 ? "" : "s");
+        else
+            printf("  %-46s %12.4g %-9s (modeled, deterministic)\n", f->name, med, unit);
+        fflush(stdout);
+    }
+}
+
+/* Median, min and max of v[0..n) (sorted in place). */
+static void add_samples(ctx *c, const char *kind, const char *unit, double *v, int n, const char *name) {
+    qsort(v, (size_t)n, sizeof *v, dcmp);
+    double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    add_fig(c, kind, unit, med, v[0], v[n - 1], n, "%s", name);
+}
+
+static void add_modeled(ctx *c, const char *unit, double v, const char *name) {
+    add_fig(c, "modeled", unit, v, v, v, 1, "%s", name);
+}
+
+static const figure *find_fig(const ctx *c, const char *name) {
+    for (size_t i = c->nfigs; i-- > 0;)
+        if (c->figs[i].bench == c->cur && !strcmp(c->figs[i].name, name)) return &c->figs[i];
+    return NULL;
+}
+
+static void add_ratio(ctx *c, const char *name, const char *num, const char *den) {
+    const figure *a = find_fig(c, num), *b = find_fig(c, den);
+    if (a && b && b->med > 0) add_fig(c, "ratio", "x", a->med / b->med, a->med / b->med, a->med / b->med, 1, "%s", name);
+}
+
+static int bench_fail(ctx *c, const char *what) {
+    c->failed = 1;
+    cli_progress_end();
+    return cli_fail("bench %s: %s: %s", c->cur, what, npk_errmsg());
+}
+
+static void progress(const ctx *c, const char *what, int done, int total) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "bench %s: %s", c->cur, what);
+    cli_progress(buf, (uint64_t)done, (uint64_t)total);
+}
+
+static uint64_t xs = 88172645463325252ull;
+static int8_t rnd8(void) {
+    xs ^= xs << 13, xs ^= xs >> 7, xs ^= xs << 17;
+    return (int8_t)(xs >> 24);
+}
+
+/* ---- v0: int8 GEMM 1024^3 versus oneDNN ------------------------------------ */
+
+static int bench_v0_gemm(ctx *c) {
+    const uint32_t n = 1024;
+    const double macs = (double)n * n * n;
+    int rc = 1;
+    int8_t *A = malloc((size_t)n * n), *B = malloc((size_t)n * n);
+    int32_t *C = malloc((size_t)n * n * 4), *D = malloc((size_t)n * n * 4);
+    double *t = calloc((size_t)c->repeat, sizeof *t);
+    npk_port *p = NULL;
+    npk_v0 *v = NULL;
+    npk_trace *tr = NULL;
+    if (!A || !B || !C || !D || !t) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        bench_fail(c, "setup");
+        goto out;
+    }
+    for (size_t i = 0; i < (size_t)n * n; i++) A[i] = rnd8();
+    for (size_t i = 0; i < (size_t)n * n; i++) B[i] = rnd8();
+    if (npk_port_open(&p, "sim", "v0", NULL) || npk_v0_open(&v, p, NULL)) {
+        bench_fail(c, "v0");
+        goto out;
+    }
+    if (npk_v0_matmul(v, n, n, n, A, B, C, 0)) { /* warm-up */
+        bench_fail(c, "v0 matmul");
+        goto out;
+    }
+    npk_v0_counters c0, c1;
+    npk_v0_read_counters(v, &c0);
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "v0 matmul", r, c->repeat);
+        double t0 = now();
+        if (npk_v0_matmul(v, n, n, n, A, B, C, 0)) {
+            bench_fail(c, "v0 matmul");
+            goto out;
+        }
+        t[r] = macs / (now() - t0) / 1e9;
+    }
+    cli_progress_end();
+    npk_v0_read_counters(v, &c1);
+    add_samples(c, "npu", "GMAC/s", t, c->repeat, "v0 functional int8 GEMM (driver+DMA+compute)");
+    uint64_t cyc = (uint32_t)(c1.perf_cycles - c0.perf_cycles) / (uint64_t)c->repeat;
+    uint64_t dm = (c1.perf_macs - c0.perf_macs) / (uint64_t)c->repeat;
+    add_modeled(c, "ms", (double)cyc / (double)NPK_V0_HZ * 1e3, "v0 modeled device time (PERF_CYCLES)");
+    add_modeled(c, "%", 100.0 * (double)dm / (256.0 * (double)cyc), "v0 modeled array utilization");
+    add_modeled(c, "TOPS", (double)dm * 2.0 / ((double)cyc / (double)NPK_V0_HZ) / 1e12, "v0 modeled TOPS");
+    if (!bench_dnnl_available()) {
+        if (!c->json) printf("  %-46s %s\n", "oneDNN int8 GEMM", bench_dnnl_version());
+    } else {
+        bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT, threads */
+        for (int r = 0; r < c->repeat; r++) {
+            progress(c, "oneDNN", r, c->repeat);
+            double t0 = now();
+            if (bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D)) {
+                npk_err(NPK_EIO, "dnnl_gemm_s8s8s32 failed");
+                bench_fail(c, "oneDNN");
+                goto out;
+            }
+            t[r] = macs / (now() - t0) / 1e9;
+        }
+        cli_progress_end();
+        char name[80];
+        snprintf(name, sizeof name, "baseline: %s int8 GEMM, %d thread(s)", bench_dnnl_version(), bench_dnnl_threads());
+        add_samples(c, "baseline", "GMAC/s", t, c->repeat, name);
+        int same = !memcmp(C, D, (size_t)n * n * 4);
+        if (!c->json) printf("  %-46s %s\n", "v0 output == oneDNN output", same ? "yes (bit-exact)" : "NO");
+        if (!same) {
+            npk_err(NPK_EDEVICE, "the v0 result differs from oneDNN's");
+            bench_fail(c, "check");
+            goto out;
+        }
+        add_ratio(c, "v0 / oneDNN throughput", "v0 functional int8 GEMM (driver+DMA+compute)", name);
+    }
+    if (c->trace_path) {
+        tr = npk_trace_new();
+        npk_port_set_trace(p, tr);
+        if (npk_v0_matmul(v, n, n, n, A, B, C, 0)) {
+            bench_fail(c, "traced v0 matmul");
+            goto out;
+        }
+        npk_port_set_trace(p, NULL);
+        if (npk_trace_write_file(tr, c->trace_path)) {
+            bench_fail(c, "trace");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    cli_progress_end();
+    if (p) npk_port_set_trace(p, NULL);
+    npk_trace_free(tr);
+    if (v) npk_v0_close(v);
+    npk_port_close(p);
+    free(A), free(B), free(C), free(D), free(t);
+    return rc;
+}
+
+/* ---- e1: MMIO accesses per second ------------------------------------------- */
+
+static int bench_e1_mmio(ctx *c) {
+    npk_port *p = NULL;
+    npk_e1 *e = NULL;
+    int rc = 1;
+    double *t = calloc((size_t)c->repeat, sizeof *t), *s = calloc((size_t)c->repeat, sizeof *s);
+    if (!t || !s || npk_port_open(&p, "sim", "e1", NULL) || npk_e1_open(&e, p)) {
+        bench_fail(c, "e1");
+        goto out;
+    }
+    const int n_raw = 400000, n_cmd = 20000;
+    volatile uint32_t sink = 0;
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "mmio", r, c->repeat);
+        /* raw register accesses through the port: half writes, half reads */
+        double t0 = now();
+        for (int i = 0; i < n_raw / 2; i++) {
+            uint32_t val;
+            npk_port_write32(p, E1_REG_OP_A, (uint32_t)i);
+            npk_port_read32(p, E1_REG_RESULT, &val);
+            sink += val;
+        }
+        t[r] = n_raw / (now() - t0);
+        /* scalar commands through the driver (each: operands, start, poll, result) */
+        uint64_t m0 = npk_port_mmio_count(p);
+        t0 = now();
+        for (int i = 0; i < n_cmd; i++) {
+            npk_e1_result res;
+            if (npk_e1_scalar(e, E1_OP_ADD, (uint32_t)i, 3, 0, 0, &res)) {
+                bench_fail(c, "scalar ADD");
+                goto out;
+            }
+            sink += res.result;
+        }
+        double dt = now() - t0;
+        s[r] = (double)(npk_port_mmio_count(p) - m0) / dt;
+    }
+    cli_progress_end();
+    (void)sink;
+    add_samples(c, "npu", "access/s", t, c->repeat, "e1 raw MMIO accesses/s (write+read)");
+    add_samples(c, "npu", "access/s", s, c->repeat, "e1 MMIO accesses/s in driver scalar commands");
+    if (c->trace_path) {
+        npk_trace *tr = npk_trace_new();
+        npk_port_set_trace(p, tr);
+        npk_e1_result res;
+        int bad = npk_e1_scalar(e, E1_OP_DOT4_S8, 0x01020304u, 0x01010101u, 0, 0, &res);
+        npk_port_set_trace(p, NULL);
+        if (bad || npk_trace_write_file(tr, c->trace_path)) {
+            npk_trace_free(tr);
+            bench_fail(c, "trace");
+            goto out;
+        }
+        npk_trace_free(tr);
+    }
+    rc = 0;
+out:
+    cli_progress_end();
+    if (e) npk_e1_close(e);
+    npk_port_close(p);
+    free(t);
+    free(s);
+    return rc;
+}
+
+/* ---- e1: tiled int8 matmul 64^3 versus the CPU reference ------------------- */
+
+static int bench_e1_matmul(ctx *c) {
+    npk_port *p = NULL;
+    npk_e1 *e = NULL;
+    npk_lower *L = NULL;
+    npk_ltensor A = {0}, B = {0};
+    int rc = 1;
+    double *t = calloc((size_t)c->repeat, sizeof *t), *g = calloc((size_t)c->repeat, sizeof *g);
+    if (!t || !g || npk_port_open(&p, "sim", "e1", NULL) || npk_e1_open(&e, p) || npk_lower_new(&L, e) ||
+        npk_lt_alloc2(&A, 64, 64) || npk_lt_alloc2(&B, 64, 64)) {
+        bench_fail(c, "e1");
+        goto out;
+    }
+    for (size_t i = 0; i < 64 * 64; i++) A.data[i] = rnd8();
+    for (size_t i = 0; i < 64 * 64; i++) B.data[i] = rnd8();
+    npk_lower_out o, go;
+    npk_lower_evidence ev;
+    /* warm-up: the driver's register shadow is cold on the first run (one more MMIO) */
+    if (npk_lower_matmul(L, 0, &A, &B, &o, &go, &ev)) {
+        bench_fail(c, "matmul");
+        goto out;
+    }
+    npk_lower_out_free(&o);
+    npk_lower_out_free(&go);
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "matmul", r, c->repeat);
+        double t0 = now();
+        if (npk_lower_matmul(L, 0, &A, &B, &o, &go, &ev)) {
+            bench_fail(c, "matmul");
+            goto out;
+        }
+        t[r] = (now() - t0) * 1e3;
+        int same = !memcmp(o.t[0].data, go.t[0].data, 64 * 64 * 4);
+        npk_lower_out_free(&o);
+        npk_lower_out_free(&go);
+        if (!same) {
+            npk_err(NPK_EDEVICE, "the e1 result differs from the CPU reference");
+            bench_fail(c, "check");
+            goto out;
+        }
+        t0 = now();
+        if (npk_golden_matmul(0, &A, &B, &go)) {
+            bench_fail(c, "CPU reference");
+            goto out;
+        }
+        g[r] = (now() - t0) * 1e3;
+        npk_lower_out_free(&go);
+    }
+    cli_progress_end();
+    add_samples(c, "npu", "ms", t, c->repeat, "e1 tiled matmul 64^3 (ring batches), host time");
+    add_samples(c, "baseline", "ms", g, c->repeat, "baseline: CPU reference matmul 64^3");
+    add_ratio(c, "e1 host time / CPU reference time", "e1 tiled matmul 64^3 (ring batches), host time",
+              "baseline: CPU reference matmul 64^3");
+    add_modeled(c, "cycles", (double)ev.cycles, "e1 modeled cycles (simulated clock)");
+    add_modeled(c, "TOPS", (double)ev.macs * 2.0 / ((double)ev.cycles / (double)E1_HZ) / 1e12, "e1 modeled TOPS");
+    add_modeled(c, "count", (double)ev.tiles, "e1 GEMM tiles per run");
+    add_modeled(c, "count", (double)ev.mmio, "e1 MMIO accesses per run");
+    if (c->trace_path) {
+        npk_trace *tr = npk_trace_new();
+        npk_port_set_trace(p, tr);
+        int bad = npk_lower_matmul(L, 0, &A, &B, &o, &go, &ev);
+        npk_port_set_trace(p, NULL);
+        if (!bad) {
+            npk_lower_out_free(&o);
+            npk_lower_out_free(&go);
+        }
+        if (bad || npk_trace_write_file(tr, c->trace_path)) {
+            npk_trace_free(tr);
+            bench_fail(c, "trace");
+            goto out;
+        }
+        npk_trace_free(tr);
+    }
+    rc = 0;
+out:
+    cli_progress_end();
+    npk_lt_free(&A);
+    npk_lt_free(&B);
+    npk_lower_free(L);
+    if (e) npk_e1_close(e);
+    npk_port_close(p);
+    free(t);
+    free(g);
+    return rc;
+}
+
+/* ---- LLM decode on pccx versus the fp32 CPU decoder ------------------------ */
+
+#define LLM_STEPS 64
+
+static int decode_once(ctx *c, npk_llm_decoder *d, const npk_llm_tokenizer *tk, const char *what, double *secs) {
+    npk_llm_sampler s;
+    if (npk_llm_sampler_init(&s, tk->vocab_size, 0.0f, 1)) return bench_fail(c, what);
+    double t0 = now();
+    int n = npk_llm_generate(d, tk, "", LLM_STEPS, &s, NULL, NULL, NULL);
+    *secs = now() - t0;
+    npk_llm_sampler_free(&s);
+    if (n < 0) return bench_fail(c, what);
+    return 0;
+}
+
+static int bench_llm(ctx *c) {
+    char mp[1024], tp[1024];
+    snprintf(mp, sizeof mp, "%s/models/stories260K/stories260K.bin", c->shared);
+    snprintf(tp, sizeof tp, "%s/models/stories260K/tok512.bin", c->shared);
+    npk_llm_model *m = NULL;
+    npk_llm_tokenizer *tk = NULL;
+    int rc = 1;
+    double *tn = calloc((size_t)c->repeat, sizeof *tn), *tc = calloc((size_t)c->repeat, sizeof *tc);
+    if (!tn || !tc || npk_llm_model_load(mp, &m) || npk_llm_tokenizer_load(tp, m->cfg.vocab_size, &tk)) {
+        bench_fail(c, "stories260K (use --shared DIR)");
+        goto out;
+    }
+    npk_llm_stats st = {0};
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "decode", r, c->repeat);
+        npk_llm_decoder *d = NULL, *cpu = NULL;
+        double secs;
+        /* decoder creation (INT4 quantization, upload) is not timed */
+        if (npk_llm_decoder_pccx(m, NULL, &d)) {
+            bench_fail(c, "pccx decoder");
+            goto out;
+        }
+        if (decode_once(c, d, tk, "pccx decode", &secs)) {
+            npk_llm_decoder_free(d);
+            goto out;
+        }
+        npk_llm_stats_get(d, &st);
+        tn[r] = (double)st.tokens / secs;
+        npk_llm_decoder_free(d);
+        if (npk_llm_decoder_cpu(m, &cpu)) {
+            bench_fail(c, "cpu decoder");
+            goto out;
+        }
+        if (decode_once(c, cpu, tk, "cpu decode", &secs)) {
+            npk_llm_decoder_free(cpu);
+            goto out;
+        }
+        npk_llm_stats cs;
+        npk_llm_stats_get(cpu, &cs);
+        tc[r] = (double)cs.tokens / secs;
+        npk_llm_decoder_free(cpu);
+    }
+    cli_progress_end();
+    add_samples(c, "npu", "tokens/s", tn, c->repeat, "pccx INT4 decode, host simulation");
+    add_samples(c, "baseline", "tokens/s", tc, c->repeat, "baseline: fp32 CPU decoder");
+    add_ratio(c, "pccx simulation / fp32 CPU speed", "pccx INT4 decode, host simulation", "baseline: fp32 CPU decoder");
+    if (st.tokens && st.device_cycles) {
+        double spt = (double)st.device_cycles / (double)st.device_hz / (double)st.tokens;
+        add_modeled(c, "tokens/s", 1.0 / spt, "pccx modeled decode (device busy time)");
+        add_modeled(c, "ms/token", spt * 1e3, "pccx modeled time per token");
+    }
+    if (c->trace_path) {
+        npk_llm_pccx_opts po = {.trace_path = c->trace_path};
+        npk_llm_decoder *d = NULL;
+        double secs;
+        if (npk_llm_decoder_pccx(m, &po, &d) || decode_once(c, d, tk, "traced decode", &secs) ||
+            npk_llm_decoder_finish(d)) {
+            if (!c->failed) bench_fail(c, "trace");
+            npk_llm_decoder_free(d);
+            goto out;
+        }
+        npk_llm_decoder_free(d);
+    }
+    rc = 0;
+out:
+    cli_progress_end();
+    npk_llm_tokenizer_free(tk);
+    npk_llm_model_free(m);
+    free(tn);
+    free(tc);
+    return rc;
+}
+
+/* ---- ONNX: cifar10-lenet-int8 on an integer device versus the CPU reference -- */
+
+static int run_graph(ctx *c, npk_graph *g, const char *device, const npk_tensor *in, npk_trace *tr, npk_tensor **outs,
+                     size_t *nouts, npk_run_report *rep) {
+    npk_run_opts o = {.device = device, .trace = tr};
+    memset(rep, 0, sizeof *rep);
+    if (npk_graph_run(g, &o, in, 1, outs, nouts, rep)) return bench_fail(c, device);
+    return 0;
+}
+
+static void free_outs(npk_tensor *o, size_t n) {
+    for (size_t i = 0; i < n; i++) npk_tensor_free(&o[i]);
+    free(o);
+}
+
+static int bench_onnx(ctx *c, const char *device) {
+    char mp[1024], ip[1024];
+    snprintf(mp, sizeof mp, "%s/models/cifar10-lenet-int8/model.onnx", c->shared);
+    snprintf(ip, sizeof ip, "%s/models/cifar10-lenet-int8/test_data_set_0/input_0.pb", c->shared);
+    npk_graph *g = NULL;
+    npk_tensor in = {0}, *ref = NULL, *out = NULL;
+    size_t nref = 0, nout = 0;
+    npk_run_report rep;
+    int rc = 1;
+    double *t = calloc((size_t)c->repeat, sizeof *t), *tc = calloc((size_t)c->repeat, sizeof *tc);
+    if (!t || !tc || npk_graph_load_file(&g, mp) || npk_tensor_load_pb_file(&in, ip)) {
+        bench_fail(c, "cifar10-lenet-int8 (use --shared DIR)");
+        goto out;
+    }
+    uint64_t cycles = 0, macs = 0, hz = 0;
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, device, r, c->repeat);
+        double t0 = now();
+        if (run_graph(c, g, device, &in, NULL, &out, &nout, &rep)) goto out;
+        t[r] = (now() - t0) * 1e3;
+        cycles = rep.device_cycles;
+        macs = rep.device_macs;
+        hz = rep.device_hz;
+        npk_run_report_fini(&rep);
+        t0 = now();
+        if (run_graph(c, g, "cpu", &in, NULL, &ref, &nref, &rep)) goto out;
+        tc[r] = (now() - t0) * 1e3;
+        npk_run_report_fini(&rep);
+        int same = nout == nref && nout > 0;
+        for (size_t i = 0; same && i < nout; i++)
+            same = npk_tensor_bytes(&out[i]) == npk_tensor_bytes(&ref[i]) &&
+                   !memcmp(out[i].data, ref[i].data, npk_tensor_bytes(&out[i]));
+        free_outs(out, nout);
+        free_outs(ref, nref);
+        out = ref = NULL;
+        nout = nref = 0;
+        if (!same) {
+            npk_err(NPK_EDEVICE, "the %s outputs differ from the CPU reference's", device);
+            bench_fail(c, "check");
+            goto out;
+        }
+    }
+    cli_progress_end();
+    char name[80];
+    snprintf(name, sizeof name, "%s: cifar10-lenet-int8 (batch %lld), host time", device,
+             in.rank ? (long long)in.dims[0] : 1LL);
+    add_samples(c, "npu", "ms", t, c->repeat, name);
+    add_samples(c, "baseline", "ms", tc, c->repeat, "baseline: the same model on the CPU reference");
+    add_ratio(c, "device run time / CPU reference time", name, "baseline: the same model on the CPU reference");
+    if (hz && cycles) {
+        add_modeled(c, "us", (double)cycles / (double)hz * 1e6, "modeled inference time (device cycles)");
+        add_modeled(c, "TOPS", (double)macs * 2.0 / ((double)cycles / (double)hz) / 1e12, "modeled TOPS");
+    }
+    if (c->trace_path) {
+        npk_trace *tr = npk_trace_new();
+        int bad = run_graph(c, g, device, &in, tr, &out, &nout, &rep);
+        npk_run_report_fini(&rep);
+        free_outs(out, nout);
+        out = NULL;
+        nout = 0;
+        if (bad || npk_trace_write_file(tr, c->trace_path)) {
+            npk_trace_free(tr);
+            if (!bad) bench_fail(c, "trace");
+            goto out;
+        }
+        npk_trace_free(tr);
+    }
+    rc = 0;
+out:
+    cli_progress_end();
+    free_outs(out, nout);
+    free_outs(ref, nref);
+    npk_tensor_free(&in);
+    npk_graph_free(g);
+    free(t);
+    free(tc);
+    return rc;
+}
+
+static int bench_onnx_v0(ctx *c) { return bench_onnx(c, "v0"); }
+static int bench_onnx_shell(ctx *c) { return bench_onnx(c, "shell"); }
+
+/* ---- the suite ---------------------------------------------------------------- */
+
+typedef struct bench {
+    const char *name;
+    const char *what;
+    int (*run)(ctx *c);
+    int pending; /* not run by default */
+} bench;
+
+static const bench suite[] = {
+    {"v0-gemm-1024", "functional int8 GEMM 1024^3 on v0 versus oneDNN's int8 GEMM (same run)", bench_v0_gemm, 0},
+    {"e1-mmio", "e1 MMIO register accesses per second through the in-process port", bench_e1_mmio, 0},
+    {"e1-matmul-64", "e1 tiled int8 matmul 64^3 (descriptor ring) versus the CPU reference", bench_e1_matmul, 0},
+    {"llm-pccx", "stories260K greedy decode, 64 positions: pccx INT4 versus the fp32 CPU decoder", bench_llm, 0},
+    {"onnx-v0-lenet", "ONNX cifar10-lenet-int8 on v0 versus the CPU reference (same outputs)", bench_onnx_v0, 0},
+    {"onnx-shell-lenet", "ONNX cifar10-lenet-int8 on shell versus the CPU reference (same outputs)", bench_onnx_shell,
+     0},
+};
+#define NSUITE (sizeof suite / sizeof suite[0])
+
+static void help(void) {
+    printf("usage: npu bench [NAME...] [--list] [--json] [--repeat N] [--trace FILE.json] [--shared DIR]\n\n"
+           "Runs the benchmark suite (or the named benchmarks) and prints each figure with the\n"
+           "baseline measured in the same run. Host figures are the median of N runs with min and\n"
+           "max; modeled figures come from the simulated device clock and are the same every run.\n"
+           "The machine may be shared: compare figures from one run, not across runs.\n"
+           "docs/performance.md explains every figure.\n\n"
+           "benchmarks:\n");
+    for (size_t i = 0; i < NSUITE; i++) printf("  %-17s %s\n", suite[i].name, suite[i].what);
+    printf("\noptions:\n"
+           "  --list            print the names of the suite and exit\n"
+           "  --json            print the figures as one JSON document on stdout\n"
+           "  --repeat N        runs per host figure (default 5, 1..1000)\n"
+           "  --trace FILE      with exactly one NAME: write a Chrome/Perfetto trace of one extra\n"
+           "                    (untimed) run of its device path\n"
+           "  --shared DIR      the shared/ directory with models/ (default %s)\n"
+           "A progress line is shown on a terminal (stderr) only.\n",
+           NPUKIT_SHARED_DIR_DEFAULT);
+}
+
+static void json_str(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') printf("\\%c", ch);
+        else if (ch < 0x20) printf("\\u%04x", ch);
+        else putchar(ch);
+    }
+    putchar('"');
+}
+
+static void print_json(const ctx *c) {
+    printf("{\"schema\":\"npukit.bench.v1\",\"repeat\":%d,\"baseline_available\":{\"onednn\":%s},\"figures\":[",
+           c->repeat, bench_dnnl_available() ? "true" : "false");
+    for (size_t i = 0; i < c->nfigs; i++) {
+        const figure *f = &c->figs[i];
+        printf("%s{\"bench\":", i ? "," : "");
+        json_str(f->bench);
+        printf(",\"figure\":");
+        json_str(f->name);
+        printf(",\"kind\":\"%s\",\"unit\":", f->kind);
+        json_str(f->unit);
+        printf(",\"median\":%.9g,\"min\":%.9g,\"max\":%.9g,\"runs\":%d}", f->med, f->min, f->max, f->runs);
+    }
+    printf("]}\n");
+}
+
+int cmd_bench(int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        help();
+        return 0;
+    }
+    ctx c = {.repeat = 5, .shared = NPUKIT_SHARED_DIR_DEFAULT};
+    int sel[NSUITE] = {0}, nsel = 0, list = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--list")) list = 1;
+        else if (!strcmp(a, "--json")) c.json = 1;
+        else if (!strcmp(a, "--repeat") || !strcmp(a, "--trace") || !strcmp(a, "--shared")) {
+            if (i + 1 >= argc) return cli_usage_error("bench", "%s needs a value", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "--trace")) c.trace_path = v;
+            else if (!strcmp(a, "--shared")) c.shared = v;
+            else {
+                uint64_t n;
+                if (cli_parse_u64(v, &n) || n < 1 || n > 1000)
+                    return cli_usage_error("bench", "--repeat '%s' is not a number in 1..1000", v);
+                c.repeat = (int)n;
+            }
+        } else if (a[0] == '-') {
+            return cli_usage_error("bench", "unknown option '%s'", a);
+        } else {
+            size_t k = 0;
+            while (k < NSUITE && strcmp(suite[k].name, a)) k++;
+            if (k == NSUITE) return cli_usage_error("bench", "unknown benchmark '%s' (see npu bench --list)", a);
+            if (!sel[k]) nsel++;
+            sel[k] = 1;
+        }
+    }
+    if (list) {
+        for (size_t i = 0; i < NSUITE; i++) printf("%s%s\n", suite[i].name, suite[i].pending ? " (pending)" : "");
+        return 0;
+    }
+    if (c.trace_path && nsel != 1) return cli_usage_error("bench", "--trace needs exactly one benchmark NAME");
+    if (!nsel)
+        for (size_t i = 0; i < NSUITE; i++) sel[i] = !suite[i].pending;
+    if (!c.json)
+        printf("npu bench: %d run(s) per host figure; median (min, max); the machine may be shared and noisy\n",
+               c.repeat);
+    int rc = 0;
+    for (size_t i = 0; i < NSUITE; i++) {
+        if (!sel[i]) continue;
+        c.cur = suite[i].name;
+        if (!c.json) printf("%s: %s\n", suite[i].name, suite[i].what);
+        if (suite[i].run(&c)) rc = 1;
+    }
+    if (!nsel && !c.json)
+        for (size_t i = 0; i < NSUITE; i++)
+            if (suite[i].pending) printf("%s: skipped (%s)\n", suite[i].name, suite[i].what);
+    if (c.json) print_json(&c);
+    free(c.figs);
+    return rc;
+}
