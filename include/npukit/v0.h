@@ -132,11 +132,11 @@ static inline uint32_t npk_v0_st_errcode(uint32_t st) { return (st >> 16) & 0xFF
 /* ---- error codes (STATUS.err_code) ----------------------------------------
  * 0x01-0x04 and 0x08 are "unsupported_op" errors: IRQ_STATUS.error and
  * .unsupported_op, ERR_DESC_INDEX, PERF_FALLBACKS += 1, and the CPU fallback
- * contract applies. With CTRL.cpu_fallback_select == 1, writing 1 to
- * IRQ_STATUS.error dismisses them (STATUS.error -> 0) and writing DESC_TAIL =
- * ERR_DESC_INDEX + 1 (mod ring length) retires the descriptor for the CPU;
- * with cpu_fallback_select == 0 they are hard failures that only CTRL.flush
- * clears.
+ * contract applies. Writing 1 to IRQ_STATUS.error dismisses them
+ * (STATUS.error -> 0); the descriptor stays unconsumed at the tail. With
+ * CTRL.cpu_fallback_select == 1, writing DESC_TAIL = ERR_DESC_INDEX + 1 (mod
+ * ring length) retires it for the CPU; with cpu_fallback_select == 0 they are
+ * hard failures: the ring stalls until CTRL.flush.
  * 0x05 and 0x06 set IRQ_STATUS.error and .bus_error and ERR_FAULT_ADDR;
  * 0x07 sets .error and .queue_overflow. These need CTRL.flush. */
 #define NPK_V0_ERR_OPCODE 0x01u      /* unknown opcode (or any compute op when CAPS.gemmini_present == 0) */
@@ -209,7 +209,7 @@ const char *npk_v0_op_name(uint32_t op);
  *   row (1..1024 each); A may equal C.
  * MAXPOOL_S8: SHAPE_M = H | W << 16 (1..256), SHAPE_N = C (1..512); A = input
  *   [H][W][C] (A_STRIDE between rows), C = output [OH][OW][C] (C_STRIDE).
- *   POOL_PARAMS: window_h [3:0], window_w [7:4] (2 or 3), stride [11:8] (1 or
+ *   POOL_PARAMS: window_h [3:0], window_w [7:4] (2x2 or 3x3: equal), stride [11:8] (1 or
  *   2), pad [15:12] (0..window-1; npukit extension, padded positions count
  *   as 0 as in Gemmini), [31:16] = 0. OH = (H + 2*pad - window_h)/stride + 1.
  * NOP, BARRIER: retire. FALLBACK: err 0x08, executed by the CPU as a NOP.

@@ -328,11 +328,13 @@ static void wr_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
 static void wr_irq_status(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
     (void)r, (void)old;
     v0 *v = V(d);
-    /* W1C of .error dismisses an unsupported_op error when the CPU fallback
-     * path is selected; hard errors (and unsupported_op without fallback)
+    /* W1C of .error dismisses an unsupported_op error ("clearing IRQ_STATUS
+     * alone is enough to dismiss unsupported_op"), whatever
+     * cpu_fallback_select; the descriptor stays unconsumed at the tail, so
+     * with cpu_fallback_select == 0 (DESC_TAIL writes ignored) the ring
+     * still stalls until CTRL.flush. Hard errors (bus_error, queue_overflow)
      * need CTRL.flush. */
-    if ((val & NPK_V0_IRQ_ERROR) && v->err_class == ERRCLASS_UNSUPPORTED &&
-        (reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_FALLBACK)) {
+    if ((val & NPK_V0_IRQ_ERROR) && v->err_class == ERRCLASS_UNSUPPORTED) {
         v->err_class = ERRCLASS_NONE;
         v->err_code = 0;
     }
@@ -348,7 +350,11 @@ static void wr_irq_mask(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val
 static void wr_ring_cfg(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
     v0 *v = V(d);
     uint32_t *s = slot(v, r->off);
-    if (qlevel(v) || v->busy || v->fb_pending) {
+    /* "queued" under the OLD length: the regfile has already stored the new
+     * DESC_RING_LEN, and qlevel() masked with a shorter length can read 0
+     * while descriptors are queued (both indices are slots < the old length,
+     * so committed != tail is exact) */
+    if (v->committed != v->tail || v->busy || v->fb_pending) {
         *s = old;
         return;
     }

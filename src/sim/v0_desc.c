@@ -249,7 +249,9 @@ uint32_t npk_v0_validate(const npk_v0_desc *d, uint32_t caps, char *why, size_t 
             return fail(NPK_V0_ERR_SHAPE, why, wn, "pool input %ux%u outside 1..%u", p.h, p.w, NPK_V0_MAX_HW);
         if (!p.c || p.c > NPK_V0_MAX_CH)
             return fail(NPK_V0_ERR_SHAPE, why, wn, "pool channels %u outside 1..%u", p.c, NPK_V0_MAX_CH);
-        if ((p.win_h != 2 && p.win_h != 3) || (p.win_w != 2 && p.win_w != 3))
+        /* envelope "Pool window | 2x2 or 3x3": square only (Gemmini's pooling
+         * has one pool_size); 2x3 / 3x2 are outside */
+        if ((p.win_h != 2 && p.win_h != 3) || p.win_w != p.win_h)
             return fail(NPK_V0_ERR_SHAPE, why, wn, "pool window %ux%u (v0: 2x2 or 3x3)", p.win_h, p.win_w);
         if (p.stride != 1 && p.stride != 2) return fail(NPK_V0_ERR_SHAPE, why, wn, "pool stride %u (v0: 1 or 2)", p.stride);
         if (p.pad >= p.win_h || p.pad >= p.win_w)
