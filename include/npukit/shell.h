@@ -35,7 +35,7 @@ enum npk_shell_reg {
     SHELL_CQ_HEAD = 0x02C,       /* RO* device read offset; writable only while stopped (docs/shell.md) */
     SHELL_CQ_TAIL = 0x030,       /* RW  host write offset (multiple of 32, < CQ_SIZE) */
     SHELL_DOORBELL = 0x040,      /* W   any value: fetch until HEAD == TAIL; reads 0 */
-    SHELL_ERROR_CODE = 0x044,    /* W1C sticky SHELL_ERR_* (write the code back to clear) */
+    SHELL_ERROR_CODE = 0x044,    /* sticky SHELL_ERR_*: a write covering the code clears it (write it back) */
     SHELL_ERROR_ADDR_LO = 0x048, /* RO  address of the fault (see SHELL_ERR_*) */
     SHELL_ERROR_ADDR_HI = 0x04C,
     /* npukit extension: performance counters (RO, cleared by reset). The sums

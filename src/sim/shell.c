@@ -526,6 +526,14 @@ static void wr_head(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
     *slot(s, SHELL_CQ_HEAD) = v;
 }
 
+/* ERROR_CODE is sticky: a write whose 1 bits cover the latched code clears it
+ * (write the code back, or all ones); any other write leaves it as it is, so a
+ * partial write never turns one code into another (5 & ~1 would read as 4). */
+static void wr_error_code(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+    (void)r;
+    if (old && (v & old) == old) *slot(S(d), SHELL_ERROR_CODE) = 0;
+}
+
 static uint32_t rd_perf(npk_dev *d, const npk_reg *r, uint32_t v) {
     (void)v;
     shell *s = S(d);
@@ -560,7 +568,7 @@ static const npk_reg regs[] = {
     {SHELL_CQ_HEAD, "CQ_HEAD", 0, 0, 0, NULL, wr_head},
     {SHELL_CQ_TAIL, "CQ_TAIL", 0, 0xffffffffu, 0, NULL, NULL},
     {SHELL_DOORBELL, "DOORBELL", 0, 0, 0, NULL, wr_doorbell},
-    {SHELL_ERROR_CODE, "ERROR_CODE", 0, 0, 0xffffffffu, NULL, NULL},
+    {SHELL_ERROR_CODE, "ERROR_CODE", 0, 0, 0, NULL, wr_error_code},
     {SHELL_ERROR_ADDR_LO, "ERROR_ADDR_LO", 0, 0, 0, NULL, NULL},
     {SHELL_ERROR_ADDR_HI, "ERROR_ADDR_HI", 0, 0, 0, NULL, NULL},
     {SHELL_PERF_DESCS, "PERF_DESCS", 0, 0, 0, rd_perf, NULL},
