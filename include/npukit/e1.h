@@ -100,7 +100,7 @@ enum e1_reg {
 #define E1_ST_ERROR 0x4u
 
 /* ---- TRACE (read only) ---------------------------------------------------- */
-#define E1_TRACE_BUSY_COUNT_MASK 0x7u   /* [2:0] cycles into the current op (saturating) */
+#define E1_TRACE_BUSY_COUNT_MASK 0x7u   /* [2:0] cycles left of the scalar op (latency, counts down to 0) */
 #define E1_TRACE_OPCODE_SHIFT 3         /* [6:3] latched opcode */
 #define E1_TRACE_OPCODE_MASK (0xfu << 3)
 #define E1_TRACE_GEMM_BUSY (1u << 7)    /* GEMM engine running */
@@ -153,7 +153,7 @@ enum e1_opcode {
     E1_OP_SDOT4_S4_2_4 = 12,  /* 2:4 sparse int4 dot, positions in ACC[7:0]; 3 cycles */
     E1_OP_DOT16_S2 = 13,      /* 16 int2 (or ternary) lanes + ACC; 3 cycles */
     E1_OP_DOT4_FP8_E4M3 = 14, /* 4 FP8 lanes -> Q8.8 + ACC; 3 cycles */
-    E1_OP_EXP2_NEG_Q0_8 = 15  /* 256 >> min(8, -s8(A)), Q0.8; 2 cycles */
+    E1_OP_EXP2_NEG_Q0_8 = 15  /* 256 >> min(8, max(0, -s8(A[7:0]))), Q0.8; 2 cycles */
 };
 #define E1_NUM_OPCODES 16
 
@@ -345,7 +345,11 @@ typedef struct npk_e1_tilecfg {
 
 /* Validate a command buffer the way the chip will (n, valid_owner, stream
  * and writeback rules, tile config); -NPK_EINVAL names the descriptor. cfg
- * may be NULL when no descriptor is a GEMM or VRELU. */
+ * may be NULL when no descriptor is a GEMM or VRELU. Two guards against chip
+ * quirks that would otherwise give a silent wrong answer: with ternary set, a
+ * DOT16_S2 descriptor whose w1 (OP_A, also the stream source) or w2 (OP_B)
+ * holds a 0b11 lane is refused; a GEMM writeback needs C_STRIDE == 4*N when
+ * M > 1 (the chip copies M*N contiguous words and ignores C_STRIDE). */
 int npk_e1_cmdbuf_check(const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *cfg, int ternary);
 /* Submit and wait. last (may be NULL) receives RESULT/RESULT_HI after the
  * batch (the last scalar op's result). On a device error the message names

@@ -204,10 +204,10 @@ int npk_pccx_format(uint64_t word, char *buf, size_t size);
  * Byte offsets in the device's MMIO window. The model's register table
  * (src/sim/pccx.c) is the authoritative list; docs/pccx.md describes each. */
 enum npk_pccx_reg {
-    NPK_PCCX_INSTR_LO = 0x00,     /* W: low word of the next instruction */
+    NPK_PCCX_INSTR_LO = 0x00,     /* W (reads 0): low word of the next instruction */
     NPK_PCCX_INSTR_HI = 0x04,     /* W: high word; the write issues {HI, LO}. A 64-bit write at 0x00 issues too. */
     NPK_PCCX_STATUS = 0x08,       /* BUSY[0] RO, DONE[1] W1C, ERROR[2] W1C (clears the fault, queue resumes), HUNG[3] RO */
-    NPK_PCCX_CTRL = 0x0c,         /* W: FLUSH[0] drop queued instructions, RESET[1] soft reset, CLR_PERF[2] */
+    /* 0x0c: not a register (Part 3.3: extensions start at 0x10; reads 0, writes ignored) */
     NPK_PCCX_ID = 0x10,           /* RO 0x70636378 ("pccx") */
     NPK_PCCX_VERSION = 0x14,      /* RO 0x00000002 (ISA v002) */
     NPK_PCCX_ERR_CODE = 0x18,     /* RO npk_pccx_fault of the latched fault */
@@ -250,7 +250,9 @@ enum npk_pccx_reg {
     NPK_PCCX_GEMV_CYCLES = 0xb0,  /* RO summed durations per engine (= trace track totals) */
     NPK_PCCX_GEMM_CYCLES = 0xb4,
     NPK_PCCX_SFU_CYCLES = 0xb8,
-    NPK_PCCX_DMA_CYCLES = 0xbc
+    NPK_PCCX_DMA_CYCLES = 0xbc,
+    NPK_PCCX_DROPPED = 0xc0,      /* RO instructions dropped on queue overflow (fault OVERFLOW) since reset */
+    NPK_PCCX_CTRL = 0xc4          /* W: FLUSH[0] drop queued instructions, RESET[1] soft reset, CLR_PERF[2] */
 };
 
 #define NPK_PCCX_STATUS_BUSY 0x1u

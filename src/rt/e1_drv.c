@@ -468,6 +468,13 @@ int npk_e1_cmdbuf_check(const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *
             if (gemm->c_base + gemm->m * gemm->n * 4 > 64)
                 return npk_err(NPK_EINVAL, "descriptor %u: writeback of %u words from C_BASE %u overruns the scratchpad",
                                i, gemm->m * gemm->n, gemm->c_base);
+            /* The chip copies M*N contiguous words from C_BASE and ignores C_STRIDE: with
+             * gaps between C rows the words written would not be the C tile. */
+            if (gemm->m > 1 && gemm->c_stride != 4 * gemm->n)
+                return npk_err(NPK_EINVAL,
+                               "descriptor %u: writeback copies %u contiguous words from C_BASE (the chip ignores "
+                               "C_STRIDE), so C_STRIDE must be 4*N = %u, not %u",
+                               i, gemm->m * gemm->n, 4 * gemm->n, gemm->c_stride);
         }
         if (op == E1_OP_GEMM_S8 || op == E1_OP_GEMM_S4) {
             if (!gemm) return npk_err(NPK_EINVAL, "descriptor %u: GEMM needs a GEMM configuration", i);
@@ -479,9 +486,12 @@ int npk_e1_cmdbuf_check(const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *
             int rc = vrelu_cfg_check(cfg->len, cfg->src, cfg->dst);
             if (rc) return npk_err_prefix(rc, "descriptor %u", i);
         }
-        if (op == E1_OP_DOT16_S2 && ternary && !e1_desc_stream(w0) &&
-            (!ternary_lanes_ok(d[i].w[1]) || !ternary_lanes_ok(d[i].w[2])))
-            return npk_err(NPK_EINVAL, "descriptor %u: DOT16_S2 ternary operand has a reserved 0b11 lane", i);
+        /* OP_A is w1 and OP_B is w2 even when the descriptor streams (w1 is then also the
+         * source address): the chip masks a reserved lane in the last descriptor (status 2,
+         * RESULT unchanged) and stalls to a timeout otherwise, so refuse it here. */
+        if (op == E1_OP_DOT16_S2 && ternary && (!ternary_lanes_ok(d[i].w[1]) || !ternary_lanes_ok(d[i].w[2])))
+            return npk_err(NPK_EINVAL, "descriptor %u: DOT16_S2 ternary operand has a reserved 0b11 lane (%s)", i,
+                           e1_desc_stream(w0) ? "w1 is OP_A and the stream source" : "w1 = OP_A, w2 = OP_B");
     }
     return 0;
 }

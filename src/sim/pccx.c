@@ -51,6 +51,7 @@ typedef struct pccx {
     uint16_t cc[2][64][3];        /* constant cache banks */
     uint16_t emax, scalar;
     uint64_t queue[QDEPTH];
+    uint64_t qidx[QDEPTH];        /* each queued instruction's index (count written before it) */
     unsigned qhead, qcount;
     uint64_t qindex;              /* index of the instruction at the queue head */
     uint64_t issued, retired, dropped;
@@ -467,6 +468,9 @@ static void pump(pccx *p, uint64_t limit) {
         uint64_t t = p->fe_ready > p->dev.cycles ? p->fe_ready : p->dev.cycles;
         if (t > limit) break;
         uint64_t w = p->queue[p->qhead];
+        /* indices are not contiguous when instructions were dropped on
+         * overflow while others stayed queued: take the stored one */
+        p->qindex = p->qidx[p->qhead];
         unsigned op = (unsigned)(w >> 60);
         int rc;
         switch (op) {
@@ -504,6 +508,7 @@ static void issue(pccx *p, uint64_t w) {
     }
     if (!p->qcount) p->qindex = index;
     p->queue[(p->qhead + p->qcount) % QDEPTH] = w;
+    p->qidx[(p->qhead + p->qcount) % QDEPTH] = index;
     p->qcount++;
     trace_depth(p, p->dev.cycles);
     pump(p, p->dev.cycles);
@@ -652,7 +657,7 @@ static uint32_t rd_val(npk_dev *d, const npk_reg *r, uint32_t s) {
     case NPK_PCCX_GEMM_CYCLES: return (uint32_t)p->eng_cycles[ENG_GEMM];
     case NPK_PCCX_SFU_CYCLES: return (uint32_t)p->eng_cycles[ENG_SFU];
     case NPK_PCCX_DMA_CYCLES: return (uint32_t)p->eng_cycles[ENG_DMA];
-    case 0xc0: return (uint32_t)p->dropped;
+    case NPK_PCCX_DROPPED: return (uint32_t)p->dropped;
     default: return 0;
     }
 }
@@ -689,10 +694,10 @@ static void wr_val(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
 #define RO(off, name) {off, name, 0, 0, 0, rd_val, NULL}
 #define RW(off, name, reset) {off, name, reset, 0xffffffffu, 0, rd_val, wr_val}
 static const npk_reg regs[] = {
-    {NPK_PCCX_INSTR_LO, "INSTR_LO", 0, 0xffffffffu, 0, NULL, wr_instr_lo},
-    {NPK_PCCX_INSTR_HI, "INSTR_HI", 0, 0xffffffffu, 0, NULL, wr_instr_hi},
+    /* write-only (docs: access W): wmask 0 so they read 0 like CTRL; the hooks see the value */
+    {NPK_PCCX_INSTR_LO, "INSTR_LO", 0, 0, 0, NULL, wr_instr_lo},
+    {NPK_PCCX_INSTR_HI, "INSTR_HI", 0, 0, 0, NULL, wr_instr_hi},
     {NPK_PCCX_STATUS, "STATUS", 0, 0, 0, rd_status, wr_status},
-    {NPK_PCCX_CTRL, "CTRL", 0, 0, 0, NULL, wr_ctrl},
     {NPK_PCCX_ID, "ID", NPK_PCCX_ID_VALUE, 0, 0, NULL, NULL},
     {NPK_PCCX_VERSION, "VERSION", 0x00000002u, 0, 0, NULL, NULL},
     RO(NPK_PCCX_ERR_CODE, "ERR_CODE"),
@@ -736,7 +741,8 @@ static const npk_reg regs[] = {
     RO(NPK_PCCX_GEMM_CYCLES, "GEMM_CYCLES"),
     RO(NPK_PCCX_SFU_CYCLES, "SFU_CYCLES"),
     RO(NPK_PCCX_DMA_CYCLES, "DMA_CYCLES"),
-    RO(0xc0, "DROPPED"),
+    RO(NPK_PCCX_DROPPED, "DROPPED"),
+    {NPK_PCCX_CTRL, "CTRL", 0, 0, 0, NULL, wr_ctrl},
 };
 
 /* ---- device ops ------------------------------------------------------------------------- */
