@@ -22,9 +22,21 @@ add_custom_command(
   DEPENDS ${NPUKIT_ONNX_PROTO}
   COMMENT "protoc-c: generating the ONNX protobuf C code from ${NPUKIT_ONNX_PROTO}"
   VERBATIM)
-target_sources(npukit PRIVATE ${NPUKIT_ONNX_GEN_DIR}/onnx/onnx.pb-c.c)
-# The generated file is not ours: do not hold it to -Werror/-Wextra.
-set_source_files_properties(${NPUKIT_ONNX_GEN_DIR}/onnx/onnx.pb-c.c PROPERTIES COMPILE_OPTIONS "-Wno-error;-Wno-unused-parameter")
+# ONNX's data messages (SequenceProto, MapProto, OptionalProto of onnx-data.proto, which Debian
+# does not ship) from npukit's own schema src/graph/npk_onnx_data.proto: same wire format, own
+# package; it imports onnx/onnx.proto for TensorProto. Output: npk_onnx_data.pb-c.[ch].
+set(NPUKIT_ONNX_DATA_PROTO ${CMAKE_SOURCE_DIR}/src/graph/npk_onnx_data.proto)
+add_custom_command(
+  OUTPUT ${NPUKIT_ONNX_GEN_DIR}/npk_onnx_data.pb-c.c ${NPUKIT_ONNX_GEN_DIR}/npk_onnx_data.pb-c.h
+  COMMAND ${NPUKIT_PROTOC_C} --proto_path=${NPUKIT_ONNX_PROTO_DIR} --proto_path=${CMAKE_SOURCE_DIR}/src/graph
+          --c_out=${NPUKIT_ONNX_GEN_DIR} ${NPUKIT_ONNX_DATA_PROTO}
+  DEPENDS ${NPUKIT_ONNX_DATA_PROTO} ${NPUKIT_ONNX_PROTO}
+  COMMENT "protoc-c: generating the ONNX data-value C code from ${NPUKIT_ONNX_DATA_PROTO}"
+  VERBATIM)
+set(NPUKIT_ONNX_GEN_SOURCES ${NPUKIT_ONNX_GEN_DIR}/onnx/onnx.pb-c.c ${NPUKIT_ONNX_GEN_DIR}/npk_onnx_data.pb-c.c)
+target_sources(npukit PRIVATE ${NPUKIT_ONNX_GEN_SOURCES})
+# The generated files are not ours: do not hold them to -Werror/-Wextra.
+set_source_files_properties(${NPUKIT_ONNX_GEN_SOURCES} PROPERTIES COMPILE_OPTIONS "-Wno-error;-Wno-unused-parameter")
 # PUBLIC so that tests can build ModelProto messages with the same generated code.
 target_include_directories(npukit PUBLIC ${NPUKIT_ONNX_GEN_DIR} ${NPUKIT_PROTOBUF_C_INCLUDE})
 target_link_libraries(npukit PUBLIC ${NPUKIT_PROTOBUF_C_LIB})

@@ -60,15 +60,31 @@ size_t npk_dtype_size(int dtype);
 /* 1 for the integer types (and bool), 0 for float types. */
 int npk_dtype_is_int(int dtype);
 
-/* A dense tensor in host memory, row-major (C order).
+/* Kinds of values. ONNX graph values are dense tensors or, in a few models,
+ * sequences of tensors and optionals (holding a tensor or a sequence of
+ * tensors, or nothing); on disk these are onnx-data.proto's SequenceProto and
+ * OptionalProto. Only Identity passes sequence and optional values through;
+ * any other operator reached by one fails with a message naming the node. */
+typedef enum npk_kind { NPK_KIND_TENSOR = 0, NPK_KIND_SEQUENCE = 1, NPK_KIND_OPTIONAL = 2 } npk_kind;
+
+/* A dense tensor in host memory, row-major (C order), or (kind != 0) a
+ * sequence or optional of such values.
  *   data: npk_tensor_numel() elements of dtype, owned by the tensor (malloc'ed)
- *   dims[0 .. rank-1]: the shape; rank 0 is a scalar (one element). */
+ *   dims[0 .. rank-1]: the shape; rank 0 is a scalar (one element).
+ * A zeroed struct (or one from npk_tensor_alloc) is a tensor. For kind
+ * SEQUENCE or OPTIONAL dtype, rank, dims and data are unused (0 / NULL) and
+ * items[0 .. n_items-1] hold the elements (a sequence: any count; an
+ * optional: 0 when empty, else 1). npk_tensor_free and npk_tensor_copy
+ * handle every kind. */
 typedef struct npk_tensor {
     char *name;                 /* owned, may be NULL */
     int dtype;                  /* npk_dtype */
     int rank;
     int64_t dims[NPK_MAX_RANK];
     void *data;                 /* owned */
+    int kind;                   /* npk_kind; NPK_KIND_TENSOR (0) for a tensor */
+    size_t n_items;             /* SEQUENCE / OPTIONAL: number of elements */
+    struct npk_tensor *items;   /* SEQUENCE / OPTIONAL: the elements (owned array of n_items) */
 } npk_tensor;
 
 /* Number of elements (product of dims; 1 for rank 0). */
@@ -77,9 +93,9 @@ int64_t npk_tensor_numel(const npk_tensor *t);
 size_t npk_tensor_bytes(const npk_tensor *t);
 /* Allocate t's data (zeroed) for the given type and shape; name is copied (may be NULL). */
 int npk_tensor_alloc(npk_tensor *t, const char *name, int dtype, int rank, const int64_t *dims);
-/* Free the data and the name and zero the struct. */
+/* Free the data, the elements (recursively) and the name, and zero the struct. */
 void npk_tensor_free(npk_tensor *t);
-/* Deep copy. */
+/* Deep copy (elements of sequences and optionals included). */
 int npk_tensor_copy(npk_tensor *dst, const npk_tensor *src);
 /* "int8[4,3,32,32]" into buf (always NUL-terminated). */
 const char *npk_tensor_shape_str(int dtype, int rank, const int64_t *dims, char *buf, size_t len);
@@ -88,7 +104,9 @@ const char *npk_tensor_shape_str(int dtype, int rank, const int64_t *dims, char 
  * data is refused (NPK_EUNSUPPORTED). */
 int npk_tensor_load_pb(npk_tensor *t, const uint8_t *data, size_t len);
 int npk_tensor_load_pb_file(npk_tensor *t, const char *path);
-/* Encode as an ONNX TensorProto (raw_data); *out is malloc'ed. */
+/* Encode as an ONNX TensorProto (raw_data); *out is malloc'ed. A sequence
+ * is written as a SequenceProto of TensorProtos, an optional as an
+ * OptionalProto (the format npk_value_load_pb reads). */
 int npk_tensor_save_pb(const npk_tensor *t, uint8_t **out, size_t *len);
 int npk_tensor_save_pb_file(const npk_tensor *t, const char *path);
 
@@ -97,18 +115,40 @@ int npk_tensor_save_pb_file(const npk_tensor *t, const char *path);
 typedef struct npk_graph npk_graph;
 
 /* Declared type of a graph input or output. dims[i] < 0 is a symbolic or
- * unknown dimension. rank < 0 means the shape is not declared. */
+ * unknown dimension. rank < 0 means the shape is not declared.
+ * kind / elem_kind (npk_kind): tensor; sequence(tensor) (elem_kind TENSOR);
+ * optional(tensor) or optional(sequence(tensor)) (elem_kind TENSOR or
+ * SEQUENCE). dtype, rank and dims always describe the (innermost) tensor. */
 typedef struct npk_value_desc {
     const char *name;
     int dtype;
     int rank;
     int64_t dims[NPK_MAX_RANK];
+    int kind;        /* npk_kind of the value */
+    int elem_kind;   /* SEQUENCE / OPTIONAL: npk_kind of the elements (TENSOR for tensors) */
 } npk_value_desc;
+
+/* "float[1,?]", "sequence(float[?,3])", "optional(sequence(float[5]))" into
+ * buf (always NUL-terminated); an undeclared shape prints as "float". */
+const char *npk_value_desc_str(const npk_value_desc *d, char *buf, size_t len);
+
+/* Decode a serialized ONNX value of the given kind (npk_kind): a TensorProto
+ * (as npk_tensor_load_pb), a SequenceProto of TensorProtos, or an
+ * OptionalProto holding a TensorProto, a SequenceProto of TensorProtos, or
+ * nothing (ONNX's onnx-data.proto messages, decoded with protobuf-c code
+ * generated from src/graph/npk_onnx_data.proto). The bytes do not say which
+ * message they are: the kind comes from the graph input or output the file
+ * belongs to (npk_value_desc.kind). Sequences of sparse tensors, maps,
+ * sequences or optionals, and maps, are refused with NPK_EUNSUPPORTED. */
+int npk_value_load_pb(npk_tensor *t, const uint8_t *data, size_t len, int kind);
+int npk_value_load_pb_file(npk_tensor *t, const char *path, int kind);
 
 /* Import a serialized ModelProto. Refuses (with a message naming the cause):
  * malformed or truncated protobuf, a model without a graph, tensors with
- * external data, nodes with missing inputs, cycles, sequence/map/optional-
- * typed graph inputs and outputs. Unsupported operators (including control
+ * external data, nodes with missing inputs, cycles, graph inputs and outputs
+ * of map or sparse-tensor type or of a sequence/optional type other than
+ * sequence(tensor), optional(tensor), optional(sequence(tensor)).
+ * Unsupported operators (including control
  * flow with subgraph attributes) and element types are NOT refused here:
  * npk_graph_check names the operator, npk_graph_run the tensor. */
 int npk_graph_load(npk_graph **out, const uint8_t *data, size_t len);
@@ -197,9 +237,12 @@ void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, siz
 /* Run the graph.
  *   inputs[0 .. n_inputs-1]: one tensor per graph input, matched by name
  *   (the tensor's name) or, when unnamed, by position. Types must equal the
- *   declared ones; declared fixed dimensions must match.
- *   *outputs receives npk_graph_n_outputs() tensors (free each with
- *   npk_tensor_free and the array with free()).
+ *   declared ones; declared fixed dimensions must match. A sequence or
+ *   optional input must have the declared kind, and each of its tensors the
+ *   declared element type and dimensions.
+ *   *outputs receives npk_graph_n_outputs() values (tensors, or sequences /
+ *   optionals where the graph returns them; free each with npk_tensor_free
+ *   and the array with free()).
  *   report (may be NULL) receives the partition and performance report; it
  *   is filled as far as the run got even when the run fails.
  */
@@ -208,7 +251,8 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
 
 /* Fill a tensor for graph input i with deterministic pseudo-random data
  * (seeded): integers across their type's range (int64 indices within
- * [0, 8)), floats uniform in [-1, 1). Symbolic dimensions become 1. */
+ * [0, 8)), floats uniform in [-1, 1). Symbolic dimensions become 1.
+ * Sequence and optional inputs are refused (NPK_EUNSUPPORTED): give them. */
 int npk_graph_random_input(const npk_graph *g, size_t i, uint64_t seed, npk_tensor *t);
 
 #ifdef __cplusplus

@@ -358,9 +358,62 @@ static int plan_memory(npk_exec *x) {
 
 /* ---- inference ------------------------------------------------------------------------- */
 
+static const char *kind_name(int kind) {
+    return kind == NPK_KIND_SEQUENCE ? "sequence" : kind == NPK_KIND_OPTIONAL ? "optional" : "tensor";
+}
+
+/* Tensor t against the tensor type d declares (element type, fixed dimensions); what names it. */
+static int check_tensor(const npk_value_desc *d, const npk_tensor *t, const char *what) {
+    char s1[128], s2[128];
+    if (t->kind != NPK_KIND_TENSOR)
+        return npk_err(NPK_EINVAL, "%s is a %s value, the model declares a tensor", what, kind_name(t->kind));
+    if (!t->data && npk_tensor_numel(t)) return npk_err(NPK_EINVAL, "%s has no data", what);
+    if (d->dtype && t->dtype != d->dtype)
+        return npk_err(NPK_EINVAL, "%s has type %s, the model declares %s", what, npk_dtype_name(t->dtype),
+                       npk_dtype_name(d->dtype));
+    if (d->rank >= 0) {
+        int bad = t->rank != d->rank;
+        for (int k = 0; !bad && k < d->rank; k++)
+            if (d->dims[k] >= 0 && d->dims[k] != t->dims[k]) bad = 1;
+        if (bad)
+            return npk_err(NPK_EINVAL, "%s has shape %s, the model declares %s", what,
+                           npk_tensor_shape_str(t->dtype, t->rank, t->dims, s1, sizeof s1),
+                           npk_tensor_shape_str(d->dtype, d->rank, d->dims, s2, sizeof s2));
+    }
+    return 0;
+}
+
+/* Input value t against its declaration d: the kind, then every tensor inside. */
+static int check_input(const npk_value_desc *d, const npk_tensor *t) {
+    char what[160], ds[256];
+    snprintf(what, sizeof what, "input '%s'", d->name);
+    if (t->kind != d->kind)
+        return npk_err(NPK_EINVAL, "input '%s' is a %s value, the model declares %s", d->name, kind_name(t->kind),
+                       npk_value_desc_str(d, ds, sizeof ds));
+    if (d->kind == NPK_KIND_TENSOR) return check_tensor(d, t, what);
+    if (t->n_items && !t->items) return npk_err(NPK_EINVAL, "input '%s' has no elements array", d->name);
+    const npk_tensor *seq = t;
+    if (d->kind == NPK_KIND_OPTIONAL) {
+        if (t->n_items > 1) return npk_err(NPK_EINVAL, "input '%s' is an optional with %zu values", d->name, t->n_items);
+        if (!t->n_items) return 0; /* empty */
+        seq = &t->items[0];
+        if (seq->kind != d->elem_kind)
+            return npk_err(NPK_EINVAL, "input '%s' holds a %s, the model declares %s", d->name, kind_name(seq->kind),
+                           npk_value_desc_str(d, ds, sizeof ds));
+        if (seq->kind == NPK_KIND_TENSOR) return check_tensor(d, seq, what);
+        if (seq->n_items && !seq->items) return npk_err(NPK_EINVAL, "input '%s' has no elements array", d->name);
+    }
+    for (size_t i = 0; i < seq->n_items; i++) {
+        snprintf(what, sizeof what, "input '%s' element %zu", d->name, i);
+        int rc = check_tensor(d, &seq->items[i], what);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 static int bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs) {
     npk_graph *g = x->g;
-    char s1[128], s2[128];
+    char s1[256];
     for (size_t k = 0; k < n_inputs; k++) {
         if (!inputs[k].name) continue;
         size_t i;
@@ -374,26 +427,13 @@ static int bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs) {
         for (size_t k = 0; k < n_inputs && !t; k++)
             if (inputs[k].name && !strcmp(inputs[k].name, d->name)) t = &inputs[k];
         if (!t && i < n_inputs && !inputs[i].name) t = &inputs[i];
-        if (!t)
-            return npk_err(NPK_EINVAL, "missing input '%s' (%s)", d->name,
-                           d->rank >= 0 ? npk_tensor_shape_str(d->dtype, d->rank, d->dims, s1, sizeof s1) : npk_dtype_name(d->dtype));
-        if (!t->data && npk_tensor_numel(t)) return npk_err(NPK_EINVAL, "input '%s' has no data", d->name);
-        if (d->dtype && t->dtype != d->dtype)
-            return npk_err(NPK_EINVAL, "input '%s' has type %s, the model declares %s", d->name, npk_dtype_name(t->dtype),
-                           npk_dtype_name(d->dtype));
-        if (d->rank >= 0) {
-            int bad = t->rank != d->rank;
-            for (int k = 0; !bad && k < d->rank; k++)
-                if (d->dims[k] >= 0 && d->dims[k] != t->dims[k]) bad = 1;
-            if (bad)
-                return npk_err(NPK_EINVAL, "input '%s' has shape %s, the model declares %s", d->name,
-                               npk_tensor_shape_str(t->dtype, t->rank, t->dims, s1, sizeof s1),
-                               npk_tensor_shape_str(d->dtype, d->rank, d->dims, s2, sizeof s2));
-        }
+        if (!t) return npk_err(NPK_EINVAL, "missing input '%s' (%s)", d->name, npk_value_desc_str(d, s1, sizeof s1));
+        int rc = check_input(d, t);
+        if (rc) return rc;
         int v = g->in_vals[i];
         npk_tensor *h = calloc(1, sizeof *h);
         if (!h) return npk_err(NPK_ENOMEM, "out of memory");
-        int rc = npk_tensor_copy(h, t);
+        rc = npk_tensor_copy(h, t);
         if (rc) {
             free(h);
             return rc;
@@ -417,12 +457,25 @@ static void fill_ctx(npk_exec *x, int n, npk_opctx *c, int run) {
     for (int k = 0; k < nd->n_out; k++) c->out[k] = nd->out[k] >= 0 ? &x->meta[nd->out[k]] : NULL;
 }
 
+/* Only Identity passes sequence and optional values through: an input of
+ * another kind reaching any other operator fails, before anything runs,
+ * naming the node and the value. */
+static int kind_check(npk_exec *x, int n, int k, int kind) {
+    const npk_node *nd = &x->g->nodes[n];
+    if (kind == NPK_KIND_TENSOR || (!*nd->domain && !strcmp(nd->op, "Identity"))) return 0;
+    return npk_err(NPK_EUNSUPPORTED,
+                   "node '%s' (%s): input %d '%s' is a %s value: not supported yet (only Identity takes sequence and "
+                   "optional values)",
+                   nd->name, nd->op, k, x->g->vals[nd->in[k]].name, kind_name(kind));
+}
+
 static int infer_all(npk_exec *x) {
     npk_graph *g = x->g;
     for (size_t v = 0; v < g->n_vals; v++) {
         npk_tensor *m = &x->meta[v];
         const npk_tensor *src = g->vals[v].konst ? g->vals[v].konst : x->host[v];
         if (src) {
+            m->kind = src->kind; /* a sequence / optional: its kind only, the elements stay on the host */
             m->dtype = src->dtype;
             m->rank = src->rank;
             memcpy(m->dims, src->dims, sizeof m->dims);
@@ -432,14 +485,17 @@ static int infer_all(npk_exec *x) {
     }
     for (size_t n = 0; n < g->n_nodes; n++) {
         const npk_node *nd = &g->nodes[n];
-        int ok = 1;
-        for (int k = 0; k < nd->n_in; k++)
+        int ok = 1, rc;
+        for (int k = 0; k < nd->n_in; k++) {
             if (nd->in[k] >= 0 && !x->known[nd->in[k]]) ok = 0;
+            /* sequences and optionals always have a known kind: every node they reach is checked here */
+            else if (nd->in[k] >= 0 && (rc = kind_check(x, (int)n, k, x->meta[nd->in[k]].kind))) return rc;
+        }
         if (!ok) continue;
         npk_op_fn fn = npk_onnx_op_find(nd->domain, nd->op);
         npk_opctx c;
         fill_ctx(x, (int)n, &c, 0);
-        int rc = fn(&c);
+        rc = fn(&c);
         if (rc == NPK_SHAPE_UNKNOWN) continue;
         if (rc) return npk_err_prefix(-rc, "node '%s' (%s)", nd->name, nd->op);
         for (int k = 0; k < nd->n_out; k++)
@@ -521,21 +577,23 @@ static int run_cpu_node(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
     npk_opctx c;
     npk_tensor outs[NPK_OP_MAX_IO];
+    int rc;
     memset(outs, 0, sizeof outs);
     fill_ctx(x, n, &c, 1);
     for (int k = 0; k < nd->n_in; k++) {
         if (nd->in[k] < 0) continue;
         const npk_tensor *h = npk_exec_host(x, nd->in[k]);
         if (!h) return -NPK_EINVAL;
+        if ((rc = kind_check(x, n, k, h->kind))) return rc;
         c.in[k] = h;
     }
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
-    int rc = npk_onnx_op_find(nd->domain, nd->op)(&c);
+    rc = npk_onnx_op_find(nd->domain, nd->op)(&c);
     if (rc == NPK_SHAPE_UNKNOWN) rc = npk_err(NPK_EINVAL, "output shape could not be determined");
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
         int v = nd->out[k];
         if (v < 0) continue;
-        if (rc || !outs[k].data) {
+        if (rc || (!outs[k].data && outs[k].kind == NPK_KIND_TENSOR)) {
             npk_tensor_free(&outs[k]);
             if (!rc) rc = npk_err(NPK_EINVAL, "output %d was not produced", k);
             continue;
@@ -551,6 +609,7 @@ static int run_cpu_node(npk_exec *x, int n) {
         t->name = strdup(x->g->vals[v].name);
         x->host[v] = t;
         /* the runtime shape is authoritative (data-dependent shapes) */
+        x->meta[v].kind = t->kind;
         x->meta[v].dtype = t->dtype;
         x->meta[v].rank = t->rank;
         memcpy(x->meta[v].dims, t->dims, sizeof t->dims);
@@ -653,6 +712,13 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
         }
         if (!known) {
             snprintf(nr->why, sizeof nr->why, "shape depends on run-time data");
+            continue;
+        }
+        int container = 0;
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k] >= 0 && x->meta[nd->in[k]].kind != NPK_KIND_TENSOR) container = 1;
+        if (container) {
+            snprintf(nr->why, sizeof nr->why, "sequence/optional values are handled on the host");
             continue;
         }
         int r = x->be->place(x->be, x, (int)n, nr->why, sizeof nr->why, nr->device_op, sizeof nr->device_op);
@@ -765,6 +831,10 @@ static uint64_t splitmix(uint64_t *s) {
 int npk_graph_random_input(const npk_graph *g, size_t i, uint64_t seed, npk_tensor *t) {
     if (i >= g->n_in) return npk_err(NPK_EINVAL, "input %zu does not exist", i);
     const npk_value_desc *d = &g->in_desc[i];
+    memset(t, 0, sizeof *t);
+    if (d->kind != NPK_KIND_TENSOR)
+        return npk_err(NPK_EUNSUPPORTED, "input '%s' is a %s value: random inputs are tensors only; give it with --input",
+                       d->name, kind_name(d->kind));
     if (!d->dtype) return npk_err(NPK_EINVAL, "input '%s' has no declared type: give it with --input", d->name);
     if (d->rank < 0) return npk_err(NPK_EINVAL, "input '%s' has no declared shape: give it with --input", d->name);
     int64_t dims[NPK_MAX_RANK];

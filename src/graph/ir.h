@@ -62,6 +62,18 @@ struct npk_graph {
     void *progress_ctx;
 };
 
+/* ---- protobuf helpers shared by onnx_import.c and onnx_data.c ---- */
+struct Onnx__TensorProto; /* generated: onnx/onnx.pb-c.h */
+/* TensorProto -> tensor (validated: external data, sizes, types); `what` names it in messages. */
+int npk_tensor_from_proto(npk_tensor *t, const struct Onnx__TensorProto *p, const char *what);
+/* Fill *p (initialised here) to encode tensor t with raw_data; dims: NPK_MAX_RANK entries
+ * of storage that p points into. p borrows t's name and data. */
+void npk_tensor_to_proto(const npk_tensor *t, struct Onnx__TensorProto *p, int64_t *dims);
+/* Encode a sequence / optional value as SequenceProto / OptionalProto (onnx_data.c). */
+int npk_value_save_pb(const npk_tensor *t, uint8_t **out, size_t *len);
+/* Read a whole file (*data malloc'ed). */
+int npk_read_file(const char *path, uint8_t **data, size_t *len);
+
 /* Attribute lookup (NULL when absent). */
 const npk_attr *npk_node_attr(const npk_node *n, const char *name);
 int64_t npk_node_attr_i(const npk_node *n, const char *name, int64_t def);

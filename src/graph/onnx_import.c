@@ -75,12 +75,32 @@ int npk_tensor_alloc(npk_tensor *t, const char *name, int dt, int rank, const in
 
 void npk_tensor_free(npk_tensor *t) {
     if (!t) return;
+    for (size_t i = 0; t->items && i < t->n_items; i++) npk_tensor_free(&t->items[i]);
+    free(t->items);
     free(t->data);
     free(t->name);
     memset(t, 0, sizeof *t);
 }
 
 int npk_tensor_copy(npk_tensor *dst, const npk_tensor *src) {
+    if (src->kind != NPK_KIND_TENSOR) { /* sequence / optional: copy the elements */
+        memset(dst, 0, sizeof *dst);
+        dst->kind = src->kind;
+        if ((src->name && !(dst->name = strdup(src->name))) ||
+            (src->n_items && !(dst->items = calloc(src->n_items, sizeof *dst->items)))) {
+            npk_tensor_free(dst);
+            return npk_err(NPK_ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < src->n_items; i++) {
+            dst->n_items = i + 1;
+            int rc = npk_tensor_copy(&dst->items[i], &src->items[i]);
+            if (rc) {
+                npk_tensor_free(dst);
+                return rc;
+            }
+        }
+        return 0;
+    }
     int rc = npk_tensor_alloc(dst, src->name, src->dtype, src->rank, src->dims);
     if (rc) return rc;
     memcpy(dst->data, src->data, npk_tensor_bytes(src));
@@ -174,6 +194,10 @@ static int tensor_from_proto(npk_tensor *t, const Onnx__TensorProto *p, const ch
     return 0;
 }
 
+int npk_tensor_from_proto(npk_tensor *t, const Onnx__TensorProto *p, const char *what) {
+    return tensor_from_proto(t, p, what);
+}
+
 int npk_tensor_load_pb(npk_tensor *t, const uint8_t *data, size_t len) {
     memset(t, 0, sizeof *t);
     Onnx__TensorProto *p = onnx__tensor_proto__unpack(NULL, len, data);
@@ -216,6 +240,8 @@ static int read_whole(const char *path, uint8_t **data, size_t *len) {
     return 0;
 }
 
+int npk_read_file(const char *path, uint8_t **data, size_t *len) { return read_whole(path, data, len); }
+
 int npk_tensor_load_pb_file(npk_tensor *t, const char *path) {
     uint8_t *d;
     size_t n;
@@ -228,18 +254,24 @@ int npk_tensor_load_pb_file(npk_tensor *t, const char *path) {
     return 0;
 }
 
-int npk_tensor_save_pb(const npk_tensor *t, uint8_t **out, size_t *len) {
-    Onnx__TensorProto p = ONNX__TENSOR_PROTO__INIT;
-    int64_t dims[NPK_MAX_RANK];
+void npk_tensor_to_proto(const npk_tensor *t, Onnx__TensorProto *p, int64_t *dims) {
+    onnx__tensor_proto__init(p);
     for (int i = 0; i < t->rank; i++) dims[i] = t->dims[i];
-    p.n_dims = (size_t)t->rank;
-    p.dims = dims;
-    p.has_data_type = 1;
-    p.data_type = t->dtype;
-    p.name = t->name;
-    p.has_raw_data = 1;
-    p.raw_data.len = npk_tensor_bytes(t);
-    p.raw_data.data = t->data;
+    p->n_dims = (size_t)t->rank;
+    p->dims = dims;
+    p->has_data_type = 1;
+    p->data_type = t->dtype;
+    p->name = t->name;
+    p->has_raw_data = 1;
+    p->raw_data.len = npk_tensor_bytes(t);
+    p->raw_data.data = t->data;
+}
+
+int npk_tensor_save_pb(const npk_tensor *t, uint8_t **out, size_t *len) {
+    if (t->kind != NPK_KIND_TENSOR) return npk_value_save_pb(t, out, len);
+    Onnx__TensorProto p;
+    int64_t dims[NPK_MAX_RANK];
+    npk_tensor_to_proto(t, &p, dims);
     size_t n = onnx__tensor_proto__get_packed_size(&p);
     uint8_t *b = malloc(n ? n : 1);
     if (!b) return npk_err(NPK_ENOMEM, "out of memory");
@@ -355,19 +387,60 @@ static int add_val(npk_graph *g, const char *name) {
     return (int)g->n_vals++;
 }
 
+/* The element type a sequence or optional TypeProto declares (NULL if none). */
+static const Onnx__TypeProto *type_elem(const Onnx__TypeProto *tp) {
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) return tp->sequence_type ? tp->sequence_type->elem_type : NULL;
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE) return tp->optional_type ? tp->optional_type->elem_type : NULL;
+    return NULL;
+}
+
+/* "sequence(map)", "optional(sparse tensor)", ... for messages (depth-limited: types are untrusted). */
+static void type_str(const Onnx__TypeProto *tp, char *buf, size_t len, int depth) {
+    const char *k = !tp ? "?"
+                    : tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? "tensor"
+                    : tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
+                    : tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map"
+                    : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
+                    : tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE ? "sparse tensor" : "non-tensor";
+    if (tp && (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE || tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)) {
+        char inner[96];
+        if (depth < 4) type_str(type_elem(tp), inner, sizeof inner, depth + 1);
+        else snprintf(inner, sizeof inner, "...");
+        snprintf(buf, len, "%s(%s)", k, inner);
+    } else {
+        snprintf(buf, len, "%s", k);
+    }
+}
+
 static int desc_from_type(npk_value_desc *d, const char *name, const Onnx__TypeProto *tp, const char *what) {
     d->name = name;
     d->dtype = 0;
     d->rank = -1;
+    d->kind = d->elem_kind = NPK_KIND_TENSOR;
     if (!tp) return 0; /* no declared type */
-    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
-        const char *k = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
-                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map"
-                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
-                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE ? "sparse tensor" : "non-tensor";
-        return npk_err(NPK_EUNSUPPORTED, "%s '%s' has a %s type: only dense tensors are supported", what, name, k);
+    /* tensor, sequence(tensor), optional(tensor), optional(sequence(tensor)): kind and elem_kind
+     * record the containers, the rest of the description the tensor inside */
+    const Onnx__TypeProto *in = tp;
+    if (in->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE) {
+        d->kind = NPK_KIND_OPTIONAL;
+        in = type_elem(in);
+        if (in && in->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+            d->elem_kind = NPK_KIND_SEQUENCE;
+            in = type_elem(in);
+        }
+    } else if (in->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+        d->kind = NPK_KIND_SEQUENCE;
+        in = type_elem(in);
     }
-    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    if (!in || in->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        char ts[256];
+        type_str(tp, ts, sizeof ts, 0);
+        return npk_err(NPK_EUNSUPPORTED,
+                       "%s '%s' has a %s type: only dense tensors, sequence(tensor), optional(tensor) and "
+                       "optional(sequence(tensor)) are supported",
+                       what, name, ts);
+    }
+    const Onnx__TypeProto__Tensor *tt = in->tensor_type;
     if (!tt) return 0;
     /* an element type without a host representation is refused when a tensor of it is bound */
     d->dtype = tt->has_elem_type ? tt->elem_type : 0;

@@ -66,6 +66,14 @@ static int op_identity(npk_opctx *c) {
     int rc;
     if ((rc = need(c, 0, "input"))) return rc;
     const npk_tensor *x = IN(0);
+    if (x->kind != NPK_KIND_TENSOR) { /* a sequence or optional passes through unchanged */
+        if (!c->out[0]) return 0;
+        if (c->run) return npk_tensor_copy(c->out[0], x);
+        c->out[0]->kind = x->kind; /* inference: the kind only (the elements live on the host) */
+        c->out[0]->dtype = 0;
+        c->out[0]->rank = 0;
+        return 0;
+    }
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, x->dims))) return rc;
     if (c->run && c->out[0]) memcpy(c->out[0]->data, x->data, npk_tensor_bytes(x));
     return 0;

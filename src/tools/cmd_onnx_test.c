@@ -14,8 +14,10 @@
 static void ot_help(void) {
     printf("usage: npu onnx-test DIR... [--device D] [--require-offload] [--port SPEC] [--quiet]\n\n"
            "Run ONNX backend test directories: DIR holds model.onnx and test_data_set_N/ with input_K.pb and\n"
-           "output_K.pb (ONNX TensorProto), or DIR holds such test directories (run in name order).\n"
-           "Outputs are compared exactly for integer tensors and with rtol 1e-3, atol 1e-7 for float tensors.\n"
+           "output_K.pb (ONNX TensorProto, or SequenceProto / OptionalProto where the model declares a sequence\n"
+           "or optional input or output), or DIR holds such test directories (run in name order).\n"
+           "Outputs are compared exactly for integer tensors and with rtol 1e-3, atol 1e-7 for float tensors;\n"
+           "sequences and optionals element by element.\n"
            "One line per test: PASS, FAIL (with the reason) or SKIP (unsupported operator or type, named);\n"
            "the last line is 'N passed, N failed, N skipped'. Exit status 1 if a test failed.\n\n"
            "options:\n"
@@ -103,12 +105,38 @@ static int64_t ielem(const npk_tensor *t, int64_t i) {
     }
 }
 
-/* 0 when equal within tolerance; else writes the reason. */
-static int compare(const npk_tensor *got, const npk_tensor *exp, size_t k, char *why, size_t wl) {
+static const char *kind_name(int kind) {
+    return kind == NPK_KIND_SEQUENCE ? "sequence" : kind == NPK_KIND_OPTIONAL ? "optional" : "tensor";
+}
+
+/* 0 when equal within tolerance; else writes the reason. what: "output 0",
+ * "output 0 item 1", ... Sequences and optionals are compared element by
+ * element with the same rules (depth-limited: optional(sequence(tensor))). */
+static int compare(const npk_tensor *got, const npk_tensor *exp, const char *what, char *why, size_t wl, int depth) {
     char s1[128], s2[128];
+    if (got->kind != exp->kind) {
+        snprintf(why, wl, "%s: got a %s, expected a %s", what, kind_name(got->kind), kind_name(exp->kind));
+        return 1;
+    }
+    if (exp->kind != NPK_KIND_TENSOR) {
+        if (got->n_items != exp->n_items) {
+            snprintf(why, wl, "%s: got a %s of %zu, expected %zu", what, kind_name(exp->kind), got->n_items, exp->n_items);
+            return 1;
+        }
+        if (depth > 2) {
+            snprintf(why, wl, "%s: nested too deeply to compare", what);
+            return 1;
+        }
+        for (size_t i = 0; i < exp->n_items; i++) {
+            char sub[96];
+            snprintf(sub, sizeof sub, "%s item %zu", what, i);
+            if (compare(&got->items[i], &exp->items[i], sub, why, wl, depth + 1)) return 1;
+        }
+        return 0;
+    }
     if (got->dtype != exp->dtype || got->rank != exp->rank ||
         memcmp(got->dims, exp->dims, sizeof(int64_t) * (size_t)got->rank)) {
-        snprintf(why, wl, "output %zu: got %s, expected %s", k, npk_tensor_shape_str(got->dtype, got->rank, got->dims, s1, sizeof s1),
+        snprintf(why, wl, "%s: got %s, expected %s", what, npk_tensor_shape_str(got->dtype, got->rank, got->dims, s1, sizeof s1),
                  npk_tensor_shape_str(exp->dtype, exp->rank, exp->dims, s2, sizeof s2));
         return 1;
     }
@@ -120,11 +148,11 @@ static int compare(const npk_tensor *got, const npk_tensor *exp, size_t k, char 
             if (isnan(e) && isnan(a)) continue;
             if (isinf(e) && a == e) continue;
             if (!(fabs(a - e) <= OT_ATOL + OT_RTOL * fabs(e))) {
-                snprintf(why, wl, "output %zu element %lld: got %.9g, expected %.9g (rtol 1e-3, atol 1e-7)", k, (long long)i, a, e);
+                snprintf(why, wl, "%s element %lld: got %.9g, expected %.9g (rtol 1e-3, atol 1e-7)", what, (long long)i, a, e);
                 return 1;
             }
         } else if (ielem(got, i) != ielem(exp, i)) {
-            snprintf(why, wl, "output %zu element %lld: got %lld, expected %lld (exact)", k, (long long)i,
+            snprintf(why, wl, "%s element %lld: got %lld, expected %lld (exact)", what, (long long)i,
                      (long long)ielem(got, i), (long long)ielem(exp, i));
             return 1;
         }
@@ -181,7 +209,9 @@ static int run_test(const char *dir, const char *device, const char *port, int r
         memset(&rep, 0, sizeof rep);
         for (size_t k = 0; k < ni && result == T_PASS; k++) {
             (void)PJOIN(path, "%s/%s", sd, in_names[k]);
-            if ((rc = npk_tensor_load_pb_file(&ins[k], path))) {
+            /* the graph input's declared kind says which message the file holds */
+            int kind = k < npk_graph_n_inputs(g) ? npk_graph_input(g, k)->kind : NPK_KIND_TENSOR;
+            if ((rc = npk_value_load_pb_file(&ins[k], path, kind))) {
                 snprintf(why, wl, "%s", npk_errmsg());
                 result = rc == -NPK_EUNSUPPORTED ? T_SKIP : T_FAIL;
                 break;
@@ -192,7 +222,8 @@ static int run_test(const char *dir, const char *device, const char *port, int r
         }
         for (size_t k = 0; k < no && result == T_PASS; k++) {
             (void)PJOIN(path, "%s/%s", sd, out_names[k]);
-            if ((rc = npk_tensor_load_pb_file(&exp[k], path))) {
+            int kind = k < npk_graph_n_outputs(g) ? npk_graph_output(g, k)->kind : NPK_KIND_TENSOR;
+            if ((rc = npk_value_load_pb_file(&exp[k], path, kind))) {
                 snprintf(why, wl, "%s", npk_errmsg());
                 result = rc == -NPK_EUNSUPPORTED ? T_SKIP : T_FAIL;
             }
@@ -207,8 +238,11 @@ static int run_test(const char *dir, const char *device, const char *port, int r
                 snprintf(why, wl, "%s: %zu outputs, expected %zu", sets[s], n_outs, no);
                 result = T_FAIL;
             } else {
-                for (size_t k = 0; k < no && result == T_PASS; k++)
-                    if (compare(&outs[k], &exp[k], k, why, wl)) result = T_FAIL;
+                for (size_t k = 0; k < no && result == T_PASS; k++) {
+                    char what[32];
+                    snprintf(what, sizeof what, "output %zu", k);
+                    if (compare(&outs[k], &exp[k], what, why, wl, 0)) result = T_FAIL;
+                }
                 for (size_t k = 0; k < rep.n_nodes; k++) {
                     nnodes++;
                     if (rep.nodes[k].place != 0) ndev++;

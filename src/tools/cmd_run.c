@@ -19,9 +19,11 @@ static void run_help(void) {
            "options:\n"
            "  --device D           v0 (default), shell, e1, pccx or cpu\n"
            "  --input NAME=FILE    an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
-           "                       inputs in order); repeat for every input\n"
+           "                       inputs in order); repeat for every input. A sequence or optional\n"
+           "                       input takes a SequenceProto or OptionalProto file\n"
            "  --random-inputs SEED generate the inputs that were not given (deterministic for SEED)\n"
-           "  --output-dir DIR     write output K as DIR/output_K.pb (ONNX TensorProto)\n"
+           "  --output-dir DIR     write output K as DIR/output_K.pb (ONNX TensorProto; SequenceProto or\n"
+           "                       OptionalProto for a sequence or optional output)\n"
            "  --report             print the partition report and the performance summary (device and\n"
            "                       clock, cycles and MACs per operator, utilization, TOPS, bytes, time)\n"
            "  --report-json FILE   write both as JSON (the summary under \"performance\")\n"
@@ -39,6 +41,19 @@ static void node_progress(void *ctx, size_t done, size_t total) {
 
 static void print_output(const npk_tensor *t) {
     char s[160];
+    if (t->kind != NPK_KIND_TENSOR) { /* a sequence or optional: its elements as name[i] */
+        const char *nm = t->name ? t->name : "?";
+        printf("output '%s': %s of %zu value%s\n", nm, t->kind == NPK_KIND_SEQUENCE ? "sequence" : "optional", t->n_items,
+               t->n_items == 1 ? "" : "s");
+        for (size_t i = 0; i < t->n_items; i++) {
+            char en[200];
+            npk_tensor e = t->items[i]; /* a relabelled view: print only */
+            snprintf(en, sizeof en, "%s[%zu]", nm, i);
+            e.name = en;
+            print_output(&e);
+        }
+        return;
+    }
     printf("output '%s': %s\n", t->name ? t->name : "?", npk_tensor_shape_str(t->dtype, t->rank, t->dims, s, sizeof s));
     int64_t n = npk_tensor_numel(t);
     int isf = t->dtype == NPK_DT_FLOAT || t->dtype == NPK_DT_DOUBLE;
@@ -173,7 +188,14 @@ int cmd_run(int argc, char **argv) {
     }
     for (int k = 0; k < n_specs; k++) {
         const char *spec = in_specs[k], *eq = strchr(spec, '='), *path = eq ? eq + 1 : spec;
-        if (npk_tensor_load_pb_file(&ins[n_ins], path)) {
+        /* the declared kind of the input says which message the file holds (tensor, sequence, optional) */
+        int kind = NPK_KIND_TENSOR;
+        for (size_t i = 0; i < ngi; i++) {
+            const char *gn = npk_graph_input(g, i)->name;
+            if (eq ? strlen(gn) == (size_t)(eq - spec) && !strncmp(gn, spec, (size_t)(eq - spec)) : i == (size_t)k)
+                kind = npk_graph_input(g, i)->kind;
+        }
+        if (npk_value_load_pb_file(&ins[n_ins], path, kind)) {
             rc = cli_fail("input %s: %s", spec, npk_errmsg());
             goto out;
         }
