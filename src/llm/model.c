@@ -222,8 +222,11 @@ void npk_llm_tokenizer_free(npk_llm_tokenizer *t) {
 int npk_llm_tokenizer_parse(const char *name, const uint8_t *data, size_t len, int vocab_size,
                             npk_llm_tokenizer **out) {
     *out = NULL;
-    if (vocab_size <= 0 || vocab_size > NPK_LLM_MAX_VOCAB)
-        return npk_err(NPK_EINVAL, "%s: vocabulary size %d out of range", name, vocab_size);
+    /* at least <unk>, <s>, </s> (as the checkpoint loader requires): npk_llm_encode
+     * emits the BOS (1) and EOS (2) ids, which must exist (issue 8, fuzz_llm_tokenizer) */
+    if (vocab_size < 3 || vocab_size > NPK_LLM_MAX_VOCAB)
+        return npk_err(NPK_EINVAL, "%s: vocabulary size %d out of range (3..%d: <unk>, <s>, </s> first)", name,
+                       vocab_size, NPK_LLM_MAX_VOCAB);
     if (len < 4) return npk_err(NPK_EFORMAT, "%s: file has %zu bytes, too short for max_token_length", name, len);
     int32_t maxlen = rd_i32(data);
     if (maxlen <= 0 || maxlen > NPK_LLM_MAX_TOKEN_LENGTH)

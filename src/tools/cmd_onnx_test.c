@@ -295,6 +295,21 @@ int cmd_onnx_test(int argc, char **argv) {
         free(dirs);
         return cli_usage_error("onnx-test", "no test directory given");
     }
+    static const char *devices[] = {"cpu", "v0", "shell", "e1", "pccx"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof devices / sizeof devices[0]; k++) known |= !strcmp(device, devices[k]);
+    if (!known) {
+        free(dirs);
+        return cli_usage_error("onnx-test", "unknown device '%s' (cpu, v0, shell, e1 or pccx)", device);
+    }
+    /* Every argument must be a test directory (or a directory of them) before anything runs. */
+    for (int d = 0; d < nd; d++) {
+        if (!is_dir(dirs[d])) {
+            int rc = cli_fail("onnx-test: '%s' is not a directory (expected an ONNX backend test directory)", dirs[d]);
+            free(dirs);
+            return rc;
+        }
+    }
     int pass = 0, fail = 0, skip = 0;
     for (int d = 0; d < nd; d++) {
         char p[4096];
