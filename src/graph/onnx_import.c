@@ -41,15 +41,19 @@ int64_t npk_tensor_numel(const npk_tensor *t) {
 
 size_t npk_tensor_bytes(const npk_tensor *t) { return (size_t)npk_tensor_numel(t) * npk_dtype_size(t->dtype); }
 
-/* Checked element count: -1 if a dim is negative or the size overflows 2^40 bytes. */
+/* Largest tensor npukit allocates (bytes): a shape beyond it is refused
+ * with a message instead of exhausting host memory (docs/onnx.md). */
+#define NPK_MAX_TENSOR_BYTES ((int64_t)1 << 30)
+
+/* Checked element count: -1 if a dim is negative or the size exceeds NPK_MAX_TENSOR_BYTES. */
 static int64_t checked_numel(int rank, const int64_t *dims, size_t es) {
     int64_t n = 1;
     for (int i = 0; i < rank; i++) {
         if (dims[i] < 0) return -1;
-        if (dims[i] && n > ((int64_t)1 << 40) / dims[i]) return -1;
+        if (dims[i] && n > NPK_MAX_TENSOR_BYTES / dims[i]) return -1;
         n *= dims[i];
     }
-    if (es && n > ((int64_t)1 << 40) / (int64_t)es) return -1;
+    if (es && n > NPK_MAX_TENSOR_BYTES / (int64_t)es) return -1;
     return n;
 }
 
@@ -59,7 +63,7 @@ int npk_tensor_alloc(npk_tensor *t, const char *name, int dt, int rank, const in
     if (!es) return npk_err(NPK_EUNSUPPORTED, "element type %s is not supported", npk_dtype_name(dt));
     if (rank < 0 || rank > NPK_MAX_RANK) return npk_err(NPK_EUNSUPPORTED, "rank %d exceeds %d", rank, NPK_MAX_RANK);
     int64_t n = checked_numel(rank, dims, es);
-    if (n < 0) return npk_err(NPK_EINVAL, "invalid or too large tensor shape");
+    if (n < 0) return npk_err(NPK_EINVAL, "invalid tensor shape, or larger than the 1 GiB tensor limit");
     t->dtype = dt;
     t->rank = rank;
     if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
@@ -139,16 +143,16 @@ static int tensor_from_proto(npk_tensor *t, const Onnx__TensorProto *p, const ch
     if (p->n_dims > NPK_MAX_RANK)
         return npk_err(NPK_EUNSUPPORTED, "tensor '%s' has rank %zu (at most %d supported)", nm, p->n_dims, NPK_MAX_RANK);
     int64_t n = checked_numel((int)p->n_dims, p->dims, es);
-    if (n < 0) return npk_err(NPK_EFORMAT, "tensor '%s' has an invalid or too large shape", nm);
+    if (n < 0)
+        return npk_err(NPK_EFORMAT, "tensor '%s' has a negative dimension or is larger than the 1 GiB tensor limit", nm);
+    /* Check the data against the shape before allocating for it. */
+    if (p->has_raw_data && p->raw_data.len != (size_t)n * es)
+        return npk_err(NPK_EFORMAT, "tensor '%s': raw_data has %zu bytes, shape needs %zu", nm, p->raw_data.len,
+                       (size_t)n * es);
     int rc = npk_tensor_alloc(t, nm, dt, (int)p->n_dims, p->dims);
     if (rc) return rc;
     size_t count = 0;
     if (p->has_raw_data) {
-        if (p->raw_data.len != (size_t)n * es) {
-            npk_tensor_free(t);
-            return npk_err(NPK_EFORMAT, "tensor '%s': raw_data has %zu bytes, shape needs %zu", nm, p->raw_data.len,
-                           (size_t)n * es);
-        }
         if (n) memcpy(t->data, p->raw_data.data, (size_t)n * es);
         return 0;
     }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Little-endian decoding independent of the host byte order. */
 static uint32_t rd_u32(const uint8_t *p) {
@@ -34,6 +35,11 @@ static int read_whole(const char *path, uint8_t **data, size_t *len) {
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return npk_err(NPK_EIO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return npk_err(NPK_EIO, "'%s' is not a regular file", path);
+    }
     if (fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
         return npk_err(NPK_EIO, "cannot seek in '%s' (is it a regular file?)", path);
