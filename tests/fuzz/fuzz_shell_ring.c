@@ -4,7 +4,8 @@
  *
  * Input: a fault rule, a ring choice, then descriptors until the input runs
  * out (at most 40): a selector byte picks DMA_COPY, DMA_STRIDED, DMA_GATHER /
- * DMA_SCATTER (the harness writes the entry list itself), GEMM (v0.1),
+ * DMA_SCATTER (the harness writes the entry list itself, in a list area no
+ * descriptor writes), GEMM (v0.1),
  * VEC_OP, SOFTMAX, EVENT_SIGNAL / EVENT_WAIT, NOOP or an invalid opcode;
  * fields are mostly small with addresses inside the arena, sometimes raw.
  * The rest of the input fills the arena.
@@ -38,7 +39,12 @@ static void wr(npk_dev *d, uint32_t off, uint32_t v) { d->ops->write32(d, off, v
 
 static uint64_t addr(fz_in *in, unsigned align) {
     uint16_t v = fz_u16(in);
-    if ((v & 0xf000) == 0xf000) return fz_u64(in);
+    if ((v & 0xf000) == 0xf000) {
+        uint64_t a = fz_u64(in);
+        /* the ring and the list area are the harness's: a descriptor writing
+         * there would change what later descriptors name */
+        return a >= RING - 0x10000 && a < DATA ? DATA : a;
+    }
     return DATA + ((uint64_t)(v & 0x3fff) * 8u & ~(uint64_t)(align - 1)) + ((v & 0x4000) ? 1 : 0);
 }
 
@@ -61,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t ring[RING_BYTES];
     memset(ring, 0, sizeof ring);
     unsigned pos = 0, n = 0;
+    uint64_t list_pos = ARENA + 0x1000;
     /* the data area first (lists below overwrite their part of it) */
     size_t left = size > 64 ? size / 2 : 0;
     if (left > ARENA_SIZE - (DATA - ARENA)) left = ARENA_SIZE - (DATA - ARENA);
@@ -92,7 +99,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 2: {
             unsigned op = (sel & 0x80) ? SHELL_OP_DMA_SCATTER : SHELL_OP_DMA_GATHER;
             uint32_t count = fz_u8(&in) % 6, es = 16u + 8u * (fz_u8(&in) % 3);
-            uint64_t list = addr(&in, 8), local = addr(&in, 1);
+            /* lists live in their own area (ARENA + 4 KiB .. DATA), one after the other */
+            uint64_t list = list_pos + ((sel & 0x40) ? 4 : 0), local = addr(&in, 1);
+            if (list_pos + (uint64_t)count * es > DATA) count = 0;
+            list_pos += ((uint64_t)count * es + 15) & ~15ull;
             uint64_t off = 0;
             for (uint32_t i = 0; i < count; i++) {
                 uint64_t ea = addr(&in, 1);
