@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/ir.h"
+#include "graph/ops.h"
 #include "onnx/onnx.pb-c.h"
 
 /* ---- tensors ----------------------------------------------------------------- */
@@ -557,9 +558,10 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
         if (!*op) return npk_err(NPK_EFORMAT, "node %zu has no op_type", i);
         n->n_in = (int)np->n_input;
         n->n_out = (int)np->n_output;
-        /* Every supported operator's first output is required (ONNX operator schemas);
-         * executors rely on it, so a node without one is malformed. */
-        if (!np->n_output || !np->output[0] || !*np->output[0])
+        /* Every operator npukit executes has a required first output (ONNX
+         * operator schemas; RNN-style operators, whose outputs are all
+         * optional, are not among them and are reported as unsupported later). */
+        if (npk_onnx_op_find(n->domain, op) && (!np->n_output || !np->output[0] || !*np->output[0]))
             return npk_err(NPK_EFORMAT, "node '%s' (%s) has no first output (output 0 is required)", n->name, op);
         for (size_t k = 0; k < np->n_output; k++) {
             const char *nm = np->output[k];
