@@ -122,6 +122,14 @@ int npk_ref_onnx_bcast_shape(int ra, const int64_t *da, int rb, const int64_t *d
 
 /* Strides of x for iterating y's index space (0 along broadcast dims). */
 static void bcast_strides(const npk_tensor *x, const npk_tensor *y, int64_t *st) {
+    /* An empty operand broadcasts only to an empty result: no element is
+     * visited, and the stride product of its other (possibly huge) dims
+     * could overflow, so it gets zero strides. */
+    for (int i = 0; i < x->rank; i++)
+        if (x->dims[i] == 0) {
+            for (int k = 0; k < y->rank; k++) st[k] = 0;
+            return;
+        }
     int64_t s = 1;
     for (int i = y->rank - 1; i >= 0; i--) {
         int ix = i - (y->rank - x->rank);
