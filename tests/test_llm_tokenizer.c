@@ -192,5 +192,33 @@ int main(void) {
     float coin = (float)(ref_rng(&st) >> 8) / 16777216.0f;
     CHECK_EQ(npk_llm_sample(&s, two), coin < 0.25f ? 0 : 1);
     npk_llm_sampler_free(&s);
+
+    /* Top-p (llama2.c's sample_topp), probabilities {0.1, 0.2, 0.3, 0.4} at T = 1:
+     * sorted 3 (0.4), 2 (0.3), 1 (0.2), 0 (0.1). With p = 0.5 the running sum
+     * exceeds 0.5 at the second candidate, so only {3, 2} remain with mass 0.7:
+     * the draw is 3 when coin*0.7 < 0.4, else 2. */
+    float four[4] = {logf(0.1f), logf(0.2f), logf(0.3f), logf(0.4f)};
+    CHECK_EQ(npk_llm_sampler_set_topp(&s, 1.5f), -NPK_EINVAL);
+    for (uint64_t seed = 1; seed <= 64; seed++) {
+        CHECK_EQ(npk_llm_sampler_init(&s, 4, 1.0f, seed), 0);
+        CHECK_EQ(npk_llm_sampler_set_topp(&s, 0.5f), 0);
+        uint64_t st2 = seed;
+        float c = (float)(ref_rng(&st2) >> 8) / 16777216.0f;
+        int got = npk_llm_sample(&s, four);
+        /* recompute the mass the way the sampler does (fp32 softmax of the logits) */
+        CHECK(got == 3 || got == 2);
+        CHECK_EQ(got, c * 0.7f < 0.4f ? 3 : 2);
+        npk_llm_sampler_free(&s);
+    }
+    /* Ties keep id order: {0.25 x 4} with p = 0.3 keeps ids 0 and 1 only. */
+    float flat[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int seen[4] = {0};
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        CHECK_EQ(npk_llm_sampler_init(&s, 4, 1.0f, seed), 0);
+        CHECK_EQ(npk_llm_sampler_set_topp(&s, 0.3f), 0);
+        seen[npk_llm_sample(&s, flat)]++;
+        npk_llm_sampler_free(&s);
+    }
+    CHECK(seen[0] > 0 && seen[1] > 0 && seen[2] == 0 && seen[3] == 0);
     return CHECK_DONE();
 }

@@ -148,16 +148,30 @@ float npk_llm_rng_f32(uint64_t *state);
 
 typedef struct npk_llm_sampler {
     float temperature;  /* 0 = greedy (argmax) */
+    float topp;         /* nucleus mass in (0,1); 0 or >= 1 = plain multinomial */
     uint64_t state;     /* RNG state */
     float *probs;       /* [vocab] scratch */
+    int *order;         /* [vocab] scratch: candidate ids sorted for top-p */
+    int *tmp;           /* [vocab] scratch for the stable sort */
     int vocab_size;
 } npk_llm_sampler;
 
+/* A sampler with top-p off (plain multinomial when temperature > 0). */
 int npk_llm_sampler_init(npk_llm_sampler *s, int vocab_size, float temperature, uint64_t seed);
+/* Set the nucleus mass: 0 <= topp <= 1 (0 and 1 turn top-p off, as in
+ * llama2.c). Returns 0 or -NPK_EINVAL. */
+int npk_llm_sampler_set_topp(npk_llm_sampler *s, float topp);
 void npk_llm_sampler_free(npk_llm_sampler *s);
-/* Greedy when temperature == 0; otherwise probabilities softmax(logits / T)
- * and one multinomial draw: the first i whose cumulative probability
- * exceeds a uniform coin, as llama2.c's sample_mult (no top-p). */
+/* Greedy when temperature == 0. Otherwise probs = softmax(logits / T) in fp32
+ * and one coin c = npk_llm_rng_f32() per draw, exactly as llama2.c run.c:
+ *  - top-p off: the first i whose running sum of probs exceeds c;
+ *  - top-p on: candidates are the ids with prob >= (1 - topp) / (vocab - 1),
+ *    sorted by descending probability (ties keep id order: a stable sort),
+ *    truncated after the first one where the running sum S exceeds topp
+ *    (all of them if it never does), and the draw is the first candidate
+ *    whose running sum exceeds c * S (the last kept one on rounding).
+ * With the same seed, temperature and top-p, the tokens equal run.c's
+ * `-s -t -p` output for the same logits. */
 int npk_llm_sample(npk_llm_sampler *s, const float *logits);
 
 /* ---- decoders ------------------------------------------------------------- */

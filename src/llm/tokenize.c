@@ -132,13 +132,69 @@ int npk_llm_sampler_init(npk_llm_sampler *s, int vocab_size, float temperature, 
     s->state = seed ? seed : 1;
     s->vocab_size = vocab_size;
     s->probs = malloc(sizeof(float) * (size_t)vocab_size);
-    if (!s->probs) return npk_err(NPK_ENOMEM, "out of memory");
+    s->order = malloc(sizeof(int) * (size_t)vocab_size);
+    s->tmp = malloc(sizeof(int) * (size_t)vocab_size);
+    if (!s->probs || !s->order || !s->tmp) {
+        npk_llm_sampler_free(s);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+int npk_llm_sampler_set_topp(npk_llm_sampler *s, float topp) {
+    if (!(topp >= 0.0f && topp <= 1.0f))
+        return npk_err(NPK_EINVAL, "top-p %g is outside the range 0..1", (double)topp);
+    s->topp = topp;
     return 0;
 }
 
 void npk_llm_sampler_free(npk_llm_sampler *s) {
     free(s->probs);
+    free(s->order);
+    free(s->tmp);
     s->probs = NULL;
+    s->order = s->tmp = NULL;
+}
+
+/* Stable merge sort of ids by descending p[id] (bottom-up, ping-pong buffers). */
+static int *sort_desc(const float *p, int *a, int *b, int n) {
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) b[k++] = p[a[j]] > p[a[i]] ? a[j++] : a[i++];
+            while (i < mid) b[k++] = a[i++];
+            while (j < hi) b[k++] = a[j++];
+        }
+        int *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* llama2.c's sample_topp over probabilities p[n] with coin c. */
+static int sample_topp(npk_llm_sampler *s, const float *p, int n, float c) {
+    const float cutoff = (1.0f - s->topp) / (float)(n - 1);
+    int n0 = 0;
+    for (int i = 0; i < n; i++)
+        if (p[i] >= cutoff) s->order[n0++] = i;
+    const int *ord = sort_desc(p, s->order, s->tmp, n0);
+    float cum = 0.0f;
+    int last = n0 - 1;
+    for (int i = 0; i < n0; i++) {
+        cum += p[ord[i]];
+        if (cum > s->topp) {
+            last = i;
+            break;
+        }
+    }
+    float r = c * cum, cdf = 0.0f;
+    for (int i = 0; i <= last; i++) {
+        cdf += p[ord[i]];
+        if (r < cdf) return ord[i];
+    }
+    return ord[last];
 }
 
 int npk_llm_sample(npk_llm_sampler *s, const float *logits) {
@@ -157,6 +213,7 @@ int npk_llm_sample(npk_llm_sampler *s, const float *logits) {
     }
     for (int i = 0; i < n; i++) p[i] /= sum;
     float coin = npk_llm_rng_f32(&s->state);
+    if (s->topp > 0.0f && s->topp < 1.0f && n > 1) return sample_topp(s, p, n, coin);
     float cdf = 0.0f;
     for (int i = 0; i < n; i++) {
         cdf += p[i];

@@ -11,7 +11,7 @@
 static void help(void) {
     printf(
         "usage: npu llm --model M --tokenizer T [--device pccx|cpu] [--prompt TEXT] [--steps N]\n"
-        "               [--temperature X] [--seed S] [--trace FILE.json] [--report] [--report-json F]\n"
+        "               [--temperature X] [--top-p P] [--seed S] [--trace FILE.json] [--report] [--report-json F]\n"
         "               [--accuracy]"
         " [--group-size G] [--port SPEC] [--device-opts O]\n"
         "\n"
@@ -27,6 +27,8 @@ static void help(void) {
         "  --steps N          positions to run including BOS and the prompt (default 200,\n"
         "                     capped at the model's seq_len); generation also stops at BOS\n"
         "  --temperature X    0 = greedy arg-max (default); > 0 samples softmax(logits / X)\n"
+        "  --top-p P          nucleus sampling mass, 0..1 (default 0.9, as llama2.c run.c's -p;\n"
+        "                     0 or 1 = plain multinomial); used when --temperature > 0\n"
         "  --seed S           RNG seed for sampling (default 1); the RNG is llama2.c's\n"
         "                     xorshift64* (see docs/llm.md)\n"
         "  --trace FILE.json  write a Chrome trace (pccx only): the device's engines and the\n"
@@ -152,7 +154,7 @@ int cmd_llm(int argc, char **argv) {
     const char *model_path = NULL, *tok_path = NULL, *device = "cpu", *prompt = "", *trace = NULL, *port = NULL,
                *dev_opts = NULL, *json_path = NULL;
     uint64_t steps = 200, seed = 1, group = 0;
-    double temperature = 0.0;
+    double temperature = 0.0, topp = 0.9;
     int report = 0, accuracy = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -163,7 +165,7 @@ int cmd_llm(int argc, char **argv) {
             accuracy = 1;
         else if (!has && (!strcmp(a, "--model") || !strcmp(a, "--tokenizer") || !strcmp(a, "--device") ||
                           !strcmp(a, "--prompt") || !strcmp(a, "--steps") || !strcmp(a, "--temperature") ||
-                          !strcmp(a, "--seed") || !strcmp(a, "--trace") || !strcmp(a, "--group-size") ||
+                          !strcmp(a, "--top-p") || !strcmp(a, "--seed") || !strcmp(a, "--trace") || !strcmp(a, "--group-size") ||
                           !strcmp(a, "--port") || !strcmp(a, "--device-opts") || !strcmp(a, "--report-json")))
             return cli_usage_error("llm", "%s needs a value", a);
         else if (!strcmp(a, "--model"))
@@ -193,6 +195,9 @@ int cmd_llm(int argc, char **argv) {
         } else if (!strcmp(a, "--temperature")) {
             if (cli_parse_double(argv[++i], &temperature) || !(temperature >= 0.0) || temperature > 1e6)
                 return cli_usage_error("llm", "--temperature '%s' is not a number >= 0", argv[i]);
+        } else if (!strcmp(a, "--top-p")) {
+            if (cli_parse_double(argv[++i], &topp) || !(topp >= 0.0 && topp <= 1.0))
+                return cli_usage_error("llm", "--top-p '%s' is not a number in the range 0..1", argv[i]);
         } else
             return cli_usage_error("llm", "unknown option '%s'", a);
     }
@@ -268,6 +273,7 @@ int cmd_llm(int argc, char **argv) {
         goto out;
     }
     rc = npk_llm_sampler_init(&s, m->cfg.vocab_size, (float)temperature, seed);
+    if (!rc) rc = npk_llm_sampler_set_topp(&s, (float)topp);
     if (rc) {
         cli_fail("%s", npk_errmsg());
         goto out;
