@@ -115,41 +115,49 @@ void npk_lower_pick_tile(npk_lower *L, int int4, unsigned M, unsigned K, unsigne
 
 /* ---- evidence ---- */
 
-void lw_begin(npk_lower *L, lw_span *s) {
-    s->st = *npk_e1_get_stats(L->e);
-    s->mmio = npk_port_mmio_count(L->port);
-    s->cycles = npk_port_cycles(L->port);
-    s->tiles = L->tiles;
-    s->pad = L->pad_values;
-    s->retries = L->retries;
-    s->host = L->host;
-    s->tm = L->tile_m;
-    s->tn = L->tile_n;
-    s->tk = L->tile_k;
+void lw_open(lw_op *op, npk_lower *L, const char *name, npk_lower_out *out, npk_lower_out *golden,
+             npk_lower_evidence *ev) {
+    op->L = L;
+    op->name = name;
+    op->out = out;
+    op->golden = golden;
+    op->ev = ev;
+    op->st = *npk_e1_get_stats(L->e);
+    op->mmio = npk_port_mmio_count(L->port);
+    op->cycles = npk_port_cycles(L->port);
+    op->tiles = L->tiles;
+    op->pad = L->pad_values;
+    op->retries = L->retries;
+    op->host = L->host;
+    op->tm = L->tile_m;
+    op->tn = L->tile_n;
+    op->tk = L->tile_k;
     L->host = 0;
     L->tile_m = L->tile_n = L->tile_k = 0;
     L->depth++;
 }
 
-void lw_end(npk_lower *L, lw_span *s, const char *op, npk_lower_evidence *ev) {
+int lw_close(lw_op *op, int rc) {
+    npk_lower *L = op->L;
+    npk_lower_evidence *ev = op->ev;
     const npk_e1_stats *st = npk_e1_get_stats(L->e);
     if (ev) {
         memset(ev, 0, sizeof *ev);
-        ev->op = op;
-        ev->tiles = L->tiles - s->tiles;
+        ev->op = op->name;
+        ev->tiles = L->tiles - op->tiles;
         ev->tile_m = L->tile_m;
         ev->tile_n = L->tile_n;
         ev->tile_k = L->tile_k;
         for (unsigned i = 0; i < E1_NUM_OPCODES; i++) {
-            ev->direct[i] = st->direct[i] - s->st.direct[i];
-            ev->desc[i] = st->desc[i] - s->st.desc[i];
+            ev->direct[i] = st->direct[i] - op->st.direct[i];
+            ev->desc[i] = st->desc[i] - op->st.desc[i];
         }
-        ev->batches = st->batches - s->st.batches;
-        ev->macs = st->macs - s->st.macs;
-        ev->mmio = npk_port_mmio_count(L->port) - s->mmio;
-        ev->cycles = npk_port_cycles(L->port) - s->cycles;
-        ev->pad_values = L->pad_values - s->pad;
-        ev->desc_retries = L->retries - s->retries;
+        ev->batches = st->batches - op->st.batches;
+        ev->macs = st->macs - op->st.macs;
+        ev->mmio = npk_port_mmio_count(L->port) - op->mmio;
+        ev->cycles = npk_port_cycles(L->port) - op->cycles;
+        ev->pad_values = L->pad_values - op->pad;
+        ev->desc_retries = L->retries - op->retries;
         ev->host = L->host;
         ev->cpu_fallback = 0;
     }
@@ -158,23 +166,20 @@ void lw_end(npk_lower *L, lw_span *s, const char *op, npk_lower_evidence *ev) {
         char args[160];
         snprintf(args, sizeof args, "\"macs\":%" PRIu64 ",\"tiles\":%" PRIu64 ",\"batches\":%" PRIu64
                  ",\"host_steps\":%u,\"depth\":%u",
-                 st->macs - s->st.macs, L->tiles - s->tiles, st->batches - s->st.batches, L->host, L->depth);
-        npk_port_trace_host(L->port, "lowering", op, s->cycles, args);
+                 st->macs - op->st.macs, L->tiles - op->tiles, st->batches - op->st.batches, L->host, L->depth);
+        npk_port_trace_host(L->port, "lowering", op->name, op->cycles, args);
     }
     L->depth--;
-    L->host |= s->host;
-    if (s->tm * s->tn * s->tk > L->tile_m * L->tile_n * L->tile_k) {
-        L->tile_m = s->tm;
-        L->tile_n = s->tn;
-        L->tile_k = s->tk;
+    L->host |= op->host;
+    if (op->tm * op->tn * op->tk > L->tile_m * L->tile_n * L->tile_k) {
+        L->tile_m = op->tm;
+        L->tile_n = op->tn;
+        L->tile_k = op->tk;
     }
-}
-
-int lw_finish(int rc, npk_lower_out *out, npk_lower_out *golden, npk_lower_out *gtmp) {
-    npk_lower_out_free(gtmp);
+    npk_lower_out_free(&op->gtmp);
     if (rc) {
-        npk_lower_out_free(out);
-        if (golden) npk_lower_out_free(golden);
+        npk_lower_out_free(op->out);
+        if (op->golden) npk_lower_out_free(op->golden);
     }
     return rc;
 }
@@ -350,46 +355,37 @@ int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const in
 
 int npk_lower_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *out,
                      npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_matmul(int4, lhs, rhs, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "matmul", out, golden, ev, g, npk_golden_matmul(int4, lhs, rhs, g));
     int rc;
     unsigned d[2] = {lhs->dim[0], rhs->dim[1]};
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
     rc = r ? lw_gemm(L, int4, lhs->dim[0], lhs->dim[1], rhs->dim[1], lhs->data, rhs->data, r->data) : -NPK_ENOMEM;
-    lw_end(L, &sp, "matmul", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
-int npk_lower_batch_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_ltensor *rhs,
-                           npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_batch_matmul(int4, lhs, rhs, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+/* [B][H][M][K] x [B][H][K][N] -> "result" [B][H][M][N]: one tiled GEMM per
+ * (batch, head) slice, the host iterating the heads. */
+static int heads_gemm(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *out) {
     unsigned B = lhs->dim[0], H = lhs->dim[1], M = lhs->dim[2], K = lhs->dim[3], N = rhs->dim[3];
     unsigned d[4] = {B, H, M, N};
-    int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 4, d);
-    if (!r) rc = -NPK_ENOMEM;
+    int rc = r ? 0 : -NPK_ENOMEM;
     for (unsigned s = 0; s < B * H && !rc; s++)
         rc = lw_gemm(L, int4, M, K, N, lhs->data + (size_t)s * M * K, rhs->data + (size_t)s * K * N,
                      r->data + (size_t)s * M * N);
     L->host |= NPK_HOST_ITERATES_HEADS;
-    lw_end(L, &sp, "batch_matmul", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return rc;
+}
+
+int npk_lower_batch_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_ltensor *rhs,
+                           npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
+    LW_OPEN(op, L, "batch_matmul", out, golden, ev, g, npk_golden_batch_matmul(int4, lhs, rhs, g));
+    return lw_close(&op, heads_gemm(L, int4, lhs, rhs, out));
 }
 
 int npk_lower_qkv_projection(npk_lower *L, const npk_ltensor *input, const npk_ltensor *packed_weight,
                              unsigned shift, npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_qkv_projection(input, packed_weight, shift, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "qkv_projection", out, golden, ev, g, npk_golden_qkv_projection(input, packed_weight, shift, g));
     unsigned T = input->dim[0], D = input->dim[1];
     unsigned dq[2] = {T, D}, dp[2] = {T, 3 * D};
     int rc = 0;
@@ -405,17 +401,12 @@ int npk_lower_qkv_projection(npk_lower *L, const npk_ltensor *input, const npk_l
                     qkv[s]->data[t * D + j] = npk_clamp8(npk_asr(p->data[(size_t)t * 3 * D + s * D + j], shift));
         L->host |= NPK_HOST_SLICES_PACKED_QKV | NPK_HOST_REQUANTIZES;
     }
-    lw_end(L, &sp, "qkv_projection", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_attention_qk(npk_lower *L, int int4, const npk_ltensor *query, const npk_ltensor *key,
                            npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_attention_qk(int4, query, key, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "attention_qk", out, golden, ev, g, npk_golden_attention_qk(int4, query, key, g));
     unsigned B = query->dim[0], H = query->dim[1], Tq = query->dim[2], D = query->dim[3], Tk = key->dim[2];
     unsigned d[4] = {B, H, Tq, Tk};
     int rc = 0;
@@ -430,38 +421,18 @@ int npk_lower_attention_qk(npk_lower *L, int int4, const npk_ltensor *query, con
     }
     free(kt);
     L->host |= NPK_HOST_TRANSPOSES_KEYS | NPK_HOST_ITERATES_HEADS;
-    lw_end(L, &sp, "attention_qk", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_attention_av(npk_lower *L, int int4, const npk_ltensor *attention, const npk_ltensor *value,
                            npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_attention_av(int4, attention, value, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
-    unsigned B = attention->dim[0], H = attention->dim[1], Tq = attention->dim[2], Tk = attention->dim[3],
-             Dv = value->dim[3];
-    unsigned d[4] = {B, H, Tq, Dv};
-    int rc = 0;
-    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 4, d);
-    if (!r) rc = -NPK_ENOMEM;
-    for (unsigned s = 0; s < B * H && !rc; s++)
-        rc = lw_gemm(L, int4, Tq, Tk, Dv, attention->data + (size_t)s * Tq * Tk, value->data + (size_t)s * Tk * Dv,
-                     r->data + (size_t)s * Tq * Dv);
-    L->host |= NPK_HOST_ITERATES_HEADS;
-    lw_end(L, &sp, "attention_av", ev);
-    return lw_finish(rc, out, golden, &gt);
+    LW_OPEN(op, L, "attention_av", out, golden, ev, g, npk_golden_attention_av(int4, attention, value, g));
+    return lw_close(&op, heads_gemm(L, int4, attention, value, out));
 }
 
 int npk_lower_conv2d(npk_lower *L, int int4, const npk_ltensor *input, const npk_ltensor *filter,
                      npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_conv2d(int4, input, filter, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "conv2d", out, golden, ev, g, npk_golden_conv2d(int4, input, filter, g));
     unsigned H = input->dim[1], W = input->dim[2], C = input->dim[3];
     unsigned KH = filter->dim[0], KW = filter->dim[1], O = filter->dim[3];
     unsigned OH = H - KH + 1, OW = W - KW + 1, R = OH * OW, Kc = KH * KW * C;
@@ -484,6 +455,5 @@ int npk_lower_conv2d(npk_lower *L, int int4, const npk_ltensor *input, const npk
         rc = lw_gemm(L, int4, R, Kc, O, col, filter->data, r->data);
     }
     free(col);
-    lw_end(L, &sp, "conv2d", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }

@@ -22,35 +22,45 @@ struct npk_lower {
     unsigned tile_m, tile_n, tile_k;
 };
 
-/* Evidence span: snapshot at the start of a lowering, difference at the end. */
-typedef struct lw_span {
+/* One lowering in flight: its outputs, golden and evidence span. */
+typedef struct lw_op {
+    npk_lower *L;
+    const char *name;
+    npk_lower_out *out, *golden, gtmp;
+    npk_lower_evidence *ev;
+    /* snapshot at the start; the evidence is the difference at the end */
     npk_e1_stats st;
     uint64_t mmio, cycles, tiles, pad, retries;
     uint32_t host;
     unsigned tm, tn, tk;
-} lw_span;
-void lw_begin(npk_lower *L, lw_span *s);
-void lw_end(npk_lower *L, lw_span *s, const char *op, npk_lower_evidence *ev);
+} lw_op;
 
-/* Golden first (validates before any MMIO). Computes the golden into the
- * caller's golden, or a temporary, at the top level or when asked. Sets
- * *gp to the golden list used (NULL when skipped). */
-#define LW_GOLDEN(L, out, golden, gtmp, gp, call)              \
-    do {                                                       \
-        memset(out, 0, sizeof *(out));                         \
-        memset(&(gtmp), 0, sizeof(gtmp));                      \
-        if (golden) memset(golden, 0, sizeof *(golden));       \
-        gp = (golden) ? (golden) : &(gtmp);                    \
-        if ((golden) || (L)->depth == 0) {                     \
-            int rcg_ = (call);                                 \
-            if (rcg_) {                                        \
-                npk_lower_out_free(gp);                        \
-                return rcg_;                                   \
-            }                                                  \
-        } else {                                               \
-            gp = NULL;                                         \
-        }                                                      \
-    } while (0)
+/* The prologue of every lowering. The golden comes first (it validates the
+ * operands before any MMIO): computed into the caller's golden, or into a
+ * temporary at the top level, and skipped for nested steps nobody checks; a
+ * golden failure returns from the lowering. `g` names the golden list the
+ * call fills. Then the evidence span opens. */
+#define LW_OPEN(op, L_, name_, out_, golden_, ev_, g, golden_call)    \
+    lw_op op;                                                        \
+    npk_lower_out *g;                                                \
+    memset(out_, 0, sizeof *(out_));                                 \
+    memset(&op.gtmp, 0, sizeof op.gtmp);                             \
+    if (golden_) memset(golden_, 0, sizeof *(golden_));              \
+    g = (golden_) ? (golden_) : &op.gtmp;                            \
+    if ((golden_) || (L_)->depth == 0) {                             \
+        int rcg_ = (golden_call);                                    \
+        if (rcg_) {                                                  \
+            npk_lower_out_free(g);                                   \
+            return rcg_;                                             \
+        }                                                            \
+    }                                                                \
+    lw_open(&op, L_, name_, out_, golden_, ev_)
+void lw_open(lw_op *op, npk_lower *L, const char *name, npk_lower_out *out, npk_lower_out *golden,
+             npk_lower_evidence *ev);
+/* The epilogue: closes the span (evidence, trace event) and on an error
+ * frees the outputs (and the golden, when the caller asked for one).
+ * Returns rc. */
+int lw_close(lw_op *op, int rc);
 
 /* NPU primitives. */
 /* C[M][N] = A[M][K] x B[K][N] in GEMM tiles (values already range-checked). */
@@ -59,8 +69,5 @@ int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const in
 int lw_scalar(npk_lower *L, unsigned op, uint32_t a, uint32_t b, uint32_t acc, int ternary, uint32_t *res);
 /* VRELU_S8 over n int8 values (in passes of <= 63 bytes). */
 int lw_relu(npk_lower *L, const int32_t *in, int32_t *out, size_t n);
-
-/* Finish a lowering: on error free out and (when ours) golden. */
-int lw_finish(int rc, npk_lower_out *out, npk_lower_out *golden, npk_lower_out *gtmp);
 
 #endif

@@ -70,11 +70,7 @@ static void requant(const int32_t *in, int32_t *out, size_t n, unsigned shift) {
 
 int npk_lower_depthwise_conv2d(npk_lower *L, const npk_ltensor *input, const npk_ltensor *filter,
                                npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_depthwise_conv2d(input, filter, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "depthwise_conv2d", out, golden, ev, g, npk_golden_depthwise_conv2d(input, filter, g));
     unsigned KH = filter->dim[0], KW = filter->dim[1], C = input->dim[3], Mu = filter->dim[3];
     unsigned OH = input->dim[1] - KH + 1, OW = input->dim[2] - KW + 1;
     unsigned d[4] = {1, OH, OW, C * Mu};
@@ -96,17 +92,12 @@ int npk_lower_depthwise_conv2d(npk_lower *L, const npk_ltensor *input, const npk
                     r->data[IX4(r, 0, y, x, c * Mu + m)] = (int32_t)acc;
                 }
 done:
-    lw_end(L, &sp, "depthwise_conv2d", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_grouped_conv2d(npk_lower *L, const npk_ltensor *input, const npk_ltensor *filter, unsigned groups,
                              npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_grouped_conv2d(input, filter, groups, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "grouped_conv2d", out, golden, ev, g, npk_golden_grouped_conv2d(input, filter, groups, g));
     unsigned KH = filter->dim[0], KW = filter->dim[1], C = input->dim[3], O = filter->dim[3];
     unsigned ipg = C / groups, opg = O / groups;
     unsigned OH = input->dim[1] - KH + 1, OW = input->dim[2] - KW + 1;
@@ -130,53 +121,38 @@ int npk_lower_grouped_conv2d(npk_lower *L, const npk_ltensor *input, const npk_l
                 r->data[IX4(r, 0, y, x, o)] = (int32_t)acc;
             }
 done:
-    lw_end(L, &sp, "grouped_conv2d", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 /* ---- element-wise ---- */
 
 int npk_lower_bias_add(npk_lower *L, const npk_ltensor *input, const npk_ltensor *bias, npk_lower_out *out,
                        npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_bias_add(input, bias, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "bias_add", out, golden, ev, g, npk_golden_bias_add(input, bias, g));
     int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, input->dim);
     NEED(r);
     L->host |= NPK_HOST_BROADCASTS_BIAS | NPK_HOST_SATURATES_INT8;
     for (size_t i = 0; i < npk_lt_numel(input); i++) CK(add8(L, input->data[i], bias->data[i % input->dim[1]], &r->data[i]));
 done:
-    lw_end(L, &sp, "bias_add", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_residual_add(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *out,
                            npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_residual_add(lhs, rhs, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "residual_add", out, golden, ev, g, npk_golden_residual_add(lhs, rhs, g));
     int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, lhs->dim);
     NEED(r);
     L->host |= NPK_HOST_SATURATES_INT8;
     for (size_t i = 0; i < npk_lt_numel(lhs); i++) CK(add8(L, lhs->data[i], rhs->data[i], &r->data[i]));
 done:
-    lw_end(L, &sp, "residual_add", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_rope(npk_lower *L, const npk_ltensor *input, const npk_ltensor *cos, const npk_ltensor *sin,
                    unsigned shift, npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_rope(input, cos, sin, shift, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "rope", out, golden, ev, g, npk_golden_rope(input, cos, sin, shift, g));
     int rc = 0;
     unsigned T = input->dim[0], D = input->dim[1];
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, input->dim);
@@ -197,8 +173,7 @@ int npk_lower_rope(npk_lower *L, const npk_ltensor *input, const npk_ltensor *co
         }
     L->host |= NPK_HOST_REQUANTIZES;
 done:
-    lw_end(L, &sp, "rope", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 static uint64_t isqrt_u64(uint64_t v) {
@@ -218,11 +193,7 @@ int npk_lower_rmsnorm(npk_lower *L, const npk_ltensor *input, const npk_ltensor 
         npk_rmsnorm_params_default(&def);
         p = &def;
     }
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_rmsnorm(input, weight, p, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "rmsnorm", out, golden, ev, g, npk_golden_rmsnorm(input, weight, p, g));
     int rc = 0;
     unsigned T = input->dim[0], D = input->dim[1], dt[1] = {T};
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, input->dim);
@@ -255,17 +226,12 @@ int npk_lower_rmsnorm(npk_lower *L, const npk_ltensor *input, const npk_ltensor 
         }
     }
 done:
-    lw_end(L, &sp, "rmsnorm", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_silu(npk_lower *L, const npk_ltensor *input, npk_lower_out *out, npk_lower_out *golden,
                    npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_silu(input, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "silu", out, golden, ev, g, npk_golden_silu(input, g));
     int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, input->dim);
     npk_ltensor *sg = npk_out_add(out, "sigmoid", NPK_LD_Q0_8, 2, input->dim);
@@ -273,17 +239,12 @@ int npk_lower_silu(npk_lower *L, const npk_ltensor *input, npk_lower_out *out, n
     L->host |= NPK_HOST_REQUANTIZES;
     for (size_t i = 0; i < npk_lt_numel(input); i++) CK(silu_elem(L, input->data[i], &r->data[i], &sg->data[i]));
 done:
-    lw_end(L, &sp, "silu", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_gelu(npk_lower *L, const npk_ltensor *input, npk_lower_out *out, npk_lower_out *golden,
                    npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_gelu(input, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "gelu", out, golden, ev, g, npk_golden_gelu(input, g));
     int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, input->dim);
     npk_ltensor *sc = npk_out_add(out, "scaled", NPK_LD_I32, 2, input->dim);
@@ -300,8 +261,7 @@ int npk_lower_gelu(npk_lower *L, const npk_ltensor *input, npk_lower_out *out, n
         r->data[i] = npk_clamp8(npk_asr(p, 8));
     }
 done:
-    lw_end(L, &sp, "gelu", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 /* ---- MLPs ---- */
@@ -309,11 +269,7 @@ done:
 int npk_lower_mlp(npk_lower *L, const npk_ltensor *input, const npk_ltensor *up_weight,
                   const npk_ltensor *down_weight, unsigned requant_shift, npk_lower_out *out, npk_lower_out *golden,
                   npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_mlp(input, up_weight, down_weight, requant_shift, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "mlp", out, golden, ev, g, npk_golden_mlp(input, up_weight, down_weight, requant_shift, g));
     int rc = 0;
     unsigned T = input->dim[0], D = input->dim[1], F = up_weight->dim[1], O = down_weight->dim[1];
     unsigned dr[2] = {T, O}, dh[2] = {T, F};
@@ -328,8 +284,7 @@ int npk_lower_mlp(npk_lower *L, const npk_ltensor *input, const npk_ltensor *up_
     CK(lw_relu(L, h->data, hr->data, (size_t)T * F));
     CK(lw_gemm(L, 0, T, F, O, hr->data, down_weight->data, r->data));
 done:
-    lw_end(L, &sp, "mlp", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_swiglu(npk_lower *L, const npk_ltensor *input, const npk_ltensor *up_weight,
@@ -340,11 +295,7 @@ int npk_lower_swiglu(npk_lower *L, const npk_ltensor *input, const npk_ltensor *
         npk_swiglu_params_default(&def);
         p = &def;
     }
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_swiglu(input, up_weight, gate_weight, down_weight, p, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "swiglu", out, golden, ev, g, npk_golden_swiglu(input, up_weight, gate_weight, down_weight, p, g));
     int rc = 0;
     unsigned T = input->dim[0], D = input->dim[1], F = up_weight->dim[1], O = down_weight->dim[1];
     unsigned dr[2] = {T, O}, dh[2] = {T, F};
@@ -371,19 +322,14 @@ int npk_lower_swiglu(npk_lower *L, const npk_ltensor *input, const npk_ltensor *
     CK(lw_gemm(L, 0, T, F, O, hid->data, down_weight->data, r->data));
 done:
     free(tmp);
-    lw_end(L, &sp, "swiglu", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 /* ---- attention ---- */
 
 int npk_lower_attention_softmax(npk_lower *L, const npk_ltensor *logits, const npk_ltensor *mask,
                                 npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_attention_softmax(logits, mask, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "attention_softmax", out, golden, ev, g, npk_golden_attention_softmax(logits, mask, g));
     int rc = 0;
     unsigned rows = logits->dim[0] * logits->dim[1] * logits->dim[2], Tk = logits->dim[3];
     unsigned dr[3] = {logits->dim[0], logits->dim[1], logits->dim[2]};
@@ -431,8 +377,7 @@ int npk_lower_attention_softmax(npk_lower *L, const npk_ltensor *logits, const n
         sm->data[r] = (int32_t)sum;
     }
 done:
-    lw_end(L, &sp, "attention_softmax", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 /* Append a copy of src as output name. */
@@ -451,11 +396,7 @@ int npk_lower_attention(npk_lower *L, const npk_ltensor *query, const npk_ltenso
         npk_attn_params_default(&def);
         p = &def;
     }
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_attention(query, key, value, mask, p, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "attention", out, golden, ev, g, npk_golden_attention(query, key, value, mask, p, g));
     int rc = 0;
     unsigned B = query->dim[0], H = query->dim[1], Tq = query->dim[2], Tk = key->dim[2], Dv = value->dim[3];
     unsigned ds[4] = {B, H, Tq, Tk}, dc[4] = {B, H, Tq, Dv};
@@ -495,20 +436,15 @@ done:
     npk_lt_free(&gen);
     npk_lt_free(&logits);
     npk_lt_free(&w8);
-    lw_end(L, &sp, "attention", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_kv_cache_update(npk_lower *L, const npk_ltensor *key_cache, const npk_ltensor *value_cache,
                               const npk_ltensor *new_key, const npk_ltensor *new_value,
                               const npk_ltensor *cache_lengths, npk_lower_out *out, npk_lower_out *golden,
                               npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g,
-              npk_golden_kv_cache_update(key_cache, value_cache, new_key, new_value, cache_lengths, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "kv_cache_update", out, golden, ev, g,
+            npk_golden_kv_cache_update(key_cache, value_cache, new_key, new_value, cache_lengths, g));
     int rc = 0;
     CK(put(out, "key_cache", NPK_LD_I8, key_cache)); /* the host preserves existing entries */
     CK(put(out, "value_cache", NPK_LD_I8, value_cache));
@@ -533,8 +469,7 @@ int npk_lower_kv_cache_update(npk_lower *L, const npk_ltensor *key_cache, const 
         out->t[2].data[s] = (int32_t)(len + T);
     }
 done:
-    lw_end(L, &sp, "kv_cache_update", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_decode_attention(npk_lower *L, const npk_ltensor *query, const npk_ltensor *key_cache,
@@ -547,13 +482,8 @@ int npk_lower_decode_attention(npk_lower *L, const npk_ltensor *query, const npk
         npk_attn_params_default(&def);
         p = &def;
     }
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g,
-              npk_golden_decode_attention(query, key_cache, value_cache, new_key, new_value, cache_lengths,
-                                          cache_window, p, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "decode_attention", out, golden, ev, g,
+            npk_golden_decode_attention(query, key_cache, value_cache, new_key, new_value, cache_lengths, cache_window, p, g));
     int rc = 0;
     npk_lower_out kv = {0}, at = {0};
     npk_ltensor kview = {0}, vview = {0}, mask = {0};
@@ -596,8 +526,7 @@ done:
     npk_lt_free(&kview);
     npk_lt_free(&vview);
     npk_lt_free(&mask);
-    lw_end(L, &sp, "decode_attention", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 /* ---- blocks ---- */
@@ -613,11 +542,7 @@ static npk_ltensor as2(const npk_ltensor *t) {
 
 int npk_lower_transformer_block(npk_lower *L, const npk_tblock_args *a, npk_lower_out *out, npk_lower_out *golden,
                                 npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_transformer_block(a, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "transformer_block", out, golden, ev, g, npk_golden_transformer_block(a, g));
     int rc = 0;
     npk_lower_out av = {0}, ba = {0}, r1 = {0}, ml = {0}, r2 = {0};
     CK(npk_lower_attention_av(L, 0, a->attention, a->value, &av, NULL, NULL));
@@ -637,17 +562,12 @@ done:
     npk_lower_out_free(&r1);
     npk_lower_out_free(&ml);
     npk_lower_out_free(&r2);
-    lw_end(L, &sp, "transformer_block", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_modern_decoder_block(npk_lower *L, const npk_decoder_args *a, npk_lower_out *out,
                                    npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_modern_decoder_block(a, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "modern_decoder_block", out, golden, ev, g, npk_golden_modern_decoder_block(a, g));
     int rc = 0;
     unsigned T = a->input->dim[0], D = a->input->dim[1];
     npk_lower_out n1 = {0}, pj = {0}, rq = {0}, rk = {0}, at = {0}, ba = {0}, r1 = {0}, n2 = {0}, sw = {0}, r2 = {0};
@@ -707,6 +627,5 @@ done:
     npk_lower_out_free(&r2);
     for (int i = 0; i < 3; i++) npk_lt_free(&qkv[i]);
     npk_lt_free(&ctxq);
-    lw_end(L, &sp, "modern_decoder_block", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }

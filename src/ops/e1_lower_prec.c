@@ -10,23 +10,35 @@
         if ((rc = (x))) goto done; \
     } while (0)
 
+/* K padded to the opcode's lane count: Kp - K zero lanes in `operands` rows/columns. */
+static void pad_k(npk_lower *L, unsigned K, unsigned Kp, uint64_t operands) {
+    if (Kp == K) return;
+    L->host |= NPK_HOST_PADS_K;
+    L->pad_values += (uint64_t)(Kp - K) * operands;
+}
+
+/* lw_close, then the evidence records the logical and the padded K. */
+static int close_padded(lw_op *op, int rc, unsigned K, unsigned Kp) {
+    npk_lower_evidence *ev = op->ev;
+    rc = lw_close(op, rc);
+    if (ev) {
+        ev->k = K;
+        ev->padded_k = Kp;
+    }
+    return rc;
+}
+
 int npk_lower_sparse_int4_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs_nonzero,
                                  const npk_ltensor *rhs_positions, npk_lower_out *out, npk_lower_out *golden,
                                  npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_sparse_int4_matmul(lhs, rhs_nonzero, rhs_positions, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "sparse_int4_matmul", out, golden, ev, g,
+            npk_golden_sparse_int4_matmul(lhs, rhs_nonzero, rhs_positions, g));
     unsigned M = lhs->dim[0], K = lhs->dim[1], KB = rhs_nonzero->dim[0], N = rhs_nonzero->dim[1], Kp = KB * 8;
     unsigned d[2] = {M, N};
     int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
     if (!r) rc = -NPK_ENOMEM;
-    if (Kp != K) {
-        L->host |= NPK_HOST_PADS_K;
-        L->pad_values += (uint64_t)(Kp - K) * M;
-    }
+    pad_k(L, K, Kp, M);
     L->host |= NPK_HOST_USES_2_4_METADATA;
     for (unsigned i = 0; i < M && !rc; i++)
         for (unsigned j = 0; j < N && !rc; j++) {
@@ -49,22 +61,14 @@ int npk_lower_sparse_int4_matmul(npk_lower *L, const npk_ltensor *lhs, const npk
             }
             r->data[i * N + j] = (int32_t)acc;
         }
-    lw_end(L, &sp, "sparse_int4_matmul", ev);
-    if (ev) {
-        ev->k = K;
-        ev->padded_k = Kp;
-    }
-    return lw_finish(rc, out, golden, &gt);
+    return close_padded(&op, rc, K, Kp);
 }
 
 int npk_lower_group_scaled_int4_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs,
                                        const npk_ltensor *scales_q8_8, unsigned group_size, npk_lower_out *out,
                                        npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_group_scaled_int4_matmul(lhs, rhs, scales_q8_8, group_size, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "group_scaled_int4_matmul", out, golden, ev, g,
+            npk_golden_group_scaled_int4_matmul(lhs, rhs, scales_q8_8, group_size, g));
     unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1], G = (K + group_size - 1) / group_size;
     unsigned d[2] = {M, N}, dg[3] = {M, N, G};
     int rc = 0;
@@ -89,26 +93,19 @@ int npk_lower_group_scaled_int4_matmul(npk_lower *L, const npk_ltensor *lhs, con
             }
             r->data[i * N + j] = (int32_t)acc;
         }
-    lw_end(L, &sp, "group_scaled_int4_matmul", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
 
 int npk_lower_int2_matmul(npk_lower *L, int ternary, const npk_ltensor *lhs, const npk_ltensor *rhs,
                           npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_int2_matmul(ternary, lhs, rhs, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, ternary ? "bitnet_matmul" : "int2_matmul", out, golden, ev, g,
+            npk_golden_int2_matmul(ternary, lhs, rhs, g));
     unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1], Kp = (K + 15) / 16 * 16;
     unsigned d[2] = {M, N};
     int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
     if (!r) rc = -NPK_ENOMEM;
-    if (Kp != K) {
-        L->host |= NPK_HOST_PADS_K;
-        L->pad_values += (uint64_t)(Kp - K) * (M + N);
-    }
+    pad_k(L, K, Kp, M + N);
     /* two's-complement INT2 lanes, or ternary 00 = 0, 01 = +1, 10 = -1 */
 #define ENC2(v) (ternary ? ((v) == 1 ? 1u : (v) == -1 ? 2u : 0u) : ((uint32_t)(v) & 3u))
     for (unsigned i = 0; i < M && !rc; i++)
@@ -125,30 +122,18 @@ int npk_lower_int2_matmul(npk_lower *L, int ternary, const npk_ltensor *lhs, con
             r->data[i * N + j] = (int32_t)acc;
         }
 #undef ENC2
-    lw_end(L, &sp, ternary ? "bitnet_matmul" : "int2_matmul", ev);
-    if (ev) {
-        ev->k = K;
-        ev->padded_k = Kp;
-    }
-    return lw_finish(rc, out, golden, &gt);
+    return close_padded(&op, rc, K, Kp);
 }
 
 int npk_lower_fp8_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *out,
                          npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_fp8_matmul(lhs, rhs, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, "fp8_matmul", out, golden, ev, g, npk_golden_fp8_matmul(lhs, rhs, g));
     unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1], Kp = (K + 3) / 4 * 4;
     unsigned d[2] = {M, N};
     int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_Q8_8, 2, d);
     if (!r) rc = -NPK_ENOMEM;
-    if (Kp != K) {
-        L->host |= NPK_HOST_PADS_K;
-        L->pad_values += (uint64_t)(Kp - K) * (M + N);
-    }
+    pad_k(L, K, Kp, M + N);
     for (unsigned i = 0; i < M && !rc; i++)
         for (unsigned j = 0; j < N && !rc; j++) {
             uint32_t acc = 0;
@@ -162,21 +147,13 @@ int npk_lower_fp8_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor
             }
             r->data[i * N + j] = (int32_t)acc;
         }
-    lw_end(L, &sp, "fp8_matmul", ev);
-    if (ev) {
-        ev->k = K;
-        ev->padded_k = Kp;
-    }
-    return lw_finish(rc, out, golden, &gt);
+    return close_padded(&op, rc, K, Kp);
 }
 
 int npk_lower_float16_matmul(npk_lower *L, int bf16, const npk_ltensor *lhs, const npk_ltensor *rhs,
                              npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
-    npk_lower_out gt, *g;
-    LW_GOLDEN(L, out, golden, gt, g, npk_golden_float16_matmul(bf16, lhs, rhs, g));
-    (void)g;
-    lw_span sp;
-    lw_begin(L, &sp);
+    LW_OPEN(op, L, bf16 ? "bf16_matmul" : "fp16_matmul", out, golden, ev, g,
+            npk_golden_float16_matmul(bf16, lhs, rhs, g));
     unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1];
     unsigned d[2] = {M, N};
     int rc = 0;
@@ -201,6 +178,5 @@ int npk_lower_float16_matmul(npk_lower *L, int bf16, const npk_ltensor *lhs, con
             }
             r->data[i * N + j] = (int32_t)acc;
         }
-    lw_end(L, &sp, bf16 ? "bf16_matmul" : "fp16_matmul", ev);
-    return lw_finish(rc, out, golden, &gt);
+    return lw_close(&op, rc);
 }
