@@ -165,36 +165,42 @@ static void test_costs(void) {
     CHECK_EQ(ring_cost(), 39 + 4 * 5);
 }
 
-/* Streamed 3x3x4 GEMM with writeback: A 3x4 at 0, B 4x3 at 12, C at 24. */
-static void test_timeout_boundary(void) {
-    int8_t a[12], b[12];
+/* Streamed 3x3x4 GEMM with writeback: A 3x4 at 0, B 4x3 at 12, C at 24,
+ * descriptor in slot 5, with `lat` extra cycles per memory beat. */
+static int8_t T_A[12], T_B[12];
+static int32_t t_c(int cell) {
+    int32_t s = 0;
+    for (int l = 0; l < 4; l++) s += T_A[(cell / 3) * 4 + l] * T_B[l * 3 + cell % 3];
+    return s;
+}
+
+static void timeout_example_start(uint32_t lat) {
     for (int i = 0; i < 12; i++) {
-        a[i] = (int8_t)(i * 7 - 40);
-        b[i] = (int8_t)(30 - i * 5);
+        T_A[i] = (int8_t)(i * 7 - 40);
+        T_B[i] = (int8_t)(30 - i * 5);
     }
+    sim_open();
+    npk_mem_set_latency(npk_sim_mem(S), lat);
+    uint8_t img[24];
+    memcpy(img, T_A, 12);
+    memcpy(img + 12, T_B, 12);
+    npk_mem_poke(npk_sim_mem(S), SRC, img, 24);
+    wr(E1_REG_GEMM_CFG, e1_gemm_cfg(3, 3, 4));
+    wr(E1_REG_GEMM_BASE, e1_gemm_base(0, 12, 24));
+    wr(E1_REG_GEMM_STRIDE, e1_gemm_stride(4, 3, 12));
+    put_desc(5, e1_desc_w0(E1_OP_GEMM_S8, 1, 0, 24, 1), SRC, DST, 0);
+    doorbell(5, 6);
+}
+
+static void test_timeout_boundary(void) {
     for (uint32_t lat = 0; lat <= 4; lat++) {
-        sim_open();
-        npk_mem_set_latency(npk_sim_mem(S), lat);
-        uint8_t img[24];
-        memcpy(img, a, 12);
-        memcpy(img + 12, b, 12);
-        npk_mem_poke(npk_sim_mem(S), SRC, img, 24);
-        wr(E1_REG_GEMM_CFG, e1_gemm_cfg(3, 3, 4));
-        wr(E1_REG_GEMM_BASE, e1_gemm_base(0, 12, 24));
-        wr(E1_REG_GEMM_STRIDE, e1_gemm_stride(4, 3, 12));
-        put_desc(5, e1_desc_w0(E1_OP_GEMM_S8, 1, 0, 24, 1), SRC, DST, 0);
-        doorbell(5, 6);
+        timeout_example_start(lat);
         int n = ring_cost();
         if (lat <= 2) {
             CHECK_EQ(n, 77 + 19 * (int)lat);
             CHECK_EQ(rd(E1_REG_CTRL_STATUS), 2);
             CHECK_EQ(rd(E1_REG_DESC_STATUS), 0x2u | (5u << 9));
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    int32_t s = 0;
-                    for (int l = 0; l < 4; l++) s += a[i * 4 + l] * b[l * 3 + j];
-                    CHECK_EQ(peek32(DST + 4 * (3 * i + j)), (uint32_t)s);
-                }
+            for (int c = 0; c < 9; c++) CHECK_EQ(peek32(DST + 4 * c), (uint32_t)t_c(c));
             CHECK_EQ(rd(E1_REG_DESC_WRITE_BEATS), 9);
             CHECK_EQ(rd(E1_REG_DESC_READ_BEATS), 10);
         } else {
@@ -207,6 +213,19 @@ static void test_timeout_boundary(void) {
             CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
             CHECK_EQ(npk_sim_irq(S, 0), 1);
             CHECK(npk_sim_dev(S)->ops->idle(npk_sim_dev(S)));
+            if (lat == 3) {
+                /* Issue #13 / e1_npu.sv: awvalid/wvalid are decoded from the
+                 * state register and the timeout only blocks the next-state
+                 * update. The timeout cycle is the 9th write beat's address
+                 * cycle, so memory takes that beat: all 9 C words are in guest
+                 * memory while DESC_BYTES_WRITTEN counts 8 responses. */
+                for (int c = 0; c < 9; c++) CHECK_EQ(peek32(DST + 4 * c), (uint32_t)t_c(c));
+                CHECK_EQ(rd(E1_REG_DESC_WRITE_BEATS), 8);
+                CHECK_EQ(rd(E1_REG_DESC_BYTES_WRITTEN), 32);
+                npk_mem_stats st;
+                npk_mem_get_stats(npk_sim_mem(S), &st);
+                CHECK_EQ(st.write_beats, 9);
+            }
             /* perf clear keeps DESC_TIMEOUT_COUNT; CTRL clear zeroes it */
             wr(E1_REG_PERF_ERRORS, 1);
             CHECK_EQ(rd(E1_REG_DESC_TIMEOUT_COUNT), 129);
@@ -216,6 +235,123 @@ static void test_timeout_boundary(void) {
             CHECK_EQ(rd(E1_REG_DESC_STATUS), 1u << 19);
         }
     }
+}
+
+/* Expected outcome of the timeout example at memory latency lat, derived
+ * from the RTL's state machine as a schedule of busy cycles (edge 0 is the
+ * first cycle after the doorbell; a transaction is one address cycle plus
+ * 1 + lat data/response cycles, c = 2 + lat):
+ *   fetch beat k:   address at k*c                       (k < 4)
+ *   launch:         4c (-> stream)
+ *   stream beat s:  address at 4c + 1 + s*c              (s < 6)
+ *   launch:         10c + 1 (starts the GEMM)
+ *   GEMM MAC m:     10c + 2 + m                          (m < 36)
+ *   write beat w:   address at 10c + 38 + w*c            (w < 9)
+ *   advance:        19c + 38
+ * A beat's response is taken in its last cycle (address + c - 1). The
+ * timeout fires on edge 128 (DESC_TIMEOUT_COUNT was 128 before it): that
+ * edge's own engine work (a MAC, a request put on the bus) still happens,
+ * nothing after it does, and no response is counted on it. */
+typedef struct {
+    int done, cost, reads_issued, reads_counted, writes_issued, writes_counted, macs, ops, stall;
+    int on_timeout; /* a request put on the bus by the timeout cycle: 1 read, 2 write */
+} t_expect;
+
+static t_expect timeout_expect(int lat) {
+    const int c = 2 + lat, T = 128;
+    t_expect x;
+    memset(&x, 0, sizeof x);
+    if (19 * c + 38 < T) {
+        x.done = 1;
+        x.cost = 19 * c + 39;
+        x.reads_issued = x.reads_counted = 10;
+        x.writes_issued = x.writes_counted = 9;
+        x.macs = 36;
+        x.ops = 1;
+        x.stall = 19 * c;
+        return x;
+    }
+    x.cost = T + 1;
+    for (int k = 0; k < 10; k++) {
+        int a = k < 4 ? k * c : 4 * c + 1 + (k - 4) * c;
+        if (a <= T) x.reads_issued++;
+        if (a == T) x.on_timeout = 1;
+        if (a + c - 1 < T) x.reads_counted++;
+        for (int e = a; e < a + c; e++) x.stall += e <= T;
+    }
+    if (10 * c + 1 < T) x.ops = 1;
+    for (int m = 0; m < 36; m++) x.macs += x.ops && 10 * c + 2 + m <= T;
+    for (int w = 0; w < 9; w++) {
+        int a = 10 * c + 38 + w * c;
+        if (a <= T) x.writes_issued++;
+        if (a == T) x.on_timeout = 2;
+        if (a + c - 1 < T) x.writes_counted++;
+        for (int e = a; e < a + c; e++) x.stall += e <= T;
+    }
+    return x;
+}
+
+/* Issue #13: sweep the memory latency over 1..200 and compare everything
+ * the timeout cycle can affect with the schedule above. */
+static void test_timeout_latency_sweep(void) {
+    int extra_write = 0, extra_read = 0;
+    for (int lat = 1; lat <= 200; lat++) {
+        t_expect x = timeout_expect(lat);
+        timeout_example_start((uint32_t)lat);
+        int n = ring_cost();
+        CHECK_EQ(n, x.cost);
+        npk_mem_stats st;
+        npk_mem_get_stats(npk_sim_mem(S), &st);
+        CHECK_EQ(st.read_beats, (uint64_t)x.reads_issued);
+        CHECK_EQ(st.write_beats, (uint64_t)x.writes_issued);
+        CHECK_EQ(rd(E1_REG_DESC_READ_BEATS), (uint32_t)x.reads_counted);
+        CHECK_EQ(rd(E1_REG_DESC_BYTES_READ), 4u * (uint32_t)x.reads_counted);
+        CHECK_EQ(rd(E1_REG_DESC_WRITE_BEATS), (uint32_t)x.writes_counted);
+        CHECK_EQ(rd(E1_REG_DESC_BYTES_WRITTEN), 4u * (uint32_t)x.writes_counted);
+        CHECK_EQ(rd(E1_REG_PERF_MACS), (uint32_t)x.macs);
+        CHECK_EQ(rd(E1_REG_PERF_CYCLES), (uint32_t)x.macs);
+        CHECK_EQ(rd(E1_REG_PERF_OPS), (uint32_t)x.ops);
+        CHECK_EQ(rd(E1_REG_PERF_STALL_CYCLES), (uint32_t)x.stall);
+        CHECK_EQ(rd(E1_REG_CTRL_STATUS), x.done ? 2u : 6u);
+        CHECK_EQ(rd(E1_REG_DESC_STATUS) & 0xff, x.done ? 0x02u : 0x0cu);
+        CHECK_EQ(rd(E1_REG_DESC_TIMEOUT_COUNT), x.done ? 0u : 129u);
+        /* guest memory holds exactly the issued write beats */
+        for (int w = 0; w < 9; w++) CHECK_EQ(peek32(DST + 4 * w), w < x.writes_issued ? (uint32_t)t_c(w) : 0u);
+        /* the scratchpad holds the counted stream beats and the finished C cells */
+        for (int s = 0; s < 6; s++) {
+            uint32_t want = 0;
+            if (s < x.reads_counted - 4)
+                for (int b = 0; b < 4; b++) {
+                    int i = s * 4 + b;
+                    want |= (uint32_t)(uint8_t)(i < 12 ? T_A[i] : T_B[i - 12]) << (8 * b);
+                }
+            CHECK_EQ(rd(E1_REG_SCRATCH(s)), want);
+        }
+        for (int cell = 0; cell < 9; cell++)
+            CHECK_EQ(rd(E1_REG_SCRATCH(6 + cell)), x.macs >= 4 * (cell + 1) ? (uint32_t)t_c(cell) : 0u);
+        extra_read += x.on_timeout == 1;
+        extra_write += x.on_timeout == 2;
+    }
+    /* the sweep covers both kinds of in-flight beat */
+    CHECK(extra_write > 0);
+    CHECK(extra_read > 0);
+}
+
+/* Issue #13: a fault rule that counts write beats sees the beat issued on
+ * the timeout cycle (latency 3: the 9th write, beat index 8). */
+static void test_timeout_beat_fault(void) {
+    timeout_example_start(3);
+    npk_fault f;
+    CHECK_EQ(npk_fault_parse("write@0x3000+0x100#8=error", &f), 0);
+    npk_mem_add_fault(npk_sim_mem(S), &f);
+    CHECK_EQ(ring_cost(), 129);
+    CHECK_EQ(rd(E1_REG_DESC_STATUS) & 0xff, 0x0cu); /* the timeout, not a write error */
+    npk_mem_stats st;
+    npk_mem_get_stats(npk_sim_mem(S), &st);
+    CHECK_EQ(st.errors, 1);               /* the rule fired on that beat */
+    CHECK_EQ(peek32(DST + 32), 0);        /* and the faulted beat wrote nothing */
+    CHECK_EQ(peek32(DST + 28), (uint32_t)t_c(7));
+    CHECK_EQ(rd(E1_REG_DESC_WRITE_BEATS), 8);
 }
 
 static void test_timeout_counter_progress(void) {
@@ -645,6 +781,8 @@ int main(void) {
     test_worked_ring();
     test_costs();
     test_timeout_boundary();
+    test_timeout_latency_sweep();
+    test_timeout_beat_fault();
     test_timeout_counter_progress();
     test_doorbell_checks();
     test_launch_errors();

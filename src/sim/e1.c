@@ -289,6 +289,21 @@ static void phase_close(e1 *e, uint64_t end, int error) {
 
 /* ---- one clock edge ----------------------------------------------------------- */
 
+/* araddr of the descriptor engine in a fetch- or stream-address state. */
+static uint32_t read_addr(const e1 *e, int ds) {
+    return ds == DS_FETCH_ADDR ? e->v[IX_DESC_BASE] + (e->v[IX_DESC_TAIL] << 4) + 4 * e->fetch_word
+                               : e->dw[1] + e->stream_done;
+}
+
+/* The write-address state's beat: awaddr/wdata from the current state. */
+static npk_bus_resp write_beat(e1 *e, uint32_t *lat) {
+    uint32_t op = e->dw[0] & 15, base = e->v[IX_GEMM_BASE];
+    uint32_t src = is_gemm(op) ? e1_gemm_base_c(base) : e1_gemm_base_b(base);
+    uint32_t w = e->v[IX_SCRATCH0 + (((src >> 2) + (e->write_done >> 2)) & 15)];
+    uint8_t b[4] = {(uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16), (uint8_t)(w >> 24)};
+    return npk_bus_write(e->dev.mem, e->dw[2] + e->write_done, b, 4, lat);
+}
+
 static void edge(e1 *e) {
     uint32_t *v = e->v;
     const uint32_t st = v[IX_CTRL];
@@ -429,17 +444,26 @@ static void edge(e1 *e) {
             e->gemm_busy = 0;
             e->vec_busy = 0;
             code = E1_DS_TIMEOUT;
+            /* The bus valid signals are decoded from the state register, and
+             * the timeout only blocks the next-state update: a request whose
+             * address phase falls on this cycle still goes out. A write beat
+             * lands in guest memory; neither it nor a read is counted (its
+             * response is never taken). Fault rules see the beat. */
+            if (st0 && (ds == DS_FETCH_ADDR || ds == DS_STREAM_ADDR)) {
+                uint8_t b[4];
+                (void)npk_bus_read(e->dev.mem, read_addr(e, ds), b, 4, NULL);
+            } else if (st0 && ds == DS_WRITE_ADDR) {
+                (void)write_beat(e, NULL);
+            }
         } else {
             uint32_t w0 = e->dw[0], op = w0 & 15;
             switch (ds) {
             case DS_FETCH_ADDR:
             case DS_STREAM_ADDR:
                 if (st0) { /* arvalid needs CTRL_STATUS.busy */
-                    uint32_t addr = ds == DS_FETCH_ADDR ? v[IX_DESC_BASE] + (v[IX_DESC_TAIL] << 4) + 4 * e->fetch_word
-                                                        : e->dw[1] + e->stream_done;
                     uint8_t b[4] = {0, 0, 0, 0};
                     uint32_t lat = 0;
-                    e->bus_resp = npk_bus_read(e->dev.mem, addr, b, 4, &lat);
+                    e->bus_resp = npk_bus_read(e->dev.mem, read_addr(e, ds), b, 4, &lat);
                     e->bus_wait = lat;
                     e->bus_data = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
                     e->dstate = ds + 1;
@@ -540,11 +564,8 @@ static void edge(e1 *e) {
                 break;
             case DS_WRITE_ADDR:
                 if (st0) {
-                    uint32_t src = is_gemm(op) ? e1_gemm_base_c(v[IX_GEMM_BASE]) : e1_gemm_base_b(v[IX_GEMM_BASE]);
-                    uint32_t w = v[IX_SCRATCH0 + (((src >> 2) + (e->write_done >> 2)) & 15)];
-                    uint8_t b[4] = {(uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16), (uint8_t)(w >> 24)};
                     uint32_t lat = 0;
-                    e->bus_resp = npk_bus_write(e->dev.mem, e->dw[2] + e->write_done, b, 4, &lat);
+                    e->bus_resp = write_beat(e, &lat);
                     e->bus_wait = lat;
                     e->dstate = DS_WRITE_RESP;
                 }
