@@ -253,6 +253,25 @@ typedef struct npk_llm_accuracy {
 int npk_llm_compare(npk_llm_decoder *ref, npk_llm_decoder *d, const int *tokens, int n,
                     npk_llm_accuracy *acc);
 
+/* ---- shapes and synthetic checkpoints ------------------------------------- */
+
+/* Fill *cfg from a shape: a preset name (npk_llm_shape_preset_name(i) lists
+ * them: stories260K, stories15M, stories42M, stories110M, tinyllama-1.1B,
+ * llama-4B), optionally followed by ",key=value" overrides, or all seven of
+ * "dim=D,hidden=H,layers=L,heads=N,kv_heads=K,vocab=V,seq=S". The result is
+ * checked as a checkpoint header. Returns 0 or -NPK_EINVAL. */
+int npk_llm_shape_parse(const char *spec, npk_llm_config *cfg);
+const char *npk_llm_shape_preset_name(int i); /* NULL past the end */
+
+/* Write a deterministic random-weight checkpoint of shape *cfg (legacy
+ * llama2.c format, shared classifier; weights U(-1/sqrt(fan_in), ..) from
+ * xorshift64* seeded with `seed`, RMSNorm weights 1) to model_path, and a
+ * synthetic tokenizer of cfg->vocab_size tokens (<unk>, <s>, </s>, 256 byte
+ * tokens, then distinct lower-case words) to tok_path. Either path may be
+ * NULL. Files are written to PATH.tmp and renamed into place, so a failure
+ * leaves no partial file. Returns 0 or a negative npk_status. */
+int npk_llm_synth_write(const npk_llm_config *cfg, uint64_t seed, const char *model_path, const char *tok_path);
+
 #ifdef __cplusplus
 }
 #endif

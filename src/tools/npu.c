@@ -9,6 +9,7 @@ static const npu_cmd commands[] = {
     {"onnx-test", "run ONNX backend test directories and compare outputs", cmd_onnx_test},
     {"lower", "run a JSON lowering record or module on the e1 device", cmd_lower},
     {"llm", "generate text with a llama2.c checkpoint on pccx or the CPU", cmd_llm},
+    {"llm-synth", "write a random-weight llama2.c checkpoint of a published shape (stories15M, ...)", cmd_llm_synth},
     {"qtest", "serve a device model over QEMU's qtest text protocol", cmd_qtest},
     {"asm", "assemble a text command stream into a binary ring image", cmd_asm},
     {"disasm", "disassemble a binary command stream into text", cmd_disasm},
