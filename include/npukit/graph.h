@@ -165,13 +165,24 @@ size_t npk_graph_n_nodes(const npk_graph *g);
 int64_t npk_graph_opset(const npk_graph *g);
 
 /* 0 when every node's operator has a reference implementation; otherwise
- * -NPK_EUNSUPPORTED with "node 'N' (index I): operator 'Op' is not supported".
+ * -NPK_EUNSUPPORTED with one message listing every unsupported operator, how
+ * many nodes use it and the first three of them:
+ *   "2 unsupported operators in 3 nodes: If x2 (nodes 'a' (index 4), 'b'
+ *    (index 9)); SoftmaxCrossEntropyLoss (training operator) x1 (node ...)".
  * If op_out is not NULL it receives the first unsupported operator's name
  * (pointer into the graph). */
 int npk_graph_check(const npk_graph *g, const char **op_out);
+/* The distinct unsupported operators of g, comma separated in order of first
+ * use, each with its class when it has one ("Adam (training operator)"), into
+ * buf (always NUL-terminated). Returns how many there are (0: all supported). */
+size_t npk_graph_unsupported_list(const npk_graph *g, char *buf, size_t len);
 
 /* 1 if the operator (default ONNX domain) has a CPU reference implementation. */
 int npk_onnx_op_supported(const char *op_type);
+/* Why an operator of the default domain is deliberately outside npukit's
+ * inference operator set: "training operator", "string operator", "random
+ * operator"; NULL for any other operator. */
+const char *npk_onnx_op_unsupported_class(const char *op_type);
 
 /* ---- running -------------------------------------------------------------- */
 

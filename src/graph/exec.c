@@ -510,6 +510,55 @@ static int infer_all(npk_exec *x) {
 
 /* ---- public ---------------------------------------------------------------------------- */
 
+/* Distinct unsupported operators of g in order of first appearance. */
+typedef struct unsup {
+    const char *domain, *op;
+    size_t count, first;   /* nodes using it; index of the first */
+    size_t shown[3];       /* node indices named in the message */
+} unsup;
+
+static size_t collect_unsupported(const npk_graph *g, unsup *u, size_t cap, size_t *n_nodes) {
+    size_t nu = 0;
+    *n_nodes = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const npk_node *n = &g->nodes[i];
+        if (npk_onnx_op_find(n->domain, n->op)) continue;
+        ++*n_nodes;
+        size_t k;
+        for (k = 0; k < nu; k++)
+            if (!strcmp(u[k].op, n->op) && !strcmp(u[k].domain, n->domain)) break;
+        if (k == nu) {
+            if (nu == cap) continue; /* counted in n_nodes, not listed */
+            u[nu++] = (unsup){n->domain, n->op, 0, i, {0, 0, 0}};
+        }
+        if (u[k].count < 3) u[k].shown[u[k].count] = i;
+        u[k].count++;
+    }
+    return nu;
+}
+
+static void op_label(const unsup *u, char *buf, size_t len) {
+    const char *cls = !*u->domain || !strcmp(u->domain, "ai.onnx") ? npk_onnx_op_unsupported_class(u->op)
+                      : !strcmp(u->domain, "ai.onnx.preview.training") ? "training operator"
+                                                                        : NULL;
+    snprintf(buf, len, "%s%s%s%s%s%s", u->domain, *u->domain ? "." : "", u->op, cls ? " (" : "", cls ? cls : "",
+             cls ? ")" : "");
+}
+
+size_t npk_graph_unsupported_list(const npk_graph *g, char *buf, size_t len) {
+    unsup u[64];
+    size_t nn, nu = collect_unsupported(g, u, 64, &nn), at = 0;
+    if (len) buf[0] = 0;
+    for (size_t k = 0; k < nu && at < len; k++) {
+        char lab[160];
+        op_label(&u[k], lab, sizeof lab);
+        int w = snprintf(buf + at, len - at, "%s%s", k ? ", " : "", lab);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    return nu;
+}
+
 int npk_graph_check(const npk_graph *g, const char **op_out) {
     if (op_out) *op_out = NULL;
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -519,13 +568,30 @@ int npk_graph_check(const npk_graph *g, const char **op_out) {
             return npk_err(NPK_EUNSUPPORTED, "node '%s' (index %zu): %d inputs and %d outputs (at most %d each supported)",
                            n->name, i, n->n_in, n->n_out, NPK_OP_MAX_IO);
         }
-        if (!npk_onnx_op_find(n->domain, n->op)) {
-            if (op_out) *op_out = n->op;
-            return npk_err(NPK_EUNSUPPORTED, "node '%s' (index %zu): operator '%s%s%s' is not supported", n->name, i,
-                           *n->domain ? n->domain : "", *n->domain ? "." : "", n->op);
-        }
     }
-    return 0;
+    unsup u[64];
+    size_t nn, nu = collect_unsupported(g, u, 64, &nn);
+    if (!nu) return 0;
+    if (op_out) *op_out = u[0].op;
+    /* one message naming every unsupported operator with its node count and
+     * the first nodes using it, so a user sees the whole list at once */
+    char msg[960];
+    size_t at = (size_t)snprintf(msg, sizeof msg, "%zu unsupported operator%s in %zu node%s: ", nu, nu > 1 ? "s" : "", nn,
+                                 nn > 1 ? "s" : "");
+    for (size_t k = 0; k < nu && at < sizeof msg; k++) {
+        char lab[160], nodes[400];
+        op_label(&u[k], lab, sizeof lab);
+        size_t nat = 0;
+        size_t shown = u[k].count < 3 ? u[k].count : 3;
+        for (size_t j = 0; j < shown && nat < sizeof nodes; j++)
+            nat += (size_t)snprintf(nodes + nat, sizeof nodes - nat, "%s'%s' (index %zu)", j ? ", " : "",
+                                    g->nodes[u[k].shown[j]].name, u[k].shown[j]);
+        if (u[k].count > shown && nat < sizeof nodes)
+            snprintf(nodes + nat, sizeof nodes - nat, " and %zu more", u[k].count - shown);
+        at += (size_t)snprintf(msg + at, sizeof msg - at, "%s%s x%zu (node%s %s)", k ? "; " : "", lab, u[k].count,
+                               u[k].count > 1 ? "s" : "", nodes);
+    }
+    return npk_err(NPK_EUNSUPPORTED, "%s", msg);
 }
 
 void npk_run_report_fini(npk_run_report *r) {

@@ -182,9 +182,11 @@ static int run_test(const char *dir, const char *device, const char *port, int r
         snprintf(why, wl, "%s", npk_errmsg());
         return T_FAIL;
     }
-    const char *bad_op;
-    if (npk_graph_check(g, &bad_op)) {
-        snprintf(why, wl, "unsupported operator %s", bad_op);
+    if (npk_graph_check(g, NULL)) {
+        char ops[512];
+        size_t nops = npk_graph_unsupported_list(g, ops, sizeof ops);
+        if (nops) snprintf(why, wl, "unsupported operator%s %s", nops > 1 ? "s" : "", ops);
+        else snprintf(why, wl, "%s", npk_errmsg());
         npk_graph_free(g);
         return T_SKIP;
     }
