@@ -184,7 +184,7 @@ static void test_identity_models(void) {
     const float e1[4] = {2, 3, 1, 5};
     const char *devs[2] = {"cpu", "v0"};
     for (int d = 0; d < 2; d++) {
-        npk_run_opts o = {devs[d], NULL, NULL};
+        npk_run_opts o = {.device = devs[d]};
         int rc = npk_graph_run(g, &o, &in, 1, &outs, &no, NULL);
         CHECK_EQ(rc, 0);
         if (rc) {
@@ -348,7 +348,7 @@ static void test_other_operators(void) {
         CHECK_EQ(npk_tensor_alloc(&s.items[0], NULL, NPK_DT_FLOAT, 1, d1), 0);
         const char *devs[2] = {"cpu", "shell"};
         for (int d = 0; d < 2; d++) {
-            npk_run_opts o = {devs[d], NULL, NULL};
+            npk_run_opts o = {.device = devs[d]};
             CHECK_EQ(npk_graph_run(g, &o, &s, 1, &outs, &no, NULL), -NPK_EUNSUPPORTED);
             CHECK(strstr(npk_errmsg(), "node 'second' (Relu): input 0 'y' is a sequence value: not supported yet") != NULL);
             CHECK(outs == NULL && no == 0);

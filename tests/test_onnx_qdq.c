@@ -235,7 +235,7 @@ static void run_case(int act_uint8) {
     CHECK_EQ(npk_graph_run(g, NULL, &in, 1, &ref, &nref, NULL), 0); /* float CPU reference */
     const char *devs[3] = {"v0", "shell", "e1"};
     for (int d = 0; d < 3; d++) {
-        npk_run_opts o = {devs[d], NULL, NULL};
+        npk_run_opts o = {.device = devs[d]};
         npk_tensor *out = NULL;
         size_t no = 0;
         npk_run_report rep;

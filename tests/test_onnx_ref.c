@@ -255,7 +255,7 @@ static void test_graph_api(void) {
     const int8_t row0[10] = {-10, -29, 4, 48, -4, 20, 4, -12, 25, -30};
     const char *devs[3] = {"cpu", "v0", "shell"};
     for (int d = 0; d < 3; d++) {
-        npk_run_opts o = {devs[d], NULL, NULL};
+        npk_run_opts o = {.device = devs[d]};
         npk_run_report rep;
         int rc = npk_graph_run(g, &o, &in, 1, &outs, &no, &rep);
         CHECK_EQ(rc, 0);

@@ -239,6 +239,8 @@ typedef struct npk_run_opts {
     const char *device;          /* "cpu" (default when NULL), "v0", "shell", "e1", "pccx" */
     const char *port;            /* port spec for the device (NULL = "sim") */
     struct npk_trace *trace;     /* optional: device events and host node events */
+    const char *dev_opts;        /* device model options "k=v,..." for the in-process
+                                    model (NULL = defaults; `npu devices` lists them) */
 } npk_run_opts;
 
 /* Optional progress callback of npk_graph_run on this graph: called after

@@ -101,7 +101,7 @@ int npk_backend_e1_open(npk_backend **out, const npk_run_opts *o, char *note, si
     *out = NULL;
     e1be *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = npk_port_open(&s->port, o->port, "e1", NULL);
+    int rc = npk_port_open(&s->port, o->port, "e1", o->dev_opts);
     if (!rc) rc = npk_e1_open(&s->e, s->port);
     if (!rc) rc = npk_lower_new(&s->L, s->e);
     if (rc) {

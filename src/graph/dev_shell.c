@@ -158,7 +158,7 @@ int npk_backend_shell_open(npk_backend **out, const npk_run_opts *o, char *note,
     (void)note_len;
     shbe *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = npk_port_open(&s->port, o->port, "shell", NULL);
+    int rc = npk_port_open(&s->port, o->port, "shell", o->dev_opts);
     if (rc) {
         free(s);
         return npk_err_prefix(-rc, "opening the shell port");

@@ -212,7 +212,7 @@ int npk_backend_v0_open(npk_backend **out, const npk_run_opts *o, char *note, si
     *out = NULL;
     v0be *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = npk_port_open(&s->port, o->port, "v0", NULL);
+    int rc = npk_port_open(&s->port, o->port, "v0", o->dev_opts);
     if (rc) {
         free(s);
         return npk_err_prefix(-rc, "opening the v0 port");

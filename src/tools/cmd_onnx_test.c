@@ -231,7 +231,7 @@ static int run_test(const char *dir, const char *device, const char *port, int r
             }
         }
         if (result == T_PASS) {
-            npk_run_opts o = {device, port, NULL};
+            npk_run_opts o = {.device = device, .port = port};
             rc = npk_graph_run(g, &o, ins, ni < npk_graph_n_inputs(g) ? ni : npk_graph_n_inputs(g), &outs, &n_outs, &rep);
             if (rc) {
                 snprintf(why, wl, "%s: %s", sets[s], npk_errmsg());

@@ -232,7 +232,7 @@ int cmd_run(int argc, char **argv) {
         rc = cli_fail("out of memory");
         goto out;
     }
-    npk_run_opts opts = {device, port, trace};
+    npk_run_opts opts = {.device = device, .port = port, .trace = trace};
     npk_graph_set_progress(g, node_progress, NULL);
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
     cli_progress_end();

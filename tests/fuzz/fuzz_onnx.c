@@ -80,7 +80,7 @@ static void fuzz_model(const uint8_t *data, size_t size) {
             if (ok) {
                 npk_tensor *out = NULL;
                 size_t nout = 0;
-                npk_run_opts o = {"cpu", NULL, NULL};
+                npk_run_opts o = {.device = "cpu"};
                 rc = npk_graph_run(g, &o, in, n, &out, &nout, NULL);
                 if (rc) need_msg("graph_run", rc);
                 for (size_t i = 0; out && i < nout; i++) npk_tensor_free(&out[i]);
