@@ -273,7 +273,27 @@ static void run_case(int act_uint8) {
     npk_graph_free(g);
 }
 
+/* The one table of operator families that every backend and onnx-test share. */
+static void op_families(void) {
+    const char *int_products[] = {"MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
+    for (size_t i = 0; i < 4; i++) {
+        CHECK(npk_onnx_op_supported(int_products[i]));
+        CHECK_EQ(npk_onnx_op_family(int_products[i]), NPK_OPF_PRODUCT | NPK_OPF_INTEGER);
+    }
+    CHECK_EQ(npk_onnx_op_family("MatMul"), NPK_OPF_PRODUCT);
+    CHECK_EQ(npk_onnx_op_family("Conv"), NPK_OPF_PRODUCT);
+    CHECK_EQ(npk_onnx_op_family("Gemm"), 0); /* float Gemm stays on the CPU reference */
+    CHECK_EQ(npk_onnx_op_family("QuantizeLinear"), NPK_OPF_QUANT);
+    CHECK_EQ(npk_onnx_op_family("DequantizeLinear"), NPK_OPF_QUANT);
+    CHECK_EQ(npk_onnx_op_family("Relu"), 0);
+    CHECK(npk_onnx_op_supported("Relu"));
+    CHECK(!npk_onnx_op_supported("LSTM"));
+    CHECK_EQ(npk_onnx_op_family("LSTM"), 0);
+    CHECK(!npk_onnx_op_supported("matmul")); /* op_type is case-sensitive */
+}
+
 int main(void) {
+    op_families();
     run_case(0);
     run_case(1);
     return CHECK_DONE();

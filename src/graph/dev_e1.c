@@ -73,8 +73,7 @@ static int e1_place(npk_backend *b, npk_exec *x, int n, char *why, size_t wl, ch
     const npk_node *nd = npk_exec_node(x, n);
     int rc = npk_qmm_place(&e1_qmm, x, n, &s->plans[n], why, wl, devop, dl);
     if (rc) return rc;
-    if (!strcmp(nd->op, "MatMulInteger") || !strcmp(nd->op, "QLinearMatMul") || !strcmp(nd->op, "ConvInteger") ||
-        !strcmp(nd->op, "QLinearConv") || !strcmp(nd->op, "MatMul") || !strcmp(nd->op, "Conv"))
+    if (npk_onnx_op_families(nd->op_id) & NPK_OPF_PRODUCT)
         return 0;
     snprintf(why, wl, "e1 runs only the integer matrix-product families here (its VRELU/scalar opcodes work on "
                       "64-byte scratchpad slices with no tensor interface)");

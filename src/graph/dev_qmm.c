@@ -26,7 +26,7 @@ static int dq_feeding(npk_exec *x, int v, int n) {
     const npk_graph *g = npk_exec_graph(x);
     if (v < 0 || g->vals[v].producer < 0) return -1;
     int p = g->vals[v].producer;
-    if (strcmp(g->nodes[p].op, "DequantizeLinear") || !npk_exec_sole_use(x, v, n)) return -1;
+    if (g->nodes[p].op_id != NPK_OP_DequantizeLinear || !npk_exec_sole_use(x, v, n)) return -1;
     return p;
 }
 
@@ -41,10 +41,10 @@ static int scalar_const(npk_exec *x, int v) {
 static int match_qdq(npk_exec *x, int n, npk_qmm *q, int fuse[4], char *why, size_t wl) {
     const npk_graph *g = npk_exec_graph(x);
     const npk_node *nd = &g->nodes[n];
-    int conv = !strcmp(nd->op, "Conv");
+    int conv = nd->op_id == NPK_OP_Conv;
     int dx = dq_feeding(x, in_at(nd, 0), n), dw = dq_feeding(x, in_at(nd, 1), n), db = -1;
     int yv = nd->out[0], qn = yv >= 0 ? npk_exec_only_consumer(x, yv) : -1;
-    if (dx < 0 || dw < 0 || qn < 0 || g->vals[yv].graph_output || strcmp(g->nodes[qn].op, "QuantizeLinear")) {
+    if (dx < 0 || dw < 0 || qn < 0 || g->vals[yv].graph_output || g->nodes[qn].op_id != NPK_OP_QuantizeLinear) {
         snprintf(why, wl, "float %s: not a DequantizeLinear -> %s -> QuantizeLinear subgraph", nd->op, nd->op);
         return 0;
     }
@@ -92,11 +92,11 @@ static int match_qdq(npk_exec *x, int n, npk_qmm *q, int fuse[4], char *why, siz
 int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char *why, size_t wl, char *devop,
                   size_t dl) {
     const npk_node *nd = npk_exec_node(x, n);
-    int mm_int = !strcmp(nd->op, "MatMulInteger"), mm_q = !strcmp(nd->op, "QLinearMatMul");
-    int cv_int = !strcmp(nd->op, "ConvInteger"), cv_q = !strcmp(nd->op, "QLinearConv");
-    int mm_f = !strcmp(nd->op, "MatMul"), cv_f = !strcmp(nd->op, "Conv"), fuse[4] = {-1, -1, -1, -1};
+    npk_op_id id = (npk_op_id)nd->op_id;
+    int mm_q = id == NPK_OP_QLinearMatMul, cv_int = id == NPK_OP_ConvInteger, cv_q = id == NPK_OP_QLinearConv;
+    int mm_f = id == NPK_OP_MatMul, cv_f = id == NPK_OP_Conv, fuse[4] = {-1, -1, -1, -1};
     *out = NULL;
-    if (!mm_int && !mm_q && !cv_int && !cv_q && !mm_f && !cv_f) return 0;
+    if (!(npk_onnx_op_families(id) & NPK_OPF_PRODUCT)) return 0;
     npk_qmm q;
     memset(&q, 0, sizeof q);
     q.node = n;

@@ -95,10 +95,9 @@ static int sh_place(npk_backend *b, npk_exec *x, int n, char *why, size_t wl, ch
         }
         return rc;
     }
-    if (!strcmp(nd->op, "MatMulInteger") || !strcmp(nd->op, "QLinearMatMul") || !strcmp(nd->op, "ConvInteger") ||
-        !strcmp(nd->op, "QLinearConv") || !strcmp(nd->op, "MatMul") || !strcmp(nd->op, "Conv"))
+    if (npk_onnx_op_families(nd->op_id) & NPK_OPF_PRODUCT)
         return 0;
-    if (!strcmp(nd->op, "Relu")) {
+    if (nd->op_id == NPK_OP_Relu) {
         const npk_tensor *xm = npk_exec_meta(x, nd->in[0]);
         if (xm->dtype != NPK_DT_INT8) {
             snprintf(why, wl, "shell VEC_OP relu is exact on int8 only (input is %s)", npk_dtype_name(xm->dtype));

@@ -91,10 +91,9 @@ static int v0_place(npk_backend *b, npk_exec *x, int n, char *why, size_t wl, ch
         }
         return rc;
     }
-    if (!strcmp(nd->op, "MatMulInteger") || !strcmp(nd->op, "QLinearMatMul") || !strcmp(nd->op, "ConvInteger") ||
-        !strcmp(nd->op, "QLinearConv") || !strcmp(nd->op, "MatMul") || !strcmp(nd->op, "Conv"))
+    if (npk_onnx_op_families(nd->op_id) & NPK_OPF_PRODUCT)
         return 0; /* why already says */
-    if (!strcmp(nd->op, "Relu")) {
+    if (nd->op_id == NPK_OP_Relu) {
         const npk_tensor *xm = npk_exec_meta(x, nd->in[0]);
         if (xm->dtype != NPK_DT_INT8) {
             snprintf(why, wl, "v0 RELU is int8 only (input is %s)", npk_dtype_name(xm->dtype));
@@ -108,7 +107,7 @@ static int v0_place(npk_backend *b, npk_exec *x, int n, char *why, size_t wl, ch
         snprintf(why, wl, "int8 ReLU is exact on the device (%s layout)", l.kind == NPK_DL_NHWC ? "NHWC" : "row");
         return 1;
     }
-    if (!strcmp(nd->op, "MaxPool")) {
+    if (nd->op_id == NPK_OP_MaxPool) {
         const npk_tensor *xm = npk_exec_meta(x, nd->in[0]);
         if (xm->dtype != NPK_DT_INT8 || xm->rank != 4) {
             snprintf(why, wl, "v0 MAXPOOL_S8 takes int8 NCHW 2-D pooling (input %s rank %d)", npk_dtype_name(xm->dtype), xm->rank);

@@ -462,7 +462,7 @@ static void fill_ctx(npk_exec *x, int n, npk_opctx *c, int run) {
  * naming the node and the value. */
 static int kind_check(npk_exec *x, int n, int k, int kind) {
     const npk_node *nd = &x->g->nodes[n];
-    if (kind == NPK_KIND_TENSOR || (!*nd->domain && !strcmp(nd->op, "Identity"))) return 0;
+    if (kind == NPK_KIND_TENSOR || nd->op_id == NPK_OP_Identity) return 0;
     return npk_err(NPK_EUNSUPPORTED,
                    "node '%s' (%s): input %d '%s' is a %s value: not supported yet (only Identity takes sequence and "
                    "optional values)",
@@ -492,7 +492,7 @@ static int infer_all(npk_exec *x) {
             else if (nd->in[k] >= 0 && (rc = kind_check(x, (int)n, k, x->meta[nd->in[k]].kind))) return rc;
         }
         if (!ok) continue;
-        npk_op_fn fn = npk_onnx_op_find(nd->domain, nd->op);
+        npk_op_fn fn = npk_onnx_op_handler(nd->op_id);
         npk_opctx c;
         fill_ctx(x, (int)n, &c, 0);
         rc = fn(&c);
@@ -522,7 +522,7 @@ static size_t collect_unsupported(const npk_graph *g, unsup *u, size_t cap, size
     *n_nodes = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const npk_node *n = &g->nodes[i];
-        if (npk_onnx_op_find(n->domain, n->op)) continue;
+        if (n->op_id != NPK_OP_NONE) continue;
         ++*n_nodes;
         size_t k;
         for (k = 0; k < nu; k++)
@@ -654,7 +654,7 @@ static int run_cpu_node(npk_exec *x, int n) {
         c.in[k] = h;
     }
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
-    rc = npk_onnx_op_find(nd->domain, nd->op)(&c);
+    rc = npk_onnx_op_handler(nd->op_id)(&c);
     if (rc == NPK_SHAPE_UNKNOWN) rc = npk_err(NPK_EINVAL, "output shape could not be determined");
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
         int v = nd->out[k];

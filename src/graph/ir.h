@@ -41,6 +41,7 @@ typedef struct npk_value {
 typedef struct npk_node {
     char *name;          /* never NULL: "<op>_<index>" when the model has none */
     char *op;
+    int op_id;           /* npk_op_id (graph/ops.h), set once at import; 0 = not executed by npukit */
     char *domain;        /* "" for the default ONNX domain */
     int n_in, n_out;
     int *in, *out;

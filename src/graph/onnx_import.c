@@ -556,12 +556,13 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
         n->out = calloc(np->n_output + 1, sizeof(int));
         if (!n->name || !n->op || !n->domain || !n->in || !n->out) return npk_err(NPK_ENOMEM, "out of memory");
         if (!*op) return npk_err(NPK_EFORMAT, "node %zu has no op_type", i);
+        n->op_id = npk_onnx_op_id(n->domain, op);
         n->n_in = (int)np->n_input;
         n->n_out = (int)np->n_output;
         /* Every operator npukit executes has a required first output (ONNX
          * operator schemas; RNN-style operators, whose outputs are all
          * optional, are not among them and are reported as unsupported later). */
-        if (npk_onnx_op_find(n->domain, op) && (!np->n_output || !np->output[0] || !*np->output[0]))
+        if (n->op_id != NPK_OP_NONE && (!np->n_output || !np->output[0] || !*np->output[0]))
             return npk_err(NPK_EFORMAT, "node '%s' (%s) has no first output (output 0 is required)", n->name, op);
         for (size_t k = 0; k < np->n_output; k++) {
             const char *nm = np->output[k];

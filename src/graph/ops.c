@@ -1,6 +1,8 @@
 /* Node-level ONNX operators: attributes, shape/type inference, kernel calls. */
 #include "graph/ops.h"
 
+#include <assert.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -867,31 +869,43 @@ static int op_dynquantize(npk_opctx *c) {
 
 /* ---- table ------------------------------------------------------------------------------------ */
 
-static const struct {
-    const char *name;
-    npk_op_fn fn;
-} optab[] = {
-    {"MatMulInteger", op_matmulinteger}, {"QLinearMatMul", op_qlinearmatmul}, {"ConvInteger", op_convinteger},
-    {"QLinearConv", op_qlinearconv}, {"QuantizeLinear", op_quantize}, {"DequantizeLinear", op_dequantize},
-    {"DynamicQuantizeLinear", op_dynquantize}, {"Gemm", op_gemm}, {"MatMul", op_matmul}, {"Conv", op_conv},
-    {"Relu", op_relu}, {"LeakyRelu", op_leakyrelu}, {"PRelu", op_prelu}, {"Sigmoid", op_sigmoid}, {"Tanh", op_tanh},
-    {"Clip", op_clip}, {"MaxPool", op_maxpool}, {"AveragePool", op_avgpool}, {"GlobalAveragePool", op_globalavgpool},
-    {"GlobalMaxPool", op_globalmaxpool}, {"Softmax", op_softmax}, {"LogSoftmax", op_logsoftmax}, {"Add", op_add},
-    {"Sub", op_sub}, {"Mul", op_mul}, {"Div", op_div}, {"Sqrt", op_sqrt}, {"Pow", op_pow}, {"Exp", op_exp},
-    {"Erf", op_erf}, {"Reshape", op_reshape}, {"Flatten", op_flatten}, {"Transpose", op_transpose},
-    {"Concat", op_concat}, {"Squeeze", op_squeeze}, {"Unsqueeze", op_unsqueeze}, {"Gather", op_gather},
-    {"Identity", op_identity}, {"BatchNormalization", op_batchnorm}, {"LayerNormalization", op_layernorm},
-    {"ReduceMean", op_reducemean}, {"Constant", op_constant},
+static const char *const op_names[] = {
+    "",
+#define NAME_(name, fam, fn) #name,
+    NPK_ONNX_OPS(NAME_)
+#undef NAME_
 };
+static_assert(sizeof op_names / sizeof op_names[0] == NPK_OP_COUNT, "one name per operator id");
 
-npk_op_fn npk_onnx_op_find(const char *domain, const char *op) {
-    if (domain && *domain && strcmp(domain, "ai.onnx")) return NULL;
-    for (size_t i = 0; i < sizeof optab / sizeof optab[0]; i++)
-        if (!strcmp(optab[i].name, op)) return optab[i].fn;
-    return NULL;
+static const unsigned op_families[] = {
+    0,
+#define FAM_(name, fam, fn) fam,
+    NPK_ONNX_OPS(FAM_)
+#undef FAM_
+};
+static_assert(sizeof op_families / sizeof op_families[0] == NPK_OP_COUNT, "one family set per operator id");
+
+static const npk_op_fn op_handlers[] = {
+    NULL,
+#define FN_(name, fam, fn) fn,
+    NPK_ONNX_OPS(FN_)
+#undef FN_
+};
+static_assert(sizeof op_handlers / sizeof op_handlers[0] == NPK_OP_COUNT, "one handler per operator id");
+
+npk_op_id npk_onnx_op_id(const char *domain, const char *op) {
+    if (!op || (domain && *domain && strcmp(domain, "ai.onnx"))) return NPK_OP_NONE;
+    for (int i = 1; i < NPK_OP_COUNT; i++)
+        if (!strcmp(op_names[i], op)) return (npk_op_id)i;
+    return NPK_OP_NONE;
 }
 
-int npk_onnx_op_supported(const char *op) { return npk_onnx_op_find("", op) != NULL; }
+const char *npk_onnx_op_name(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_names[id] : ""; }
+unsigned npk_onnx_op_families(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_families[id] : 0; }
+npk_op_fn npk_onnx_op_handler(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_handlers[id] : NULL; }
+
+int npk_onnx_op_supported(const char *op) { return npk_onnx_op_id("", op) != NPK_OP_NONE; }
+unsigned npk_onnx_op_family(const char *op) { return npk_onnx_op_families(npk_onnx_op_id("", op)); }
 
 const char *npk_onnx_op_unsupported_class(const char *op) {
     static const char *const training[] = {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "Gradient", "Momentum",

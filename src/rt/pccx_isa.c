@@ -2,6 +2,7 @@
  * fault check, and the text assembler / disassembler. */
 #include "npukit/pccx.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -12,14 +13,15 @@
 #define FIELD(w, hi, lo) ((uint32_t)(((w) >> (lo)) & ((1ull << ((hi) - (lo) + 1)) - 1)))
 #define PUT(v, hi, lo) (((uint64_t)(v) & ((1ull << ((hi) - (lo) + 1)) - 1)) << (lo))
 
-static const char *const op_names[5] = {"GEMV", "GEMM", "MEMCPY", "MEMSET", "CVO"};
+static const char *const op_names[] = {"GEMV", "GEMM", "MEMCPY", "MEMSET", "CVO"};
+static_assert(sizeof op_names / sizeof op_names[0] == NPK_PCCX_OP_CVO + 1, "one name per pccx opcode");
 static const char *const cvo_names[8] = {"EXP", "SQRT", "GELU", "SIN", "COS", "REDUCE_SUM", "SCALE", "RECIP"};
 static const char *const fault_names[16] = {"NONE",       "OPCODE",        "FUNC",  "RESERVED",
                                             "DIRECTION",  "L2_RANGE",      "SHAPE_ZERO", "SHAPE_MISMATCH",
                                             "LANE",       "HOST_RANGE",    "WS_RANGE", "BUS",
                                             "FLAGS",      "OVERFLOW",      "FIELD", "CACHE"};
 
-const char *npk_pccx_opcode_name(unsigned op) { return op < 5 ? op_names[op] : "?"; }
+const char *npk_pccx_opcode_name(unsigned op) { return op <= NPK_PCCX_OP_CVO ? op_names[op] : "?"; }
 const char *npk_pccx_cvo_name(unsigned f) { return f < 8 ? cvo_names[f] : "?"; }
 const char *npk_pccx_fault_name(unsigned c) { return c < 16 ? fault_names[c] : "?"; }
 

@@ -1,6 +1,7 @@
 /* npu llm: generate text with a llama2.c checkpoint on pccx or the CPU. */
 #include "cli.h"
 #include "npukit/llm.h"
+#include "npukit/pccx.h"
 #include "npukit/report.h"
 
 #include <stdlib.h>
@@ -81,13 +82,12 @@ static npk_report *make_report(const npk_llm_decoder *d, int ntok, const char *m
     if (!r) return NULL;
     npk_report_name(r, model_path);
     if (dev) {
-        static const char *opn[5] = {"GEMV", "GEMM", "MEMCPY", "MEMSET", "CVO"};
         uint64_t cyc[5] = {st.engine_cycles[0], st.engine_cycles[1], st.engine_cycles[3], 0, st.engine_cycles[2]};
         if (st.instr[0] && st.instr[1]) /* MACs are counted for both together */
             npk_report_op_n(r, "GEMV+GEMM", 1, st.instr[0] + st.instr[1], cyc[0] + cyc[1], st.device_macs);
         for (int i = 0; i < 5; i++)
             if (st.instr[i] && !(i < 2 && st.instr[0] && st.instr[1]))
-                npk_report_op_n(r, opn[i], 1, st.instr[i], cyc[i], i < 2 ? st.device_macs : 0);
+                npk_report_op_n(r, npk_pccx_opcode_name((unsigned)i), 1, st.instr[i], cyc[i], i < 2 ? st.device_macs : 0);
         npk_report_total_cycles(r, st.device_cycles);
         npk_report_bytes(r, "weight stream (INT4 + scales)", st.weight_bytes, 0);
         npk_report_bytes(r, "host<->L2 (MEMCPY)", st.memcpy_bytes, 0);

@@ -161,8 +161,8 @@ static int compare(const npk_tensor *got, const npk_tensor *exp, const char *wha
 }
 
 static int is_int_family(const char *op) {
-    return !strcmp(op, "MatMulInteger") || !strcmp(op, "ConvInteger") || !strcmp(op, "QLinearMatMul") ||
-           !strcmp(op, "QLinearConv");
+    unsigned f = npk_onnx_op_family(op);
+    return (f & NPK_OPF_PRODUCT) && (f & NPK_OPF_INTEGER);
 }
 
 enum { T_PASS, T_FAIL, T_SKIP };
