@@ -89,7 +89,7 @@ static size_t stream(const work *w, uint8_t *q) {
     n += npk_shell_enc_dma_copy(q + n, 1, w->src, w->dst, 256);
     n += npk_shell_enc_gemm_v1(q + n, SHELL_INT8, SHELL_ROW_MAJOR, 4, 4, 8, w->a, w->b, w->c);
     n += npk_shell_enc_vec(q + n, 3, SHELL_VEC_RELU, SHELL_INT8, w->vin, w->vout, 64, 0);
-    n += npk_shell_enc_dma_strided(q + n, 4, w->sin, w->sout, 40, 3, 2, 3);
+    n += npk_shell_enc_dma_strided(q + n, 4, w->sin, w->sout, 40, 3, 64, 96); /* byte pitches */
     return n;
 }
 

@@ -276,8 +276,8 @@ int main(void) {
         npk_port_close(p);
     }
     {
-        /* 4.2 DMA_STRIDED: ROW_BYTES=5 (24..25), ROWS=3 (26..27), SRC_STRIDE=2 (28), DST_STRIDE=1 (29), in
-         * units of 32 bytes (docs decision 10): row r from DATA + 64 r to OUT + 32 r */
+        /* 4.2 DMA_STRIDED: ROW_BYTES=5 (24..25), ROWS=3 (26..27), SRC_STRIDE=64 (28), DST_STRIDE=32 (29), in
+         * bytes as the reference mapper writes them (docs decision 10): row r from DATA + 64 r to OUT + 32 r */
         npk_port *p = fresh(NULL);
         uint8_t src[256], got[128], q[32];
         for (int i = 0; i < 256; i++) src[i] = (uint8_t)(i + 1);
@@ -285,7 +285,7 @@ int main(void) {
         hdr32(q, 0x02, 0, 1, 0);
         le64(q + 8, DATA), le64(q + 16, OUT);
         le16(q + 24, 5), le16(q + 26, 3);
-        q[28] = 2, q[29] = 1;
+        q[28] = 64, q[29] = 32;
         submit(p, q, 32);
         CHECK_EQ(reg(p, SHELL_ERROR_CODE), 0);
         npk_port_mem_read(p, OUT, got, 128);

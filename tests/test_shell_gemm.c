@@ -172,6 +172,78 @@ int main(void) {
     }
     reopen();
 
+    /* Issue #13: HAS_BETA with BETA = 0.0 (or -0.0) does not read C, as BLAS and
+     * the reference mapper's `beta: 0.0` mean. C pre-filled with NaN: the fp16
+     * result is A x B (1*1 + 2*3 = 7, ...), not NaN; and the GEMM costs what
+     * the same GEMM without HAS_BETA costs (no C read traffic). */
+    for (int neg = 0; neg < 2; neg++) {
+        uint64_t cyc[2];
+        for (int hb = 0; hb < 2; hb++) {
+            uint8_t a[8], b[8], cbuf[16];
+            uint16_t av[4] = {0x3c00, 0x4000, 0x4200, 0x4400}, bv[4] = {0x3c00, 0x4000, 0x4200, 0x4400}; /* 1 2 3 4 */
+            for (int i = 0; i < 4; i++) le16(a + 2 * i, av[i]), le16(b + 2 * i, bv[i]);
+            for (int i = 0; i < 4; i++) le32(cbuf + 4 * i, 0x7fc00000u); /* NaN */
+            uint64_t ga, gb, gc;
+            CHECK_EQ(npk_port_alloc(P, 8, 64, &ga), 0);
+            CHECK_EQ(npk_port_alloc(P, 8, 64, &gb), 0);
+            CHECK_EQ(npk_port_alloc(P, 16, 64, &gc), 0);
+            npk_port_mem_write(P, ga, a, 8);
+            npk_port_mem_write(P, gb, b, 8);
+            npk_port_mem_write(P, gc, cbuf, 16);
+            npk_shell_gemm_desc g = {0};
+            g.dtype = SHELL_FP16;
+            g.m = g.n = g.k = 2;
+            g.a = ga, g.b = gb, g.c = gc;
+            g.has_beta = hb;
+            g.beta = neg ? -0.0f : 0.0f;
+            g.has_alpha = 1; /* SIZE 3 in both runs */
+            g.alpha = 1.0f;
+            uint8_t d[96];
+            size_t len = npk_shell_enc_gemm(d, &g);
+            uint32_t before = reg(P, SHELL_PERF_GEMM_CYCLES);
+            CHECK_EQ(npk_shell_run(SH, d, len, 0), 0);
+            cyc[hb] = reg(P, SHELL_PERF_GEMM_CYCLES) - before;
+            npk_port_mem_read(P, gc, cbuf, 16);
+            float want[4] = {7, 10, 15, 22}; /* [1 2; 3 4]^2 */
+            for (int i = 0; i < 4; i++) {
+                uint32_t u = get32(cbuf + 4 * i);
+                float f;
+                memcpy(&f, &u, 4);
+                CHECK(f == want[i]);
+            }
+            npk_port_free_all(P);
+            reopen();
+        }
+        CHECK_EQ(cyc[1], cyc[0]);
+    }
+    /* int8 with BETA = 0: the exact integer result whatever C held */
+    {
+        int8_t a[4] = {1, -2, 3, 4}, b[4] = {5, 6, -7, 8};
+        uint8_t cbuf[16];
+        for (int i = 0; i < 16; i++) cbuf[i] = 0xee;
+        uint64_t ga, gb, gc;
+        CHECK_EQ(npk_port_alloc(P, 4, 64, &ga), 0);
+        CHECK_EQ(npk_port_alloc(P, 4, 64, &gb), 0);
+        CHECK_EQ(npk_port_alloc(P, 16, 64, &gc), 0);
+        npk_port_mem_write(P, ga, a, 4);
+        npk_port_mem_write(P, gb, b, 4);
+        npk_port_mem_write(P, gc, cbuf, 16);
+        npk_shell_gemm_desc g = {0};
+        g.dtype = SHELL_INT8;
+        g.m = g.n = g.k = 2;
+        g.a = ga, g.b = gb, g.c = gc;
+        g.has_beta = 1;
+        g.beta = 0.0f;
+        uint8_t d[96];
+        size_t len = npk_shell_enc_gemm(d, &g);
+        CHECK_EQ(npk_shell_run(SH, d, len, 0), 0);
+        npk_port_mem_read(P, gc, cbuf, 16);
+        int32_t want[4] = {1 * 5 - 2 * -7, 1 * 6 - 2 * 8, 3 * 5 + 4 * -7, 3 * 6 + 4 * 8};
+        for (int i = 0; i < 4; i++) CHECK_EQ((int32_t)get32(cbuf + 4 * i), want[i]);
+        npk_port_free_all(P);
+        reopen();
+    }
+
     int cases = 0;
     for (int dt = 0; dt < 4; dt++)
         for (int col = 0; col < 2; col++)

@@ -174,6 +174,43 @@ int main(void) {
         npk_port_close(p);
         free(bin);
     }
+    /* Issue #13: DMA_STRIDED strides are bytes, as the reference mapper copies
+     * row_bytes/src_stride/dst_stride from the YAML into the descriptor: 3 rows
+     * of 16 bytes read every 48 bytes and written every 24 bytes. */
+    {
+        const char *y = "version: 0.1\nbuffers: [{id: S, addr: 0x50000000}, {id: D, addr: 0x50001000}]\n"
+                        "ops:\n  - {id: t, type: dma_strided, src: S, dst: D, row_bytes: 16, rows: 3, src_stride: 48, "
+                        "dst_stride: 24}\n";
+        uint8_t *bin;
+        size_t len;
+        CHECK_EQ(npk_shell_map_yaml(y, strlen(y), &bin, &len, NULL), 0);
+        CHECK_EQ(bin[28], 48);
+        CHECK_EQ(bin[29], 24);
+        npk_port *p = open_shell(NULL);
+        npk_shell *sh;
+        CHECK_EQ(npk_shell_open(&sh, p, NULL), 0);
+        uint8_t src[160], got[96], want[96];
+        for (int i = 0; i < 160; i++) src[i] = (uint8_t)(i + 1);
+        memset(got, 0xaa, sizeof got);
+        npk_port_mem_write(p, 0x50000000, src, sizeof src);
+        npk_port_mem_write(p, 0x50001000, got, sizeof got);
+        CHECK_EQ(npk_shell_run(sh, bin, len, 1000000), 0);
+        npk_port_mem_read(p, 0x50001000, got, sizeof got);
+        memset(want, 0xaa, sizeof want);
+        for (int r = 0; r < 3; r++)
+            for (int b = 0; b < 16; b++) want[24 * r + b] = (uint8_t)(48 * r + b + 1);
+        CHECK(!memcmp(got, want, sizeof want));
+        free(bin);
+        /* a destination pitch below ROW_BYTES would overlap rows: BAD_DESCRIPTOR */
+        y = "version: 0.1\nbuffers: [{id: S, addr: 0x50000000}, {id: D, addr: 0x50001000}]\n"
+            "ops:\n  - {id: t, type: dma_strided, src: S, dst: D, row_bytes: 16, rows: 2, src_stride: 16, dst_stride: 8}\n";
+        CHECK_EQ(npk_shell_map_yaml(y, strlen(y), &bin, &len, NULL), 0);
+        CHECK(npk_shell_run(sh, bin, len, 1000000) < 0);
+        CHECK(strstr(npk_errmsg(), "BAD_DESCRIPTOR") != NULL);
+        npk_shell_close(sh);
+        npk_port_close(p);
+        free(bin);
+    }
     /* refusals */
     expect_fail("version: \"0.1\"\nops: []\n", "version must be 0.1");
     expect_fail("version: 0.2\n", "version must be 0.1");

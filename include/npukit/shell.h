@@ -110,8 +110,9 @@ const char *npk_shell_error_name(uint32_t code);
 enum npk_shell_opcode {
     SHELL_OP_DMA_COPY = 0x01,    /* 8 SRC u64, 16 DST u64, 24 BYTES u32, 28 rsvd */
     SHELL_OP_DMA_STRIDED = 0x02, /* 8 SRC, 16 DST, 24 ROW_BYTES u16, 26 ROWS u16,
-                                  * 28 SRC_STRIDE u8, 29 DST_STRIDE u8 (units of 32 bytes;
-                                  * 0 = packed rows, pitch = ROW_BYTES), 30 rsvd */
+                                  * 28 SRC_STRIDE u8, 29 DST_STRIDE u8 (bytes, as the
+                                  * reference mapper; 0 = packed rows, pitch = ROW_BYTES;
+                                  * DST_STRIDE >= ROW_BYTES when ROWS > 1), 30 rsvd */
     SHELL_OP_DMA_GATHER = 0x03,  /* 8 LIST u64, 16 COUNT u32, 20 ELEM_SIZE u32 (>= 16,
                                   * multiple of 8), 24 LOCAL u64: entries {u64 addr, u32
                                   * bytes, u32 rsvd} are concatenated into LOCAL */
@@ -171,7 +172,7 @@ const char *npk_shell_dtype_name(unsigned dtype);
 /* ---- descriptor encoders (return the descriptor length in bytes) ------------ */
 size_t npk_shell_enc_dma_copy(uint8_t d[32], uint32_t tag, uint64_t src, uint64_t dst, uint32_t bytes);
 size_t npk_shell_enc_dma_strided(uint8_t d[32], uint32_t tag, uint64_t src, uint64_t dst, uint16_t row_bytes,
-                                 uint16_t rows, uint8_t src_stride32, uint8_t dst_stride32);
+                                 uint16_t rows, uint8_t src_stride, uint8_t dst_stride);
 /* opcode SHELL_OP_DMA_GATHER or SHELL_OP_DMA_SCATTER */
 size_t npk_shell_enc_dma_list(uint8_t d[32], unsigned opcode, uint32_t tag, uint64_t list, uint32_t count,
                               uint32_t elem_size, uint64_t local);

@@ -149,6 +149,8 @@ double npk_ref_dgelu(double x) {
 
 void npk_ref_gemm_run(const npk_ref_gemm *g) {
     size_t es = npk_ref_dtype_size(g->dtype);
+    /* beta == 0 means C is not read (BLAS) */
+    const int has_beta = g->has_beta && g->beta != 0.0f;
     for (size_t i = 0; i < g->m; i++) {
         for (size_t j = 0; j < g->n; j++) {
             const uint8_t *cin = g->c_in ? at(g->c_in, g->col_major, g->ldc, 4, i, j) : NULL;
@@ -158,7 +160,7 @@ void npk_ref_gemm_run(const npk_ref_gemm *g) {
                 for (size_t kk = 0; kk < g->k; kk++)
                     acc += (uint32_t)((int32_t)(int8_t)*a_at(g, i, kk, 1) * (int32_t)(int8_t)*b_at(g, kk, j, 1));
                 int32_t r;
-                if (!g->has_alpha && !g->has_beta) {
+                if (!g->has_alpha && !has_beta) {
                     uint32_t u = acc;
                     if (g->bias) u += rd32(g->bias + 4 * j);
                     r = (int32_t)u;
@@ -172,7 +174,7 @@ void npk_ref_gemm_run(const npk_ref_gemm *g) {
                 } else {
                     float f = (float)(int32_t)acc;
                     if (g->has_alpha) f = f * g->alpha;
-                    if (g->has_beta) f = f + g->beta * (float)(int32_t)rd32(cin);
+                    if (has_beta) f = f + g->beta * (float)(int32_t)rd32(cin);
                     if (g->bias) f = f + (float)(int32_t)rd32(g->bias + 4 * j);
                     switch (g->epilogue) {
                     case 1: if (f < 0) f = 0; break;
@@ -193,7 +195,7 @@ void npk_ref_gemm_run(const npk_ref_gemm *g) {
                 }
                 float f = acc;
                 if (g->has_alpha) f = f * g->alpha;
-                if (g->has_beta) f = f + g->beta * f32_of(rd32(cin));
+                if (has_beta) f = f + g->beta * f32_of(rd32(cin));
                 if (g->bias) f = f + f32_of(rd32(g->bias + 4 * j));
                 switch (g->epilogue) {
                 case 1: if (f < 0) f = 0; break;

@@ -84,14 +84,14 @@ size_t npk_shell_enc_dma_copy(uint8_t d[32], uint32_t tag, uint64_t src, uint64_
 }
 
 size_t npk_shell_enc_dma_strided(uint8_t d[32], uint32_t tag, uint64_t src, uint64_t dst, uint16_t row_bytes,
-                                 uint16_t rows, uint8_t src_stride32, uint8_t dst_stride32) {
+                                 uint16_t rows, uint8_t src_stride, uint8_t dst_stride) {
     hdr(d, SHELL_OP_DMA_STRIDED, 0, 1, tag);
     put64(d + 8, src);
     put64(d + 16, dst);
     put16(d + 24, row_bytes);
     put16(d + 26, rows);
-    d[28] = src_stride32;
-    d[29] = dst_stride32;
+    d[28] = src_stride;
+    d[29] = dst_stride;
     return 32;
 }
 

@@ -137,7 +137,11 @@ static void exec_dma_strided(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, s
     x->engine = SHX_DMA;
     if ((uint64_t)rb * rows > SHX_MAX_BYTES)
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "DMA_STRIDED moves more than the model's 1 GiB limit");
-    uint64_t sp = d[28] ? (uint64_t)d[28] * 32 : rb, dp = d[29] ? (uint64_t)d[29] * 32 : rb;
+    /* Strides are byte pitches, as the reference mapper writes them (0 = packed). */
+    uint64_t sp = d[28] ? d[28] : rb, dp = d[29] ? d[29] : rb;
+    if (rows > 1 && dp < rb)
+        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
+                    "DMA_STRIDED DST_STRIDE %u is below ROW_BYTES %" PRIu32 ": destination rows would overlap", d[29], rb);
     if (rows) {
         add_range(c, src, (rows - 1) * sp + rb, 0);
         add_range(c, dst, (rows - 1) * dp + rb, 1);
@@ -284,6 +288,9 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         has_beta = !!(ext & SHELL_GEMM_EXT_HAS_BETA);
     uint64_t bias = size == 3 ? shx_u64(d + 64) : 0;
     float alpha = size == 3 ? f_of(shx_u32(d + 72)) : 1.0f, beta = size == 3 ? f_of(shx_u32(d + 76)) : 0.0f;
+    /* BETA = 0 (either sign) means "C is not read", as in BLAS and PyTorch: no
+     * 0 * NaN from an uninitialised C, no read traffic (docs/shell.md 12). */
+    if (has_beta && beta == 0.0f) has_beta = 0;
     unsigned es = dt == SHELL_FP16 || dt == SHELL_BF16 ? 2 : 1;
     int col = layout == SHELL_COL_MAJOR;
     mat A = {shx_u64(d + 8), lda, ta ? k : m, ta ? m : k, col, es};

@@ -90,10 +90,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 1: {
             uint64_t src = addr(&in, 1), dst = addr(&in, 1);
             uint16_t rb = fz_u8(&in), rows = fz_u8(&in) % 16;
-            uint8_t ss = fz_u8(&in) % 8, ds = fz_u8(&in) % 8;
+            uint8_t ss = fz_u8(&in), ds = fz_u8(&in);
             len = npk_shell_enc_dma_strided(desc, n, src, dst, rb, rows, ss, ds);
-            fz_name_rows(&g, src, rows, ss ? ss * 32u : rb, rb, "strided src");
-            fz_name_rows(&g, dst, rows, ds ? ds * 32u : rb, rb, "strided dst");
+            fz_name_rows(&g, src, rows, ss ? ss : rb, rb, "strided src");
+            fz_name_rows(&g, dst, rows, ds ? ds : rb, rb, "strided dst");
             break;
         }
         case 2: {
