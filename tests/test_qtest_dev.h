@@ -140,7 +140,6 @@ static const npk_dev_class td_class = {
     .mmio_size = 0x100,
     .hz = 500000000,
     .n_irq = 2,
-    .options = "map, fail",
     .create = td_create,
 };
 

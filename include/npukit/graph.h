@@ -252,6 +252,12 @@ typedef struct npk_run_opts {
                                     model (NULL = defaults; `npu devices` lists them) */
 } npk_run_opts;
 
+/* The devices npk_graph_run accepts: "cpu" and every device of the device
+ * table. npk_graph_device_check returns 0 or NPK_EINVAL naming them;
+ * npk_graph_device_names gives "cpu, e1, v0, shell, pccx". */
+int npk_graph_device_check(const char *device);
+const char *npk_graph_device_names(void);
+
 /* Optional progress callback of npk_graph_run on this graph: called after
  * each node with (nodes done, nodes in all). fn NULL removes it. */
 void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, size_t total), void *ctx);

@@ -170,15 +170,25 @@ typedef struct npk_dev_class {
     uint32_t mmio_size;    /* window size in bytes */
     uint64_t hz;           /* device clock */
     int n_irq;             /* IRQ lines */
-    const char *options;   /* help text for the create options */
+    /* The typed option table (include/npukit/opt.h): names, types, defaults,
+     * ranges and help. `npu devices` prints it; create() parses with it. */
+    const struct npk_opt *opts;
+    size_t n_opts;
     /* opts: comma-separated key=value list (may be NULL). On failure returns
      * NULL with the reason in npk_errmsg(). */
     npk_dev *(*create)(npk_mem *mem, const char *opts);
 } npk_dev_class;
 
-/* The registry of device classes ("e1", "v0", "shell", "pccx"). */
+/* The device table (include/npukit/devices.def lists the devices once; this is
+ * its model-level row per device: npk_e1_class, npk_v0_class, ...). */
+#define NPK_DEVICE(d) extern const npk_dev_class npk_##d##_class;
+#include "npukit/devices.def"
 const npk_dev_class *npk_dev_class_find(const char *name);
 const npk_dev_class *const *npk_dev_classes(size_t *n);
+/* "e1, v0, shell, pccx": the device names for messages and help. */
+const char *npk_dev_names(void);
+/* Unknown device: NPK_EINVAL with "unknown device 'NAME' (known: ...)". */
+int npk_dev_unknown(const char *name);
 
 /* ---- the machine: one device, its memory and its clock ---------------------- */
 typedef struct npk_sim npk_sim;

@@ -96,7 +96,7 @@ static void e1_close(npk_backend *b) {
     free(s);
 }
 
-int npk_backend_e1_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len) {
+static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len) {
     *out = NULL;
     e1be *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
@@ -124,3 +124,6 @@ int npk_backend_e1_open(npk_backend **out, const npk_run_opts *o, char *note, si
     *out = &s->be;
     return 0;
 }
+
+/* The e1 row of the graph-level device table (src/graph/exec.h). */
+const npk_dev_graph npk_e1_graph = {.model = &npk_e1_class, .open = backend_open};

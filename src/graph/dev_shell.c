@@ -151,7 +151,7 @@ static void sh_close(npk_backend *b) {
     free(s);
 }
 
-int npk_backend_shell_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len) {
+static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len) {
     *out = NULL;
     (void)note;
     (void)note_len;
@@ -188,3 +188,6 @@ int npk_backend_shell_open(npk_backend **out, const npk_run_opts *o, char *note,
     *out = &s->be;
     return 0;
 }
+
+/* The shell row of the graph-level device table (src/graph/exec.h). */
+const npk_dev_graph npk_shell_graph = {.model = &npk_shell_class, .open = backend_open};

@@ -207,7 +207,7 @@ static void v0_close(npk_backend *b) {
     free(s);
 }
 
-int npk_backend_v0_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len) {
+static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len) {
     *out = NULL;
     v0be *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
@@ -248,3 +248,6 @@ int npk_backend_v0_open(npk_backend **out, const npk_run_opts *o, char *note, si
     *out = &s->be;
     return 0;
 }
+
+/* The v0 row of the graph-level device table (src/graph/exec.h). */
+const npk_dev_graph npk_v0_graph = {.model = &npk_v0_class, .open = backend_open};

@@ -692,6 +692,30 @@ void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, siz
     g->progress_ctx = ctx;
 }
 
+static const npk_dev_graph *const graph_rows[] = {
+#define NPK_DEVICE(d) &npk_##d##_graph,
+#include "npukit/devices.def"
+};
+
+const npk_dev_graph *npk_dev_graph_find(const char *name) {
+    for (size_t i = 0; name && i < sizeof graph_rows / sizeof graph_rows[0]; i++)
+        if (!strcmp(graph_rows[i]->model->name, name)) return graph_rows[i];
+    return NULL;
+}
+
+const char *npk_graph_device_names(void) {
+    static const char names[] = "cpu"
+#define NPK_DEVICE(d) ", " #d
+#include "npukit/devices.def"
+        ;
+    return names;
+}
+
+int npk_graph_device_check(const char *device) {
+    if (device && (!strcmp(device, "cpu") || npk_dev_graph_find(device))) return 0;
+    return npk_err(NPK_EINVAL, "unknown device '%s' (known: %s)", device ? device : "", npk_graph_device_names());
+}
+
 int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
                   npk_tensor **outputs, size_t *n_outputs, npk_run_report *rep) {
     npk_run_report local;
@@ -734,26 +758,15 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
         x->uses_left[v] = g->vals[v].n_uses;
         x->dev_writer[v] = -1;
     }
-    if (strcmp(dev, "cpu") && strcmp(dev, "v0") && strcmp(dev, "shell") && strcmp(dev, "e1") && strcmp(dev, "pccx")) {
-        rc = npk_err(NPK_EINVAL, "unknown device '%s' (cpu, v0, shell, e1, pccx)", dev);
-        goto done;
-    }
+    if ((rc = npk_graph_device_check(dev))) goto done;
     if ((rc = npk_graph_check(g, NULL))) goto done;
     if ((rc = bind_inputs(x, inputs, n_inputs))) goto done;
     if ((rc = infer_all(x))) goto done;
 
     /* the device */
-    if (!strcmp(dev, "v0")) {
-        rc = npk_backend_v0_open(&x->be, opts, rep->note, sizeof rep->note);
-    } else if (!strcmp(dev, "shell")) {
-        rc = npk_backend_shell_open(&x->be, opts, rep->note, sizeof rep->note);
-    } else if (!strcmp(dev, "e1")) {
-        rc = npk_backend_e1_open(&x->be, opts, rep->note, sizeof rep->note);
-    } else if (!strcmp(dev, "pccx")) {
-        snprintf(rep->note, sizeof rep->note,
-                 "pccx: every node runs on the CPU reference: pccx computes INT4-weight x BF16 GEMV/GEMM, which cannot "
-                 "execute the integer or float32 ONNX operators exactly");
-    }
+    const npk_dev_graph *row = npk_dev_graph_find(dev);
+    if (row && row->open) rc = row->open(&x->be, opts, rep->note, sizeof rep->note);
+    else if (row && row->note) snprintf(rep->note, sizeof rep->note, "%s", row->note);
     if (rc) goto done;
     if (x->be) {
         npk_port *p = x->be->port(x->be);

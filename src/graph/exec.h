@@ -21,6 +21,7 @@
 #define NPUKIT_GRAPH_EXEC_H
 
 #include "graph/ops.h"
+#include "npukit/sim.h"
 
 /* Device layouts of a value. Both are "rows of bytes at a pitch":
  *   NPK_DL_ROWS: the value viewed as [rows = prod(dims[0..r-2]), cols = dims[r-1]],
@@ -56,11 +57,19 @@ struct npk_backend {
     void (*close)(npk_backend *b);
 };
 
-/* Backends (each returns 0 and *out, or a negative status; a device that
- * cannot take any node may return 0 with *out NULL and a note). */
-int npk_backend_v0_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
-int npk_backend_shell_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
-int npk_backend_e1_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
+/* The device table, graph level: per line of include/npukit/devices.def one
+ * npk_<name>_graph row, defined beside the backend (src/graph/dev_<name>.c).
+ * open returns 0 and *out, or a negative status; a device that cannot take
+ * any node has open NULL and says why in note. */
+typedef struct npk_dev_graph {
+    const npk_dev_class *model;
+    int (*open)(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
+    const char *note;
+} npk_dev_graph;
+#define NPK_DEVICE(d) extern const npk_dev_graph npk_##d##_graph;
+#include "npukit/devices.def"
+/* Row of a device (NULL for "cpu" and unknown names). */
+const npk_dev_graph *npk_dev_graph_find(const char *name);
 
 /* ---- what a backend may ask the executor ---------------------------------------- */
 const npk_graph *npk_exec_graph(npk_exec *x);

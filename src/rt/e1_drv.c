@@ -1,6 +1,7 @@
 /* The e1 driver: direct MMIO commands, scratchpad GEMM/VRELU tiles and the
  * descriptor ring, over any npk_port. */
 #include "npukit/e1.h"
+#include "npukit/devtab.h"
 #include "npukit/trace.h"
 
 #include <inttypes.h>
@@ -611,3 +612,6 @@ int npk_e1_read_counters(npk_e1 *e, npk_e1_counters *c) {
 }
 
 int npk_e1_clear_counters(npk_e1 *e) { return wr(e, E1_REG_PERF_ERRORS, E1_PERF_CLEAR); }
+
+/* The e1 row of the driver-level device table (include/npukit/devtab.h). */
+const npk_dev_rt npk_e1_rt = {.model = &npk_e1_class}; /* descriptors are built by the driver; no text form */

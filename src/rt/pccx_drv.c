@@ -3,6 +3,7 @@
  * sequences. Talks to the device only through the port layer. */
 #include "npukit/npu.h"
 #include "npukit/pccx.h"
+#include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "ops/ref_bf16.h"
 
@@ -562,3 +563,11 @@ int npk_pccx_stats_clear(npk_pccx *d) {
     int rc = quiesce(d);
     return rc ? rc : wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_CLR_PERF);
 }
+
+/* The pccx row of the driver-level device table (include/npukit/devtab.h). */
+const npk_dev_rt npk_pccx_rt = {
+    .model = &npk_pccx_class,
+    .stream_format = "64-bit instructions, one per line with named fields",
+    .assemble = npk_pccx_asm,
+    .disassemble = npk_pccx_disasm,
+};

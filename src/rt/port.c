@@ -11,7 +11,7 @@
 int npk_port_open(npk_port **out, const char *spec, const char *device, const char *opts) {
     *out = NULL;
     const npk_dev_class *cls = npk_dev_class_find(device);
-    if (!cls) return npk_err(NPK_EINVAL, "unknown device '%s' (known: e1, v0, shell, pccx)", device ? device : "");
+    if (!cls) return npk_dev_unknown(device);
     npk_port *p = calloc(1, sizeof *p);
     if (!p) return npk_err(NPK_ENOMEM, "out of memory");
     p->cls = cls;

@@ -1,6 +1,7 @@
 /* The shell driver: ring management, doorbell, waits, events, errors, and
  * the high-level GEMM / conv / VEC / SOFTMAX helpers, over any npk_port. */
 #include "npukit/shell.h"
+#include "npukit/devtab.h"
 #include "npukit/trace.h"
 
 #include <inttypes.h>
@@ -460,3 +461,11 @@ out:
     gfree(s, &D);
     return rc;
 }
+
+/* The shell row of the driver-level device table (include/npukit/devtab.h). */
+const npk_dev_rt npk_shell_rt = {
+    .model = &npk_shell_class,
+    .stream_format = "32/64/96-byte descriptors, one per line",
+    .assemble = npk_shell_asm,
+    .disassemble = npk_shell_disasm,
+};

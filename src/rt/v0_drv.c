@@ -4,6 +4,7 @@
  * device only through the port layer. */
 #include "npukit/e1.h"
 #include "npukit/npu.h"
+#include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/v0.h"
 #include "ops/ref.h"
@@ -872,3 +873,11 @@ int npk_v0_maxpool(npk_v0 *v, const npk_v0_pool *p, const int8_t *in, int8_t *ou
     gfree(v, &go);
     return rc;
 }
+
+/* The v0 row of the driver-level device table (include/npukit/devtab.h). */
+const npk_dev_rt npk_v0_rt = {
+    .model = &npk_v0_class,
+    .stream_format = "64-byte descriptors, one per line",
+    .assemble = npk_v0_asm,
+    .disassemble = npk_v0_disasm,
+};

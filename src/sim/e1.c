@@ -20,6 +20,7 @@
  */
 #include "npukit/e1.h"
 #include "npukit/npu.h"
+#include "npukit/opt.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 
@@ -892,10 +893,7 @@ static const npk_dev_ops e1_ops = {
 };
 
 static npk_dev *create(npk_mem *mem, const char *opts) {
-    if (opts && *opts) {
-        npk_err(NPK_EINVAL, "e1: unknown option '%s' (the e1 model takes no options)", opts);
-        return NULL;
-    }
+    if (npk_opt_parse_kv(NULL, 0, NULL, opts, "e1")) return NULL; /* the e1 model takes no options */
     e1 *e = calloc(1, sizeof *e);
     if (!e) {
         npk_err(NPK_ENOMEM, "out of memory");
@@ -920,6 +918,5 @@ const npk_dev_class npk_e1_class = {
     .mmio_size = E1_MMIO_SIZE,
     .hz = E1_HZ,
     .n_irq = 1,
-    .options = "(none)",
     .create = create,
 };

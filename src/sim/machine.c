@@ -15,7 +15,7 @@ struct npk_sim {
 npk_sim *npk_sim_new(const char *device, const char *opts) {
     const npk_dev_class *c = npk_dev_class_find(device);
     if (!c) {
-        npk_err(NPK_EINVAL, "unknown device '%s' (known: e1, v0, shell, pccx)", device ? device : "(null)");
+        npk_dev_unknown(device);
         return NULL;
     }
     return npk_sim_new_class(c, opts);

@@ -13,12 +13,14 @@
  * its completion. Sync instructions hold the front end until they complete;
  * async MEMCPY/CVO release it after one issue cycle. */
 #include "npukit/npu.h"
+#include "npukit/opt.h"
 #include "npukit/pccx.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 #include "ops/ref_bf16.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -804,44 +806,37 @@ static const npk_dev_ops ops = {
     .destroy = op_destroy,
 };
 
+/* The model's options (npu devices prints this table). */
+typedef struct pccx_params {
+    double ddr_gbps, ddr_eff;
+    uint32_t lat_gemv, lat_gemm, lat_sfu, lat_dma;
+} pccx_params;
+
+#define OLAT(k, f, d, h) {k, NULL, NPK_OPT_U32, offsetof(pccx_params, f), d, 0, 1000000, 0, 0, 0, "C", h, 0}
+static const npk_opt opt_defs[] = {
+    {"ddr_gbps", NULL, NPK_OPT_F64, offsetof(pccx_params, ddr_gbps), "19.2", 0, 0, 0, 1e9, 1, "G",
+     "host DDR bandwidth in GB/s for weight streaming and MEMCPY (KV260 peak)", 0},
+    {"ddr_eff", NULL, NPK_OPT_F64, offsetof(pccx_params, ddr_eff), "1.0", 0, 0, 0, 1, 1, "E",
+     "achieved fraction of it (0.55-0.6 = the 10-12 GB/s measured)", 0},
+    OLAT("gemv_lat", lat_gemv, "16", "GEMV pipeline latency in cycles"),
+    OLAT("gemm_lat", lat_gemm, "64", "GEMM array fill/drain latency in cycles"),
+    OLAT("sfu_lat", lat_sfu, "16", "SFU pipeline latency in cycles"),
+    OLAT("dma_lat", lat_dma, "64", "MEMCPY setup latency in cycles"),
+};
+
 static int parse_opts(pccx *p, const char *opts) {
-    if (!opts || !*opts) return 0;
-    char *s = strdup(opts);
-    if (!s) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = 0;
-    for (char *kv = strtok(s, ","); kv && !rc; kv = strtok(NULL, ",")) {
-        char *eq = strchr(kv, '=');
-        if (!eq) {
-            rc = npk_err(NPK_EINVAL, "pccx option '%s' is not key=value", kv);
-            break;
-        }
-        *eq = 0;
-        char *end;
-        double v = strtod(eq + 1, &end);
-        if (*end || eq[1] == 0 || !(v >= 0) || v > 1e9) {
-            rc = npk_err(NPK_EINVAL, "pccx option %s: bad value '%s'", kv, eq + 1);
-            break;
-        }
-        if (!strcmp(kv, "ddr_gbps")) {
-            if (v <= 0) rc = npk_err(NPK_EINVAL, "pccx option ddr_gbps must be > 0");
-            p->ddr_gbps = v;
-        } else if (!strcmp(kv, "ddr_eff")) {
-            if (v <= 0 || v > 1) rc = npk_err(NPK_EINVAL, "pccx option ddr_eff must be in (0, 1]");
-            p->ddr_eff = v;
-        } else if (!strcmp(kv, "gemv_lat") || !strcmp(kv, "gemm_lat") || !strcmp(kv, "sfu_lat") ||
-                   !strcmp(kv, "dma_lat")) {
-            if (v != floor(v) || v > 1e6) rc = npk_err(NPK_EINVAL, "pccx option %s must be an integer <= 1000000", kv);
-            unsigned u = (unsigned)v;
-            if (kv[1] == 'e' && kv[2] == 'm' && kv[3] == 'v') p->lat_gemv = u;
-            else if (kv[1] == 'e') p->lat_gemm = u;
-            else if (kv[0] == 's') p->lat_sfu = u;
-            else p->lat_dma = u;
-        } else {
-            rc = npk_err(NPK_EINVAL, "unknown pccx option '%s' (ddr_gbps, ddr_eff, gemv_lat, gemm_lat, sfu_lat, dma_lat)", kv);
-        }
-    }
-    free(s);
-    return rc;
+    pccx_params o;
+    memset(&o, 0, sizeof o);
+    int rc = npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &o);
+    if (!rc) rc = npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &o, opts, "pccx");
+    if (rc) return rc;
+    p->ddr_gbps = o.ddr_gbps;
+    p->ddr_eff = o.ddr_eff;
+    p->lat_gemv = o.lat_gemv;
+    p->lat_gemm = o.lat_gemm;
+    p->lat_sfu = o.lat_sfu;
+    p->lat_dma = o.lat_dma;
+    return 0;
 }
 
 static npk_dev *create(npk_mem *mem, const char *opts) {
@@ -850,12 +845,6 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
         npk_err(NPK_ENOMEM, "out of memory");
         return NULL;
     }
-    p->ddr_gbps = 19.2;
-    p->ddr_eff = 1.0;
-    p->lat_gemv = 16;
-    p->lat_gemm = 64;
-    p->lat_sfu = 16;
-    p->lat_dma = 64;
     if (parse_opts(p, opts)) {
         free(p);
         return NULL;
@@ -882,11 +871,7 @@ const npk_dev_class npk_pccx_class = {
     .mmio_size = 4096,
     .hz = 400000000,
     .n_irq = 1,
-    .options = "ddr_gbps=G   host DDR bandwidth for weight streaming and MEMCPY (default 19.2, KV260 peak)\n"
-               "ddr_eff=E    achieved fraction of it, (0,1] (default 1.0; 0.55-0.6 = the 10-12 GB/s measured)\n"
-               "gemv_lat=C   GEMV pipeline latency in cycles (default 16)\n"
-               "gemm_lat=C   GEMM array fill/drain latency in cycles (default 64)\n"
-               "sfu_lat=C    SFU pipeline latency in cycles (default 16)\n"
-               "dma_lat=C    MEMCPY setup latency in cycles (default 64)",
+    .opts = opt_defs,
+    .n_opts = sizeof opt_defs / sizeof opt_defs[0],
     .create = create,
 };

@@ -11,6 +11,7 @@
 #include "shell_int.h"
 
 #include "npukit/npu.h"
+#include "npukit/opt.h"
 #include "npukit/shell.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
@@ -619,75 +620,33 @@ int npk_shell_sim_set_log(struct npk_dev *d, npk_shell_log_fn fn, void *ctx) {
 
 /* ---- options ------------------------------------------------------------------------------- */
 
-typedef struct opt_def {
-    const char *key;
-    size_t off;
-    int wide;
-    uint64_t min, max;
-} opt_def;
-
-#define OPT32(k, f, lo, hi) {k, offsetof(shx_params, f), 0, lo, hi}
-#define OPT64(k, f, lo, hi) {k, offsetof(shx_params, f), 1, lo, hi}
-static const opt_def opt_defs[] = {
-    OPT32("fetch_cycles", fetch_cycles, 1, 1000000),
-    OPT32("dma_bpc", dma_bpc, 1, 1u << 20),
-    OPT32("dma_setup", dma_setup, 0, 1000000),
-    OPT32("dma_entry", dma_entry, 0, 1000000),
-    OPT32("gemm_macs", gemm_macs, 1, 1u << 24),
-    OPT32("gemm_fmacs", gemm_fmacs, 1, 1u << 24),
-    OPT32("gemm_bpc", gemm_bpc, 1, 1u << 20),
-    OPT32("gemm_setup", gemm_setup, 0, 1000000),
-    OPT32("vec_lanes", vec_lanes, 1, 1u << 20),
-    OPT32("vec_bpc", vec_bpc, 1, 1u << 20),
-    OPT32("vec_setup", vec_setup, 0, 1000000),
-    OPT32("event_cycles", event_cycles, 1, 1000000),
-    OPT32("noop_cycles", noop_cycles, 1, 1000000),
-    OPT64("event_timeout", event_timeout, 0, UINT64_MAX / 4),
-    OPT64("bus_timeout", bus_timeout, 1, UINT64_MAX / 4),
-    OPT32("beat", beat, 1, 4096),
+#define O32(k, f, d, lo, hi, h) {k, NULL, NPK_OPT_U32, offsetof(shx_params, f), d, lo, hi, 0, 0, 0, "N", h, 0}
+#define O64(k, f, d, lo, hi, h) {k, NULL, NPK_OPT_U64, offsetof(shx_params, f), d, lo, hi, 0, 0, 0, "N", h, 0}
+static const npk_opt opt_defs[] = {
+    O32("fetch_cycles", fetch_cycles, "4", 1, 1000000, "decode cycles per descriptor"),
+    O32("dma_bpc", dma_bpc, "16", 1, 1u << 20, "DMA bytes per cycle"),
+    O32("dma_setup", dma_setup, "20", 0, 1000000, "setup cycles per DMA descriptor"),
+    O32("dma_entry", dma_entry, "4", 0, 1000000, "cycles per gather/scatter list entry"),
+    O32("gemm_macs", gemm_macs, "1024", 1, 1u << 24, "INT8/FP8 GEMM MACs per cycle"),
+    O32("gemm_fmacs", gemm_fmacs, "512", 1, 1u << 24, "FP16/BF16 GEMM MACs per cycle"),
+    O32("gemm_bpc", gemm_bpc, "64", 1, 1u << 20, "GEMM operand bytes per cycle"),
+    O32("gemm_setup", gemm_setup, "32", 0, 1000000, "setup cycles per GEMM"),
+    O32("vec_lanes", vec_lanes, "16", 1, 1u << 20, "VEC_OP element operations per cycle"),
+    O32("vec_bpc", vec_bpc, "32", 1, 1u << 20, "VEC_OP bytes per cycle"),
+    O32("vec_setup", vec_setup, "16", 0, 1000000, "setup cycles per VEC_OP/SOFTMAX"),
+    O32("event_cycles", event_cycles, "50", 1, 1000000, "cycles per EVENT_SIGNAL/EVENT_WAIT"),
+    O32("noop_cycles", noop_cycles, "10", 1, 1000000, "cycles per NOOP"),
+    O64("event_timeout", event_timeout, "100000", 0, UINT64_MAX / 4, "EVENT_WAIT budget in cycles (0 = wait forever)"),
+    O64("bus_timeout", bus_timeout, "10000", 1, UINT64_MAX / 4, "cycles before a beat without response is a TIMEOUT"),
+    O32("beat", beat, "64", 1, 4096, "bus beat in bytes"),
 };
 
-static int parse_opts(shx_params *p, const char *opts) {
-    if (!opts || !*opts) return 0;
-    char *dup = strdup(opts);
-    if (!dup) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = 0;
-    for (char *save = NULL, *tok = strtok_r(dup, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq) {
-            rc = npk_err(NPK_EINVAL, "shell option '%s': expected key=value", tok);
-            break;
-        }
-        *eq = 0;
-        const opt_def *o = NULL;
-        for (size_t i = 0; i < sizeof opt_defs / sizeof opt_defs[0]; i++)
-            if (!strcmp(opt_defs[i].key, tok)) o = &opt_defs[i];
-        if (!o) {
-            rc = npk_err(NPK_EINVAL, "unknown shell option '%s' (see `npu devices`)", tok);
-            break;
-        }
-        char *end;
-        unsigned long long v = strtoull(eq + 1, &end, 0);
-        if (end == eq + 1 || *end || eq[1] == '-' || v < o->min || v > o->max) {
-            rc = npk_err(NPK_EINVAL, "shell option %s=%s: expected a number in %llu..%llu", tok, eq + 1,
-                         (unsigned long long)o->min, (unsigned long long)o->max);
-            break;
-        }
-        if (o->wide) *(uint64_t *)((char *)p + o->off) = v;
-        else *(uint32_t *)((char *)p + o->off) = (uint32_t)v;
-    }
-    free(dup);
-    return rc;
-}
-
 static npk_dev *create(npk_mem *mem, const char *opts) {
-    shx_params p = {
-        .fetch_cycles = 4, .dma_bpc = 16, .dma_setup = 20, .dma_entry = 4,
-        .gemm_macs = 1024, .gemm_fmacs = 512, .gemm_bpc = 64, .gemm_setup = 32,
-        .vec_lanes = 16, .vec_bpc = 32, .vec_setup = 16,
-        .event_cycles = 50, .noop_cycles = 10, .event_timeout = 100000, .bus_timeout = 10000, .beat = 64,
-    };
-    if (parse_opts(&p, opts)) return NULL;
+    shx_params p;
+    memset(&p, 0, sizeof p);
+    if (npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p) ||
+        npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "shell"))
+        return NULL;
     shell *s = calloc(1, sizeof *s);
     if (!s || !(s->ev = calloc(65536, 1))) {
         free(s);
@@ -713,8 +672,7 @@ const npk_dev_class npk_shell_class = {
     .mmio_size = 4096,
     .hz = 1000000000,
     .n_irq = 1,
-    .options = "fetch_cycles=4 dma_bpc=16 dma_setup=20 dma_entry=4 gemm_macs=1024 gemm_fmacs=512 gemm_bpc=64 "
-               "gemm_setup=32 vec_lanes=16 vec_bpc=32 vec_setup=16 event_cycles=50 noop_cycles=10 "
-               "event_timeout=100000 (0 = wait forever) bus_timeout=10000 beat=64",
+    .opts = opt_defs,
+    .n_opts = sizeof opt_defs / sizeof opt_defs[0],
     .create = create,
 };

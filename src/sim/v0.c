@@ -3,12 +3,14 @@
  * docs/v0.md. The functional datapath is src/sim/v0_exec.c, the timing
  * model and validation src/sim/v0_desc.c. */
 #include "npukit/npu.h"
+#include "npukit/opt.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 #include "npukit/v0.h"
 #include "sim/v0_internal.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -457,39 +459,30 @@ static const npk_dev_ops ops = {
     .destroy = destroy,
 };
 
-/* "gemmini_present=0|1,dram_bw=N,dram_lat=N" */
+/* The model's options (npu devices prints this table). */
+typedef struct v0_params {
+    int gemmini_present;
+    uint32_t dram_bw, dram_lat;
+} v0_params;
+
+static const npk_opt opt_defs[] = {
+    {"gemmini_present", NULL, NPK_OPT_BOOL, offsetof(v0_params, gemmini_present), "1", 0, 1, 0, 0, 0, NULL,
+     "0: no engine, every compute op takes the CPU fallback", 0},
+    {"dram_bw", NULL, NPK_OPT_U32, offsetof(v0_params, dram_bw), "8", 1, 1024, 0, 0, 0, "BYTES_PER_CYCLE",
+     "DRAM bandwidth", 0},
+    {"dram_lat", NULL, NPK_OPT_U32, offsetof(v0_params, dram_lat), "20", 0, 100000, 0, 0, 0, "CYCLES",
+     "DRAM latency", 0},
+};
+
 static int parse_opts(v0 *v, const char *opts) {
-    if (!opts) return 0;
-    const char *s = opts;
-    while (*s) {
-        const char *e = strchr(s, ',');
-        size_t n = e ? (size_t)(e - s) : strlen(s);
-        char item[64];
-        if (n >= sizeof item) return npk_err(NPK_EINVAL, "v0 option '%.*s' is too long", (int)n, s);
-        memcpy(item, s, n);
-        item[n] = 0;
-        s += n + (e ? 1 : 0);
-        if (!n) continue;
-        char *eq = strchr(item, '=');
-        if (!eq) return npk_err(NPK_EINVAL, "v0 option '%s': expected key=value", item);
-        *eq = 0;
-        char *end;
-        unsigned long long val = strtoull(eq + 1, &end, 0);
-        if (end == eq + 1 || *end)
-            return npk_err(NPK_EINVAL, "v0 option '%s': '%s' is not a number", item, eq + 1);
-        if (!strcmp(item, "gemmini_present")) {
-            if (val > 1) return npk_err(NPK_EINVAL, "v0 option gemmini_present=%llu: expected 0 or 1", val);
-            v->caps = val ? NPK_V0_CAPS_DEFAULT : 0;
-        } else if (!strcmp(item, "dram_bw")) {
-            if (!val || val > 1024) return npk_err(NPK_EINVAL, "v0 option dram_bw=%llu: expected 1..1024 bytes/cycle", val);
-            v->timing.dram_bw = (uint32_t)val;
-        } else if (!strcmp(item, "dram_lat")) {
-            if (val > 100000) return npk_err(NPK_EINVAL, "v0 option dram_lat=%llu: expected 0..100000 cycles", val);
-            v->timing.dram_lat = (uint32_t)val;
-        } else {
-            return npk_err(NPK_EINVAL, "unknown v0 option '%s' (gemmini_present, dram_bw, dram_lat)", item);
-        }
-    }
+    v0_params p;
+    memset(&p, 0, sizeof p);
+    int rc = npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p);
+    if (!rc) rc = npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "v0");
+    if (rc) return rc;
+    v->caps = p.gemmini_present ? NPK_V0_CAPS_DEFAULT : 0;
+    v->timing.dram_bw = p.dram_bw;
+    v->timing.dram_lat = p.dram_lat;
     return 0;
 }
 
@@ -499,9 +492,6 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
         npk_err(NPK_ENOMEM, "out of memory");
         return NULL;
     }
-    v->caps = NPK_V0_CAPS_DEFAULT;
-    v->timing.dram_bw = 8;
-    v->timing.dram_lat = 20;
     if (parse_opts(v, opts) || npk_regfile_init(&v->rf, regs, sizeof regs / sizeof regs[0], NPK_V0_MMIO_SIZE)) {
         free(v);
         return NULL;
@@ -520,7 +510,7 @@ const npk_dev_class npk_v0_class = {
     .mmio_size = NPK_V0_MMIO_SIZE,
     .hz = NPK_V0_HZ,
     .n_irq = 2,
-    .options = "gemmini_present=0|1 (default 1; 0: no engine, every compute op takes the CPU fallback), "
-               "dram_bw=BYTES_PER_CYCLE (default 8), dram_lat=CYCLES (default 20)",
+    .opts = opt_defs,
+    .n_opts = sizeof opt_defs / sizeof opt_defs[0],
     .create = create,
 };

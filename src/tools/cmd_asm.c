@@ -1,39 +1,16 @@
 /* npu asm / npu disasm: text <-> binary command streams, per device.
  *
- * Each device provides, in its ABI header:
- *   int npk_<dev>_asm(const char *text, uint8_t **bin, size_t *len);
- *   int npk_<dev>_disasm(const uint8_t *bin, size_t len, char **text);
- * both returning 0 or a negative npk_status with a message naming the line
- * or byte offset at fault. */
+ * The formats come from the device table (include/npukit/devtab.h: a device
+ * row with a stream_format has an assembler and a disassembler). */
 #include "cli.h"
-#include "npukit/pccx.h"
-#include "npukit/shell.h"
-#include "npukit/v0.h"
+#include "npukit/devtab.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef int (*asm_fn)(const char *text, uint8_t **bin, size_t *len);
-typedef int (*disasm_fn)(const uint8_t *bin, size_t len, char **text);
-
-typedef struct {
-    const char *device;
-    asm_fn assemble;
-    disasm_fn disassemble;
-    const char *format;
-} asm_entry;
-
-/* Wired in as each device's assembler lands. */
-static const asm_entry table[] = {
-    {"v0", npk_v0_asm, npk_v0_disasm, "64-byte descriptors, one per line"},
-    {"shell", npk_shell_asm, npk_shell_disasm, "32/64/96-byte descriptors, one per line"},
-    {"pccx", npk_pccx_asm, npk_pccx_disasm, "64-bit instructions, one per line with named fields"},
-};
-
-static const asm_entry *find(const char *dev) {
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (!strcmp(table[i].device, dev)) return &table[i];
-    return NULL;
+static const npk_dev_rt *find(const char *dev) {
+    const npk_dev_rt *r = npk_dev_rt_find(dev);
+    return r && r->stream_format ? r : NULL;
 }
 
 static void help(const char *cmd) {
@@ -43,9 +20,12 @@ static void help(const char *cmd) {
                     "image the device reads from guest memory (OUT, or standard output).\n"
                   : "Disassembles a binary command stream (IN, or standard input) into its text form\n"
                     "(OUT, or standard output). 'npu asm' of the output gives back the same bytes.\n");
-    printf("\noptions:\n  --device D   v0, shell or pccx\n  -o OUT       output file (default: standard output)\n\ndevices:\n");
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        printf("  %-6s %s%s\n", table[i].device, table[i].format, table[i].assemble ? "" : " (not available yet)");
+    printf("\noptions:\n  --device D   %s\n  -o OUT       output file (default: standard output)\n  -h, --help   this help\n\ndevices:\n",
+           npk_dev_stream_names());
+    size_t n;
+    const npk_dev_rt *const *r = npk_dev_rts(&n);
+    for (size_t i = 0; i < n; i++)
+        if (r[i]->stream_format) printf("  %-6s %s\n", r[i]->model->name, r[i]->stream_format);
 }
 
 static int read_all(FILE *f, uint8_t **data, size_t *len) {
@@ -85,9 +65,8 @@ static int run(const char *cmd, int argc, char **argv) {
         else return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
     }
     if (!dev) return cli_usage_error(cmd, "--device is required");
-    const asm_entry *e = find(dev);
-    if (!e) return cli_usage_error(cmd, "no command-stream format for device '%s' (v0, shell, pccx)", dev);
-    if (!e->assemble) return cli_fail("%s: the %s stream format is not available in this build yet", cmd, dev);
+    const npk_dev_rt *e = find(dev);
+    if (!e) return cli_usage_error(cmd, "no command-stream format for device '%s' (%s)", dev, npk_dev_stream_names());
     uint8_t *data;
     size_t len;
     if (in && strcmp(in, "-")) {

@@ -297,12 +297,9 @@ int cmd_onnx_test(int argc, char **argv) {
         free(dirs);
         return cli_usage_error("onnx-test", "no test directory given");
     }
-    static const char *devices[] = {"cpu", "v0", "shell", "e1", "pccx"};
-    int known = 0;
-    for (size_t k = 0; k < sizeof devices / sizeof devices[0]; k++) known |= !strcmp(device, devices[k]);
-    if (!known) {
+    if (npk_graph_device_check(device)) {
         free(dirs);
-        return cli_usage_error("onnx-test", "unknown device '%s' (cpu, v0, shell, e1 or pccx)", device);
+        return cli_usage_error("onnx-test", "unknown device '%s' (known: %s)", device, npk_graph_device_names());
     }
     /* Every argument must be a test directory (or a directory of them) before anything runs. */
     for (int d = 0; d < nd; d++) {

@@ -143,9 +143,9 @@ int cmd_qtest(int argc, char **argv) {
         }
 #undef OPT
     }
-    if (!device) return cli_usage_error("qtest", "--device is required (e1, v0, shell, pccx)");
+    if (!device) return cli_usage_error("qtest", "--device is required (%s)", npk_dev_names());
     if (!npk_dev_class_find(device))
-        return cli_usage_error("qtest", "unknown device '%s' (known: e1, v0, shell, pccx)", device);
+        return cli_usage_error("qtest", "unknown device '%s' (known: %s)", device, npk_dev_names());
 
     npk_sim *sim = npk_sim_new(device, opts);
     if (!sim) return cli_fail("qtest: cannot create the %s model: %s", device, npk_errmsg());
