@@ -60,6 +60,30 @@ static void expect_error(npk_port *p, uint32_t code, uint64_t addr, uint32_t hea
 
 int main(void) {
     uint8_t q[128];
+    /* Issue #13: a DMA whose destination reaches into the live ring (1 KiB at
+     * RING) is DMA_FAULT at the first ring byte; the 32 bytes below the ring are
+     * written, the ring is not (its descriptors stay intact), and the copy
+     * queued behind it does not run. A GEMM writing C onto the ring likewise. */
+    {
+        npk_port *p = fresh(NULL);
+        copy_desc(q, SRC, RING - 32, 64);
+        copy_desc(q + 32, SRC, DST + 0x1000, 16);
+        submit(p, q, 64);
+        expect_error(p, SHELL_ERR_DMA_FAULT, RING, 0, 1);
+        uint8_t got[32], ring0[32];
+        npk_port_mem_read(p, RING - 32, got, 32);
+        CHECK_EQ(got[31], 31);
+        npk_port_mem_read(p, RING, ring0, 32);
+        CHECK(!memcmp(ring0, q, 32));
+        npk_port_close(p);
+
+        p = fresh(NULL);
+        hdr32(q, 0x10, 0, 1, (2u << 20) | (2u << 10) | 2u);
+        le64(q + 8, SRC), le64(q + 16, SRC + 64), le64(q + 24, RING + 512);
+        submit(p, q, 32);
+        expect_error(p, SHELL_ERR_DMA_FAULT, RING + 512, 0, 0);
+        npk_port_close(p);
+    }
     /* INVALID_OPCODE: opcode 0x55, then a copy that must not run */
     {
         npk_port *p = fresh(NULL);

@@ -117,8 +117,12 @@ int npk_shell_check_error(npk_shell *s) {
         if (n) snprintf(what, sizeof what, "%s (tag 0x%" PRIx32 ")", n, (uint32_t)(d[4] | d[5] << 8 | d[6] << 16 | (uint32_t)d[7] << 24));
         else snprintf(what, sizeof what, "opcode 0x%02x", d[0]);
     }
-    return npk_err(NPK_EDEVICE, "shell: %s at 0x%" PRIx64 " (descriptor at ring offset 0x%" PRIx32 ": %s)",
-                   npk_shell_error_name(st.error_code), st.error_addr, st.head, what[0] ? what : "unreadable");
+    const char *on_ring = st.error_code == SHELL_ERR_DMA_FAULT && st.error_addr >= s->ring &&
+                                  st.error_addr - s->ring < s->ring_bytes
+                              ? "; the address is inside the command ring: the descriptor writes over the ring"
+                              : "";
+    return npk_err(NPK_EDEVICE, "shell: %s at 0x%" PRIx64 " (descriptor at ring offset 0x%" PRIx32 ": %s)%s",
+                   npk_shell_error_name(st.error_code), st.error_addr, st.head, what[0] ? what : "unreadable", on_ring);
 }
 
 int npk_shell_clear_error(npk_shell *s) {

@@ -300,7 +300,7 @@ static void do_fetch(shell *s) {
     }
     /* engine descriptors */
     shx_rset_clear(&s->cur);
-    shx_ctx c = {s->dev.mem, &s->p, &s->cur};
+    shx_ctx c = {s->dev.mem, &s->p, &s->cur, base, base + rsize};
     shx_res x;
     shx_exec(&c, d, size, daddr, &x);
     int decode_err = x.err == SHELL_ERR_INVALID_OPCODE || x.err == SHELL_ERR_BAD_DESCRIPTOR || x.err == SHELL_ERR_ALIGNMENT;

@@ -72,6 +72,15 @@ int shx_conflict(const shx_rset *a, const shx_rset *b) {
 
 static int bus_xfer(shx_ctx *c, shx_res *x, int write, uint64_t addr, void *buf, size_t len) {
     if (!len) return 0;
+    if (write && addr < c->ring_hi && c->ring_lo < addr + len) {
+        /* A write onto the live command ring would be decoded as descriptors
+         * later: refuse it (DMA_FAULT at the first ring byte), after the part
+         * below the ring, like a bus error on that beat. */
+        if (addr < c->ring_lo && bus_xfer(c, x, 1, addr, buf, (size_t)(c->ring_lo - addr))) return -1;
+        uint64_t at = addr > c->ring_lo ? addr : c->ring_lo;
+        fail(x, SHELL_ERR_DMA_FAULT, at, "write at 0x%" PRIx64 " lands on the command ring", at);
+        return -1;
+    }
     size_t done = 0;
     uint64_t fa = addr, cyc = 0;
     size_t beat = c->p->beat;

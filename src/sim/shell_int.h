@@ -60,6 +60,7 @@ typedef struct shx_ctx {
     npk_mem *mem;
     const shx_params *p;
     shx_rset *rs;        /* ranges of this descriptor (filled by shx_exec) */
+    uint64_t ring_lo, ring_hi; /* the command ring [lo, hi): engine writes there are DMA_FAULT */
 } shx_ctx;
 
 /* Execute the engine descriptor d (size units of 32 bytes, at guest address

@@ -21,7 +21,8 @@ static void help(void) {
            "  --mem FILE@ADDR        load FILE into guest memory at ADDR (repeatable)\n"
            "  --dump ADDR+LEN        print LEN bytes of guest memory at ADDR afterwards (repeatable)\n"
            "  --save FILE@ADDR+LEN   write LEN bytes of guest memory at ADDR to FILE (repeatable)\n"
-           "  --ring ADDR            ring base address (default: allocated at 0x80000000 and up)\n"
+           "  --ring ADDR            ring base address (default 0x1000000000, the contract's example queue\n"
+           "                         base, outside every reference architecture's buffers)\n"
            "  --ring-bytes N         ring size, a power of two (default 4096)\n"
            "  --map BASE+SIZE[@LAT][:NAME]  declare a memory region (then only regions exist)\n"
            "  --fault SPEC           inject a bus fault: read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]\n"
@@ -91,13 +92,19 @@ static int parse_range(const char *s, uint64_t *addr, uint64_t *len) {
     return cli_parse_u64(tmp, addr) || cli_parse_u64(plus + 1, len) ? -1 : 0;
 }
 
+/* Default ring base: the shell contract's example queue base (section 11). The
+ * reference schedules put data at 0 (golden streams), in the architecture's
+ * SRAMs (activation SRAM at 0x80000000, the port arena's base too) and in DRAM
+ * at 0x3000000000, so a ring there is never overwritten by their DMAs. */
+#define SHELL_RUN_RING 0x1000000000ull
+
 int cmd_shell_run(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         help();
         return 0;
     }
     const char *in = NULL, *opts = NULL, *trace_out = NULL;
-    uint64_t max_cycles = 1000000000ull, ring = 0, ring_bytes = 4096;
+    uint64_t max_cycles = 1000000000ull, ring = SHELL_RUN_RING, ring_bytes = 4096;
     int use_irq = 0;
     /* first pass: options that shape the machine */
     for (int i = 1; i < argc; i++) {
