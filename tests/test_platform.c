@@ -6,6 +6,7 @@
 #include "npukit/trace.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void test_sparse_memory(void) {
     npk_mem *m = npk_mem_new();
@@ -210,7 +211,50 @@ static void test_errors(void) {
     CHECK(npk_sim_new("nosuch", NULL) == NULL);
 }
 
+/* The guest-memory cap: npk_mem_set_limit, npk_parse_size and the sim port's
+ * mem-limit option; a write over the cap fails and changes nothing. */
+static void test_mem_limit(void) {
+    uint64_t v = 0;
+    CHECK_EQ(npk_parse_size("4G", &v), 0);
+    CHECK_EQ(v, 4ull << 30);
+    CHECK_EQ(npk_parse_size("0x10k", &v), 0);
+    CHECK_EQ(v, 16384);
+    CHECK_EQ(npk_parse_size("12", &v), 0);
+    CHECK_EQ(v, 12);
+    CHECK_EQ(npk_parse_size("1.5G", &v), -NPK_EINVAL);
+    CHECK_EQ(npk_parse_size("-1", &v), -NPK_EINVAL);
+    CHECK_EQ(npk_parse_size("17179869184G", &v), -NPK_EINVAL);
+    CHECK_EQ(npk_parse_size("3X", &v), -NPK_EINVAL);
+    npk_mem *m = npk_mem_new();
+    CHECK_EQ(npk_mem_limit(m), NPK_MEM_DEFAULT_LIMIT);
+    npk_mem_set_limit(m, 8192);
+    uint8_t buf[8192];
+    memset(buf, 0x5a, sizeof buf);
+    CHECK_EQ(npk_mem_poke(m, 0x1000, buf, 6000), 0);
+    CHECK_EQ(npk_mem_used(m), 8192);
+    CHECK_EQ(npk_mem_fill(m, 0x2000, 0x11, 8192), -NPK_ENOMEM); /* page 0x2000 exists, 0x3000 does not fit */
+    CHECK(strstr(npk_errmsg(), "guest memory cap of 8192 bytes") != NULL);
+    uint8_t back[16];
+    CHECK_EQ(npk_mem_peek(m, 0x2000, back, 16), 0);
+    CHECK_EQ(back[0], 0x5a); /* unchanged */
+    CHECK_EQ(npk_mem_used(m), 8192);
+    npk_mem_set_limit(m, 0); /* no cap */
+    CHECK_EQ(npk_mem_fill(m, 0x2000, 0x11, 8192), 0);
+    npk_mem_free(m);
+    npk_port *p = NULL;
+    CHECK_EQ(npk_port_open(&p, "sim:mem-limit=4K", "e1", NULL), 0);
+    if (p) {
+        CHECK_EQ(npk_port_mem_write(p, 0x80000000, buf, 4096), 0);
+        CHECK(npk_port_mem_write(p, 0x80001000, buf, 1) < 0);
+        npk_port_close(p);
+    }
+    CHECK_EQ(npk_port_open(&p, "sim:mem-limit=lots", "e1", NULL), -NPK_EINVAL);
+    CHECK_EQ(npk_port_open(&p, "sim:speed=9", "e1", NULL), -NPK_EINVAL);
+    CHECK(strstr(npk_errmsg(), "mem-limit") != NULL);
+}
+
 int main(void) {
+    test_mem_limit();
     test_sparse_memory();
     test_memory_map_and_latency();
     test_faults();

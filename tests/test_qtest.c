@@ -39,7 +39,7 @@ static void env_open(env *e, int settle, const char *opts, FILE *log) {
     memset(e, 0, sizeof *e);
     e->sim = npk_sim_new_class(&td_class, opts);
     CHECK(e->sim != NULL);
-    npk_qtest_cfg cfg = {settle, 0, log};
+    npk_qtest_cfg cfg = {.settle = settle, .log = log, .irq_always = 1};
     e->q = npk_qtest_new(e->sim, &cfg, capture, &e->out);
     CHECK(e->q != NULL);
 }
@@ -96,6 +96,23 @@ static void test_registers(void) {
               "DMA_ADDR=0x00000000\n");
     CHECK_STR(req(&e, "npu_info"),
               "OK device=tdev hz=500000000 mmio=0x40000000+0x100 irqs=2 ns=0 cycles=0 irq=0x0 settle=0\n");
+    env_close(&e);
+}
+
+/* QEMU's rule: no IRQ lines until the client intercepts them (irq_always 0). */
+static void test_irq_intercept(void) {
+    env e;
+    memset(&e, 0, sizeof e);
+    e.sim = npk_sim_new_class(&td_class, NULL);
+    npk_qtest_cfg cfg = {.irq_always = 0};
+    e.q = npk_qtest_new(e.sim, &cfg, capture, &e.out);
+    CHECK_STR(req(&e, "writel 0x40000008 2"), "OK\n");
+    CHECK_STR(req(&e, "clock_step 4"), "OK 4\n"); /* line 0 rises, unreported */
+    CHECK_STR(req(&e, "npu_info"),
+              "OK device=tdev hz=500000000 mmio=0x40000000+0x100 irqs=2 ns=4 cycles=2 irq=0x1 settle=0\n");
+    CHECK_STR(req(&e, "irq_intercept_in /machine/anything"), "OK\n"); /* levels are not replayed (QEMU) */
+    CHECK_STR(req(&e, "writel 0x4000000c 1"), "IRQ lower 0\nOK\n");
+    CHECK_STR(req(&e, "inb 0"), "OK 0x00ff\n");
     env_close(&e);
 }
 
@@ -335,6 +352,7 @@ static void test_log_and_serve(void) {
 int main(void) {
     test_registers();
     test_irq_and_time();
+    test_irq_intercept();
     test_settle();
     test_memory_and_map();
     test_bad_requests();

@@ -176,12 +176,13 @@ static void test_cli(void) {
     CHECK(help && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     static const char *const opts[] = {"--device", "--opts", "--socket", "--settle", "--idle-limit", "--mem-latency",
                                        "--mem-map", "--fault", "--trace", "--log", "clock_step", "b64write",
-                                       "npu_regs", "npu_reset", "npu_info", "irq_intercept_in"};
+                                       "npu_regs", "npu_reset", "npu_info", "irq_intercept_in",
+                                       "--irq-always", "--mem-limit", "-qtest", "-qmp", "inb"};
     for (size_t i = 0; help && i < sizeof opts / sizeof opts[0]; i++) CHECK(strstr(help, opts[i]) != NULL);
     free(help);
     /* an e1 ADD of zeros: 1 cycle, done raises the IRQ (e1-rtl-notes.md) */
-    char *out = run_text("--device e1 --settle --log qtest-cli.log --trace qtest-cli.json", "writel 0x1002000c 1\n",
-                         &n, &st);
+    char *out = run_text("--device e1 --settle --irq-always --log qtest-cli.log --trace qtest-cli.json",
+                         "writel 0x1002000c 1\n", &n, &st);
     CHECK(out && !strcmp(out, "IRQ raise 0\nOK\n"));
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     free(out);

@@ -43,7 +43,21 @@ void npk_mem_clear(npk_mem *m);
 int npk_mem_map(npk_mem *m, uint64_t base, uint64_t size, uint32_t latency, const char *name);
 /* Latency of beats when no memory map is declared (default 0). */
 void npk_mem_set_latency(npk_mem *m, uint32_t cycles);
-/* Host-side (CPU) access: no faults, no latency, not counted. */
+/* Guest-memory cap: the host memory its pages may take, in bytes (rounded
+ * down to whole 4 KiB pages). A write needing pages beyond the cap fails with
+ * -NPK_ENOMEM naming the cap and changes nothing; a device beat beyond it is
+ * a bus error. Default NPK_MEM_DEFAULT_LIMIT; 0 = no cap. */
+#define NPK_MEM_DEFAULT_LIMIT (4ull << 30)
+void npk_mem_set_limit(npk_mem *m, uint64_t bytes);
+uint64_t npk_mem_limit(const npk_mem *m);
+/* Parse a byte count: a number (strtoull base 0) with an optional binary
+ * suffix K, M, G or T (KiB...TiB). Returns 0, or -NPK_EINVAL on a malformed
+ * or overflowing value (with npk_errmsg set). */
+int npk_parse_size(const char *text, uint64_t *out);
+/* Bytes of host memory the guest pages take now. */
+uint64_t npk_mem_used(const npk_mem *m);
+/* Host-side (CPU) access: no faults, no latency, not counted. A failed poke
+ * or fill (outside the map, over the cap, out of host memory) writes nothing. */
 int npk_mem_peek(const npk_mem *m, uint64_t addr, void *buf, size_t len);
 int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len);
 int npk_mem_fill(npk_mem *m, uint64_t addr, uint8_t value, size_t len);
@@ -144,6 +158,9 @@ typedef struct npk_dev_ops {
     /* Power-on reset: every register to its reset value. */
     void (*reset)(npk_dev *d);
     void (*destroy)(npk_dev *d);
+    /* Optional: 1 when the device is busy but waits for an answer that never
+     * comes (a hung bus beat); it is idle() too, yet not done. NULL = never. */
+    int (*stalled)(npk_dev *d);
 } npk_dev_ops;
 
 typedef void (*npk_irq_fn)(void *ctx, int line, int level);

@@ -8,6 +8,17 @@
 #define ARENA_BASE 0x80000000ull
 #define ARENA_SIZE 0x40000000ull
 
+/* "sim:mem-limit=BYTES": the in-process model with port options. */
+static int open_sim_with(npk_port *p, const char *popts, const char *opts) {
+    uint64_t limit = 0;
+    if (strncmp(popts, "mem-limit=", 10))
+        return npk_err(NPK_EINVAL, "unknown sim port option '%s' (known: mem-limit=BYTES[K|M|G|T])", popts);
+    if (npk_parse_size(popts + 10, &limit)) return npk_err(NPK_EINVAL, "sim port mem-limit: %s", npk_errmsg());
+    int rc = npk_port_open_sim(p, opts);
+    if (!rc) npk_mem_set_limit(npk_sim_mem(p->sim), limit);
+    return rc;
+}
+
 int npk_port_open(npk_port **out, const char *spec, const char *device, const char *opts) {
     *out = NULL;
     const npk_dev_class *cls = npk_dev_class_find(device);
@@ -20,12 +31,14 @@ int npk_port_open(npk_port **out, const char *spec, const char *device, const ch
     int rc;
     if (!spec || !*spec || !strcmp(spec, "sim"))
         rc = npk_port_open_sim(p, opts);
+    else if (!strncmp(spec, "sim:", 4))
+        rc = open_sim_with(p, spec + 4, opts);
     else if (!strncmp(spec, "qtest:", 6) || !strncmp(spec, "qtest-spawn:", 12))
         rc = npk_port_open_qtest(p, spec, opts);
     else if (!strncmp(spec, "uio:", 4))
         rc = npk_port_open_uio(p, spec + 4);
     else
-        rc = npk_err(NPK_EINVAL, "unknown port '%s' (expected sim, qtest:PATH, qtest-spawn:NPU or uio:/dev/uioN)",
+        rc = npk_err(NPK_EINVAL, "unknown port '%s' (expected sim, sim:mem-limit=BYTES, qtest:PATH, qtest-spawn:NPU or uio:/dev/uioN)",
                      spec);
     if (rc) {
         free(p);

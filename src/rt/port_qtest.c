@@ -554,6 +554,11 @@ int npk_port_open_qtest(npk_port *p, const char *target, const char *opts) {
         c->ns = ns;
         for (int i = 0; i < NPK_MAX_IRQ; i++) c->irq[i] = (irq >> i) & 1;
     }
+    /* Ask for IRQ lines (a QEMU-style server sends none until asked). */
+    if (!rc) {
+        rc = request(c, "irq_intercept_out /machine/npu\n", 31, &ok);
+        if (!rc && !ok) rc = failed(c, NPK_EIO, "irq_intercept_out");
+    }
     if (rc) {
         free_qt(c);
         return rc;

@@ -2,6 +2,7 @@
 #include "npukit/npu.h"
 #include "npukit/sim.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +39,14 @@ struct npk_mem {
     npk_mem_stats stats;
     npk_mem_watch_fn watch;
     void *watch_ctx;
+    uint64_t limit_pages; /* 0 = no cap */
 };
 
 npk_mem *npk_mem_new(void) {
     npk_mem *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->nbuckets = 1024;
+    m->limit_pages = NPK_MEM_DEFAULT_LIMIT >> PAGE_SHIFT;
     m->buckets = calloc(m->nbuckets, sizeof *m->buckets);
     if (!m->buckets) {
         free(m);
@@ -176,16 +179,62 @@ int npk_mem_peek(const npk_mem *m, uint64_t addr, void *buf, size_t len) {
     return 0;
 }
 
+int npk_parse_size(const char *text, uint64_t *out) {
+    const char *s = text ? text : "";
+    if (!*s || *s == '-' || *s == '+' || *s == ' ')
+        return npk_err(NPK_EINVAL, "bad size '%s' (expected bytes, optionally with K, M, G or T)", s);
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (end == s || errno) return npk_err(NPK_EINVAL, "bad size '%s' (out of range or not a number)", s);
+    unsigned shift = 0;
+    if (*end) {
+        const char *u = "KMGT", *f = strchr(u, *end >= 'a' ? *end - 32 : *end);
+        if (!f || end[1]) return npk_err(NPK_EINVAL, "bad size '%s' (expected bytes, optionally with K, M, G or T)", s);
+        shift = 10u * (unsigned)(f - u + 1);
+    }
+    if (shift && v > (UINT64_MAX >> shift)) return npk_err(NPK_EINVAL, "size '%s' is out of range (over 2^64 bytes)", s);
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+void npk_mem_set_limit(npk_mem *m, uint64_t bytes) { m->limit_pages = bytes >> PAGE_SHIFT; }
+uint64_t npk_mem_limit(const npk_mem *m) { return m->limit_pages << PAGE_SHIFT; }
+uint64_t npk_mem_used(const npk_mem *m) { return (uint64_t)m->npages << PAGE_SHIFT; }
+
+/* Make every page of [addr, addr+len) exist before anything is written, so a
+ * write that cannot complete (cap, host memory) changes nothing: pages added
+ * before a failure are zero, which reads the same as absent. */
+static int reserve(npk_mem *m, uint64_t addr, size_t len) {
+    if (!len) return 0;
+    if (addr + len - 1 < addr)
+        return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu wraps around the address space", addr, len);
+    uint64_t first = addr >> PAGE_SHIFT, last = (addr + len - 1) >> PAGE_SHIFT, missing = 0;
+    for (uint64_t pfn = first; pfn <= last; pfn++)
+        if (!find_page(m, pfn)) missing++;
+    if (m->limit_pages && m->npages + missing > m->limit_pages)
+        return npk_err(NPK_ENOMEM,
+                       "guest memory cap of %" PRIu64 " bytes reached: writing 0x%" PRIx64 "+%zu needs %" PRIu64
+                       " more KiB on top of %" PRIu64 " KiB in use (raise the cap with --mem-limit)",
+                       npk_mem_limit(m), addr, len, missing * (PAGE_SIZE / 1024),
+                       (uint64_t)m->npages * (PAGE_SIZE / 1024));
+    for (uint64_t pfn = first; missing && pfn <= last; pfn++)
+        if (!get_page(m, pfn))
+            return npk_err(NPK_ENOMEM, "out of host memory for guest page 0x%" PRIx64, pfn);
+    return 0;
+}
+
 int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len) {
     if (!mapped(m, addr, len))
         return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu is outside the memory map", addr, len);
+    int rc = reserve(m, addr, len);
+    if (rc) return rc;
     const uint8_t *in = buf;
     while (len) {
         uint64_t off = addr & (PAGE_SIZE - 1);
         size_t n = PAGE_SIZE - off;
         if (n > len) n = len;
-        page *p = get_page(m, addr >> PAGE_SHIFT);
-        if (!p) return npk_err(NPK_ENOMEM, "out of host memory for guest page 0x%" PRIx64, addr >> PAGE_SHIFT);
+        page *p = find_page(m, addr >> PAGE_SHIFT);
         memcpy(p->data + off, in, n);
         in += n;
         addr += n;
@@ -195,6 +244,10 @@ int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len) {
 }
 
 int npk_mem_fill(npk_mem *m, uint64_t addr, uint8_t value, size_t len) {
+    if (!mapped(m, addr, len))
+        return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu is outside the memory map", addr, len);
+    int r = reserve(m, addr, len);
+    if (r) return r;
     uint8_t chunk[256];
     memset(chunk, value, sizeof chunk);
     while (len) {

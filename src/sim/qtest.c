@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,6 +31,7 @@ struct npk_qtest {
     void *out_ctx;
     uint64_t ns;      /* the virtual clock */
     uint64_t cycles;  /* device cycles run; == floor(ns * hz / 1e9) after clock verbs */
+    int intercept;    /* irq_intercept_in/out seen: IRQ lines are reported */
     /* input line being assembled */
     char *line;
     size_t len, cap;
@@ -42,6 +44,7 @@ struct npk_qtest {
     int sfd;
     int sfd_is_sock;
     int peer_gone;
+    uint64_t bytes_in; /* request bytes received by npk_qtest_serve_fd */
     char *obuf;
     size_t olen, ocap;
 };
@@ -58,6 +61,7 @@ static void emit(npk_qtest *q, const char *s, size_t n) {
 
 static void on_irq(void *ctx, int line, int level) {
     npk_qtest *q = ctx;
+    if (!q->intercept && !q->cfg.irq_always) return; /* QEMU: silent until intercepted */
     char buf[48];
     int n = snprintf(buf, sizeof buf, "IRQ %s %d\n", level ? "raise" : "lower", line);
     emit(q, buf, (size_t)n);
@@ -138,6 +142,8 @@ static uint64_t ns_at_cycles(const npk_qtest *q, uint64_t c) {
 }
 
 static int dev_idle(npk_qtest *q) { return q->dev->ops->idle ? q->dev->ops->idle(q->dev) : 1; }
+/* Busy but waiting for what never comes (a hung bus beat): time changes nothing. */
+static int dev_stalled(npk_qtest *q) { return q->dev->ops->stalled ? q->dev->ops->stalled(q->dev) : 0; }
 
 /* Advance the device to `target` cycles: big steps while idle, bounded
  * chunks while busy (a model's step(n) equals n single steps). */
@@ -150,10 +156,17 @@ static void run_to_cycles(npk_qtest *q, uint64_t target) {
     }
 }
 
-/* Run cycle by cycle until the device is idle (bounded); returns cycles run. */
+/* Run cycle by cycle until the device is idle (bounded); returns cycles run.
+ * A stalled (hung) device is busy: it runs the whole bound in one step. */
 static uint64_t run_until_idle(npk_qtest *q) {
     uint64_t limit = q->cfg.idle_limit ? q->cfg.idle_limit : NPK_QTEST_IDLE_LIMIT, n = 0;
-    while (n < limit && !dev_idle(q)) {
+    while (n < limit) {
+        if (dev_stalled(q)) { /* nothing will change: run the rest of the bound at once */
+            npk_sim_step(q->sim, limit - n);
+            n = limit;
+            break;
+        }
+        if (dev_idle(q)) break;
         npk_sim_step(q->sim, 1);
         n++;
     }
@@ -500,7 +513,7 @@ static int v_memset(npk_qtest *q, const char *verb, char **a, int na) {
 static int v_clock_step(npk_qtest *q, const char *verb, char **a, int na) {
     if (args(q, verb, na, 0, 1, "clock_step [NS]")) return 1;
     if (na == 0) {
-        if (dev_idle(q))
+        if (dev_idle(q) && !dev_stalled(q))
             return fail(q, "cannot advance clock to the next deadline because there is no pending deadline");
         run_until_idle(q);
         rep_printf(q, "OK %" PRIu64, q->ns);
@@ -555,6 +568,29 @@ static int v_info(npk_qtest *q, const char *verb, int na) {
     return 0;
 }
 
+/* Port I/O. The machine has no I/O devices: like QEMU's unassigned I/O space,
+ * reads return all ones of the access width and writes are ignored. Ports
+ * are 16-bit (QEMU asserts on larger numbers; we FAIL). */
+static int v_in(npk_qtest *q, const char *verb, char **a, int na) {
+    if (args(q, verb, na, 1, 1, "inb|inw|inl PORT")) return 1;
+    uint64_t port;
+    NUM(a[0], port, "port", 0);
+    if (port > 0xffff) return fail(q, "%s: port 0x%" PRIx64 " is beyond the 16-bit I/O space", verb, port);
+    uint32_t v = verb[2] == 'b' ? 0xffu : verb[2] == 'w' ? 0xffffu : 0xffffffffu;
+    rep_printf(q, "OK 0x%04" PRIx32, v); /* QEMU's format */
+    return 0;
+}
+
+static int v_out(npk_qtest *q, const char *verb, char **a, int na) {
+    if (args(q, verb, na, 2, 2, "outb|outw|outl PORT VALUE")) return 1;
+    uint64_t port, val;
+    NUM(a[0], port, "port", 0);
+    NUM(a[1], val, "value", 1);
+    if (port > 0xffff) return fail(q, "%s: port 0x%" PRIx64 " is beyond the 16-bit I/O space", verb, port);
+    rep_add(q, "OK", 2);
+    return 0;
+}
+
 /* Execute the words; returns 0 (OK), 1 (FAIL). *access is set when the verb
  * touched the machine (for --settle). */
 static int dispatch(npk_qtest *q, char **w, int nw, int *access) {
@@ -589,8 +625,10 @@ static int dispatch(npk_qtest *q, char **w, int nw, int *access) {
     if (!strcmp(verb, "clock_step")) return v_clock_step(q, verb, a, na);
     if (!strcmp(verb, "clock_set")) return v_clock_set(q, verb, a, na);
     if (!strcmp(verb, "irq_intercept_in") || !strcmp(verb, "irq_intercept_out")) {
-        /* IRQ lines are always reported; interception is accepted for QEMU clients. */
+        /* As QEMU: from now on IRQ line changes are reported. The machine has
+         * one device, so any QOM path names it. */
         if (args(q, verb, na, 1, 2, "irq_intercept_in|irq_intercept_out QOM-PATH [NAME]")) return 1;
+        q->intercept = 1;
         rep_add(q, "OK", 2);
         return 0;
     }
@@ -608,9 +646,8 @@ static int dispatch(npk_qtest *q, char **w, int nw, int *access) {
     }
     if (!strcmp(verb, "npu_regs")) return v_regs(q, verb, na);
     if (!strcmp(verb, "npu_info")) return v_info(q, verb, na);
-    if (!strcmp(verb, "outb") || !strcmp(verb, "outw") || !strcmp(verb, "outl") || !strcmp(verb, "inb") ||
-        !strcmp(verb, "inw") || !strcmp(verb, "inl"))
-        return fail(q, "%s: this machine has no I/O port space (use readb/writeb ... on physical addresses)", verb);
+    if (!strcmp(verb, "outb") || !strcmp(verb, "outw") || !strcmp(verb, "outl")) return v_out(q, verb, a, na);
+    if (!strcmp(verb, "inb") || !strcmp(verb, "inw") || !strcmp(verb, "inl")) return v_in(q, verb, a, na);
     if (!strcmp(verb, "set_irq_in"))
         return fail(q, "set_irq_in: the %s model has no input interrupt lines", q->cls->name);
     return fail(q, "Unknown command '%.64s'", verb);
@@ -788,6 +825,21 @@ void npk_qtest_free(npk_qtest *q) {
 
 /* ---- transports ----------------------------------------------------------------------- */
 
+static int stopped(const npk_qtest *q) { return q->cfg.stop && *q->cfg.stop; }
+
+/* Wait until fd is readable or a stop was requested (checked every 200 ms so
+ * a signal that lands just before the wait is not missed for long).
+ * Returns 1 when readable, 0 when stopped, -1 on a poll error. */
+static int wait_readable(const npk_qtest *q, int fd) {
+    for (;;) {
+        if (stopped(q)) return 0;
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int r = poll(&pf, 1, 200);
+        if (r > 0) return 1;
+        if (r < 0 && errno != EINTR) return -1;
+    }
+}
+
 static void send_all(npk_qtest *q, const char *p, size_t n) {
     size_t off = 0;
     while (off < n && !q->peer_gone) {
@@ -845,7 +897,9 @@ int npk_qtest_serve_fd(npk_qtest *q, int in_fd, int out_fd) {
     char *buf = malloc(65536);
     if (!buf) rc = npk_err(NPK_ENOMEM, "out of memory");
     while (buf && !q->peer_gone) {
-        ssize_t n = read(in_fd, buf, 65536);
+        int w = wait_readable(q, in_fd);
+        if (w == 0) break;
+        ssize_t n = w < 0 ? -1 : read(in_fd, buf, 65536);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             if (errno == ECONNRESET) break; /* the peer went away */
@@ -857,6 +911,7 @@ int npk_qtest_serve_fd(npk_qtest *q, int in_fd, int out_fd) {
             flush_out(q);
             break;
         }
+        q->bytes_in += (uint64_t)n;
         npk_qtest_feed(q, buf, (size_t)n);
         flush_out(q);
     }
@@ -879,6 +934,16 @@ int npk_qtest_serve_socket(npk_qtest *q, const char *path, void (*ready)(void *c
     if (lstat(path, &st) == 0) {
         if (!S_ISSOCK(st.st_mode))
             return npk_err(NPK_EINVAL, "qtest: '%s' exists and is not a socket (refusing to replace it)", path);
+        /* Stale only if nobody accepts connections on it. */
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe < 0) return npk_err(NPK_EIO, "qtest: socket: %s", strerror(errno));
+        int r = connect(probe, (struct sockaddr *)&sa, sizeof sa), e = errno;
+        close(probe);
+        if (r == 0)
+            return npk_err(NPK_EINVAL, "qtest: another server is listening on '%s' (refusing to replace its socket)",
+                           path);
+        if (e != ECONNREFUSED && e != ENOENT)
+            return npk_err(NPK_EIO, "qtest: cannot tell whether '%s' is in use: %s", path, strerror(e));
         unlink(path);
     }
     int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -895,15 +960,29 @@ int npk_qtest_serve_socket(npk_qtest *q, const char *path, void (*ready)(void *c
         return npk_err(NPK_EIO, "qtest: listen on '%s': %s", path, strerror(e));
     }
     if (ready) ready(ctx, path);
-    int c;
-    do {
-        c = accept(ls, NULL, NULL);
-    } while (c < 0 && errno == EINTR);
-    int e = errno;
+    /* Serve the first connection that sends something; one that closes
+     * without a byte (another server probing whether this one is alive) is
+     * not a session. The socket file stays until the server is done, so such
+     * probes find it alive. */
+    int rc = 0;
+    for (;;) {
+        int c = -1, w = wait_readable(q, ls);
+        if (w > 0) {
+            do {
+                c = accept(ls, NULL, NULL);
+            } while (c < 0 && errno == EINTR);
+        }
+        if (w == 0) break; /* stopped */
+        if (c < 0) {
+            rc = npk_err(NPK_EIO, "qtest: accept on '%s': %s", path, strerror(errno));
+            break;
+        }
+        q->bytes_in = 0;
+        rc = npk_qtest_serve_fd(q, c, c);
+        close(c);
+        if (rc || q->bytes_in || stopped(q)) break;
+    }
     close(ls);
     unlink(path);
-    if (c < 0) return npk_err(NPK_EIO, "qtest: accept on '%s': %s", path, strerror(e));
-    int rc = npk_qtest_serve_fd(q, c, c);
-    close(c);
     return rc;
 }

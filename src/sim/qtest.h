@@ -15,6 +15,7 @@
 #ifndef NPUKIT_SIM_QTEST_H
 #define NPUKIT_SIM_QTEST_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,10 @@ typedef struct npk_qtest_cfg {
     int settle;            /* 1: run the device until idle after every access */
     uint64_t idle_limit;   /* bound of run-until-idle in cycles (0 = NPK_QTEST_IDLE_LIMIT) */
     FILE *log;             /* copy of the conversation ("> request", "< reply"), or NULL */
+    volatile sig_atomic_t *stop; /* when set and *stop becomes non-zero (a signal
+                            * handler), the serve functions return 0 soon */
+    int irq_always;        /* 1: report IRQ lines from the first request; 0 (QEMU): only
+                            * after irq_intercept_in/irq_intercept_out */
 } npk_qtest_cfg;
 
 /* Create an engine over `sim` (not owned; it must outlive the engine). cfg may
@@ -67,9 +72,10 @@ uint64_t npk_qtest_cycles(const npk_qtest *q);
  * went away, or a negative npk_status on a read error. SIGPIPE is never
  * raised for a socket peer; for pipes the caller should ignore SIGPIPE. */
 int npk_qtest_serve_fd(npk_qtest *q, int in_fd, int out_fd);
-/* Listen on the Unix socket `path` (a stale socket file there is replaced;
- * any other existing file is an error), accept one connection, serve it to
- * its end, then remove the socket. `ready` (may be NULL) is called once the
+/* Listen on the Unix socket `path` (a socket file there that refuses
+ * connections is stale and replaced; a live server's socket or any other
+ * existing file is an error), accept one connection, serve it to its end,
+ * then remove the socket (also when stopped through cfg.stop). `ready` (may be NULL) is called once the
  * socket accepts connections. Returns 0 or a negative npk_status. */
 int npk_qtest_serve_socket(npk_qtest *q, const char *path, void (*ready)(void *ctx, const char *path), void *ctx);
 

@@ -261,6 +261,8 @@ static void step(npk_dev *d, uint64_t cycles) {
     }
 }
 
+static int stalled(npk_dev *d) { return V(d)->hang; }
+
 static int idle(npk_dev *d) {
     v0 *v = V(d);
     if (v->hang) return 1; /* nothing will ever answer */
@@ -455,6 +457,7 @@ static const npk_dev_ops ops = {
     .write64 = NULL,
     .step = step,
     .idle = idle,
+    .stalled = stalled,
     .reset = reset,
     .destroy = destroy,
 };

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_fail(const char *fmt, ...) {
@@ -96,6 +97,24 @@ int cli_write_file(const char *path, const void *data, size_t len) {
     size_t w = fwrite(data, 1, len, f);
     if (fclose(f) || w != len) return npk_err(NPK_EIO, "writing '%s' failed", path);
     return 0;
+}
+
+int cli_check_output(const char *path) {
+    if (!path || !*path) return npk_err(NPK_EIO, "empty output file name");
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return npk_err(NPK_EIO, "'%s' is a directory", path);
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir) return npk_err(NPK_ENOMEM, "out of memory");
+    int rc = 0;
+    if (stat(dir, &st) != 0)
+        rc = npk_err(NPK_EIO, "cannot write '%s': directory '%s' does not exist", path, dir);
+    else if (!S_ISDIR(st.st_mode))
+        rc = npk_err(NPK_EIO, "cannot write '%s': '%s' is not a directory", path, dir);
+    else if (access(dir, W_OK) != 0)
+        rc = npk_err(NPK_EIO, "cannot write '%s': directory '%s' is not writable", path, dir);
+    free(dir);
+    return rc;
 }
 
 static int progress_shown;

@@ -49,6 +49,9 @@ int cli_parse_double(const char *s, double *out);
 /* Read a whole file (binary). Returns 0 or a negative npk_status with npk_errmsg set. */
 int cli_read_file(const char *path, uint8_t **data, size_t *len);
 int cli_write_file(const char *path, const void *data, size_t len);
+/* Validate an output path before the work: its directory exists and is
+ * writable, and the path is not a directory. 0 or -NPK_EIO with npk_errmsg. */
+int cli_check_output(const char *path);
 /* Progress line on a terminal only: cli_progress("decode", i, n). */
 void cli_progress(const char *what, uint64_t done, uint64_t total);
 void cli_progress_end(void);

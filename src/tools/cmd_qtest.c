@@ -1,5 +1,6 @@
 /* npu qtest: serve a device model over QEMU's qtest text protocol. */
 #include "cli.h"
+#include "qemu_compat.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 #include "sim/qtest.h"
@@ -16,8 +17,9 @@ static void help(void) {
         "Serves the device model D over QEMU's qtest text protocol on standard input and\n"
         "output (or on a Unix socket with --socket), so any script or language can drive\n"
         "it at register level. One request per line; every request gets exactly one reply\n"
-        "line, 'OK ...' or 'FAIL <reason>', preceded by asynchronous 'IRQ raise N' /\n"
-        "'IRQ lower N' lines whenever device interrupt line N changes level.\n"
+        "line, 'OK ...' or 'FAIL <reason>'. As in QEMU, after irq_intercept_in/out (or from\n"
+        "the start with --irq-always) asynchronous 'IRQ raise N' / 'IRQ lower N' lines\n"
+        "precede the reply whenever device interrupt line N changes level.\n"
         "The device's registers sit at its MMIO window ('npu devices' lists them; e1:\n"
         "0x10020000+0x1000); every other address is guest memory. Numbers parse like\n"
         "strtoul with base 0 (0x.. hex, 0.. octal, decimal). Time advances only with\n"
@@ -39,8 +41,9 @@ static void help(void) {
         "  clock_step                     run until the device is idle -> OK <now ns>\n"
         "                                 (FAIL when it is already idle, as QEMU with no deadline)\n"
         "  clock_set NS                   advance the clock to NS -> OK <NS>; in the past: FAIL <now ns>\n"
-        "  irq_intercept_in|irq_intercept_out PATH [NAME]   accepted for QEMU clients -> OK\n"
-        "                                 (IRQ lines are always reported)\n"
+        "  irq_intercept_in|irq_intercept_out PATH [NAME]   report IRQ lines from now on -> OK\n"
+        "  inb|inw|inl PORT               no I/O devices: all ones -> OK 0x00ff / 0xffff / 0xffffffff\n"
+        "  outb|outw|outl PORT VALUE      ignored -> OK (PORT 0..0xffff)\n"
         "  endianness                     -> OK little\n"
         "  npu_reset                      device power-on reset (memory and clock kept) -> OK\n"
         "  npu_regs                       -> OK NAME=0x%%08x NAME=0x%%08x ... (every register of the table)\n"
@@ -54,7 +57,11 @@ static void help(void) {
         "  --device D            device model: e1, v0, shell, pccx (required)\n"
         "  --opts OPTIONS        device model options (comma-separated key=value, see 'npu devices')\n"
         "  --socket PATH         listen on the Unix socket PATH instead of stdin/stdout; serves one\n"
-        "                        connection, then exits (a stale socket file at PATH is replaced)\n"
+        "                        connection, then exits (a socket file nobody listens on is replaced;\n"
+        "                        a live server's socket is refused)\n"
+        "  --irq-always          report IRQ lines from the first request (no irq_intercept_* needed)\n"
+        "  --mem-limit BYTES     guest memory cap (K/M/G/T suffixes; default 4G; 0 = none); a write\n"
+        "                        beyond it FAILs and changes nothing\n"
         "  --settle              run the device until idle after every access (simple scripts)\n"
         "  --idle-limit N        bound of run-until-idle in cycles (default %llu)\n"
         "  --mem-latency N       cycles added to every device memory beat (no memory map)\n"
@@ -66,9 +73,22 @@ static void help(void) {
         "  --log FILE            write a copy of the conversation ('> request', '< reply')\n"
         "  -h, --help            this help\n"
         "\n"
+        "QEMU drop-in (what libqtest and QEMU's Python QEMUQtestMachine start; build/npu-qemu\n"
+        "is this command): -qtest unix:PATH connects to the test's qtest socket; -qmp unix:PATH\n"
+        "or -chardev socket,id=ID,path=PATH|fd=N with -mon chardev=ID,mode=control connects a\n"
+        "QMP monitor (qmp_capabilities, query-status, query-version, system_reset, quit);\n"
+        "-qtest-log FILE is --log; -machine npu-D selects the device (else --device or the\n"
+        "NPU_QEMU_DEVICE environment variable); -display, -accel, -vga, -name, -trace, -serial,\n"
+        "-monitor, -nodefaults, -S and similar are accepted and ignored. SIGTERM/SIGINT end\n"
+        "the server with exit code 0, as QEMU.\n"
+        "\n"
         "See docs/qtest.md for the protocol and where it differs from QEMU's.\n",
         NPK_QTEST_MAX_BULK, NPK_QTEST_MAX_MEMSET, (unsigned long long)NPK_QTEST_IDLE_LIMIT);
 }
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
 
 static void on_ready(void *ctx, const char *path) {
     (void)ctx;
@@ -98,8 +118,10 @@ int cmd_qtest(int argc, char **argv) {
     }
     const char *device = NULL, *opts = NULL, *sock = NULL, *trace_path = NULL, *log_path = NULL;
     const char *maps[MAX_LIST], *faults[MAX_LIST];
-    int nmaps = 0, nfaults = 0, settle = 0, have_lat = 0;
-    uint64_t lat = 0, idle_limit = 0;
+    int nmaps = 0, nfaults = 0, settle = 0, have_lat = 0, irq_always = 0, have_limit = 0;
+    uint64_t lat = 0, idle_limit = 0, mem_limit = 0;
+    qemu_opts qo;
+    memset(&qo, 0, sizeof qo);
     for (int i = 1; i < argc; i++) {
         int missing = 0;
         const char *v;
@@ -107,6 +129,16 @@ int cmd_qtest(int argc, char **argv) {
             settle = 1;
             continue;
         }
+        if (!strcmp(argv[i], "--irq-always")) {
+            irq_always = 1;
+            continue;
+        }
+        int qr = qemu_opt_parse(&qo, argc, argv, &i);
+        if (qr < 0) {
+            qemu_opts_free(&qo);
+            return 2;
+        }
+        if (qr) continue;
 #define OPT(name) ((v = optval(argc, argv, &i, name, &missing)) != NULL || missing)
         if (OPT("--device")) {
             if (missing) return cli_usage_error("qtest", "--device needs a value");
@@ -130,6 +162,13 @@ int cmd_qtest(int argc, char **argv) {
         } else if (OPT("--idle-limit")) {
             if (missing || cli_parse_u64(v, &idle_limit) || !idle_limit)
                 return cli_usage_error("qtest", "--idle-limit needs a positive number of cycles");
+        } else if (OPT("--mem-limit")) {
+            if (missing || npk_parse_size(v, &mem_limit)) {
+                qemu_opts_free(&qo);
+                return cli_usage_error("qtest", "--mem-limit needs a byte count like 4G, 512M or 0 (no cap)%s%s",
+                                       missing ? "" : ": ", missing ? "" : npk_errmsg());
+            }
+            have_limit = 1;
         } else if (OPT("--mem-map")) {
             if (missing) return cli_usage_error("qtest", "--mem-map needs BASE+SIZE[@LAT][:NAME]");
             if (nmaps == MAX_LIST) return cli_usage_error("qtest", "more than %d --mem-map options", MAX_LIST);
@@ -139,13 +178,41 @@ int cmd_qtest(int argc, char **argv) {
             if (nfaults == MAX_LIST) return cli_usage_error("qtest", "more than %d --fault options", MAX_LIST);
             faults[nfaults++] = v;
         } else {
+            qemu_opts_free(&qo);
             return cli_usage_error("qtest", "unknown argument '%s'", argv[i]);
         }
 #undef OPT
     }
-    if (!device) return cli_usage_error("qtest", "--device is required (%s)", npk_dev_names());
-    if (!npk_dev_class_find(device))
+    if (qemu_opts_finish(&qo)) {
+        qemu_opts_free(&qo);
+        return 2;
+    }
+    if (!device) device = qo.machine_dev;
+    if (!device && qo.active) device = getenv("NPU_QEMU_DEVICE");
+    if (!device) {
+        qemu_opts_free(&qo);
+        return cli_usage_error("qtest", "--device is required (%s)%s", npk_dev_names(),
+                               qo.active ? "; as QEMU: -machine npu-D or NPU_QEMU_DEVICE=D" : "");
+    }
+    if (!npk_dev_class_find(device)) {
+        qemu_opts_free(&qo);
         return cli_usage_error("qtest", "unknown device '%s' (known: %s)", device, npk_dev_names());
+    }
+    if (qo.active && sock) {
+        qemu_opts_free(&qo);
+        return cli_usage_error("qtest", "--socket and -qtest exclude each other");
+    }
+    if (qo.qtest_log) {
+        if (log_path) {
+            qemu_opts_free(&qo);
+            return cli_usage_error("qtest", "--log and -qtest-log exclude each other");
+        }
+        if (strcmp(qo.qtest_log, "none")) log_path = qo.qtest_log;
+    }
+    if (trace_path && cli_check_output(trace_path)) {
+        qemu_opts_free(&qo);
+        return cli_fail("qtest: --trace: %s", npk_errmsg());
+    }
 
     npk_sim *sim = npk_sim_new(device, opts);
     if (!sim) return cli_fail("qtest: cannot create the %s model: %s", device, npk_errmsg());
@@ -155,6 +222,7 @@ int cmd_qtest(int argc, char **argv) {
     npk_trace *trace = NULL;
     npk_qtest *q = NULL;
     if (have_lat) npk_mem_set_latency(mem, (uint32_t)lat);
+    if (have_limit) npk_mem_set_limit(mem, mem_limit);
     for (int i = 0; i < nmaps && !rc; i++)
         if (npk_mem_map_parse(mem, maps[i])) rc = cli_fail("qtest: --mem-map: %s", npk_errmsg());
     for (int i = 0; i < nfaults && !rc; i++) {
@@ -172,16 +240,31 @@ int cmd_qtest(int argc, char **argv) {
             npk_sim_dev(sim)->trace = trace;
         }
     }
+    npk_qtest_cfg cfg = {
+        .settle = settle, .idle_limit = idle_limit, .log = logf, .stop = &stop_signal, .irq_always = irq_always};
     if (!rc) {
-        npk_qtest_cfg cfg = {.settle = settle, .idle_limit = idle_limit, .log = logf};
+        /* SIGTERM/SIGINT end the session cleanly (socket removed, trace and log
+         * written) with exit code 0, as QEMU does. */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN); /* a vanished client ends the session, not the process */
+    }
+    if (!rc && qo.active) {
+        rc = qemu_serve(sim, &cfg, &qo);
+    } else if (!rc) {
         q = npk_qtest_new(sim, &cfg, NULL, NULL);
         if (!q) rc = cli_fail("qtest: %s", npk_errmsg());
+        if (!rc) {
+            int r = sock ? npk_qtest_serve_socket(q, sock, on_ready, NULL) : npk_qtest_serve_fd(q, 0, 1);
+            if (r) rc = cli_fail("qtest: %s", npk_errmsg());
+        }
     }
-    if (!rc) {
-        signal(SIGPIPE, SIG_IGN); /* a vanished client ends the session, not the process */
-        int r = sock ? npk_qtest_serve_socket(q, sock, on_ready, NULL) : npk_qtest_serve_fd(q, 0, 1);
-        if (r) rc = cli_fail("qtest: %s", npk_errmsg());
-    }
+    if (stop_signal) fprintf(stderr, "npu qtest: terminating on signal %d\n", (int)stop_signal);
+    qemu_opts_free(&qo);
     npk_qtest_free(q);
     if (trace) {
         npk_sim_dev(sim)->trace = NULL;

@@ -28,6 +28,11 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    /* Started as build/npu-qemu (or qemu-system-npu): the QEMU drop-in, i.e.
+     * `npu qtest` with QEMU's command line (docs/qtest.md). */
+    const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+    base = base ? base + 1 : argc > 0 ? argv[0] : "";
+    if (!strcmp(base, "npu-qemu") || !strncmp(base, "qemu-system-", 12)) return cmd_qtest(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

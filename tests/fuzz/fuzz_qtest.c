@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     npk_sim *s = npk_sim_new(devs[data[0] % 4], NULL);
     if (!s) return 0;
     npk_mem_map(npk_sim_mem(s), 0, 1u << 24, 0, "ram");
-    npk_qtest_cfg cfg = {0, 200000, NULL};
+    npk_qtest_cfg cfg = {.idle_limit = 200000, .irq_always = 1};
     npk_qtest *q = npk_qtest_new(s, &cfg, sink, NULL);
     if (!q) abort();
     npk_qtest_feed(q, data + 1, size - 1);
