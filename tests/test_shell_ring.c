@@ -15,7 +15,77 @@ static void copy_desc(uint8_t *d, uint64_t src, uint64_t dst, uint32_t n, uint32
     le32(d + 24, n);
 }
 
+/* Issue #13: preset=rtlgen-perf reproduces the RTLGen perf model's cost rules
+ * (npu/sim/perf/model.py at 1 GHz). A mapped schedule, figures by hand:
+ *   DMA 4096 B at 16 B/cycle, no setup/fetch cost:        0 .. 256
+ *   dependency: signal 50 after the producer, wait 50:     256 .. 306 .. 356
+ *   GEMM int8 16x16x16: max(4096 MACs / 1000 = 5,
+ *     (A 256 + B 256 + C 256 at 1 B) / 16 = 48) = 48:     356 .. 404
+ *   event 5 (irq) 50 after the GEMM:                      404 .. 454
+ *   NOOP 10:                                               454 .. 464
+ *   VEC relu int8 4096 B: max(4096 x 1 / 2000 = 3,
+ *     (4096 in + 4096 out) / 16 = 512) = 512:              464 .. 976
+ *   SOFTMAX int8 4 x 64: max(256 x 6 / 2000 = 1,
+ *     512 / 16 = 32) = 32, after the VEC on its engine:     976 .. 1008
+ *   GEMM fp16 16x16x16: max(5, (512 + 512 + 512) / 16 = 96) = 96, issued when
+ *     the SOFTMAX has issued (in-order issue):             976 .. 1072 */
+static void test_rtlgen_preset(void) {
+    const char *y = "version: 0.1\n"
+                    "buffers: [{id: A, addr: 0x50000000}, {id: B, addr: 0x50010000}, {id: C, addr: 0x50020000},\n"
+                    "  {id: D, addr: 0x50030000}, {id: E, addr: 0x50040000}, {id: F, addr: 0x50050000},\n"
+                    "  {id: G, addr: 0x50060000}, {id: H, addr: 0x50070000}, {id: I, addr: 0x50080000},\n"
+                    "  {id: J, addr: 0x50090000}, {id: K, addr: 0x500a0000}]\n"
+                    "ops:\n"
+                    "  - {id: d, type: dma_copy, src: A, dst: B, bytes: 4096}\n"
+                    "  - {id: g, type: gemm, a: B, b: C, c: D, m: 16, n: 16, k: 16, dtype: int8, layout: row_major}\n"
+                    "  - {id: n, type: noop}\n"
+                    "  - {id: v, type: vec_op, src: E, dst: F, bytes: 4096, op: relu, dtype: int8}\n"
+                    "  - {id: s, type: softmax, src: G, dst: H, row_bytes: 64, rows: 4, dtype: int8}\n"
+                    "  - {id: h, type: gemm, a: I, b: J, c: K, m: 16, n: 16, k: 16, dtype: fp16, layout: row_major}\n"
+                    "deps: [{wait: [d], then: g}]\n"
+                    "events: [{id: 5, signal_on: g, irq: true}]\n";
+    uint8_t *bin;
+    size_t len;
+    CHECK_EQ(npk_shell_map_yaml(y, strlen(y), &bin, &len, NULL), 0);
+    CHECK_EQ(len, 9 * 32);
+    npk_port *p = open_shell("preset=rtlgen-perf");
+    logrec lg = {0};
+    npk_shell_sim_set_log(npk_sim_dev(npk_port_sim(p)), log_cb, &lg);
+    setup_ring(p, RING, 4096);
+    npk_port_mem_write(p, RING, bin, len);
+    wreg(p, SHELL_CQ_TAIL, (uint32_t)len);
+    wreg(p, SHELL_DOORBELL, 1);
+    run_idle(p, 1000000);
+    CHECK_EQ(reg(p, SHELL_ERROR_CODE), 0);
+    CHECK_EQ(lg.n, 9);
+    /* d, signal 1, wait 1, g, signal 5, noop, v, s, h */
+    const uint64_t start[9] = {0, 0, 306, 356, 356, 454, 464, 976, 976};
+    const uint64_t end[9] = {256, 306, 356, 404, 454, 464, 976, 1008, 1072};
+    for (int i = 0; i < 9 && i < lg.n; i++) {
+        CHECK_EQ(lg.e[i].start_cycle, start[i]);
+        CHECK_EQ(lg.e[i].end_cycle, end[i]);
+    }
+    npk_port_close(p);
+    /* an option given with the preset overrides it; unknown presets are refused */
+    p = open_shell("dma_bpc=32,preset=rtlgen-perf");
+    lg.n = 0;
+    npk_shell_sim_set_log(npk_sim_dev(npk_port_sim(p)), log_cb, &lg);
+    setup_ring(p, RING, 4096);
+    npk_port_mem_write(p, RING, bin, 32);
+    wreg(p, SHELL_CQ_TAIL, 32);
+    wreg(p, SHELL_DOORBELL, 1);
+    run_idle(p, 100000);
+    CHECK_EQ(lg.n, 1);
+    CHECK_EQ(lg.e[0].end_cycle, 128);
+    npk_port_close(p);
+    npk_port *bad = NULL;
+    CHECK(npk_port_open(&bad, "sim", "shell", "preset=gemmini") < 0);
+    CHECK(strstr(npk_errmsg(), "unknown preset") != NULL);
+    free(bin);
+}
+
 int main(void) {
+    test_rtlgen_preset();
     /* wrap: a 256-byte ring, 40 copies and a straddling v0.2 GEMM, through the driver */
     {
         npk_port *p = open_shell(NULL);

@@ -260,6 +260,12 @@ static void do_fetch(shell *s) {
     }
     case SHELL_OP_EVENT_SIGNAL: {
         uint64_t end = decoded + s->p.event_cycles, vis = end;
+        if (s->p.rtlgen) { /* perf model: the signal's cycles start after the producers and hold the queue */
+            uint64_t from = decoded;
+            for (int e = 0; e < SHX_NENG; e++)
+                if (s->eng[e].end > from) from = s->eng[e].end;
+            end = vis = from + s->p.event_cycles;
+        }
         for (int e = 0; e < SHX_NENG; e++)
             if (s->eng[e].end > vis) vis = s->eng[e].end; /* completion-bound */
         if (s->npend == s->cappend) {
@@ -623,7 +629,10 @@ int npk_shell_sim_set_log(struct npk_dev *d, npk_shell_log_fn fn, void *ctx) {
 #define O32(k, f, d, lo, hi, h) {k, NULL, NPK_OPT_U32, offsetof(shx_params, f), d, lo, hi, 0, 0, 0, "N", h, 0}
 #define O64(k, f, d, lo, hi, h) {k, NULL, NPK_OPT_U64, offsetof(shx_params, f), d, lo, hi, 0, 0, 0, "N", h, 0}
 static const npk_opt opt_defs[] = {
-    O32("fetch_cycles", fetch_cycles, "4", 1, 1000000, "decode cycles per descriptor"),
+    {"preset", NULL, NPK_OPT_STR, offsetof(shx_params, preset), NULL, 0, 0, 0, 0, 0, "NAME",
+     "timing preset applied before the other options: rtlgen-perf = the RTLGen perf model's\n"
+     "cost rules (docs/shell.md); default = the options' defaults", 0},
+    O32("fetch_cycles", fetch_cycles, "4", 0, 1000000, "decode cycles per descriptor"),
     O32("dma_bpc", dma_bpc, "16", 1, 1u << 20, "DMA bytes per cycle"),
     O32("dma_setup", dma_setup, "20", 0, 1000000, "setup cycles per DMA descriptor"),
     O32("dma_entry", dma_entry, "4", 0, 1000000, "cycles per gather/scatter list entry"),
@@ -641,12 +650,44 @@ static const npk_opt opt_defs[] = {
     O32("beat", beat, "64", 1, 4096, "bus beat in bytes"),
 };
 
+/* preset=NAME, wherever it appears among the options, sets its parameters
+ * first; the other options given override them. */
+static int apply_preset(shx_params *p, const char *opts) {
+    const char *s = opts;
+    while (s && *s) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        if (len > 7 && !strncmp(s, "preset=", 7)) {
+            const char *v = s + 7;
+            size_t vl = len - 7;
+            if (vl == 7 && !strncmp(v, "default", 7)) return 0;
+            if (vl == 11 && !strncmp(v, "rtlgen-perf", 11)) {
+                /* RTLGen npu/sim/perf/model.py at 1 GHz (1 ns = 1 cycle): dma_bw_gbps 16,
+                 * gemm_tops 2 (1000 MACs/ns, every dtype), gemm_in/out_bw = dma_bw,
+                 * vec_tops = gemm_tops (2000 element-ops/ns), vec_in/out_bw = dma_bw,
+                 * softmax op cost 6, no overheads, event 50 ns, noop 10 ns. */
+                p->fetch_cycles = 0;
+                p->dma_bpc = 16, p->dma_setup = 0, p->dma_entry = 0;
+                p->gemm_macs = p->gemm_fmacs = 1000, p->gemm_bpc = 16, p->gemm_setup = 0;
+                p->vec_lanes = 2000, p->vec_bpc = 16, p->vec_setup = 0;
+                p->event_cycles = 50, p->noop_cycles = 10;
+                p->rtlgen = 1;
+                return 0;
+            }
+            return npk_err(NPK_EINVAL, "shell option preset=%.*s: unknown preset (known: default, rtlgen-perf)", (int)vl, v);
+        }
+        s = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 static npk_dev *create(npk_mem *mem, const char *opts) {
     shx_params p;
     memset(&p, 0, sizeof p);
-    if (npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p) ||
+    if (npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p) || apply_preset(&p, opts) ||
         npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "shell"))
         return NULL;
+    p.preset = NULL; /* pointed into the parser's copy of opts */
     shell *s = calloc(1, sizeof *s);
     if (!s || !(s->ev = calloc(65536, 1))) {
         free(s);

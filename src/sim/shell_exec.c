@@ -109,6 +109,7 @@ static uint64_t avg_lat(const shx_res *x) { return x->beats ? cdiv(x->lat_sum, x
 
 static void dma_time(shx_ctx *c, shx_res *x, uint64_t entries, uint64_t extra_bytes) {
     x->engine = SHX_DMA;
+    if (c->p->rtlgen) extra_bytes = 0; /* the perf model charges the data bytes only */
     x->dur = c->p->dma_setup + entries * c->p->dma_entry + cdiv(x->bytes + extra_bytes, c->p->dma_bpc) + avg_lat(x);
 }
 
@@ -447,6 +448,12 @@ out:
     x->macs = x->err ? 0 : macs;
     uint32_t rate = dt == SHELL_FP16 || dt == SHELL_BF16 ? c->p->gemm_fmacs : c->p->gemm_macs;
     uint64_t t = cdiv(macs, rate), tb2 = cdiv(io, c->p->gemm_bpc);
+    if (c->p->rtlgen) {
+        /* perf model: A and B on the input link, C at the GEMM dtype's width
+         * on the output link (each gemm_bpc bytes per cycle), in series */
+        uint64_t in = ((uint64_t)m * k + (uint64_t)k * n) * es, outb = (uint64_t)m * n * es;
+        tb2 = cdiv(in + outb, c->p->gemm_bpc);
+    }
     x->dur = c->p->gemm_setup + (t > tb2 ? t : tb2) + avg_lat(x);
     x->bytes = io;
     snprintf(x->args, sizeof x->args,
@@ -619,6 +626,7 @@ out:
     free(g);
     uint64_t io = (uint64_t)bytes * (second ? 3 : 2);
     uint64_t t = cdiv((uint64_t)count * vec_cost[eop], c->p->vec_lanes), tb = cdiv(io, c->p->vec_bpc);
+    if (c->p->rtlgen) tb = cdiv(2 * (uint64_t)bytes, c->p->vec_bpc); /* SIZE in + SIZE out */
     x->bytes = io;
     x->dur = c->p->vec_setup + (t > tb ? t : tb) + avg_lat(x);
     snprintf(x->args, sizeof x->args, "\"op\":\"%s\",\"dtype\":\"%s\",\"elems\":%zu",
@@ -662,7 +670,7 @@ static void exec_softmax(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_r
     uint64_t elems = (uint64_t)n * rows, io = (uint64_t)rb * rows * 2;
     uint64_t t = cdiv(elems * 6, c->p->vec_lanes), tb = cdiv(io, c->p->vec_bpc);
     x->bytes = io;
-    x->dur = c->p->vec_setup + rows + (t > tb ? t : tb) + avg_lat(x);
+    x->dur = c->p->vec_setup + (c->p->rtlgen ? 0 : rows) + (t > tb ? t : tb) + avg_lat(x);
     snprintf(x->args, sizeof x->args, "\"dtype\":\"%s\",\"rows\":%" PRIu32 ",\"row_elems\":%zu", npk_shell_dtype_name(dt),
              rows, n);
 }

@@ -27,6 +27,9 @@ typedef struct shx_params {
     uint64_t event_timeout;  /* EVENT_WAIT budget, 0 = wait forever */
     uint64_t bus_timeout;    /* cycles before a beat without response is a TIMEOUT */
     uint32_t beat;           /* bus beat bytes */
+    const char *preset;      /* preset=NAME (only while parsing) */
+    int rtlgen;              /* preset=rtlgen-perf: the RTLGen perf model's cost rules
+                              * (docs/shell.md "Timing model") */
 } shx_params;
 
 /* An address range a descriptor reads or writes (for the hazard check). */
