@@ -3,6 +3,7 @@
 #include "npukit/e1.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
+#include "npukit/job.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ struct npk_e1 {
     uint32_t sh_opcode, sh_cmd_param, sh_cfg, sh_base, sh_stride, sh_desc_base;
     npk_e1_fault fault;
     npk_e1_stats stats;
+    uint32_t last_st;     /* CTRL_STATUS at the last poll */
 };
 
 /* Start-to-done latency of a direct scalar opcode (e1-rtl-notes.md). */
@@ -115,33 +117,55 @@ void npk_e1_reset_stats(npk_e1 *e) { memset(&e->stats, 0, sizeof e->stats); }
 
 int npk_e1_clear(npk_e1 *e) { return wr(e, E1_REG_CTRL_STATUS, E1_CTRL_CLEAR); }
 
-/* Wait until CTRL_STATUS shows done. The first wait is the expected latency;
- * afterwards the driver polls with growing steps. *status gets the final value. */
+/* Poll check: CTRL_STATUS shows done (busy clear). */
+static int check_done(void *ctx, npk_poll *pl) {
+    npk_e1 *e = ctx;
+    (void)pl;
+    int rc = rd(e, E1_REG_CTRL_STATUS, &e->last_st);
+    if (rc) return rc;
+    return (e->last_st & E1_ST_BUSY) ? NPK_POLL_BUSY : NPK_POLL_DONE;
+}
+
+/* Soft reset after a timeout (job.h recovery policy). e1 has no reset
+ * register, but its engine ends every operation by itself (a descriptor
+ * stalls at most 128 cycles before DESC_STATUS timeout): drain it, clear
+ * done/error, forget the register shadow and take the ring position from
+ * the device. */
+#define E1_DRAIN_BUDGET (1u << 20)
+static int recover(npk_e1 *e) {
+    npk_poll pl = {.budget = E1_DRAIN_BUDGET, .step = 1, .max_step = 64, .what = "e1: draining"};
+    int rc = npk_poll_run(e->port, &pl, check_done, e);
+    e->stats.device_cycles += pl.waited;
+    if (pl.expired)
+        return npk_err(NPK_EDEVICE, "e1: still busy %u cycles after the timeout (CTRL_STATUS 0x%x): the device is wedged",
+                       E1_DRAIN_BUDGET, e->last_st);
+    uint32_t tail = 0;
+    if (rc || (rc = npk_e1_clear(e)) || (rc = rd(e, E1_REG_DESC_TAIL, &tail))) return rc;
+    invalidate(e);
+    e->slot = tail & 7;
+    npk_port_job_recovered(e->port);
+    return 0;
+}
+
+/* Wait until CTRL_STATUS shows done: first the expected latency, then
+ * growing steps up to the timeout. *status gets the final value. */
 static int wait_done(npk_e1 *e, uint64_t expect, uint32_t *status) {
-    uint64_t waited = 0, step = 1;
-    int rc;
-    if (expect) {
-        if ((rc = npk_port_wait(e->port, expect))) return rc;
-        waited = expect;
+    npk_poll pl = {.budget = e->timeout, .first = expect, .step = 1, .max_step = 64, .what = "e1: waiting"};
+    int rc = npk_poll_run(e->port, &pl, check_done, e);
+    if (pl.expired) {
+        e->stats.device_cycles += pl.waited;
+        uint32_t st = e->last_st;
+        int rrc = recover(e);
+        if (rrc) return npk_err_prefix(rrc, "e1: still busy after %" PRIu64 " cycles (CTRL_STATUS 0x%x)", pl.waited, st);
+        return npk_err(NPK_ETIMEDOUT, "e1: still busy after %" PRIu64 " cycles (CTRL_STATUS 0x%x); drained and cleared",
+                       pl.waited, st);
     }
-    for (;;) {
-        uint32_t st;
-        if ((rc = rd(e, E1_REG_CTRL_STATUS, &st))) return rc;
-        if (!(st & E1_ST_BUSY)) {
-            if (!(st & E1_ST_DONE))
-                return npk_err(NPK_EDEVICE, "e1: the device did not accept the start (CTRL_STATUS 0x%x)", st);
-            *status = st;
-            e->stats.device_cycles += waited;
-            return 0;
-        }
-        if (waited >= e->timeout) {
-            e->stats.device_cycles += waited;
-            return npk_err(NPK_ETIMEDOUT, "e1: still busy after %" PRIu64 " cycles (CTRL_STATUS 0x%x)", waited, st);
-        }
-        if ((rc = npk_port_wait(e->port, step))) return rc;
-        waited += step;
-        if (step < 64) step *= 2;
-    }
+    if (rc) return rc;
+    if (!(e->last_st & E1_ST_DONE))
+        return npk_err(NPK_EDEVICE, "e1: the device did not accept the start (CTRL_STATUS 0x%x)", e->last_st);
+    *status = e->last_st;
+    e->stats.device_cycles += pl.waited;
+    return 0;
 }
 
 /* Any MMIO start: check idle, write CTRL start, wait. */
@@ -176,6 +200,7 @@ static int scalar_impl(npk_e1 *e, unsigned opcode, uint32_t a, uint32_t b, uint3
     e->stats.direct[opcode]++;
     if (st & E1_ST_ERROR) {
         e->fault = (npk_e1_fault){st, 0, 0, 0, -1};
+        npk_port_job_code(e->port, st);
         npk_e1_clear(e);
         return npk_err(NPK_EDEVICE, "e1: opcode %u failed on the device (CTRL_STATUS 0x%x)", opcode, st);
     }
@@ -185,16 +210,12 @@ static int scalar_impl(npk_e1 *e, unsigned opcode, uint32_t a, uint32_t b, uint3
     return 0;
 }
 
-/* Host runtime events ("host" process, track "runtime") wrap each command. */
+/* Each command is a job (include/npukit/job.h) on track "runtime". */
 int npk_e1_scalar(npk_e1 *e, unsigned opcode, uint32_t a, uint32_t b, uint32_t acc, int ternary, npk_e1_result *r) {
-    uint64_t t0 = npk_port_cycles(e->port);
-    int rc = scalar_impl(e, opcode, a, b, acc, ternary, r);
-    if (npk_port_trace(e->port)) {
-        char args[64];
-        snprintf(args, sizeof args, "\"opcode\":%u,\"status\":%d", opcode, rc);
-        npk_port_trace_host(e->port, "runtime", "scalar command", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, e->port, "runtime", "scalar command");
+    npk_job_args(&j, "\"opcode\":%u", opcode);
+    return npk_job_end(&j, scalar_impl(e, opcode, a, b, acc, ternary, r));
 }
 
 int npk_e1_scratch_write(npk_e1 *e, unsigned off, const void *src, unsigned len) {
@@ -304,6 +325,7 @@ static int gemm_run_impl(npk_e1 *e, const npk_e1_gemm *g, int int4) {
     e->stats.macs += (uint64_t)g->m * g->n * g->k;
     if (st & E1_ST_ERROR) {
         e->fault = (npk_e1_fault){st, 0, 0, 0, -1};
+        npk_port_job_code(e->port, st);
         npk_e1_clear(e);
         invalidate(e);
         return npk_err(NPK_EDEVICE, "e1: the device rejected the %ux%ux%u GEMM tile (CTRL_STATUS 0x%x)", g->m, g->n,
@@ -313,14 +335,10 @@ static int gemm_run_impl(npk_e1 *e, const npk_e1_gemm *g, int int4) {
 }
 
 int npk_e1_gemm_run(npk_e1 *e, const npk_e1_gemm *g, int int4) {
-    uint64_t t0 = npk_port_cycles(e->port);
-    int rc = gemm_run_impl(e, g, int4);
-    if (npk_port_trace(e->port)) {
-        char args[96];
-        snprintf(args, sizeof args, "\"m\":%u,\"n\":%u,\"k\":%u,\"int4\":%d,\"status\":%d", g->m, g->n, g->k, int4, rc);
-        npk_port_trace_host(e->port, "runtime", "gemm tile", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, e->port, "runtime", "gemm tile");
+    npk_job_args(&j, "\"m\":%u,\"n\":%u,\"k\":%u,\"int4\":%d", g->m, g->n, g->k, int4);
+    return npk_job_end(&j, gemm_run_impl(e, g, int4));
 }
 
 /* Pack row-major int values into scratch bytes (int8) or nibbles (int4). */
@@ -380,6 +398,7 @@ static int vrelu_run_impl(npk_e1 *e, unsigned src, unsigned dst, unsigned len) {
     e->stats.direct[E1_OP_VRELU_S8]++;
     if (st & E1_ST_ERROR) {
         e->fault = (npk_e1_fault){st, 0, 0, 0, -1};
+        npk_port_job_code(e->port, st);
         npk_e1_clear(e);
         invalidate(e);
         return npk_err(NPK_EDEVICE, "e1: the device rejected VRELU of %u bytes (CTRL_STATUS 0x%x)", len, st);
@@ -388,14 +407,10 @@ static int vrelu_run_impl(npk_e1 *e, unsigned src, unsigned dst, unsigned len) {
 }
 
 int npk_e1_vrelu_run(npk_e1 *e, unsigned src, unsigned dst, unsigned len) {
-    uint64_t t0 = npk_port_cycles(e->port);
-    int rc = vrelu_run_impl(e, src, dst, len);
-    if (npk_port_trace(e->port)) {
-        char args[64];
-        snprintf(args, sizeof args, "\"len\":%u,\"status\":%d", len, rc);
-        npk_port_trace_host(e->port, "runtime", "vrelu", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, e->port, "runtime", "vrelu");
+    npk_job_args(&j, "\"len\":%u", len);
+    return npk_job_end(&j, vrelu_run_impl(e, src, dst, len));
 }
 
 int npk_e1_relu(npk_e1 *e, const int8_t *in, int8_t *out, unsigned len) {
@@ -569,6 +584,7 @@ static int submit_impl(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1
         rd(e, E1_REG_DESC_HEAD, &hd);
         int idx = (int)((tail - first) & 7);
         e->fault = (npk_e1_fault){st, ds, tail, hd, idx < (int)n ? idx : -1};
+        npk_port_job_code(e->port, ds);
         npk_e1_clear(e);
         e->slot = head; /* abandon the rest of the batch; the next batch starts after it */
         uint32_t code = e1_ds_code(ds);
@@ -586,14 +602,10 @@ static int submit_impl(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1
 
 int npk_e1_submit(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *cfg, int ternary,
                   npk_e1_result *last) {
-    uint64_t t0 = npk_port_cycles(e->port);
-    int rc = submit_impl(e, d, n, cfg, ternary, last);
-    if (npk_port_trace(e->port)) {
-        char args[64];
-        snprintf(args, sizeof args, "\"descriptors\":%u,\"status\":%d", n, rc);
-        npk_port_trace_host(e->port, "runtime", "ring doorbell", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, e->port, "runtime", "ring doorbell");
+    npk_job_args(&j, "\"descriptors\":%u", n);
+    return npk_job_end(&j, submit_impl(e, d, n, cfg, ternary, last));
 }
 
 int npk_e1_read_counters(npk_e1 *e, npk_e1_counters *c) {

@@ -5,6 +5,7 @@
 #include "npukit/pccx.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
+#include "npukit/job.h"
 #include "ops/ref_bf16.h"
 
 #include <inttypes.h>
@@ -124,6 +125,7 @@ static int report_fault(npk_pccx *d) {
         (rc = rd(d, NPK_PCCX_ERR_INSTR_LO, &lo)) || (rc = rd(d, NPK_PCCX_ERR_INSTR_HI, &hi)) ||
         (rc = rd(d, NPK_PCCX_ERR_ADDR_LO, &alo)) || (rc = rd(d, NPK_PCCX_ERR_ADDR_HI, &ahi)))
         return rc;
+    npk_port_job_code(d->port, code);
     /* abort the rest of the batch and clear the fault */
     if ((rc = wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_FLUSH)) || (rc = wr(d, NPK_PCCX_STATUS, NPK_PCCX_STATUS_ERROR)))
         return rc;
@@ -135,61 +137,80 @@ static int report_fault(npk_pccx *d) {
                    npk_pccx_fault_name(code), code, idx, text, (uint64_t)ahi << 32 | alo);
 }
 
-static int sync_impl(npk_pccx *d) {
-    uint64_t waited = 0;
-    for (;;) {
-        uint32_t st = 0, eta = 0;
-        int rc = rd(d, NPK_PCCX_STATUS, &st);
-        if (rc) return rc;
-        if (st & NPK_PCCX_STATUS_ERROR) return report_fault(d);
-        if (st & NPK_PCCX_STATUS_HUNG) {
-            wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET);
-            d->pending = 0;
-            forget_state(d);
-            program_windows(d);
-            return npk_err(NPK_ETIMEDOUT, "pccx: the device hung on a bus access (no response); it was soft-reset");
-        }
-        if (!(st & NPK_PCCX_STATUS_BUSY)) {
-            d->pending = 0;
-            return 0;
-        }
-        if (waited >= d->cfg.sync_budget)
-            return npk_err(NPK_ETIMEDOUT, "pccx: still busy after %" PRIu64 " cycles", waited);
-        if ((rc = rd(d, NPK_PCCX_IDLE_ETA, &eta))) return rc;
-        uint64_t step = eta && eta != 0xffffffffu ? eta : 1;
-        if (step > d->cfg.sync_budget - waited) step = d->cfg.sync_budget - waited;
-        if ((rc = npk_port_wait(d->port, step))) return rc;
-        waited += step;
-    }
+/* Soft reset after a hang or a timeout (include/npukit/job.h): CTRL.RESET
+ * drops the queue, then the host and weight-stream windows are programmed
+ * again and the driver forgets what the device held. */
+static int soft_reset(npk_pccx *d) {
+    int rc = wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET);
+    d->pending = 0;
+    forget_state(d);
+    if (!rc) rc = program_windows(d);
+    if (!rc) npk_port_job_recovered(d->port);
+    return rc;
 }
 
-/* Host runtime event ("host" process, track "runtime"): each wait for idle. */
-int npk_pccx_sync(npk_pccx *d) {
-    uint64_t t0 = npk_port_cycles(d->port);
-    int rc = sync_impl(d);
-    if (npk_port_trace(d->port)) {
-        char args[32];
-        snprintf(args, sizeof args, "\"status\":%d", rc);
-        npk_port_trace_host(d->port, "runtime", "sync", t0, args);
+/* Poll check: idle (done), a latched fault or a hang (failure), else busy
+ * with the device's IDLE_ETA as the next wait. */
+static int check_idle(void *ctx, npk_poll *pl) {
+    npk_pccx *d = ctx;
+    uint32_t st = 0, eta = 0;
+    int rc = rd(d, NPK_PCCX_STATUS, &st);
+    if (rc) return rc;
+    if (st & NPK_PCCX_STATUS_ERROR) return report_fault(d);
+    if (st & NPK_PCCX_STATUS_HUNG) {
+        rc = soft_reset(d);
+        if (rc) return npk_err_prefix(rc, "pccx: the device hung on a bus access (no response); the soft reset failed");
+        return npk_err(NPK_ETIMEDOUT, "pccx: the device hung on a bus access (no response); it was soft-reset");
     }
+    if (!(st & NPK_PCCX_STATUS_BUSY)) return NPK_POLL_DONE;
+    if ((rc = rd(d, NPK_PCCX_IDLE_ETA, &eta))) return rc;
+    pl->hint = eta && eta != 0xffffffffu ? eta : 1;
+    return NPK_POLL_BUSY;
+}
+
+static int timed_out(npk_pccx *d, const npk_poll *pl) {
+    int rc = soft_reset(d);
+    if (rc) return npk_err_prefix(rc, "pccx: still busy after %" PRIu64 " cycles; the soft reset failed", pl->waited);
+    return npk_err(NPK_ETIMEDOUT, "pccx: still busy after %" PRIu64 " cycles; it was soft-reset", pl->waited);
+}
+
+static int sync_impl(npk_pccx *d) {
+    npk_poll pl = {.budget = d->cfg.sync_budget, .step = 1, .max_step = 1, .clamp = 1, .what = "pccx: waiting"};
+    int rc = npk_poll_run(d->port, &pl, check_idle, d);
+    if (pl.expired) return timed_out(d, &pl);
+    if (!rc) d->pending = 0;
     return rc;
+}
+
+/* Each wait for idle is a job (include/npukit/job.h) on track "runtime". */
+int npk_pccx_sync(npk_pccx *d) {
+    npk_job j;
+    npk_job_begin(&j, d->port, "runtime", "sync");
+    return npk_job_end(&j, sync_impl(d));
+}
+
+/* Poll check: the queue has room for 8 more instructions. */
+static int check_room(void *ctx, npk_poll *pl) {
+    npk_pccx *d = ctx;
+    uint32_t q = 0, st = 0;
+    int rc;
+    (void)pl;
+    if ((rc = rd(d, NPK_PCCX_STATUS, &st))) return rc;
+    if (st & (NPK_PCCX_STATUS_ERROR | NPK_PCCX_STATUS_HUNG)) {
+        rc = npk_pccx_sync(d);
+        return rc ? rc : NPK_POLL_DONE;
+    }
+    if ((rc = rd(d, NPK_PCCX_QUEUE_COUNT, &q))) return rc;
+    if (q >= NPK_PCCX_QUEUE_DEPTH - 8) return NPK_POLL_BUSY;
+    d->pending = q;
+    return NPK_POLL_DONE;
 }
 
 static int make_room(npk_pccx *d) {
     if (d->pending < NPK_PCCX_QUEUE_DEPTH - 8) return 0;
-    for (;;) {
-        uint32_t q = 0, st = 0, eta = 0;
-        int rc;
-        if ((rc = rd(d, NPK_PCCX_STATUS, &st))) return rc;
-        if (st & (NPK_PCCX_STATUS_ERROR | NPK_PCCX_STATUS_HUNG)) return npk_pccx_sync(d);
-        if ((rc = rd(d, NPK_PCCX_QUEUE_COUNT, &q))) return rc;
-        if (q < NPK_PCCX_QUEUE_DEPTH - 8) {
-            d->pending = q;
-            return 0;
-        }
-        if ((rc = rd(d, NPK_PCCX_IDLE_ETA, &eta))) return rc;
-        if ((rc = npk_port_wait(d->port, 1))) return rc;
-    }
+    npk_poll pl = {.budget = d->cfg.sync_budget, .step = 1, .max_step = 1, .clamp = 1, .what = "pccx: waiting"};
+    int rc = npk_poll_run(d->port, &pl, check_room, d);
+    return pl.expired ? timed_out(d, &pl) : rc;
 }
 
 int npk_pccx_issue(npk_pccx *d, uint64_t word) {

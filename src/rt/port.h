@@ -2,6 +2,7 @@
 #ifndef NPUKIT_RT_PORT_H
 #define NPUKIT_RT_PORT_H
 
+#include "npukit/job.h"
 #include "npukit/npu.h"
 #include "npukit/sim.h"
 
@@ -30,6 +31,11 @@ struct npk_port {
     uint64_t cycles;      /* device cycles this port has let pass */
     uint64_t mmio_count;
     struct npk_trace *trace; /* npk_port_set_trace (src/rt/port_trace.c); not owned */
+    npk_job_hooks hooks[NPK_JOB_MAX_HOOKS]; /* src/rt/job.c */
+    unsigned n_hooks;
+    npk_job *job;         /* innermost running job */
+    npk_job last_job;     /* the last job that ended */
+    int have_last_job;
     /* guest memory arena for npk_port_alloc */
     uint64_t arena_base, arena_size;
     npk_alloc_block *blocks; /* live allocations, sorted by address */

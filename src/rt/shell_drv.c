@@ -3,6 +3,7 @@
 #include "npukit/shell.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
+#include "npukit/job.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -110,6 +111,7 @@ int npk_shell_check_error(npk_shell *s) {
     int rc = npk_shell_state_read(s, &st);
     if (rc) return rc;
     if (!st.error_code) return 0;
+    npk_port_job_code(s->port, st.error_code);
     uint8_t d[32] = {0};
     char what[96] = "";
     if (!npk_port_mem_read(s->port, s->ring + st.head, d, 32)) {
@@ -133,28 +135,43 @@ int npk_shell_clear_error(npk_shell *s) {
     return rc;
 }
 
-/* Wait in growing slices until pred says done (1), fails (<0) or the budget ends. */
+/* Wait in growing slices until pred says done (1), fails (<0) or the budget
+ * ends. A timeout of device work (recover set) soft-resets the device
+ * (include/npukit/job.h): CONTROL.RESET and the ring programmed again. */
 typedef int (*pred_fn)(npk_shell *s, void *ctx);
-static int wait_until(npk_shell *s, uint64_t max_cycles, pred_fn pred, void *ctx, const char *what) {
+typedef struct wait_ctx {
+    npk_shell *s;
+    pred_fn pred;
+    void *ctx;
+} wait_ctx;
+
+static int check_pred(void *ctx, npk_poll *pl) {
+    wait_ctx *w = ctx;
+    (void)pl;
+    int r = w->pred(w->s, w->ctx);
+    return r < 0 ? r : r ? NPK_POLL_DONE : NPK_POLL_BUSY;
+}
+
+static int wait_until(npk_shell *s, uint64_t max_cycles, pred_fn pred, void *ctx, const char *what, int recover) {
     if (!max_cycles) max_cycles = s->timeout;
-    uint64_t waited = 0, slice = 16;
-    for (;;) {
-        int r = pred(s, ctx);
-        if (r) return r < 0 ? r : 0;
-        if (waited >= max_cycles) break;
-        uint64_t n = slice < max_cycles - waited ? slice : max_cycles - waited;
-        int rc = npk_port_wait(s->port, n);
-        if (rc) return npk_err_prefix(rc, "shell: waiting for %s", what);
-        waited += n;
-        if (slice < 65536) slice *= 2;
-    }
+    char where[64];
+    snprintf(where, sizeof where, "shell: waiting for %s", what);
+    npk_poll pl = {.budget = max_cycles, .step = 16, .max_step = 65536, .clamp = 1, .what = where};
+    wait_ctx w = {s, pred, ctx};
+    int rc = npk_poll_run(s->port, &pl, check_pred, &w);
+    if (!pl.expired) return rc;
     npk_shell_state st;
     if (npk_shell_state_read(s, &st)) return -NPK_ETIMEDOUT;
-    return npk_err(NPK_ETIMEDOUT,
-                   "shell: %s did not happen within %" PRIu64 " cycles (STATUS 0x%" PRIx32 "%s%s, HEAD 0x%" PRIx32
-                   ", TAIL 0x%" PRIx32 ")",
-                   what, max_cycles, st.status, st.status & SHELL_STATUS_HALTED ? " halted" : "",
-                   st.status & SHELL_STATUS_WAITING ? " waiting on an event" : "", st.head, st.tail);
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "shell: %s did not happen within %" PRIu64 " cycles (STATUS 0x%" PRIx32 "%s%s, HEAD 0x%" PRIx32
+             ", TAIL 0x%" PRIx32 ")",
+             what, max_cycles, st.status, st.status & SHELL_STATUS_HALTED ? " halted" : "",
+             st.status & SHELL_STATUS_WAITING ? " waiting on an event" : "", st.head, st.tail);
+    if (!recover) return npk_err(NPK_ETIMEDOUT, "%s", msg);
+    if ((rc = npk_shell_reset(s))) return npk_err_prefix(rc, "%s; the soft reset failed", msg);
+    npk_port_job_recovered(s->port);
+    return npk_err(NPK_ETIMEDOUT, "%s; the device was reset (queued work dropped)", msg);
 }
 
 static int pred_idle(npk_shell *s, void *ctx) {
@@ -186,19 +203,14 @@ static int wait_impl(npk_shell *s, uint64_t max_cycles) {
         if (st & SHELL_STATUS_ERROR) return npk_shell_check_error(s);
         if (st & SHELL_STATUS_IDLE) return wr(s, SHELL_IRQ_STATUS, SHELL_IRQ_CQ_EMPTY);
     }
-    return wait_until(s, max_cycles, pred_idle, NULL, "the queue to drain");
+    return wait_until(s, max_cycles, pred_idle, NULL, "the queue to drain", 1);
 }
 
-/* Host runtime event ("host" process, track "runtime"): each wait for idle. */
+/* Each wait for idle is a job (include/npukit/job.h) on track "runtime". */
 int npk_shell_wait(npk_shell *s, uint64_t max_cycles) {
-    uint64_t t0 = npk_port_cycles(s->port);
-    int rc = wait_impl(s, max_cycles);
-    if (npk_port_trace(s->port)) {
-        char args[32];
-        snprintf(args, sizeof args, "\"status\":%d", rc);
-        npk_port_trace_host(s->port, "runtime", "wait", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, s->port, "runtime", "wait");
+    return npk_job_end(&j, wait_impl(s, max_cycles));
 }
 
 int npk_shell_kick(npk_shell *s) {
@@ -247,7 +259,7 @@ int npk_shell_push(npk_shell *s, const uint8_t *desc, size_t len) {
     if (r < 0) return r;
     if (!r) {
         if ((rc = npk_shell_kick(s))) return rc;
-        if ((rc = wait_until(s, 0, pred_room, &rc_ctx, "room in the ring"))) return rc;
+        if ((rc = wait_until(s, 0, pred_room, &rc_ctx, "room in the ring", 1))) return rc;
     }
     if (straddles && !(s->caps & SHELL_CAP_RING_WRAP)) {
         uint8_t nop[32];
@@ -272,7 +284,7 @@ int npk_shell_push_stream(npk_shell *s, const uint8_t *stream, size_t len) {
             room_ctx c = {32};
             int r = pred_room(s, &c);
             if (r < 0) return r;
-            if (!r && ((rc = npk_shell_kick(s)) || (rc = wait_until(s, 0, pred_room, &c, "room in the ring")))) return rc;
+            if (!r && ((rc = npk_shell_kick(s)) || (rc = wait_until(s, 0, pred_room, &c, "room in the ring", 1)))) return rc;
             rc = write_ring(s, d, 32);
         } else {
             rc = npk_shell_push(s, d, 32u * units);
@@ -307,7 +319,7 @@ static int pred_irq(npk_shell *s, void *ctx) {
 
 int npk_shell_wait_irq(npk_shell *s, uint32_t bits, uint64_t max_cycles, uint32_t *got) {
     irq_ctx c = {bits, 0};
-    int rc = wait_until(s, max_cycles, pred_irq, &c, "the interrupt");
+    int rc = wait_until(s, max_cycles, pred_irq, &c, "the interrupt", 0);
     if (got) *got = c.got;
     return rc;
 }

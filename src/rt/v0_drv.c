@@ -6,6 +6,7 @@
 #include "npukit/npu.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
+#include "npukit/job.h"
 #include "npukit/v0.h"
 #include "ops/ref.h"
 
@@ -168,6 +169,7 @@ int npk_v0_decode_error(npk_v0 *v) {
     RD(v, NPK_V0_REG_IRQ_STATUS, &irq);
     uint32_t code = npk_v0_st_errcode(st);
     if (!(st & NPK_V0_ST_ERROR)) return npk_err(NPK_EDEVICE, "v0: no error latched (STATUS 0x%08x)", st);
+    npk_port_job_code(v->port, code);
     char why[200] = "";
     char what[96] = "";
     if (idx < v->len && v->slots[idx].live) {
@@ -361,14 +363,9 @@ static int fallback_impl(npk_v0 *v) {
 }
 
 int npk_v0_fallback_handler(npk_v0 *v) {
-    uint64_t t0 = npk_port_cycles(v->port);
-    int rc = fallback_impl(v);
-    if (npk_port_trace(v->port)) {
-        char args[32];
-        snprintf(args, sizeof args, "\"status\":%d", rc);
-        npk_port_trace_host(v->port, "cpu fallback", "cpu fallback", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, v->port, "cpu fallback", "cpu fallback");
+    return npk_job_end(&j, fallback_impl(v));
 }
 
 /* IRQ mode: acknowledge IRQ_STATUS.done (error bits are handled by recovery). */
@@ -416,37 +413,52 @@ static int service(npk_v0 *v) {
     return progress;
 }
 
-/* Wait for progress; returns 1 (progress), 0 (budget left, keep going) or an error. */
-static int wait_progress(npk_v0 *v, uint64_t *idle, uint64_t *chunk) {
-    int rc = service(v);
-    if (rc) {
-        if (rc > 0) *idle = 0, *chunk = 64;
-        return rc;
-    }
-    if (*idle >= v->cfg.timeout_cycles) {
-        uint32_t st = 0;
-        npk_port_read32(v->port, NPK_V0_REG_STATUS, &st);
-        const npk_v0_desc *d = &v->slots[v->tail].d;
-        npk_err(NPK_ETIMEDOUT,
-                "v0: no progress for %" PRIu64 " cycles on descriptor %u (tag 0x%x, %s), STATUS 0x%08x%s", *idle,
-                v->tail, d->w[NPK_V0_W_TAG], opname(npk_v0_desc_op(d)), st,
-                (st & NPK_V0_ST_BUSY) ? ": busy without finishing (a bus beat may have hung)"
-                : !(st & NPK_V0_ST_QUEUE_EMPTY) ? ": queued but not executing (CTRL.enable off?)"
-                                                 : "");
-        return fail_ring(v, -NPK_ETIMEDOUT);
-    }
-    /* sleep: in IRQ mode until a line rises (checking STATUS every 16 chunks anyway) */
-    for (int i = 0; i < 16; i++) {
-        int w = npk_port_wait(v->port, *chunk);
-        if (w) return npk_err_prefix(-w, "v0: waiting");
-        v->stats.device_cycles += *chunk;
-        *idle += *chunk;
-        if (*chunk < 65536) *chunk *= 2;
-        if (!v->cfg.use_irq || npk_port_irq(v->port, NPK_V0_IRQ_NPU) > 0 ||
-            npk_port_irq(v->port, NPK_V0_IRQ_FALLBACK) > 0 || *idle >= v->cfg.timeout_cycles)
-            break;
-    }
-    return 0;
+/* Poll check for wait_for: the condition (room in the ring, or nothing
+ * pending) holds, or the device retired descriptors (progress). */
+typedef struct v0_wait {
+    npk_v0 *v;
+    int room; /* 1: wait for a free slot; 0: wait until nothing is pending */
+} v0_wait;
+
+static int v0_cond(const v0_wait *w) { return w->room ? w->v->pending < w->v->len - 1 : !w->v->pending; }
+
+static int check_v0(void *ctx, npk_poll *pl) {
+    v0_wait *w = ctx;
+    (void)pl;
+    if (v0_cond(w)) return NPK_POLL_DONE;
+    int rc = service(w->v);
+    if (rc < 0) return rc;
+    if (rc > 0) return v0_cond(w) ? NPK_POLL_DONE : NPK_POLL_PROGRESS;
+    return NPK_POLL_BUSY;
+}
+
+/* IRQ mode: sleep until a line rises (checking STATUS every 16 steps anyway). */
+static int woken_v0(void *ctx) {
+    npk_v0 *v = ((v0_wait *)ctx)->v;
+    return npk_port_irq(v->port, NPK_V0_IRQ_NPU) > 0 || npk_port_irq(v->port, NPK_V0_IRQ_FALLBACK) > 0;
+}
+
+/* Wait for the condition; a timeout (timeout_cycles without progress) drops
+ * what is pending and flushes the ring (the soft reset of include/npukit/job.h). */
+static int wait_for(npk_v0 *v, int room) {
+    v0_wait w = {v, room};
+    npk_poll pl = {.budget = v->cfg.timeout_cycles, .step = 64, .max_step = 65536,
+                   .woken = v->cfg.use_irq ? woken_v0 : NULL, .what = "v0: waiting"};
+    int rc = npk_poll_run(v->port, &pl, check_v0, &w);
+    v->stats.device_cycles += pl.waited;
+    if (!pl.expired) return rc;
+    uint32_t st = 0;
+    npk_port_read32(v->port, NPK_V0_REG_STATUS, &st);
+    const npk_v0_desc *d = &v->slots[v->tail].d;
+    npk_err(NPK_ETIMEDOUT,
+            "v0: no progress for %" PRIu64 " cycles on descriptor %u (tag 0x%x, %s), STATUS 0x%08x%s", pl.idle,
+            v->tail, d->w[NPK_V0_W_TAG], opname(npk_v0_desc_op(d)), st,
+            (st & NPK_V0_ST_BUSY) ? ": busy without finishing (a bus beat may have hung)"
+            : !(st & NPK_V0_ST_QUEUE_EMPTY) ? ": queued but not executing (CTRL.enable off?)"
+                                             : "");
+    rc = fail_ring(v, -NPK_ETIMEDOUT);
+    if (rc == -NPK_ETIMEDOUT) npk_port_job_recovered(v->port);
+    return rc;
 }
 
 /* Descriptors d[i..n) never reached the ring: report them as dropped. */
@@ -460,12 +472,11 @@ static int refuse_rest(npk_v0 *v, const npk_v0_desc *d, unsigned i, unsigned n, 
 }
 
 static int submit_impl(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
-    uint64_t idle = 0, chunk = 64;
     unsigned i = 0;
     while (i < n) {
         unsigned room = v->len - 1 - v->pending;
         if (!room) {
-            int rc = wait_progress(v, &idle, &chunk);
+            int rc = wait_for(v, 1);
             if (rc < 0) return refuse_rest(v, d, i, n, rc);
             continue;
         }
@@ -494,24 +505,17 @@ static int submit_impl(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
     return 0;
 }
 
-/* Host runtime events ("host" process): submit, wait, CPU fallback, ops. */
+/* Jobs (include/npukit/job.h): submit, wait, CPU fallback, ops. */
 int npk_v0_submit(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
-    uint64_t t0 = npk_port_cycles(v->port);
-    int rc = submit_impl(v, d, n);
-    if (npk_port_trace(v->port)) {
-        char args[64];
-        snprintf(args, sizeof args, "\"descriptors\":%u,\"status\":%d", n, rc);
-        npk_port_trace_host(v->port, "runtime", "submit", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, v->port, "runtime", "submit");
+    npk_job_args(&j, "\"descriptors\":%u", n);
+    return npk_job_end(&j, submit_impl(v, d, n));
 }
 
 static int wait_impl(npk_v0 *v) {
-    uint64_t idle = 0, chunk = 64;
-    while (v->pending) {
-        int rc = wait_progress(v, &idle, &chunk);
-        if (rc < 0) return rc;
-    }
+    int rc = wait_for(v, 0);
+    if (rc < 0) return rc;
     /* a last look: an error latched on a doorbell with nothing pending */
     uint32_t st;
     RD(v, NPK_V0_REG_STATUS, &st);
@@ -520,14 +524,9 @@ static int wait_impl(npk_v0 *v) {
 }
 
 int npk_v0_wait(npk_v0 *v) {
-    uint64_t t0 = npk_port_cycles(v->port);
-    int rc = wait_impl(v);
-    if (npk_port_trace(v->port)) {
-        char args[32];
-        snprintf(args, sizeof args, "\"status\":%d", rc);
-        npk_port_trace_host(v->port, "runtime", "wait", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, v->port, "runtime", "wait");
+    return npk_job_end(&j, wait_impl(v));
 }
 
 int npk_v0_run(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
@@ -679,15 +678,10 @@ static int matmul_impl(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8
 
 int npk_v0_matmul(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
                   int relu) {
-    uint64_t t0 = npk_port_cycles(v->port);
-    int rc = matmul_impl(v, M, N, K, A, B, C, relu);
-    if (npk_port_trace(v->port)) {
-        char args[128];
-        snprintf(args, sizeof args, "\"M\":%u,\"N\":%u,\"K\":%u,\"macs\":%" PRIu64 ",\"status\":%d", M, N, K,
-                 (uint64_t)M * N * K, rc);
-        npk_port_trace_host(v->port, "ops", "matmul", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, v->port, "ops", "matmul");
+    npk_job_args(&j, "\"M\":%u,\"N\":%u,\"K\":%u,\"macs\":%" PRIu64, M, N, K, (uint64_t)M * N * K);
+    return npk_job_end(&j, matmul_impl(v, M, N, K, A, B, C, relu));
 }
 
 static int conv_encodable(const npk_v0_conv *c) {
@@ -781,15 +775,11 @@ static int conv2d_impl(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const 
 }
 
 int npk_v0_conv2d(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int8_t *out, int relu) {
-    uint64_t t0 = npk_port_cycles(v->port);
-    int rc = conv2d_impl(v, c, in, wt, out, relu);
-    if (npk_port_trace(v->port)) {
-        char args[160];
-        snprintf(args, sizeof args, "\"h\":%u,\"w\":%u,\"cin\":%u,\"cout\":%u,\"ksize\":%u,\"status\":%d", c->h,
-                 c->w, c->cin, c->cout, c->ksize, rc);
-        npk_port_trace_host(v->port, "ops", "conv2d", t0, args);
-    }
-    return rc;
+    npk_job j;
+    npk_job_begin(&j, v->port, "ops", "conv2d");
+    npk_job_args(&j, "\"h\":%u,\"w\":%u,\"cin\":%u,\"cout\":%u,\"ksize\":%u", c->h, c->w, c->cin, c->cout,
+                 c->ksize);
+    return npk_job_end(&j, conv2d_impl(v, c, in, wt, out, relu));
 }
 
 int npk_v0_relu(npk_v0 *v, const int8_t *in, int8_t *out, size_t n) {
