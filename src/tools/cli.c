@@ -1,5 +1,7 @@
 /* Shared helpers for the npu commands. */
 #include "cli.h"
+#include "npukit/report.h"
+#include "npukit/trace.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -91,18 +93,103 @@ int cli_read_file(const char *path, uint8_t **data, size_t *len) {
     return 0;
 }
 
-int cli_write_file(const char *path, const void *data, size_t len) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return npk_err(NPK_EIO, "cannot open '%s' for writing: %s", path, strerror(errno));
-    size_t w = fwrite(data, 1, len, f);
-    if (fclose(f) || w != len) return npk_err(NPK_EIO, "writing '%s' failed", path);
+int cli_out_open(cli_out *o, const char *path) {
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    if (cli_check_output(path)) return -NPK_EIO;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a device or FIFO: no rename */
+        o->f = fopen(path, "wb");
+        if (!o->f) return npk_err(NPK_EIO, "cannot open '%s' for writing: %s", path, strerror(errno));
+        return 0;
+    }
+    size_t n = strlen(path) + 16;
+    o->tmp = malloc(n);
+    if (!o->tmp) return npk_err(NPK_ENOMEM, "out of memory");
+    snprintf(o->tmp, n, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        return npk_err(NPK_EIO, "cannot create a file beside '%s': %s", path, strerror(e));
+    }
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um); /* the mode fopen would give */
+    o->f = fdopen(fd, "wb");
+    if (!o->f) {
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
     return 0;
+}
+
+int cli_out_close(cli_out *o, int ok) {
+    if (!o->f) return 0;
+    int rc = 0;
+    errno = 0;
+    if (ok && (fflush(o->f) || ferror(o->f)))
+        rc = npk_err(NPK_EIO, "writing '%s' failed: %s", o->path, strerror(errno ? errno : EIO));
+    if (fclose(o->f) && ok && !rc) rc = npk_err(NPK_EIO, "writing '%s' failed: %s", o->path, strerror(errno));
+    o->f = NULL;
+    if (o->tmp) {
+        if (ok && !rc && rename(o->tmp, o->path))
+            rc = npk_err(NPK_EIO, "cannot create '%s': %s", o->path, strerror(errno));
+        if (!ok || rc) unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    return rc;
+}
+
+int cli_write_file(const char *path, const void *data, size_t len) {
+    cli_out o;
+    int rc = cli_out_open(&o, path);
+    if (rc) return rc;
+    size_t w = fwrite(data, 1, len, o.f);
+    return cli_out_close(&o, w == len);
+}
+
+int cli_write_trace(const npk_trace *t, const char *path) {
+    cli_out o;
+    int rc = cli_out_open(&o, path);
+    if (rc) return rc;
+    rc = npk_trace_write(t, o.f);
+    int rc2 = cli_out_close(&o, !rc);
+    return rc ? npk_err(NPK_EIO, "writing trace file '%s' failed", path) : rc2;
+}
+
+int cli_write_report(const npk_report *r, const char *path) {
+    cli_out o;
+    int rc = cli_out_open(&o, path);
+    if (rc) return rc;
+    rc = npk_report_write_json(r, o.f);
+    int rc2 = cli_out_close(&o, !rc);
+    return rc ? npk_err(NPK_EIO, "writing report file '%s' failed", path) : rc2;
+}
+
+int cli_finish_stdout(int rc) {
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    if (bad && rc == 0) {
+        fprintf(stderr, "npu: writing to standard output failed: %s\n", strerror(errno ? errno : EIO));
+        return 1;
+    }
+    return rc;
 }
 
 int cli_check_output(const char *path) {
     if (!path || !*path) return npk_err(NPK_EIO, "empty output file name");
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return npk_err(NPK_EIO, "'%s' is a directory", path);
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return npk_err(NPK_EIO, "'%s' is a directory", path);
+        if (!S_ISREG(st.st_mode)) /* a device or FIFO is written in place */
+            return access(path, W_OK) ? npk_err(NPK_EIO, "cannot write '%s': %s", path, strerror(errno)) : 0;
+    }
     const char *slash = strrchr(path, '/');
     char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!dir) return npk_err(NPK_ENOMEM, "out of memory");

@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include "npukit/npu.h"
+#include "npukit/report.h"
+#include "npukit/trace.h"
 
 /* A command: run(argc, argv) with argv[0] = command name. Returns the exit code. */
 typedef struct npu_cmd {
@@ -52,6 +54,26 @@ int cli_write_file(const char *path, const void *data, size_t len);
 /* Validate an output path before the work: its directory exists and is
  * writable, and the path is not a directory. 0 or -NPK_EIO with npk_errmsg. */
 int cli_check_output(const char *path);
+
+/* An output file written all-or-nothing: the data goes to a temporary file
+ * beside `path` and is renamed into place by cli_out_close(o, 1) only when
+ * every write, the flush and the close succeeded; cli_out_close(o, 0) or any
+ * failure removes the temporary, so a failed command leaves no partial file
+ * (an existing file at path is kept untouched). Paths that exist and are not
+ * regular files (/dev/null, /dev/stdout, FIFOs) are written directly. */
+typedef struct cli_out {
+    FILE *f;
+    const char *path;
+    char *tmp; /* NULL when written directly */
+} cli_out;
+int cli_out_open(cli_out *o, const char *path);
+int cli_out_close(cli_out *o, int ok);
+/* Whole outputs through cli_out: bytes, a Chrome trace, a JSON report. */
+int cli_write_trace(const npk_trace *t, const char *path);
+int cli_write_report(const npk_report *r, const char *path);
+/* End of every command: flush stdout; a write error there (a full disk,
+ * /dev/full, a closed pipe) turns exit code 0 into 1 with one error line. */
+int cli_finish_stdout(int rc);
 /* Progress line on a terminal only: cli_progress("decode", i, n). */
 void cli_progress(const char *what, uint64_t done, uint64_t total);
 void cli_progress_end(void);

@@ -67,6 +67,7 @@ static int run(const char *cmd, int argc, char **argv) {
     if (!dev) return cli_usage_error(cmd, "--device is required");
     const npk_dev_rt *e = find(dev);
     if (!e) return cli_usage_error(cmd, "no command-stream format for device '%s' (%s)", dev, npk_dev_stream_names());
+    if (out && cli_check_output(out)) return cli_fail("%s: -o: %s", cmd, npk_errmsg());
     uint8_t *data;
     size_t len;
     if (in && strcmp(in, "-")) {

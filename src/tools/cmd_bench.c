@@ -215,7 +215,7 @@ static int bench_v0_gemm(ctx *c) {
             goto out;
         }
         npk_port_set_trace(p, NULL);
-        if (npk_trace_write_file(tr, c->trace_path)) {
+        if (cli_write_trace(tr, c->trace_path)) {
             bench_fail(c, "trace");
             goto out;
         }
@@ -279,7 +279,7 @@ static int bench_e1_mmio(ctx *c) {
         npk_e1_result res;
         int bad = npk_e1_scalar(e, E1_OP_DOT4_S8, 0x01020304u, 0x01010101u, 0, 0, &res);
         npk_port_set_trace(p, NULL);
-        if (bad || npk_trace_write_file(tr, c->trace_path)) {
+        if (bad || cli_write_trace(tr, c->trace_path)) {
             npk_trace_free(tr);
             bench_fail(c, "trace");
             goto out;
@@ -363,7 +363,7 @@ static int bench_e1_matmul(ctx *c) {
             npk_lower_out_free(&o);
             npk_lower_out_free(&go);
         }
-        if (bad || npk_trace_write_file(tr, c->trace_path)) {
+        if (bad || cli_write_trace(tr, c->trace_path)) {
             npk_trace_free(tr);
             bench_fail(c, "trace");
             goto out;
@@ -546,7 +546,7 @@ static int bench_onnx(ctx *c, const char *device) {
         free_outs(out, nout);
         out = NULL;
         nout = 0;
-        if (bad || npk_trace_write_file(tr, c->trace_path)) {
+        if (bad || cli_write_trace(tr, c->trace_path)) {
             npk_trace_free(tr);
             if (!bad) bench_fail(c, "trace");
             goto out;
@@ -672,6 +672,7 @@ int cmd_bench(int argc, char **argv) {
         return 0;
     }
     if (c.trace_path && nsel != 1) return cli_usage_error("bench", "--trace needs exactly one benchmark NAME");
+    if (c.trace_path && cli_check_output(c.trace_path)) return cli_fail("bench: --trace: %s", npk_errmsg());
     if (!nsel)
         for (size_t i = 0; i < NSUITE; i++) sel[i] = !suite[i].pending;
     if (!c.json)

@@ -47,6 +47,8 @@ int cmd_demo(int argc, char **argv) {
         else if (!strcmp(argv[i], "--report-json") && i + 1 < argc) json_path = argv[++i];
         else return cli_usage_error("demo", "unknown or incomplete option '%s'", argv[i]);
     }
+    if (json_path && cli_check_output(json_path)) return cli_fail("demo: --report-json: %s", npk_errmsg());
+    if (trace_path && cli_check_output(trace_path)) return cli_fail("demo: --trace: %s", npk_errmsg());
     npk_port *port;
     if (npk_port_open(&port, port_spec, "e1", NULL)) return cli_fail("demo: %s", npk_errmsg());
     npk_trace *trace = NULL;
@@ -137,11 +139,11 @@ int cmd_demo(int argc, char **argv) {
     npk_report_note(rep, "MMIO accesses", "%" PRIu64, npk_port_mmio_count(port));
     npk_report_note(rep, "doorbells", "%" PRIu64, npk_e1_get_stats(e)->batches);
     if (report) npk_report_print(rep, stdout);
-    if (json_path && npk_report_write_json_file(rep, json_path)) {
+    if (json_path && cli_write_report(rep, json_path)) {
         cli_fail("demo: %s", npk_errmsg());
         goto out;
     }
-    if (trace && npk_trace_write_file(trace, trace_path)) {
+    if (trace && cli_write_trace(trace, trace_path)) {
         cli_fail("demo: %s", npk_errmsg());
         goto out;
     }

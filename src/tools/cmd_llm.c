@@ -141,7 +141,7 @@ static int emit_report(const npk_llm_decoder *d, int ntok, const char *model_pat
         npk_report_print(r, stdout);
     }
     int rc = 0;
-    if (json_path && npk_report_write_json_file(r, json_path)) rc = cli_fail("%s", npk_errmsg());
+    if (json_path && cli_write_report(r, json_path)) rc = cli_fail("%s", npk_errmsg());
     npk_report_free(r);
     return rc;
 }
@@ -206,6 +206,8 @@ int cmd_llm(int argc, char **argv) {
     int pccx = !strcmp(device, "pccx");
     if (!pccx && strcmp(device, "cpu")) return cli_usage_error("llm", "--device must be pccx or cpu, not '%s'", device);
     if (trace && !pccx) return cli_usage_error("llm", "--trace needs --device pccx");
+    if (json_path && cli_check_output(json_path)) return cli_fail("llm: --report-json: %s", npk_errmsg());
+    if (trace && cli_check_output(trace)) return cli_fail("llm: --trace: %s", npk_errmsg());
 
     npk_llm_model *m = NULL;
     npk_llm_tokenizer *t = NULL;

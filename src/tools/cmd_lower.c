@@ -58,6 +58,8 @@ int cmd_lower(int argc, char **argv) {
     }
     if (!device) return cli_usage_error("lower", "--device is required (--device e1)");
     if (strcmp(device, "e1")) return cli_fail("lower: device '%s' has no lowerings (only e1)", device);
+    if (json_path && cli_check_output(json_path)) return cli_fail("lower: --report-json: %s", npk_errmsg());
+    if (trace_path && cli_check_output(trace_path)) return cli_fail("lower: --trace: %s", npk_errmsg());
     if (!file) return cli_usage_error("lower", "no input FILE.json");
     uint8_t *data;
     size_t len;
@@ -132,13 +134,13 @@ int cmd_lower(int argc, char **argv) {
     ret = strstr(result, "\"all_match\":true") ? 0 : 1;
     if (ret) cli_fail("lower: %s: a device result differs from the golden", file);
     if (report) npk_report_print(rep, stderr);
-    if (json_path && npk_report_write_json_file(rep, json_path)) {
+    if (json_path && cli_write_report(rep, json_path)) {
         cli_fail("lower: %s", npk_errmsg());
         ret = 1;
     }
     if (trace) {
         npk_port_set_trace(port, NULL);
-        if (npk_trace_write_file(trace, trace_path)) {
+        if (cli_write_trace(trace, trace_path)) {
             cli_fail("lower: %s", npk_errmsg());
             ret = 1;
         }

@@ -209,9 +209,9 @@ int cmd_qtest(int argc, char **argv) {
         }
         if (strcmp(qo.qtest_log, "none")) log_path = qo.qtest_log;
     }
-    if (trace_path && cli_check_output(trace_path)) {
+    if ((trace_path && cli_check_output(trace_path)) || (log_path && cli_check_output(log_path))) {
         qemu_opts_free(&qo);
-        return cli_fail("qtest: --trace: %s", npk_errmsg());
+        return cli_fail("qtest: %s: %s", trace_path && cli_check_output(trace_path) ? "--trace" : "--log", npk_errmsg());
     }
 
     npk_sim *sim = npk_sim_new(device, opts);
@@ -268,7 +268,7 @@ int cmd_qtest(int argc, char **argv) {
     npk_qtest_free(q);
     if (trace) {
         npk_sim_dev(sim)->trace = NULL;
-        if (npk_trace_write_file(trace, trace_path) && !rc)
+        if (cli_write_trace(trace, trace_path) && !rc)
             rc = cli_fail("qtest: cannot write trace '%s': %s", trace_path, npk_errmsg());
         npk_trace_free(trace);
     }

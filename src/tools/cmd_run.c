@@ -1,7 +1,9 @@
 /* npu run: run an ONNX model on a device (partition, execute, report). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "npukit/graph.h"
@@ -126,6 +128,17 @@ static void print_output(const npk_tensor *t) {
     }
 }
 
+/* --output-dir: an existing writable directory, or one that can be created. */
+static int check_outdir(const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return npk_err(NPK_EIO, "'%s' exists and is not a directory", dir);
+        if (access(dir, W_OK)) return npk_err(NPK_EIO, "directory '%s' is not writable", dir);
+        return 0;
+    }
+    return cli_check_output(dir);
+}
+
 int cmd_run(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         run_help();
@@ -171,6 +184,15 @@ int cmd_run(int argc, char **argv) {
     if (!model) {
         free(in_specs);
         return cli_usage_error("run", "no model given");
+    }
+    /* output paths are checked before the work */
+    const char *badopt = json && cli_check_output(json)               ? "--report-json"
+                         : trace_path && cli_check_output(trace_path) ? "--trace"
+                         : outdir && check_outdir(outdir)             ? "--output-dir"
+                                                                      : NULL;
+    if (badopt) {
+        free(in_specs);
+        return cli_fail("run: %s: %s", badopt, npk_errmsg());
     }
     if (npk_graph_load_file(&g, model)) {
         rc = cli_fail("%s", npk_errmsg());
@@ -243,14 +265,21 @@ int cmd_run(int argc, char **argv) {
     }
     for (size_t i = 0; i < n_outs; i++) print_output(&outs[i]);
     if (outdir) {
-        mkdir(outdir, 0777);
+        if (mkdir(outdir, 0777) && errno != EEXIST) {
+            rc = cli_fail("run: cannot create the output directory '%s': %s", outdir, strerror(errno));
+            goto out;
+        }
         for (size_t i = 0; i < n_outs; i++) {
             char path[4096];
             snprintf(path, sizeof path, "%s/output_%zu.pb", outdir, i);
-            if (npk_tensor_save_pb_file(&outs[i], path)) {
+            uint8_t *pb = NULL;
+            size_t pblen = 0;
+            if (npk_tensor_save_pb(&outs[i], &pb, &pblen) || cli_write_file(path, pb, pblen)) {
+                free(pb);
                 rc = cli_fail("%s", npk_errmsg());
                 goto out;
             }
+            free(pb);
         }
     }
     if (report) {
@@ -264,18 +293,18 @@ int cmd_run(int argc, char **argv) {
         npk_report_free(perf);
     }
     if (json) {
-        FILE *f = fopen(json, "w");
-        if (!f || npk_run_report_write_json(&rep, f)) {
-            if (f) fclose(f);
+        cli_out o;
+        if (cli_out_open(&o, json)) {
+            rc = cli_fail("run: %s", npk_errmsg());
+            goto out;
+        }
+        int bad = npk_run_report_write_json(&rep, o.f) != 0;
+        if (cli_out_close(&o, !bad) || bad) {
             rc = cli_fail("cannot write the JSON report '%s'", json);
             goto out;
         }
-        if (fclose(f)) {
-            rc = cli_fail("write error on '%s'", json);
-            goto out;
-        }
     }
-    if (trace && npk_trace_write_file(trace, trace_path)) {
+    if (trace && cli_write_trace(trace, trace_path)) {
         rc = cli_fail("%s", npk_errmsg());
         goto out;
     }

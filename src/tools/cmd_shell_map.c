@@ -38,6 +38,8 @@ int cmd_shell_map(int argc, char **argv) {
     }
     if (!in) return cli_usage_error("shell-map", "a schedule file is required");
     if (!out) return cli_usage_error("shell-map", "-o STREAM.bin is required");
+    if (cli_check_output(out)) return cli_fail("shell-map: -o: %s", npk_errmsg());
+    if (asm_out && cli_check_output(asm_out)) return cli_fail("shell-map: --asm: %s", npk_errmsg());
     uint8_t *text;
     size_t len;
     if (cli_read_file(in, &text, &len)) return cli_fail("shell-map: %s", npk_errmsg());
@@ -46,14 +48,26 @@ int cmd_shell_map(int argc, char **argv) {
     int rc = npk_shell_map_yaml_opts((const char *)text, len, softmax_dtype, &bin, &blen, &count);
     free(text);
     if (rc) return cli_fail("shell-map: %s: %s", in, npk_errmsg());
+    /* Both outputs or neither: each goes to a temporary file, renamed into
+     * place only when both were written. */
     int ret = 0;
-    if (cli_write_file(out, bin, blen)) ret = cli_fail("shell-map: %s", npk_errmsg());
-    if (!ret && asm_out) {
-        char *t = NULL;
-        if (npk_shell_disasm(bin, blen, &t) || cli_write_file(asm_out, t, strlen(t)))
-            ret = cli_fail("shell-map: %s", npk_errmsg());
-        free(t);
+    char *t = NULL;
+    cli_out ob, oa = {0};
+    if (asm_out && npk_shell_disasm(bin, blen, &t)) ret = cli_fail("shell-map: %s", npk_errmsg());
+    if (!ret && cli_out_open(&ob, out)) ret = cli_fail("shell-map: %s", npk_errmsg());
+    if (!ret && asm_out && cli_out_open(&oa, asm_out)) {
+        ret = cli_fail("shell-map: %s", npk_errmsg());
+        cli_out_close(&ob, 0);
     }
+    if (!ret) {
+        int ok = fwrite(bin, 1, blen, ob.f) == blen;
+        if (asm_out) ok = ok && fputs(t, oa.f) >= 0 && fflush(oa.f) == 0 && !ferror(oa.f);
+        ok = ok && fflush(ob.f) == 0 && !ferror(ob.f);
+        if (!ok) ret = cli_fail("shell-map: writing '%s'%s%s failed", out, asm_out ? " or " : "", asm_out ? asm_out : "");
+        if ((cli_out_close(&ob, !ret) || (asm_out && cli_out_close(&oa, !ret))) && !ret)
+            ret = cli_fail("shell-map: %s", npk_errmsg());
+    }
+    free(t);
     if (!ret) printf("shell-map: wrote %zu descriptors (%zu bytes) to %s\n", count, blen, out);
     free(bin);
     return ret;

@@ -83,13 +83,14 @@ static int split_at(char *s, char **file, char **rest) {
     return **file ? 0 : -1;
 }
 
+/* "ADDR+LEN": both whole numbers, the range inside 64 bits; else -1. */
 static int parse_range(const char *s, uint64_t *addr, uint64_t *len) {
-    char tmp[128];
-    snprintf(tmp, sizeof tmp, "%s", s);
-    char *plus = strchr(tmp, '+');
+    const char *plus = strchr(s, '+');
     if (!plus) return -1;
-    *plus = 0;
-    return cli_parse_u64(tmp, addr) || cli_parse_u64(plus + 1, len) ? -1 : 0;
+    char *a = strndup(s, (size_t)(plus - s));
+    int bad = !a || cli_parse_u64(a, addr) || cli_parse_u64(plus + 1, len) || (*len && *addr + *len - 1 < *addr);
+    free(a);
+    return bad ? -1 : 0;
 }
 
 /* Default ring base: the shell contract's example queue base (section 11). The
@@ -158,7 +159,7 @@ int cmd_shell_run(int argc, char **argv) {
     for (int i = 1; i < argc && !ret; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc) break;
-        char buf[4096];
+        char *buf = NULL;
         if (!strcmp(a, "--map")) {
             if (npk_mem_map_parse(mem, argv[++i])) ret = cli_fail("shell-run: --map %s: %s", argv[i], npk_errmsg());
         } else if (!strcmp(a, "--fault")) {
@@ -166,12 +167,13 @@ int cmd_shell_run(int argc, char **argv) {
             if (npk_fault_parse(argv[++i], &f) || npk_mem_add_fault(mem, &f))
                 ret = cli_fail("shell-run: --fault %s: %s", argv[i], npk_errmsg());
         } else if (!strcmp(a, "--mem")) {
-            snprintf(buf, sizeof buf, "%s", argv[++i]);
+            if (!(buf = strdup(argv[++i]))) ret = cli_fail("shell-run: out of memory");
             char *file, *rest;
             uint64_t addr;
             uint8_t *data;
             size_t dlen;
-            if (split_at(buf, &file, &rest) || cli_parse_u64(rest, &addr)) {
+            if (ret) {
+            } else if (split_at(buf, &file, &rest) || cli_parse_u64(rest, &addr)) {
                 ret = cli_usage_error("shell-run", "--mem expects FILE@ADDR, got '%s'", argv[i]);
             } else if (cli_read_file(file, &data, &dlen)) {
                 ret = cli_fail("shell-run: %s", npk_errmsg());
@@ -181,16 +183,25 @@ int cmd_shell_run(int argc, char **argv) {
             }
         } else if (!strcmp(a, "--dump") || !strcmp(a, "--save")) {
             uint64_t ad, ln;
-            snprintf(buf, sizeof buf, "%s", argv[++i]);
+            if (!(buf = strdup(argv[++i]))) {
+                ret = cli_fail("shell-run: out of memory");
+                break;
+            }
             char *file = NULL, *rest = buf;
-            if ((!strcmp(a, "--save") && split_at(buf, &file, &rest)) || parse_range(rest, &ad, &ln) || ln > (1u << 30))
-                ret = cli_usage_error("shell-run", "%s expects %sADDR+LEN, got '%s'", a, file || !strcmp(a, "--save") ? "FILE@" : "",
-                                      argv[i]);
+            if ((!strcmp(a, "--save") && split_at(buf, &file, &rest)) || parse_range(rest, &ad, &ln))
+                ret = cli_usage_error("shell-run", "%s expects %sADDR+LEN (whole numbers, inside 64 bits), got '%s'", a,
+                                      file || !strcmp(a, "--save") ? "FILE@" : "", argv[i]);
+            else if (ln > (1u << 30))
+                ret = cli_usage_error("shell-run", "%s: LEN %" PRIu64 " is over the 1 GiB limit", a, ln);
+            else if (file && cli_check_output(file))
+                ret = cli_fail("shell-run: --save: %s", npk_errmsg());
         } else if (!strcmp(a, "--opts") || !strcmp(a, "--trace") || !strcmp(a, "--ring") || !strcmp(a, "--ring-bytes") ||
                    !strcmp(a, "--max-cycles")) {
             i++;
         }
+        free(buf);
     }
+    if (!ret && trace_out && cli_check_output(trace_out)) ret = cli_fail("shell-run: --trace: %s", npk_errmsg());
     if (ret) goto out;
     npk_dev *dev = npk_sim_dev(sim);
     dev->trace = tr;
@@ -227,16 +238,16 @@ int cmd_shell_run(int argc, char **argv) {
     for (int i = 1; i + 1 < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--dump") && strcmp(a, "--save")) continue;
-        char buf[4096];
-        snprintf(buf, sizeof buf, "%s", argv[++i]);
+        char *buf = strdup(argv[++i]);
         char *file = NULL, *rest = buf;
-        uint64_t ad, ln;
-        if (!strcmp(a, "--save")) split_at(buf, &file, &rest);
-        parse_range(rest, &ad, &ln);
-        uint8_t *data = malloc(ln ? ln : 1);
+        uint64_t ad = 0, ln = 0;
+        if (buf && !strcmp(a, "--save")) split_at(buf, &file, &rest);
+        if (buf) parse_range(rest, &ad, &ln); /* checked in the second pass */
+        uint8_t *data = buf ? malloc(ln ? ln : 1) : NULL;
         if (!data || npk_port_mem_read(p, ad, data, ln)) {
             ret = cli_fail("shell-run: %s %s: %s", a, argv[i], data ? npk_errmsg() : "out of memory");
             free(data);
+            free(buf);
             continue;
         }
         if (file) {
@@ -250,8 +261,9 @@ int cmd_shell_run(int argc, char **argv) {
             }
         }
         free(data);
+        free(buf);
     }
-    if (tr && npk_trace_write_file(tr, trace_out)) ret = cli_fail("shell-run: %s", npk_errmsg());
+    if (tr && cli_write_trace(tr, trace_out)) ret = cli_fail("shell-run: %s", npk_errmsg());
     if (rc) ret = cli_fail("shell-run: %s", saved);
 out:
     npk_shell_close(sh);

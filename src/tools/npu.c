@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
      * `npu qtest` with QEMU's command line (docs/qtest.md). */
     const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
     base = base ? base + 1 : argc > 0 ? argv[0] : "";
-    if (!strcmp(base, "npu-qemu") || !strncmp(base, "qemu-system-", 12)) return cmd_qtest(argc, argv);
+    if (!strcmp(base, "npu-qemu") || !strncmp(base, "qemu-system-", 12)) return cli_finish_stdout(cmd_qtest(argc, argv));
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -42,18 +42,18 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
                 if (!strcmp(commands[i].name, argv[2])) {
                     char *hargv[] = {argv[2], "--help", NULL};
-                    return commands[i].run(2, hargv);
+                    return cli_finish_stdout(commands[i].run(2, hargv));
                 }
         }
         usage(stdout);
-        return 0;
+        return cli_finish_stdout(0);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("npukit %s\n", npk_version());
-        return 0;
+        return cli_finish_stdout(0);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(commands[i].name, argv[1])) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(commands[i].name, argv[1])) return cli_finish_stdout(commands[i].run(argc - 1, argv + 1));
     /* one line, like every other error (issue 8); `npu --help` lists the commands */
     fprintf(stderr, "npu: unknown command '%s' (npu --help lists the commands)\n", argv[1]);
     return 2;
