@@ -277,6 +277,16 @@ void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, siz
 int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
                   npk_tensor **outputs, size_t *n_outputs, npk_run_report *report);
 
+/* A one-layer int8 graph of a given shape, for sweeps and benchmarks:
+ *   "conv:c=C,k=K,h=H[,w=W][,r=R][,s=S][,stride=T][,pad=P][,n=N][,groups=G]"
+ *     QLinearConv, input x int8 [N,C,H,W], weights [K,C/G,R,S], int32 bias;
+ *     p=P,q=Q (output size) may replace h/w; pad defaults to (R-1)/2 ("same");
+ *   "matmul:m=M,k=K,n=N"   QLinearMatMul, input x int8 [M,K], weights [K,N].
+ * Weights and bias are pseudo-random (xorshift64* from seed), scales and
+ * zero points per tensor (zero points 0), the output scale keeps the int8
+ * outputs away from saturation. Output "y". */
+int npk_graph_synth_layer(const char *spec, uint64_t seed, npk_graph **out);
+
 /* Fill a tensor for graph input i with deterministic pseudo-random data
  * (seeded): integers across their type's range (int64 indices within
  * [0, 8)), floats uniform in [-1, 1). Symbolic dimensions become 1.

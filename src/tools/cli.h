@@ -28,6 +28,7 @@ int cmd_onnx_test(int argc, char **argv);
 int cmd_lower(int argc, char **argv);
 int cmd_llm(int argc, char **argv);
 int cmd_llm_synth(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_shell_map(int argc, char **argv);
 int cmd_shell_run(int argc, char **argv);

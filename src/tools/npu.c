@@ -15,6 +15,7 @@ static const npu_cmd commands[] = {
     {"disasm", "disassemble a binary command stream into text", cmd_disasm},
     {"shell-map", "map a YAML schedule onto a shell descriptor stream", cmd_shell_map},
     {"shell-run", "execute a shell descriptor stream and print registers, IRQs and trace", cmd_shell_run},
+    {"sweep", "run a design-space sweep (devices x parameters x workloads), locally or with MPI", cmd_sweep},
     {"bench", "run the benchmark suite with same-run baselines", cmd_bench},
     {"devices", "list the device models with their clocks and register windows", cmd_devices},
 };
