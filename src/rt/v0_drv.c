@@ -2,15 +2,16 @@
  * error decoding and recovery, the CPU fallback handler, high-level ops and
  * routing around the device when CAPS.gemmini_present == 0. Talks to the
  * device only through the port layer. */
-#include "npukit/e1.h"
 #include "npukit/npu.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"
 #include "npukit/v0.h"
+#include "rt/v0_ops.h"
 #include "ops/ref.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,6 @@ struct npk_v0 {
         if (rc_) return npk_err_prefix(-rc_, "v0: register write"); \
     } while (0)
 
-static uint32_t align16(uint64_t x) { return (uint32_t)((x + 15) & ~15ull); }
 
 void npk_v0_config_default(npk_v0_config *c) {
     memset(c, 0, sizeof *c);
@@ -140,6 +140,16 @@ unsigned npk_v0_pending(const npk_v0 *v) { return v->pending; }
 const npk_v0_stats *npk_v0_get_stats(const npk_v0 *v) { return &v->stats; }
 void npk_v0_set_e1(npk_v0 *v, struct npk_e1 *e1) { v->e1 = e1; }
 const char *npk_v0_last_route(const npk_v0 *v) { return v->route; }
+struct npk_e1 *npk_v0_route_e1(const npk_v0 *v) { return v->e1; }
+
+void npk_v0_note_route(npk_v0 *v, npk_v0_route how, const char *fmt, ...) {
+    if (how == NPK_V0_ROUTE_E1) v->stats.routed_e1++;
+    else if (how == NPK_V0_ROUTE_CPU) v->stats.routed_cpu++;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->route, sizeof v->route, fmt, ap);
+    va_end(ap);
+}
 
 /* Account the slot at v->tail and advance. */
 static void account(npk_v0 *v, npk_v0_outcome how, int status) {
@@ -214,7 +224,7 @@ static int fail_ring(npk_v0 *v, int code_status) {
 
 /* ---- CPU execution of descriptors -------------------------------------- */
 
-static int get_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes, void *dst) {
+int npk_v0_get_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes, void *dst) {
     for (uint64_t r = 0; r < rows; r++) {
         int rc = npk_port_mem_read(p, base + r * stride, (uint8_t *)dst + r * rowbytes, rowbytes);
         if (rc) return rc;
@@ -222,7 +232,7 @@ static int get_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, 
     return 0;
 }
 
-static int put_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes, const void *src) {
+int npk_v0_put_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes, const void *src) {
     for (uint64_t r = 0; r < rows; r++) {
         int rc = npk_port_mem_write(p, base + r * stride, (const uint8_t *)src + r * rowbytes, rowbytes);
         if (rc) return rc;
@@ -256,14 +266,14 @@ int npk_v0_cpu_execute(npk_port *p, const npk_v0_desc *d) {
         int32_t *C = malloc(M * N * 4);
         uint8_t *le = malloc(M * N * 4);
         if (!A || !B || !C || !le) rc = npk_err(NPK_ENOMEM, "CPU fallback: out of memory");
-        if (!rc) rc = get_rows(p, a, sa, M, K, A);
-        if (!rc) rc = get_rows(p, b, sb, K, N, B);
+        if (!rc) rc = npk_v0_get_rows(p, a, sa, M, K, A);
+        if (!rc) rc = npk_v0_get_rows(p, b, sb, K, N, B);
         if (!rc) {
             npk_ref_matmul_s8s32((uint32_t)M, (uint32_t)N, (uint32_t)K, A, K, B, N, C, N,
                                  relu || op == NPK_V0_OP_MATMUL_S8_RELU, uns);
             for (uint64_t i = 0; i < M * N; i++)
                 for (int q = 0; q < 4; q++) le[4 * i + q] = (uint8_t)((uint32_t)C[i] >> (8 * q));
-            rc = put_rows(p, c, sc, M, N * 4, le);
+            rc = npk_v0_put_rows(p, c, sc, M, N * 4, le);
         }
         free(A), free(B), free(C), free(le);
         return rc;
@@ -280,14 +290,14 @@ int npk_v0_cpu_execute(npk_port *p, const npk_v0_desc *d) {
             return npk_err(NPK_EUNSUPPORTED, "CPU fallback: convolution is too large");
         int8_t *in = malloc(inb), *wt = malloc(wb), *o = malloc(ob);
         if (!in || !wt || !o) rc = npk_err(NPK_ENOMEM, "CPU fallback: out of memory");
-        if (!rc) rc = get_rows(p, a, sa, cv.h, (uint64_t)cv.w * cv.cin, in);
-        if (!rc) rc = get_rows(p, b, sb, kk, cv.cout, wt);
+        if (!rc) rc = npk_v0_get_rows(p, a, sa, cv.h, (uint64_t)cv.w * cv.cin, in);
+        if (!rc) rc = npk_v0_get_rows(p, b, sb, kk, cv.cout, wt);
         if (!rc) {
             npk_ref_conv rcv = {cv.h, cv.w, cv.cin, cv.cout, cv.ksize, cv.ksize, cv.stride_h, cv.stride_w,
                                 cv.pad_h, cv.pad_w, cv.dil};
             npk_ref_conv2d_s8(&rcv, in, (size_t)cv.w * cv.cin, wt, cv.cout, o, (size_t)ow * cv.cout,
                               relu || op == NPK_V0_OP_CONV2D_S8_RELU, uns);
-            rc = put_rows(p, c, sc, oh, (uint64_t)ow * cv.cout, o);
+            rc = npk_v0_put_rows(p, c, sc, oh, (uint64_t)ow * cv.cout, o);
         }
         free(in), free(wt), free(o);
         return rc;
@@ -298,10 +308,10 @@ int npk_v0_cpu_execute(npk_port *p, const npk_v0_desc *d) {
         if (M * N > CPU_MAX_BYTES) return npk_err(NPK_EUNSUPPORTED, "CPU fallback: relu is too large");
         int8_t *buf = malloc(M * N);
         if (!buf) return npk_err(NPK_ENOMEM, "CPU fallback: out of memory");
-        rc = get_rows(p, a, sa, M, N, buf);
+        rc = npk_v0_get_rows(p, a, sa, M, N, buf);
         if (!rc) {
             npk_ref_relu_s8((uint32_t)M, (uint32_t)N, buf, N, buf, N, uns);
-            rc = put_rows(p, c, sc, M, N, buf);
+            rc = npk_v0_put_rows(p, c, sc, M, N, buf);
         }
         free(buf);
         return rc;
@@ -315,11 +325,11 @@ int npk_v0_cpu_execute(npk_port *p, const npk_v0_desc *d) {
         if (inb > CPU_MAX_BYTES) return npk_err(NPK_EUNSUPPORTED, "CPU fallback: max pool is too large");
         int8_t *in = malloc(inb), *o = malloc(ob);
         if (!in || !o) rc = npk_err(NPK_ENOMEM, "CPU fallback: out of memory");
-        if (!rc) rc = get_rows(p, a, sa, pp.h, (uint64_t)pp.w * pp.c, in);
+        if (!rc) rc = npk_v0_get_rows(p, a, sa, pp.h, (uint64_t)pp.w * pp.c, in);
         if (!rc) {
             npk_ref_pool rp = {pp.h, pp.w, pp.c, pp.win_h, pp.win_w, pp.stride, pp.pad};
             npk_ref_maxpool_s8(&rp, in, (size_t)pp.w * pp.c, o, (size_t)ow * pp.c, relu, uns);
-            rc = put_rows(p, c, sc, oh, (uint64_t)ow * pp.c, o);
+            rc = npk_v0_put_rows(p, c, sc, oh, (uint64_t)ow * pp.c, o);
         }
         free(in), free(o);
         return rc;
@@ -542,326 +552,6 @@ int npk_v0_read_counters(npk_v0 *v, npk_v0_counters *c) {
     RD(v, NPK_V0_REG_PERF_MACS_HI, &hi);
     c->perf_macs = lo | (uint64_t)hi << 32;
     return 0;
-}
-
-/* ---- high-level operations ---------------------------------------------- */
-
-typedef struct gbuf {
-    uint64_t addr;
-    int live;
-} gbuf;
-
-static int galloc(npk_v0 *v, gbuf *g, uint64_t size) {
-    int rc = npk_port_alloc(v->port, size ? size : 1, 64, &g->addr);
-    if (rc) return rc;
-    g->live = 1;
-    return 0;
-}
-
-static void gfree(npk_v0 *v, gbuf *g) {
-    if (g->live) npk_port_free(v->port, g->addr);
-    g->live = 0;
-}
-
-static int gemmini(const npk_v0 *v) { return (v->caps & NPK_V0_CAPS_GEMMINI) != 0; }
-
-#define E1_ROUTE_MAX_MACS (1ull << 20) /* beyond this the e1 tile engine is hopeless: CPU */
-
-/* C (int32, [M][N]) = A[M][K] x B[K][N] through e1 GEMM_S8 tiles: m, n <= 3
- * and the deepest k <= 7 whose A, B and C fit the 64-byte scratchpad
- * (npk_e1_gemm_layout decides). */
-static int e1_matmul(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
-                     uint32_t *tiles) {
-    int8_t at[3 * 7], bt[7 * 3];
-    int32_t ct[9];
-    npk_e1_gemm g;
-    uint32_t TK = 7;
-    while (TK > 1 && npk_e1_gemm_layout(0, 3, 3, TK, &g)) TK--;
-    *tiles = 0;
-    memset(C, 0, (size_t)M * N * sizeof *C);
-    for (uint32_t i0 = 0; i0 < M; i0 += 3)
-        for (uint32_t j0 = 0; j0 < N; j0 += 3)
-            for (uint32_t k0 = 0; k0 < K; k0 += TK) {
-                uint32_t m = M - i0 < 3 ? M - i0 : 3, n = N - j0 < 3 ? N - j0 : 3, k = K - k0 < TK ? K - k0 : TK;
-                for (uint32_t i = 0; i < m; i++) memcpy(at + i * k, A + (size_t)(i0 + i) * K + k0, k);
-                for (uint32_t kk = 0; kk < k; kk++) memcpy(bt + kk * n, B + (size_t)(k0 + kk) * N + j0, n);
-                int rc = npk_e1_gemm_tile(v->e1, 0, m, n, k, at, bt, ct);
-                if (rc) return npk_err_prefix(-rc, "v0 route to e1: GEMM tile at (%u,%u,%u)", i0, j0, k0);
-                ++*tiles;
-                for (uint32_t i = 0; i < m; i++)
-                    for (uint32_t j = 0; j < n; j++) {
-                        uint32_t *c = (uint32_t *)&C[(size_t)(i0 + i) * N + j0 + j];
-                        *c += (uint32_t)ct[i * n + j];
-                    }
-            }
-    return 0;
-}
-
-/* matmul without the device (gemmini absent): e1 or CPU. */
-static int routed_matmul(npk_v0 *v, const char *what, uint32_t M, uint32_t N, uint32_t K, const int8_t *A,
-                         const int8_t *B, int32_t *C, int relu) {
-    uint64_t macs = (uint64_t)M * N * K;
-    int rc;
-    if (v->e1 && macs <= E1_ROUTE_MAX_MACS) {
-        uint32_t tiles;
-        rc = e1_matmul(v, M, N, K, A, B, C, &tiles);
-        if (rc) return rc;
-        if (relu)
-            for (size_t i = 0; i < (size_t)M * N; i++) C[i] = C[i] < 0 ? 0 : C[i];
-        v->stats.routed_e1++;
-        snprintf(v->route, sizeof v->route,
-                 "%s %ux%ux%u: CAPS.gemmini_present=0 -> e1 GEMM_S8 tiles (legacy datapath, %u tiles)", what, M, N, K,
-                 tiles);
-        return 0;
-    }
-    npk_ref_matmul_s8s32(M, N, K, A, K, B, N, C, N, relu, 0);
-    v->stats.routed_cpu++;
-    snprintf(v->route, sizeof v->route, "%s %ux%ux%u: CAPS.gemmini_present=0 -> CPU reference (%s)", what, M, N, K,
-             v->e1 ? "too large for e1 GEMM tiles" : "no e1 device attached");
-    return 0;
-}
-
-static int matmul_impl(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
-                  int relu) {
-    if (!M || !N || !K) return npk_err(NPK_EINVAL, "v0 matmul: zero dimension (%ux%ux%u)", M, N, K);
-    if (!gemmini(v)) return routed_matmul(v, "matmul", M, N, K, A, B, C, relu);
-    const uint32_t T = NPK_V0_MAX_MATMUL;
-    uint32_t sa = align16(K), sb = align16(N), sc = align16(4ull * N);
-    uint32_t nk = (K + T - 1) / T;
-    int dev_relu = relu && nk == 1; /* with a split K the sum (then ReLU) is finished on the host */
-    gbuf ga = {0}, gb = {0}, *gc = calloc(nk, sizeof *gc);
-    npk_v0_desc *ds = NULL;
-    int rc = gc ? 0 : npk_err(NPK_ENOMEM, "out of memory");
-    if (!rc) rc = galloc(v, &ga, (uint64_t)M * sa);
-    if (!rc) rc = galloc(v, &gb, (uint64_t)K * sb);
-    for (uint32_t q = 0; !rc && q < nk; q++) rc = galloc(v, &gc[q], (uint64_t)M * sc);
-    if (!rc) rc = put_rows(v->port, ga.addr, sa, M, K, A);
-    if (!rc) rc = put_rows(v->port, gb.addr, sb, K, N, B);
-    size_t nd = (size_t)((M + T - 1) / T) * ((N + T - 1) / T) * nk, n = 0;
-    if (!rc && !(ds = malloc(nd * sizeof *ds))) rc = npk_err(NPK_ENOMEM, "out of memory");
-    for (uint32_t i0 = 0; !rc && i0 < M; i0 += T)
-        for (uint32_t j0 = 0; j0 < N; j0 += T)
-            for (uint32_t q = 0; q < nk; q++) {
-                uint32_t k0 = q * T;
-                uint32_t m = M - i0 < T ? M - i0 : T, nn = N - j0 < T ? N - j0 : T, k = K - k0 < T ? K - k0 : T;
-                ds[n] = npk_v0_desc_matmul(dev_relu, NPK_V0_F_SIGNED, m, nn, k, ga.addr + (uint64_t)i0 * sa + k0, sa,
-                                           gb.addr + (uint64_t)k0 * sb + j0, sb,
-                                           gc[q].addr + (uint64_t)i0 * sc + 4ull * j0, sc, (uint32_t)n);
-                n++;
-            }
-    if (!rc) rc = npk_v0_run(v, ds, (unsigned)n);
-    uint8_t *row = NULL;
-    if (!rc && !(row = malloc((size_t)N * 4))) rc = npk_err(NPK_ENOMEM, "out of memory");
-    for (uint32_t i = 0; !rc && i < M; i++) {
-        for (uint32_t q = 0; !rc && q < nk; q++) {
-            rc = npk_port_mem_read(v->port, gc[q].addr + (uint64_t)i * sc, row, (size_t)N * 4);
-            for (uint32_t j = 0; !rc && j < N; j++) {
-                uint32_t x = row[4 * j] | (uint32_t)row[4 * j + 1] << 8 | (uint32_t)row[4 * j + 2] << 16 |
-                             (uint32_t)row[4 * j + 3] << 24;
-                uint32_t *c = (uint32_t *)&C[(size_t)i * N + j];
-                *c = q ? *c + x : x;
-            }
-        }
-        if (relu && !dev_relu)
-            for (uint32_t j = 0; j < N; j++) C[(size_t)i * N + j] = C[(size_t)i * N + j] < 0 ? 0 : C[(size_t)i * N + j];
-    }
-    if (!rc)
-        snprintf(v->route, sizeof v->route, "matmul %ux%ux%u: v0 array, %zu MATMUL_S8 descriptor(s)", M, N, K, n);
-    free(row);
-    free(ds);
-    gfree(v, &ga);
-    gfree(v, &gb);
-    for (uint32_t q = 0; gc && q < nk; q++) gfree(v, &gc[q]);
-    free(gc);
-    return rc;
-}
-
-int npk_v0_matmul(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C,
-                  int relu) {
-    npk_job j;
-    npk_job_begin(&j, v->port, "ops", "matmul");
-    npk_job_args(&j, "\"M\":%u,\"N\":%u,\"K\":%u,\"macs\":%" PRIu64, M, N, K, (uint64_t)M * N * K);
-    return npk_job_end(&j, matmul_impl(v, M, N, K, A, B, C, relu));
-}
-
-static int conv_encodable(const npk_v0_conv *c) {
-    if (c->h > 0xFFFF || c->w > 0xFFFF || c->cin > 0xFFFF || c->ksize > 0xFF || c->stride_h > 15 ||
-        c->stride_w > 15 || c->pad_h > 15 || c->pad_w > 15 || c->dil > 15)
-        return npk_err(NPK_EINVAL, "v0 conv2d: parameters do not fit the descriptor fields (H, W, C_in <= 65535, "
-                                   "kernel <= 255, stride/pad/dilation <= 15)");
-    return 0;
-}
-
-/* im2col of one image: col[OH*OW][k*k*cin] (zero padding). */
-static int8_t *im2col(const npk_v0_conv *c, const int8_t *in, uint32_t oh, uint32_t ow) {
-    uint64_t kk = (uint64_t)c->ksize * c->ksize * c->cin;
-    int8_t *col = malloc((uint64_t)oh * ow * kk);
-    if (!col) return NULL;
-    for (uint32_t y = 0; y < oh; y++)
-        for (uint32_t x = 0; x < ow; x++) {
-            int8_t *dst = col + ((uint64_t)y * ow + x) * kk;
-            for (uint32_t ky = 0; ky < c->ksize; ky++)
-                for (uint32_t kx = 0; kx < c->ksize; kx++, dst += c->cin) {
-                    int64_t iy = (int64_t)y * c->stride_h + (int64_t)ky * c->dil - c->pad_h;
-                    int64_t ix = (int64_t)x * c->stride_w + (int64_t)kx * c->dil - c->pad_w;
-                    if (iy < 0 || iy >= c->h || ix < 0 || ix >= c->w) memset(dst, 0, c->cin);
-                    else memcpy(dst, in + ((uint64_t)iy * c->w + ix) * c->cin, c->cin);
-                }
-        }
-    return col;
-}
-
-int npk_v0_conv2d_s32(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int32_t *out) {
-    uint32_t oh, ow;
-    int rc = npk_v0_conv_out(c, &oh, &ow);
-    if (rc) return npk_err_prefix(-rc, "v0 conv2d_s32");
-    int8_t *col = im2col(c, in, oh, ow);
-    if (!col) return npk_err(NPK_ENOMEM, "out of memory");
-    rc = npk_v0_matmul(v, oh * ow, c->cout, c->ksize * c->ksize * c->cin, col, wt, out, 0);
-    free(col);
-    return rc;
-}
-
-static int conv2d_impl(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int8_t *out, int relu) {
-    uint32_t oh, ow;
-    int rc = npk_v0_conv_out(c, &oh, &ow);
-    if (rc) return npk_err_prefix(-rc, "v0 conv2d");
-    uint64_t kk = (uint64_t)c->ksize * c->ksize * c->cin;
-    if (!gemmini(v)) {
-        int32_t *acc = malloc((uint64_t)oh * ow * c->cout * sizeof *acc);
-        if (!acc) return npk_err(NPK_ENOMEM, "out of memory");
-        if (v->e1 && (uint64_t)oh * ow * c->cout * kk <= E1_ROUTE_MAX_MACS) {
-            int8_t *col = im2col(c, in, oh, ow);
-            rc = col ? routed_matmul(v, "conv2d (im2col)", oh * ow, c->cout, (uint32_t)kk, col, wt, acc, 0)
-                     : npk_err(NPK_ENOMEM, "out of memory");
-            free(col);
-        } else {
-            npk_ref_conv rcv = {c->h, c->w, c->cin, c->cout, c->ksize, c->ksize, c->stride_h, c->stride_w,
-                                c->pad_h, c->pad_w, c->dil};
-            npk_ref_conv2d_s32(&rcv, in, (size_t)c->w * c->cin, wt, c->cout, acc, (size_t)ow * c->cout, 0);
-            v->stats.routed_cpu++;
-            snprintf(v->route, sizeof v->route, "conv2d %ux%ux%u->%u k%u: CAPS.gemmini_present=0 -> CPU reference (%s)",
-                     c->h, c->w, c->cin, c->cout, c->ksize, v->e1 ? "too large for e1 GEMM tiles" : "no e1 device attached");
-        }
-        for (uint64_t i = 0; !rc && i < (uint64_t)oh * ow * c->cout; i++) {
-            int8_t s = npk_ref_sat8(acc[i]);
-            out[i] = relu && s < 0 ? 0 : s;
-        }
-        free(acc);
-        return rc;
-    }
-    if ((rc = conv_encodable(c))) return rc;
-    uint32_t sa = align16((uint64_t)c->w * c->cin), sb = align16(c->cout), sc = align16((uint64_t)ow * c->cout);
-    gbuf gi = {0}, gw = {0}, go = {0};
-    rc = galloc(v, &gi, (uint64_t)c->h * sa);
-    if (!rc) rc = galloc(v, &gw, kk * sb);
-    if (!rc) rc = galloc(v, &go, (uint64_t)oh * sc);
-    if (!rc) rc = put_rows(v->port, gi.addr, sa, c->h, (uint64_t)c->w * c->cin, in);
-    if (!rc) rc = put_rows(v->port, gw.addr, sb, kk, c->cout, wt);
-    if (!rc) {
-        npk_v0_desc d = npk_v0_desc_conv(relu, NPK_V0_F_SIGNED, c, gi.addr, sa, gw.addr, sb, go.addr, sc, 0);
-        uint64_t fb0 = v->stats.retired_cpu;
-        rc = npk_v0_run(v, &d, 1);
-        if (!rc)
-            snprintf(v->route, sizeof v->route, "conv2d %ux%ux%u->%u k%u: %s", c->h, c->w, c->cin, c->cout, c->ksize,
-                     v->stats.retired_cpu > fb0 ? "outside the v0 envelope -> unsupported_op -> CPU fallback handler"
-                                                : "v0 array, 1 CONV2D_S8 descriptor");
-    }
-    if (!rc) rc = get_rows(v->port, go.addr, sc, oh, (uint64_t)ow * c->cout, out);
-    gfree(v, &gi);
-    gfree(v, &gw);
-    gfree(v, &go);
-    return rc;
-}
-
-int npk_v0_conv2d(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const int8_t *wt, int8_t *out, int relu) {
-    npk_job j;
-    npk_job_begin(&j, v->port, "ops", "conv2d");
-    npk_job_args(&j, "\"h\":%u,\"w\":%u,\"cin\":%u,\"cout\":%u,\"ksize\":%u", c->h, c->w, c->cin, c->cout,
-                 c->ksize);
-    return npk_job_end(&j, conv2d_impl(v, c, in, wt, out, relu));
-}
-
-int npk_v0_relu(npk_v0 *v, const int8_t *in, int8_t *out, size_t n) {
-    if (!n) return 0;
-    if (!gemmini(v)) {
-        if (v->e1) {
-            for (size_t i = 0; i < n; i += 63) {
-                unsigned len = n - i < 63 ? (unsigned)(n - i) : 63; /* VRELU takes 1..63 bytes */
-                int rc = npk_e1_relu(v->e1, in + i, out + i, len);
-                if (rc) return npk_err_prefix(-rc, "v0 route to e1: relu at %zu", i);
-            }
-            v->stats.routed_e1++;
-            snprintf(v->route, sizeof v->route, "relu %zu: CAPS.gemmini_present=0 -> e1 VRELU_S8 (legacy datapath)", n);
-            return 0;
-        }
-        for (size_t i = 0; i < n; i += NPK_V0_MAX_RELU) {
-            uint32_t len = (uint32_t)(n - i < NPK_V0_MAX_RELU ? n - i : NPK_V0_MAX_RELU);
-            npk_ref_relu_s8(1, len, in + i, len, out + i, len, 0);
-        }
-        v->stats.routed_cpu++;
-        snprintf(v->route, sizeof v->route, "relu %zu: CAPS.gemmini_present=0 -> CPU reference (no e1 device attached)", n);
-        return 0;
-    }
-    const size_t W = NPK_V0_MAX_RELU;
-    size_t rows = n / W, rem = n % W;
-    gbuf g = {0};
-    int rc = galloc(v, &g, (n + 15) & ~(size_t)15);
-    if (!rc) rc = npk_port_mem_write(v->port, g.addr, in, n);
-    npk_v0_desc ds[64];
-    unsigned nd = 0;
-    for (size_t r = 0; !rc && r < rows; r += W) {
-        uint32_t m = (uint32_t)(rows - r < W ? rows - r : W);
-        uint64_t a = g.addr + r * W;
-        ds[nd] = npk_v0_desc_relu(NPK_V0_F_SIGNED, m, (uint32_t)W, a, (uint32_t)W, a, (uint32_t)W, nd);
-        nd++;
-        if (nd == 64) rc = npk_v0_run(v, ds, nd), nd = 0;
-    }
-    if (!rc && rem) {
-        uint64_t a = g.addr + rows * W;
-        ds[nd] = npk_v0_desc_relu(NPK_V0_F_SIGNED, 1, (uint32_t)rem, a, align16(rem), a, align16(rem), nd);
-        nd++;
-    }
-    if (!rc && nd) rc = npk_v0_run(v, ds, nd);
-    if (!rc) rc = npk_port_mem_read(v->port, g.addr, out, n);
-    if (!rc) snprintf(v->route, sizeof v->route, "relu %zu: v0 RELU descriptor(s)", n);
-    gfree(v, &g);
-    return rc;
-}
-
-int npk_v0_maxpool(npk_v0 *v, const npk_v0_pool *p, const int8_t *in, int8_t *out, int relu) {
-    uint32_t oh, ow;
-    int rc = npk_v0_pool_out(p, &oh, &ow);
-    if (rc) return npk_err_prefix(-rc, "v0 maxpool");
-    if (!gemmini(v)) {
-        npk_ref_pool rp = {p->h, p->w, p->c, p->win_h, p->win_w, p->stride, p->pad};
-        npk_ref_maxpool_s8(&rp, in, (size_t)p->w * p->c, out, (size_t)ow * p->c, relu, 0);
-        v->stats.routed_cpu++;
-        snprintf(v->route, sizeof v->route,
-                 "maxpool %ux%ux%u: CAPS.gemmini_present=0 -> CPU reference (e1 has no signed int8 max)", p->h, p->w,
-                 p->c);
-        return 0;
-    }
-    if (p->h > 0xFFFF || p->w > 0xFFFF || p->win_h > 15 || p->win_w > 15 || p->stride > 15 || p->pad > 15)
-        return npk_err(NPK_EINVAL, "v0 maxpool: parameters do not fit the descriptor fields");
-    uint32_t sa = align16((uint64_t)p->w * p->c), sc = align16((uint64_t)ow * p->c);
-    gbuf gi = {0}, go = {0};
-    rc = galloc(v, &gi, (uint64_t)p->h * sa);
-    if (!rc) rc = galloc(v, &go, (uint64_t)oh * sc);
-    if (!rc) rc = put_rows(v->port, gi.addr, sa, p->h, (uint64_t)p->w * p->c, in);
-    if (!rc) {
-        npk_v0_desc d = npk_v0_desc_maxpool(NPK_V0_F_SIGNED | (relu ? NPK_V0_F_RELU : 0), p, gi.addr, sa, go.addr, sc, 0);
-        uint64_t fb0 = v->stats.retired_cpu;
-        rc = npk_v0_run(v, &d, 1);
-        if (!rc)
-            snprintf(v->route, sizeof v->route, "maxpool %ux%ux%u: %s", p->h, p->w, p->c,
-                     v->stats.retired_cpu > fb0 ? "outside the v0 envelope -> unsupported_op -> CPU fallback handler"
-                                                : "v0 array, 1 MAXPOOL_S8 descriptor");
-    }
-    if (!rc) rc = get_rows(v->port, go.addr, sc, oh, (uint64_t)ow * p->c, out);
-    gfree(v, &gi);
-    gfree(v, &go);
-    return rc;
 }
 
 /* The v0 row of the driver-level device table (include/npukit/devtab.h). */
