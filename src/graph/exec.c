@@ -368,6 +368,9 @@ static int check_tensor(const npk_value_desc *d, const npk_tensor *t, const char
     if (t->kind != NPK_KIND_TENSOR)
         return npk_err(NPK_EINVAL, "%s is a %s value, the model declares a tensor", what, kind_name(t->kind));
     if (!t->data && npk_tensor_numel(t)) return npk_err(NPK_EINVAL, "%s has no data", what);
+    if (d->dtype && !npk_dtype_size(d->dtype))
+        return npk_err(NPK_EUNSUPPORTED, "%s: the model declares element type %s, which is not supported", what,
+                       npk_dtype_name(d->dtype));
     if (d->dtype && t->dtype != d->dtype)
         return npk_err(NPK_EINVAL, "%s has type %s, the model declares %s", what, npk_dtype_name(t->dtype),
                        npk_dtype_name(d->dtype));

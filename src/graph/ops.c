@@ -382,6 +382,7 @@ static int op_clip(npk_opctx *c) {
 
 /* ---- softmax, reductions, normalisations ------------------------------------------ */
 
+/* mode 0 Softmax, 1 LogSoftmax, 2 Hardmax (the same axis rules) */
 static int softmax(npk_opctx *c, int log_sm) {
     int rc, axis;
     if ((rc = need(c, 0, "input"))) return rc;
@@ -397,9 +398,11 @@ static int softmax(npk_opctx *c, int log_sm) {
         else if (i == axis || old) len *= x->dims[i];
         else inner *= x->dims[i];
     }
-    npk_ref_onnx_softmax(x, c->out[0], outer, len, inner, log_sm);
+    if (log_sm == 2) npk_ref_onnx_hardmax(x, c->out[0], outer, len, inner);
+    else npk_ref_onnx_softmax(x, c->out[0], outer, len, inner, log_sm);
     return 0;
 }
+static int op_hardmax(npk_opctx *c) { return softmax(c, 2); }
 static int op_softmax(npk_opctx *c) { return softmax(c, 0); }
 static int op_logsoftmax(npk_opctx *c) { return softmax(c, 1); }
 
@@ -872,7 +875,7 @@ static int op_dynquantize(npk_opctx *c) {
 static const char *const op_names[] = {
     "",
 #define NAME_(name, fam, fn) #name,
-    NPK_ONNX_OPS(NAME_)
+    NPK_ONNX_OPS_ALL(NAME_)
 #undef NAME_
 };
 static_assert(sizeof op_names / sizeof op_names[0] == NPK_OP_COUNT, "one name per operator id");
@@ -880,7 +883,7 @@ static_assert(sizeof op_names / sizeof op_names[0] == NPK_OP_COUNT, "one name pe
 static const unsigned op_families[] = {
     0,
 #define FAM_(name, fam, fn) fam,
-    NPK_ONNX_OPS(FAM_)
+    NPK_ONNX_OPS_ALL(FAM_)
 #undef FAM_
 };
 static_assert(sizeof op_families / sizeof op_families[0] == NPK_OP_COUNT, "one family set per operator id");
@@ -888,7 +891,7 @@ static_assert(sizeof op_families / sizeof op_families[0] == NPK_OP_COUNT, "one f
 static const npk_op_fn op_handlers[] = {
     NULL,
 #define FN_(name, fam, fn) fn,
-    NPK_ONNX_OPS(FN_)
+    NPK_ONNX_OPS_ALL(FN_)
 #undef FN_
 };
 static_assert(sizeof op_handlers / sizeof op_handlers[0] == NPK_OP_COUNT, "one handler per operator id");
@@ -903,6 +906,12 @@ npk_op_id npk_onnx_op_id(const char *domain, const char *op) {
 const char *npk_onnx_op_name(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_names[id] : ""; }
 unsigned npk_onnx_op_families(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_families[id] : 0; }
 npk_op_fn npk_onnx_op_handler(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_handlers[id] : NULL; }
+
+/* helpers shared with the handlers in ops_math.c, ops_shape.c, ops_nn.c */
+int npk_opc_need(const npk_opctx *c, int i, const char *what) { return need(c, i, what); }
+int npk_opc_axis(int64_t a, int rank, int *out) { return norm_axis(a, rank, out); }
+int npk_opc_axes(npk_opctx *c, int64_t *axes, int attr_opset_limit) { return get_axes(c, axes, attr_opset_limit); }
+int npk_opc_identity(npk_opctx *c) { return op_identity(c); }
 
 int npk_onnx_op_supported(const char *op) { return npk_onnx_op_id("", op) != NPK_OP_NONE; }
 unsigned npk_onnx_op_family(const char *op) { return npk_onnx_op_families(npk_onnx_op_id("", op)); }

@@ -76,12 +76,119 @@ typedef int (*npk_op_fn)(npk_opctx *c);
     X(BatchNormalization, 0, op_batchnorm)                                                   \
     X(LayerNormalization, 0, op_layernorm)                                                   \
     X(ReduceMean, 0, op_reducemean)                                                          \
-    X(Constant, 0, op_constant)
+    X(Constant, 0, op_constant)                                                              \
+    X(Hardmax, 0, op_hardmax)
+
+/* Operators with handlers outside ops.c (ops_math.c, ops_shape.c, ops_nn.c; issue 14):
+ * the same X(Name, families, handler) rows, the handlers extern. */
+#define NPK_ONNX_OPS_MATH(X) \
+    X(Abs, 0, npk_op_abs) \
+    X(Neg, 0, npk_op_neg) \
+    X(Reciprocal, 0, npk_op_reciprocal) \
+    X(Floor, 0, npk_op_floor) \
+    X(Ceil, 0, npk_op_ceil) \
+    X(Round, 0, npk_op_round) \
+    X(Sign, 0, npk_op_sign) \
+    X(Log, 0, npk_op_log) \
+    X(Sin, 0, npk_op_sin) \
+    X(Cos, 0, npk_op_cos) \
+    X(Tan, 0, npk_op_tan) \
+    X(Asin, 0, npk_op_asin) \
+    X(Acos, 0, npk_op_acos) \
+    X(Atan, 0, npk_op_atan) \
+    X(Sinh, 0, npk_op_sinh) \
+    X(Cosh, 0, npk_op_cosh) \
+    X(Asinh, 0, npk_op_asinh) \
+    X(Acosh, 0, npk_op_acosh) \
+    X(Atanh, 0, npk_op_atanh) \
+    X(Softplus, 0, npk_op_softplus) \
+    X(Softsign, 0, npk_op_softsign) \
+    X(HardSwish, 0, npk_op_hardswish) \
+    X(Mish, 0, npk_op_mish) \
+    X(Not, 0, npk_op_not) \
+    X(BitwiseNot, 0, npk_op_bitnot) \
+    X(Elu, 0, npk_op_elu) \
+    X(Celu, 0, npk_op_celu) \
+    X(Selu, 0, npk_op_selu) \
+    X(HardSigmoid, 0, npk_op_hardsigmoid) \
+    X(ThresholdedRelu, 0, npk_op_thresholdedrelu) \
+    X(Shrink, 0, npk_op_shrink) \
+    X(IsNaN, 0, npk_op_isnan) \
+    X(IsInf, 0, npk_op_isinf) \
+    X(Mod, 0, npk_op_mod) \
+    X(Equal, 0, npk_op_equal) \
+    X(Less, 0, npk_op_less) \
+    X(Greater, 0, npk_op_greater) \
+    X(LessOrEqual, 0, npk_op_lesseq) \
+    X(GreaterOrEqual, 0, npk_op_greatereq) \
+    X(And, 0, npk_op_and) \
+    X(Or, 0, npk_op_or) \
+    X(Xor, 0, npk_op_xor) \
+    X(BitwiseAnd, 0, npk_op_bitand) \
+    X(BitwiseOr, 0, npk_op_bitor) \
+    X(BitwiseXor, 0, npk_op_bitxor) \
+    X(BitShift, 0, npk_op_bitshift) \
+    X(Max, 0, npk_op_max) \
+    X(Min, 0, npk_op_min) \
+    X(Sum, 0, npk_op_sum) \
+    X(Mean, 0, npk_op_mean) \
+    X(Where, 0, npk_op_where) \
+    X(Cast, 0, npk_op_cast) \
+    X(CastLike, 0, npk_op_castlike) \
+    X(ReduceSum, 0, npk_op_reducesum) \
+    X(ReduceMax, 0, npk_op_reducemax) \
+    X(ReduceMin, 0, npk_op_reducemin) \
+    X(ReduceProd, 0, npk_op_reduceprod) \
+    X(ReduceL1, 0, npk_op_reducel1) \
+    X(ReduceL2, 0, npk_op_reducel2) \
+    X(ReduceLogSum, 0, npk_op_reducelogsum) \
+    X(ReduceLogSumExp, 0, npk_op_reducelogsumexp) \
+    X(ReduceSumSquare, 0, npk_op_reducesumsquare) \
+    X(ArgMax, 0, npk_op_argmax) \
+    X(ArgMin, 0, npk_op_argmin) \
+    X(CumSum, 0, npk_op_cumsum) \
+    X(LpNormalization, 0, npk_op_lpnorm) \
+    X(Dropout, 0, npk_op_dropout)
+
+#define NPK_ONNX_OPS_SHAPE(X) \
+    X(Shape, 0, npk_op_shape) \
+    X(Size, 0, npk_op_size) \
+    X(ConstantOfShape, 0, npk_op_constantofshape) \
+    X(Slice, 0, npk_op_slice) \
+    X(Expand, 0, npk_op_expand) \
+    X(Tile, 0, npk_op_tile) \
+    X(Pad, 0, npk_op_pad) \
+    X(Split, 0, npk_op_split) \
+    X(GatherElements, 0, npk_op_gather_elements) \
+    X(ScatterElements, 0, npk_op_scatter_elements) \
+    X(Scatter, 0, npk_op_scatter_elements) \
+    X(GatherND, 0, npk_op_gather_nd) \
+    X(ScatterND, 0, npk_op_scatter_nd) \
+    X(Trilu, 0, npk_op_trilu) \
+    X(Range, 0, npk_op_range) \
+    X(OneHot, 0, npk_op_onehot) \
+    X(Compress, 0, npk_op_compress) \
+    X(DepthToSpace, 0, npk_op_depth_to_space) \
+    X(SpaceToDepth, 0, npk_op_space_to_depth) \
+    X(NonZero, 0, npk_op_nonzero) \
+    X(TopK, 0, npk_op_topk) \
+    X(EyeLike, 0, npk_op_eyelike) \
+    X(ReverseSequence, 0, npk_op_reverse_sequence)
+
+#define NPK_ONNX_OPS_NN(X)
+
+#define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X)
+
+#define NPK_OP_DECL_(name, fam, fn) int fn(npk_opctx *c);
+NPK_ONNX_OPS_MATH(NPK_OP_DECL_)
+NPK_ONNX_OPS_SHAPE(NPK_OP_DECL_)
+NPK_ONNX_OPS_NN(NPK_OP_DECL_)
+#undef NPK_OP_DECL_
 
 typedef enum npk_op_id {
     NPK_OP_NONE = 0, /* not executed by npukit (unknown name or another domain) */
 #define NPK_OP_ENUM_(name, fam, fn) NPK_OP_##name,
-    NPK_ONNX_OPS(NPK_OP_ENUM_)
+    NPK_ONNX_OPS_ALL(NPK_OP_ENUM_)
 #undef NPK_OP_ENUM_
     NPK_OP_COUNT
 } npk_op_id;
@@ -92,6 +199,15 @@ npk_op_id npk_onnx_op_id(const char *domain, const char *op);
 const char *npk_onnx_op_name(npk_op_id id);
 unsigned npk_onnx_op_families(npk_op_id id);
 npk_op_fn npk_onnx_op_handler(npk_op_id id);
+
+/* Handler helpers: a required input (error naming it when missing); an axis
+ * normalised into [0, rank); axes from the attribute (opset below
+ * attr_opset_limit) or input 1 (count, 0 when none, -NPK_SHAPE_UNKNOWN when
+ * the input has no data yet, or a negative error); Identity. */
+int npk_opc_need(const npk_opctx *c, int i, const char *what);
+int npk_opc_axis(int64_t a, int rank, int *out);
+int npk_opc_axes(npk_opctx *c, int64_t *axes, int attr_opset_limit);
+int npk_opc_identity(npk_opctx *c);
 
 /* Set output k's type and shape; with c->run also allocate its data. */
 int npk_opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims);

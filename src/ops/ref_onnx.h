@@ -156,4 +156,90 @@ void npk_ref_onnx_concat(const npk_tensor *const *xs, int n, int axis, npk_tenso
  * Returns -NPK_EINVAL naming the index when one is out of range. */
 int npk_ref_onnx_gather(const npk_tensor *x, const npk_tensor *idx, int axis, npk_tensor *y);
 
+/* ---- more math (ref_onnx_math.c) ---------------------------------------------------- */
+/* Offset into x (broadcast to y's shape) of y's flat element i. */
+int64_t npk_ref_onnx_bcast_offset(const npk_tensor *x, const npk_tensor *y, int64_t i);
+
+typedef enum npk_onnx_unop2 {
+    NPK_ONNX_ABS, NPK_ONNX_NEG, NPK_ONNX_RECIPROCAL, NPK_ONNX_FLOOR, NPK_ONNX_CEIL, NPK_ONNX_ROUND, NPK_ONNX_SIGN,
+    NPK_ONNX_LOG, NPK_ONNX_SIN, NPK_ONNX_COS, NPK_ONNX_TAN, NPK_ONNX_ASIN, NPK_ONNX_ACOS, NPK_ONNX_ATAN,
+    NPK_ONNX_SINH, NPK_ONNX_COSH, NPK_ONNX_ASINH, NPK_ONNX_ACOSH, NPK_ONNX_ATANH, NPK_ONNX_SOFTPLUS,
+    NPK_ONNX_SOFTSIGN, NPK_ONNX_ELU, NPK_ONNX_SELU, NPK_ONNX_CELU, NPK_ONNX_HARDSIGMOID, NPK_ONNX_HARDSWISH,
+    NPK_ONNX_THRESHOLDEDRELU, NPK_ONNX_SHRINK, NPK_ONNX_MISH, NPK_ONNX_GELU, NPK_ONNX_ISNAN, NPK_ONNX_ISINF,
+    NPK_ONNX_NOT, NPK_ONNX_BITNOT
+} npk_onnx_unop2;
+/* y = f(x) with parameters p: ELU/CELU/THRESHOLDEDRELU alpha = p[0]; SELU
+ * alpha p[0], gamma p[1]; HARDSIGMOID alpha p[0], beta p[1]; SHRINK lambd p[0],
+ * bias p[1]; ISINF detect_negative p[0], detect_positive p[1]. ISNAN/ISINF
+ * write bool y. Integers: ABS/NEG wrap, SIGN, NOT (bool), BITNOT exact. */
+void npk_ref_onnx_unary2(npk_onnx_unop2 op, const npk_tensor *x, npk_tensor *y, const double *p);
+
+typedef enum npk_onnx_binop2 {
+    NPK_ONNX_MOD, NPK_ONNX_FMOD, NPK_ONNX_EQUAL, NPK_ONNX_LESS, NPK_ONNX_GREATER, NPK_ONNX_LESSEQ,
+    NPK_ONNX_GREATEREQ, NPK_ONNX_AND, NPK_ONNX_OR, NPK_ONNX_XOR, NPK_ONNX_SHL, NPK_ONNX_SHR, NPK_ONNX_BITAND,
+    NPK_ONNX_BITOR, NPK_ONNX_BITXOR, NPK_ONNX_MAX, NPK_ONNX_MIN, NPK_ONNX_SUM2
+} npk_onnx_binop2;
+/* y = a op b with numpy broadcasting; comparisons and logic write bool y.
+ * MOD: integer remainder with the divisor's sign (Python); FMOD: C fmod (the
+ * dividend's sign); integer division by zero gives 0. MAX/MIN propagate NaN.
+ * SUM2: a + b in the element type (float32 rounding for float). */
+void npk_ref_onnx_binary2(npk_onnx_binop2 op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y);
+/* y = cond ? a : b, all three broadcast to y. */
+void npk_ref_onnx_where(const npk_tensor *cond, const npk_tensor *a, const npk_tensor *b, npk_tensor *y);
+/* Element type conversion (numpy astype: floats to integers truncate, saturating). */
+void npk_ref_onnx_cast(const npk_tensor *x, npk_tensor *y);
+
+typedef enum npk_onnx_reduce {
+    NPK_ONNX_R_SUM, NPK_ONNX_R_MEAN, NPK_ONNX_R_MAX, NPK_ONNX_R_MIN, NPK_ONNX_R_PROD, NPK_ONNX_R_L1, NPK_ONNX_R_L2,
+    NPK_ONNX_R_LOGSUM, NPK_ONNX_R_LOGSUMEXP, NPK_ONNX_R_SUMSQUARE
+} npk_onnx_reduce;
+/* Reduce x over the dims with red[d] = 1 into y (x's rank with those dims 1,
+ * or the same elements squeezed). Integers exact (wrapping sums). */
+int npk_ref_onnx_reduce(npk_onnx_reduce op, const npk_tensor *x, const int *red, npk_tensor *y);
+/* ArgMax/ArgMin along axis into int64 y (axis kept as 1 or removed: same
+ * element order); ties: the first index, or the last with select_last. */
+void npk_ref_onnx_argminmax(const npk_tensor *x, int axis, int is_min, int select_last, npk_tensor *y);
+void npk_ref_onnx_cumsum(const npk_tensor *x, int axis, int exclusive, int reverse, npk_tensor *y);
+/* Hardmax over the middle dim of [outer, len, inner]: 1 at the first maximum. */
+void npk_ref_onnx_hardmax(const npk_tensor *x, npk_tensor *y, int64_t outer, int64_t len, int64_t inner);
+/* LpNormalization (p 1 or 2) along axis. */
+void npk_ref_onnx_lpnorm(const npk_tensor *x, int axis, int p, npk_tensor *y);
+
+/* ---- more data movement (ref_onnx_shape.c) --------------------------------------------- */
+/* y[i] = x[start + i * step] per dim (start/step per dim of x, already clamped). */
+void npk_ref_onnx_slice(const npk_tensor *x, const int64_t *start, const int64_t *step, npk_tensor *y);
+enum { NPK_ONNX_PAD_CONSTANT, NPK_ONNX_PAD_REFLECT, NPK_ONNX_PAD_EDGE, NPK_ONNX_PAD_WRAP };
+/* Pad with pad_b[d] leading elements per dim (y's shape decides the trailing
+ * ones; negative pads crop); cval: one element of y's type. */
+void npk_ref_onnx_pad(const npk_tensor *x, const int64_t *pad_b, int mode, const void *cval, npk_tensor *y);
+void npk_ref_onnx_tile(const npk_tensor *x, npk_tensor *y);
+/* Broadcast x to y's shape. */
+void npk_ref_onnx_expand(const npk_tensor *x, npk_tensor *y);
+enum { NPK_ONNX_SCATTER_NONE, NPK_ONNX_SCATTER_ADD, NPK_ONNX_SCATTER_MUL, NPK_ONNX_SCATTER_MAX, NPK_ONNX_SCATTER_MIN };
+/* Index errors (out of range) return -NPK_EINVAL with a message. */
+int npk_ref_onnx_gather_elements(const npk_tensor *x, const npk_tensor *ind, int axis, npk_tensor *y);
+int npk_ref_onnx_scatter_elements(const npk_tensor *x, const npk_tensor *ind, const npk_tensor *upd, int axis,
+                                  int reduction, npk_tensor *y);
+int npk_ref_onnx_gather_nd(const npk_tensor *x, const npk_tensor *ind, int batch_dims, npk_tensor *y);
+int npk_ref_onnx_scatter_nd(const npk_tensor *x, const npk_tensor *ind, const npk_tensor *upd, int reduction,
+                            npk_tensor *y);
+void npk_ref_onnx_trilu(const npk_tensor *x, int upper, int64_t k, npk_tensor *y);
+/* y[i] = start + i * delta in y's type (y's length decides the count). */
+void npk_ref_onnx_range(double start, double delta, npk_tensor *y);
+/* values: [off, on] of y's type. */
+void npk_ref_onnx_onehot(const npk_tensor *ind, int64_t depth, const npk_tensor *values, int axis, npk_tensor *y);
+/* Keep the nsel slices sel[] along axis (axis < 0: of the flattened x). */
+void npk_ref_onnx_compress(const npk_tensor *x, const int64_t *sel, int64_t nsel, int axis, npk_tensor *y);
+/* crd: mode CRD (else DCR). */
+void npk_ref_onnx_depth_to_space(const npk_tensor *x, int64_t bs, int crd, npk_tensor *y);
+void npk_ref_onnx_space_to_depth(const npk_tensor *x, int64_t bs, npk_tensor *y);
+int64_t npk_ref_onnx_count_nonzero(const npk_tensor *x);
+/* y: int64 [rank, count_nonzero]. */
+void npk_ref_onnx_nonzero(const npk_tensor *x, npk_tensor *y);
+/* TopK along axis: values (x's type) and int64 indices (either may be NULL), sorted; ties by lower index. */
+int npk_ref_onnx_topk(const npk_tensor *x, int axis, int64_t k, int largest, npk_tensor *vals, npk_tensor *inds);
+void npk_ref_onnx_eyelike(int64_t k, npk_tensor *y);
+void npk_ref_onnx_reverse_sequence(const npk_tensor *x, const npk_tensor *lens, int batch_axis, int time_axis,
+                                   npk_tensor *y);
+
 #endif

@@ -234,8 +234,9 @@ static int run_test(const char *dir, const char *device, const char *port, int r
             npk_run_opts o = {.device = device, .port = port};
             rc = npk_graph_run(g, &o, ins, ni < npk_graph_n_inputs(g) ? ni : npk_graph_n_inputs(g), &outs, &n_outs, &rep);
             if (rc) {
+                /* a feature npukit refuses by design (float16 tensors, random draws) skips; any other error fails */
                 snprintf(why, wl, "%s: %s", sets[s], npk_errmsg());
-                result = T_FAIL;
+                result = rc == -NPK_EUNSUPPORTED ? T_SKIP : T_FAIL;
             } else if (n_outs != no) {
                 snprintf(why, wl, "%s: %zu outputs, expected %zu", sets[s], n_outs, no);
                 result = T_FAIL;
