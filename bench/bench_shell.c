@@ -82,7 +82,7 @@ int main(void) {
             (void)c0;
             cycles = g1 - g0;
             npk_ref_gemm rg = {(int)dtype, 0, 0, 0, N, N, N, a, (size_t)N * (dt ? 2 : 1), b, (size_t)N * (dt ? 2 : 1),
-                               NULL, (uint8_t *)r, 4 * N, NULL, 0, 0, 1.0f, 0.0f, 0};
+                               NULL, (uint8_t *)r, 4 * N, NULL, 0, 0, 1.0f, 0.0f, 0, 0, 0};
             double t2 = now_s();
             if (dt) npk_ref_gemm_run(&rg);
             else npk_ref_gemm_i8(N, N, N, (const int8_t *)a, (const int8_t *)b, NULL, (int32_t *)r);

@@ -110,7 +110,7 @@ int main(void) {
         CHECK(got[15] == 15);
         npk_port_close(p);
     }
-    /* BAD_DESCRIPTOR: SIZE 0; reserved header byte; SIZE 2 on a DMA; GEMM dtype 7; GEMM_EXT reserved bits;
+    /* BAD_DESCRIPTOR: SIZE 0; reserved header byte; SIZE 2 on a DMA; GEMM dtype 7; GEMM_EXT SHIFT without INT8_OUT;
      * VEC size not a multiple of the element; SOFTMAX reserved flags; TAIL in the middle of a 64-byte GEMM */
     {
         for (int v = 0; v < 8; v++) {
@@ -122,7 +122,7 @@ int main(void) {
             case 1: copy_desc(q, SRC, DST, 1), q[3] = 1; break;
             case 2: copy_desc(q, SRC, DST, 1), q[2] = 2; break;
             case 3: hdr32(q, 0x10, 0x07, 1, (1u << 20) | (1u << 10) | 1u); break;
-            case 4: hdr32(q, 0x10, 0x00, 2, 1u << 9); le32(q + 32, 1), le32(q + 36, 1), le32(q + 40, 1); tail = 96; break;
+            case 4: hdr32(q, 0x10, 0x00, 2, 1u << 10); le32(q + 32, 1), le32(q + 36, 1), le32(q + 40, 1); tail = 96; break;
             case 5: hdr32(q, 0x11, 0x10, 1, 0); le64(q + 8, SRC), le64(q + 16, DST), le32(q + 24, 3); break;
             case 6: hdr32(q, 0x12, 0x01, 1, 0); le64(q + 8, SRC), le64(q + 16, DST), le16(q + 24, 4), le16(q + 26, 1); break;
             case 7: hdr32(q, 0x10, 0x00, 2, 0); tail = 32; break;

@@ -26,6 +26,8 @@ typedef struct cfg {
     uint32_t m, n, k, pad; /* pad: extra bytes per line (v0.2 only) */
     int has_bias, has_alpha, has_beta, epi;
     float alpha, beta;
+    int i8;         /* INT8_OUT: int8 C and bias */
+    unsigned shift; /* its requantization shift */
 } cfg;
 
 static int run_case(const cfg *c) {
@@ -37,13 +39,15 @@ static int run_case(const cfg *c) {
     uint32_t b_lines = c->col ? b_cols : b_rows, b_le = c->col ? b_rows : b_cols;
     uint32_t c_lines = c->col ? c->n : c->m, c_le = c->col ? c->m : c->n;
     uint32_t pad = c->v1 ? 0 : c->pad;
-    size_t lda = a_le * es + pad * es, ldb = b_le * es + pad * es, ldc = c_le * 4 + pad * 4;
+    size_t ces = c->i8 ? 1 : 4;
+    size_t lda = a_le * es + pad * es, ldb = b_le * es + pad * es, ldc = c_le * ces + pad * ces;
     size_t sa = a_lines * lda, sb = b_lines * ldb, sc = c_lines * ldc;
     uint8_t *A = malloc(sa + 1), *B = malloc(sb + 1), *C0 = malloc(sc + 1), *C = malloc(sc + 1), *R = malloc(sc + 1);
     uint8_t *bias = malloc(4 * c->n + 4);
     rand_elems(c->dt, A, sa / es);
     rand_elems(c->dt, B, sb / es);
-    for (size_t i = 0; i < sc / 4; i++) {
+    if (c->i8) fill_rand(C0, sc);
+    for (size_t i = 0; i < sc / 4 && !c->i8; i++) {
         if (c->dt == SHELL_INT8) le32(C0 + 4 * i, rnd() % 20001 - 10000);
         else {
             float f = (float)(((int)(rnd() % 2001) - 1000) / 250.0);
@@ -52,7 +56,8 @@ static int run_case(const cfg *c) {
             le32(C0 + 4 * i, u);
         }
     }
-    for (uint32_t j = 0; j < c->n; j++) {
+    if (c->i8) fill_rand(bias, c->n);
+    for (uint32_t j = 0; j < c->n && !c->i8; j++) {
         if (c->dt == SHELL_INT8) le32(bias + 4 * j, rnd() % 2001 - 1000);
         else {
             float f = (float)(((int)(rnd() % 2001) - 1000) / 100.0);
@@ -97,6 +102,8 @@ static int run_case(const cfg *c) {
         g.alpha = c->alpha;
         g.has_beta = c->has_beta;
         g.beta = c->beta;
+        g.int8_out = c->i8;
+        g.shift = c->shift;
         len = npk_shell_enc_gemm(d, &g);
     }
     int rc = npk_shell_run(SH, d, len, 0);
@@ -105,7 +112,7 @@ static int run_case(const cfg *c) {
     npk_port_mem_read(P, gc, C, sc);
     memcpy(R, C0, sc);
     npk_ref_gemm r = {c->dt, c->col, c->ta, c->tb, c->m, c->n, c->k, A, lda, B, ldb, C0, R, ldc,
-                      c->has_bias ? bias : NULL, c->has_alpha, c->has_beta, c->alpha, c->beta, c->epi};
+                      c->has_bias ? bias : NULL, c->has_alpha, c->has_beta, c->alpha, c->beta, c->epi, c->i8, c->shift};
     npk_ref_gemm_run(&r);
     int same = !memcmp(C, R, sc);
     CHECK(same);
@@ -127,6 +134,16 @@ static int run_case(const cfg *c) {
     free(R);
     free(bias);
     return same;
+}
+
+/* Guest copies of A, B and C for a worked example; g gets their addresses. */
+static void put_abc(npk_shell_gemm_desc *g, const void *a, size_t na, const void *b, size_t nb, const void *c, size_t nc) {
+    CHECK_EQ(npk_port_alloc(P, na, 64, &g->a), 0);
+    CHECK_EQ(npk_port_alloc(P, nb, 64, &g->b), 0);
+    CHECK_EQ(npk_port_alloc(P, nc, 64, &g->c), 0);
+    npk_port_mem_write(P, g->a, a, na);
+    npk_port_mem_write(P, g->b, b, nb);
+    npk_port_mem_write(P, g->c, c, nc);
 }
 
 static void reopen(void) {
@@ -183,17 +200,10 @@ int main(void) {
             uint16_t av[4] = {0x3c00, 0x4000, 0x4200, 0x4400}, bv[4] = {0x3c00, 0x4000, 0x4200, 0x4400}; /* 1 2 3 4 */
             for (int i = 0; i < 4; i++) le16(a + 2 * i, av[i]), le16(b + 2 * i, bv[i]);
             for (int i = 0; i < 4; i++) le32(cbuf + 4 * i, 0x7fc00000u); /* NaN */
-            uint64_t ga, gb, gc;
-            CHECK_EQ(npk_port_alloc(P, 8, 64, &ga), 0);
-            CHECK_EQ(npk_port_alloc(P, 8, 64, &gb), 0);
-            CHECK_EQ(npk_port_alloc(P, 16, 64, &gc), 0);
-            npk_port_mem_write(P, ga, a, 8);
-            npk_port_mem_write(P, gb, b, 8);
-            npk_port_mem_write(P, gc, cbuf, 16);
             npk_shell_gemm_desc g = {0};
+            put_abc(&g, a, 8, b, 8, cbuf, 16);
             g.dtype = SHELL_FP16;
             g.m = g.n = g.k = 2;
-            g.a = ga, g.b = gb, g.c = gc;
             g.has_beta = hb;
             g.beta = neg ? -0.0f : 0.0f;
             g.has_alpha = 1; /* SIZE 3 in both runs */
@@ -203,7 +213,7 @@ int main(void) {
             uint32_t before = reg(P, SHELL_PERF_GEMM_CYCLES);
             CHECK_EQ(npk_shell_run(SH, d, len, 0), 0);
             cyc[hb] = reg(P, SHELL_PERF_GEMM_CYCLES) - before;
-            npk_port_mem_read(P, gc, cbuf, 16);
+            npk_port_mem_read(P, g.c, cbuf, 16);
             float want[4] = {7, 10, 15, 22}; /* [1 2; 3 4]^2 */
             for (int i = 0; i < 4; i++) {
                 uint32_t u = get32(cbuf + 4 * i);
@@ -221,27 +231,56 @@ int main(void) {
         int8_t a[4] = {1, -2, 3, 4}, b[4] = {5, 6, -7, 8};
         uint8_t cbuf[16];
         for (int i = 0; i < 16; i++) cbuf[i] = 0xee;
-        uint64_t ga, gb, gc;
-        CHECK_EQ(npk_port_alloc(P, 4, 64, &ga), 0);
-        CHECK_EQ(npk_port_alloc(P, 4, 64, &gb), 0);
-        CHECK_EQ(npk_port_alloc(P, 16, 64, &gc), 0);
-        npk_port_mem_write(P, ga, a, 4);
-        npk_port_mem_write(P, gb, b, 4);
-        npk_port_mem_write(P, gc, cbuf, 16);
         npk_shell_gemm_desc g = {0};
+        put_abc(&g, a, 4, b, 4, cbuf, 16);
         g.dtype = SHELL_INT8;
         g.m = g.n = g.k = 2;
-        g.a = ga, g.b = gb, g.c = gc;
         g.has_beta = 1;
         g.beta = 0.0f;
         uint8_t d[96];
         size_t len = npk_shell_enc_gemm(d, &g);
         CHECK_EQ(npk_shell_run(SH, d, len, 0), 0);
-        npk_port_mem_read(P, gc, cbuf, 16);
+        npk_port_mem_read(P, g.c, cbuf, 16);
         int32_t want[4] = {1 * 5 - 2 * -7, 1 * 6 - 2 * 8, 3 * 5 + 4 * -7, 3 * 6 + 4 * 8};
         for (int i = 0; i < 4; i++) CHECK_EQ((int32_t)get32(cbuf + 4 * i), want[i]);
         npk_port_free_all(P);
         reopen();
+    }
+
+    /* INT8_OUT worked example (issue #13): A = [3], B = [5 6 7 -6 127 -128], SHIFT 1:
+     * 15/2 = 7.5 -> 8 and 21/2 = 10.5 -> 10 (half to even), 18/2 = 9, -18/2 = -9,
+     * 381/2 -> 127 and -384/2 -> -128 (saturated); C is 6 int8 bytes, LDC 0 = packed */
+    {
+        int8_t a[1] = {3}, b[6] = {5, 6, 7, -6, 127, -128}, want[6] = {8, 9, 10, -9, 127, -128};
+        uint8_t cb[8];
+        memset(cb, 0x55, sizeof cb);
+        npk_shell_gemm_desc g = {0};
+        put_abc(&g, a, 1, b, 6, cb, 8);
+        g.dtype = SHELL_INT8;
+        g.m = 1, g.n = 6, g.k = 1;
+        g.int8_out = 1;
+        g.shift = 1;
+        uint8_t d[96];
+        size_t len = npk_shell_enc_gemm(d, &g);
+        CHECK_EQ(d[5], 0x06); /* GEMM_EXT bit 9 INT8_OUT, bits 15:10 SHIFT 1 */
+        CHECK_EQ(npk_shell_run(SH, d, len, 0), 0);
+        npk_port_mem_read(P, g.c, cb, 8);
+        CHECK(!memcmp(cb, want, 6));
+        CHECK_EQ(cb[6], 0x55); /* one byte per element */
+        npk_port_free_all(P);
+        reopen();
+        /* SHIFT without INT8_OUT, and INT8_OUT on an fp16 GEMM: BAD_DESCRIPTOR */
+        for (int t = 0; t < 2; t++) {
+            npk_port *p2 = open_shell(NULL);
+            npk_shell *s2;
+            CHECK_EQ(npk_shell_open(&s2, p2, NULL), 0);
+            g.int8_out = t, g.shift = t ? 0 : 1, g.dtype = t ? SHELL_FP16 : SHELL_INT8;
+            len = npk_shell_enc_gemm(d, &g);
+            CHECK(npk_shell_run(s2, d, len, 0) < 0);
+            CHECK(strstr(npk_errmsg(), "BAD_DESCRIPTOR") != NULL);
+            npk_shell_close(s2);
+            npk_port_close(p2);
+        }
     }
 
     int cases = 0;
@@ -263,17 +302,23 @@ int main(void) {
                     reopen();
                     cases++;
                 }
-    /* epilogues and scaling, every dtype */
-    for (int dt = 0; dt < 4; dt++)
+    /* epilogues and scaling, every dtype; dt 4 = INT8 with INT8_OUT (issue #13): int8 C and
+     * bias, requantized by 2^-shift (shift 0..9) with round half to even and int8 saturation,
+     * with padding and transposed A */
+    for (int dt = 0; dt < 5; dt++)
         for (int epi = 0; epi <= 4; epi++)
             for (int sc = 0; sc < 4; sc++) {
                 cfg c = {0};
-                c.dt = dt;
+                c.i8 = dt == 4;
+                c.dt = c.i8 ? SHELL_INT8 : dt;
+                c.shift = c.i8 ? (unsigned)(epi * 4 + sc) % 10 : 0;
                 c.epi = epi;
                 c.m = 3 + rnd() % 4;
                 c.n = 2 + rnd() % 5;
                 c.k = 1 + rnd() % 7;
                 c.col = sc & 1;
+                c.ta = c.i8 ? (int)(rnd() & 1) : 0;
+                c.pad = c.i8 ? rnd() % 3 : 0;
                 c.has_bias = sc >= 1;
                 c.has_alpha = sc >= 2;
                 c.has_beta = sc == 3;

@@ -138,14 +138,20 @@ enum npk_shell_layout { SHELL_ROW_MAJOR = 0, SHELL_COL_MAJOR = 1 };
  * (u32 bytes, 0 = packed), 56 OP_UID u64 (opaque, ignored), 64 BIAS u64,
  * 72 ALPHA f32, 76 BETA f32, 80..95 reserved.
  * C elements are int32 (INT8 inputs) or fp32 (FP16/BF16/FP8 inputs); BIAS is a
- * vector of N elements of the C type. Arithmetic: docs/shell.md "GEMM". */
+ * vector of N elements of the C type. With SHELL_GEMM_EXT_INT8_OUT (or an INT8
+ * GEMM whose LDC covers only int8 rows, the reference mapper's convention) C and
+ * BIAS are int8. Arithmetic: docs/shell.md "GEMM". */
 #define SHELL_GEMM_EXT_EPILOGUE(x) ((x) & 0xFu)
 #define SHELL_GEMM_EXT_TRANS_A (1u << 4)
 #define SHELL_GEMM_EXT_TRANS_B (1u << 5)
 #define SHELL_GEMM_EXT_HAS_BIAS (1u << 6)
 #define SHELL_GEMM_EXT_HAS_ALPHA (1u << 7)
 #define SHELL_GEMM_EXT_HAS_BETA (1u << 8)
-#define SHELL_GEMM_EXT_RESERVED 0xFE00u /* bits 15:9 must be 0 */
+/* npukit extension (docs/shell.md 12): INT8 GEMM with int8 C and BIAS; the int32
+ * result is divided by 2^SHIFT, rounded half to even and saturated to int8. */
+#define SHELL_GEMM_EXT_INT8_OUT (1u << 9)
+#define SHELL_GEMM_EXT_SHIFT(s) (((uint32_t)(s) & 0x3Fu) << 10)
+#define SHELL_GEMM_EXT_SHIFT_OF(x) (((uint32_t)(x) >> 10) & 0x3Fu)
 #define SHELL_GEMM_EXT_USER_TAG(t) (((uint32_t)(t) & 0xFFFFu) << 16)
 /* Epilogue, applied last. ADD/MUL take the prior contents of C as the second operand. */
 enum npk_shell_epilogue { SHELL_EPI_NONE = 0, SHELL_EPI_RELU = 1, SHELL_EPI_GELU = 2, SHELL_EPI_ADD = 3, SHELL_EPI_MUL = 4 };
@@ -191,6 +197,8 @@ typedef struct npk_shell_gemm_desc {
     int has_bias, has_alpha, has_beta;
     uint64_t bias;
     float alpha, beta;
+    int int8_out;   /* INT8 only: int8 C and BIAS, requantized by >> shift (GEMM_EXT bits 9, 15:10) */
+    unsigned shift; /* 0..63 */
 } npk_shell_gemm_desc;
 size_t npk_shell_enc_gemm(uint8_t d[96], const npk_shell_gemm_desc *g);
 size_t npk_shell_enc_vec(uint8_t d[32], uint32_t tag, unsigned op, unsigned dtype, uint64_t src, uint64_t dst,

@@ -147,45 +147,65 @@ double npk_ref_dgelu(double x) {
     return 0.5 * (1.0 + erf(x * 0.70710678118654752440)) + x * exp(-0.5 * x * x) * 0.39894228040143267794;
 }
 
+/* Requantization of the INT8_OUT GEMM: v / 2^shift, round half to even, saturate to int8. */
+static int32_t rq_int(int64_t v, unsigned shift) {
+    if (shift) {
+        int64_t q = v >> shift, rem = v - (q << shift), half = (int64_t)1 << (shift - 1);
+        if (rem > half || (rem == half && (q & 1))) q++;
+        v = q;
+    }
+    return v > 127 ? 127 : v < -128 ? -128 : (int32_t)v;
+}
+static int32_t rq_float(double f, unsigned shift) {
+    if (f != f) return 0;
+    f = nearbyint(ldexp(f, -(int)shift));
+    return f > 127 ? 127 : f < -128 ? -128 : (int32_t)f;
+}
+
 void npk_ref_gemm_run(const npk_ref_gemm *g) {
     size_t es = npk_ref_dtype_size(g->dtype);
     /* beta == 0 means C is not read (BLAS) */
     const int has_beta = g->has_beta && g->beta != 0.0f;
+    const int i8 = g->dtype == NPK_REF_INT8 && g->int8_out;
+    const size_t ces = i8 ? 1 : 4; /* C and bias element size */
     for (size_t i = 0; i < g->m; i++) {
         for (size_t j = 0; j < g->n; j++) {
-            const uint8_t *cin = g->c_in ? at(g->c_in, g->col_major, g->ldc, 4, i, j) : NULL;
-            uint8_t *cout = (uint8_t *)at(g->c, g->col_major, g->ldc, 4, i, j);
+            const uint8_t *cin = g->c_in ? at(g->c_in, g->col_major, g->ldc, ces, i, j) : NULL;
+            uint8_t *cout = (uint8_t *)at(g->c, g->col_major, g->ldc, ces, i, j);
             if (g->dtype == NPK_REF_INT8) {
                 uint32_t acc = 0;
                 for (size_t kk = 0; kk < g->k; kk++)
                     acc += (uint32_t)((int32_t)(int8_t)*a_at(g, i, kk, 1) * (int32_t)(int8_t)*b_at(g, kk, j, 1));
+                uint32_t old = cin ? (i8 ? (uint32_t)(int32_t)(int8_t)cin[0] : rd32(cin)) : 0;
+                uint32_t bj = g->bias ? (i8 ? (uint32_t)(int32_t)(int8_t)g->bias[j] : rd32(g->bias + 4 * j)) : 0;
                 int32_t r;
                 if (!g->has_alpha && !has_beta) {
-                    uint32_t u = acc;
-                    if (g->bias) u += rd32(g->bias + 4 * j);
+                    uint32_t u = acc + bj;
                     r = (int32_t)u;
                     switch (g->epilogue) {
                     case 1: if (r < 0) r = 0; break;
                     case 2: r = sat_i32(npk_ref_gelu((double)r)); break;
-                    case 3: r = (int32_t)((uint32_t)r + rd32(cin)); break;
-                    case 4: r = (int32_t)((uint32_t)r * rd32(cin)); break;
+                    case 3: r = (int32_t)((uint32_t)r + old); break;
+                    case 4: r = (int32_t)((uint32_t)r * old); break;
                     default: break;
                     }
+                    if (i8) r = rq_int(r, g->shift);
                 } else {
                     float f = (float)(int32_t)acc;
                     if (g->has_alpha) f = f * g->alpha;
-                    if (has_beta) f = f + g->beta * (float)(int32_t)rd32(cin);
-                    if (g->bias) f = f + (float)(int32_t)rd32(g->bias + 4 * j);
+                    if (has_beta) f = f + g->beta * (float)(int32_t)old;
+                    if (g->bias) f = f + (float)(int32_t)bj;
                     switch (g->epilogue) {
                     case 1: if (f < 0) f = 0; break;
                     case 2: f = (float)npk_ref_gelu(f); break;
-                    case 3: f = f + (float)(int32_t)rd32(cin); break;
-                    case 4: f = f * (float)(int32_t)rd32(cin); break;
+                    case 3: f = f + (float)(int32_t)old; break;
+                    case 4: f = f * (float)(int32_t)old; break;
                     default: break;
                     }
-                    r = sat_i32(f);
+                    r = i8 ? rq_float(f, g->shift) : sat_i32(f);
                 }
-                wr32(cout, (uint32_t)r);
+                if (i8) cout[0] = (uint8_t)(int8_t)r;
+                else wr32(cout, (uint32_t)r);
             } else {
                 float acc = 0.0f;
                 for (size_t kk = 0; kk < g->k; kk++) {

@@ -61,6 +61,8 @@ typedef struct npk_ref_gemm {
     int has_alpha, has_beta;
     float alpha, beta;
     int epilogue;
+    int int8_out;   /* INT8 only: C and bias are int8; the result is requantized */
+    unsigned shift; /* r / 2^shift, rounded half to even, saturated to -128..127 */
 } npk_ref_gemm;
 void npk_ref_gemm_run(const npk_ref_gemm *g);
 

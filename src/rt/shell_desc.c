@@ -120,6 +120,7 @@ size_t npk_shell_enc_gemm(uint8_t d[96], const npk_shell_gemm_desc *g) {
     uint32_t ext = SHELL_GEMM_EXT_EPILOGUE(g->epilogue) | (g->trans_a ? SHELL_GEMM_EXT_TRANS_A : 0) |
                    (g->trans_b ? SHELL_GEMM_EXT_TRANS_B : 0) | (g->has_bias ? SHELL_GEMM_EXT_HAS_BIAS : 0) |
                    (g->has_alpha ? SHELL_GEMM_EXT_HAS_ALPHA : 0) | (g->has_beta ? SHELL_GEMM_EXT_HAS_BETA : 0) |
+                   (g->int8_out ? SHELL_GEMM_EXT_INT8_OUT : 0) | SHELL_GEMM_EXT_SHIFT(g->shift) |
                    SHELL_GEMM_EXT_USER_TAG(g->user_tag);
     hdr(d, SHELL_OP_GEMM, (g->dtype & 15) | (g->layout & 15) << 4, (unsigned)size, ext);
     put64(d + 8, g->a);
@@ -203,7 +204,7 @@ static const fld f_list[] = {F("flags", 1, 1, K_HEX, 0),     F("tag", 4, 4, K_HE
 #define GEMM_V2                                                                                                     \
     GEMM_HDR, FE("epilogue", 4, 4, 0, 4, epi_names, 0), FB("trans_a", 4, 4, 4, 1, K_DEC, 0),                       \
         FB("trans_b", 4, 4, 5, 1, K_DEC, 0), FB("has_bias", 4, 4, 6, 1, K_DEC, 0), FB("has_alpha", 4, 4, 7, 1, K_DEC, 0), \
-        FB("has_beta", 4, 4, 8, 1, K_DEC, 0), FB("ext_rsvd", 4, 4, 9, 7, K_HEX, 0), FB("user_tag", 4, 4, 16, 16, K_DEC, 0), \
+        FB("has_beta", 4, 4, 8, 1, K_DEC, 0), FB("int8_out", 4, 4, 9, 1, K_DEC, 0), FB("shift", 4, 4, 10, 6, K_DEC, 0), FB("user_tag", 4, 4, 16, 16, K_DEC, 0), \
         GEMM_ABC, F("m", 32, 4, K_DEC, 1), F("n", 36, 4, K_DEC, 1), F("k", 40, 4, K_DEC, 1), F("lda", 44, 4, K_DEC, 0), \
         F("ldb", 48, 4, K_DEC, 0), F("ldc", 52, 4, K_DEC, 0), F("uid", 56, 8, K_HEX, 0)
 static const fld f_gemm1[] = {GEMM_HDR, FB("m", 4, 4, 20, 12, K_DEC, 1), FB("n", 4, 4, 10, 10, K_DEC, 1),

@@ -266,6 +266,24 @@ static int32_t to_i32(double v) {
     return (int32_t)v;
 }
 
+/* INT8_OUT requantization (docs/shell.md 12): v / 2^shift rounded half to even,
+ * saturated to int8. Written from the definition, independently of src/ops. */
+static int32_t rq_int(int32_t v, unsigned shift) {
+    int64_t w = v;
+    if (shift) {
+        int64_t d = (int64_t)1 << shift, q = w / d, r = w % d;
+        if (r < 0) q--, r += d; /* floor division */
+        if (2 * r > d || (2 * r == d && (q & 1))) q++;
+        w = q;
+    }
+    return w > 127 ? 127 : w < -128 ? -128 : (int32_t)w;
+}
+static int32_t rq_float(float f, unsigned shift) {
+    if (f != f) return 0;
+    double v = rint((double)f / (double)((uint64_t)1 << shift));
+    return v > 127 ? 127 : v < -128 ? -128 : (int32_t)v;
+}
+
 static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc_addr, shx_res *x) {
     x->engine = SHX_GEMM;
     unsigned dt = d[1] & 15, layout = d[1] >> 4;
@@ -285,8 +303,11 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         lda = shx_u32(d + 44);
         ldb = shx_u32(d + 48);
         ldc = shx_u32(d + 52);
-        if (ext & SHELL_GEMM_EXT_RESERVED)
-            return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM_EXT reserved bits 15:9 are set (0x%08" PRIx32 ")", ext);
+        if (SHELL_GEMM_EXT_SHIFT_OF(ext) && !(ext & SHELL_GEMM_EXT_INT8_OUT))
+            return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM_EXT SHIFT (bits 15:10) without INT8_OUT (0x%08" PRIx32 ")",
+                        ext);
+        if ((ext & SHELL_GEMM_EXT_INT8_OUT) && dt != SHELL_INT8)
+            return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM_EXT INT8_OUT needs dtype INT8 (dtype %u)", dt);
         if ((ext & 15) > SHELL_EPI_MUL)
             return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM epilogue %u is not 0..4", (unsigned)(ext & 15));
         if (size == 2 && (ext & (SHELL_GEMM_EXT_HAS_BIAS | SHELL_GEMM_EXT_HAS_ALPHA | SHELL_GEMM_EXT_HAS_BETA)))
@@ -303,9 +324,15 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
     if (has_beta && beta == 0.0f) has_beta = 0;
     unsigned es = dt == SHELL_FP16 || dt == SHELL_BF16 ? 2 : 1;
     int col = layout == SHELL_COL_MAJOR;
+    /* int8 C: the INT8_OUT extension, or an INT8 v0.2 GEMM whose LDC covers an
+     * int8 row but not an int32 one (the reference mapper's int8-wide tensors) */
+    uint32_t cline = col ? m : n;
+    int i8 = (ext & SHELL_GEMM_EXT_INT8_OUT) ||
+             (size > 1 && dt == SHELL_INT8 && ldc && ldc >= cline && (uint64_t)ldc < 4ull * cline);
+    unsigned shift = SHELL_GEMM_EXT_SHIFT_OF(ext), ces = i8 ? 1 : 4;
     mat A = {shx_u64(d + 8), lda, ta ? k : m, ta ? m : k, col, es};
     mat B = {shx_u64(d + 16), ldb, tb ? n : k, tb ? k : n, col, es};
-    mat C = {shx_u64(d + 24), ldc, m, n, col, 4};
+    mat C = {shx_u64(d + 24), ldc, m, n, col, ces};
     mat *all[3] = {&A, &B, &C};
     const char *nm[3] = {"A", "B", "C"};
     for (int i = 0; i < 3; i++) {
@@ -321,8 +348,8 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
             return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM LD%c %" PRIu64 " is below the %" PRIu64 "-byte line",
                         "ABC"[i], all[i]->ld, natural);
     }
-    if (has_bias && bias % 4)
-        return fail(x, SHELL_ERR_ALIGNMENT, bias, "GEMM bias address 0x%" PRIx64 " is not 4-byte aligned", bias);
+    if (has_bias && bias % ces)
+        return fail(x, SHELL_ERR_ALIGNMENT, bias, "GEMM bias address 0x%" PRIx64 " is not %u-byte aligned", bias, ces);
     if ((uint64_t)m * k > SHX_MAX_ELEMS || (uint64_t)k * n > SHX_MAX_ELEMS || (uint64_t)m * n > SHX_MAX_ELEMS)
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
                     "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 " exceeds the model's %llu-element operand limit", m, n, k,
@@ -333,11 +360,11 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         mat_range(c, &B, 0);
     }
     mat_range(c, &C, 1);
-    if (has_bias && m) add_range(c, bias, (uint64_t)n * 4, 0);
+    if (has_bias && m) add_range(c, bias, (uint64_t)n * ces, 0);
 
     uint64_t macs = (uint64_t)m * n * k;
-    uint64_t io = (uint64_t)m * k * es + (uint64_t)k * n * es + (uint64_t)m * n * 4 * (need_c ? 2 : 1) +
-                  (has_bias ? (uint64_t)n * 4 : 0);
+    uint64_t io = (uint64_t)m * k * es + (uint64_t)k * n * es + (uint64_t)m * n * ces * (need_c ? 2 : 1) +
+                  (has_bias ? (uint64_t)n * ces : 0);
     size_t szA = (size_t)m * k, szB = (size_t)k * n, szC = (size_t)m * n;
     uint64_t maxline = (uint64_t)(m > n ? m : n);
     if (k > maxline) maxline = k;
@@ -350,14 +377,15 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
     }
     if (m && n) {
         if (k && (load_mat(c, x, &A, dt, ta, 0, a, k, line) || load_mat(c, x, &B, dt, tb, 0, b, n, line))) goto out;
-        if (need_c && load_mat(c, x, &C, dt, 0, 1, cv, n, line)) goto out;
+        if (need_c && load_mat(c, x, &C, dt, 0, !i8, cv, n, line)) goto out;
         if (has_bias) {
-            bbuf = malloc((size_t)n * 4);
-            if (!bbuf || rd(c, x, bias, bbuf, (size_t)n * 4)) {
+            bbuf = malloc((size_t)n * ces);
+            if (!bbuf || rd(c, x, bias, bbuf, (size_t)n * ces)) {
                 if (!bbuf) fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM bias: host out of memory");
                 goto out;
             }
-            for (uint32_t j = 0; j < n; j++) biasv[j] = shx_u32(bbuf + 4 * (size_t)j);
+            for (uint32_t j = 0; j < n; j++)
+                biasv[j] = i8 ? (uint32_t)(int32_t)(int8_t)bbuf[j] : shx_u32(bbuf + 4 * (size_t)j);
         }
     }
     for (uint32_t i = 0; i < m; i++) {
@@ -381,6 +409,7 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
                     case SHELL_EPI_MUL: res = u * old; break;
                     default: res = u; break;
                     }
+                    if (i8) res = (uint32_t)rq_int((int32_t)res, shift);
                 } else {
                     float f = (float)(int32_t)acc[j];
                     if (has_alpha) f = f * alpha;
@@ -393,7 +422,7 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
                     case SHELL_EPI_MUL: f = f * (float)(int32_t)old; break;
                     default: break;
                     }
-                    res = (uint32_t)to_i32(f);
+                    res = i8 ? (uint32_t)rq_float(f, shift) : (uint32_t)to_i32(f);
                 }
                 cv[ci] = res;
             }
@@ -429,13 +458,15 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         for (uint64_t e = 0; e < le; e++) {
             uint64_t i = col ? e : l, j = col ? l : e;
             uint32_t v = cv[i * n + j];
-            uint8_t *p = line + 4 * e;
+            uint8_t *p = line + ces * e;
             p[0] = (uint8_t)v;
-            p[1] = (uint8_t)(v >> 8);
-            p[2] = (uint8_t)(v >> 16);
-            p[3] = (uint8_t)(v >> 24);
+            if (ces == 4) {
+                p[1] = (uint8_t)(v >> 8);
+                p[2] = (uint8_t)(v >> 16);
+                p[3] = (uint8_t)(v >> 24);
+            }
         }
-        if (wr(c, x, C.base + l * C.ld, line, le * 4)) break;
+        if (wr(c, x, C.base + l * C.ld, line, le * ces)) break;
     }
 out:
     free(a);
