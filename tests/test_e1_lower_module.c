@@ -10,7 +10,7 @@
 
 /* Run text; returns the parsed result (NULL on failure). */
 static json_t *run(npk_e1 *e, const char *text, int batching) {
-    npk_lower_module_opts o = {batching, 1, NULL};
+    npk_lower_module_opts o = {.batching = batching, .include_golden = 1};
     char *res = NULL;
     int rc = npk_lower_module_run(e, text, &o, &res);
     if (rc) {

@@ -388,7 +388,14 @@ typedef struct npk_lower_module_opts {
     int include_golden; /* put golden tensors in the result (default 1) */
     struct npk_report *report; /* optional: one operator per record (device cycles, GEMM MACs),
                                   guest-memory and scratchpad bytes, MMIO/ring notes */
+    uint64_t max_work;  /* refuse a module whose estimated work is larger (0 = no cap): matmul-like
+                           records count lhs elements x rhs columns (MACs), others the elements
+                           of their tensor inputs */
+    void (*progress)(void *ctx, size_t done, size_t total); /* after each record (may be NULL) */
+    void *progress_ctx;
 } npk_lower_module_opts;
+/* Default max_work of `npu lower` (2^33: a 2048^3 matmul). */
+#define NPK_LOWER_DEFAULT_MAX_WORK (1ull << 33)
 
 /* Parse and validate a JSON record or module completely (names, ops,
  * precisions, fields, shapes, ranges, and the whole golden computation)

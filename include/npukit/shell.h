@@ -223,6 +223,10 @@ int npk_shell_disasm(const uint8_t *bin, size_t len, char **text);
  * events) to the descriptor stream the reference mapper emits (docs/shell.md
  * "shell-map" lists the places where we refuse input it would truncate).
  * *bin is malloc'd; *count receives the number of descriptors (may be NULL). */
+/* Input limits (checked before the document is loaded; -NPK_EFORMAT naming the
+ * limit): the text size and the nesting depth of YAML collections. */
+#define NPK_SHELL_MAP_MAX_BYTES (16u << 20)
+#define NPK_SHELL_MAP_MAX_DEPTH 32
 int npk_shell_map_yaml(const char *yaml_text, size_t len, uint8_t **bin, size_t *bin_len, size_t *count);
 /* The same; softmax_dtype != 0 encodes a softmax op's dtype in FLAGS[7:4], where
  * the reference mapper always writes 0 (int8). Without it a warning is printed

@@ -661,15 +661,44 @@ static json_t *evidence_json(const npk_lower_evidence *ev) {
     return e;
 }
 
+/* Estimated work of a record: a matmul-like record (lhs and rhs) does
+ * numel(lhs) x columns(rhs) multiply-accumulates; others touch every element
+ * of their tensor inputs. Saturates at UINT64_MAX. */
+static uint64_t rec_work(const rec *r) {
+    const npk_ltensor *l = T(r, "lhs"), *rh = T(r, "rhs");
+    if (l && rh && rh->rank) {
+        unsigned __int128 w = (unsigned __int128)npk_lt_numel(l) * rh->dim[rh->rank - 1];
+        return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
+    }
+    uint64_t w = 0;
+    for (int i = 0; i < MAXF && r->spec->f[i].name; i++)
+        if (r->present[i] && r->spec->f[i].kind == F_T && r->t[i]) w += npk_lt_numel(r->t[i]);
+    return w;
+}
+
 int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_module_opts *opts, char **result_json) {
     *result_json = NULL;
-    npk_lower_module_opts def = {1, 1, NULL};
+    npk_lower_module_opts def = {.batching = 1, .include_golden = 1};
     if (!opts) opts = &def;
     module m;
     int rc = parse_module(&m, json_text);
     if (rc) {
         module_free(&m);
         return rc;
+    }
+    if (opts->max_work) {
+        uint64_t w = 0;
+        for (size_t i = 0; i < m.nrecs; i++) {
+            uint64_t rw = rec_work(&m.recs[i]);
+            w = w + rw < w ? UINT64_MAX : w + rw;
+        }
+        if (w > opts->max_work) {
+            module_free(&m);
+            return npk_err(NPK_EINVAL,
+                           "module needs about %" PRIu64 " operations (MACs of its matmuls), over the limit of %" PRIu64
+                           " (raise it with --max-work)",
+                           w, opts->max_work);
+        }
     }
     npk_lower *L;
     if ((rc = npk_lower_new(&L, drv))) {
@@ -698,6 +727,7 @@ int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_mod
             goto out;
         }
         npk_report_op(opts->report, r->spec->name, 1, m.ev[i].cycles, m.ev[i].macs);
+        if (opts->progress) opts->progress(opts->progress_ctx, i + 1, m.nrecs);
     }
     if (opts->report) {
         const npk_e1_stats *st1 = npk_e1_get_stats(drv);

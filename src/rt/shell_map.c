@@ -515,10 +515,42 @@ int npk_shell_map_yaml(const char *text, size_t len, uint8_t **bin, size_t *bin_
     return npk_shell_map_yaml_opts(text, len, 0, bin, bin_len, count);
 }
 
+/* libyaml's time grows with the square of the nesting depth of flow
+ * collections ([[[[...), so the input is checked event by event before the
+ * document is loaded: too deep stops at the first level past the limit. */
+static int check_limits(const char *text, size_t len) {
+    if (len > NPK_SHELL_MAP_MAX_BYTES)
+        return npk_err(NPK_EFORMAT, "schedule of %zu bytes is over the %u MiB limit", len,
+                       NPK_SHELL_MAP_MAX_BYTES >> 20);
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p)) return npk_err(NPK_ENOMEM, "out of memory");
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    int depth = 0, rc = 0;
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) break; /* the loader reports syntax errors */
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) depth++;
+        if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT) depth--;
+        size_t line = ev.start_mark.line + 1;
+        yaml_event_delete(&ev);
+        if (depth > NPK_SHELL_MAP_MAX_DEPTH) {
+            rc = npk_err(NPK_EFORMAT, "YAML line %zu: collections nested deeper than %d levels", line,
+                         NPK_SHELL_MAP_MAX_DEPTH);
+            break;
+        }
+        if (t == YAML_STREAM_END_EVENT) break;
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
 int npk_shell_map_yaml_opts(const char *text, size_t len, int softmax_dtype, uint8_t **bin, size_t *bin_len, size_t *count) {
     *bin = NULL;
     *bin_len = 0;
     if (count) *count = 0;
+    int lim = check_limits(text, len);
+    if (lim) return lim;
     mctx m;
     m.where = "schedule";
     yaml_parser_t parser;

@@ -214,6 +214,10 @@ void cli_progress(const char *what, uint64_t done, uint64_t total) {
     progress_shown = 1;
 }
 
+void cli_progress_cb(void *ctx, size_t done, size_t total) {
+    cli_progress((const char *)ctx, (uint64_t)done, (uint64_t)total);
+}
+
 void cli_progress_end(void) {
     if (progress_shown) {
         fputs("\r\033[K", stderr);

@@ -78,5 +78,7 @@ int cli_finish_stdout(int rc);
 /* Progress line on a terminal only: cli_progress("decode", i, n). */
 void cli_progress(const char *what, uint64_t done, uint64_t total);
 void cli_progress_end(void);
+/* The same as a library progress callback; ctx is the label (a string). */
+void cli_progress_cb(void *ctx, size_t done, size_t total);
 
 #endif

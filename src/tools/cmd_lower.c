@@ -12,7 +12,7 @@
 
 static void help(void) {
     printf("usage: npu lower --device e1 FILE.json [--port SPEC] [--trace FILE.json] [--report]\n"
-           "                 [--report-json FILE] [--no-batching] [--no-golden] [--check]\n\n"
+           "                 [--report-json FILE] [--no-batching] [--no-golden] [--check] [--max-work N]\n\n"
            "Runs a JSON lowering record (one operator) or module (an ordered list of operators with\n"
            "named tensors) on the e1 NPU: every multiply-accumulate runs on the device, the host\n"
            "only stages, pads, requantizes and divides. The whole file is validated first (names,\n"
@@ -32,7 +32,10 @@ static void help(void) {
            "  --report-json F   write the performance report as JSON to F\n"
            "  --no-batching     one MMIO start per GEMM tile instead of descriptor-ring batches\n"
            "  --no-golden       leave the golden tensors out of the JSON (they are still checked)\n"
-           "  --check           validate only (no device): exit 0 when the file would run\n");
+           "  --check           validate only (no device): exit 0 when the file would run\n"
+           "  --max-work N      refuse modules estimated above N operations (matmul MACs; default\n"
+           "                    8589934592 = a 2048^3 matmul; 0 = no limit). A progress line per\n"
+           "                    record is shown on a terminal.\n");
 }
 
 int cmd_lower(int argc, char **argv) {
@@ -42,7 +45,8 @@ int cmd_lower(int argc, char **argv) {
     }
     const char *device = NULL, *port_spec = "sim", *trace_path = NULL, *file = NULL, *json_path = NULL;
     int report = 0, check = 0;
-    npk_lower_module_opts opts = {1, 1, NULL};
+    npk_lower_module_opts opts = {.batching = 1, .include_golden = 1, .max_work = NPK_LOWER_DEFAULT_MAX_WORK,
+                                  .progress = cli_progress_cb, .progress_ctx = "lower: records"};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "--port") && i + 1 < argc) port_spec = argv[++i];
@@ -50,6 +54,11 @@ int cmd_lower(int argc, char **argv) {
         else if (!strcmp(argv[i], "--report")) report = 1;
         else if (!strcmp(argv[i], "--report-json") && i + 1 < argc) json_path = argv[++i];
         else if (!strcmp(argv[i], "--check")) check = 1;
+        else if (!strcmp(argv[i], "--max-work") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &opts.max_work))
+                return cli_usage_error("lower", "--max-work needs a number of operations (0 = no limit), got '%s'",
+                                       argv[i]);
+        }
         else if (!strcmp(argv[i], "--no-batching")) opts.batching = 0;
         else if (!strcmp(argv[i], "--no-golden")) opts.include_golden = 0;
         else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("lower", "unknown or incomplete option '%s'", argv[i]);
@@ -125,7 +134,9 @@ int cmd_lower(int argc, char **argv) {
         cli_fail("lower: %s", npk_errmsg());
         goto out;
     }
-    if (npk_lower_module_run(e, text, &opts, &result)) {
+    int lrc = npk_lower_module_run(e, text, &opts, &result);
+    cli_progress_end();
+    if (lrc) {
         cli_fail("lower: %s: %s", file, npk_errmsg());
         goto out;
     }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include <jansson.h>
 #include "npukit/graph.h"
 
 #define OT_RTOL 1e-3
@@ -167,6 +168,23 @@ static int is_int_family(const char *op) {
 
 enum { T_PASS, T_FAIL, T_SKIP };
 
+/* libonnx-testdata's data/real: a directory with only data.json naming the
+ * model's download URL. Returns 1 (with the reason) for such a directory. */
+static int download_only(const char *dir, char *why, size_t wl) {
+    char p[4096];
+    (void)PJOIN(p, "%s/model.onnx", dir);
+    if (is_file(p)) return 0;
+    (void)PJOIN(p, "%s/data.json", dir);
+    if (!is_file(p)) return 0;
+    json_error_t e;
+    json_t *j = json_load_file(p, 0, &e);
+    const char *url = j ? json_string_value(json_object_get(j, "url")) : NULL;
+    if (url)
+        snprintf(why, wl, "no model.onnx: data.json only points to a download (%.900s); fetch and unpack it to test it", url);
+    json_decref(j);
+    return url != NULL;
+}
+
 static int run_test(const char *dir, const char *device, const char *port, int require_offload, char *why, size_t wl,
                     char *extra, size_t el) {
     char path[4096];
@@ -205,6 +223,15 @@ static int run_test(const char *dir, const char *device, const char *port, int r
         char **in_names = list_dir(sd, "input_", 0, &ni), **out_names = list_dir(sd, "output_", 0, &no);
         if (in_names) qsort(in_names, ni, sizeof(char *), cmp_num);
         if (out_names) qsort(out_names, no, sizeof(char *), cmp_num);
+        /* expected outputs are output_0.pb, output_1.pb, ... without gaps */
+        for (size_t k = 0; k <= no && result == T_PASS; k++) {
+            char want[32];
+            snprintf(want, sizeof want, "output_%zu.pb", k);
+            if (k == no ? (no == 0) : strcmp(out_names[k], want)) {
+                snprintf(why, wl, "%s: %s is missing (the expected outputs of the test data set)", sets[s], want);
+                result = T_FAIL;
+            }
+        }
         npk_tensor *ins = calloc(ni + 1, sizeof(npk_tensor)), *exp = calloc(no + 1, sizeof(npk_tensor)), *outs = NULL;
         size_t n_outs = 0;
         npk_run_report rep;
@@ -310,13 +337,34 @@ int cmd_onnx_test(int argc, char **argv) {
             return rc;
         }
     }
+    /* A bad --port is one usage error, not a FAIL per test. */
+    if (port) {
+        npk_port *pp = NULL;
+        if (!strcmp(device, "cpu")) {
+            free(dirs);
+            return cli_usage_error("onnx-test", "--port needs a device (--device v0|shell|e1); cpu runs in-process");
+        }
+        if (npk_port_open(&pp, port, device, NULL)) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s", npk_errmsg());
+            free(dirs);
+            return cli_usage_error("onnx-test", "--port '%s': %s", port, msg);
+        }
+        npk_port_close(pp);
+    }
     int pass = 0, fail = 0, skip = 0;
+    char why0[1200];
     for (int d = 0; d < nd; d++) {
         char p[4096];
         (void)PJOIN(p, "%s/model.onnx", dirs[d]);
         size_t nt = 0;
         char **tests = NULL;
         int single = is_file(p);
+        if (!single && download_only(dirs[d], why0, sizeof why0)) {
+            skip++;
+            if (!quiet) printf("SKIP %s: %s\n", dirs[d], why0);
+            continue;
+        }
         if (!single) {
             if (!is_dir(dirs[d])) {
                 printf("FAIL %s: not a directory\n", dirs[d]);
@@ -334,10 +382,18 @@ int cmd_onnx_test(int argc, char **argv) {
             if (single) (void)PJOIN(td, "%s", dirs[d]);
             else (void)PJOIN(td, "%s/%s", dirs[d], tests[t]);
             (void)PJOIN(p, "%s/model.onnx", td);
-            if (!single && !is_file(p)) continue;
             why[0] = 0;
+            if (!single && !is_file(p)) {
+                if (download_only(td, why, sizeof why)) {
+                    skip++;
+                    if (!quiet) printf("SKIP %s: %s\n", tests[t], why);
+                }
+                continue;
+            }
+            if (nt > 1) cli_progress("onnx-test: tests", t, nt);
             int r = run_test(td, device, port, require, why, sizeof why, extra, sizeof extra);
             const char *name = single ? td : tests[t];
+            cli_progress_end();
             if (r == T_PASS) {
                 pass++;
                 if (!quiet) printf("PASS %s%s\n", name, extra);

@@ -35,11 +35,6 @@ static void run_help(void) {
            "  -h, --help           this help\n");
 }
 
-/* Progress line (a terminal only; cli_progress stays quiet otherwise). */
-static void node_progress(void *ctx, size_t done, size_t total) {
-    (void)ctx;
-    cli_progress("run: nodes", done, total);
-}
 
 static void print_output(const npk_tensor *t) {
     char s[160];
@@ -255,7 +250,7 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     npk_run_opts opts = {.device = device, .port = port, .trace = trace};
-    npk_graph_set_progress(g, node_progress, NULL);
+    npk_graph_set_progress(g, cli_progress_cb, "run: nodes"); /* a terminal only */
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
     cli_progress_end();
     if (st) {

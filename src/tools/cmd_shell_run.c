@@ -45,6 +45,7 @@ typedef struct run_ctx {
     size_t nirq, capirq;
     npk_shell_log *log;
     size_t nlog, caplog;
+    size_t stream_bytes; /* for the progress line */
 } run_ctx;
 
 static void on_irq(void *ctx, int line, int level) {
@@ -71,6 +72,8 @@ static void on_log(void *ctx, const npk_shell_log *e) {
         c->caplog = nc;
     }
     c->log[c->nlog++] = *e;
+    if (c->stream_bytes >= (1u << 16) && !(c->nlog & 255)) /* large streams: progress on a terminal */
+        cli_progress("shell-run: stream bytes executed", e->offset, c->stream_bytes);
 }
 
 /* "FILE@ADDR" or "ADDR+LEN" or "FILE@ADDR+LEN" */
@@ -151,7 +154,7 @@ int cmd_shell_run(int argc, char **argv) {
     }
     npk_sim *sim = npk_port_sim(p);
     npk_mem *mem = npk_sim_mem(sim);
-    run_ctx ctx = {.sim = sim};
+    run_ctx ctx = {.sim = sim, .stream_bytes = slen};
     npk_trace *tr = trace_out ? npk_trace_new() : NULL;
     int ret = 0;
     npk_shell *sh = NULL;
@@ -213,6 +216,7 @@ int cmd_shell_run(int argc, char **argv) {
         goto out;
     }
     int rc = npk_shell_run(sh, stream, slen, max_cycles);
+    cli_progress_end();
     const char *fail_msg = rc ? npk_errmsg() : NULL;
     char saved[1024] = "";
     if (fail_msg) snprintf(saved, sizeof saved, "%s", fail_msg);

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         npk_port *p = NULL;
         npk_e1 *e = NULL;
         if (npk_port_open(&p, NULL, "e1", NULL) || npk_e1_open(&e, p)) abort();
-        npk_lower_module_opts o = {1, 1, NULL};
+        npk_lower_module_opts o = {.batching = 1, .include_golden = 1};
         char *res = NULL;
         rc = npk_lower_module_run(e, text, &o, &res);
         if (rc) {
