@@ -126,28 +126,29 @@ done:
 
 /* ---- element-wise ---- */
 
+/* result[i] = clamp8(ADD(lhs[i], rhs[i % rhs_period])) */
+static int add8_all(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs, size_t rhs_period,
+                    npk_lower_out *out) {
+    int rc = 0;
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, lhs->dim);
+    NEED(r);
+    L->host |= NPK_HOST_SATURATES_INT8;
+    for (size_t i = 0; i < npk_lt_numel(lhs); i++) CK(add8(L, lhs->data[i], rhs->data[i % rhs_period], &r->data[i]));
+done:
+    return rc;
+}
+
 int npk_lower_bias_add(npk_lower *L, const npk_ltensor *input, const npk_ltensor *bias, npk_lower_out *out,
                        npk_lower_out *golden, npk_lower_evidence *ev) {
     LW_OPEN(op, L, "bias_add", out, golden, ev, g, npk_golden_bias_add(input, bias, g));
-    int rc = 0;
-    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, input->dim);
-    NEED(r);
-    L->host |= NPK_HOST_BROADCASTS_BIAS | NPK_HOST_SATURATES_INT8;
-    for (size_t i = 0; i < npk_lt_numel(input); i++) CK(add8(L, input->data[i], bias->data[i % input->dim[1]], &r->data[i]));
-done:
-    return lw_close(&op, rc);
+    L->host |= NPK_HOST_BROADCASTS_BIAS;
+    return lw_close(&op, add8_all(L, input, bias, input->dim[1], out));
 }
 
 int npk_lower_residual_add(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *out,
                            npk_lower_out *golden, npk_lower_evidence *ev) {
     LW_OPEN(op, L, "residual_add", out, golden, ev, g, npk_golden_residual_add(lhs, rhs, g));
-    int rc = 0;
-    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I8, 2, lhs->dim);
-    NEED(r);
-    L->host |= NPK_HOST_SATURATES_INT8;
-    for (size_t i = 0; i < npk_lt_numel(lhs); i++) CK(add8(L, lhs->data[i], rhs->data[i], &r->data[i]));
-done:
-    return lw_close(&op, rc);
+    return lw_close(&op, add8_all(L, lhs, rhs, npk_lt_numel(rhs), out));
 }
 
 int npk_lower_rope(npk_lower *L, const npk_ltensor *input, const npk_ltensor *cos, const npk_ltensor *sin,
