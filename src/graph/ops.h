@@ -175,7 +175,15 @@ typedef int (*npk_op_fn)(npk_opctx *c);
     X(EyeLike, 0, npk_op_eyelike) \
     X(ReverseSequence, 0, npk_op_reverse_sequence)
 
-#define NPK_ONNX_OPS_NN(X)
+#define NPK_ONNX_OPS_NN(X) \
+    X(ConvTranspose, 0, npk_op_convtranspose) \
+    X(Resize, 0, npk_op_resize) \
+    X(Upsample, 0, npk_op_upsample) \
+    X(InstanceNormalization, 0, npk_op_instancenorm) \
+    X(LRN, 0, npk_op_lrn) \
+    X(MeanVarianceNormalization, 0, npk_op_mvn) \
+    X(LpPool, 0, npk_op_lppool) \
+    X(GlobalLpPool, 0, npk_op_globallppool)
 
 #define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X)
 

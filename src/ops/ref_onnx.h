@@ -242,4 +242,31 @@ void npk_ref_onnx_eyelike(int64_t k, npk_tensor *y);
 void npk_ref_onnx_reverse_sequence(const npk_tensor *x, const npk_tensor *lens, int batch_axis, int time_axis,
                                    npk_tensor *y);
 
+/* ---- more NN (ref_onnx_nn2.c) ---------------------------------------------------------- */
+/* ConvTranspose: x [N, C, in...], w [C, M/group, k...], b [M] or NULL, y [N, M, out...];
+ * p as for Conv with c = C, m = M, out/pad_b resolved (output_padding included). */
+void npk_ref_onnx_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
+                                 const npk_tensor *b, npk_tensor *y);
+enum { NPK_ONNX_RS_NEAREST, NPK_ONNX_RS_LINEAR, NPK_ONNX_RS_CUBIC };
+enum { NPK_ONNX_RS_HALF_PIXEL, NPK_ONNX_RS_ASYMMETRIC, NPK_ONNX_RS_PYTORCH_HALF_PIXEL, NPK_ONNX_RS_TF_HALF_PIXEL_FOR_NN,
+       NPK_ONNX_RS_ALIGN_CORNERS, NPK_ONNX_RS_TF_CROP_AND_RESIZE };
+enum { NPK_ONNX_RS_ROUND_PREFER_FLOOR, NPK_ONNX_RS_ROUND_PREFER_CEIL, NPK_ONNX_RS_FLOOR, NPK_ONNX_RS_CEIL };
+/* Resize parameters: per-dim scales (output / input as given or derived from sizes),
+ * roi [2 * rank] (starts then ends; tf_crop_and_resize only). */
+typedef struct npk_onnx_resize {
+    int rank, mode, coord, nearest, exclude_outside;
+    double cubic_a, extrapolation;
+    double scales[NPK_MAX_RANK], roi[2 * NPK_MAX_RANK];
+} npk_onnx_resize;
+/* Resize x into y (y's dims decide the output size): the ONNX reference's
+ * interpolation (n-linear/n-cubic over every dim, edge-clamped taps). */
+int npk_ref_onnx_resize(const npk_onnx_resize *r, const npk_tensor *x, npk_tensor *y);
+void npk_ref_onnx_instance_norm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, double eps,
+                                npk_tensor *y);
+void npk_ref_onnx_lrn(const npk_tensor *x, int64_t size, double alpha, double beta, double bias, npk_tensor *y);
+/* MeanVarianceNormalization over the dims with red[d] = 1: (x - mean) / (std + 1e-9). */
+void npk_ref_onnx_mvn(const npk_tensor *x, const int *red, npk_tensor *y);
+/* LpPool with exponent pw (p as for pooling). */
+void npk_ref_onnx_lppool(const npk_onnx_conv_params *p, const npk_tensor *x, int64_t pw, npk_tensor *y);
+
 #endif

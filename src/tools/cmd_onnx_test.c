@@ -9,8 +9,8 @@
 #include <jansson.h>
 #include "npukit/graph.h"
 
-#define OT_RTOL 1e-3
-#define OT_ATOL 1e-7
+/* float tolerances: the backend tests' rtol 1e-3, atol 1e-7 unless --rtol/--atol */
+static double ot_rtol = 1e-3, ot_atol = 1e-7;
 
 static void ot_help(void) {
     printf("usage: npu onnx-test DIR... [--device D] [--require-offload] [--port SPEC] [--quiet]\n\n"
@@ -26,6 +26,7 @@ static void ot_help(void) {
            "  --require-offload  fail a test when an integer matmul/conv node (MatMulInteger, ConvInteger,\n"
            "                     QLinearMatMul, QLinearConv) did not run on the device\n"
            "  --port SPEC        port to the device (default sim)\n"
+           "  --rtol R, --atol A float tolerance |got - expected| <= A + R |expected| (default 1e-3, 1e-7)\n"
            "  --quiet            print only failures and the summary\n"
            "  -h, --help         this help\n");
 }
@@ -148,8 +149,9 @@ static int compare(const npk_tensor *got, const npk_tensor *exp, const char *wha
             double a = elem(got, i), e = elem(exp, i);
             if (isnan(e) && isnan(a)) continue;
             if (isinf(e) && a == e) continue;
-            if (!(fabs(a - e) <= OT_ATOL + OT_RTOL * fabs(e))) {
-                snprintf(why, wl, "%s element %lld: got %.9g, expected %.9g (rtol 1e-3, atol 1e-7)", what, (long long)i, a, e);
+            if (!(fabs(a - e) <= ot_atol + ot_rtol * fabs(e))) {
+                snprintf(why, wl, "%s element %lld: got %.9g, expected %.9g (rtol %g, atol %g)", what, (long long)i, a, e,
+                         ot_rtol, ot_atol);
                 return 1;
             }
         } else if (ielem(got, i) != ielem(exp, i)) {
@@ -316,7 +318,16 @@ int cmd_onnx_test(int argc, char **argv) {
         else if (!strcmp(argv[i], "--port") && i + 1 < argc) port = argv[++i];
         else if (!strcmp(argv[i], "--require-offload")) require = 1;
         else if (!strcmp(argv[i], "--quiet")) quiet = 1;
-        else if (argv[i][0] == '-') {
+        else if ((!strcmp(argv[i], "--rtol") || !strcmp(argv[i], "--atol")) && i + 1 < argc) {
+            char *end;
+            double v = strtod(argv[i + 1], &end);
+            if (*end || !(v >= 0)) {
+                free(dirs);
+                return cli_usage_error("onnx-test", "%s needs a non-negative number, got '%s'", argv[i], argv[i + 1]);
+            }
+            *(argv[i][2] == 'r' ? &ot_rtol : &ot_atol) = v;
+            i++;
+        } else if (argv[i][0] == '-') {
             free(dirs);
             return cli_usage_error("onnx-test", "unknown or incomplete option '%s'", argv[i]);
         } else dirs[nd++] = argv[i];
