@@ -149,7 +149,8 @@ static json_t *qtest_qmp(QTestState *s, const char *json) {
     return qmp_receive(s);
 }
 
-static QTestState *qtest_init(const char *extra) {
+/* mon_style 0: libqtest's -chardev/-mon; 1: -qmp unix:Q (QEMU's short form). */
+static QTestState *qtest_init_style(const char *extra, int mon_style) {
     QTestState *s = calloc(1, sizeof *s);
     char sock[256], qmp[256], cmd[2048];
     snprintf(sock, sizeof sock, "/tmp/qtest-%d.sock", (int)getpid());
@@ -157,10 +158,14 @@ static QTestState *qtest_init(const char *extra) {
     unlink(sock);
     unlink(qmp);
     int ls = listen_unix(sock), lq = listen_unix(qmp);
-    snprintf(cmd, sizeof cmd,
-             "exec %s -qtest unix:%s -qtest-log %s -chardev socket,path=%s,id=char0 "
-             "-mon chardev=char0,mode=control -display none %s -accel qtest",
-             getenv("QTEST_QEMU_BINARY"), sock, getenv("QTEST_LOG") ? "/dev/fd/2" : "/dev/null", qmp, extra);
+    if (mon_style)
+        snprintf(cmd, sizeof cmd, "exec %s -qtest unix:%s -qtest-log %s -qmp unix:%s -display none %s -accel qtest",
+                 getenv("QTEST_QEMU_BINARY"), sock, getenv("QTEST_LOG") ? "/dev/fd/2" : "/dev/null", qmp, extra);
+    else
+        snprintf(cmd, sizeof cmd,
+                 "exec %s -qtest unix:%s -qtest-log %s -chardev socket,path=%s,id=char0 "
+                 "-mon chardev=char0,mode=control -display none %s -accel qtest",
+                 getenv("QTEST_QEMU_BINARY"), sock, getenv("QTEST_LOG") ? "/dev/fd/2" : "/dev/null", qmp, extra);
     s->pid = fork();
     if (s->pid == 0) {
         execlp("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -186,6 +191,8 @@ static QTestState *qtest_init(const char *extra) {
     json_decref(r);
     return s;
 }
+
+static QTestState *qtest_init(const char *extra) { return qtest_init_style(extra, 0); }
 
 static int qtest_quit(QTestState *s) {
     kill(s->pid, SIGTERM);
@@ -347,6 +354,35 @@ static void test_v0_hang_busy(void) {
     CHECK_EQ(qtest_quit(s), 0);
 }
 
+/* -qmp unix:Q, NPU_QEMU_DEVICE, QMP errors and quit, a serial console chardev
+ * that nothing uses (ignored even with server=on). */
+static void test_qmp_short_form(void) {
+    setenv("NPU_QEMU_DEVICE", "e1", 1);
+    QTestState *s = qtest_init_style(
+        "-machine virt -chardev socket,id=console,path=/tmp/none.sock,server=on,wait=off -serial chardev:console", 1);
+    unsetenv("NPU_QEMU_DEVICE");
+    CHECK_EQ(qtest_readl(s, 0x10020000 + 0x3c), 0x400); /* e1 SEC_STATUS reset value */
+    json_t *r = qtest_qmp(s, "{\"execute\": \"frobnicate\", \"id\": \"x1\"}");
+    CHECK_STR(json_string_value(json_object_get(json_object_get(r, "error"), "class")), "CommandNotFound");
+    CHECK_STR(json_string_value(json_object_get(r, "id")), "x1");
+    json_decref(r);
+    r = qtest_qmp(s, "{\"execute\": \"qmp_capabilities\"}");
+    CHECK(json_object_get(r, "error") != NULL); /* already negotiated */
+    json_decref(r);
+    r = qtest_qmp(s, "[1, 2]");
+    CHECK_STR(json_string_value(json_object_get(json_object_get(r, "error"), "class")), "GenericError");
+    json_decref(r);
+    r = qtest_qmp(s, "{\"execute\": \"quit\"}");
+    CHECK(json_is_object(json_object_get(r, "return")));
+    json_decref(r);
+    int st = 0;
+    waitpid(s->pid, &st, 0); /* quit ends the process by itself, exit 0 */
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(s->fd);
+    close(s->qmp_fd);
+    free(s);
+}
+
 /* --socket: a live server's socket is not taken over; SIGTERM removes it. */
 static pid_t spawn_server(const char *path, const char *err) {
     pid_t p = fork();
@@ -435,6 +471,7 @@ int main(void) {
     test_e1_dot4();
     test_v0_matmul_irq();
     test_v0_hang_busy();
+    test_qmp_short_form();
     test_socket_rules();
     return CHECK_DONE();
 }

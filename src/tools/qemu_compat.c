@@ -109,7 +109,7 @@ int qemu_opt_parse(qemu_opts *o, int argc, char **argv, int *i) {
         char *id = opt_get(v + 7, "id"), *fd = opt_get(v + 7, "fd");
         c->path = opt_get(v + 7, "path");
         c->fd = -1;
-        int bad = !id || (!c->path && !fd) || is_server(v + 7);
+        int bad = !id || (!c->path && !fd);
         uint64_t n = 0;
         if (!bad && fd && (cli_parse_u64(fd, &n) || n > 65535)) bad = 1;
         free(fd);
@@ -117,8 +117,7 @@ int qemu_opt_parse(qemu_opts *o, int argc, char **argv, int *i) {
             free(id);
             free(c->path);
             c->path = NULL;
-            cli_usage_error("qtest", "-chardev '%s': expected socket,id=ID,path=PATH or socket,id=ID,fd=N "
-                                     "(npukit connects as a client)", v);
+            cli_usage_error("qtest", "-chardev '%s': expected socket,id=ID,path=PATH or socket,id=ID,fd=N", v);
             return -2;
         }
         c->fd = c->path ? -1 : (int)n;
@@ -164,6 +163,13 @@ int qemu_opts_finish(qemu_opts *o) {
             char *id = opt_get(o->chardevs[i].spec + 7, "id");
             if (id && !strcmp(id, want)) {
                 found = 1;
+                if (is_server(o->chardevs[i].spec + 7)) {
+                    free(id);
+                    free(want);
+                    return cli_usage_error("qtest", "-chardev '%s': the QMP monitor socket must be the test's "
+                                                    "(npukit connects as a client; 'server' is not supported)",
+                                           o->chardevs[i].spec);
+                }
                 if (o->chardevs[i].path) {
                     free(o->qmp_path);
                     o->qmp_path = strdup(o->chardevs[i].path);
