@@ -1074,19 +1074,14 @@ static int write_json(FILE *f, const sw_spec *s, const sw_cols *c, json_t **rows
     return rc || ferror(f) ? -1 : 0;
 }
 
-/* Write through PATH.tmp and rename, so a failure leaves no partial file. */
+/* Through cli_out (a temporary beside PATH, renamed on success), so a failure
+ * leaves no partial file. */
 static int write_out(const char *path, int (*fn)(FILE *, const sw_spec *, const sw_cols *, json_t **),
                      const sw_spec *s, const sw_cols *c, json_t **rows) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cli_fail("cannot write '%s': %s", path, strerror(errno));
-    int bad = fn(f, s, c, rows) != 0;
-    if (fclose(f) != 0) bad = 1;
-    if (bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return cli_fail("cannot write '%s': %s", path, strerror(errno ? errno : EIO));
-    }
+    cli_out o;
+    if (cli_out_open(&o, path)) return cli_fail("sweep: %s", npk_errmsg());
+    int bad = fn(o.f, s, c, rows) != 0;
+    if (cli_out_close(&o, !bad) || bad) return cli_fail("sweep: cannot write '%s': %s", path, npk_errmsg());
     return 0;
 }
 
@@ -1329,6 +1324,15 @@ int cmd_sweep(int argc, char **argv) {
         json_decref(row);
         spec_free(&s);
         return fflush(stdout) ? 1 : 0;
+    }
+    /* output paths are checked before the points run */
+    const char *badout = out && cli_check_output(out)       ? "-o"
+                         : jpath && cli_check_output(jpath) ? "--json"
+                         : plotf && cli_check_output(plotf) ? "--plot"
+                                                            : NULL;
+    if (badout && !run_point_mode) {
+        spec_free(&s);
+        return cli_fail("sweep: %s: %s", badout, npk_errmsg());
     }
     if (xcol && !plotf) {
         spec_free(&s);
