@@ -222,7 +222,16 @@ int cmd_llm(int argc, char **argv) {
         return cli_fail("%s", npk_errmsg());
     }
     int n_steps = (int)(steps > (uint64_t)m->cfg.seq_len ? (uint64_t)m->cfg.seq_len : steps);
-    npk_llm_pccx_opts po = {.port = port, .dev_opts = dev_opts, .group_size = (int)group, .trace_path = trace};
+    /* The decoder writes its trace at finish: into a cli_out temporary that is
+     * renamed into place only when the whole command succeeded. */
+    cli_out tro = {0};
+    if (trace && cli_out_open(&tro, trace)) {
+        npk_llm_tokenizer_free(t);
+        npk_llm_model_free(m);
+        return cli_fail("llm: --trace: %s", npk_errmsg());
+    }
+    npk_llm_pccx_opts po = {.port = port, .dev_opts = dev_opts, .group_size = (int)group,
+                            .trace_path = trace ? (tro.tmp ? tro.tmp : trace) : NULL};
     int code = 1;
     if (pccx)
         rc = npk_llm_decoder_pccx(m, &po, &d);
@@ -295,6 +304,7 @@ int cmd_llm(int argc, char **argv) {
     }
     code = 0;
 out:
+    if (trace && cli_out_close(&tro, code == 0) && code == 0) code = cli_fail("llm: %s", npk_errmsg());
     npk_llm_sampler_free(&s);
     free(toks);
     npk_llm_decoder_free(ref);
