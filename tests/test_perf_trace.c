@@ -473,6 +473,7 @@ static void test_report_json(void) {
     npk_report_op(r, "MatMul", 1, 4000, 512000);
     npk_report_op(r, "MatMul", 1, 1000, 128000);
     npk_report_op(r, "Softmax", 0, 0, 0);
+    npk_report_op(r, "Conv", 0, 0, 360000); /* on the CPU: not in utilization or TOPS (issue #13) */
     npk_report_bytes(r, "dram", 1000, 200);
     npk_report_tokens(r, 10);
     npk_report_note(r, "quote \"x\"", "a\\b");
@@ -487,9 +488,11 @@ static void test_report_json(void) {
     if (j) {
         CHECK_STR(json_string_value(json_object_get(j, "device")), "v0");
         CHECK_EQ(json_integer_value(json_object_get(j, "total_cycles")), 5000);
-        CHECK_EQ(json_integer_value(json_object_get(j, "total_macs")), 640000);
+        CHECK_EQ(json_integer_value(json_object_get(j, "total_macs")), 1000000);
+        CHECK_EQ(json_integer_value(json_object_get(j, "device_macs")), 640000);
+        CHECK_EQ(json_integer_value(json_object_get(j, "cpu_macs")), 360000);
         CHECK_EQ(json_integer_value(json_object_get(j, "npu_operators")), 2);
-        CHECK_EQ(json_integer_value(json_object_get(j, "host_operators")), 1);
+        CHECK_EQ(json_integer_value(json_object_get(j, "host_operators")), 2);
         /* TOPS = macs * 2 / (cycles / hz) / 1e12 = 640000*2 / 5e-6 / 1e12 = 0.256 */
         CHECK(fabs(json_number_value(json_object_get(j, "tops")) - 0.256) < 1e-9);
         /* utilization = 640000 / (256 * 5000) = 0.5 */
@@ -499,13 +502,23 @@ static void test_report_json(void) {
         CHECK(fabs(json_number_value(json_object_get(j, "ms_per_token")) - 0.0005) < 1e-9);
         CHECK(fabs(json_number_value(json_object_get(j, "inference_ms")) - 0.005) < 1e-9);
         json_t *ops = json_object_get(j, "operators");
-        CHECK_EQ(json_array_size(ops), 2);
+        CHECK_EQ(json_array_size(ops), 3);
         CHECK_EQ(json_integer_value(json_object_get(json_array_get(ops, 0), "count")), 2);
         json_t *mem = json_object_get(json_object_get(j, "memory"), "dram");
         CHECK_EQ(json_integer_value(json_object_get(mem, "read_bytes")), 1000);
         CHECK_STR(json_string_value(json_object_get(json_object_get(j, "notes"), "quote \"x\"")), "a\\b");
         json_decref(j);
     }
+    free(buf);
+    /* the text report: utilization and TOPS of the device MACs, the CPU MACs on their own line */
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    npk_report_print(r, f);
+    fclose(f);
+    CHECK(strstr(buf, "device MACs                640000\n") != NULL);
+    CHECK(strstr(buf, "CPU MACs                   360000 (host operators") != NULL);
+    CHECK(strstr(buf, "array utilization          50.00% of 256 MAC/cycle") != NULL);
+    CHECK(strstr(buf, "derived TOPS               0.256000") != NULL);
     free(buf);
     npk_report_free(r);
 }

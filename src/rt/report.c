@@ -138,6 +138,15 @@ uint64_t npk_report_macs(const npk_report *r) {
     return m;
 }
 
+/* MACs of the operators on the device (on_npu) or on the host: utilization
+ * and TOPS count the device's only (issue #13). */
+static uint64_t macs_where(const npk_report *r, int on_npu) {
+    uint64_t m = 0;
+    for (size_t i = 0; i < r->nops; i++)
+        if (!r->ops[i].on_npu == !on_npu) m += r->ops[i].macs;
+    return m;
+}
+
 /* "12.345 ms" / "64.000 us" / "1.234 s" */
 static const char *fmt_time(char *buf, size_t n, double secs) {
     if (secs >= 1.0) snprintf(buf, n, "%.3f s", secs);
@@ -155,7 +164,7 @@ static double util(const npk_report *r, uint64_t macs, uint64_t cycles) {
 }
 
 void npk_report_print(const npk_report *r, FILE *f) {
-    uint64_t cyc = npk_report_cycles(r), macs = npk_report_macs(r);
+    uint64_t cyc = npk_report_cycles(r), macs = macs_where(r, 1), cpu_macs = macs_where(r, 0);
     double secs = (double)cyc / (double)r->hz;
     size_t npu_ops = 0, host_ops = 0;
     for (size_t i = 0; i < r->nops; i++) {
@@ -180,7 +189,10 @@ void npk_report_print(const npk_report *r, FILE *f) {
     if (!r->host_only) {
         fprintf(f, "  total device cycles        %" PRIu64 " (%s at %.1f MHz)\n", cyc, fmt_time(tb, sizeof tb, secs),
                 (double)r->hz / 1e6);
-        fprintf(f, "  total MACs                 %" PRIu64 "\n", macs);
+        fprintf(f, "  device MACs                %" PRIu64 "\n", macs);
+        if (cpu_macs)
+            fprintf(f, "  CPU MACs                   %" PRIu64 " (host operators: not in utilization or TOPS)\n",
+                    cpu_macs);
         if (r->peak)
             fprintf(f, "  array utilization          %.2f%% of %" PRIu64 " MAC/cycle\n", util(r, macs, cyc), r->peak);
         fprintf(f, "  derived TOPS               %.6f (macs * 2 / (cycles / hz) / 1e12)\n", tops(macs, cyc, r->hz));
@@ -214,7 +226,7 @@ static void jstr(FILE *f, const char *s) {
 }
 
 int npk_report_write_json(const npk_report *r, FILE *f) {
-    uint64_t cyc = npk_report_cycles(r), macs = npk_report_macs(r);
+    uint64_t cyc = npk_report_cycles(r), macs = macs_where(r, 1), cpu_macs = macs_where(r, 0);
     double secs = (double)cyc / (double)r->hz;
     fprintf(f, "{\"name\":");
     jstr(f, r->name);
@@ -233,9 +245,12 @@ int npk_report_write_json(const npk_report *r, FILE *f) {
                    ",\"utilization\":%.6f}",
                 o->on_npu ? "npu" : "host", o->count, o->cycles, o->macs, util(r, o->macs, o->cycles) / 100.0);
     }
-    fprintf(f, "],\"total_cycles\":%" PRIu64 ",\"total_macs\":%" PRIu64 ",\"utilization\":%.6f,\"tops\":%.9f,"
+    /* total_macs = device + CPU; utilization and tops count device_macs only */
+    fprintf(f, "],\"total_cycles\":%" PRIu64 ",\"total_macs\":%" PRIu64 ",\"device_macs\":%" PRIu64
+               ",\"cpu_macs\":%" PRIu64 ",\"utilization\":%.6f,\"tops\":%.9f,"
                "\"inference_ms\":%.6f,\"npu_operators\":%zu,\"host_operators\":%zu,\"memory\":{",
-            cyc, macs, util(r, macs, cyc) / 100.0, tops(macs, cyc, r->hz), secs * 1e3, npu_ops, host_ops);
+            cyc, macs + cpu_macs, macs, cpu_macs, util(r, macs, cyc) / 100.0, tops(macs, cyc, r->hz), secs * 1e3, npu_ops,
+            host_ops);
     for (size_t i = 0; i < r->nmems; i++) {
         fprintf(f, "%s", i ? "," : "");
         jstr(f, r->mems[i].name);

@@ -138,7 +138,7 @@ int cmd_demo(int argc, char **argv) {
     npk_report_bytes(rep, "scratch", c.perf_scratch_bytes, 0);
     npk_report_note(rep, "MMIO accesses", "%" PRIu64, npk_port_mmio_count(port));
     npk_report_note(rep, "doorbells", "%" PRIu64, npk_e1_get_stats(e)->batches);
-    if (report) npk_report_print(rep, stdout);
+    if (report) npk_report_print(rep, stderr);
     if (json_path && cli_write_report(rep, json_path)) {
         cli_fail("demo: %s", npk_errmsg());
         goto out;

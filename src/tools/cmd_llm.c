@@ -138,7 +138,7 @@ static int emit_report(const npk_llm_decoder *d, int ntok, const char *model_pat
     if (!r) return cli_fail("out of memory");
     if (text) {
         printf("\n");
-        npk_report_print(r, stdout);
+        npk_report_print(r, stderr);
     }
     int rc = 0;
     if (json_path && cli_write_report(r, json_path)) rc = cli_fail("%s", npk_errmsg());

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void help(void) {
     printf("usage: npu lower --device e1 FILE.json [--port SPEC] [--trace FILE.json] [--report]\n"
@@ -134,12 +135,17 @@ int cmd_lower(int argc, char **argv) {
         cli_fail("lower: %s", npk_errmsg());
         goto out;
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int lrc = npk_lower_module_run(e, text, &opts, &result);
     cli_progress_end();
     if (lrc) {
         cli_fail("lower: %s: %s", file, npk_errmsg());
         goto out;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* host wall time of the run (simulation and golden checks), as npu run and npu llm report it */
+    if (rep) npk_report_host_time(rep, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     fputs(result, stdout);
     fputc('\n', stdout);
     ret = strstr(result, "\"all_match\":true") ? 0 : 1;

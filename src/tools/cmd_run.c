@@ -17,7 +17,8 @@ static void run_help(void) {
            "               [--output-dir DIR] [--report] [--report-json FILE] [--trace FILE.json] [--port SPEC]\n\n"
            "Import an ONNX model, place every node the device executes exactly on the device (the rest on the\n"
            "CPU reference), plan the device's guest memory, run, and print the outputs. For 2-D outputs\n"
-           "[N, classes] the predicted class of each row (argmax, first maximum) is printed.\n\n"
+           "[N, classes] with two or more classes the predicted class of each row (argmax, first maximum)\n"
+           "is printed ([N, 1] outputs, e.g. a sigmoid score, have no classes).\n\n"
            "options:\n"
            "  --device D           v0 (default), shell, e1, pccx or cpu\n"
            "  --input NAME=FILE    an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
@@ -35,6 +36,37 @@ static void run_help(void) {
            "  -h, --help           this help\n");
 }
 
+
+/* Element i of a float or integer tensor as a double (int64 beyond 2^53 rounds, print only). */
+static double elem_f64(const npk_tensor *t, int64_t i) {
+    switch (t->dtype) {
+    case NPK_DT_FLOAT: return ((float *)t->data)[i];
+    case NPK_DT_DOUBLE: return ((double *)t->data)[i];
+    case NPK_DT_INT8: return ((int8_t *)t->data)[i];
+    case NPK_DT_UINT8: return ((uint8_t *)t->data)[i];
+    case NPK_DT_INT32: return ((int32_t *)t->data)[i];
+    case NPK_DT_INT64: return (double)((int64_t *)t->data)[i];
+    default: return 0;
+    }
+}
+
+static long long elem_i64(const npk_tensor *t, int64_t i) {
+    switch (t->dtype) {
+    case NPK_DT_INT8: return ((int8_t *)t->data)[i];
+    case NPK_DT_UINT8: return ((uint8_t *)t->data)[i];
+    case NPK_DT_INT32: return ((int32_t *)t->data)[i];
+    case NPK_DT_INT64: return ((int64_t *)t->data)[i];
+    default: return 0;
+    }
+}
+
+/* Argmax of row r of a 2-D tensor (first maximum). */
+static int64_t row_argmax(const npk_tensor *t, int64_t r) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < t->dims[1]; c++)
+        if (elem_f64(t, r * t->dims[1] + c) > elem_f64(t, r * t->dims[1] + best)) best = c;
+    return best;
+}
 
 static void print_output(const npk_tensor *t) {
     char s[160];
@@ -55,61 +87,24 @@ static void print_output(const npk_tensor *t) {
     int64_t n = npk_tensor_numel(t);
     int isf = t->dtype == NPK_DT_FLOAT || t->dtype == NPK_DT_DOUBLE;
     if (t->rank == 2 && t->dims[1] > 0 && (isf || npk_dtype_is_int(t->dtype))) {
+        /* an argmax over one column means nothing (a sigmoid score): classes only for >= 2 */
+        int classes = t->dims[1] > 1;
         for (int64_t r = 0; r < t->dims[0]; r++) {
             printf("  row %lld:", (long long)r);
-            int64_t best = 0;
             for (int64_t c = 0; c < t->dims[1] && c < 32; c++) {
                 int64_t i = r * t->dims[1] + c;
-                if (isf) printf(" %g", t->dtype == NPK_DT_FLOAT ? ((float *)t->data)[i] : ((double *)t->data)[i]);
-                else {
-                    long long v = 0;
-                    switch (t->dtype) {
-                    case NPK_DT_INT8: v = ((int8_t *)t->data)[i]; break;
-                    case NPK_DT_UINT8: v = ((uint8_t *)t->data)[i]; break;
-                    case NPK_DT_INT32: v = ((int32_t *)t->data)[i]; break;
-                    case NPK_DT_INT64: v = ((int64_t *)t->data)[i]; break;
-                    default: v = 0; break;
-                    }
-                    printf(" %lld", v);
-                }
+                if (isf) printf(" %g", elem_f64(t, i));
+                else printf(" %lld", elem_i64(t, i));
             }
             if (t->dims[1] > 32) printf(" ...");
-            for (int64_t c = 1; c < t->dims[1]; c++) {
-                int64_t i = r * t->dims[1] + c, j = r * t->dims[1] + best;
-                double a, b;
-                switch (t->dtype) {
-                case NPK_DT_FLOAT: a = ((float *)t->data)[i]; b = ((float *)t->data)[j]; break;
-                case NPK_DT_DOUBLE: a = ((double *)t->data)[i]; b = ((double *)t->data)[j]; break;
-                case NPK_DT_INT8: a = ((int8_t *)t->data)[i]; b = ((int8_t *)t->data)[j]; break;
-                case NPK_DT_UINT8: a = ((uint8_t *)t->data)[i]; b = ((uint8_t *)t->data)[j]; break;
-                case NPK_DT_INT32: a = ((int32_t *)t->data)[i]; b = ((int32_t *)t->data)[j]; break;
-                case NPK_DT_INT64: a = (double)((int64_t *)t->data)[i]; b = (double)((int64_t *)t->data)[j]; break;
-                default: a = b = 0; break;
-                }
-                if (a > b) best = c;
-            }
-            printf("  -> class %lld\n", (long long)best);
+            if (classes) printf("  -> class %lld", (long long)row_argmax(t, r));
+            printf("\n");
         }
-        printf("predicted classes:");
-        for (int64_t r = 0; r < t->dims[0]; r++) {
-            int64_t best = 0;
-            for (int64_t c = 1; c < t->dims[1]; c++) {
-                double a = 0, b = 0;
-                int64_t i = r * t->dims[1] + c, j = r * t->dims[1] + best;
-                switch (t->dtype) {
-                case NPK_DT_FLOAT: a = ((float *)t->data)[i]; b = ((float *)t->data)[j]; break;
-                case NPK_DT_DOUBLE: a = ((double *)t->data)[i]; b = ((double *)t->data)[j]; break;
-                case NPK_DT_INT8: a = ((int8_t *)t->data)[i]; b = ((int8_t *)t->data)[j]; break;
-                case NPK_DT_UINT8: a = ((uint8_t *)t->data)[i]; b = ((uint8_t *)t->data)[j]; break;
-                case NPK_DT_INT32: a = ((int32_t *)t->data)[i]; b = ((int32_t *)t->data)[j]; break;
-                case NPK_DT_INT64: a = (double)((int64_t *)t->data)[i]; b = (double)((int64_t *)t->data)[j]; break;
-                default: break;
-                }
-                if (a > b) best = c;
-            }
-            printf(" %lld", (long long)best);
+        if (classes) {
+            printf("predicted classes:");
+            for (int64_t r = 0; r < t->dims[0]; r++) printf(" %lld", (long long)row_argmax(t, r));
+            printf("\n");
         }
-        printf("\n");
     } else if (n <= 16 && n > 0) {
         printf("  values:");
         for (int64_t i = 0; i < n; i++) {
@@ -278,13 +273,13 @@ int cmd_run(int argc, char **argv) {
         }
     }
     if (report) {
-        npk_run_report_print(&rep, stdout);
+        npk_run_report_print(&rep, stderr);
         npk_report *perf = NULL;
         if (npk_run_report_perf(&rep, model, &perf)) {
             rc = cli_fail("%s", npk_errmsg());
             goto out;
         }
-        npk_report_print(perf, stdout);
+        npk_report_print(perf, stderr);
         npk_report_free(perf);
     }
     if (json) {
