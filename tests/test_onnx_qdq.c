@@ -232,7 +232,14 @@ static void run_case(int act_uint8) {
     expect_qlinear(xq, xz, want);
     npk_tensor *ref = NULL;
     size_t nref = 0;
-    CHECK_EQ(npk_graph_run(g, NULL, &in, 1, &ref, &nref, NULL), 0); /* float CPU reference */
+    npk_run_report crep;
+    CHECK_EQ(npk_graph_run(g, NULL, &in, 1, &ref, &nref, &crep), 0); /* CPU reference */
+    /* the CPU evaluates the group with QLinearConv's integer arithmetic too, as ONNX Runtime (issue 14) */
+    CHECK(ref && ref[0].dtype == NPK_DT_INT8 && !memcmp(ref[0].data, want, sizeof want));
+    int cpu_fused = 0;
+    for (size_t i = 0; i < crep.n_nodes; i++) cpu_fused += crep.nodes[i].place == NPK_PLACE_FUSED;
+    CHECK_EQ(cpu_fused, 4);
+    npk_run_report_fini(&crep);
     const char *devs[3] = {"v0", "shell", "e1"};
     for (int d = 0; d < 3; d++) {
         npk_run_opts o = {.device = devs[d]};

@@ -1,6 +1,7 @@
 /* Integer matrix products (MatMulInteger, QLinearMatMul, ConvInteger,
  * QLinearConv) on an int8 x int8 -> int32 device GEMM. See dev_qmm.h. */
 #include "graph/dev_qmm.h"
+#include "graph/qdq.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,75 +21,6 @@ struct npk_qmm {
 static uint32_t al16(uint64_t v) { return (uint32_t)((v + 15) / 16 * 16); }
 static int in_at(const npk_node *nd, int k) { return k < nd->n_in ? nd->in[k] : -1; }
 
-/* The node producing v if it is a DequantizeLinear whose only consumer is
- * node n (-1 otherwise). */
-static int dq_feeding(npk_exec *x, int v, int n) {
-    const npk_graph *g = npk_exec_graph(x);
-    if (v < 0 || g->vals[v].producer < 0) return -1;
-    int p = g->vals[v].producer;
-    if (g->nodes[p].op_id != NPK_OP_DequantizeLinear || !npk_exec_sole_use(x, v, n)) return -1;
-    return p;
-}
-
-static int scalar_const(npk_exec *x, int v) {
-    const npk_tensor *t = npk_exec_const(x, v);
-    return t && npk_tensor_numel(t) == 1;
-}
-
-/* Recognise DequantizeLinear -> Conv/MatMul -> QuantizeLinear (node n is the
- * Conv/MatMul) and describe it as the QLinear operator it equals. Returns 1
- * and fills q's value indices, 0 with why. */
-static int match_qdq(npk_exec *x, int n, npk_qmm *q, int fuse[4], char *why, size_t wl) {
-    const npk_graph *g = npk_exec_graph(x);
-    const npk_node *nd = &g->nodes[n];
-    int conv = nd->op_id == NPK_OP_Conv;
-    int dx = dq_feeding(x, in_at(nd, 0), n), dw = dq_feeding(x, in_at(nd, 1), n), db = -1;
-    int yv = nd->out[0], qn = yv >= 0 ? npk_exec_only_consumer(x, yv) : -1;
-    if (dx < 0 || dw < 0 || qn < 0 || g->vals[yv].graph_output || g->nodes[qn].op_id != NPK_OP_QuantizeLinear) {
-        snprintf(why, wl, "float %s: not a DequantizeLinear -> %s -> QuantizeLinear subgraph", nd->op, nd->op);
-        return 0;
-    }
-    const npk_node *DX = &g->nodes[dx], *DW = &g->nodes[dw], *Q = &g->nodes[qn];
-    if (!scalar_const(x, in_at(DX, 1)) || !scalar_const(x, in_at(Q, 1)) || !npk_exec_const(x, in_at(DW, 1)) ||
-        (in_at(DX, 2) >= 0 && !scalar_const(x, in_at(DX, 2))) || (in_at(Q, 2) >= 0 && !scalar_const(x, in_at(Q, 2)))) {
-        snprintf(why, wl, "quantized subgraph with non-constant or per-axis activation scales/zero points");
-        return 0;
-    }
-    const npk_tensor *ws = npk_exec_const(x, in_at(DW, 1));
-    int64_t nws = npk_tensor_numel(ws), wax = npk_node_attr_i(DW, "axis", 1);
-    const npk_tensor *wm = npk_exec_meta(x, in_at(DW, 0));
-    if (nws > 1 && !(conv && wax == 0) && !(!conv && wm->rank == 2 && (wax == 1 || wax == -1))) {
-        snprintf(why, wl, "per-axis weight scales on axis %lld do not map to output channels", (long long)wax);
-        return 0;
-    }
-    if (conv && in_at(nd, 2) >= 0) {
-        /* the bias must be an int32 DequantizeLinear with scale x_scale * w_scale and zero point 0 */
-        db = dq_feeding(x, in_at(nd, 2), n);
-        const npk_tensor *bq = db >= 0 ? npk_exec_meta(x, in_at(&g->nodes[db], 0)) : NULL;
-        const npk_tensor *bs = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 1)) : NULL;
-        const npk_tensor *bz = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 2)) : NULL;
-        int ok = bq && bq->dtype == NPK_DT_INT32 && bs && npk_tensor_numel(bs) == (nws > 1 ? nws : 1);
-        float xs = ((const float *)npk_exec_const(x, in_at(DX, 1))->data)[0];
-        for (int64_t i = 0; ok && i < npk_tensor_numel(bs); i++)
-            if (((const float *)bs->data)[i] != xs * ((const float *)ws->data)[nws > 1 ? i : 0]) ok = 0;
-        for (int64_t i = 0; ok && bz && i < npk_tensor_numel(bz); i++)
-            if (npk_ref_onnx_get_i(bz->data, bz->dtype, i)) ok = 0;
-        if (!ok) {
-            snprintf(why, wl, "the float bias is not an int32 DequantizeLinear with scale x_scale * w_scale");
-            return 0;
-        }
-    }
-    q->a_val = in_at(DX, 0), q->as_val = in_at(DX, 1), q->azp_val = in_at(DX, 2);
-    q->b_val = in_at(DW, 0), q->bs_val = in_at(DW, 1), q->bzp_val = in_at(DW, 2);
-    q->ys_val = in_at(Q, 1), q->yzp_val = in_at(Q, 2), q->bias_val = db >= 0 ? in_at(&g->nodes[db], 0) : -1;
-    q->out_val = Q->out[0];
-    fuse[0] = dx;
-    fuse[1] = dw;
-    fuse[2] = qn;
-    fuse[3] = db;
-    return 1;
-}
-
 int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char *why, size_t wl, char *devop,
                   size_t dl) {
     const npk_node *nd = npk_exec_node(x, n);
@@ -104,7 +36,12 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     q.qlinear = mm_q || cv_q || mm_f || cv_f;
     q.a_view = q.b_view = q.scr_a = q.scr_b = q.scr_c = -1;
     if (mm_f || cv_f) {
-        if (!match_qdq(x, n, &q, fuse, why, wl)) return 0;
+        npk_qdq g;
+        if (!npk_qdq_match(x, n, &g, why, wl)) return 0;
+        q.a_val = g.a_val, q.as_val = g.as_val, q.azp_val = g.azp_val;
+        q.b_val = g.b_val, q.bs_val = g.bs_val, q.bzp_val = g.bzp_val;
+        q.ys_val = g.ys_val, q.yzp_val = g.yzp_val, q.bias_val = g.bias_val, q.out_val = g.out_val;
+        memcpy(fuse, g.fuse, sizeof g.fuse);
     } else if (q.qlinear) {
         q.a_val = in_at(nd, 0), q.as_val = in_at(nd, 1), q.azp_val = in_at(nd, 2);
         q.b_val = in_at(nd, 3), q.bs_val = in_at(nd, 4), q.bzp_val = in_at(nd, 5);

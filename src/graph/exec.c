@@ -1,6 +1,7 @@
 /* The graph executor: input binding, shape inference, partitioning, guest
  * memory planning, staging and node-by-node execution. */
 #include "graph/exec.h"
+#include "graph/qdq.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct npk_exec {
     int *uses_left;         /* per value: consumers not yet run */
     int *place;             /* per node: npk_place */
     int *fused_into;        /* per node: device node it is folded into, or -1 */
+    npk_qdq *cpu_qdq;       /* per node: a quantized group the CPU runs as one integer op (node < 0: none) */
     int *dev_writer;        /* per value: view id of the device view producing it, or -1 */
     view *views;
     int n_views, cap_views;
@@ -623,6 +625,7 @@ static void exec_free(npk_exec *x) {
     free(x->uses_left);
     free(x->place);
     free(x->fused_into);
+    free(x->cpu_qdq);
     free(x->dev_writer);
     free(x->views);
     free(x->scr);
@@ -690,6 +693,24 @@ static int run_cpu_node(npk_exec *x, int n) {
     return 0;
 }
 
+/* A float Conv/MatMul left on the CPU that is the centre of a DequantizeLinear ->
+ * op -> QuantizeLinear group runs as the QLinear operator it denotes (the
+ * integer arithmetic of ONNX Runtime and of the devices), its Q/DQ nodes folded in. */
+static void cpu_qdq_place(npk_exec *x, int n, npk_node_report *nr) {
+    const npk_node *nd = &x->g->nodes[n];
+    if (nd->op_id != NPK_OP_Conv && nd->op_id != NPK_OP_MatMul) return;
+    char why[160];
+    npk_qdq q;
+    if (!npk_qdq_match(x, n, &q, why, sizeof why)) return;
+    x->cpu_qdq[n] = q;
+    for (int i = 0; i < 4; i++)
+        if (q.fuse[i] >= 0) npk_exec_fuse(x, q.fuse[i], n);
+    size_t at = strlen(nr->why);
+    if (at + 2 < sizeof nr->why)
+        snprintf(nr->why + at, sizeof nr->why - at, "%sDQ -> %s -> Q run on the CPU as %s (integer)", at ? "; " : "", nd->op,
+                 nd->op_id == NPK_OP_Conv ? "QLinearConv" : "QLinearMatMul");
+}
+
 void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, size_t total), void *ctx) {
     g->progress = fn;
     g->progress_ctx = ctx;
@@ -746,8 +767,9 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
     x->uses_left = calloc(nv + 1, sizeof(int));
     x->place = calloc(nn + 1, sizeof(int));
     x->fused_into = calloc(nn + 1, sizeof(int));
+    x->cpu_qdq = calloc(nn + 1, sizeof(npk_qdq));
     x->dev_writer = calloc(nv + 1, sizeof(int));
-    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer) {
+    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer || !x->cpu_qdq) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto done;
     }
@@ -756,6 +778,7 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
         rep->nodes[i].name = g->nodes[i].name;
         rep->nodes[i].op = g->nodes[i].op;
         x->fused_into[i] = -1;
+        x->cpu_qdq[i].node = -1;
     }
     for (size_t v = 0; v < nv; v++) {
         x->uses_left[v] = g->vals[v].n_uses;
@@ -790,6 +813,7 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
             if (nd->in[k] >= 0 && !x->known[nd->in[k]]) known = 0;
         if (!x->be) {
             snprintf(nr->why, sizeof nr->why, "%s", !strcmp(dev, "cpu") ? "--device cpu" : "the device takes no ONNX nodes (see the note)");
+            if (known) cpu_qdq_place(x, (int)n, nr);
             continue;
         }
         if (!known) {
@@ -809,6 +833,7 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
             goto done;
         }
         x->place[n] = r ? NPK_PLACE_DEVICE : NPK_PLACE_CPU;
+        if (!r) cpu_qdq_place(x, (int)n, nr);
     }
     for (size_t n = 0; n < nn; n++)
         if (x->fused_into[n] >= 0) {
@@ -842,6 +867,14 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
                     goto done;
                 }
                 rep->device_macs += nr->macs;
+            } else if (x->cpu_qdq[n].node >= 0) {
+                uint64_t macs = 0;
+                if ((rc = npk_qdq_run_cpu(x, &x->cpu_qdq[n], &macs))) {
+                    rc = npk_err_prefix(-rc, "node '%s' (%s) as a quantized group", nd->name, nd->op);
+                    goto done;
+                }
+                nr->macs = macs;
+                rep->cpu_macs += macs;
             } else {
                 if ((rc = run_cpu_node(x, (int)n))) goto done;
             }

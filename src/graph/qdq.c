@@ -1,0 +1,114 @@
+/* Quantized float subgraphs recognised once for every device and the CPU. */
+#include "graph/qdq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int in_at(const npk_node *nd, int k) { return k < nd->n_in ? nd->in[k] : -1; }
+
+/* The node producing v if it is a DequantizeLinear whose only consumer is
+ * node n (-1 otherwise). */
+static int dq_feeding(npk_exec *x, int v, int n) {
+    const npk_graph *g = npk_exec_graph(x);
+    if (v < 0 || g->vals[v].producer < 0) return -1;
+    int p = g->vals[v].producer;
+    if (g->nodes[p].op_id != NPK_OP_DequantizeLinear || !npk_exec_sole_use(x, v, n)) return -1;
+    return p;
+}
+
+static int scalar_const(npk_exec *x, int v) {
+    const npk_tensor *t = npk_exec_const(x, v);
+    return t && npk_tensor_numel(t) == 1;
+}
+
+/* Recognise DequantizeLinear -> Conv/MatMul -> QuantizeLinear (node n is the
+ * Conv/MatMul) and describe it as the QLinear operator it equals. Returns 1
+ * and fills q's value indices, 0 with why. */
+int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
+    const npk_graph *g = npk_exec_graph(x);
+    const npk_node *nd = &g->nodes[n];
+    int conv = nd->op_id == NPK_OP_Conv;
+    int dx = dq_feeding(x, in_at(nd, 0), n), dw = dq_feeding(x, in_at(nd, 1), n), db = -1;
+    int yv = nd->out[0], qn = yv >= 0 ? npk_exec_only_consumer(x, yv) : -1;
+    if (dx < 0 || dw < 0 || qn < 0 || g->vals[yv].graph_output || g->nodes[qn].op_id != NPK_OP_QuantizeLinear) {
+        snprintf(why, wl, "float %s: not a DequantizeLinear -> %s -> QuantizeLinear subgraph", nd->op, nd->op);
+        return 0;
+    }
+    const npk_node *DX = &g->nodes[dx], *DW = &g->nodes[dw], *Q = &g->nodes[qn];
+    if (!scalar_const(x, in_at(DX, 1)) || !scalar_const(x, in_at(Q, 1)) || !npk_exec_const(x, in_at(DW, 1)) ||
+        (in_at(DX, 2) >= 0 && !scalar_const(x, in_at(DX, 2))) || (in_at(Q, 2) >= 0 && !scalar_const(x, in_at(Q, 2)))) {
+        snprintf(why, wl, "quantized subgraph with non-constant or per-axis activation scales/zero points");
+        return 0;
+    }
+    const npk_tensor *ws = npk_exec_const(x, in_at(DW, 1));
+    int64_t nws = npk_tensor_numel(ws), wax = npk_node_attr_i(DW, "axis", 1);
+    const npk_tensor *wm = npk_exec_meta(x, in_at(DW, 0));
+    if (nws > 1 && !(conv && wax == 0) && !(!conv && wm->rank == 2 && (wax == 1 || wax == -1))) {
+        snprintf(why, wl, "per-axis weight scales on axis %lld do not map to output channels", (long long)wax);
+        return 0;
+    }
+    if (conv && in_at(nd, 2) >= 0) {
+        /* the bias must be an int32 DequantizeLinear with scale x_scale * w_scale and zero point 0 */
+        db = dq_feeding(x, in_at(nd, 2), n);
+        const npk_tensor *bq = db >= 0 ? npk_exec_meta(x, in_at(&g->nodes[db], 0)) : NULL;
+        const npk_tensor *bs = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 1)) : NULL;
+        const npk_tensor *bz = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 2)) : NULL;
+        int ok = bq && bq->dtype == NPK_DT_INT32 && bs && npk_tensor_numel(bs) == (nws > 1 ? nws : 1);
+        float xs = ((const float *)npk_exec_const(x, in_at(DX, 1))->data)[0];
+        for (int64_t i = 0; ok && i < npk_tensor_numel(bs); i++)
+            if (((const float *)bs->data)[i] != xs * ((const float *)ws->data)[nws > 1 ? i : 0]) ok = 0;
+        for (int64_t i = 0; ok && bz && i < npk_tensor_numel(bz); i++)
+            if (npk_ref_onnx_get_i(bz->data, bz->dtype, i)) ok = 0;
+        if (!ok) {
+            snprintf(why, wl, "the float bias is not an int32 DequantizeLinear with scale x_scale * w_scale");
+            return 0;
+        }
+    }
+    q->a_val = in_at(DX, 0), q->as_val = in_at(DX, 1), q->azp_val = in_at(DX, 2);
+    q->b_val = in_at(DW, 0), q->bs_val = in_at(DW, 1), q->bzp_val = in_at(DW, 2);
+    q->ys_val = in_at(Q, 1), q->yzp_val = in_at(Q, 2), q->bias_val = db >= 0 ? in_at(&g->nodes[db], 0) : -1;
+    q->out_val = Q->out[0];
+    q->node = n;
+    q->fuse[0] = dx;
+    q->fuse[1] = dw;
+    q->fuse[2] = qn;
+    q->fuse[3] = db;
+    return 1;
+}
+
+/* A zero scalar of dtype (an omitted zero point). */
+static int zero_scalar(npk_tensor *t, int dtype) { return npk_tensor_alloc(t, NULL, dtype, 0, NULL); }
+
+int npk_qdq_run_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
+    const npk_graph *g = npk_exec_graph(x);
+    const npk_node *nd = &g->nodes[q->node];
+    int vals[9] = {q->a_val, q->as_val, q->azp_val, q->b_val, q->bs_val, q->bzp_val, q->ys_val, q->yzp_val, q->bias_val};
+    npk_tensor zps[3];
+    memset(zps, 0, sizeof zps);
+    npk_opctx c;
+    memset(&c, 0, sizeof c);
+    c.node = nd; /* the Conv's attributes are QLinearConv's */
+    c.opset = g->opset;
+    c.run = 1;
+    c.n_in = nd->op_id == NPK_OP_Conv ? 9 : 8;
+    c.n_out = 1;
+    int rc = 0;
+    for (int i = 0; i < c.n_in && !rc; i++) {
+        if (vals[i] >= 0) {
+            if (!(c.in[i] = npk_exec_host(x, vals[i]))) rc = -NPK_EINVAL;
+        } else if (i == 2 || i == 5 || i == 7) { /* omitted zero point: 0 of the quantized type */
+            const npk_tensor *ref = i == 7 ? NULL : npk_exec_meta(x, vals[i - 2]);
+            npk_tensor *z = &zps[(i - 2) / 3];
+            if (!(rc = zero_scalar(z, ref ? ref->dtype : NPK_DT_UINT8))) c.in[i] = z;
+        }
+    }
+    npk_tensor *y = rc ? NULL : npk_exec_out_host(x, q->out_val);
+    if (!rc && !y) rc = npk_err(NPK_ENOMEM, "out of memory");
+    if (!rc) {
+        c.out[0] = y;
+        rc = npk_onnx_op_handler(nd->op_id == NPK_OP_Conv ? NPK_OP_QLinearConv : NPK_OP_QLinearMatMul)(&c);
+        *macs = c.macs;
+    }
+    for (int i = 0; i < 3; i++) npk_tensor_free(&zps[i]);
+    return rc;
+}

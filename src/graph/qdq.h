@@ -1,0 +1,25 @@
+/*
+ * Quantized float subgraphs: DequantizeLinear -> Conv/MatMul -> QuantizeLinear
+ * groups are the QLinearConv / QLinearMatMul they denote. ONNX Runtime and
+ * every device evaluate them with that integer arithmetic; the CPU path does
+ * too (npk_qdq_run_cpu), so cpu and the devices agree bit for bit.
+ */
+#ifndef NPUKIT_GRAPH_QDQ_H
+#define NPUKIT_GRAPH_QDQ_H
+
+#include "graph/exec.h"
+
+typedef struct npk_qdq {
+    int node;             /* the Conv / MatMul */
+    int a_val, as_val, azp_val, b_val, bs_val, bzp_val, ys_val, yzp_val, bias_val, out_val; /* -1: absent */
+    int fuse[4];          /* DequantizeLinear x, w, Q, DequantizeLinear bias folded into node (-1: none) */
+} npk_qdq;
+
+/* Recognise the group around node n (a float Conv or MatMul with known shapes).
+ * Returns 1 and fills q, 0 with the reason in why. */
+int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl);
+/* Evaluate a matched group on the CPU reference as QLinearConv / QLinearMatMul
+ * and store the QuantizeLinear's output value on the host. */
+int npk_qdq_run_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs);
+
+#endif
