@@ -1,5 +1,6 @@
 /*
- * npukit runtime API: status codes, error messages and the port layer.
+ * npukit runtime API: the port layer (status codes and error messages are
+ * include/npukit/error.h, included here).
  *
  * Every driver in npukit talks to its device through an npk_port. A port
  * is one of:
@@ -23,39 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npukit/error.h" /* status codes, npk_err, npk_errmsg */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Status codes. Functions return 0 or the negated code. */
-typedef enum npk_status {
-    NPK_OK = 0,
-    NPK_EINVAL = 1,      /* invalid argument or request, refused before the device saw it */
-    NPK_EDEVICE = 2,     /* the device latched an error state (see the message) */
-    NPK_ETIMEDOUT = 3,   /* the device did not finish within the wait budget */
-    NPK_EIO = 4,         /* transport failure (socket, pipe, mmap) */
-    NPK_ENOMEM = 5,      /* host or guest memory exhausted */
-    NPK_EUNSUPPORTED = 6,/* valid request the device or runtime cannot do */
-    NPK_EFORMAT = 7,     /* malformed input file or stream */
-    NPK_EBUS = 8         /* bus error on a guest memory access */
-} npk_status;
-
-/* Message for the last error set on this thread ("" when none). */
-const char *npk_errmsg(void);
-/* Name of a status code ("EINVAL", ...). */
-const char *npk_status_name(int status);
-/* Set the thread's error message; returns -code so callers can `return npk_err(...)`. */
-int npk_err(int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* Prefix the current message with context ("descriptor 2: ..."). Returns -code. */
-int npk_err_prefix(int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 
 /* ---- port layer ---------------------------------------------------------- */
 
@@ -98,9 +71,6 @@ int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr);
 void npk_port_free(npk_port *p, uint64_t addr);
 /* Free every allocation at once. */
 void npk_port_free_all(npk_port *p);
-
-/* Library version string. */
-const char *npk_version(void);
 
 #ifdef __cplusplus
 }

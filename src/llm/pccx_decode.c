@@ -30,6 +30,7 @@
  */
 #include "llm_internal.h"
 #include "npukit/npu.h"
+#include "npukit/numfmt.h"
 
 #include "npukit/pccx.h"
 #include "npukit/sim.h"
@@ -67,22 +68,6 @@ typedef struct pccx_dec {
     float sinv[64], cosv[64]; /* [hs/2] for the current position (hs <= 128) */
     npk_pccx_stats base_stats; /* device counters at the end of setup */
 } pccx_dec;
-
-static float bf16_round(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7f800000u) == 0x7f800000u) return f; /* inf/nan unchanged */
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static uint16_t bf16_bits(float f) {
-    f = bf16_round(f);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return (uint16_t)(u >> 16);
-}
 
 static uint32_t words(uint32_t n) { return (n + 7) / 8; }
 
@@ -191,12 +176,12 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         /* Softmax per head on the device: e_max = the head's max (as BF16). */
         for (int h = 0; h < c->n_heads; h++) {
             float *sc = s->sc + (size_t)h * (size_t)S;
-            float mx = bf16_round(sc[0]);
+            float mx = npk_bf16_round_f32(sc[0]);
             for (int t = 1; t < n; t++)
-                if (bf16_round(sc[t]) > mx) mx = bf16_round(sc[t]);
+                if (npk_bf16_round_f32(sc[t]) > mx) mx = npk_bf16_round_f32(sc[t]);
             ops[LLM_HOST_SOFTMAX] += (uint64_t)n;
             uint32_t a = s->a_sc + (uint32_t)h * s->sc_stride;
-            if ((rc = npk_pccx_set_emax(s->drv, bf16_bits(mx))) != 0) return rc;
+            if ((rc = npk_pccx_set_emax(s->drv, npk_bf16_from_f32(mx))) != 0) return rc;
             if ((rc = npk_pccx_softmax(s->drv, a, a, s->a_smtmp, (unsigned)n, 1)) != 0) return rc;
         }
         /* ATT[d]: head h = sum_t p[h][t] v_t, with V read from the L2 cache. */

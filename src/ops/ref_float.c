@@ -1,88 +1,9 @@
-/* Small-float conversions and the float/int8 reference operations (see ref_float.h). */
+/* The float/int8 reference operations (see ref_float.h). */
 #include "ops/ref_float.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- conversions ------------------------------------------------------------ */
-
-/* Round |x| (finite, > 0) to a binary format with mbits fraction bits and
- * exponent bias `bias` (minimum normal exponent 1 - bias), ties to even.
- * Returns the magnitude bits (exponent field << mbits | fraction) without any
- * overflow handling: the caller compares against its largest finite code. */
-static uint32_t round_mag(double a, int mbits, int bias) {
-    int ex;
-    frexp(a, &ex);           /* a = f * 2^ex, f in [0.5, 1) */
-    int e = ex - 1;          /* a in [2^e, 2^(e+1)) */
-    int emin = 1 - bias;
-    if (e < emin) e = emin;  /* subnormal range: fixed quantum */
-    double n = rint(ldexp(a, mbits - e)); /* exact scaling, one rounding (ties-to-even) */
-    uint32_t q = (uint32_t)n;
-    uint32_t one = 1u << mbits;
-    if (q >= 2 * one) { /* rounded up into the next binade */
-        q >>= 1;
-        e++;
-    }
-    if (q < one) return q; /* subnormal (or zero): exponent field 0 */
-    return ((uint32_t)(e + bias) << mbits) | (q - one);
-}
-
-float npk_fp16_to_f32(uint16_t h) {
-    uint32_t s = h >> 15, e = (h >> 10) & 0x1f, f = h & 0x3ff;
-    float v;
-    if (e == 0) v = ldexpf((float)f, -24);
-    else if (e == 31) v = f ? NAN : INFINITY;
-    else v = ldexpf((float)(f | 0x400), (int)e - 25);
-    return s ? -v : v;
-}
-
-uint16_t npk_fp16_from_f64(double x) {
-    if (isnan(x)) return 0x7e00;
-    uint16_t s = signbit(x) ? 0x8000 : 0;
-    double a = fabs(x);
-    if (a == 0) return s;
-    if (isinf(a) || a >= 65520.0) return s | 0x7c00; /* 65520 rounds to 2^16: overflow */
-    return (uint16_t)(s | round_mag(a, 10, 15));
-}
-
-float npk_bf16_to_f32(uint16_t b) {
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-uint16_t npk_bf16_from_f64(double x) {
-    if (isnan(x)) return 0x7fc0;
-    uint16_t s = signbit(x) ? 0x8000 : 0;
-    double a = fabs(x);
-    if (a == 0) return s;
-    if (isinf(a)) return s | 0x7f80;
-    uint32_t m = round_mag(a, 7, 127);
-    if (m >= 0x7f80) return s | 0x7f80;
-    return (uint16_t)(s | m);
-}
-
-float npk_fp8_to_f32(uint8_t v) {
-    uint32_t s = v >> 7, e = (v >> 3) & 0xf, f = v & 7;
-    float r;
-    if (e == 15 && f == 7) return NAN;
-    if (e == 0) r = ldexpf((float)f, -9);
-    else r = ldexpf((float)(f | 8), (int)e - 10);
-    return s ? -r : r;
-}
-
-uint8_t npk_fp8_from_f64(double x) {
-    if (isnan(x)) return 0x7f;
-    uint8_t s = signbit(x) ? 0x80 : 0;
-    double a = fabs(x);
-    if (a == 0) return s;
-    if (isinf(a) || a >= 448.0) return s | 0x7e;
-    uint32_t m = round_mag(a, 3, 7);
-    if (m > 0x7e) m = 0x7e; /* 448 < a < 464 already rounds to 448; keep the NaN code out */
-    return (uint8_t)(s | m);
-}
 
 unsigned npk_ref_dtype_size(int dtype) {
     switch (dtype) {

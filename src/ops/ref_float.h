@@ -1,14 +1,7 @@
 /*
- * Small-float conversions (fp16, bf16, fp8 E4M3) and the float/int8 CPU
- * reference operations the shell device is checked against.
- *
- * Conversions to a narrow format round to nearest, ties to even, in ONE step
- * from the given value (a double is never rounded to float first), so
- * "compute in double, store once" paths are correctly rounded.
- *   fp16  IEEE binary16: overflow -> +-inf, NaN -> 0x7E00 (canonical quiet NaN)
- *   bf16  bfloat16:      overflow -> +-inf, NaN -> 0x7FC0
- *   fp8   OCP E4M3 (FN): no infinities, 0x7F/0xFF are NaN, largest finite 448;
- *                        overflow saturates to +-448 ("satfinite"), NaN -> 0x7F
+ * The float/int8 CPU reference operations the shell device is checked
+ * against. The small-float conversions (fp16, bf16, fp8 E4M3) they use are
+ * the base layer's (include/npukit/numfmt.h).
  *
  * The reference operations are written independently of the device model
  * (src/sim/shell*.c) and follow docs/shell.md, which defines the arithmetic.
@@ -19,17 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npukit/numfmt.h" /* the fp16/bf16/fp8 conversions */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- conversions ---------------------------------------------------------- */
-float npk_fp16_to_f32(uint16_t h);
-uint16_t npk_fp16_from_f64(double x);
-float npk_bf16_to_f32(uint16_t b);
-uint16_t npk_bf16_from_f64(double x);
-float npk_fp8_to_f32(uint8_t v); /* E4M3 */
-uint8_t npk_fp8_from_f64(double x);
 
 /* Element types of the shell ABI (the GEMM/VEC dtype nibble). */
 enum { NPK_REF_INT8 = 0, NPK_REF_FP16 = 1, NPK_REF_BF16 = 2, NPK_REF_FP8 = 3 };

@@ -7,7 +7,7 @@
  * operators in double precision rounded to float32 at the end (well within
  * ONNX's backend test tolerances rtol 1e-3 / atol 1e-7).
  *
- * The kernels work on npk_tensor (include/npukit/graph.h) with shapes and
+ * The kernels work on npk_tensor (include/npukit/tensor.h) with shapes and
  * parameters already resolved by the graph layer (src/graph/ops.c), which
  * parses the node's attributes, infers the output shapes and allocates the
  * outputs. Kernels never allocate their outputs and never fail on valid
@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "npukit/graph.h"
+#include "npukit/tensor.h"
 
 /* ---- element access --------------------------------------------------------
  * Element i of a buffer of the given dtype as a double / int64 (bool reads

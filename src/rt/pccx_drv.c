@@ -6,7 +6,7 @@
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"
-#include "ops/ref_bf16.h"
+#include "npukit/numfmt.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -401,7 +401,7 @@ int npk_pccx_read_bf16(npk_pccx *d, uint32_t l2, uint16_t *v, size_t n) {
 int npk_pccx_write_f32(npk_pccx *d, uint32_t l2, const float *v, size_t n) {
     uint16_t *b = malloc((n ? n : 1) * sizeof *b);
     if (!b) return npk_err(NPK_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) b[i] = npk_bf16_from_float(v[i]);
+    for (size_t i = 0; i < n; i++) b[i] = npk_bf16_from_f32(v[i]);
     int rc = npk_pccx_write_bf16(d, l2, b, n);
     free(b);
     return rc;
@@ -412,7 +412,7 @@ int npk_pccx_read_f32(npk_pccx *d, uint32_t l2, float *v, size_t n) {
     if (!b) return npk_err(NPK_ENOMEM, "out of memory");
     int rc = npk_pccx_read_bf16(d, l2, b, n);
     if (!rc)
-        for (size_t i = 0; i < n; i++) v[i] = npk_bf16_to_float(b[i]);
+        for (size_t i = 0; i < n; i++) v[i] = npk_bf16_to_f32(b[i]);
     free(b);
     return rc;
 }
@@ -522,8 +522,8 @@ int npk_pccx_rmsnorm(npk_pccx *d, uint32_t x, uint32_t sq, uint32_t dst, uint32_
     if (!n || n > 65535) return npk_err(NPK_EINVAL, "pccx rmsnorm: length %u (1..65535)", n);
     if (tmp + 2 > NPK_PCCX_L2_WORDS) return npk_err(NPK_EINVAL, "pccx rmsnorm: scratch words at %u exceed L2", tmp);
     uint16_t k[16] = {0};
-    k[0] = npk_bf16_from_double((double)n * eps);
-    k[8] = npk_bf16_from_double((double)n);
+    k[0] = npk_bf16_from_f64((double)n * eps);
+    k[8] = npk_bf16_from_f64((double)n);
     int rc = npk_pccx_write_bf16(d, tmp, k, 16);
     if (rc) return rc;
     if ((rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, sq, tmp, n, NPK_PCCX_CVO_ACCM, 0)) ||

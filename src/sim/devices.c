@@ -1,6 +1,6 @@
 /* The device table, model level: one npk_dev_class per line of
  * include/npukit/devices.def. */
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/sim.h"
 
 #include <string.h>

@@ -19,7 +19,7 @@
  * never answers, which ends in the 128-cycle descriptor timeout.
  */
 #include "npukit/e1.h"
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/opt.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"

@@ -1,5 +1,5 @@
 /* The simulated machine: one device model, its guest memory and its clock. */
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/sim.h"
 
 #include <inttypes.h>

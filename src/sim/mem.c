@@ -1,5 +1,5 @@
 /* Sparse guest memory with a memory map, per-region latency and fault injection. */
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/sim.h"
 
 #include <errno.h>

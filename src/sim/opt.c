@@ -1,7 +1,7 @@
 /* Typed option tables (include/npukit/opt.h): value parsing with range checks,
  * key=value lists for device options, generated help. */
 #include "npukit/opt.h"
-#include "npukit/npu.h"
+#include "npukit/error.h"
 
 #include <errno.h>
 #include <math.h>

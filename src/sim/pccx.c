@@ -12,12 +12,12 @@
  * INSTR_HI write when it can start at once), and the device stays BUSY until
  * its completion. Sync instructions hold the front end until they complete;
  * async MEMCPY/CVO release it after one issue cycle. */
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/opt.h"
 #include "npukit/pccx.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
-#include "ops/ref_bf16.h"
+#include "npukit/numfmt.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -193,7 +193,7 @@ static int l2_ok(uint64_t lo, uint64_t words) { return lo + words <= L2W; }
 
 static uint16_t l2_get(const pccx *p, uint64_t word, uint64_t e) { return p->l2[word * 8 + e]; }
 
-static float bf(uint16_t b) { return npk_bf16_to_float(b); }
+static float bf(uint16_t b) { return npk_bf16_to_f32(b); }
 
 /* ---- GEMV / GEMM ------------------------------------------------------------------ */
 
@@ -444,7 +444,7 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
             if (sub) v -= e;
             double r = cvo_f(in.func, v, s, recip);
             if (accm) r += bf(y[i]);
-            out[i] = npk_bf16_from_double(r);
+            out[i] = npk_bf16_from_f64(r);
         }
         memcpy(y, out, len * sizeof *out);
     }

@@ -7,7 +7,7 @@
  */
 #include "qtest.h"
 
-#include "npukit/npu.h"
+#include "npukit/error.h"
 
 #include <errno.h>
 #include <inttypes.h>

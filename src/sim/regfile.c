@@ -1,5 +1,5 @@
 /* Register tables: masked writes, W1C bits, read/write hooks, aliasing. */
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/sim.h"
 
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  */
 #include "shell_int.h"
 
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/opt.h"
 #include "npukit/shell.h"
 #include "npukit/sim.h"

@@ -3,9 +3,9 @@
  * and how many cycles they take. Arithmetic: docs/shell.md. */
 #include "shell_int.h"
 
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/shell.h"
-#include "ops/ref_float.h" /* fp16/bf16/fp8 <-> float conversions */
+#include "npukit/numfmt.h"
 
 #include <inttypes.h>
 #include <math.h>

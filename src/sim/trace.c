@@ -1,6 +1,6 @@
 /* Chrome trace-event JSON on the simulated clock. */
 #include "npukit/trace.h"
-#include "npukit/npu.h"
+#include "npukit/error.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

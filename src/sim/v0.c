@@ -2,7 +2,7 @@
  * CPU-fallback contract, timing. ABI: include/npukit/v0.h; decisions:
  * docs/v0.md. The functional datapath is src/sim/v0_exec.c, the timing
  * model and validation src/sim/v0_desc.c. */
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/opt.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"

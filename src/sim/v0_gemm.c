@@ -10,7 +10,7 @@
  *    (32 KiB, stays in L1); a 6 x 64 register tile of 24 zmm accumulators.
  *  - portable C: i-k-j loops over 64 x 256 blocks with a vectorizable inner loop.
  */
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "sim/v0_internal.h"
 
 #include <stdlib.h>

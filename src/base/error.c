@@ -1,5 +1,5 @@
-/* Thread-local error messages and status names. */
-#include "npukit/npu.h"
+/* Thread-local error messages and status names (include/npukit/error.h). */
+#include "npukit/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

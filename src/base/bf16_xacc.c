@@ -1,28 +1,10 @@
-/* BF16 conversions and the exact (Kulisch-style) accumulator of the pccx
- * GEMV/GEMM datapath. See ref_bf16.h. */
-#include "ops/ref_bf16.h"
+/* The exact (Kulisch-style) BF16 accumulator of the pccx GEMV/GEMM datapath
+ * (include/npukit/numfmt.h). */
+#include "npukit/numfmt.h"
 
-#include <math.h>
 #include <string.h>
 
 #define XACC_BIAS 282 /* bit 0 of the accumulator is 2^-282 = 2^-133 * 2^-149 */
-
-float npk_bf16_to_float(uint16_t b) {
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-int npk_bf16_isnan(uint16_t b) { return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu); }
-
-uint16_t npk_bf16_from_float(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) return NPK_BF16_QNAN;
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
 
 /* Encode sign * n * 2^qe (n < 512, qe >= -133) as BF16, n already rounded. */
 static uint16_t encode(unsigned sign, uint64_t n, int qe) {
@@ -40,23 +22,6 @@ static uint16_t encode(unsigned sign, uint64_t n, int qe) {
     int biased = qe + 7 + 127;
     if (biased >= 255) return (uint16_t)(s | 0x7f80u);
     return (uint16_t)(s | (unsigned)biased << 7 | (n & 0x7fu));
-}
-
-uint16_t npk_bf16_from_double(double d) {
-    if (isnan(d)) return NPK_BF16_QNAN;
-    unsigned sign = signbit(d) ? 1 : 0;
-    if (isinf(d)) return sign ? NPK_BF16_NINF : NPK_BF16_PINF;
-    double v = fabs(d);
-    if (v == 0) return sign ? 0x8000u : 0;
-    int e;
-    (void)frexp(v, &e); /* v = m * 2^e, m in [0.5, 1): leading bit 2^(e-1) */
-    if (e - 1 > 127) return sign ? NPK_BF16_NINF : NPK_BF16_PINF;
-    int qe = e - 1 - 7;
-    if (qe < -133) qe = -133;
-    double r = ldexp(v, -qe); /* exact: a power-of-two scaling */
-    double n = nearbyint(r);  /* ties to even in the default rounding mode */
-    if (n == 0) return sign ? 0x8000u : 0;
-    return encode(sign, (uint64_t)n, qe);
 }
 
 /* ---- exact accumulator ------------------------------------------------------ */

@@ -1,0 +1,73 @@
+/*
+ * npukit base layer: number formats (fp16, bf16, fp8 E4M3) and their rounding.
+ *
+ * Conversions to a narrow format round to nearest, ties to even, in ONE step
+ * from the given value (a double is never rounded to float first), so
+ * "compute in double, store once" paths are correctly rounded. Subnormals are
+ * kept (no flush).
+ *   fp16  IEEE binary16: overflow -> +-inf, NaN -> 0x7E00 (canonical quiet NaN)
+ *   bf16  bfloat16 (the top 16 bits of a binary32): overflow -> +-inf,
+ *         NaN -> 0x7FC0
+ *   fp8   OCP E4M3 (FN): no infinities, 0x7F/0xFF are NaN, largest finite 448;
+ *         overflow saturates to +-448 ("satfinite"), NaN -> 0x7F
+ * Widening conversions (to_f32) are exact.
+ *
+ * Also here: an exact BF16 accumulator (the arithmetic of the pccx GEMV/GEMM
+ * datapath), whose only rounding is the final one to BF16.
+ *
+ * Models, drivers and reference ops all use these; this header depends on
+ * nothing else in npukit.
+ */
+#ifndef NPUKIT_NUMFMT_H
+#define NPUKIT_NUMFMT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPK_BF16_QNAN 0x7fc0u
+#define NPK_BF16_PINF 0x7f80u
+#define NPK_BF16_NINF 0xff80u
+
+/* ---- conversions ---------------------------------------------------------- */
+float npk_fp16_to_f32(uint16_t h);
+uint16_t npk_fp16_from_f64(double x);
+float npk_bf16_to_f32(uint16_t b);
+uint16_t npk_bf16_from_f64(double x);
+/* The same rounding as npk_bf16_from_f64((double)f), on the bits of f. */
+uint16_t npk_bf16_from_f32(float f);
+/* f rounded to the nearest bf16 value (RNE), as a float. */
+float npk_bf16_round_f32(float f);
+/* 1 for NaN encodings. */
+int npk_bf16_isnan(uint16_t b);
+float npk_fp8_to_f32(uint8_t v); /* E4M3 */
+uint8_t npk_fp8_from_f64(double x);
+
+/* ---- exact BF16 accumulator --------------------------------------------------
+ * A fixed-point number wide enough for every sum of up to 2^28 terms s * w * x
+ * (s binary32, w a small integer |w| <= 8, x BF16) and BF16 values, so the only
+ * rounding is the final one. Infinities and NaNs are tracked separately
+ * (inf - inf and 0 * inf give NaN). */
+#define NPK_BF16_XACC_DIGITS 20
+typedef struct npk_bf16_xacc {
+    int64_t d[NPK_BF16_XACC_DIGITS]; /* 32-bit digits (carries deferred); bit 0 = 2^-282 */
+    uint32_t adds;                   /* terms since the last carry normalisation */
+    uint8_t nan, pinf, ninf;
+} npk_bf16_xacc;
+
+void npk_bf16_xacc_clear(npk_bf16_xacc *a);
+/* += x (a BF16 value). */
+void npk_bf16_xacc_add(npk_bf16_xacc *a, uint16_t x);
+/* -= x. */
+void npk_bf16_xacc_sub(npk_bf16_xacc *a, uint16_t x);
+/* += s * w * x exactly (|w| <= 8). */
+void npk_bf16_xacc_add_prod(npk_bf16_xacc *a, float s, int w, uint16_t x);
+/* The sum rounded once to BF16 (an exact zero gives +0). */
+uint16_t npk_bf16_xacc_round(npk_bf16_xacc *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
