@@ -72,40 +72,15 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
             for (int i = 0; i + 1 < a->rank; i++) q.rows *= a->dims[i];
             q.groups = 1;
         } else { /* numpy batch broadcasting: one product per batch */
-            int ba = a->rank - 2, bb = b->rank - 2, br = ba > bb ? ba : bb;
-            int64_t bd[NPK_MAX_RANK], sa[NPK_MAX_RANK], sb[NPK_MAX_RANK], stra = 1, strb = 1, idx[NPK_MAX_RANK] = {0};
-            for (int i = br - 1; i >= 0; i--) {
-                int ia = i - (br - ba), ib = i - (br - bb);
-                int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-                bd[i] = da > db ? da : db;
-                sa[i] = da == 1 ? 0 : stra;
-                sb[i] = db == 1 ? 0 : strb;
-                stra *= da;
-                strb *= db;
-            }
-            q.groups = 1;
-            for (int i = 0; i < br; i++) q.groups *= bd[i];
+            npk_onnx_mm_plan mp;
+            if (npk_onnx_mm_plan_init(&mp, a, b)) return npk_err(NPK_ENOMEM, "out of memory");
+            q.groups = mp.batch;
             q.rows = q.mrows;
-            q.aoff = calloc((size_t)q.groups, sizeof(int64_t));
-            q.boff = calloc((size_t)q.groups, sizeof(int64_t));
-            if (!q.aoff || !q.boff) {
-                free(q.aoff);
-                free(q.boff);
-                return npk_err(NPK_ENOMEM, "out of memory");
-            }
-            int64_t oa = 0, ob = 0;
-            for (int64_t t = 0; t < q.groups; t++) {
-                q.aoff[t] = oa * q.mrows;
-                q.boff[t] = ob * q.k;
-                for (int i = br - 1; i >= 0; i--) {
-                    idx[i]++;
-                    oa += sa[i];
-                    ob += sb[i];
-                    if (idx[i] < bd[i]) break;
-                    oa -= sa[i] * bd[i];
-                    ob -= sb[i] * bd[i];
-                    idx[i] = 0;
-                }
+            q.aoff = mp.aoff;
+            q.boff = mp.boff;
+            for (int64_t t = 0; t < q.groups; t++) { /* element offsets -> row offsets */
+                q.aoff[t] = q.k ? q.aoff[t] / q.k : 0;
+                q.boff[t] = q.n ? q.boff[t] / q.n : 0;
             }
         }
     } else {

@@ -20,6 +20,16 @@
 
 #include "npukit/tensor.h"
 
+/* Batches of a numpy matmul a [..., M, K] x b [..., K, N]: the batch count
+ * after broadcasting and, per batch of y, the element offsets of its
+ * [M, K] / [K, N] matrices inside a and b (aoff, boff: malloc'ed, free
+ * both). Returns -NPK_ENOMEM or 0. */
+typedef struct npk_onnx_mm_plan {
+    int64_t m, n, k, batch;
+    int64_t *aoff, *boff;
+} npk_onnx_mm_plan;
+int npk_onnx_mm_plan_init(npk_onnx_mm_plan *p, const npk_tensor *a, const npk_tensor *b);
+
 /* ---- element access --------------------------------------------------------
  * Element i of a buffer of the given dtype as a double / int64 (bool reads
  * 0/1). set_f on integer types converts toward zero with saturation;

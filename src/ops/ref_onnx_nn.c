@@ -7,14 +7,7 @@
 
 /* ---- matrix products ------------------------------------------------------------ */
 
-/* Batch offsets of a numpy matmul: y's batch index -> element offsets of the
- * [M, K] / [K, N] matrices inside a and b. */
-typedef struct mm_plan {
-    int64_t m, n, k, batch;
-    int64_t *aoff, *boff;
-} mm_plan;
-
-static int mm_plan_init(mm_plan *p, const npk_tensor *a, const npk_tensor *b) {
+int npk_onnx_mm_plan_init(npk_onnx_mm_plan *p, const npk_tensor *a, const npk_tensor *b) {
     int ra = a->rank, rb = b->rank;
     p->m = ra >= 2 ? a->dims[ra - 2] : 1;
     p->k = a->dims[ra - 1];
@@ -58,8 +51,8 @@ static int mm_plan_init(mm_plan *p, const npk_tensor *a, const npk_tensor *b) {
 }
 
 void npk_ref_onnx_matmul(const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
-    mm_plan p;
-    if (mm_plan_init(&p, a, b)) return;
+    npk_onnx_mm_plan p;
+    if (npk_onnx_mm_plan_init(&p, a, b)) return;
     for (int64_t t = 0; t < p.batch; t++)
         for (int64_t i = 0; i < p.m; i++)
             for (int64_t j = 0; j < p.n; j++) {
@@ -80,8 +73,8 @@ static int64_t zp_at(const npk_tensor *zp, int64_t i) {
 
 void npk_ref_onnx_matmul_integer(const npk_tensor *a, const npk_tensor *b, const npk_tensor *a_zp,
                                  const npk_tensor *b_zp, npk_tensor *y) {
-    mm_plan p;
-    if (mm_plan_init(&p, a, b)) return;
+    npk_onnx_mm_plan p;
+    if (npk_onnx_mm_plan_init(&p, a, b)) return;
     for (int64_t t = 0; t < p.batch; t++)
         for (int64_t i = 0; i < p.m; i++) {
             int64_t za = zp_at(a_zp, i);
