@@ -231,6 +231,7 @@ static inline int e1_desc_valid_owner(uint32_t w0) { return (int)(w0 >> 31); }
 #define E1_DS_WB_CFG 0x84u         /* writeback request invalid */
 #define E1_DS_WB_ERR 0x94u         /* bus error on a writeback write */
 #define E1_DS_CODE_MASK 0xffu
+#define E1_DS_ERROR_BIT 0x04u      /* [2]: set in every error code above */
 #define E1_DS_BUSY (1u << 8)
 #define E1_DS_ERR_INDEX_SHIFT 9
 #define E1_DS_ERR_INDEX_MASK (7u << 9)
@@ -393,6 +394,32 @@ typedef struct npk_e1_stats {
 } npk_e1_stats;
 const npk_e1_stats *npk_e1_get_stats(const npk_e1 *e);
 void npk_e1_reset_stats(npk_e1 *e);
+
+/* ---- replay of a prepared host runtime sequence (src/rt/e1_replay.c) ----
+ * A compiled package (docs/e1-compile.md) carries the exact writes a host
+ * makes: GEMM preamble registers, descriptor memory words, the DESC_* / CMD /
+ * CTRL submission, then a DESC_STATUS completion poll. Only the registers of
+ * the runtime MMIO contract may be written (GEMM_CFG/BASE/STRIDE, DESC_BASE/
+ * HEAD/TAIL, CMD_PARAM, CTRL_STATUS). The poll waits until DESC_STATUS shows
+ * done or an error (budget: the driver timeout); an error or a timeout is
+ * returned as -NPK_EDEVICE / -NPK_ETIMEDOUT naming DESC_STATUS. */
+typedef struct npk_e1_reg_write {
+    uint32_t reg, value;
+} npk_e1_reg_write;
+typedef struct npk_e1_mem_write {
+    uint64_t addr;
+    uint32_t value;
+} npk_e1_mem_write;
+int npk_e1_replay(npk_e1 *e, const npk_e1_reg_write *pre, unsigned npre, const npk_e1_mem_write *mem, unsigned nmem,
+                  const npk_e1_reg_write *sub, unsigned nsub, uint32_t *desc_status);
+/* The driver caches registers it wrote; after writes it did not make
+ * (a replay) it must forget them. */
+void npk_e1_forget_registers(npk_e1 *e);
+/* The job.h recovery after a timeout: drain the engine, clear, forget the
+ * register shadow, take the ring position from the device. */
+int npk_e1_recover(npk_e1 *e);
+/* The driver's wait budget in device cycles. */
+uint64_t npk_e1_timeout(const npk_e1 *e);
 
 
 #ifdef __cplusplus

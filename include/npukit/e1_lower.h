@@ -393,10 +393,20 @@ typedef struct npk_lower_module_opts {
                            of their tensor inputs */
     void (*progress)(void *ctx, size_t done, size_t total); /* after each record (may be NULL) */
     void *progress_ctx;
+    /* Optional: called for every record before its lowering. Returns 1 to let
+     * the lowering run, 0 when it ran the record itself (out and ev filled,
+     * possibly later: out may be filled by a later call for a later record of
+     * the same batch), or a negative npk_status. inputs/fields: the record's
+     * bound tensor fields (n of them). Used to replay compiled packages. */
+    int (*hook)(void *ctx, size_t index, const char *name, unsigned n, const char *const *fields,
+                const npk_ltensor *const *inputs, npk_lower_out *out, npk_lower_evidence *ev);
+    void *hook_ctx;
 } npk_lower_module_opts;
 /* Default max_work of `npu lower` (2^33: a 2048^3 matmul). */
 #define NPK_LOWER_DEFAULT_MAX_WORK (1ull << 33)
 
+/* A record may carry "cpu_fallback": "REASON": it then runs on the CPU
+ * reference (its golden) instead of the device and is reported so. */
 /* Parse and validate a JSON record or module completely (names, ops,
  * precisions, fields, shapes, ranges, and the whole golden computation)
  * without touching any device. Returns 0 or -NPK_EINVAL / -NPK_EFORMAT with

@@ -69,6 +69,11 @@ struct npk_sim *npk_port_sim(npk_port *p);
  * (descriptor rings, tensors). Returns guest physical addresses. */
 int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr);
 void npk_port_free(npk_port *p, uint64_t addr);
+/* Reserve [addr, addr + size) at a fixed address (a compiled package's
+ * arena or descriptors) so that later allocations avoid it; fails when it
+ * overlaps an allocation. Release it with npk_port_free(p, addr). A range
+ * outside the allocator's arena needs no reservation and succeeds. */
+int npk_port_reserve(npk_port *p, uint64_t addr, uint64_t size);
 /* Free every allocation at once. */
 void npk_port_free_all(npk_port *p);
 

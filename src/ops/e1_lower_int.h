@@ -62,6 +62,9 @@ void lw_open(lw_op *op, npk_lower *L, const char *name, npk_lower_out *out, npk_
  * Returns rc. */
 int lw_close(lw_op *op, int rc);
 
+/* Is s one of the '|' separated words of list? (e1_module.c) */
+int lw_in_list(const char *list, const char *s);
+
 /* NPU primitives. */
 /* C[M][N] = A[M][K] x B[K][N] in GEMM tiles (values already range-checked). */
 int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const int32_t *A, const int32_t *B, int32_t *C);

@@ -45,6 +45,7 @@ struct rec {
     int64_t iv[MAXF];
     const char *sv[MAXF];
     int present[MAXF];
+    const char *fallback; /* "cpu_fallback" reason: runs on the CPU reference */
 };
 
 static int fidx(const rec *r, const char *name) {
@@ -314,7 +315,7 @@ static const char *const opnames[E1_NUM_OPCODES] = {
     "GEMM_S8", "GEMM_S4", "RELU4_S8", "VRELU_S8",     "SDOT4_S4_2_4", "DOT16_S2", "DOT4_FP8_E4M3", "EXP2_NEG_Q0_8"};
 
 /* Is s one of the '|' separated words of list? */
-static int in_list(const char *list, const char *s) {
+int lw_in_list(const char *list, const char *s) {
     size_t n = strlen(s);
     for (const char *p = list; *p;) {
         const char *e = strchr(p, '|');
@@ -463,7 +464,7 @@ static int parse_record(module *m, size_t idx, json_t *j) {
     r->precision = first_word(r->spec->precisions, defp[r->spec - OPS], sizeof defp[0]);
     if (pr) {
         if (!json_is_string(pr)) return RECERR(r, "field 'precision': expected a string");
-        if (!in_list(r->spec->precisions, json_string_value(pr)))
+        if (!lw_in_list(r->spec->precisions, json_string_value(pr)))
             return RECERR(r, "field 'precision': '%s' is not supported (supported: %s)", json_string_value(pr),
                           r->spec->precisions);
         r->precision = json_string_value(pr);
@@ -472,6 +473,12 @@ static int parse_record(module *m, size_t idx, json_t *j) {
     json_t *v;
     json_object_foreach(j, key, v) {
         if (!strcmp(key, "name") || !strcmp(key, "op") || !strcmp(key, "precision") || !strcmp(key, "comment")) continue;
+        if (!strcmp(key, "cpu_fallback")) {
+            if (!json_is_string(v) || !json_string_length(v))
+                return RECERR(r, "field 'cpu_fallback': expected the fallback reason (a non-empty string)");
+            r->fallback = json_string_value(v);
+            continue;
+        }
         if (fidx(r, key) < 0) return RECERR(r, "field '%s': not a field of op %s", key, r->spec->name);
     }
     for (int f = 0; f < MAXF && r->spec->f[f].name; f++) {
@@ -495,7 +502,7 @@ static int parse_record(module *m, size_t idx, json_t *j) {
                               fs->lo, fs->hi);
             r->iv[f] = x;
         } else if (fs->kind == F_S) {
-            if (!json_is_string(v) || !in_list(fs->strs, json_string_value(v)))
+            if (!json_is_string(v) || !lw_in_list(fs->strs, json_string_value(v)))
                 return RECERR(r, "field '%s': expected one of %s", fs->name, fs->strs);
             r->sv[f] = json_string_value(v);
         } else if (json_is_string(v)) {
@@ -716,7 +723,30 @@ int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_mod
         rec *r = &m.recs[i];
         if ((rc = bind(&m, i, m.rout))) goto out;
         uint64_t t0 = npk_port_cycles(port);
-        rc = r->spec->run(L, r, &m.rout[i], &m.rgold[i], &m.ev[i]);
+        rc = 1;
+        if (opts->hook && !r->fallback) {
+            const char *fn[MAXF];
+            const npk_ltensor *in[MAXF];
+            unsigned nf = 0;
+            for (int f = 0; f < MAXF && r->spec->f[f].name; f++)
+                if (r->spec->f[f].kind == F_T && r->present[f]) {
+                    fn[nf] = r->spec->f[f].name;
+                    in[nf++] = r->t[f];
+                }
+            rc = opts->hook(opts->hook_ctx, i, r->name, nf, fn, in, &m.rout[i], &m.ev[i]);
+            /* the golden of a record the hook ran */
+            if (!rc) rc = r->spec->run(NULL, r, NULL, &m.rgold[i], NULL);
+        }
+        if (rc == 1 && r->fallback) {
+            /* CPU fallback: the reference computes the outputs, nothing reaches the device */
+            rc = r->spec->run(NULL, r, NULL, &m.rout[i], NULL);
+            if (!rc) rc = r->spec->run(NULL, r, NULL, &m.rgold[i], NULL);
+            memset(&m.ev[i], 0, sizeof m.ev[i]);
+            m.ev[i].op = r->spec->name;
+            m.ev[i].cpu_fallback = 1;
+        } else if (rc == 1) {
+            rc = r->spec->run(L, r, &m.rout[i], &m.rgold[i], &m.ev[i]);
+        }
         if (npk_port_trace(port)) {
             char args[96];
             snprintf(args, sizeof args, "\"record\":%zu,\"status\":%d", i, rc);
@@ -749,10 +779,11 @@ int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_mod
     }
     if ((rc = npk_e1_read_counters(drv, &c1))) goto out;
     json_t *res = json_object(), *recs = json_array(), *order = json_array();
-    int all_match = 1;
+    int all_match = 1, any_fallback = 0;
     for (size_t i = 0; i < m.nrecs; i++) {
         rec *r = &m.recs[i];
         json_t *jr = json_object();
+        any_fallback |= r->fallback != NULL;
         int match = outs_equal(&m.rout[i], &m.rgold[i]);
         all_match &= match;
         json_object_set_new(jr, "name", json_string(r->name));
@@ -762,6 +793,7 @@ int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_mod
         json_object_set_new(jr, "outputs", outs_json(&m.rout[i]));
         if (opts->include_golden) json_object_set_new(jr, "golden", outs_json(&m.rgold[i]));
         json_object_set_new(jr, "evidence", evidence_json(&m.ev[i]));
+        if (r->fallback) json_object_set_new(jr, "cpu_fallback_reason", json_string(r->fallback));
         json_array_append_new(recs, jr);
         json_t *od = json_object(), *ops = json_array();
         json_object_set_new(od, "record", json_string(r->name));
@@ -778,8 +810,8 @@ int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_mod
     json_object_set_new(res, "records", recs);
     json_object_set_new(res, "dispatch_order", order);
     json_object_set_new(res, "all_match", json_boolean(all_match));
-    json_object_set_new(res, "all_npu_dispatch", json_true());
-    json_object_set_new(res, "cpu_fallback", json_false());
+    json_object_set_new(res, "all_npu_dispatch", json_boolean(!any_fallback));
+    json_object_set_new(res, "cpu_fallback", json_boolean(any_fallback));
     json_object_set_new(res, "simulated_cycles", json_integer((json_int_t)(npk_port_cycles(port) - cyc0)));
     json_object_set_new(res, "mmio_accesses", json_integer((json_int_t)(npk_port_mmio_count(port) - mmio0)));
     json_object_set_new(res, "ring_batches", json_integer((json_int_t)(npk_e1_get_stats(drv)->batches - batches0)));

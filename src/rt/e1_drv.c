@@ -627,3 +627,7 @@ int npk_e1_clear_counters(npk_e1 *e) { return wr(e, E1_REG_PERF_ERRORS, E1_PERF_
 
 /* The e1 row of the driver-level device table (include/npukit/devtab.h). */
 const npk_dev_rt npk_e1_rt = {.model = &npk_e1_class}; /* descriptors are built by the driver; no text form */
+
+void npk_e1_forget_registers(npk_e1 *e) { invalidate(e); }
+uint64_t npk_e1_timeout(const npk_e1 *e) { return e->timeout; }
+int npk_e1_recover(npk_e1 *e) { return recover(e); }

@@ -125,6 +125,25 @@ int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr) {
                    (unsigned long long)p->arena_size, (unsigned long long)size);
 }
 
+int npk_port_reserve(npk_port *p, uint64_t addr, uint64_t size) {
+    if (!size) size = 1;
+    if (addr + size < addr) return npk_err(NPK_EINVAL, "reserved range 0x%llx + %llu wraps", (unsigned long long)addr,
+                                           (unsigned long long)size);
+    if (addr >= p->arena_base + p->arena_size || addr + size <= p->arena_base) return 0;
+    npk_alloc_block **link = &p->blocks;
+    for (; *link && (*link)->addr + (*link)->size <= addr; link = &(*link)->next) {}
+    if (*link && (*link)->addr < addr + size)
+        return npk_err(NPK_EINVAL, "guest memory [0x%llx, 0x%llx) overlaps an allocation at 0x%llx",
+                       (unsigned long long)addr, (unsigned long long)(addr + size), (unsigned long long)(*link)->addr);
+    npk_alloc_block *b = malloc(sizeof *b);
+    if (!b) return npk_err(NPK_ENOMEM, "out of memory");
+    b->addr = addr;
+    b->size = size;
+    b->next = *link;
+    *link = b;
+    return 0;
+}
+
 void npk_port_free(npk_port *p, uint64_t addr) {
     for (npk_alloc_block **link = &p->blocks; *link; link = &(*link)->next) {
         if ((*link)->addr == addr) {

@@ -32,6 +32,14 @@ int cmd_sweep(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_shell_map(int argc, char **argv);
 int cmd_shell_run(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+
+/* e1-format modules (cmd_compile.c): read text as NUL-terminated (refusing NUL bytes). */
+int cli_read_text(const char *path, char **text);
+/* Parse an e1 StableHLO-subset module, bind --tensors files, print its
+ * validation issues on stderr and translate it into an npukit lowering module. */
+int cli_shlo_lower_module(const char *file, const char *text, const char *const *tensors, size_t ntensors, char **out);
 
 /* Print "npu: <message>" to stderr; returns exit code 1 (usage errors: 2). */
 int cli_fail(const char *fmt, ...)

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "npukit/e1.h"
 #include "npukit/e1_lower.h"
+#include "npukit/e1_shlo.h"
 #include "npukit/report.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
@@ -12,7 +13,7 @@
 #include <time.h>
 
 static void help(void) {
-    printf("usage: npu lower --device e1 FILE.json [--port SPEC] [--trace FILE.json] [--report]\n"
+    printf("usage: npu lower --device e1 FILE [--tensors FILE]... [--port SPEC] [--trace FILE.json] [--report]\n"
            "                 [--report-json FILE] [--no-batching] [--no-golden] [--check] [--max-work N]\n\n"
            "Runs a JSON lowering record (one operator) or module (an ordered list of operators with\n"
            "named tensors) on the e1 NPU: every multiply-accumulate runs on the device, the host\n"
@@ -22,8 +23,14 @@ static void help(void) {
            "golden, whether they match and the evidence (tiles, dispatches per opcode, ring batches,\n"
            "padding, host steps, cpu_fallback), plus the dispatch order, simulated cycles, MMIO\n"
            "accesses and the device counters. The record format is in docs/e1-lowering.md.\n\n"
+           "FILE may also be a module in the e1 runtime's format (schema eliza.e1_npu_stablehlo_subset.v1,\n"
+           "YAML or JSON; docs/e1-compile.md): its validation codes are printed on stderr, supported\n"
+           "ops run on the NPU through the lowerings and CPU-fallback entries on the CPU reference.\n"
+           "Tensor data binds by name (OP.FIELD) from the module's 'tensors' or from --tensors files.\n\n"
            "options:\n"
            "  --device e1       the device (only e1 has lowerings)\n"
+           "  --tensors FILE    tensor data for an e1-format module: {OP: {FIELD: data}} or {OP.FIELD: data},\n"
+           "                    JSON or YAML (repeatable; later files replace earlier bindings)\n"
            "  --port SPEC       sim (default, in-process model), qtest:SOCKET or qtest-spawn:NPU\n"
            "  --trace FILE      write a Chrome/Perfetto trace: the device's engines (sim port only)\n"
            "                    and the host's lowering steps on the simulated clock\n"
@@ -46,6 +53,8 @@ int cmd_lower(int argc, char **argv) {
     }
     const char *device = NULL, *port_spec = "sim", *trace_path = NULL, *file = NULL, *json_path = NULL;
     int report = 0, check = 0;
+    const char *tensors[16];
+    size_t ntensors = 0;
     npk_lower_module_opts opts = {.batching = 1, .include_golden = 1, .max_work = NPK_LOWER_DEFAULT_MAX_WORK,
                                   .progress = cli_progress_cb, .progress_ctx = "lower: records"};
     for (int i = 1; i < argc; i++) {
@@ -53,6 +62,10 @@ int cmd_lower(int argc, char **argv) {
         else if (!strcmp(argv[i], "--port") && i + 1 < argc) port_spec = argv[++i];
         else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
         else if (!strcmp(argv[i], "--report")) report = 1;
+        else if (!strcmp(argv[i], "--tensors") && i + 1 < argc) {
+            if (ntensors == sizeof tensors / sizeof tensors[0]) return cli_usage_error("lower", "too many --tensors files");
+            tensors[ntensors++] = argv[++i];
+        }
         else if (!strcmp(argv[i], "--report-json") && i + 1 < argc) json_path = argv[++i];
         else if (!strcmp(argv[i], "--check")) check = 1;
         else if (!strcmp(argv[i], "--max-work") && i + 1 < argc) {
@@ -85,6 +98,18 @@ int cmd_lower(int argc, char **argv) {
     if (strlen(text) != len) {
         free(text);
         return cli_fail("lower: %s: the file contains a NUL byte (not JSON text)", file);
+    }
+    if (npk_shlo_is_module(text)) {
+        char *conv = NULL;
+        if (cli_shlo_lower_module(file, text, tensors, ntensors, &conv)) {
+            free(text);
+            return 1;
+        }
+        free(text);
+        text = conv;
+    } else if (ntensors) {
+        free(text);
+        return cli_usage_error("lower", "--tensors applies to e1-format modules (schema %s) only", NPK_SHLO_SCHEMA);
     }
     if (check) {
         int rc = npk_lower_module_check(text);

@@ -8,6 +8,8 @@ static const npu_cmd commands[] = {
     {"run", "run an ONNX model on a device (partition, execute, report)", cmd_run},
     {"onnx-test", "run ONNX backend test directories and compare outputs", cmd_onnx_test},
     {"lower", "run a JSON lowering record or module on the e1 device", cmd_lower},
+    {"compile", "compile an e1 StableHLO-subset module into a package or delegate blob", cmd_compile},
+    {"exec", "check and replay a compiled package on a device", cmd_exec},
     {"llm", "generate text with a llama2.c checkpoint on pccx or the CPU", cmd_llm},
     {"llm-synth", "write a random-weight llama2.c checkpoint of a published shape (stories15M, ...)", cmd_llm_synth},
     {"qtest", "serve a device model over QEMU's qtest text protocol", cmd_qtest},

@@ -1,0 +1,158 @@
+/* npu compile: an e1 StableHLO-subset module into a compiled package (the
+ * partition report and the prepared descriptor batches) or a delegate blob;
+ * ONNX models into compiled streams for v0 and shell. */
+#include "cli.h"
+#include "npukit/e1_shlo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_read_text(const char *path, char **text) {
+    uint8_t *data;
+    size_t len;
+    *text = NULL;
+    if (cli_read_file(path, &data, &len)) return -1;
+    char *t = malloc(len + 1);
+    if (!t) {
+        free(data);
+        npk_err(NPK_ENOMEM, "out of memory");
+        return -1;
+    }
+    memcpy(t, data, len);
+    t[len] = 0;
+    free(data);
+    if (strlen(t) != len) {
+        free(t);
+        npk_err(NPK_EFORMAT, "%s: the file contains a NUL byte (not a text file)", path);
+        return -1;
+    }
+    *text = t;
+    return 0;
+}
+
+static int load_module(const char *cmd, const char *file, const char *text, const char *const *tensors, size_t ntensors,
+                       npk_shlo **out) {
+    *out = NULL;
+    npk_shlo *m;
+    if (npk_shlo_parse(&m, text)) return cli_fail("%s: %s: %s", cmd, file, npk_errmsg());
+    for (size_t i = 0; i < ntensors; i++) {
+        char *t;
+        if (cli_read_text(tensors[i], &t) || npk_shlo_bind(m, t, tensors[i])) {
+            cli_fail("%s: %s", cmd, npk_errmsg());
+            if (t) free(t);
+            npk_shlo_free(m);
+            return 1;
+        }
+        free(t);
+    }
+    for (size_t i = 0; i < npk_shlo_issue_count(m); i++) {
+        const char *op, *kind, *code, *msg;
+        npk_shlo_issue(m, i, &op, &kind, &code, &msg);
+        fprintf(stderr, "npu %s: %s: %s (%s): %s: %s\n", cmd, file, op, kind, code, msg);
+    }
+    if (npk_shlo_check_module(m)) {
+        cli_fail("%s: %s: %s", cmd, file, npk_errmsg());
+        npk_shlo_free(m);
+        return 1;
+    }
+    *out = m;
+    return 0;
+}
+
+int cli_shlo_lower_module(const char *file, const char *text, const char *const *tensors, size_t ntensors, char **out) {
+    npk_shlo *m;
+    *out = NULL;
+    if (load_module("lower", file, text, tensors, ntensors, &m)) return 1;
+    int rc = npk_shlo_to_lower_json(m, out);
+    npk_shlo_free(m);
+    if (rc) return cli_fail("lower: %s: %s", file, npk_errmsg());
+    return 0;
+}
+
+static void help(void) {
+    printf("usage: npu compile --device e1 MODULE [-o PACKAGE.json] [--tensors FILE]... [--format F]\n"
+           "                   [--arena-base ADDR] [--descriptor-base ADDR] [--descriptor-stride BYTES] [--no-tensors]\n\n"
+           "Compiles a module in the e1 runtime's format (schema eliza.e1_npu_stablehlo_subset.v1, YAML or\n"
+           "JSON) ahead of time. The validation codes are printed on stderr (a module that is empty or has\n"
+           "duplicate op names is rejected). The package (schema npukit.e1_compiled_package.v1) carries the\n"
+           "module, its bound tensors, the partition report (command_buffer_batches, tensor_arena_plan,\n"
+           "runtime_binding_plan, descriptor_staging_plan with descriptor_batches and\n"
+           "descriptor_execution_batches) and the prepared descriptor (execution) batches with their\n"
+           "descriptor images and host_runtime_sequence; 'npu exec' checks and replays it. See\n"
+           "docs/e1-compile.md.\n\n"
+           "options:\n"
+           "  --device e1             the device (e1 modules)\n"
+           "  -o, --output FILE       write there (default: stdout)\n"
+           "  --tensors FILE          tensor data: {OP: {FIELD: data}} or {OP.FIELD: data} (repeatable)\n"
+           "  --format F              package (default), report (the partition report only),\n"
+           "                          executorch or litert (the prototype delegate blobs; refused when the\n"
+           "                          module has validation issues)\n"
+           "  --arena-base ADDR       guest address of the tensor arena (default 0x90000000)\n"
+           "  --descriptor-base ADDR  guest address of execution batch 0's descriptors (default 0x90100000)\n"
+           "  --descriptor-stride N   bytes between execution batches' descriptors (default 112)\n"
+           "  --no-tensors            leave the tensor data out of the package (bind it at exec time)\n");
+}
+
+int cmd_compile(int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        help();
+        return 0;
+    }
+    const char *device = NULL, *file = NULL, *outp = NULL, *format = "package";
+    const char *tensors[16];
+    size_t ntensors = 0;
+    npk_e1_compile_opts o;
+    npk_e1_compile_opts_default(&o);
+    for (int i = 1; i < argc; i++) {
+        uint64_t v;
+        if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
+        else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) outp = argv[++i];
+        else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
+        else if (!strcmp(argv[i], "--no-tensors")) o.include_tensors = 0;
+        else if (!strcmp(argv[i], "--tensors") && i + 1 < argc) {
+            if (ntensors == sizeof tensors / sizeof tensors[0]) return cli_usage_error("compile", "too many --tensors files");
+            tensors[ntensors++] = argv[++i];
+        } else if ((!strcmp(argv[i], "--arena-base") || !strcmp(argv[i], "--descriptor-base") ||
+                    !strcmp(argv[i], "--descriptor-stride")) && i + 1 < argc) {
+            if (cli_parse_u64(argv[i + 1], &v) || v > 0xffffffffull)
+                return cli_usage_error("compile", "%s: '%s' is not a 32-bit number", argv[i], argv[i + 1]);
+            if (!strcmp(argv[i], "--arena-base")) o.arena_base = (uint32_t)v;
+            else if (!strcmp(argv[i], "--descriptor-base")) o.descriptor_base = (uint32_t)v;
+            else o.descriptor_stride = (uint32_t)v;
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("compile", "unknown or incomplete option '%s'", argv[i]);
+        else if (!file) file = argv[i];
+        else return cli_usage_error("compile", "more than one input file ('%s')", argv[i]);
+    }
+    if (!device) return cli_usage_error("compile", "--device is required (e1)");
+    if (strcmp(device, "e1")) return cli_usage_error("compile", "device '%s': modules compile for e1", device);
+    if (!file) return cli_usage_error("compile", "no input MODULE");
+    int fmt;
+    if (!strcmp(format, "package")) fmt = NPK_E1_FMT_PACKAGE;
+    else if (!strcmp(format, "executorch")) fmt = NPK_E1_FMT_EXECUTORCH;
+    else if (!strcmp(format, "litert")) fmt = NPK_E1_FMT_LITERT;
+    else if (!strcmp(format, "report")) fmt = -1;
+    else return cli_usage_error("compile", "--format '%s': expected package, report, executorch or litert", format);
+    char *text;
+    if (cli_read_text(file, &text)) return cli_fail("compile: %s", npk_errmsg());
+    if (!npk_shlo_is_module(text)) {
+        free(text);
+        return cli_fail("compile: %s: not a module of schema %s", file, NPK_SHLO_SCHEMA);
+    }
+    npk_shlo *m;
+    int rc = load_module("compile", file, text, tensors, ntensors, &m);
+    free(text);
+    if (rc) return rc;
+    char *json = NULL;
+    o.format = fmt < 0 ? NPK_E1_FMT_PACKAGE : fmt;
+    rc = fmt < 0 ? npk_shlo_partition_report(m, &json) : npk_shlo_compile(m, &o, &json);
+    npk_shlo_free(m);
+    if (rc) return cli_fail("compile: %s: %s", file, npk_errmsg());
+    size_t len = strlen(json);
+    json[len] = '\n';
+    if (outp) rc = cli_write_file(outp, json, len + 1);
+    else rc = fwrite(json, 1, len + 1, stdout) == len + 1 ? 0 : npk_err(NPK_EIO, "writing stdout failed");
+    free(json);
+    if (rc) return cli_fail("compile: %s", npk_errmsg());
+    return 0;
+}
