@@ -127,6 +127,7 @@ int cmd_compile(int argc, char **argv) {
     if (!device) return cli_usage_error("compile", "--device is required (e1)");
     if (strcmp(device, "e1")) return cli_usage_error("compile", "device '%s': modules compile for e1", device);
     if (!file) return cli_usage_error("compile", "no input MODULE");
+    if (outp && cli_check_output(outp)) return cli_fail("compile: -o: %s", npk_errmsg());
     int fmt;
     if (!strcmp(format, "package")) fmt = NPK_E1_FMT_PACKAGE;
     else if (!strcmp(format, "executorch")) fmt = NPK_E1_FMT_EXECUTORCH;
