@@ -122,6 +122,11 @@ int cmd_qtest(int argc, char **argv) {
     uint64_t lat = 0, idle_limit = 0, mem_limit = 0;
     qemu_opts qo;
     memset(&qo, 0, sizeof qo);
+#define USAGE(...)                                   \
+    do {                                             \
+        qemu_opts_free(&qo);                         \
+        return cli_usage_error("qtest", __VA_ARGS__); \
+    } while (0)
     for (int i = 1; i < argc; i++) {
         int missing = 0;
         const char *v;
@@ -141,45 +146,43 @@ int cmd_qtest(int argc, char **argv) {
         if (qr) continue;
 #define OPT(name) ((v = optval(argc, argv, &i, name, &missing)) != NULL || missing)
         if (OPT("--device")) {
-            if (missing) return cli_usage_error("qtest", "--device needs a value");
+            if (missing) USAGE("--device needs a value");
             device = v;
         } else if (OPT("--opts")) {
-            if (missing) return cli_usage_error("qtest", "--opts needs a value");
+            if (missing) USAGE("--opts needs a value");
             opts = v;
         } else if (OPT("--socket")) {
-            if (missing) return cli_usage_error("qtest", "--socket needs a path");
+            if (missing) USAGE("--socket needs a path");
             sock = v;
         } else if (OPT("--trace")) {
-            if (missing) return cli_usage_error("qtest", "--trace needs a file name");
+            if (missing) USAGE("--trace needs a file name");
             trace_path = v;
         } else if (OPT("--log")) {
-            if (missing) return cli_usage_error("qtest", "--log needs a file name");
+            if (missing) USAGE("--log needs a file name");
             log_path = v;
         } else if (OPT("--mem-latency")) {
             if (missing || cli_parse_u64(v, &lat) || lat > 1000000)
-                return cli_usage_error("qtest", "--mem-latency needs a number of cycles (0..1000000)");
+                USAGE("--mem-latency needs a number of cycles (0..1000000)");
             have_lat = 1;
         } else if (OPT("--idle-limit")) {
             if (missing || cli_parse_u64(v, &idle_limit) || !idle_limit)
-                return cli_usage_error("qtest", "--idle-limit needs a positive number of cycles");
+                USAGE("--idle-limit needs a positive number of cycles");
         } else if (OPT("--mem-limit")) {
             if (missing || npk_parse_size(v, &mem_limit)) {
-                qemu_opts_free(&qo);
-                return cli_usage_error("qtest", "--mem-limit needs a byte count like 4G, 512M or 0 (no cap)%s%s",
+                USAGE("--mem-limit needs a byte count like 4G, 512M or 0 (no cap)%s%s",
                                        missing ? "" : ": ", missing ? "" : npk_errmsg());
             }
             have_limit = 1;
         } else if (OPT("--mem-map")) {
-            if (missing) return cli_usage_error("qtest", "--mem-map needs BASE+SIZE[@LAT][:NAME]");
-            if (nmaps == MAX_LIST) return cli_usage_error("qtest", "more than %d --mem-map options", MAX_LIST);
+            if (missing) USAGE("--mem-map needs BASE+SIZE[@LAT][:NAME]");
+            if (nmaps == MAX_LIST) USAGE("more than %d --mem-map options", MAX_LIST);
             maps[nmaps++] = v;
         } else if (OPT("--fault")) {
-            if (missing) return cli_usage_error("qtest", "--fault needs a fault spec");
-            if (nfaults == MAX_LIST) return cli_usage_error("qtest", "more than %d --fault options", MAX_LIST);
+            if (missing) USAGE("--fault needs a fault spec");
+            if (nfaults == MAX_LIST) USAGE("more than %d --fault options", MAX_LIST);
             faults[nfaults++] = v;
         } else {
-            qemu_opts_free(&qo);
-            return cli_usage_error("qtest", "unknown argument '%s'", argv[i]);
+            USAGE("unknown argument '%s'", argv[i]);
         }
 #undef OPT
     }
@@ -190,22 +193,18 @@ int cmd_qtest(int argc, char **argv) {
     if (!device) device = qo.machine_dev;
     if (!device && qo.active) device = getenv("NPU_QEMU_DEVICE");
     if (!device) {
-        qemu_opts_free(&qo);
-        return cli_usage_error("qtest", "--device is required (%s)%s", npk_dev_names(),
-                               qo.active ? "; as QEMU: -machine npu-D or NPU_QEMU_DEVICE=D" : "");
+        const char *hint = qo.active ? "; as QEMU: -machine npu-D or NPU_QEMU_DEVICE=D" : "";
+        USAGE("--device is required (%s)%s", npk_dev_names(), hint);
     }
     if (!npk_dev_class_find(device)) {
-        qemu_opts_free(&qo);
-        return cli_usage_error("qtest", "unknown device '%s' (known: %s)", device, npk_dev_names());
+        USAGE("unknown device '%s' (known: %s)", device, npk_dev_names());
     }
     if (qo.active && sock) {
-        qemu_opts_free(&qo);
-        return cli_usage_error("qtest", "--socket and -qtest exclude each other");
+        USAGE("--socket and -qtest exclude each other");
     }
     if (qo.qtest_log) {
         if (log_path) {
-            qemu_opts_free(&qo);
-            return cli_usage_error("qtest", "--log and -qtest-log exclude each other");
+            USAGE("--log and -qtest-log exclude each other");
         }
         if (strcmp(qo.qtest_log, "none")) log_path = qo.qtest_log;
     }
@@ -214,6 +213,7 @@ int cmd_qtest(int argc, char **argv) {
         return cli_fail("qtest: %s: %s", trace_path && cli_check_output(trace_path) ? "--trace" : "--log", npk_errmsg());
     }
 
+#undef USAGE
     npk_sim *sim = npk_sim_new(device, opts);
     if (!sim) return cli_fail("qtest: cannot create the %s model: %s", device, npk_errmsg());
     npk_mem *mem = npk_sim_mem(sim);
