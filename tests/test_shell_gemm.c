@@ -267,6 +267,12 @@ int main(void) {
         npk_port_mem_read(P, g.c, cb, 8);
         CHECK(!memcmp(cb, want, 6));
         CHECK_EQ(cb[6], 0x55); /* one byte per element */
+        g.shift = 63; /* the largest SHIFT: every int32 result rounds to 0 */
+        len = npk_shell_enc_gemm(d, &g);
+        CHECK_EQ(npk_shell_run(SH, d, len, 0), 0);
+        npk_port_mem_read(P, g.c, cb, 8);
+        for (int i = 0; i < 6; i++) CHECK_EQ(cb[i], 0);
+        g.shift = 1;
         npk_port_free_all(P);
         reopen();
         /* SHIFT without INT8_OUT, and INT8_OUT on an fp16 GEMM: BAD_DESCRIPTOR */

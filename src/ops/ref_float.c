@@ -70,8 +70,9 @@ double npk_ref_dgelu(double x) {
 
 /* Requantization of the INT8_OUT GEMM: v / 2^shift, round half to even, saturate to int8. */
 static int32_t rq_int(int64_t v, unsigned shift) {
+    if (shift > 32) return 0; /* |v| <= 2^31: |v / 2^shift| < 0.5 */
     if (shift) {
-        int64_t q = v >> shift, rem = v - (q << shift), half = (int64_t)1 << (shift - 1);
+        int64_t q = v >> shift, rem = v - q * ((int64_t)1 << shift), half = (int64_t)1 << (shift - 1);
         if (rem > half || (rem == half && (q & 1))) q++;
         v = q;
     }

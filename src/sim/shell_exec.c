@@ -270,6 +270,7 @@ static int32_t to_i32(double v) {
  * saturated to int8. Written from the definition, independently of src/ops. */
 static int32_t rq_int(int32_t v, unsigned shift) {
     int64_t w = v;
+    if (shift > 32) return 0; /* |v| <= 2^31 rounds to 0 */
     if (shift) {
         int64_t d = (int64_t)1 << shift, q = w / d, r = w % d;
         if (r < 0) q--, r += d; /* floor division */
