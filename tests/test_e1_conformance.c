@@ -206,7 +206,7 @@ static void test_vrelu_live_config(void) {
     step(1);
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 6);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 0);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 0);
     /* bytes 32..34 = 1, 2, 3; byte 35 keeps its old value 36 (0x24) */
     CHECK_EQ(rd(E1_REG_SCRATCH(8)), 0x24030201u);
     CHECK(npk_sim_dev(S)->ops->idle(npk_sim_dev(S)));
@@ -289,7 +289,7 @@ static void test_doorbell_counts(void) {
     wr(E1_REG_CTRL_STATUS, E1_CTRL_START);
     CHECK_EQ(rd(E1_REG_DESC_STATUS), 0x1u | (6u << 9));
     CHECK_EQ(rd(E1_REG_PERF_OPS), 1u);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1u);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1u);
 }
 
 /* The driver works around the chip's quirks ("the runtime works around the chip's quirks",

@@ -25,15 +25,16 @@ static void test_reset_values(void) {
     npk_regfile *rf = npk_sim_dev(S)->regs;
     CHECK(rf != NULL);
     int n = 0;
-    for (size_t i = 0; rf && i < rf->n; i++) {
-        if (rf->tab[i].off == E1_REG_DESC_STATUS) {
-            CHECK_EQ(rf->tab[i].reset, 1);
+    size_t it = 0;
+    for (const npk_reg *r; rf && (r = npk_regfile_next(rf, &it));) {
+        if (r->off == E1_REG_DESC_STATUS) {
+            CHECK_EQ(r->reset, 1);
             n++;
-        } else if (rf->tab[i].off == E1_REG_SEC_STATUS) {
-            CHECK_EQ(rf->tab[i].reset, 0x400);
+        } else if (r->off == E1_REG_SEC_STATUS) {
+            CHECK_EQ(r->reset, 0x400);
             n++;
         } else {
-            CHECK_EQ(rf->tab[i].reset, 0);
+            CHECK_EQ(r->reset, 0);
         }
     }
     CHECK_EQ(n, 2);
@@ -264,7 +265,7 @@ static void test_gemm_live_config_abort(void) {
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 6);
     CHECK_EQ(rd(E1_REG_TRACE) & 0x80, 0);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 0);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 0);
     CHECK_EQ(rd(E1_REG_PERF_CYCLES), 5); /* the abort cycle counts */
     CHECK_EQ(rd(E1_REG_PERF_MACS), 4);
     CHECK_EQ(rd(E1_REG_SCRATCH(9)), 0);
@@ -301,7 +302,7 @@ static void test_start_rejections_and_clear(void) {
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 6);
     CHECK_EQ(npk_sim_irq(S, 0), 1);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     CHECK_EQ(rd(E1_REG_PERF_OPS), 0);
     CHECK(npk_sim_dev(S)->ops->idle(npk_sim_dev(S)));
     /* 0x3 with a failing start: status 0, but the error still counts */
@@ -309,7 +310,7 @@ static void test_start_rejections_and_clear(void) {
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 0);
     CHECK_EQ(npk_sim_irq(S, 0), 0);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 2);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 2);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 2);
     /* VRELU with LEN 0, and with SRC + LEN > 64 */
     wr(E1_REG_OPCODE, E1_OP_VRELU_S8);
     wr(E1_REG_GEMM_CFG, 0);
@@ -323,7 +324,7 @@ static void test_start_rejections_and_clear(void) {
     wr(E1_REG_CTRL_STATUS, E1_CTRL_START);
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 6);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 5);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 5);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 5);
     /* 0x3 with a successful start: status 1 */
     wr(E1_REG_GEMM_BASE, e1_gemm_base(0, 54, 0));
     wr(E1_REG_CTRL_STATUS, E1_CTRL_START | E1_CTRL_CLEAR);
@@ -386,7 +387,7 @@ static void test_counters_clear_and_thermal(void) {
     CHECK_EQ(rd(E1_REG_PERF_MACS), 12);
     CHECK_EQ(rd(E1_REG_PERF_OPS), 1);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     CHECK_EQ(rd(E1_REG_PERF_SCRATCH_BYTES), 40);
     /* writing PERF_ERRORS without bit 0 does nothing */
     wr(E1_REG_PERF_ERRORS, 0xfffffffe);
@@ -394,7 +395,7 @@ static void test_counters_clear_and_thermal(void) {
     CHECK_EQ(rd(E1_REG_PERF_CYCLES), 12);
     wr(E1_REG_PERF_ERRORS, 1);
     for (uint32_t off = 0x50; off < 0x80; off += 4) CHECK_EQ(rd(off), 0);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 0);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 0);
     /* the perf clear does not touch the status or results */
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 6);
     CHECK_EQ(rd(E1_REG_SCRATCH(11)), 154);
@@ -421,11 +422,11 @@ static void test_sec(void) {
     step(2);
     wr(E1_REG_GEMM_CFG, 0);
     wr(E1_REG_CTRL_STATUS, E1_CTRL_START); /* rejected: UNSUPPORTED 1 */
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     CHECK_EQ(rd(E1_REG_PERF_CYCLES), 14);
     wr(E1_REG_SEC_OWNER_CFG, 0xc0000007u);
     CHECK_EQ(rd(E1_REG_SEC_STATUS), 0x407);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 0);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 0);
     for (uint32_t off = 0x50; off < 0x80; off += 4) CHECK_EQ(rd(off), 0);
     /* other registers are not hidden */
     CHECK_EQ(rd(E1_REG_SCRATCH(8)), 44);
@@ -468,7 +469,7 @@ static void test_sec(void) {
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 6);
     CHECK_EQ(rd(E1_REG_DESC_STATUS), 0x40u | (2u << 9) | (1u << 19));
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     /* the gate comes before the alignment check */
     wr(E1_REG_DESC_BASE, 0x1002);
     wr(E1_REG_CTRL_STATUS, E1_CTRL_START);

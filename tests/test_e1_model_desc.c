@@ -210,7 +210,7 @@ static void test_timeout_boundary(void) {
             CHECK_EQ(rd(E1_REG_DESC_TAIL), 5);
             CHECK_EQ(rd(E1_REG_DESC_TIMEOUT_COUNT), 129);
             CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-            CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+            CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
             CHECK_EQ(npk_sim_irq(S, 0), 1);
             CHECK(npk_sim_dev(S)->ops->idle(npk_sim_dev(S)));
             if (lat == 3) {
@@ -396,7 +396,7 @@ static void test_doorbell_checks(void) {
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 6);
     CHECK_EQ(rd(E1_REG_DESC_STATUS), 0x1u | (4u << 9));
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     CHECK_EQ(rd(E1_REG_PERF_OPS), 0);
     CHECK(npk_sim_dev(S)->ops->idle(npk_sim_dev(S)));
     /* unaligned base: 0x04, checked before emptiness */
@@ -441,7 +441,7 @@ static void launch_error(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t expect_
     CHECK_EQ(rd(E1_REG_DESC_TAIL), 3);
     CHECK_EQ(rd(E1_REG_DESC_READ_BEATS), 8 + expect_rbeats);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     CHECK_EQ(rd(E1_REG_PERF_OPS), 1);
     CHECK_EQ(rd(E1_REG_DESC_WRITE_BEATS), 0);
     CHECK_EQ(rd(E1_REG_DESC_TIMEOUT_COUNT), 9); /* 8 fetch cycles + the launch */
@@ -488,7 +488,7 @@ static void test_launch_errors_cfg(void) {
     CHECK_EQ(rd(E1_REG_DESC_READ_BEATS), 8);
     CHECK_EQ(rd(E1_REG_SCRATCH(3)), 0x00000c0b); /* the stream landed */
     CHECK_EQ(rd(E1_REG_PERF_OPS), 0);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     /* VRELU config invalid (LEN 0) without a stream: 0x06 at the first launch */
     sim_open();
     wr(E1_REG_GEMM_CFG, 0);
@@ -542,7 +542,7 @@ static void test_bus_errors(void) {
     CHECK_EQ(rd(E1_REG_DESC_READ_BEATS), 1);
     CHECK_EQ(rd(E1_REG_DESC_BYTES_READ), 4);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     CHECK_EQ(rd(E1_REG_PERF_STALL_CYCLES), 4);
     CHECK_EQ(npk_sim_irq(S, 0), 1);
 
@@ -620,7 +620,7 @@ static void test_hangs(void) {
     CHECK_EQ(rd(E1_REG_PERF_STALL_CYCLES), 129);
     CHECK_EQ(rd(E1_REG_DESC_READ_BEATS), 2);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     /* an accepted doorbell restarts DESC_TIMEOUT_COUNT (the ring resumes at TAIL 0) */
     npk_mem_clear_faults(npk_sim_mem(S));
     wr(E1_REG_CTRL_STATUS, E1_CTRL_START);
@@ -681,7 +681,7 @@ static void test_ternary_in_ring(void) {
     CHECK_EQ(rd(E1_REG_DESC_TAIL), 2);
     CHECK_EQ(rd(E1_REG_RESULT), 3); /* unchanged since the ADD */
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 0);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 0);
     CHECK_EQ(rd(E1_REG_PERF_OPS), 2);
 
     /* not the last: the next fetch stalls (CTRL busy bit dropped), the ring times out */
@@ -701,7 +701,7 @@ static void test_ternary_in_ring(void) {
     CHECK_EQ(rd(E1_REG_DESC_STATUS), 0x0cu | (0u << 9) | (1u << 19));
     CHECK_EQ(rd(E1_REG_DESC_READ_BEATS), 4);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 2);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 1);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 1);
     CHECK_EQ(rd(E1_REG_PERF_STALL_CYCLES), 8 + 129);
 
     /* without CMD_PARAM[1] the same operands are plain INT2 */

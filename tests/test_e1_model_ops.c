@@ -16,7 +16,7 @@ static int scalar_failures;
 /* Run one scalar op directly and check it cycle by cycle. */
 static void run_scalar(unsigned op, uint32_t a, uint32_t b, uint32_t acc, int ternary) {
     uint32_t prev_lo = rd(E1_REG_RESULT), prev_hi = rd(E1_REG_RESULT_HI);
-    uint32_t ops0 = rd(E1_REG_PERF_OPS), err0 = rd(E1_REG_PERF_ERRORS), uns0 = rd(E1_REG_PERF_UNSUPPORTED);
+    uint32_t ops0 = rd(E1_REG_PERF_OPS), err0 = rd(E1_REG_PERF_ERRORS), uns0 = rd(E1_REG_PERF_UNSUPPORTED_OPS);
     wr(E1_REG_OP_A, a);
     wr(E1_REG_OP_B, b);
     wr(E1_REG_ACC, acc);
@@ -45,7 +45,7 @@ static void run_scalar(unsigned op, uint32_t a, uint32_t b, uint32_t acc, int te
         bad |= rd(E1_REG_PERF_ERRORS) != err0 + 1;
     }
     bad |= rd(E1_REG_PERF_OPS) != ops0 + 1;
-    bad |= rd(E1_REG_PERF_UNSUPPORTED) != uns0;
+    bad |= rd(E1_REG_PERF_UNSUPPORTED_OPS) != uns0;
     bad |= rd(E1_REG_PERF_CYCLES) != 0;
     bad |= rd(E1_REG_TRACE) != (op << 3);
     CHECK(!bad);
@@ -104,7 +104,7 @@ static void test_ternary(void) {
     CHECK_EQ(rd(E1_REG_CTRL_STATUS), 6);
     CHECK_EQ(rd(E1_REG_PERF_ERRORS), 1);
     CHECK_EQ(rd(E1_REG_PERF_OPS), 1);
-    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED), 0);
+    CHECK_EQ(rd(E1_REG_PERF_UNSUPPORTED_OPS), 0);
     /* other opcodes ignore CMD_PARAM[1] */
     wr(E1_REG_CTRL_STATUS, E1_CTRL_CLEAR);
     run_scalar(E1_OP_DOT8_S4, 0xffffffffu, 0xffffffffu, 0, 1);
@@ -159,7 +159,7 @@ static void run_gemm(int s4, unsigned m, unsigned n, unsigned k, unsigned ab, un
     scratch_load(sp);
     memcpy(ref, sp, 64);
     uint32_t cyc0 = rd(E1_REG_PERF_CYCLES), mac0 = rd(E1_REG_PERF_MACS), sb0 = rd(E1_REG_PERF_SCRATCH_BYTES);
-    uint32_t err0 = rd(E1_REG_PERF_ERRORS), uns0 = rd(E1_REG_PERF_UNSUPPORTED), ops0 = rd(E1_REG_PERF_OPS);
+    uint32_t err0 = rd(E1_REG_PERF_ERRORS), uns0 = rd(E1_REG_PERF_UNSUPPORTED_OPS), ops0 = rd(E1_REG_PERF_OPS);
     wr(E1_REG_GEMM_CFG, e1_gemm_cfg(m, n, k));
     wr(E1_REG_GEMM_BASE, e1_gemm_base(ab, bb, cb));
     wr(E1_REG_GEMM_STRIDE, e1_gemm_stride(as, bs, cs));
@@ -168,7 +168,7 @@ static void run_gemm(int s4, unsigned m, unsigned n, unsigned k, unsigned ab, un
     int bad = 0;
     if (!ref_gemm_valid(s4, m, n, k, ab, bb, cb, as, bs, cs)) {
         bad |= rd(E1_REG_CTRL_STATUS) != 6;
-        bad |= rd(E1_REG_PERF_ERRORS) != err0 + 1 || rd(E1_REG_PERF_UNSUPPORTED) != uns0 + 1;
+        bad |= rd(E1_REG_PERF_ERRORS) != err0 + 1 || rd(E1_REG_PERF_UNSUPPORTED_OPS) != uns0 + 1;
         bad |= rd(E1_REG_PERF_OPS) != ops0;
         step(5);
         scratch_dump(got);

@@ -262,8 +262,9 @@ static void test_reset_mid_ring(void) {
     npk_port_read32(r.p, E1_REG_DESC_TAIL, &t);
     CHECK_EQ(t, 1);
     npk_sim_reset(s);
-    for (size_t i = 0; i < dev->regs->n; i++)
-        CHECK_EQ(dev->ops->read32(dev, dev->regs->tab[i].off), dev->regs->tab[i].reset);
+    size_t it = 0;
+    for (const npk_reg *r; (r = npk_regfile_next(dev->regs, &it));)
+        CHECK_EQ(npk_regfile_peek(dev->regs, dev, r->off), r->reset);
     CHECK(dev->ops->idle(dev));
     npk_port_wait(r.p, 1000); /* nothing runs after the reset */
     CHECK_EQ(outcome(&r, 0, 3), 1);

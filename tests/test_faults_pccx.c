@@ -248,8 +248,9 @@ static void test_overflow_and_reset(void) {
     for (int i = 0; i < 100; i++) npk_port_write64(r.p, NPK_PCCX_INSTR_LO, npk_pccx_cvo_word(0, 0, 8, 8, 0, 0));
     CHECK(rd(&r, NPK_PCCX_QUEUE_COUNT) > 0);
     npk_port_write32(r.p, NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET);
-    for (size_t i = 0; i < dev->regs->n; i++)
-        CHECK_EQ(dev->ops->read32(dev, dev->regs->tab[i].off), dev->regs->tab[i].reset);
+    size_t it = 0;
+    for (const npk_reg *r; (r = npk_regfile_next(dev->regs, &it));)
+        CHECK_EQ(npk_regfile_peek(dev->regs, dev, r->off), r->reset);
     /* a new driver on the reset device runs the program correctly */
     npk_pccx_close(r.d);
     CHECK_EQ(npk_pccx_open(&r.d, r.p, NULL), 0);

@@ -271,8 +271,9 @@ static void test_overflow_halt_reset(void) {
     CHECK_EQ(npk_shell_kick(s), 0);
     npk_port_wait(p, 30);
     npk_port_write32(p, SHELL_CONTROL, SHELL_CTRL_RESET);
-    for (size_t i = 0; i < dev->regs->n; i++)
-        CHECK_EQ(dev->ops->read32(dev, dev->regs->tab[i].off), dev->regs->tab[i].reset);
+    size_t it = 0;
+    for (const npk_reg *r; (r = npk_regfile_next(dev->regs, &it));)
+        CHECK_EQ(npk_regfile_peek(dev->regs, dev, r->off), r->reset);
     npk_port_wait(p, 1000000);
     int partial = 0;
     for (int i = 0; i < 4; i++) partial += outcome(p, &w, i) < 0;

@@ -133,11 +133,11 @@ static void wr_hook(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
     hook_last_val = val;
 }
 static const npk_reg regs[] = {
-    {0x00, "RW", 0x12345678, 0xffffffff, 0, NULL, NULL},
-    {0x04, "MASKED", 0, 0x0000ff0f, 0, NULL, wr_hook},
-    {0x08, "W1C", 0x0000000f, 0x00000100, 0x0000000f, NULL, NULL},
-    {0x0c, "RO", 0xcafe, 0, 0, NULL, NULL},
-    {0x10, "HOOKED", 21, 0xff, 0, rd_double, NULL},
+    {.off = 0x00, .name = "RW", .reset = 0x12345678},
+    {.off = 0x04, .name = "MASKED", .rsv = 0xffff00f0u, .post_write = wr_hook},
+    {.off = 0x08, .name = "W1C", .reset = 0x0000000f, .ro = 0xfffffef0u, .w1c = 0x0000000f},
+    {.off = 0x0c, .name = "RO", .reset = 0xcafe, .ro = 0xffffffffu},
+    {.off = 0x10, .name = "HOOKED", .reset = 21, .rsv = 0xffffff00u, .read = rd_double},
 };
 
 static void test_regfile(void) {
@@ -165,7 +165,7 @@ static void test_regfile(void) {
     CHECK_EQ(npk_regfile_read(&rf, NULL, 0x04), 0);
     CHECK_EQ(npk_regfile_read(&rf, NULL, 0x08), 0xf);
     npk_regfile_fini(&rf);
-    static const npk_reg dup[] = {{0x00, "A", 0, 0, 0, NULL, NULL}, {0x00, "B", 0, 0, 0, NULL, NULL}};
+    static const npk_reg dup[] = {{.off = 0x00, .name = "A"}, {.off = 0x00, .name = "B"}};
     CHECK_EQ(npk_regfile_init(&rf, dup, 2, 0x40), -NPK_EINVAL);
     CHECK_EQ(npk_regfile_init(&rf, regs, 5, 0x30), -NPK_EINVAL);
 }

@@ -67,12 +67,12 @@ static void td_write_line1(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t 
 }
 
 static const npk_reg td_regs[] = {
-    {TD_ID, "ID", TD_ID_VALUE, 0, 0, NULL, NULL},
-    {TD_DATA, "DATA", 0, 0xffffffffu, 0, NULL, NULL},
-    {TD_COUNT, "COUNT", 0, 0, 0, td_read_count, td_write_count},
-    {TD_STATUS, "STATUS", 0, 0, 1, td_read_status, td_write_status},
-    {TD_LINE1, "LINE1", 0, 1, 0, NULL, td_write_line1},
-    {TD_DMA, "DMA_ADDR", 0, 0xffffffffu, 0, NULL, NULL},
+    {.off = TD_ID, .name = "ID", .reset = TD_ID_VALUE, .ro = 0xffffffffu},
+    {.off = TD_DATA, .name = "DATA"},
+    {.off = TD_COUNT, .name = "COUNT", .read = td_read_count, .post_write = td_write_count},
+    {.off = TD_STATUS, .name = "STATUS", .w1c = 1, .ro = 0xfffffffeu, .read = td_read_status, .post_write = td_write_status},
+    {.off = TD_LINE1, .name = "LINE1", .rsv = 0xfffffffeu, .post_write = td_write_line1},
+    {.off = TD_DMA, .name = "DMA_ADDR"},
 };
 
 static uint32_t td_read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&((tdev *)d)->rf, d, off); }

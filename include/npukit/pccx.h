@@ -87,6 +87,7 @@
 #include <stdint.h>
 
 #include "npukit/npu.h"
+#include "npukit/regfield.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -201,68 +202,77 @@ int npk_pccx_disasm(const uint8_t *bin, size_t len, char **text);
 int npk_pccx_format(uint64_t word, char *buf, size_t size);
 
 /* ---- host interface (pccx-isa.md Part 3.3, extended) --------------------------
- * Byte offsets in the device's MMIO window. The model's register table
- * (src/sim/pccx.c) is the authoritative list; docs/pccx.md describes each. */
-enum npk_pccx_reg {
-    NPK_PCCX_INSTR_LO = 0x00,     /* W (reads 0): low word of the next instruction */
-    NPK_PCCX_INSTR_HI = 0x04,     /* W: high word; the write issues {HI, LO}. A 64-bit write at 0x00 issues too. */
-    NPK_PCCX_STATUS = 0x08,       /* BUSY[0] RO, DONE[1] W1C, ERROR[2] W1C (clears the fault, queue resumes), HUNG[3] RO */
-    /* 0x0c: not a register (Part 3.3: extensions start at 0x10; reads 0, writes ignored) */
-    NPK_PCCX_ID = 0x10,           /* RO 0x70636378 ("pccx") */
-    NPK_PCCX_VERSION = 0x14,      /* RO 0x00000002 (ISA v002) */
-    NPK_PCCX_ERR_CODE = 0x18,     /* RO npk_pccx_fault of the latched fault */
-    NPK_PCCX_ERR_INDEX = 0x1c,    /* RO 0-based index of the faulting instruction */
-    NPK_PCCX_ERR_INSTR_LO = 0x20, /* RO the faulting instruction */
-    NPK_PCCX_ERR_INSTR_HI = 0x24,
-    NPK_PCCX_ERR_ADDR_LO = 0x28,  /* RO offending address (L2 word, host byte or stream byte address) */
-    NPK_PCCX_ERR_ADDR_HI = 0x2c,
-    NPK_PCCX_IRQ_EN = 0x30,       /* RW DONE[0] ERROR[1]: IRQ line 0 = (STATUS & IRQ_EN) != 0 */
-    NPK_PCCX_QUEUE_COUNT = 0x34,  /* RO instructions accepted but not started */
-    NPK_PCCX_QUEUE_CAP = 0x38,    /* RO the queue depth, NPK_PCCX_QUEUE_DEPTH */
-    NPK_PCCX_IDLE_ETA = 0x3c,     /* RO model aid: cycles until idle if nothing more is issued (0xffffffff hung/faulted) */
-    NPK_PCCX_HWIN_BASE_LO = 0x40, /* RW host window base (16-byte aligned; low 4 bits ignored) */
-    NPK_PCCX_HWIN_BASE_HI = 0x44,
-    NPK_PCCX_HWIN_SIZE = 0x48,    /* RW host window size in bytes (reset 0x200000 = 2 MiB, the aux_addr reach) */
-    NPK_PCCX_WS_ADDR_LO = 0x50,   /* RW weight-stream pointer (16-byte aligned), advanced by each GEMV/GEMM */
-    NPK_PCCX_WS_ADDR_HI = 0x54,
-    NPK_PCCX_WS_LIMIT_LO = 0x58,  /* RW end of the stream buffer (exclusive); 0 = no limit */
-    NPK_PCCX_WS_LIMIT_HI = 0x5c,
-    NPK_PCCX_EMAX = 0x60,         /* RW e_max, BF16 in bits [15:0] (reset 0xff80 = -inf) */
-    NPK_PCCX_SCALAR = 0x64,       /* RW SCALE operand, BF16 in bits [15:0] (reset 0x3f80 = 1.0) */
-    NPK_PCCX_L2_ADDR = 0x68,      /* RW L2 debug window: word address; lane index resets to 0 on write */
-    NPK_PCCX_L2_DATA = 0x6c,      /* RW 32 bits of word L2_ADDR at lane (0..3); auto-increments lane, then address */
-    NPK_PCCX_INSTR_ISSUED = 0x70, /* RO instructions written to INSTR since reset (dropped ones included) */
-    NPK_PCCX_INSTR_RETIRED = 0x74,/* RO instructions completed (faulted ones excluded) */
-    NPK_PCCX_CYCLES_LO = 0x78,    /* RO cycles the device was busy (not idle) since reset/CLR_PERF */
-    NPK_PCCX_CYCLES_HI = 0x7c,
-    NPK_PCCX_CNT_GEMV = 0x80,     /* RO retired instructions per opcode */
-    NPK_PCCX_CNT_GEMM = 0x84,
-    NPK_PCCX_CNT_MEMCPY = 0x88,
-    NPK_PCCX_CNT_MEMSET = 0x8c,
-    NPK_PCCX_CNT_CVO = 0x90,
-    NPK_PCCX_WS_BYTES_LO = 0x94,  /* RO bytes read from the weight stream (x M for multi-row GEMV) */
-    NPK_PCCX_WS_BYTES_HI = 0x98,
-    NPK_PCCX_DMA_BYTES_LO = 0x9c, /* RO bytes MEMCPY moved to/from host memory */
-    NPK_PCCX_DMA_BYTES_HI = 0xa0,
-    NPK_PCCX_MACS_LO = 0xa4,      /* RO multiply-accumulates done by GEMV/GEMM */
-    NPK_PCCX_MACS_HI = 0xa8,
-    NPK_PCCX_SFU_ELEMS = 0xac,    /* RO elements processed by CVO */
-    NPK_PCCX_GEMV_CYCLES = 0xb0,  /* RO summed durations per engine (= trace track totals) */
-    NPK_PCCX_GEMM_CYCLES = 0xb4,
-    NPK_PCCX_SFU_CYCLES = 0xb8,
-    NPK_PCCX_DMA_CYCLES = 0xbc,
-    NPK_PCCX_DROPPED = 0xc0,      /* RO instructions dropped on queue overflow (fault OVERFLOW) since reset */
-    NPK_PCCX_CTRL = 0xc4          /* W: FLUSH[0] drop queued instructions, RESET[1] soft reset, CLR_PERF[2] */
-};
-
-#define NPK_PCCX_STATUS_BUSY 0x1u
-#define NPK_PCCX_STATUS_DONE 0x2u
-#define NPK_PCCX_STATUS_ERROR 0x4u
-#define NPK_PCCX_STATUS_HUNG 0x8u
-#define NPK_PCCX_CTRL_FLUSH 0x1u
-#define NPK_PCCX_CTRL_RESET 0x2u
-#define NPK_PCCX_CTRL_CLR_PERF 0x4u
+ * Byte offsets in the device's MMIO window, declared once in
+ * npukit/pccx_regs.def: NPK_PCCX_<NAME> is the offset, NPK_PCCX_<REG>_<FIELD>
+ * _SHIFT / _WIDTH the bit fields (NPK_FMASK/NPK_FEX/NPK_FDP). docs/pccx.md
+ * describes each register.
+ *   INSTR_LO       W (reads 0): low word of the next instruction
+ *   INSTR_HI       W: high word; the write issues {HI, LO}. A 64-bit write at 0x00 issues too.
+ *   STATUS         BUSY[0] RO, DONE[1] W1C, ERROR[2] W1C (clears the fault, queue resumes), HUNG[3] RO
+ *   (0x0c: not a register: Part 3.3 extensions start at 0x10; reads 0, writes ignored)
+ *   ID             RO 0x70636378 ("pccx")
+ *   VERSION        RO 0x00000002 (ISA v002)
+ *   ERR_CODE       RO npk_pccx_fault of the latched fault
+ *   ERR_INDEX      RO 0-based index of the faulting instruction
+ *   ERR_INSTR_LO/HI  RO the faulting instruction
+ *   ERR_ADDR_LO/HI RO offending address (L2 word, host byte or stream byte address)
+ *   IRQ_EN         RW DONE[0] ERROR[1]: IRQ line 0 = (STATUS & IRQ_EN) != 0
+ *   QUEUE_COUNT    RO instructions accepted but not started
+ *   QUEUE_CAP      RO the queue depth, NPK_PCCX_QUEUE_DEPTH
+ *   IDLE_ETA       RO model aid: cycles until idle if nothing more is issued (0xffffffff hung/faulted)
+ *   HWIN_BASE_LO/HI  RW host window base (16-byte aligned; low 4 bits ignored)
+ *   HWIN_SIZE      RW host window size in bytes (reset 0x200000 = 2 MiB, the aux_addr reach)
+ *   WS_ADDR_LO/HI  RW weight-stream pointer (16-byte aligned), advanced by each GEMV/GEMM
+ *   WS_LIMIT_LO/HI RW end of the stream buffer (exclusive); 0 = no limit
+ *   EMAX           RW e_max, BF16 in bits [15:0] (reset 0xff80 = -inf)
+ *   SCALAR         RW SCALE operand, BF16 in bits [15:0] (reset 0x3f80 = 1.0)
+ *   L2_ADDR        RW L2 debug window: word address; lane index resets to 0 on write
+ *   L2_DATA        RW 32 bits of word L2_ADDR at lane (0..3); a bus access
+ *                  auto-increments lane, then address (a peek does not)
+ *   INSTR_ISSUED   RO instructions written to INSTR since reset (dropped ones included)
+ *   INSTR_RETIRED  RO instructions completed (faulted ones excluded)
+ *   CYCLES_LO/HI   RO cycles the device was busy (not idle) since reset/CLR_PERF
+ *   CNT_GEMV, CNT_GEMM, CNT_MEMCPY, CNT_MEMSET, CNT_CVO  RO retired instructions per opcode
+ *   WS_BYTES_LO/HI RO bytes read from the weight stream (x M for multi-row GEMV)
+ *   DMA_BYTES_LO/HI  RO bytes MEMCPY moved to/from host memory
+ *   MACS_LO/HI     RO multiply-accumulates done by GEMV/GEMM
+ *   SFU_ELEMS      RO elements processed by CVO
+ *   GEMV/GEMM/SFU/DMA_CYCLES  RO summed durations per engine (= trace track totals)
+ *   DROPPED        RO instructions dropped on queue overflow (fault OVERFLOW) since reset
+ *   CTRL           W: FLUSH[0] drop queued instructions, RESET[1] soft reset, CLR_PERF[2] */
+#define NPK_PCCX_MMIO_SIZE 0x1000u
 #define NPK_PCCX_ID_VALUE 0x70636378u
+#define NPK_PCCX_VERSION_VALUE 0x00000002u
+
+enum npk_pccx_reg {
+#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) NPK_PCCX_##name = (off),
+#define NPK_FIELD(reg, field, shift, width)
+#include "npukit/pccx_regs.def"
+#undef NPK_REG32
+#undef NPK_FIELD
+};
+enum {
+#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post)
+#define NPK_FIELD(reg, field, shift, width) NPK_PCCX_##reg##_##field##_SHIFT = (shift), NPK_PCCX_##reg##_##field##_WIDTH = (width),
+#include "npukit/pccx_regs.def"
+#undef NPK_REG32
+#undef NPK_FIELD
+};
+#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post)                                        \
+    NPK_STATIC_ASSERT((off) % 4 == 0 && (off) < NPK_PCCX_MMIO_SIZE, "pccx register " #name " misaligned or outside the window");
+#define NPK_FIELD(reg, field, shift, width)                                                                  \
+    NPK_STATIC_ASSERT((shift) + (width) <= 32, "pccx field " #reg "." #field " exceeds 32 bits");
+#include "npukit/pccx_regs.def"
+#undef NPK_REG32
+#undef NPK_FIELD
+
+#define NPK_PCCX_STATUS_BUSY NPK_FMASK(NPK_PCCX_STATUS_BUSY)
+#define NPK_PCCX_STATUS_DONE NPK_FMASK(NPK_PCCX_STATUS_DONE)
+#define NPK_PCCX_STATUS_ERROR NPK_FMASK(NPK_PCCX_STATUS_ERROR)
+#define NPK_PCCX_STATUS_HUNG NPK_FMASK(NPK_PCCX_STATUS_HUNG)
+#define NPK_PCCX_CTRL_FLUSH NPK_FMASK(NPK_PCCX_CTRL_FLUSH)
+#define NPK_PCCX_CTRL_RESET NPK_FMASK(NPK_PCCX_CTRL_RESET)
+#define NPK_PCCX_CTRL_CLR_PERF NPK_FMASK(NPK_PCCX_CTRL_CLR_PERF)
 
 /* ERR_CODE values. */
 typedef enum npk_pccx_fault {

@@ -106,11 +106,25 @@ typedef void (*npk_mem_watch_fn)(void *ctx, npk_access acc, uint64_t addr, size_
 void npk_mem_set_watch(npk_mem *m, npk_mem_watch_fn fn, void *ctx);
 
 /* ---- register tables --------------------------------------------------------
- * A device declares its registers as data. Writes update the stored value as
- *   v = (old & ~wmask) | (val & wmask);   v &= ~(val & w1cmask);
- * then call the write hook (if any) with the old value and the raw value
- * written. Reads return the stored value, or the read hook's result.
- * A register with wmask == 0 and w1cmask == 0 is read-only.
+ * A device declares its registers once, as data (include/npukit/<dev>_regs.def,
+ * see npukit/regfield.h), and the model expands that list into a table indexed
+ * by word offset: entry i describes offset 4*i; entries with name == NULL are
+ * holes. A write computes
+ *   next = (val & ~(ro | w1c | rsv)) | (old & ro) | (old & w1c & ~val)
+ * (reserved bits read 0; writing 1 to a W1C bit clears it), then
+ * then pre_write (if any) returns the value actually stored, and post_write
+ * (if any) runs after the store with the old value and the raw value written.
+ * A read returns the stored value, or read(stored) when the register has a
+ * read hook (read hooks have no side effects: peek uses them); post_read runs
+ * after a bus read only (side effects of reading, e.g. an auto-incrementing
+ * window). Reset stores every reset value.
+ *
+ * Guest errors (QEMU's LOG_GUEST_ERROR): a bus access to an offset with no
+ * register, a write to read-only bits (to a read-only register: any value
+ * but the one it reads; elsewhere: a 1 to a read-only bit that reads 0), a
+ * write setting reserved bits, and an access of a width the
+ * window does not take are counted per device, traced on the device's
+ * "guest errors" track and, when a log is set, printed one line each.
  */
 typedef struct npk_dev npk_dev;
 typedef struct npk_reg npk_reg;
@@ -118,30 +132,54 @@ struct npk_reg {
     uint32_t off;
     const char *name;
     uint32_t reset;
-    uint32_t wmask;
-    uint32_t w1cmask;
+    uint32_t ro;   /* read-only bits: writes leave them; changing them is a guest error */
+    uint32_t w1c;  /* write-1-to-clear bits */
+    uint32_t rsv;  /* reserved bits: read 0, writes ignored; setting them is a guest error */
     uint32_t (*read)(npk_dev *d, const npk_reg *r, uint32_t stored);
-    void (*write)(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val);
+    void (*post_read)(npk_dev *d, const npk_reg *r, uint32_t val);
+    uint32_t (*pre_write)(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next);
+    void (*post_write)(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val);
 };
 
 typedef struct npk_regfile {
-    const npk_reg *tab;
-    size_t n;
+    const npk_reg *tab; /* slots entries, indexed by word offset */
+    size_t slots;       /* table entries (<= span / 4) */
+    size_t n;           /* registers declared (named entries) */
     uint32_t *val;      /* stored values, parallel to tab */
-    int16_t *index;     /* word offset -> table index or -1 */
     uint32_t span;      /* bytes decoded (a power of two); offsets alias modulo span */
 } npk_regfile;
 
-int npk_regfile_init(npk_regfile *rf, const npk_reg *tab, size_t n, uint32_t span);
+/* tab has `slots` entries; every named entry i must have off == 4*i. */
+int npk_regfile_init(npk_regfile *rf, const npk_reg *tab, size_t slots, uint32_t span);
 void npk_regfile_fini(npk_regfile *rf);
+/* Every register to its table reset value. */
 void npk_regfile_reset(npk_regfile *rf);
 /* Table entry at a byte offset (after aliasing) or NULL. */
 const npk_reg *npk_regfile_find(const npk_regfile *rf, uint32_t off);
+/* Iterate the declared registers in offset order: returns the next entry
+ * after *i (start with *i = 0) or NULL at the end. */
+const npk_reg *npk_regfile_next(const npk_regfile *rf, size_t *i);
 /* Stored value of an entry (no hook). */
 uint32_t *npk_regfile_slot(npk_regfile *rf, uint32_t off);
-/* Bus access: unknown offsets read 0 and ignore writes. */
+/* Bus access. An unknown offset reads 0 and ignores writes (a guest error). */
 uint32_t npk_regfile_read(npk_regfile *rf, npk_dev *d, uint32_t off);
 void npk_regfile_write(npk_regfile *rf, npk_dev *d, uint32_t off, uint32_t val);
+/* What a read would return, without the read's side effects (post_read) and
+ * without recording guest errors: register dumps and qtest npu_regs. */
+uint32_t npk_regfile_peek(const npk_regfile *rf, npk_dev *d, uint32_t off);
+
+typedef enum npk_guest_error {
+    NPK_GE_UNKNOWN_OFFSET = 0, /* no register at the offset */
+    NPK_GE_READ_ONLY = 1,      /* a write changing read-only bits */
+    NPK_GE_RESERVED = 2,       /* a write setting reserved bits */
+    NPK_GE_WIDTH = 3,          /* an access size/alignment the window does not take */
+    NPK_GE_COUNT
+} npk_guest_error;
+/* Short name of a kind ("unknown-offset", "read-only", "reserved", "width"). */
+const char *npk_guest_error_name(npk_guest_error kind);
+/* Record one guest error of device d (NULL: ignored) at register offset off. */
+void npk_dev_guest_error(npk_dev *d, npk_guest_error kind, uint32_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* ---- devices ---------------------------------------------------------------- */
 #define NPK_MAX_IRQ 4
@@ -175,6 +213,8 @@ struct npk_dev {
     void *irq_ctx;
     npk_regfile *regs;     /* the register table, for dumps and reset checks */
     struct npk_trace *trace; /* optional trace sink (NULL = off) */
+    uint64_t guest_errors[NPK_GE_COUNT]; /* guest errors since creation, per kind */
+    FILE *guest_log;       /* one line per guest error, or NULL */
 };
 
 /* Set an IRQ line level; calls irq_cb when it changes. */
@@ -231,8 +271,13 @@ uint64_t npk_sim_ns(const npk_sim *s);
 int npk_sim_irq(const npk_sim *s, int line);
 void npk_sim_reset(npk_sim *s);
 void npk_sim_set_irq_cb(npk_sim *s, npk_irq_fn fn, void *ctx);
-/* Print every register of the table as "NAME OFFSET VALUE" lines. */
+/* Print every register of the table as "NAME OFFSET VALUE" lines (peeked:
+ * the dump changes no device state). */
 void npk_sim_dump_regs(npk_sim *s, FILE *f);
+/* Guest errors of the device: one kind, or all kinds with kind < 0. */
+uint64_t npk_sim_guest_errors(const npk_sim *s, int kind);
+/* Print one line per guest error on f (NULL = stop). */
+void npk_sim_set_guest_log(npk_sim *s, FILE *f);
 
 #ifdef __cplusplus
 }

@@ -436,7 +436,7 @@ npk_e1_desc npk_e1_desc_stream(unsigned opcode, uint64_t src, unsigned scratch_o
 }
 
 const char *npk_e1_desc_status_text(uint32_t code) {
-    switch (code & E1_DS_CODE_MASK) {
+    switch (e1_ds_code(code)) {
     case 0x00: return "no status";
     case E1_DS_EMPTY: return "doorbell on an empty ring (DESC_HEAD == DESC_TAIL)";
     case E1_DS_DONE: return "completed";
@@ -610,7 +610,7 @@ int npk_e1_submit(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1_tile
 
 int npk_e1_read_counters(npk_e1 *e, npk_e1_counters *c) {
     static const uint32_t offs[] = {E1_REG_PERF_CYCLES, E1_REG_PERF_MACS, E1_REG_PERF_OPS, E1_REG_PERF_ERRORS,
-                                    E1_REG_PERF_UNSUPPORTED, E1_REG_DESC_TIMEOUT_COUNT, E1_REG_DESC_BYTES_READ,
+                                    E1_REG_PERF_UNSUPPORTED_OPS, E1_REG_DESC_TIMEOUT_COUNT, E1_REG_DESC_BYTES_READ,
                                     E1_REG_DESC_BYTES_WRITTEN, E1_REG_DESC_READ_BEATS, E1_REG_DESC_WRITE_BEATS,
                                     E1_REG_PERF_STALL_CYCLES, E1_REG_PERF_SCRATCH_BYTES, E1_REG_PERF_THERMAL_THROTTLE};
     uint32_t *dst[] = {&c->perf_cycles, &c->perf_macs, &c->perf_ops, &c->perf_errors, &c->perf_unsupported,

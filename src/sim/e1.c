@@ -18,7 +18,8 @@
  * phase begins (so each transaction costs 2 + latency cycles). NPK_BUS_HANG
  * never answers, which ends in the 128-cycle descriptor timeout.
  */
-#include "npukit/e1.h"
+#include "npukit/e1_model.h"
+#include "npukit/e1_regs.h"
 #include "npukit/error.h"
 #include "npukit/opt.h"
 #include "npukit/sim.h"
@@ -28,15 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Register table indices: the table lists every register in offset order, so
- * the index of a register is its word offset. */
+/* Register table indices: the table is indexed by word offset (IX_<NAME> =
+ * E1_REG_<NAME> / 4), generated from npukit/e1_regs.def. */
 enum {
-    IX_OP_A = 0, IX_OP_B, IX_RESULT, IX_CTRL, IX_OPCODE, IX_ACC, IX_RESULT_HI, IX_TRACE,
-    IX_GEMM_CFG, IX_GEMM_BASE, IX_GEMM_STRIDE, IX_PERF_UNSUP, IX_CMD_PARAM, IX_SEC_OWNER,
-    IX_SEC_LOCK, IX_SEC_STATUS, IX_DESC_BASE, IX_DESC_HEAD, IX_DESC_TAIL, IX_DESC_STATUS,
-    IX_PERF_CYCLES, IX_PERF_MACS, IX_PERF_OPS, IX_PERF_ERRORS, IX_DESC_TMO, IX_DESC_BREAD,
-    IX_DESC_BWRITTEN, IX_DESC_RBEATS, IX_DESC_WBEATS, IX_PERF_STALL, IX_PERF_SCRATCH,
-    IX_PERF_THERMAL, IX_SCRATCH0, IX_COUNT = IX_SCRATCH0 + 16
+#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) IX_##name = (off) / 4,
+#define NPK_FIELD(reg, field, shift, width)
+#include "npukit/e1_regs.def"
+#undef NPK_REG32
+#undef NPK_FIELD
+    IX_SLOTS = E1_REG_SPAN / 4
 };
 
 /* Descriptor engine states (as in the chip). */
@@ -48,31 +49,34 @@ typedef struct e1 {
     npk_regfile rf;
     uint32_t *v; /* rf.val: stored register values, indexed by IX_* */
 
-    /* scalar datapath (latched at start / launch) */
-    uint32_t busy_count, op_a_q, op_b_q, acc_q, opcode_q;
-    int ternary_q;
-    /* GEMM engine */
-    int gemm_busy, gemm_s4;
-    uint32_t gi, gj, gl, gacc;
-    /* VRELU engine */
-    int vec_busy;
-    uint32_t vi;
-    /* descriptor engine */
-    int desc_busy, dstate;
-    uint32_t fetch_word, dw[4], err_index, stream_done, write_done;
-    npk_bus_resp bus_resp; /* response of the beat in flight */
-    uint32_t bus_wait;     /* cycles until that response arrives */
-    uint32_t bus_data;
-    /* security */
-    int sec_lock;
-    /* tracing */
-    uint64_t cmd_start, desc_start;
-    uint32_t desc_macs_start;
-    uint64_t eng_start;  /* first cycle of the running engine command */
-    uint32_t eng_macs;   /* MACs it has done */
-    int ph_kind;         /* open descriptor-engine memory phase (PH_*) */
-    uint64_t ph_start;
-    uint32_t ph_bytes;   /* bytes moved by its completed beats */
+    /* everything that is not a register: zeroed at reset */
+    struct e1_state {
+        /* scalar datapath (latched at start / launch) */
+        uint32_t busy_count, op_a_q, op_b_q, acc_q, opcode_q;
+        int ternary_q;
+        /* GEMM engine */
+        int gemm_busy, gemm_s4;
+        uint32_t gi, gj, gl, gacc;
+        /* VRELU engine */
+        int vec_busy;
+        uint32_t vi;
+        /* descriptor engine */
+        int desc_busy, dstate;
+        uint32_t fetch_word, dw[4], err_index, stream_done, write_done;
+        npk_bus_resp bus_resp; /* response of the beat in flight */
+        uint32_t bus_wait;     /* cycles until that response arrives */
+        uint32_t bus_data;
+        /* security */
+        int sec_lock;
+        /* tracing */
+        uint64_t cmd_start, desc_start;
+        uint32_t desc_macs_start;
+        uint64_t eng_start;  /* first cycle of the running engine command */
+        uint32_t eng_macs;   /* MACs it has done */
+        int ph_kind;         /* open descriptor-engine memory phase (PH_*) */
+        uint64_t ph_start;
+        uint32_t ph_bytes;   /* bytes moved by its completed beats */
+    } st;
 } e1;
 
 /* Memory phases of the descriptor engine, traced on "desc fetch" and "dma". */
@@ -220,12 +224,12 @@ static int vec_ok(const e1 *e) {
 }
 
 static inline int perf_hidden(const e1 *e) {
-    uint32_t s = e->v[IX_SEC_OWNER];
+    uint32_t s = e->v[IX_SEC_OWNER_CFG];
     return (s & E1_SEC_OWNER_OWNED) && (s & E1_SEC_OWNER_PERF_LOCK);
 }
 
 static inline void update_irq(e1 *e) {
-    int lvl = (e->v[IX_CTRL] >> 1) & 1;
+    int lvl = (int)NPK_FEX(e->v[IX_CTRL_STATUS], E1_CTRL_STATUS_DONE);
     if (lvl != e->dev.irq_level[0]) npk_dev_set_irq(&e->dev, 0, lvl);
 }
 
@@ -235,23 +239,23 @@ static void trace_cmd(e1 *e, const char *track, uint32_t op, uint64_t start, uin
                       int error) {
     char args[160];
     snprintf(args, sizeof args, "\"opcode\":%u,\"macs\":%u,\"error\":%d,\"descriptor\":%d", op, macs, error,
-             e->desc_busy);
+             e->st.desc_busy);
     npk_trace_complete(e->dev.trace, e->dev.cls ? e->dev.cls->name : "e1", track, op_names[op & 15], start, dur,
                        args);
 }
 
 static void trace_desc(e1 *e, uint32_t slot, uint64_t end) {
     char args[256], name[40];
-    uint32_t w0 = e->dw[0];
+    uint32_t w0 = e->st.dw[0];
     snprintf(name, sizeof name, "desc %s", op_names[w0 & 15]);
     snprintf(args, sizeof args,
              "\"slot\":%u,\"opcode\":%u,\"w0\":%u,\"stream\":%d,\"stream_bytes\":%u,\"scratch_off\":%u,"
              "\"writeback\":%d,\"macs\":%u,\"desc_status\":%u",
              slot, w0 & 15, w0, e1_desc_stream(w0), e1_desc_stream(w0) ? e1_desc_len(w0) : 0,
-             e1_desc_scratch_off(w0), e1_desc_writeback(w0), e->v[IX_PERF_MACS] - e->desc_macs_start,
+             e1_desc_scratch_off(w0), e1_desc_writeback(w0), e->v[IX_PERF_MACS] - e->st.desc_macs_start,
              e->v[IX_DESC_STATUS]);
-    npk_trace_complete(e->dev.trace, e->dev.cls ? e->dev.cls->name : "e1", "descriptor", name, e->desc_start,
-                       end - e->desc_start, args);
+    npk_trace_complete(e->dev.trace, e->dev.cls ? e->dev.cls->name : "e1", "descriptor", name, e->st.desc_start,
+                       end - e->st.desc_start, args);
 }
 
 static const char *dev_name(const e1 *e) { return e->dev.cls ? e->dev.cls->name : "e1"; }
@@ -262,55 +266,55 @@ static void trace_depth(e1 *e, uint64_t cycle, uint32_t depth) {
 }
 
 static void phase_open(e1 *e, int kind, uint64_t start) {
-    e->ph_kind = kind;
-    e->ph_start = start;
-    e->ph_bytes = 0;
+    e->st.ph_kind = kind;
+    e->st.ph_start = start;
+    e->st.ph_bytes = 0;
 }
 
 /* Close the open memory phase at cycle `end` (exclusive): one event on
  * "desc fetch" (descriptor words) or "dma" (stream-in / writeback), and the
  * bandwidth counter over it. */
 static void phase_close(e1 *e, uint64_t end, int error) {
-    if (e->ph_kind == PH_NONE) return;
+    if (e->st.ph_kind == PH_NONE) return;
     if (e->dev.trace) {
         static const char *const names[] = {"", "fetch", "stream in", "writeback"};
         char args[160];
-        uint64_t dur = end - e->ph_start;
-        int rd = e->ph_kind != PH_WRITEBACK;
+        uint64_t dur = end - e->st.ph_start;
+        int rd = e->st.ph_kind != PH_WRITEBACK;
         snprintf(args, sizeof args, "\"slot\":%u,\"read_bytes\":%u,\"written_bytes\":%u,\"error\":%d",
-                 e->v[IX_DESC_TAIL], rd ? e->ph_bytes : 0, rd ? 0 : e->ph_bytes, error);
-        const char *track = e->ph_kind == PH_FETCH ? "desc fetch" : "dma";
-        npk_trace_complete(e->dev.trace, dev_name(e), track, names[e->ph_kind], e->ph_start, dur, args);
-        const char *ctr = e->ph_kind == PH_FETCH ? "desc fetch bytes/cycle" : "dma bytes/cycle";
-        npk_trace_counter(e->dev.trace, dev_name(e), ctr, e->ph_start, dur ? (double)e->ph_bytes / (double)dur : 0.0);
+                 e->v[IX_DESC_TAIL], rd ? e->st.ph_bytes : 0, rd ? 0 : e->st.ph_bytes, error);
+        const char *track = e->st.ph_kind == PH_FETCH ? "desc fetch" : "dma";
+        npk_trace_complete(e->dev.trace, dev_name(e), track, names[e->st.ph_kind], e->st.ph_start, dur, args);
+        const char *ctr = e->st.ph_kind == PH_FETCH ? "desc fetch bytes/cycle" : "dma bytes/cycle";
+        npk_trace_counter(e->dev.trace, dev_name(e), ctr, e->st.ph_start, dur ? (double)e->st.ph_bytes / (double)dur : 0.0);
         npk_trace_counter(e->dev.trace, dev_name(e), ctr, end, 0.0);
     }
-    e->ph_kind = PH_NONE;
+    e->st.ph_kind = PH_NONE;
 }
 
 /* ---- one clock edge ----------------------------------------------------------- */
 
 /* araddr of the descriptor engine in a fetch- or stream-address state. */
 static uint32_t read_addr(const e1 *e, int ds) {
-    return ds == DS_FETCH_ADDR ? e->v[IX_DESC_BASE] + (e->v[IX_DESC_TAIL] << 4) + 4 * e->fetch_word
-                               : e->dw[1] + e->stream_done;
+    return ds == DS_FETCH_ADDR ? e->v[IX_DESC_BASE] + e->v[IX_DESC_TAIL] * E1_DESC_BYTES + 4 * e->st.fetch_word
+                               : e->st.dw[1] + e->st.stream_done;
 }
 
 /* The write-address state's beat: awaddr/wdata from the current state. */
 static npk_bus_resp write_beat(e1 *e, uint32_t *lat) {
-    uint32_t op = e->dw[0] & 15, base = e->v[IX_GEMM_BASE];
+    uint32_t op = e1_desc_opcode(e->st.dw[0]), base = e->v[IX_GEMM_BASE];
     uint32_t src = is_gemm(op) ? e1_gemm_base_c(base) : e1_gemm_base_b(base);
-    uint32_t w = e->v[IX_SCRATCH0 + (((src >> 2) + (e->write_done >> 2)) & 15)];
+    uint32_t w = e->v[IX_SCRATCH0 + (((src >> 2) + (e->st.write_done >> 2)) & 15)];
     uint8_t b[4] = {(uint8_t)w, (uint8_t)(w >> 8), (uint8_t)(w >> 16), (uint8_t)(w >> 24)};
-    return npk_bus_write(e->dev.mem, e->dw[2] + e->write_done, b, 4, lat);
+    return npk_bus_write(e->dev.mem, e->st.dw[2] + e->st.write_done, b, 4, lat);
 }
 
 static void edge(e1 *e) {
     uint32_t *v = e->v;
-    const uint32_t st = v[IX_CTRL];
-    const uint32_t errs = v[IX_PERF_ERRORS], unsup = v[IX_PERF_UNSUP], sbytes = v[IX_PERF_SCRATCH];
-    const uint32_t bc = e->busy_count;
-    const int st0 = (int)(st & 1);
+    const uint32_t st = v[IX_CTRL_STATUS];
+    const uint32_t errs = v[IX_PERF_ERRORS], unsup = v[IX_PERF_UNSUPPORTED_OPS], sbytes = v[IX_PERF_SCRATCH_BYTES];
+    const uint32_t bc = e->st.busy_count;
+    const int st0 = (int)NPK_FEX(st, E1_CTRL_STATUS_BUSY);
     uint32_t st_n = st, errs_n = errs, unsup_n = unsup, sbytes_n = sbytes, bc_n = bc;
     const uint64_t now = e->dev.cycles; /* this edge ends cycle now+1 */
     const uint32_t cfg = v[IX_GEMM_CFG];
@@ -318,16 +322,16 @@ static void edge(e1 *e) {
 
     /* The descriptor engine's "op finished" condition, from the pre-edge state. */
     int gemm_cfg = 0, vec_cfg = 0;
-    if (e->gemm_busy) gemm_cfg = gemm_ok(e, e->gemm_s4);
-    if (e->vec_busy) vec_cfg = vec_ok(e);
+    if (e->st.gemm_busy) gemm_cfg = gemm_ok(e, e->st.gemm_s4);
+    if (e->st.vec_busy) vec_cfg = vec_ok(e);
     int desc_done = 0;
-    if (e->desc_busy && e->dstate == DS_WAIT) {
-        uint32_t op = e->dw[0] & 15;
+    if (e->st.desc_busy && e->st.dstate == DS_WAIT) {
+        uint32_t op = e1_desc_opcode(e->st.dw[0]);
         if (is_gemm(op))
-            desc_done = e->gemm_busy && gemm_cfg && e->gl == ((gk - 1) & 7) && e->gj == ((gn - 1) & 3) &&
-                        e->gi == ((gm - 1) & 3);
+            desc_done = e->st.gemm_busy && gemm_cfg && e->st.gl == ((gk - 1) & 7) && e->st.gj == ((gn - 1) & 3) &&
+                        e->st.gi == ((gm - 1) & 3);
         else if (op == E1_OP_VRELU_S8)
-            desc_done = e->vec_busy && vec_cfg && e->vi == ((vlen - 1) & 63);
+            desc_done = e->st.vec_busy && vec_cfg && e->st.vi == ((vlen - 1) & 63);
         else
             desc_done = bc == 1;
     }
@@ -336,35 +340,35 @@ static void edge(e1 *e) {
     if (bc) {
         bc_n = bc - 1;
         if (bc == 1) {
-            int err = e->opcode_q == E1_OP_DOT16_S2 && e->ternary_q && ternary_invalid(e->op_a_q, e->op_b_q);
+            int err = e->st.opcode_q == E1_OP_DOT16_S2 && e->st.ternary_q && ternary_invalid(e->st.op_a_q, e->st.op_b_q);
             if (err) {
-                st_n = 6;
+                st_n = E1_ST_DONE | E1_ST_ERROR;
                 errs_n = errs + 1;
             } else {
-                uint64_t r = datapath(e->opcode_q, e->op_a_q, e->op_b_q, e->acc_q, e->ternary_q);
+                uint64_t r = datapath(e->st.opcode_q, e->st.op_a_q, e->st.op_b_q, e->st.acc_q, e->st.ternary_q);
                 v[IX_RESULT] = (uint32_t)r;
                 v[IX_RESULT_HI] = (uint32_t)(r >> 32);
-                if (!e->desc_busy) st_n = 2;
+                if (!e->st.desc_busy) st_n = E1_ST_DONE;
             }
-            if (e->dev.trace) trace_cmd(e, "datapath", e->opcode_q, e->eng_start, now + 1 - e->eng_start, 0, err);
+            if (e->dev.trace) trace_cmd(e, "datapath", e->st.opcode_q, e->st.eng_start, now + 1 - e->st.eng_start, 0, err);
         }
     }
 
     /* 2. GEMM engine: one MAC per cycle, loops i, j, l */
-    if (e->gemm_busy) {
+    if (e->st.gemm_busy) {
         v[IX_PERF_CYCLES]++;
         if (!gemm_cfg) {
-            e->gemm_busy = 0;
-            st_n = 6;
+            e->st.gemm_busy = 0;
+            st_n = E1_ST_DONE | E1_ST_ERROR;
             errs_n = errs + 1;
             if (e->dev.trace)
-                trace_cmd(e, "gemm", e->gemm_s4 ? 9 : 8, e->eng_start, now + 1 - e->eng_start, e->eng_macs, 1);
+                trace_cmd(e, "gemm", e->st.gemm_s4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, e->st.eng_start, now + 1 - e->st.eng_start, e->st.eng_macs, 1);
         } else {
             uint32_t base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
-            uint32_t aa = e1_gemm_base_a(base) + e->gi * e1_gemm_stride_a(str) + e->gl;
-            uint32_t ba = e1_gemm_base_b(base) + e->gl * e1_gemm_stride_b(str) + e->gj;
+            uint32_t aa = e1_gemm_base_a(base) + e->st.gi * e1_gemm_stride_a(str) + e->st.gl;
+            uint32_t ba = e1_gemm_base_b(base) + e->st.gl * e1_gemm_stride_b(str) + e->st.gj;
             int32_t a, b;
-            if (e->gemm_s4) {
+            if (e->st.gemm_s4) {
                 a = sc_s4(e, aa);
                 b = sc_s4(e, ba);
             } else {
@@ -372,78 +376,78 @@ static void edge(e1 *e) {
                 b = (int8_t)sc_byte(e, ba & 63);
             }
             v[IX_PERF_MACS]++;
-            e->eng_macs++;
-            uint32_t sum = e->gacc + (uint32_t)(a * b);
-            if (e->gl == ((gk - 1) & 7)) {
-                uint32_t ca = e1_gemm_base_c(base) + e->gi * e1_gemm_stride_c(str) + 4 * e->gj;
+            e->st.eng_macs++;
+            uint32_t sum = e->st.gacc + (uint32_t)(a * b);
+            if (e->st.gl == ((gk - 1) & 7)) {
+                uint32_t ca = e1_gemm_base_c(base) + e->st.gi * e1_gemm_stride_c(str) + 4 * e->st.gj;
                 v[IX_SCRATCH0 + ((ca >> 2) & 15)] = sum;
                 sbytes_n = sbytes + 6;
-                e->gacc = 0;
-                e->gl = 0;
-                if (e->gj == ((gn - 1) & 3)) {
-                    e->gj = 0;
-                    if (e->gi == ((gm - 1) & 3)) {
-                        e->gi = 0;
-                        e->gemm_busy = 0;
-                        if (!e->desc_busy) st_n = 2;
+                e->st.gacc = 0;
+                e->st.gl = 0;
+                if (e->st.gj == ((gn - 1) & 3)) {
+                    e->st.gj = 0;
+                    if (e->st.gi == ((gm - 1) & 3)) {
+                        e->st.gi = 0;
+                        e->st.gemm_busy = 0;
+                        if (!e->st.desc_busy) st_n = E1_ST_DONE;
                         if (e->dev.trace)
-                            trace_cmd(e, "gemm", e->gemm_s4 ? 9 : 8, e->eng_start, now + 1 - e->eng_start, e->eng_macs,
+                            trace_cmd(e, "gemm", e->st.gemm_s4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, e->st.eng_start, now + 1 - e->st.eng_start, e->st.eng_macs,
                                       0);
                     } else {
-                        e->gi = (e->gi + 1) & 3;
+                        e->st.gi = (e->st.gi + 1) & 3;
                     }
                 } else {
-                    e->gj = (e->gj + 1) & 3;
+                    e->st.gj = (e->st.gj + 1) & 3;
                 }
             } else {
-                e->gacc = sum;
-                e->gl = (e->gl + 1) & 7;
+                e->st.gacc = sum;
+                e->st.gl = (e->st.gl + 1) & 7;
                 sbytes_n = sbytes + 2;
             }
         }
     }
 
     /* 3. VRELU engine: one byte per cycle, forward order */
-    if (e->vec_busy) {
+    if (e->st.vec_busy) {
         v[IX_PERF_CYCLES]++;
         if (!vec_cfg) {
-            e->vec_busy = 0;
-            st_n = 6;
+            e->st.vec_busy = 0;
+            st_n = E1_ST_DONE | E1_ST_ERROR;
             errs_n = errs + 1;
-            if (e->dev.trace) trace_cmd(e, "vector", E1_OP_VRELU_S8, e->eng_start, now + 1 - e->eng_start, 0, 1);
+            if (e->dev.trace) trace_cmd(e, "vector", E1_OP_VRELU_S8, e->st.eng_start, now + 1 - e->st.eng_start, 0, 1);
         } else {
             uint32_t base = v[IX_GEMM_BASE];
-            uint8_t x = sc_byte(e, (e1_gemm_base_a(base) + e->vi) & 63);
-            sc_set_byte(e, (e1_gemm_base_b(base) + e->vi) & 63, (x & 0x80) ? 0 : x);
+            uint8_t x = sc_byte(e, (e1_gemm_base_a(base) + e->st.vi) & 63);
+            sc_set_byte(e, (e1_gemm_base_b(base) + e->st.vi) & 63, (x & 0x80) ? 0 : x);
             sbytes_n = sbytes + 2;
-            if (e->vi == ((vlen - 1) & 63)) {
-                e->vi = 0;
-                e->vec_busy = 0;
-                if (!e->desc_busy) st_n = 2;
-                if (e->dev.trace) trace_cmd(e, "vector", E1_OP_VRELU_S8, e->eng_start, now + 1 - e->eng_start, 0, 0);
+            if (e->st.vi == ((vlen - 1) & 63)) {
+                e->st.vi = 0;
+                e->st.vec_busy = 0;
+                if (!e->st.desc_busy) st_n = E1_ST_DONE;
+                if (e->dev.trace) trace_cmd(e, "vector", E1_OP_VRELU_S8, e->st.eng_start, now + 1 - e->st.eng_start, 0, 0);
             } else {
-                e->vi = (e->vi + 1) & 63;
+                e->st.vi = (e->st.vi + 1) & 63;
             }
         }
     }
 
     /* 4. descriptor engine */
-    if (e->desc_busy) {
-        const uint32_t tmo = v[IX_DESC_TMO];
-        int ds = e->dstate;
-        v[IX_DESC_TMO] = tmo + 1;
+    if (e->st.desc_busy) {
+        const uint32_t tmo = v[IX_DESC_TIMEOUT_COUNT];
+        int ds = e->st.dstate;
+        v[IX_DESC_TIMEOUT_COUNT] = tmo + 1;
         if (ds == DS_FETCH_ADDR || ds == DS_FETCH_DATA || ds == DS_STREAM_ADDR || ds == DS_STREAM_DATA ||
             ds == DS_WRITE_ADDR || ds == DS_WRITE_RESP)
-            v[IX_PERF_STALL]++;
+            v[IX_PERF_STALL_CYCLES]++;
         uint32_t code = 0; /* non-zero: abort with this DESC_STATUS */
         if (tmo >= E1_DESC_TIMEOUT) {
-            if (e->dev.trace && e->gemm_busy)
-                trace_cmd(e, "gemm", e->gemm_s4 ? 9 : 8, e->eng_start, now + 1 - e->eng_start, e->eng_macs, 1);
-            if (e->dev.trace && e->vec_busy)
-                trace_cmd(e, "vector", E1_OP_VRELU_S8, e->eng_start, now + 1 - e->eng_start, 0, 1);
+            if (e->dev.trace && e->st.gemm_busy)
+                trace_cmd(e, "gemm", e->st.gemm_s4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, e->st.eng_start, now + 1 - e->st.eng_start, e->st.eng_macs, 1);
+            if (e->dev.trace && e->st.vec_busy)
+                trace_cmd(e, "vector", E1_OP_VRELU_S8, e->st.eng_start, now + 1 - e->st.eng_start, 0, 1);
             bc_n = 0;
-            e->gemm_busy = 0;
-            e->vec_busy = 0;
+            e->st.gemm_busy = 0;
+            e->st.vec_busy = 0;
             code = E1_DS_TIMEOUT;
             /* The bus valid signals are decoded from the state register, and
              * the timeout only blocks the next-state update: a request whose
@@ -457,174 +461,174 @@ static void edge(e1 *e) {
                 (void)write_beat(e, NULL);
             }
         } else {
-            uint32_t w0 = e->dw[0], op = w0 & 15;
+            uint32_t w0 = e->st.dw[0], op = e1_desc_opcode(w0);
             switch (ds) {
             case DS_FETCH_ADDR:
             case DS_STREAM_ADDR:
                 if (st0) { /* arvalid needs CTRL_STATUS.busy */
                     uint8_t b[4] = {0, 0, 0, 0};
                     uint32_t lat = 0;
-                    e->bus_resp = npk_bus_read(e->dev.mem, read_addr(e, ds), b, 4, &lat);
-                    e->bus_wait = lat;
-                    e->bus_data = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-                    e->dstate = ds + 1;
+                    e->st.bus_resp = npk_bus_read(e->dev.mem, read_addr(e, ds), b, 4, &lat);
+                    e->st.bus_wait = lat;
+                    e->st.bus_data = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+                    e->st.dstate = ds + 1;
                 }
                 break;
             case DS_FETCH_DATA:
             case DS_STREAM_DATA:
-                if (e->bus_wait) {
-                    e->bus_wait--;
-                } else if (e->bus_resp == NPK_BUS_HANG || !st0) {
+                if (e->st.bus_wait) {
+                    e->st.bus_wait--;
+                } else if (e->st.bus_resp == NPK_BUS_HANG || !st0) {
                     /* no response ever arrives / rready low: wait for the timeout */
-                } else if (e->bus_resp != NPK_BUS_OK) {
+                } else if (e->st.bus_resp != NPK_BUS_OK) {
                     code = ds == DS_FETCH_DATA ? E1_DS_FETCH_ERR : E1_DS_STREAM_ERR;
                 } else {
-                    v[IX_DESC_BREAD] += 4;
-                    v[IX_DESC_RBEATS]++;
-                    e->ph_bytes += 4;
+                    v[IX_DESC_BYTES_READ] += 4;
+                    v[IX_DESC_READ_BEATS]++;
+                    e->st.ph_bytes += 4;
                     if (ds == DS_FETCH_DATA) {
-                        e->dw[e->fetch_word] = e->bus_data;
-                        if (e->fetch_word == 3) {
-                            e->fetch_word = 0;
-                            e->dstate = DS_LAUNCH;
+                        e->st.dw[e->st.fetch_word] = e->st.bus_data;
+                        if (e->st.fetch_word == 3) {
+                            e->st.fetch_word = 0;
+                            e->st.dstate = DS_LAUNCH;
                             phase_close(e, now + 1, 0);
                         } else {
-                            e->fetch_word++;
-                            e->dstate = DS_FETCH_ADDR;
+                            e->st.fetch_word++;
+                            e->st.dstate = DS_FETCH_ADDR;
                         }
                     } else {
-                        v[IX_SCRATCH0 + (((e1_desc_scratch_off(w0) >> 2) + (e->stream_done >> 2)) & 15)] = e->bus_data;
+                        v[IX_SCRATCH0 + (((e1_desc_scratch_off(w0) >> 2) + (e->st.stream_done >> 2)) & 15)] = e->st.bus_data;
                         sbytes_n = sbytes + 4;
-                        e->stream_done = (e->stream_done + 4) & 63;
-                        e->dstate = e->stream_done >= e1_desc_len(w0) || e->stream_done == 0 ? DS_LAUNCH : DS_STREAM_ADDR;
-                        if (e->dstate == DS_LAUNCH) phase_close(e, now + 1, 0);
+                        e->st.stream_done = (e->st.stream_done + 4) & 63;
+                        e->st.dstate = e->st.stream_done >= e1_desc_len(w0) || e->st.stream_done == 0 ? DS_LAUNCH : DS_STREAM_ADDR;
+                        if (e->st.dstate == DS_LAUNCH) phase_close(e, now + 1, 0);
                     }
                 }
                 break;
             case DS_LAUNCH: {
                 uint32_t off = e1_desc_scratch_off(w0), len = e1_desc_len(w0);
                 int stream_ok = !e1_desc_stream(w0) ||
-                                (!(e->dw[1] & 3) && !(off & 3) && len && !(len & 3) && off + len <= 64);
+                                (!(e->st.dw[1] & 3) && !(off & 3) && len && !(len & 3) && off + len <= 64);
                 uint32_t wlen = (gm * gn * 4) & 63;
                 uint32_t wsrc = is_gemm(op) ? e1_gemm_base_c(v[IX_GEMM_BASE]) : e1_gemm_base_b(v[IX_GEMM_BASE]);
                 if (!is_gemm(op)) wlen = vlen;
                 int wb_ok = !e1_desc_writeback(w0) ||
-                            (!(e->dw[2] & 3) && is_gemm(op) && wsrc + wlen <= 64 && wlen && !(wlen & 3));
+                            (!(e->st.dw[2] & 3) && is_gemm(op) && wsrc + wlen <= 64 && wlen && !(wlen & 3));
                 if (!e1_desc_valid_owner(w0)) {
                     code = E1_DS_NO_OWNER;
                 } else if (!stream_ok) {
                     code = E1_DS_STREAM_CFG;
                 } else if (!wb_ok) {
                     code = E1_DS_WB_CFG;
-                } else if (e1_desc_stream(w0) && e->stream_done == 0) {
-                    e->dstate = DS_STREAM_ADDR;
+                } else if (e1_desc_stream(w0) && e->st.stream_done == 0) {
+                    e->st.dstate = DS_STREAM_ADDR;
                     phase_open(e, PH_STREAM, now + 1);
                 } else if (is_gemm(op)) {
                     if (gemm_ok(e, op == E1_OP_GEMM_S4)) {
-                        e->gemm_busy = 1;
-                        e->gemm_s4 = op == E1_OP_GEMM_S4;
-                        e->gi = e->gj = e->gl = 0;
-                        e->gacc = 0;
+                        e->st.gemm_busy = 1;
+                        e->st.gemm_s4 = op == E1_OP_GEMM_S4;
+                        e->st.gi = e->st.gj = e->st.gl = 0;
+                        e->st.gacc = 0;
                         v[IX_PERF_OPS]++;
-                        e->dstate = DS_WAIT;
-                        e->eng_start = now + 1;
-                        e->eng_macs = 0;
+                        e->st.dstate = DS_WAIT;
+                        e->st.eng_start = now + 1;
+                        e->st.eng_macs = 0;
                     } else {
                         code = E1_DS_CFG;
                     }
                 } else if (op == E1_OP_VRELU_S8) {
                     if (vec_ok(e)) {
-                        e->vec_busy = 1;
-                        e->vi = 0;
+                        e->st.vec_busy = 1;
+                        e->st.vi = 0;
                         v[IX_PERF_OPS]++;
-                        e->dstate = DS_WAIT;
-                        e->eng_start = now + 1;
-                        e->eng_macs = 0;
+                        e->st.dstate = DS_WAIT;
+                        e->st.eng_start = now + 1;
+                        e->st.eng_macs = 0;
                     } else {
                         code = E1_DS_CFG;
                     }
                 } else {
                     bc_n = latency_of(op);
-                    e->op_a_q = e->dw[1];
-                    e->op_b_q = e->dw[2];
-                    e->acc_q = e->dw[3];
-                    e->opcode_q = op;
-                    e->ternary_q = op == E1_OP_DOT16_S2 && (v[IX_CMD_PARAM] & E1_CMD_TERNARY);
+                    e->st.op_a_q = e->st.dw[1];
+                    e->st.op_b_q = e->st.dw[2];
+                    e->st.acc_q = e->st.dw[3];
+                    e->st.opcode_q = op;
+                    e->st.ternary_q = op == E1_OP_DOT16_S2 && (v[IX_CMD_PARAM] & E1_CMD_TERNARY);
                     v[IX_PERF_OPS]++;
-                    e->dstate = DS_WAIT;
-                    e->eng_start = now + 1;
-                    e->eng_macs = 0;
+                    e->st.dstate = DS_WAIT;
+                    e->st.eng_start = now + 1;
+                    e->st.eng_macs = 0;
                 }
                 break;
             }
             case DS_WAIT:
                 if (desc_done) {
-                    e->dstate = e1_desc_writeback(w0) ? DS_WRITE_ADDR : DS_ADVANCE;
-                    if (e->dstate == DS_WRITE_ADDR) phase_open(e, PH_WRITEBACK, now + 1);
+                    e->st.dstate = e1_desc_writeback(w0) ? DS_WRITE_ADDR : DS_ADVANCE;
+                    if (e->st.dstate == DS_WRITE_ADDR) phase_open(e, PH_WRITEBACK, now + 1);
                 }
                 break;
             case DS_WRITE_ADDR:
                 if (st0) {
                     uint32_t lat = 0;
-                    e->bus_resp = write_beat(e, &lat);
-                    e->bus_wait = lat;
-                    e->dstate = DS_WRITE_RESP;
+                    e->st.bus_resp = write_beat(e, &lat);
+                    e->st.bus_wait = lat;
+                    e->st.dstate = DS_WRITE_RESP;
                 }
                 break;
             case DS_WRITE_RESP:
-                if (e->bus_wait) {
-                    e->bus_wait--;
-                } else if (e->bus_resp == NPK_BUS_HANG || !st0) {
+                if (e->st.bus_wait) {
+                    e->st.bus_wait--;
+                } else if (e->st.bus_resp == NPK_BUS_HANG || !st0) {
                     /* no response: wait for the timeout */
-                } else if (e->bus_resp != NPK_BUS_OK) {
+                } else if (e->st.bus_resp != NPK_BUS_OK) {
                     code = E1_DS_WB_ERR;
                 } else {
                     uint32_t wlen = is_gemm(op) ? (gm * gn * 4) & 63 : vlen;
-                    v[IX_DESC_BWRITTEN] += 4;
-                    v[IX_DESC_WBEATS]++;
-                    e->ph_bytes += 4;
+                    v[IX_DESC_BYTES_WRITTEN] += 4;
+                    v[IX_DESC_WRITE_BEATS]++;
+                    e->st.ph_bytes += 4;
                     sbytes_n = sbytes + 4;
-                    uint32_t nd = (e->write_done + 4) & 63;
-                    e->dstate = ((e->write_done + 4) & 63) >= wlen ? DS_ADVANCE : DS_WRITE_ADDR;
-                    if (e->dstate == DS_ADVANCE) phase_close(e, now + 1, 0);
-                    e->write_done = nd;
+                    uint32_t nd = (e->st.write_done + 4) & 63;
+                    e->st.dstate = ((e->st.write_done + 4) & 63) >= wlen ? DS_ADVANCE : DS_WRITE_ADDR;
+                    if (e->st.dstate == DS_ADVANCE) phase_close(e, now + 1, 0);
+                    e->st.write_done = nd;
                 }
                 break;
             case DS_ADVANCE: {
                 uint32_t tail = v[IX_DESC_TAIL];
-                uint32_t next = (tail + 1) & 7;
+                uint32_t next = (tail + 1) % E1_RING_ENTRIES;
                 v[IX_DESC_TAIL] = next;
-                e->err_index = tail;
+                e->st.err_index = tail;
                 v[IX_DESC_STATUS] = E1_DS_DONE;
-                v[IX_DESC_TMO] = 0;
-                e->stream_done = 0;
-                e->write_done = 0;
+                v[IX_DESC_TIMEOUT_COUNT] = 0;
+                e->st.stream_done = 0;
+                e->st.write_done = 0;
                 if (e->dev.trace) {
                     trace_desc(e, tail, now + 1);
                     trace_depth(e, now + 1, (v[IX_DESC_HEAD] - next) & 7);
                 }
                 if (next == v[IX_DESC_HEAD]) {
-                    e->desc_busy = 0;
-                    e->dstate = DS_IDLE;
-                    st_n = 2;
+                    e->st.desc_busy = 0;
+                    e->st.dstate = DS_IDLE;
+                    st_n = E1_ST_DONE;
                 } else {
-                    e->fetch_word = 0;
-                    e->dstate = DS_FETCH_ADDR;
-                    e->desc_start = now + 1;
-                    e->desc_macs_start = v[IX_PERF_MACS];
+                    e->st.fetch_word = 0;
+                    e->st.dstate = DS_FETCH_ADDR;
+                    e->st.desc_start = now + 1;
+                    e->st.desc_macs_start = v[IX_PERF_MACS];
                     phase_open(e, PH_FETCH, now + 1);
                 }
                 break;
             }
             default:
-                e->dstate = DS_FETCH_ADDR;
+                e->st.dstate = DS_FETCH_ADDR;
                 break;
             }
         }
         if (code) {
-            e->desc_busy = 0;
-            e->dstate = DS_IDLE;
-            st_n = 6;
+            e->st.desc_busy = 0;
+            e->st.dstate = DS_IDLE;
+            st_n = E1_ST_DONE | E1_ST_ERROR;
             v[IX_DESC_STATUS] = code;
             errs_n = errs + 1;
             unsup_n = unsup + 1;
@@ -636,16 +640,16 @@ static void edge(e1 *e) {
         }
     }
 
-    v[IX_CTRL] = st_n;
+    v[IX_CTRL_STATUS] = st_n;
     v[IX_PERF_ERRORS] = errs_n;
-    v[IX_PERF_UNSUP] = unsup_n;
-    v[IX_PERF_SCRATCH] = sbytes_n;
-    e->busy_count = bc_n;
+    v[IX_PERF_UNSUPPORTED_OPS] = unsup_n;
+    v[IX_PERF_SCRATCH_BYTES] = sbytes_n;
+    e->st.busy_count = bc_n;
     e->dev.cycles = now + 1;
     if (st_n != st) update_irq(e);
 }
 
-static inline int busy(const e1 *e) { return e->busy_count || e->gemm_busy || e->vec_busy || e->desc_busy; }
+static inline int busy(const e1 *e) { return e->st.busy_count || e->st.gemm_busy || e->st.vec_busy || e->st.desc_busy; }
 
 static void e1_step(npk_dev *d, uint64_t cycles) {
     e1 *e = E1(d);
@@ -663,22 +667,24 @@ static int e1_idle(npk_dev *d) { return !busy(E1(d)); }
 
 /* ---- register hooks --------------------------------------------------------- */
 
-static void w_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+/* CTRL_STATUS: the write is a command; the register holds the status. */
+static uint32_t w_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
     (void)r;
     (void)old;
+    (void)next;
     e1 *e = E1(d);
     uint32_t *v = e->v;
     if ((val & E1_CTRL_START) && !busy(e)) {
-        e->cmd_start = d->cycles;
-        e->eng_start = d->cycles;
-        e->eng_macs = 0;
-        uint32_t op = v[IX_OPCODE] & 15;
+        e->st.cmd_start = d->cycles;
+        e->st.eng_start = d->cycles;
+        e->st.eng_macs = 0;
+        uint32_t op = NPK_FEX(v[IX_OPCODE], E1_OPCODE_OP);
         int fail = 0;
         if (v[IX_CMD_PARAM] & E1_CMD_DESC) {
-            uint32_t sec = v[IX_SEC_OWNER];
-            e->err_index = v[IX_DESC_TAIL];
-            if ((sec & E1_SEC_OWNER_OWNED) && e->sec_lock &&
-                (v[IX_CMD_PARAM] >> E1_CMD_OWNER_SHIFT) != (sec & E1_SEC_OWNER_MASK)) {
+            uint32_t sec = v[IX_SEC_OWNER_CFG];
+            e->st.err_index = v[IX_DESC_TAIL];
+            if ((sec & E1_SEC_OWNER_OWNED) && e->st.sec_lock &&
+                NPK_FEX(v[IX_CMD_PARAM], E1_CMD_PARAM_OWNER) != NPK_FEX(sec, E1_SEC_OWNER_CFG_OWNER)) {
                 v[IX_DESC_STATUS] = E1_DS_OWNER;
                 fail = 1;
             } else if (v[IX_DESC_BASE] & 3) {
@@ -688,16 +694,16 @@ static void w_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
                 v[IX_DESC_STATUS] = E1_DS_EMPTY;
                 fail = 1;
             } else {
-                v[IX_CTRL] = 1;
+                v[IX_CTRL_STATUS] = E1_ST_BUSY;
                 v[IX_DESC_STATUS] = 0;
-                e->desc_busy = 1;
-                e->dstate = DS_FETCH_ADDR;
-                e->fetch_word = 0;
-                v[IX_DESC_TMO] = 0;
-                v[IX_DESC_BREAD] = v[IX_DESC_BWRITTEN] = v[IX_DESC_RBEATS] = v[IX_DESC_WBEATS] = 0;
-                e->stream_done = e->write_done = 0;
-                e->desc_start = d->cycles;
-                e->desc_macs_start = v[IX_PERF_MACS];
+                e->st.desc_busy = 1;
+                e->st.dstate = DS_FETCH_ADDR;
+                e->st.fetch_word = 0;
+                v[IX_DESC_TIMEOUT_COUNT] = 0;
+                v[IX_DESC_BYTES_READ] = v[IX_DESC_BYTES_WRITTEN] = v[IX_DESC_READ_BEATS] = v[IX_DESC_WRITE_BEATS] = 0;
+                e->st.stream_done = e->st.write_done = 0;
+                e->st.desc_start = d->cycles;
+                e->st.desc_macs_start = v[IX_PERF_MACS];
                 phase_open(e, PH_FETCH, d->cycles);
                 if (d->trace) trace_depth(e, d->cycles, (v[IX_DESC_HEAD] - v[IX_DESC_TAIL]) & 7);
             }
@@ -709,11 +715,11 @@ static void w_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
             }
         } else if (is_gemm(op)) {
             if (gemm_ok(e, op == E1_OP_GEMM_S4)) {
-                v[IX_CTRL] = 1;
-                e->gemm_busy = 1;
-                e->gemm_s4 = op == E1_OP_GEMM_S4;
-                e->gi = e->gj = e->gl = 0;
-                e->gacc = 0;
+                v[IX_CTRL_STATUS] = E1_ST_BUSY;
+                e->st.gemm_busy = 1;
+                e->st.gemm_s4 = op == E1_OP_GEMM_S4;
+                e->st.gi = e->st.gj = e->st.gl = 0;
+                e->st.gacc = 0;
                 v[IX_PERF_OPS]++;
             } else {
                 fail = 1;
@@ -721,46 +727,48 @@ static void w_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
             }
         } else if (op == E1_OP_VRELU_S8) {
             if (vec_ok(e)) {
-                v[IX_CTRL] = 1;
-                e->vec_busy = 1;
-                e->vi = 0;
+                v[IX_CTRL_STATUS] = E1_ST_BUSY;
+                e->st.vec_busy = 1;
+                e->st.vi = 0;
                 v[IX_PERF_OPS]++;
             } else {
                 fail = 1;
                 if (d->trace) trace_cmd(e, "vector", op, d->cycles, 0, 0, 1);
             }
         } else {
-            v[IX_CTRL] = 1;
-            e->busy_count = latency_of(op);
-            e->op_a_q = v[IX_OP_A];
-            e->op_b_q = v[IX_OP_B];
-            e->acc_q = v[IX_ACC];
-            e->opcode_q = op;
-            e->ternary_q = op == E1_OP_DOT16_S2 && (v[IX_CMD_PARAM] & E1_CMD_TERNARY);
+            v[IX_CTRL_STATUS] = E1_ST_BUSY;
+            e->st.busy_count = latency_of(op);
+            e->st.op_a_q = v[IX_OP_A];
+            e->st.op_b_q = v[IX_OP_B];
+            e->st.acc_q = v[IX_ACC];
+            e->st.opcode_q = op;
+            e->st.ternary_q = op == E1_OP_DOT16_S2 && (v[IX_CMD_PARAM] & E1_CMD_TERNARY);
             v[IX_PERF_OPS]++;
         }
         if (fail) {
-            v[IX_CTRL] = 6;
+            v[IX_CTRL_STATUS] = E1_ST_DONE | E1_ST_ERROR;
             v[IX_PERF_ERRORS]++;
-            v[IX_PERF_UNSUP]++;
+            v[IX_PERF_UNSUPPORTED_OPS]++;
         }
     }
     if (val & E1_CTRL_CLEAR) {
-        v[IX_CTRL] &= ~(E1_ST_DONE | E1_ST_ERROR);
+        v[IX_CTRL_STATUS] &= ~(E1_ST_DONE | E1_ST_ERROR);
         v[IX_DESC_STATUS] = 0;
-        e->err_index = 0;
-        v[IX_DESC_TMO] = 0;
-        v[IX_DESC_BREAD] = v[IX_DESC_BWRITTEN] = v[IX_DESC_RBEATS] = v[IX_DESC_WBEATS] = 0;
-        e->write_done = 0;
+        e->st.err_index = 0;
+        v[IX_DESC_TIMEOUT_COUNT] = 0;
+        v[IX_DESC_BYTES_READ] = v[IX_DESC_BYTES_WRITTEN] = v[IX_DESC_READ_BEATS] = v[IX_DESC_WRITE_BEATS] = 0;
+        e->st.write_done = 0;
     }
     update_irq(e);
+    return v[IX_CTRL_STATUS];
 }
 
 static uint32_t r_trace(npk_dev *d, const npk_reg *r, uint32_t stored) {
     (void)r;
     (void)stored;
     const e1 *e = E1(d);
-    return (uint32_t)e->vec_busy << 8 | (uint32_t)e->gemm_busy << 7 | (e->opcode_q & 15) << 3 | (e->busy_count & 7);
+    return NPK_FVAL(E1_TRACE_VEC_BUSY, e->st.vec_busy) | NPK_FVAL(E1_TRACE_GEMM_BUSY, e->st.gemm_busy) |
+           NPK_FVAL(E1_TRACE_OPCODE, e->st.opcode_q) | NPK_FVAL(E1_TRACE_BUSY_COUNT, e->st.busy_count);
 }
 
 static uint32_t r_perf(npk_dev *d, const npk_reg *r, uint32_t stored) {
@@ -768,97 +776,74 @@ static uint32_t r_perf(npk_dev *d, const npk_reg *r, uint32_t stored) {
     return perf_hidden(E1(d)) ? 0 : stored;
 }
 
-static void w_perf_errors(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+/* PERF_ERRORS: a counter; writing CLEAR zeroes the counters. */
+static uint32_t w_perf_errors(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
     (void)r;
-    (void)old;
+    (void)next;
     uint32_t *v = E1(d)->v;
     if (val & E1_PERF_CLEAR) {
         /* every counter except DESC_TIMEOUT_COUNT */
-        v[IX_PERF_UNSUP] = 0;
+        v[IX_PERF_UNSUPPORTED_OPS] = 0;
         v[IX_PERF_CYCLES] = v[IX_PERF_MACS] = v[IX_PERF_OPS] = v[IX_PERF_ERRORS] = 0;
-        v[IX_DESC_BREAD] = v[IX_DESC_BWRITTEN] = v[IX_DESC_RBEATS] = v[IX_DESC_WBEATS] = 0;
-        v[IX_PERF_STALL] = v[IX_PERF_SCRATCH] = v[IX_PERF_THERMAL] = 0;
+        v[IX_DESC_BYTES_READ] = v[IX_DESC_BYTES_WRITTEN] = v[IX_DESC_READ_BEATS] = v[IX_DESC_WRITE_BEATS] = 0;
+        v[IX_PERF_STALL_CYCLES] = v[IX_PERF_SCRATCH_BYTES] = v[IX_PERF_THERMAL_THROTTLE] = 0;
+        return 0;
     }
+    return old;
 }
 
-static void w_thermal(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+/* PERF_THERMAL_THROTTLE counts the writes to it, whatever the value. */
+static uint32_t w_thermal(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
+    (void)d;
     (void)r;
     (void)val;
-    E1(d)->v[IX_PERF_THERMAL] = old + 1;
+    (void)next;
+    return old + 1;
 }
 
-static void w_sec_owner(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+/* SEC_OWNER_CFG is writable only until SEC_LOCK is set. */
+static uint32_t w_sec_owner(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
     (void)r;
-    (void)old;
-    e1 *e = E1(d);
-    if (!e->sec_lock) e->v[IX_SEC_OWNER] = val & E1_SEC_OWNER_CFG_MASK;
+    (void)val;
+    return E1(d)->st.sec_lock ? old : next;
 }
 
-static void w_sec_lock(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+/* SEC_LOCK: writing SET locks until reset; the register reads 0. */
+static uint32_t w_sec_lock(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
     (void)r;
     (void)old;
-    if (val & E1_SEC_LOCK_SET) E1(d)->sec_lock = 1;
+    (void)next;
+    if (val & E1_SEC_LOCK_SET) E1(d)->st.sec_lock = 1;
+    return 0;
 }
 
 static uint32_t r_sec_status(npk_dev *d, const npk_reg *r, uint32_t stored) {
     (void)r;
     (void)stored;
     const e1 *e = E1(d);
-    uint32_t s = e->v[IX_SEC_OWNER];
-    uint32_t owned = s >> 31, plock = (s >> 30) & 1;
-    return E1_SOURCE_ID << E1_SEC_ST_SOURCE_SHIFT | (uint32_t)e->sec_lock << 3 | plock << 2 | (owned & plock) << 1 |
-           owned;
+    uint32_t s = e->v[IX_SEC_OWNER_CFG];
+    uint32_t owned = NPK_FEX(s, E1_SEC_OWNER_CFG_OWNED), plock = NPK_FEX(s, E1_SEC_OWNER_CFG_PERF_LOCK);
+    return NPK_FVAL(E1_SEC_STATUS_SOURCE, E1_SOURCE_ID) | NPK_FVAL(E1_SEC_STATUS_LOCK, e->st.sec_lock) |
+           NPK_FVAL(E1_SEC_STATUS_PERF_LOCK, plock) | NPK_FVAL(E1_SEC_STATUS_PERF_HIDDEN, owned & plock) |
+           NPK_FVAL(E1_SEC_STATUS_OWNED, owned);
 }
 
 static uint32_t r_desc_status(npk_dev *d, const npk_reg *r, uint32_t stored) {
     (void)r;
     const e1 *e = E1(d);
-    uint32_t pending = (e->v[IX_DESC_HEAD] - e->v[IX_DESC_TAIL]) & 7;
-    return stored | pending << E1_DS_PENDING_SHIFT | (e->err_index & 7) << E1_DS_ERR_INDEX_SHIFT |
-           (uint32_t)e->desc_busy << 8;
+    uint32_t pending = e->v[IX_DESC_HEAD] - e->v[IX_DESC_TAIL];
+    return stored | NPK_FVAL(E1_DESC_STATUS_PENDING, pending) | NPK_FVAL(E1_DESC_STATUS_ERR_INDEX, e->st.err_index) |
+           NPK_FVAL(E1_DESC_STATUS_BUSY, e->st.desc_busy);
 }
 
-#define RW(o, n, m) {o, n, 0, m, 0, NULL, NULL}
-#define RO(o, n) {o, n, 0, 0, 0, NULL, NULL}
-#define PERF(o, n) {o, n, 0, 0, 0, r_perf, NULL}
-#define SCR(i) {E1_REG_SCRATCH0 + 4 * (i), "SCRATCH" #i, 0, 0xffffffffu, 0, NULL, NULL}
-
-/* The register map (offset order; index == offset / 4). */
-static const npk_reg e1_regs[IX_COUNT] = {
-    RW(E1_REG_OP_A, "OP_A", 0xffffffffu),
-    RW(E1_REG_OP_B, "OP_B", 0xffffffffu),
-    RO(E1_REG_RESULT, "RESULT"),
-    {E1_REG_CTRL_STATUS, "CTRL_STATUS", 0, 0, 0, NULL, w_ctrl},
-    RW(E1_REG_OPCODE, "OPCODE", 0xfu),
-    RW(E1_REG_ACC, "ACC", 0xffffffffu),
-    RO(E1_REG_RESULT_HI, "RESULT_HI"),
-    {E1_REG_TRACE, "TRACE", 0, 0, 0, r_trace, NULL},
-    RW(E1_REG_GEMM_CFG, "GEMM_CFG", E1_GEMM_CFG_MASK),
-    RW(E1_REG_GEMM_BASE, "GEMM_BASE", E1_GEMM_BASE_MASK),
-    RW(E1_REG_GEMM_STRIDE, "GEMM_STRIDE", E1_GEMM_STRIDE_MASK),
-    PERF(E1_REG_PERF_UNSUPPORTED, "PERF_UNSUPPORTED_OPS"),
-    RW(E1_REG_CMD_PARAM, "CMD_PARAM", 0xffffffffu),
-    {E1_REG_SEC_OWNER_CFG, "SEC_OWNER_CFG", 0, 0, 0, NULL, w_sec_owner},
-    {E1_REG_SEC_LOCK, "SEC_LOCK", 0, 0, 0, NULL, w_sec_lock},
-    {E1_REG_SEC_STATUS, "SEC_STATUS", E1_SEC_STATUS_RESET, 0, 0, r_sec_status, NULL},
-    RW(E1_REG_DESC_BASE, "DESC_BASE", 0xffffffffu),
-    RW(E1_REG_DESC_HEAD, "DESC_HEAD", 0x7u),
-    RW(E1_REG_DESC_TAIL, "DESC_TAIL", 0x7u),
-    {E1_REG_DESC_STATUS, "DESC_STATUS", E1_DS_EMPTY, 0, 0, r_desc_status, NULL},
-    PERF(E1_REG_PERF_CYCLES, "PERF_CYCLES"),
-    PERF(E1_REG_PERF_MACS, "PERF_MACS"),
-    PERF(E1_REG_PERF_OPS, "PERF_OPS"),
-    {E1_REG_PERF_ERRORS, "PERF_ERRORS", 0, 0, 0, r_perf, w_perf_errors},
-    PERF(E1_REG_DESC_TIMEOUT_COUNT, "DESC_TIMEOUT_COUNT"),
-    PERF(E1_REG_DESC_BYTES_READ, "DESC_BYTES_READ"),
-    PERF(E1_REG_DESC_BYTES_WRITTEN, "DESC_BYTES_WRITTEN"),
-    PERF(E1_REG_DESC_READ_BEATS, "DESC_READ_BEATS"),
-    PERF(E1_REG_DESC_WRITE_BEATS, "DESC_WRITE_BEATS"),
-    PERF(E1_REG_PERF_STALL_CYCLES, "PERF_STALL_CYCLES"),
-    PERF(E1_REG_PERF_SCRATCH_BYTES, "PERF_SCRATCH_BYTES"),
-    {E1_REG_PERF_THERMAL_THROTTLE, "PERF_THERMAL_THROTTLE", 0, 0, 0, r_perf, w_thermal},
-    SCR(0), SCR(1), SCR(2), SCR(3), SCR(4), SCR(5), SCR(6), SCR(7),
-    SCR(8), SCR(9), SCR(10), SCR(11), SCR(12), SCR(13), SCR(14), SCR(15),
+/* The register map, generated from npukit/e1_regs.def (index == offset / 4). */
+static const npk_reg e1_regs[IX_SLOTS] = {
+#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) \
+    [(off) / 4] = {(off), #name, (reset), (ro), (w1c), (rsv), rd, prd, pre, post},
+#define NPK_FIELD(reg, field, shift, width)
+#include "npukit/e1_regs.def"
+#undef NPK_REG32
+#undef NPK_FIELD
 };
 
 /* ---- device ops ---------------------------------------------------------------- */
@@ -870,9 +855,8 @@ static void e1_write32(npk_dev *d, uint32_t off, uint32_t val) { npk_regfile_wri
 static void e1_reset(npk_dev *d) {
     e1 *e = E1(d);
     npk_regfile_reset(&e->rf);
-    size_t keep = offsetof(e1, v) + sizeof e->v;
-    memset((char *)e + keep, 0, sizeof *e - keep);
-    e->bus_resp = NPK_BUS_OK;
+    memset(&e->st, 0, sizeof e->st);
+    e->st.bus_resp = NPK_BUS_OK;
     update_irq(e);
 }
 
@@ -899,7 +883,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
         npk_err(NPK_ENOMEM, "out of memory");
         return NULL;
     }
-    if (npk_regfile_init(&e->rf, e1_regs, IX_COUNT, E1_REG_SPAN)) {
+    if (npk_regfile_init(&e->rf, e1_regs, IX_SLOTS, E1_REG_SPAN)) {
         free(e);
         return NULL;
     }

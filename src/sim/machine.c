@@ -81,6 +81,8 @@ int npk_sim_read(npk_sim *s, uint64_t addr, unsigned size, uint64_t *val) {
             *val = (w >> (8 * (off & 3))) & (size == 1 ? 0xffu : 0xffffu);
             return 0;
         }
+        npk_dev_guest_error(s->dev, NPK_GE_WIDTH, off, "read of %u bytes at offset 0x%03x (not naturally aligned)",
+                            size, off);
         return npk_err(NPK_EINVAL, "MMIO read of %u bytes at 0x%" PRIx64 " is not a naturally aligned access",
                        size, addr);
     }
@@ -110,6 +112,8 @@ int npk_sim_write(npk_sim *s, uint64_t addr, unsigned size, uint64_t val) {
             }
             return 0;
         }
+        npk_dev_guest_error(s->dev, NPK_GE_WIDTH, off,
+                            "write of %u bytes at offset 0x%03x (registers take aligned 32/64-bit writes)", size, off);
         return npk_err(NPK_EINVAL, "MMIO write of %u bytes at 0x%" PRIx64 ": registers take aligned 32/64-bit writes",
                        size, addr);
     }
@@ -154,7 +158,16 @@ void npk_sim_set_irq_cb(npk_sim *s, npk_irq_fn fn, void *ctx) {
 void npk_sim_dump_regs(npk_sim *s, FILE *f) {
     npk_regfile *rf = s->dev->regs;
     if (!rf) return;
-    for (size_t i = 0; i < rf->n; i++)
-        fprintf(f, "%-22s 0x%03x 0x%08x\n", rf->tab[i].name, rf->tab[i].off,
-                s->dev->ops->read32(s->dev, rf->tab[i].off));
+    size_t i = 0;
+    for (const npk_reg *r; (r = npk_regfile_next(rf, &i));)
+        fprintf(f, "%-22s 0x%03x 0x%08x\n", r->name, r->off, npk_regfile_peek(rf, s->dev, r->off));
 }
+
+uint64_t npk_sim_guest_errors(const npk_sim *s, int kind) {
+    if (kind >= 0) return kind < NPK_GE_COUNT ? s->dev->guest_errors[kind] : 0;
+    uint64_t n = 0;
+    for (int k = 0; k < NPK_GE_COUNT; k++) n += s->dev->guest_errors[k];
+    return n;
+}
+
+void npk_sim_set_guest_log(npk_sim *s, FILE *f) { s->dev->guest_log = f; }

@@ -51,7 +51,6 @@ typedef struct pccx {
     /* state */
     uint16_t *l2;                 /* [L2W * 8] BF16 */
     uint16_t cc[2][64][3];        /* constant cache banks */
-    uint16_t emax, scalar;
     uint64_t queue[QDEPTH];
     uint64_t qidx[QDEPTH];        /* each queued instruction's index (count written before it) */
     unsigned qhead, qcount;
@@ -60,9 +59,7 @@ typedef struct pccx {
     uint32_t instr_lo;
     int fault, hung, done;
     uint64_t err_index, err_instr, err_addr;
-    uint64_t hwin_base, ws_addr, ws_limit;
-    uint32_t hwin_size, irq_en;
-    uint32_t l2_addr, l2_lane;
+    uint32_t l2_lane;             /* lane of the L2 debug window (not a register) */
     /* timing */
     uint64_t fe_ready, eng_free[ENG_N], busy_until;
     slot slots[NSLOT];
@@ -78,10 +75,23 @@ typedef struct pccx {
 
 static pccx *P(npk_dev *d) { return (pccx *)d; }
 
+/* Stored registers live in the register table (npukit/pccx_regs.def). */
+#define REG(p, name) ((p)->rf.val[NPK_PCCX_##name / 4])
+static uint64_t reg64(const pccx *p, uint32_t lo) {
+    return p->rf.val[lo / 4] | (uint64_t)p->rf.val[lo / 4 + 1] << 32;
+}
+static void set_reg64(pccx *p, uint32_t lo, uint64_t v) {
+    p->rf.val[lo / 4] = (uint32_t)v;
+    p->rf.val[lo / 4 + 1] = (uint32_t)(v >> 32);
+}
+#define EMAX(p) ((uint16_t)REG(p, EMAX))
+#define SCALAR(p) ((uint16_t)REG(p, SCALAR))
+
 /* ---- helpers ----------------------------------------------------------------- */
 
 static void update_irq(pccx *p) {
-    int level = ((p->irq_en & 1) && p->done) || ((p->irq_en & 2) && p->fault);
+    uint32_t en = REG(p, IRQ_EN);
+    int level = (NPK_FEX(en, NPK_PCCX_IRQ_EN_DONE) && p->done) || (NPK_FEX(en, NPK_PCCX_IRQ_EN_ERROR) && p->fault);
     npk_dev_set_irq(&p->dev, 0, level);
 }
 
@@ -213,8 +223,9 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     uint64_t ngroups = div_up(K, G);
     uint64_t wbytes = div_up(div_up(N * K, 2), 16) * 16;
     uint64_t rec = npk_pccx_wrec_size((unsigned)N, (unsigned)K, (unsigned)(ws[2]), wscale);
-    if (p->ws_limit && (p->ws_addr + rec > p->ws_limit || p->ws_addr + rec < p->ws_addr))
-        return raise_fault(p, NPK_PCCX_FAULT_WS_RANGE, w, p->ws_addr);
+    const uint64_t ws_addr = reg64(p, NPK_PCCX_WS_ADDR_LO), ws_limit = reg64(p, NPK_PCCX_WS_LIMIT_LO);
+    if (ws_limit && (ws_addr + rec > ws_limit || ws_addr + rec < ws_addr))
+        return raise_fault(p, NPK_PCCX_FAULT_WS_RANGE, w, ws_addr);
     /* Read the record in 1 MiB pieces (the same 16-byte beats as one copy),
      * growing the buffer only as the bus delivers: a hostile shape (N = K =
      * 65535 is a 2 GiB record) must not make the host allocate gigabytes
@@ -224,8 +235,8 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     npk_bus_resp resp = NPK_BUS_OK;
     while (got < rec && resp == NPK_BUS_OK) {
         uint64_t piece = rec - got < (1u << 20) ? rec - got : (1u << 20), l = 0;
-        if (!(r = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, p->ws_addr + got);
-        resp = npk_bus_copy_in(p->dev.mem, p->ws_addr + got, r + got, piece, 16, NULL, &faddr, &l);
+        if (!(r = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, ws_addr + got);
+        resp = npk_bus_copy_in(p->dev.mem, ws_addr + got, r + got, piece, 16, NULL, &faddr, &l);
         lat += l;
         got += piece;
     }
@@ -276,9 +287,9 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
             if (!any || bf(out[i]) > bf(best)) best = out[i];
             any = 1;
         }
-        p->emax = best;
+        REG(p, EMAX) = best;
     }
-    p->ws_addr += rec;
+    set_reg64(p, NPK_PCCX_WS_ADDR_LO, ws_addr + rec);
     /* timing */
     int gemv = in.op == NPK_PCCX_OP_GEMV;
     unsigned lanes = in.lanes ? in.lanes : 4;
@@ -323,8 +334,9 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
         uint32_t l2a = in.from_device ? in.dest : in.src;
         if (!l2_ok(l2a, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, l2a);
         uint64_t off = (uint64_t)in.aux * 16;
-        if (off + bytes > p->hwin_size) return raise_fault(p, NPK_PCCX_FAULT_HOST_RANGE, w, p->hwin_base + off);
-        uint64_t haddr = p->hwin_base + off;
+        uint64_t hwin_base = reg64(p, NPK_PCCX_HWIN_BASE_LO);
+        if (off + bytes > REG(p, HWIN_SIZE)) return raise_fault(p, NPK_PCCX_FAULT_HOST_RANGE, w, hwin_base + off);
+        uint64_t haddr = hwin_base + off;
         size_t done = 0;
         uint64_t faddr = 0;
         uint8_t *b = bytebuf(p, bytes);
@@ -430,14 +442,14 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
         if (accm) npk_bf16_xacc_add(&acc, y[0]);
         for (uint64_t i = 0; i < len; i++) {
             npk_bf16_xacc_add(&acc, x[i]);
-            if (sub) npk_bf16_xacc_sub(&acc, p->emax);
+            if (sub) npk_bf16_xacc_sub(&acc, EMAX(p));
         }
         y[0] = npk_bf16_xacc_round(&acc);
-        p->scalar = y[0];
+        REG(p, SCALAR) = y[0];
     } else {
         uint16_t *out = tmpbuf(p, len);
         if (!out) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
-        double e = bf(p->emax), s = bf(p->scalar);
+        double e = bf(EMAX(p)), s = bf(SCALAR(p));
         int recip = !!(in.flags & NPK_PCCX_CVO_RECIP_SCALE);
         for (uint64_t i = 0; i < len; i++) {
             double v = bf(x[i]);
@@ -520,17 +532,12 @@ static void issue(pccx *p, uint64_t w) {
 static void soft_reset(pccx *p) {
     npk_regfile_reset(&p->rf);
     memset(p->cc, 0, sizeof p->cc);
-    p->emax = NPK_BF16_NINF;
-    p->scalar = 0x3f80;
     p->qhead = p->qcount = 0;
     p->qindex = p->issued = p->retired = p->dropped = 0;
     p->instr_lo = 0;
     p->fault = p->hung = p->done = 0;
     p->err_index = p->err_instr = p->err_addr = 0;
-    p->hwin_base = p->ws_addr = p->ws_limit = 0;
-    p->hwin_size = 0x200000;
-    p->irq_en = 0;
-    p->l2_addr = p->l2_lane = 0;
+    p->l2_lane = 0;
     p->fe_ready = p->busy_until = p->dev.cycles;
     for (int i = 0; i < ENG_N; i++) p->eng_free[i] = p->dev.cycles;
     memset(p->slots, 0, sizeof p->slots);
@@ -550,9 +557,11 @@ static uint32_t rd_status(npk_dev *d, const npk_reg *r, uint32_t s) {
            (p->fault ? NPK_PCCX_STATUS_ERROR : 0) | (p->hung ? NPK_PCCX_STATUS_HUNG : 0);
 }
 
-static void wr_status(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+/* STATUS: DONE and ERROR are write-1-to-clear views of model state. */
+static uint32_t wr_status(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
     (void)r;
     (void)old;
+    (void)next;
     pccx *p = P(d);
     if (v & NPK_PCCX_STATUS_DONE) p->done = 0;
     if ((v & NPK_PCCX_STATUS_ERROR) && p->fault) {
@@ -562,15 +571,18 @@ static void wr_status(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
         pump(p, p->dev.cycles);
     }
     update_irq(p);
+    return 0;
 }
 
-static void wr_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+/* CTRL: commands, never stored. */
+static uint32_t wr_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
     (void)r;
     (void)old;
+    (void)next;
     pccx *p = P(d);
     if (v & NPK_PCCX_CTRL_RESET) {
         soft_reset(p);
-        return;
+        return 0;
     }
     if (v & NPK_PCCX_CTRL_FLUSH) {
         p->qindex += p->qcount;
@@ -582,169 +594,134 @@ static void wr_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
         memset(p->eng_cycles, 0, sizeof p->eng_cycles);
     }
     update_irq(p);
+    return 0;
 }
 
-static void wr_instr_lo(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+/* INSTR_LO latches the low word; INSTR_HI issues {HI, LO}. Both read 0. */
+static uint32_t wr_instr_lo(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
     (void)r;
     (void)old;
+    (void)next;
     P(d)->instr_lo = v;
+    return 0;
 }
 
-static void wr_instr_hi(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+static uint32_t wr_instr_hi(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
     (void)r;
     (void)old;
+    (void)next;
     pccx *p = P(d);
     issue(p, (uint64_t)v << 32 | p->instr_lo);
+    return 0;
 }
 
-static uint32_t rd_val(npk_dev *d, const npk_reg *r, uint32_t s) {
-    (void)s;
-    pccx *p = P(d);
-    uint64_t now = d->cycles;
-    switch (r->off) {
-    case NPK_PCCX_ERR_CODE: return (uint32_t)p->fault;
-    case NPK_PCCX_ERR_INDEX: return (uint32_t)p->err_index;
-    case NPK_PCCX_ERR_INSTR_LO: return (uint32_t)p->err_instr;
-    case NPK_PCCX_ERR_INSTR_HI: return (uint32_t)(p->err_instr >> 32);
-    case NPK_PCCX_ERR_ADDR_LO: return (uint32_t)p->err_addr;
-    case NPK_PCCX_ERR_ADDR_HI: return (uint32_t)(p->err_addr >> 32);
-    case NPK_PCCX_IRQ_EN: return p->irq_en;
-    case NPK_PCCX_QUEUE_COUNT: return p->qcount;
-    case NPK_PCCX_IDLE_ETA: {
-        if (p->hung || (p->fault && p->qcount)) return 0xffffffffu;
-        uint64_t t = p->busy_until;
-        if (p->qcount && p->fe_ready > t) t = p->fe_ready;
-        if (p->qcount && t <= now) return 1;
-        uint64_t eta = t > now ? t - now : 0;
-        return eta > 0xfffffffeu ? 0xfffffffeu : (uint32_t)eta;
-    }
-    case NPK_PCCX_HWIN_BASE_LO: return (uint32_t)p->hwin_base;
-    case NPK_PCCX_HWIN_BASE_HI: return (uint32_t)(p->hwin_base >> 32);
-    case NPK_PCCX_HWIN_SIZE: return p->hwin_size;
-    case NPK_PCCX_WS_ADDR_LO: return (uint32_t)p->ws_addr;
-    case NPK_PCCX_WS_ADDR_HI: return (uint32_t)(p->ws_addr >> 32);
-    case NPK_PCCX_WS_LIMIT_LO: return (uint32_t)p->ws_limit;
-    case NPK_PCCX_WS_LIMIT_HI: return (uint32_t)(p->ws_limit >> 32);
-    case NPK_PCCX_EMAX: return p->emax;
-    case NPK_PCCX_SCALAR: return p->scalar;
-    case NPK_PCCX_L2_ADDR: return p->l2_addr;
-    case NPK_PCCX_L2_DATA: {
-        uint32_t v = 0;
-        if (p->l2_addr < L2W)
-            v = p->l2[(uint64_t)p->l2_addr * 8 + 2 * p->l2_lane] |
-                (uint32_t)p->l2[(uint64_t)p->l2_addr * 8 + 2 * p->l2_lane + 1] << 16;
-        if (++p->l2_lane == 4) {
-            p->l2_lane = 0;
-            p->l2_addr++;
-        }
-        return v;
-    }
-    case NPK_PCCX_INSTR_ISSUED: return (uint32_t)p->issued;
-    case NPK_PCCX_INSTR_RETIRED: return (uint32_t)p->retired;
-    case NPK_PCCX_CYCLES_LO: return (uint32_t)p->busy_cycles;
-    case NPK_PCCX_CYCLES_HI: return (uint32_t)(p->busy_cycles >> 32);
-    case NPK_PCCX_CNT_GEMV: return (uint32_t)p->per_op[0];
-    case NPK_PCCX_CNT_GEMM: return (uint32_t)p->per_op[1];
-    case NPK_PCCX_CNT_MEMCPY: return (uint32_t)p->per_op[2];
-    case NPK_PCCX_CNT_MEMSET: return (uint32_t)p->per_op[3];
-    case NPK_PCCX_CNT_CVO: return (uint32_t)p->per_op[4];
-    case NPK_PCCX_WS_BYTES_LO: return (uint32_t)p->ws_bytes;
-    case NPK_PCCX_WS_BYTES_HI: return (uint32_t)(p->ws_bytes >> 32);
-    case NPK_PCCX_DMA_BYTES_LO: return (uint32_t)p->dma_bytes;
-    case NPK_PCCX_DMA_BYTES_HI: return (uint32_t)(p->dma_bytes >> 32);
-    case NPK_PCCX_MACS_LO: return (uint32_t)p->macs;
-    case NPK_PCCX_MACS_HI: return (uint32_t)(p->macs >> 32);
-    case NPK_PCCX_SFU_ELEMS: return (uint32_t)p->sfu_elems;
-    case NPK_PCCX_GEMV_CYCLES: return (uint32_t)p->eng_cycles[ENG_GEMV];
-    case NPK_PCCX_GEMM_CYCLES: return (uint32_t)p->eng_cycles[ENG_GEMM];
-    case NPK_PCCX_SFU_CYCLES: return (uint32_t)p->eng_cycles[ENG_SFU];
-    case NPK_PCCX_DMA_CYCLES: return (uint32_t)p->eng_cycles[ENG_DMA];
-    case NPK_PCCX_DROPPED: return (uint32_t)p->dropped;
-    default: return 0;
-    }
-}
-
-static void wr_val(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+static void wr_irq_en(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+    (void)r;
     (void)old;
+    (void)v;
+    update_irq(P(d));
+}
+
+/* The L2 debug window: L2_ADDR selects a word (lane 0); each bus access to
+ * L2_DATA moves 32 bits of it and advances lane, then address. */
+static void l2_advance(npk_dev *d, const npk_reg *r, uint32_t v) {
+    (void)r;
+    (void)v;
     pccx *p = P(d);
-    switch (r->off) {
-    case NPK_PCCX_IRQ_EN: p->irq_en = v & 3u; update_irq(p); break;
-    case NPK_PCCX_HWIN_BASE_LO: p->hwin_base = (p->hwin_base & ~0xffffffffull) | (v & ~0xfu); break;
-    case NPK_PCCX_HWIN_BASE_HI: p->hwin_base = (p->hwin_base & 0xffffffffull) | (uint64_t)v << 32; break;
-    case NPK_PCCX_HWIN_SIZE: p->hwin_size = v; break;
-    case NPK_PCCX_WS_ADDR_LO: p->ws_addr = (p->ws_addr & ~0xffffffffull) | (v & ~0xfu); break;
-    case NPK_PCCX_WS_ADDR_HI: p->ws_addr = (p->ws_addr & 0xffffffffull) | (uint64_t)v << 32; break;
-    case NPK_PCCX_WS_LIMIT_LO: p->ws_limit = (p->ws_limit & ~0xffffffffull) | v; break;
-    case NPK_PCCX_WS_LIMIT_HI: p->ws_limit = (p->ws_limit & 0xffffffffull) | (uint64_t)v << 32; break;
-    case NPK_PCCX_EMAX: p->emax = (uint16_t)v; break;
-    case NPK_PCCX_SCALAR: p->scalar = (uint16_t)v; break;
-    case NPK_PCCX_L2_ADDR: p->l2_addr = v; p->l2_lane = 0; break;
-    case NPK_PCCX_L2_DATA:
-        if (p->l2_addr < L2W) {
-            p->l2[(uint64_t)p->l2_addr * 8 + 2 * p->l2_lane] = (uint16_t)v;
-            p->l2[(uint64_t)p->l2_addr * 8 + 2 * p->l2_lane + 1] = (uint16_t)(v >> 16);
-        }
-        if (++p->l2_lane == 4) {
-            p->l2_lane = 0;
-            p->l2_addr++;
-        }
-        break;
-    default: break;
+    if (++p->l2_lane == 4) {
+        p->l2_lane = 0;
+        REG(p, L2_ADDR)++;
     }
 }
 
-#define RO(off, name) {off, name, 0, 0, 0, rd_val, NULL}
-#define RW(off, name, reset) {off, name, reset, 0xffffffffu, 0, rd_val, wr_val}
+static void wr_l2_addr(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+    (void)r;
+    (void)old;
+    (void)v;
+    P(d)->l2_lane = 0;
+}
+
+static uint32_t rd_l2_data(npk_dev *d, const npk_reg *r, uint32_t s) {
+    (void)r;
+    (void)s;
+    const pccx *p = P(d);
+    uint64_t a = REG(p, L2_ADDR);
+    if (a >= L2W) return 0;
+    return p->l2[a * 8 + 2 * p->l2_lane] | (uint32_t)p->l2[a * 8 + 2 * p->l2_lane + 1] << 16;
+}
+
+static uint32_t wr_l2_data(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
+    (void)old;
+    (void)next;
+    pccx *p = P(d);
+    uint64_t a = REG(p, L2_ADDR);
+    if (a < L2W) {
+        p->l2[a * 8 + 2 * p->l2_lane] = (uint16_t)v;
+        p->l2[a * 8 + 2 * p->l2_lane + 1] = (uint16_t)(v >> 16);
+    }
+    l2_advance(d, r, v);
+    return 0;
+}
+
+static uint32_t rd_idle_eta(npk_dev *d, const npk_reg *r, uint32_t s) {
+    (void)r;
+    (void)s;
+    const pccx *p = P(d);
+    uint64_t now = d->cycles;
+    if (p->hung || (p->fault && p->qcount)) return 0xffffffffu;
+    uint64_t t = p->busy_until;
+    if (p->qcount && p->fe_ready > t) t = p->fe_ready;
+    if (p->qcount && t <= now) return 1;
+    uint64_t eta = t > now ? t - now : 0;
+    return eta > 0xfffffffeu ? 0xfffffffeu : (uint32_t)eta;
+}
+
+/* Read-only views of model state (fault latch, queue, 64-bit counters). */
+#define RD(fn, expr)                                                   \
+    static uint32_t fn(npk_dev *d, const npk_reg *r, uint32_t s) {     \
+        (void)r;                                                       \
+        (void)s;                                                       \
+        const pccx *p = P(d);                                          \
+        return (uint32_t)(expr);                                       \
+    }
+RD(rd_err_code, p->fault)
+RD(rd_err_index, p->err_index)
+RD(rd_err_instr_lo, p->err_instr)
+RD(rd_err_instr_hi, p->err_instr >> 32)
+RD(rd_err_addr_lo, p->err_addr)
+RD(rd_err_addr_hi, p->err_addr >> 32)
+RD(rd_queue_count, p->qcount)
+RD(rd_issued, p->issued)
+RD(rd_retired, p->retired)
+RD(rd_cycles_lo, p->busy_cycles)
+RD(rd_cycles_hi, p->busy_cycles >> 32)
+RD(rd_cnt_gemv, p->per_op[0])
+RD(rd_cnt_gemm, p->per_op[1])
+RD(rd_cnt_memcpy, p->per_op[2])
+RD(rd_cnt_memset, p->per_op[3])
+RD(rd_cnt_cvo, p->per_op[4])
+RD(rd_ws_bytes_lo, p->ws_bytes)
+RD(rd_ws_bytes_hi, p->ws_bytes >> 32)
+RD(rd_dma_bytes_lo, p->dma_bytes)
+RD(rd_dma_bytes_hi, p->dma_bytes >> 32)
+RD(rd_macs_lo, p->macs)
+RD(rd_macs_hi, p->macs >> 32)
+RD(rd_sfu_elems, p->sfu_elems)
+RD(rd_gemv_cycles, p->eng_cycles[ENG_GEMV])
+RD(rd_gemm_cycles, p->eng_cycles[ENG_GEMM])
+RD(rd_sfu_cycles, p->eng_cycles[ENG_SFU])
+RD(rd_dma_cycles, p->eng_cycles[ENG_DMA])
+RD(rd_dropped, p->dropped)
+#undef RD
+
+/* The register map, generated from npukit/pccx_regs.def (index == offset / 4). */
 static const npk_reg regs[] = {
-    /* write-only (docs: access W): wmask 0 so they read 0 like CTRL; the hooks see the value */
-    {NPK_PCCX_INSTR_LO, "INSTR_LO", 0, 0, 0, NULL, wr_instr_lo},
-    {NPK_PCCX_INSTR_HI, "INSTR_HI", 0, 0, 0, NULL, wr_instr_hi},
-    {NPK_PCCX_STATUS, "STATUS", 0, 0, 0, rd_status, wr_status},
-    {NPK_PCCX_ID, "ID", NPK_PCCX_ID_VALUE, 0, 0, NULL, NULL},
-    {NPK_PCCX_VERSION, "VERSION", 0x00000002u, 0, 0, NULL, NULL},
-    RO(NPK_PCCX_ERR_CODE, "ERR_CODE"),
-    RO(NPK_PCCX_ERR_INDEX, "ERR_INDEX"),
-    RO(NPK_PCCX_ERR_INSTR_LO, "ERR_INSTR_LO"),
-    RO(NPK_PCCX_ERR_INSTR_HI, "ERR_INSTR_HI"),
-    RO(NPK_PCCX_ERR_ADDR_LO, "ERR_ADDR_LO"),
-    RO(NPK_PCCX_ERR_ADDR_HI, "ERR_ADDR_HI"),
-    RW(NPK_PCCX_IRQ_EN, "IRQ_EN", 0),
-    RO(NPK_PCCX_QUEUE_COUNT, "QUEUE_COUNT"),
-    {NPK_PCCX_QUEUE_CAP, "QUEUE_CAP", QDEPTH, 0, 0, NULL, NULL},
-    RO(NPK_PCCX_IDLE_ETA, "IDLE_ETA"),
-    RW(NPK_PCCX_HWIN_BASE_LO, "HWIN_BASE_LO", 0),
-    RW(NPK_PCCX_HWIN_BASE_HI, "HWIN_BASE_HI", 0),
-    RW(NPK_PCCX_HWIN_SIZE, "HWIN_SIZE", 0x200000u),
-    RW(NPK_PCCX_WS_ADDR_LO, "WS_ADDR_LO", 0),
-    RW(NPK_PCCX_WS_ADDR_HI, "WS_ADDR_HI", 0),
-    RW(NPK_PCCX_WS_LIMIT_LO, "WS_LIMIT_LO", 0),
-    RW(NPK_PCCX_WS_LIMIT_HI, "WS_LIMIT_HI", 0),
-    RW(NPK_PCCX_EMAX, "EMAX", 0xff80u),
-    RW(NPK_PCCX_SCALAR, "SCALAR", 0x3f80u),
-    RW(NPK_PCCX_L2_ADDR, "L2_ADDR", 0),
-    RW(NPK_PCCX_L2_DATA, "L2_DATA", 0),
-    RO(NPK_PCCX_INSTR_ISSUED, "INSTR_ISSUED"),
-    RO(NPK_PCCX_INSTR_RETIRED, "INSTR_RETIRED"),
-    RO(NPK_PCCX_CYCLES_LO, "CYCLES_LO"),
-    RO(NPK_PCCX_CYCLES_HI, "CYCLES_HI"),
-    RO(NPK_PCCX_CNT_GEMV, "CNT_GEMV"),
-    RO(NPK_PCCX_CNT_GEMM, "CNT_GEMM"),
-    RO(NPK_PCCX_CNT_MEMCPY, "CNT_MEMCPY"),
-    RO(NPK_PCCX_CNT_MEMSET, "CNT_MEMSET"),
-    RO(NPK_PCCX_CNT_CVO, "CNT_CVO"),
-    RO(NPK_PCCX_WS_BYTES_LO, "WS_BYTES_LO"),
-    RO(NPK_PCCX_WS_BYTES_HI, "WS_BYTES_HI"),
-    RO(NPK_PCCX_DMA_BYTES_LO, "DMA_BYTES_LO"),
-    RO(NPK_PCCX_DMA_BYTES_HI, "DMA_BYTES_HI"),
-    RO(NPK_PCCX_MACS_LO, "MACS_LO"),
-    RO(NPK_PCCX_MACS_HI, "MACS_HI"),
-    RO(NPK_PCCX_SFU_ELEMS, "SFU_ELEMS"),
-    RO(NPK_PCCX_GEMV_CYCLES, "GEMV_CYCLES"),
-    RO(NPK_PCCX_GEMM_CYCLES, "GEMM_CYCLES"),
-    RO(NPK_PCCX_SFU_CYCLES, "SFU_CYCLES"),
-    RO(NPK_PCCX_DMA_CYCLES, "DMA_CYCLES"),
-    RO(NPK_PCCX_DROPPED, "DROPPED"),
-    {NPK_PCCX_CTRL, "CTRL", 0, 0, 0, NULL, wr_ctrl},
+#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) \
+    [(off) / 4] = {(off), #name, (reset), (ro), (w1c), (rsv), rd, prd, pre, post},
+#define NPK_FIELD(reg, field, shift, width)
+#include "npukit/pccx_regs.def"
+#undef NPK_REG32
+#undef NPK_FIELD
 };
 
 /* ---- device ops ------------------------------------------------------------------------- */
@@ -851,7 +828,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
     }
     p->bpc = p->ddr_gbps * 1e9 * p->ddr_eff / 400e6;
     p->l2 = calloc((size_t)L2W * 8, sizeof *p->l2);
-    if (!p->l2 || npk_regfile_init(&p->rf, regs, sizeof regs / sizeof regs[0], 4096)) {
+    if (!p->l2 || npk_regfile_init(&p->rf, regs, sizeof regs / sizeof regs[0], NPK_PCCX_MMIO_SIZE)) {
         free(p->l2);
         free(p);
         npk_err(NPK_ENOMEM, "out of memory creating the pccx model");
@@ -868,7 +845,7 @@ const npk_dev_class npk_pccx_class = {
     .name = "pccx",
     .summary = "pccx v002 LLM NPU: 64-bit GEMV/GEMM/MEMCPY/MEMSET/CVO queue, INT4 x BF16, 1.75 MiB L2",
     .mmio_base = 0x10040000,
-    .mmio_size = 4096,
+    .mmio_size = NPK_PCCX_MMIO_SIZE,
     .hz = 400000000,
     .n_irq = 1,
     .opts = opt_defs,

@@ -295,7 +295,17 @@ static int window(const npk_qtest *q, uint64_t addr, uint64_t size) {
     return STRADDLE;
 }
 
+/* A window access of a size or alignment the registers do not take: a guest
+ * error of the device, then FAIL with the reason. */
+static void ge_width(npk_qtest *q, const char *verb, uint64_t addr, uint64_t size) {
+    uint64_t b = q->cls->mmio_base;
+    uint32_t off = addr > b ? (uint32_t)(addr - b) : 0;
+    npk_dev_guest_error(q->dev, NPK_GE_WIDTH, off, "%s of %" PRIu64 " bytes at offset 0x%03x (registers take aligned 32/64-bit accesses)",
+                        verb, size, off);
+}
+
 static int straddle_fail(npk_qtest *q, const char *verb, uint64_t addr, uint64_t size) {
+    ge_width(q, verb, addr, size);
     return fail(q, "%s: 0x%" PRIx64 "+%" PRIu64 " straddles the %s register window 0x%" PRIx64 "-0x%" PRIx64, verb,
                 addr, size, q->cls->name, q->cls->mmio_base, q->cls->mmio_base + q->cls->mmio_size - 1);
 }
@@ -311,9 +321,11 @@ static int bulk_read(npk_qtest *q, const char *verb, uint64_t addr, uint8_t *buf
     int w = window(q, addr, size);
     if (w == STRADDLE) return straddle_fail(q, verb, addr, size);
     if (w == INSIDE) {
-        if ((addr | size) & 3)
+        if ((addr | size) & 3) {
+            ge_width(q, verb, addr, size);
             return fail(q, "%s: register window accesses must be whole aligned 32-bit words (0x%" PRIx64 "+%" PRIu64 ")",
                         verb, addr, size);
+        }
         for (uint64_t i = 0; i < size; i += 4) {
             uint64_t v = 0;
             if (npk_sim_read(q->sim, addr + i, 4, &v)) return fail(q, "%s: %s", verb, npk_errmsg());
@@ -329,9 +341,11 @@ static int bulk_write(npk_qtest *q, const char *verb, uint64_t addr, const uint8
     int w = window(q, addr, size);
     if (w == STRADDLE) return straddle_fail(q, verb, addr, size);
     if (w == INSIDE) {
-        if ((addr | size) & 3)
+        if ((addr | size) & 3) {
+            ge_width(q, verb, addr, size);
             return fail(q, "%s: register window accesses must be whole aligned 32-bit words (0x%" PRIx64 "+%" PRIu64 ")",
                         verb, addr, size);
+        }
         for (uint64_t i = 0; i < size; i += 4) {
             uint32_t v = (uint32_t)buf[i] | (uint32_t)buf[i + 1] << 8 | (uint32_t)buf[i + 2] << 16 |
                          (uint32_t)buf[i + 3] << 24;
@@ -367,12 +381,16 @@ static int v_write_n(npk_qtest *q, const char *verb, char **a, int na) {
     if (w == STRADDLE) return straddle_fail(q, verb, addr, size);
     if (w == INSIDE) {
         uint64_t off = addr - q->cls->mmio_base;
-        if (size < 4)
+        if (size < 4) {
+            ge_width(q, verb, addr, size);
             return fail(q, "%s: 0x%" PRIx64 " is in the %s register window, which takes aligned 32/64-bit writes only",
                         verb, addr, q->cls->name);
-        if (off % size)
+        }
+        if (off % size) {
+            ge_width(q, verb, addr, size);
             return fail(q, "%s: 0x%" PRIx64 " is not %u-byte aligned (register window of %s)", verb, addr, size,
                         q->cls->name);
+        }
     }
     if (npk_sim_write(q->sim, addr, size, val)) return fail(q, "%s: %s", verb, npk_errmsg());
     rep_add(q, "OK", 2);
@@ -388,9 +406,11 @@ static int v_read_n(npk_qtest *q, const char *verb, char **a, int na) {
     if (range_ok(q, verb, addr, size)) return 1;
     int w = window(q, addr, size);
     if (w == STRADDLE) return straddle_fail(q, verb, addr, size);
-    if (w == INSIDE && (addr - q->cls->mmio_base) % size)
+    if (w == INSIDE && (addr - q->cls->mmio_base) % size) {
+        ge_width(q, verb, addr, size);
         return fail(q, "%s: 0x%" PRIx64 " is not %u-byte aligned (register window of %s)", verb, addr, size,
                     q->cls->name);
+    }
     if (npk_sim_read(q->sim, addr, size, &val)) return fail(q, "%s: %s", verb, npk_errmsg());
     rep_printf(q, "OK 0x%016" PRIx64, val);
     return 0;
@@ -550,8 +570,17 @@ static int v_regs(npk_qtest *q, const char *verb, int na) {
     npk_regfile *rf = q->dev->regs;
     if (!rf || !rf->n) return fail(q, "%s: the %s model has no register table", verb, q->cls->name);
     rep_add(q, "OK", 2);
-    for (size_t i = 0; i < rf->n; i++)
-        rep_printf(q, " %s=0x%08" PRIx32, rf->tab[i].name, q->dev->ops->read32(q->dev, rf->tab[i].off));
+    size_t i = 0;
+    for (const npk_reg *r; (r = npk_regfile_next(rf, &i));)
+        rep_printf(q, " %s=0x%08" PRIx32, r->name, npk_regfile_peek(rf, q->dev, r->off));
+    return 0;
+}
+
+static int v_guest_errors(npk_qtest *q, const char *verb, int na) {
+    if (args(q, verb, na, 0, 0, "npu_guest_errors")) return 1;
+    rep_printf(q, "OK total=%" PRIu64, npk_sim_guest_errors(q->sim, -1));
+    for (int k = 0; k < NPK_GE_COUNT; k++)
+        rep_printf(q, " %s=%" PRIu64, npk_guest_error_name((npk_guest_error)k), npk_sim_guest_errors(q->sim, k));
     return 0;
 }
 
@@ -645,6 +674,7 @@ static int dispatch(npk_qtest *q, char **w, int nw, int *access) {
         return 0;
     }
     if (!strcmp(verb, "npu_regs")) return v_regs(q, verb, na);
+    if (!strcmp(verb, "npu_guest_errors")) return v_guest_errors(q, verb, na);
     if (!strcmp(verb, "npu_info")) return v_info(q, verb, na);
     if (!strcmp(verb, "outb") || !strcmp(verb, "outw") || !strcmp(verb, "outl")) return v_out(q, verb, a, na);
     if (!strcmp(verb, "inb") || !strcmp(verb, "inw") || !strcmp(verb, "inl")) return v_in(q, verb, a, na);

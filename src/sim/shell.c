@@ -483,13 +483,15 @@ static void arm(shell *s) {
     if (!ring_ok(s, &bad)) latch_error(s, SHELL_ERR_ALIGNMENT, bad);
 }
 
-static void wr_control(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+/* CONTROL: commands, never stored (reads give the halt state). */
+static uint32_t wr_control(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
     (void)r;
     (void)old;
+    (void)next;
     shell *s = S(d);
     if (v & SHELL_CTRL_RESET) {
         full_reset(s);
-        return;
+        return 0;
     }
     if (v & SHELL_CTRL_HALT) {
         s->halted = 1;
@@ -497,7 +499,7 @@ static void wr_control(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
         s->halted = 0;
         if (!R(s, SHELL_ERROR_CODE) && !queue_empty(s)) arm(s);
     }
-    *slot(s, SHELL_CONTROL) = 0;
+    return 0;
 }
 
 static void wr_irq(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
@@ -507,38 +509,43 @@ static void wr_irq(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
     irq_update(S(d));
 }
 
-static void wr_doorbell(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+/* DOORBELL: any value arms the fetcher; the register reads 0. */
+static uint32_t wr_doorbell(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
     (void)r;
     (void)old;
     (void)v;
+    (void)next;
     shell *s = S(d);
     uint32_t size = R(s, SHELL_CQ_SIZE);
     if (s->dev.trace && size)
         emit_counter(s, "queue depth", d->cycles, (double)(((R(s, SHELL_CQ_TAIL) - R(s, SHELL_CQ_HEAD)) & (size - 1)) / 32));
     if (!R(s, SHELL_ERROR_CODE)) arm(s);
+    return 0;
 }
 
-static void wr_head(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+/* CQ_HEAD is writable only while stopped: nothing in flight, fetcher not
+ * running. */
+static uint32_t wr_head(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
     (void)r;
-    (void)old;
     shell *s = S(d);
-    /* only while stopped: nothing in flight, fetcher not running */
-    if (engines_busy(s, now_of(s)) || s->waiting || s->perr || can_fetch(s)) return;
+    if (engines_busy(s, now_of(s)) || s->waiting || s->perr || can_fetch(s)) return old;
     uint32_t size = R(s, SHELL_CQ_SIZE);
     if (v % 32 || !size || v >= size) {
         uint64_t base = (uint64_t)R(s, SHELL_CQ_BASE_HI) << 32 | R(s, SHELL_CQ_BASE_LO);
         latch_error(s, SHELL_ERR_ALIGNMENT, base + v);
-        return;
+        return old;
     }
-    *slot(s, SHELL_CQ_HEAD) = v;
+    return next;
 }
 
 /* ERROR_CODE is sticky: a write whose 1 bits cover the latched code clears it
  * (write the code back, or all ones); any other write leaves it as it is, so a
  * partial write never turns one code into another (5 & ~1 would read as 4). */
-static void wr_error_code(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+static uint32_t wr_error_code(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v, uint32_t next) {
+    (void)d;
     (void)r;
-    if (old && (v & old) == old) *slot(S(d), SHELL_ERROR_CODE) = 0;
+    (void)next;
+    return old && (v & old) == old ? 0 : old;
 }
 
 static uint32_t rd_perf(npk_dev *d, const npk_reg *r, uint32_t v) {
@@ -556,36 +563,14 @@ static uint32_t rd_perf(npk_dev *d, const npk_reg *r, uint32_t v) {
     }
 }
 
-#define CAPS                                                                                                   \
-    (SHELL_CAP_DMA_COPY | SHELL_CAP_DMA_STRIDED | SHELL_CAP_DMA_GATHER | SHELL_CAP_DMA_SCATTER | SHELL_CAP_GEMM | \
-     SHELL_CAP_VEC_OP | SHELL_CAP_SOFTMAX | SHELL_CAP_EVENT_IRQ | SHELL_CAP_GEMM_V2 | SHELL_CAP_VEC_EXT |       \
-     SHELL_CAP_RING_WRAP | SHELL_CAP_FP8 | SHELL_CAP_LIST_LOCAL)
-
-/* The register map: {offset, name, reset, wmask, w1cmask, read hook, write hook}. */
+/* The register map, generated from npukit/shell_regs.def (index == offset / 4). */
 static const npk_reg regs[] = {
-    {SHELL_VERSION, "VERSION", SHELL_VERSION_VALUE, 0, 0, NULL, NULL},
-    {SHELL_CAPABILITIES, "CAPABILITIES", CAPS, 0, 0, NULL, NULL},
-    {SHELL_STATUS, "STATUS", SHELL_STATUS_IDLE, 0, 0, rd_status, NULL},
-    {SHELL_CONTROL, "CONTROL", 0, 0x7, 0, rd_control, wr_control},
-    {SHELL_IRQ_STATUS, "IRQ_STATUS", 0, 0, 0x7, NULL, wr_irq},
-    {SHELL_IRQ_ENABLE, "IRQ_ENABLE", 0, 0x7, 0, NULL, wr_irq},
-    {SHELL_CQ_BASE_LO, "CQ_BASE_LO", 0, 0xffffffffu, 0, NULL, NULL},
-    {SHELL_CQ_BASE_HI, "CQ_BASE_HI", 0, 0xffffffffu, 0, NULL, NULL},
-    {SHELL_CQ_SIZE, "CQ_SIZE", 0, 0xffffffffu, 0, NULL, NULL},
-    {SHELL_CQ_HEAD, "CQ_HEAD", 0, 0, 0, NULL, wr_head},
-    {SHELL_CQ_TAIL, "CQ_TAIL", 0, 0xffffffffu, 0, NULL, NULL},
-    {SHELL_DOORBELL, "DOORBELL", 0, 0, 0, NULL, wr_doorbell},
-    {SHELL_ERROR_CODE, "ERROR_CODE", 0, 0, 0, NULL, wr_error_code},
-    {SHELL_ERROR_ADDR_LO, "ERROR_ADDR_LO", 0, 0, 0, NULL, NULL},
-    {SHELL_ERROR_ADDR_HI, "ERROR_ADDR_HI", 0, 0, 0, NULL, NULL},
-    {SHELL_PERF_DESCS, "PERF_DESCS", 0, 0, 0, rd_perf, NULL},
-    {SHELL_PERF_FETCH_CYCLES, "PERF_FETCH_CYCLES", 0, 0, 0, rd_perf, NULL},
-    {SHELL_PERF_DMA_CYCLES, "PERF_DMA_CYCLES", 0, 0, 0, rd_perf, NULL},
-    {SHELL_PERF_GEMM_CYCLES, "PERF_GEMM_CYCLES", 0, 0, 0, rd_perf, NULL},
-    {SHELL_PERF_VEC_CYCLES, "PERF_VEC_CYCLES", 0, 0, 0, rd_perf, NULL},
-    {SHELL_PERF_MACS_LO, "PERF_MACS_LO", 0, 0, 0, rd_perf, NULL},
-    {SHELL_PERF_MACS_HI, "PERF_MACS_HI", 0, 0, 0, rd_perf, NULL},
-    {SHELL_PERF_DMA_BYTES, "PERF_DMA_BYTES", 0, 0, 0, rd_perf, NULL},
+#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) \
+    [(off) / 4] = {(off), #name, (reset), (ro), (w1c), (rsv), rd, prd, pre, post},
+#define NPK_FIELD(reg, field, shift, width)
+#include "npukit/shell_regs.def"
+#undef NPK_REG32
+#undef NPK_FIELD
 };
 
 static uint32_t shell_read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&S(d)->rf, d, off); }
@@ -694,7 +679,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
         npk_err(NPK_ENOMEM, "out of memory");
         return NULL;
     }
-    if (npk_regfile_init(&s->rf, regs, sizeof regs / sizeof regs[0], 4096)) {
+    if (npk_regfile_init(&s->rf, regs, sizeof regs / sizeof regs[0], SHELL_MMIO_SIZE)) {
         free(s->ev);
         free(s);
         return NULL;
@@ -710,7 +695,7 @@ const npk_dev_class npk_shell_class = {
     .name = "shell",
     .summary = "NPU shell: descriptor ring, DMA copy/strided/gather/scatter, GEMM, VEC_OP, SOFTMAX, events",
     .mmio_base = SHELL_MMIO_BASE,
-    .mmio_size = 4096,
+    .mmio_size = SHELL_MMIO_SIZE,
     .hz = 1000000000,
     .n_irq = 1,
     .opts = opt_defs,

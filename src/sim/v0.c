@@ -6,7 +6,8 @@
 #include "npukit/opt.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
-#include "npukit/v0.h"
+#include "npukit/v0_model.h"
+#include "npukit/v0_regs.h"
 #include "sim/v0_internal.h"
 
 #include <inttypes.h>
@@ -284,8 +285,8 @@ static uint32_t rd_status(npk_dev *d, const npk_reg *r, uint32_t s) {
     if (q == ring_len(v) - 1) st |= NPK_V0_ST_QUEUE_FULL;
     if (!q) st |= NPK_V0_ST_QUEUE_EMPTY;
     if (!q && !v->busy && v->err_class == ERRCLASS_NONE && v->ever_retired) st |= NPK_V0_ST_DONE;
-    if (v->err_class != ERRCLASS_NONE) st |= NPK_V0_ST_ERROR | v->err_code << NPK_V0_ST_ERRCODE_SHIFT;
-    return st | q << NPK_V0_ST_QLEVEL_SHIFT;
+    if (v->err_class != ERRCLASS_NONE) st |= NPK_V0_ST_ERROR | NPK_FVAL(NPK_V0_STATUS_ERRCODE, v->err_code);
+    return st | NPK_FVAL(NPK_V0_STATUS_QLEVEL, q);
 }
 
 static uint32_t rd_tail(npk_dev *d, const npk_reg *r, uint32_t s) {
@@ -318,15 +319,20 @@ static void flush(v0 *v) {
     *slot(v, NPK_V0_REG_ERR_FAULT_ADDR_HI) = 0;
 }
 
-static void wr_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+/* CTRL.flush acts and self-clears: it is never stored. */
+static uint32_t wr_ctrl(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
     (void)r, (void)old;
     v0 *v = V(d);
     if (val & NPK_V0_CTRL_FLUSH) {
         flush(v);
         trace_depth(v);
-        *slot(v, NPK_V0_REG_CTRL) &= ~NPK_V0_CTRL_FLUSH;
     }
-    update_irq(v);
+    return next & ~NPK_V0_CTRL_FLUSH;
+}
+
+static void wr_ctrl_irq(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+    (void)r, (void)old, (void)val;
+    update_irq(V(d));
 }
 
 static void wr_irq_status(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
@@ -350,86 +356,68 @@ static void wr_irq_mask(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val
     update_irq(V(d));
 }
 
-/* DESC_BASE_*: ignored while descriptors are queued. */
-static void wr_ring_cfg(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
+/* DESC_BASE_*, DESC_RING_LEN: ignored while descriptors are queued; the
+ * ring length only takes powers of two in [2, 256]. */
+static uint32_t wr_ring_cfg(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
     v0 *v = V(d);
-    uint32_t *s = slot(v, r->off);
-    /* "queued" under the OLD length: the regfile has already stored the new
-     * DESC_RING_LEN, and qlevel() masked with a shorter length can read 0
-     * while descriptors are queued (both indices are slots < the old length,
-     * so committed != tail is exact) */
-    if (v->committed != v->tail || v->busy || v->fb_pending) {
-        *s = old;
-        return;
-    }
+    /* queued: both indices are slots < the current length, so committed !=
+     * tail is exact */
+    if (v->committed != v->tail || v->busy || v->fb_pending) return old;
     if (r->off == NPK_V0_REG_DESC_RING_LEN) {
-        if (val < NPK_V0_RING_MIN || val > NPK_V0_RING_MAX || (val & (val - 1))) {
-            *s = old;
-            return;
-        }
+        if (val < NPK_V0_RING_MIN || val > NPK_V0_RING_MAX || (val & (val - 1))) return old;
         /* indices are taken modulo the new length */
         v->tail &= val - 1;
         v->committed = v->tail;
         *slot(v, NPK_V0_REG_DESC_HEAD) &= val - 1;
     }
+    return next;
 }
 
-static void wr_doorbell(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
-    (void)r, (void)old;
+/* DESC_DOORBELL: the value is the new head; the register reads 0. */
+static uint32_t wr_doorbell(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
+    (void)r, (void)old, (void)next;
     v0 *v = V(d);
     uint32_t len = ring_len(v);
     uint32_t count = (val - v->committed) & (len - 1);
     uint32_t room = len - 1 - qlevel(v);
     if (val >= len || count > room) {
         latch(v, NPK_V0_ERR_OVERFLOW, v->committed, 0, 0);
-        return;
+        return 0;
     }
     v->committed = val;
     *slot(v, NPK_V0_REG_DESC_HEAD) = val;
     trace_depth(v);
+    return 0;
 }
 
-static void wr_tail(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
-    (void)r, (void)old;
+/* DESC_TAIL reads the consumer index; a write is the CPU fallback's
+ * write-back (only ERR_DESC_INDEX + 1 while a fallback is pending). */
+static uint32_t wr_tail(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
+    (void)r, (void)next;
     v0 *v = V(d);
-    if (!(reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_FALLBACK) || !v->fb_pending) return;
-    if (val != ((v->tail + 1) & (ring_len(v) - 1))) return;
+    if (!(reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_FALLBACK) || !v->fb_pending) return old;
+    if (val != ((v->tail + 1) & (ring_len(v) - 1))) return old;
     v->fb_pending = 0;
     retire(v, (uint16_t)npk_v0_desc_flags(&v->cur), 1);
     trace_depth(v);
+    return old;
 }
 
-static void wr_tag(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val) {
-    (void)r;
+/* COMPLETION_TAG is writable only with CTRL.cpu_fallback_select. */
+static uint32_t wr_tag(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val, uint32_t next) {
+    (void)r, (void)val;
     v0 *v = V(d);
-    *slot(v, NPK_V0_REG_COMPLETION_TAG) = (reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_FALLBACK) ? val : old;
+    return (reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_FALLBACK) ? next : old;
 }
 
-#define RO 0, 0
+/* The register map, generated from npukit/v0_regs.def (index == offset / 4). */
 static const npk_reg regs[] = {
-    {NPK_V0_REG_ID, "ID", NPK_V0_ID_VALUE, RO, NULL, NULL},
-    {NPK_V0_REG_CAPS, "CAPS", NPK_V0_CAPS_DEFAULT, RO, rd_caps, NULL}, /* 0 with gemmini_present=0 */
-    {NPK_V0_REG_CTRL, "CTRL", 0, NPK_V0_CTRL_MASK, 0, NULL, wr_ctrl},
-    {NPK_V0_REG_STATUS, "STATUS", NPK_V0_ST_QUEUE_EMPTY, RO, rd_status, NULL}, /* empty queue after reset */
-    {NPK_V0_REG_IRQ_STATUS, "IRQ_STATUS", 0, 0, NPK_V0_IRQ_ALL, NULL, wr_irq_status},
-    {NPK_V0_REG_IRQ_MASK, "IRQ_MASK", 0, NPK_V0_IRQ_ALL, 0, NULL, wr_irq_mask},
-    {NPK_V0_REG_DESC_BASE_LO, "DESC_BASE_LO", 0, 0xFFFFFFC0u, 0, NULL, wr_ring_cfg},
-    {NPK_V0_REG_DESC_BASE_HI, "DESC_BASE_HI", 0, 0xFFFFFFFFu, 0, NULL, wr_ring_cfg},
-    {NPK_V0_REG_DESC_RING_LEN, "DESC_RING_LEN", NPK_V0_RING_MAX, 0x1FFu, 0, NULL, wr_ring_cfg},
-    {NPK_V0_REG_DESC_HEAD, "DESC_HEAD", 0, 0xFFu, 0, NULL, NULL},
-    {NPK_V0_REG_DESC_TAIL, "DESC_TAIL", 0, 0, 0, rd_tail, wr_tail},
-    {NPK_V0_REG_DESC_DOORBELL, "DESC_DOORBELL", 0, 0, 0, NULL, wr_doorbell},
-    {NPK_V0_REG_TENSOR_MEM_BASE_LO, "TENSOR_MEM_BASE_LO", 0, 0xFFFFFFFFu, 0, NULL, NULL},
-    {NPK_V0_REG_TENSOR_MEM_BASE_HI, "TENSOR_MEM_BASE_HI", 0, 0xFFFFFFFFu, 0, NULL, NULL},
-    {NPK_V0_REG_TENSOR_MEM_LEN, "TENSOR_MEM_LEN", 0, 0xFFFFFFFFu, 0, NULL, NULL},
-    {NPK_V0_REG_PERF_CYCLES, "PERF_CYCLES", 0, RO, rd_perf, NULL},
-    {NPK_V0_REG_PERF_MACS_LO, "PERF_MACS_LO", 0, RO, rd_perf, NULL},
-    {NPK_V0_REG_PERF_MACS_HI, "PERF_MACS_HI", 0, RO, rd_perf, NULL},
-    {NPK_V0_REG_PERF_FALLBACKS, "PERF_FALLBACKS", 0, RO, rd_perf, NULL},
-    {NPK_V0_REG_ERR_DESC_INDEX, "ERR_DESC_INDEX", 0, RO, NULL, NULL},
-    {NPK_V0_REG_ERR_FAULT_ADDR_LO, "ERR_FAULT_ADDR_LO", 0, RO, NULL, NULL},
-    {NPK_V0_REG_ERR_FAULT_ADDR_HI, "ERR_FAULT_ADDR_HI", 0, RO, NULL, NULL},
-    {NPK_V0_REG_COMPLETION_TAG, "COMPLETION_TAG", 0, 0, 0, NULL, wr_tag},
+#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) \
+    [(off) / 4] = {(off), #name, (reset), (ro), (w1c), (rsv), rd, prd, pre, post},
+#define NPK_FIELD(reg, field, shift, width)
+#include "npukit/v0_regs.def"
+#undef NPK_REG32
+#undef NPK_FIELD
 };
 
 static uint32_t read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&V(d)->rf, d, off); }

@@ -47,6 +47,7 @@ static void help(void) {
         "  endianness                     -> OK little\n"
         "  npu_reset                      device power-on reset (memory and clock kept) -> OK\n"
         "  npu_regs                       -> OK NAME=0x%%08x NAME=0x%%08x ... (every register of the table)\n"
+        "  npu_guest_errors               -> OK total=N unknown-offset=N read-only=N reserved=N width=N\n"
         "  npu_info                       -> OK device=D hz=HZ mmio=0xBASE+0xSIZE irqs=N ns=NS cycles=C\n"
         "                                    irq=0xLEVELS settle=0|1\n"
         "  Blank lines and lines starting with '#' get no reply. Bad requests (unknown\n"
@@ -71,6 +72,9 @@ static void help(void) {
         "                        read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]\n"
         "  --trace FILE.json     record a Chrome trace of the device and write it at exit\n"
         "  --log FILE            write a copy of the conversation ('> request', '< reply')\n"
+        "  --log guest-errors    print one line per guest error on stderr (unknown register offset,\n"
+        "                        write to read-only or reserved bits, bad access width), as QEMU's\n"
+        "                        -d guest_errors; 'npu_guest_errors' replies the counts\n"
         "  -h, --help            this help\n"
         "\n"
         "QEMU drop-in (what libqtest and QEMU's Python QEMUQtestMachine start; build/npu-qemu\n"
@@ -117,6 +121,7 @@ int cmd_qtest(int argc, char **argv) {
         return 0;
     }
     const char *device = NULL, *opts = NULL, *sock = NULL, *trace_path = NULL, *log_path = NULL;
+    int guest_errors = 0;
     const char *maps[MAX_LIST], *faults[MAX_LIST];
     int nmaps = 0, nfaults = 0, settle = 0, have_lat = 0, irq_always = 0, have_limit = 0;
     uint64_t lat = 0, idle_limit = 0, mem_limit = 0;
@@ -158,8 +163,9 @@ int cmd_qtest(int argc, char **argv) {
             if (missing) USAGE("--trace needs a file name");
             trace_path = v;
         } else if (OPT("--log")) {
-            if (missing) USAGE("--log needs a file name");
-            log_path = v;
+            if (missing) USAGE("--log needs a file name or 'guest-errors'");
+            if (!strcmp(v, "guest-errors")) guest_errors = 1;
+            else log_path = v;
         } else if (OPT("--mem-latency")) {
             if (missing || cli_parse_u64(v, &lat) || lat > 1000000)
                 USAGE("--mem-latency needs a number of cycles (0..1000000)");
@@ -223,6 +229,7 @@ int cmd_qtest(int argc, char **argv) {
     npk_qtest *q = NULL;
     if (have_lat) npk_mem_set_latency(mem, (uint32_t)lat);
     if (have_limit) npk_mem_set_limit(mem, mem_limit);
+    if (guest_errors) npk_sim_set_guest_log(sim, stderr);
     for (int i = 0; i < nmaps && !rc; i++)
         if (npk_mem_map_parse(mem, maps[i])) rc = cli_fail("qtest: --mem-map: %s", npk_errmsg());
     for (int i = 0; i < nfaults && !rc; i++) {

@@ -62,11 +62,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     npk_sim_reset(s);
     npk_regfile *rf = d->regs;
     if (rf) {
-        for (size_t i = 0; i < rf->n; i++) {
-            uint32_t v = d->ops->read32(d, rf->tab[i].off);
-            if (v != rf->tab[i].reset) {
-                fprintf(stderr, "%s: after reset %s reads 0x%08x, reset value 0x%08x\n", FUZZ_DEVICE, rf->tab[i].name,
-                        v, rf->tab[i].reset);
+        size_t it = 0;
+        for (const npk_reg *r; (r = npk_regfile_next(rf, &it));) {
+            uint32_t v = npk_regfile_peek(rf, d, r->off);
+            if (v != r->reset) {
+                fprintf(stderr, "%s: after reset %s reads 0x%08x, reset value 0x%08x\n", FUZZ_DEVICE, r->name,
+                        v, r->reset);
                 abort();
             }
         }

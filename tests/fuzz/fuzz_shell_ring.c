@@ -196,10 +196,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     npk_mem_set_watch(m, NULL, NULL);
     /* CONTROL.RESET: every register to its reset value */
     wr(d, SHELL_CONTROL, SHELL_CTRL_RESET);
-    for (size_t i = 0; d->regs && i < d->regs->n; i++)
-        if (rd(d, d->regs->tab[i].off) != d->regs->tab[i].reset) {
-            fprintf(stderr, "shell: after CONTROL.RESET %s reads 0x%08x, reset value 0x%08x\n", d->regs->tab[i].name,
-                    rd(d, d->regs->tab[i].off), d->regs->tab[i].reset);
+    size_t it = 0;
+    for (const npk_reg *r; d->regs && (r = npk_regfile_next(d->regs, &it));)
+        if (rd(d, r->off) != r->reset) {
+            fprintf(stderr, "shell: after CONTROL.RESET %s reads 0x%08x, reset value 0x%08x\n", r->name, rd(d, r->off),
+                    r->reset);
             abort();
         }
     fz_check_reset(s);

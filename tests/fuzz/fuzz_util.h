@@ -136,11 +136,12 @@ static inline void fz_check_reset(npk_sim *s) {
     npk_dev *d = npk_sim_dev(s);
     npk_regfile *rf = d->regs;
     if (!rf) return;
-    for (size_t i = 0; i < rf->n; i++) {
-        uint32_t v = d->ops->read32(d, rf->tab[i].off);
-        if (v != rf->tab[i].reset) {
-            fprintf(stderr, "%s: after reset %s reads 0x%08x, reset value 0x%08x\n", d->cls->name, rf->tab[i].name, v,
-                    rf->tab[i].reset);
+    size_t it = 0;
+    for (const npk_reg *r; (r = npk_regfile_next(rf, &it));) {
+        uint32_t v = npk_regfile_peek(rf, d, r->off);
+        if (v != r->reset) {
+            fprintf(stderr, "%s: after reset %s reads 0x%08x, reset value 0x%08x\n", d->cls->name, r->name, v,
+                    r->reset);
             abort();
         }
     }
