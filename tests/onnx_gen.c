@@ -1,0 +1,455 @@
+/* Random one-operator ONNX models for the ONNX Runtime oracle (issue 14).
+ *
+ *   onnx_gen OUTDIR
+ *
+ * writes OUTDIR/<case>/model.onnx and test_data_set_0/input_K.pb for every
+ * case below: each supported operator with several shapes, element types
+ * and attributes. scripts/ort_run.js adds ONNX Runtime's outputs and
+ * `npu onnx-test` compares npukit against them (tests/onnx_ort.cmakescript).
+ *
+ * A case is written in a small notation:
+ *   inputs  "f:3,4;f:4"  one input per ';': type, optional range, ':' dims
+ *           ("" or "-" for an omitted optional input, "=l:1,2" an int64
+ *           initializer with those values, "=f:0.5" a float one)
+ *   types   f float, d double, i int32, l int64, b bool, u uint8, s int8, w uint32
+ *   ranges  (after the type) + positive 0.1..3, n magnitude 0.5..2 either sign,
+ *           u -0.9..0.9, g 1.1..3, default -2..2 (integers: -5..5, + 1..5, n nonzero)
+ *   attrs   "axis=i:1;perm=is:1,0;mode=s:linear;alpha=f:0.5;scales=fs:1,2"
+ *   outputs "f" or "f,l": element type per output.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "graph/onnx_build.h"
+#include "ops/ref_onnx.h"
+#include "npukit/graph.h"
+
+static uint64_t rng = 0x1234567887654321ull;
+static uint64_t next(void) {
+    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double unif(double lo, double hi) { return lo + (hi - lo) * (double)(next() >> 11) / 9007199254740992.0; }
+
+static int dtype_of(char c) {
+    switch (c) {
+    case 'f': return NPK_DT_FLOAT;
+    case 'd': return NPK_DT_DOUBLE;
+    case 'i': return NPK_DT_INT32;
+    case 'l': return NPK_DT_INT64;
+    case 'b': return NPK_DT_BOOL;
+    case 'u': return NPK_DT_UINT8;
+    case 's': return NPK_DT_INT8;
+    case 'w': return NPK_DT_UINT32;
+    default: return 0;
+    }
+}
+
+static int parse_list(const char *s, double *v, int cap) {
+    int n = 0;
+    while (*s && n < cap) {
+        char *end;
+        v[n++] = strtod(s, &end);
+        if (end == s) break;
+        s = *end == ',' ? end + 1 : end;
+        if (!*end) break;
+    }
+    return n;
+}
+
+static void fill(npk_tensor *t, char range) {
+    int64_t n = npk_tensor_numel(t);
+    int fl = t->dtype == NPK_DT_FLOAT || t->dtype == NPK_DT_DOUBLE;
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        if (t->dtype == NPK_DT_BOOL) v = (double)(next() & 1);
+        else if (fl) {
+            switch (range) {
+            case '+': v = unif(0.1, 3); break;
+            case 'n': v = unif(0.5, 2) * ((next() & 1) ? 1 : -1); break;
+            case 'u': v = unif(-0.9, 0.9); break;
+            case 'g': v = unif(1.1, 3); break;
+            default: v = unif(-2, 2); break;
+            }
+        } else {
+            int64_t r = (int64_t)(next() % 11) - 5;
+            if (range == '+') r = (int64_t)(next() % 5) + 1;
+            if (range == 'n' && r == 0) r = 3;
+            if (t->dtype == NPK_DT_UINT8 || t->dtype == NPK_DT_UINT32) r = (int64_t)(next() % (range == 'h' ? 250 : 8));
+            if (t->dtype == NPK_DT_INT8 && range == 'h') r = (int64_t)(next() % 250) - 125;
+            v = (double)r;
+        }
+        npk_ref_onnx_set_f(t->data, t->dtype, i, v);
+    }
+}
+
+static int mkdirs(const char *p) {
+    char b[4096];
+    snprintf(b, sizeof b, "%s", p);
+    for (char *s = b + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(b, 0755) && errno != EEXIST) return -1;
+            *s = '/';
+        }
+    return mkdir(b, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static const char *outdir;
+static int n_cases, n_fail;
+
+/* One model: node op (default domain) at opset, inputs/attrs/outputs in the notation above. */
+static void gen(const char *name, int opset, const char *op, const char *ins, const char *attrs, const char *outs) {
+    char dir[4096], path[4200], inlist[1024] = "", outlist[256] = "";
+    snprintf(dir, sizeof dir, "%s/%s/test_data_set_0", outdir, name);
+    if (mkdirs(dir)) {
+        fprintf(stderr, "onnx_gen: cannot create %s\n", dir);
+        n_fail++;
+        return;
+    }
+    ob_model *m = ob_new(opset);
+    int k = 0, nin = 0;
+    char spec[2048];
+    snprintf(spec, sizeof spec, "%s", ins);
+    char *save = NULL;
+    for (char *tok = strtok_r(spec, ";", &save); tok; tok = strtok_r(NULL, ";", &save), k++) {
+        char vn[32];
+        snprintf(vn, sizeof vn, "x%d", k);
+        size_t at = strlen(inlist);
+        if (!strcmp(tok, "-")) { /* omitted optional input */
+            snprintf(inlist + at, sizeof inlist - at, "%s", k ? "," : "");
+            continue;
+        }
+        snprintf(inlist + at, sizeof inlist - at, "%s%s", k ? "," : "", vn);
+        if (tok[0] == '=') { /* initializer */
+            int dt = dtype_of(tok[1]);
+            double v[64], dv[NPK_MAX_RANK];
+            int n = parse_list(tok + 3, v, 64);
+            npk_tensor t;
+            int64_t d[NPK_MAX_RANK] = {n};
+            int scalar = tok[2] == '.'; /* "=l.5": a scalar */
+            int r = scalar ? 0 : 1;
+            const char *at = strchr(tok, '@'); /* "=l:1,0,2,0@2,2": values, then the shape */
+            if (at) {
+                r = parse_list(at + 1, dv, NPK_MAX_RANK);
+                for (int i = 0; i < r; i++) d[i] = (int64_t)dv[i];
+            }
+            npk_tensor_alloc(&t, vn, dt, r, d);
+            for (int i = 0; i < n; i++) npk_ref_onnx_set_f(t.data, dt, i, v[i]);
+            ob_init(m, vn, dt, t.rank, t.dims, t.data);
+            npk_tensor_free(&t);
+            continue;
+        }
+        int dt = dtype_of(tok[0]);
+        char range = tok[1] != ':' ? tok[1] : 0;
+        const char *dims = strchr(tok, ':') + 1;
+        double dv[NPK_MAX_RANK];
+        int64_t d[NPK_MAX_RANK];
+        int r = *dims ? parse_list(dims, dv, NPK_MAX_RANK) : 0;
+        for (int i = 0; i < r; i++) d[i] = (int64_t)dv[i];
+        npk_tensor t;
+        npk_tensor_alloc(&t, vn, dt, r, d);
+        fill(&t, range);
+        ob_input(m, vn, dt, r, d);
+        snprintf(path, sizeof path, "%s/input_%d.pb", dir, nin++);
+        if (npk_tensor_save_pb_file(&t, path)) n_fail++;
+        npk_tensor_free(&t);
+    }
+    for (int i = 0, no = 0; outs[i]; i++) {
+        if (outs[i] == ',') continue;
+        char on[16];
+        snprintf(on, sizeof on, "y%d", no++);
+        size_t at = strlen(outlist);
+        snprintf(outlist + at, sizeof outlist - at, "%s%s", at ? "," : "", on);
+        ob_output(m, on, dtype_of(outs[i]), -1, NULL);
+    }
+    Onnx__NodeProto *nd = ob_node(m, "", op, "n", inlist, outlist);
+    snprintf(spec, sizeof spec, "%s", attrs);
+    for (char *tok = strtok_r(spec, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(tok, '='), *colon = eq ? strchr(eq, ':') : NULL;
+        if (!eq || !colon) continue;
+        *eq = 0;
+        *colon = 0;
+        const char *ty = eq + 1, *val = colon + 1;
+        double v[32];
+        if (!strcmp(ty, "i")) ob_attr_i(m, nd, tok, (int64_t)strtod(val, NULL));
+        else if (!strcmp(ty, "f")) ob_attr_f(m, nd, tok, (float)strtod(val, NULL));
+        else if (!strcmp(ty, "s")) ob_attr_s(m, nd, tok, val);
+        else if (!strcmp(ty, "is")) {
+            int64_t iv[32];
+            int n = parse_list(val, v, 32);
+            for (int i = 0; i < n; i++) iv[i] = (int64_t)v[i];
+            ob_attr_ints(m, nd, tok, (size_t)n, iv);
+        } else if (!strcmp(ty, "fs")) {
+            int n = parse_list(val, v, 32);
+            Onnx__AttributeProto *a = ob_attr(m, nd, tok, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+            a->n_floats = (size_t)n;
+            a->floats = ob_zalloc(m, sizeof(float) * (size_t)(n + 1));
+            for (int i = 0; i < n; i++) a->floats[i] = (float)v[i];
+        }
+    }
+    uint8_t *buf;
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s/model.onnx", outdir, name);
+    FILE *f = NULL;
+    if (ob_save(m, &buf, &len) || !(f = fopen(path, "wb")) || fwrite(buf, 1, len, f) != len) n_fail++;
+    if (f) fclose(f);
+    free(buf);
+    ob_free(m);
+    n_cases++;
+}
+
+static void unary_float(void) {
+    static const struct {
+        const char *op, *in, *attrs;
+    } u[] = {
+        {"Abs", "f:3,4", ""}, {"Neg", "f:3,4", ""}, {"Reciprocal", "fn:3,4", ""}, {"Floor", "f:2,5", ""},
+        {"Ceil", "f:2,5", ""}, {"Round", "f:2,5", ""}, {"Sign", "f:7", ""}, {"Log", "f+:3,4", ""}, {"Sin", "f:3,4", ""},
+        {"Cos", "f:3,4", ""}, {"Tan", "fu:3,4", ""}, {"Asin", "fu:3,4", ""}, {"Acos", "fu:3,4", ""},
+        {"Atan", "f:3,4", ""}, {"Sinh", "f:3,4", ""}, {"Cosh", "f:3,4", ""}, {"Asinh", "f:3,4", ""},
+        {"Acosh", "fg:3,4", ""}, {"Atanh", "fu:3,4", ""}, {"Softplus", "f:3,4", ""}, {"Softsign", "f:3,4", ""},
+        {"Elu", "f:3,4", "alpha=f:0.7"}, {"Selu", "f:3,4", ""}, {"Celu", "f:3,4", "alpha=f:1.5"},
+        {"HardSigmoid", "f:3,4", "alpha=f:0.3;beta=f:0.4"},
+        {"ThresholdedRelu", "f:3,4", "alpha=f:0.5"}, {"Shrink", "f:3,4", "lambd=f:0.8;bias=f:0.2"},
+        {"Relu", "f:3,4", ""}, {"Sigmoid", "f:3,4", ""}, {"Tanh", "f:3,4", ""}, {"Exp", "f:3,4", ""},
+        {"Sqrt", "f+:3,4", ""}, {"Erf", "f:3,4", ""}, {"LeakyRelu", "f:3,4", "alpha=f:0.2"},
+        {"Abs", "i:9", ""}, {"Neg", "l:9", ""}, {"Sign", "i:9", ""}, {"Abs", "s:9", ""},
+        {"Not", "b:3,3", ""}, {"Identity", "d:2,3", ""},
+    };
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
+        char nm[64], o[2] = {u[i].op[0] == 'N' && u[i].op[1] == 'o' ? 'b' : u[i].in[0], 0};
+        snprintf(nm, sizeof nm, "unary_%s_%zu", u[i].op, i);
+        gen(nm, 13, u[i].op, u[i].in, u[i].attrs, o);
+    }
+}
+
+static void binary(void) {
+    static const char *const shapes[][2] = {{"3,4", "3,4"}, {"3,4", "4"}, {"2,1,4", "3,1"}, {"1", "2,3"}};
+    static const char *const arith[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Mean", "Sum"};
+    static const char *const cmp[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
+    char nm[64], in[64];
+    for (int s = 0; s < 4; s++) {
+        for (int k = 0; k < 8; k++) {
+            snprintf(nm, sizeof nm, "bin_%s_f_%d", arith[k], s);
+            snprintf(in, sizeof in, "f%s:%s;f%s:%s", "", shapes[s][0], k == 3 ? "n" : "", shapes[s][1]);
+            gen(nm, 13, arith[k], in, "", "f");
+            if (k == 2 || k == 3 || k == 0) {
+                snprintf(nm, sizeof nm, "bin_%s_i_%d", arith[k], s);
+                snprintf(in, sizeof in, "i:%s;i%s:%s", shapes[s][0], k == 3 ? "n" : "", shapes[s][1]);
+                gen(nm, 13, arith[k], in, "", "i");
+            }
+        }
+        for (int k = 0; k < 5; k++) {
+            snprintf(nm, sizeof nm, "cmp_%s_f_%d", cmp[k], s);
+            snprintf(in, sizeof in, "f:%s;f:%s", shapes[s][0], shapes[s][1]);
+            gen(nm, 13, cmp[k], in, "", "b");
+            snprintf(nm, sizeof nm, "cmp_%s_i_%d", cmp[k], s);
+            snprintf(in, sizeof in, "i:%s;i:%s", shapes[s][0], shapes[s][1]);
+            gen(nm, 13, cmp[k], in, "", "b");
+        }
+        static const char *const logic[] = {"And", "Or", "Xor"};
+        for (int k = 0; k < 3; k++) {
+            snprintf(nm, sizeof nm, "logic_%s_%d", logic[k], s);
+            snprintf(in, sizeof in, "b:%s;b:%s", shapes[s][0], shapes[s][1]);
+            gen(nm, 13, logic[k], in, "", "b");
+        }
+        snprintf(nm, sizeof nm, "pow_f_%d", s);
+        snprintf(in, sizeof in, "f+:%s;f:%s", shapes[s][0], shapes[s][1]);
+        gen(nm, 15, "Pow", in, "", "f");
+        snprintf(nm, sizeof nm, "mod_i_%d", s);
+        snprintf(in, sizeof in, "i:%s;in:%s", shapes[s][0], shapes[s][1]);
+        gen(nm, 13, "Mod", in, "", "i");
+        snprintf(nm, sizeof nm, "fmod_i_%d", s);
+        gen(nm, 13, "Mod", in, "fmod=i:1", "i");
+        snprintf(nm, sizeof nm, "fmod_f_%d", s);
+        snprintf(in, sizeof in, "f:%s;fn:%s", shapes[s][0], shapes[s][1]);
+        gen(nm, 13, "Mod", in, "fmod=i:1", "f");
+        snprintf(nm, sizeof nm, "where_%d", s);
+        snprintf(in, sizeof in, "b:%s;f:%s;f:%s", shapes[s][1], shapes[s][0], shapes[s][1]);
+        gen(nm, 16, "Where", in, "", "f");
+    }
+    gen("max3", 13, "Max", "f:2,3;f:3;f:1,1", "", "f");
+    gen("min3_i", 13, "Min", "i:2,3;i:3;i:1,1", "", "i");
+    gen("sum3", 13, "Sum", "f:2,3;f:3;f:2,1", "", "f");
+    gen("mean3", 13, "Mean", "f:2,3;f:3;f:2,1", "", "f");
+    gen("bitshift_l", 11, "BitShift", "u:6;u:6", "direction=s:LEFT", "u");
+    gen("bitshift_r", 11, "BitShift", "w:6;w:6", "direction=s:RIGHT", "w");
+    gen("prelu", 16, "PRelu", "f:2,3,4;f:3,1", "", "f");
+    gen("hardswish", 14, "HardSwish", "f:3,4", "", "f");
+    gen("relu_i", 14, "Relu", "i:9", "", "i");
+}
+
+static void casts_and_reductions(void) {
+    gen("cast_f_i", 13, "Cast", "f:3,4", "to=i:6", "i");
+    gen("cast_i_f", 13, "Cast", "i:3,4", "to=i:1", "f");
+    gen("cast_f_b", 13, "Cast", "f:3,4", "to=i:9", "b");
+    gen("cast_b_f", 13, "Cast", "b:3,4", "to=i:1", "f");
+    gen("cast_l_s", 13, "Cast", "l:3,4", "to=i:3", "s");
+    gen("cast_f_d", 13, "Cast", "f:3,4", "to=i:11", "d");
+    gen("castlike", 15, "CastLike", "f:3,4;i:1", "", "i");
+    static const char *const red[] = {"ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                                      "ReduceLogSumExp", "ReduceSumSquare", "ReduceMean"};
+    char nm[64];
+    for (int k = 0; k < 9; k++)
+        for (int v = 0; v < 3; v++) {
+            snprintf(nm, sizeof nm, "%s_%d", red[k], v);
+            gen(nm, 13, red[k], k == 5 ? "f+:2,3,4" : "f:2,3,4",
+                v == 0 ? "axes=is:1;keepdims=i:1" : v == 1 ? "axes=is:0,2;keepdims=i:0" : "keepdims=i:1", "f");
+        }
+    gen("ReduceSum_0", 13, "ReduceSum", "f:2,3,4;=l:1", "", "f");
+    gen("ReduceSum_1", 13, "ReduceSum", "f:2,3,4;=l:-1,0", "keepdims=i:0", "f");
+    gen("ReduceSum_i", 13, "ReduceSum", "i:2,3,4;=l:2", "", "i");
+    gen("ReduceSum_all", 13, "ReduceSum", "f:2,3,4", "", "f");
+    gen("ReduceMax_i", 13, "ReduceMax", "i:2,3,4", "axes=is:1", "i");
+    gen("ReduceProd_i", 13, "ReduceProd", "i:2,3", "axes=is:1", "i");
+    for (int v = 0; v < 4; v++) {
+        char a[96];
+        snprintf(a, sizeof a, "axis=i:%d;keepdims=i:%d;select_last_index=i:%d", v % 2 ? -1 : 1, v / 2, v % 2);
+        snprintf(nm, sizeof nm, "argmax_%d", v);
+        gen(nm, 13, "ArgMax", "i:3,4,5", a, "l");
+        snprintf(nm, sizeof nm, "argmin_%d", v);
+        gen(nm, 13, "ArgMin", "f:3,4,5", a, "l");
+        snprintf(nm, sizeof nm, "cumsum_%d", v);
+        snprintf(a, sizeof a, "exclusive=i:%d;reverse=i:%d", v % 2, v / 2);
+        gen(nm, 14, "CumSum", v % 2 ? "f:3,4;=l.1" : "i:3,4;=i.0", a, v % 2 ? "f" : "i");
+    }
+    gen("softmax_13", 13, "Softmax", "f:2,3,4", "axis=i:1", "f");
+    gen("softmax_11", 11, "Softmax", "f:2,3,4", "axis=i:1", "f");
+    gen("logsoftmax", 13, "LogSoftmax", "f:2,3,4", "", "f");
+    gen("hardmax", 13, "Hardmax", "f:2,3,4", "axis=i:1", "f");
+    gen("lpnorm1", 1, "LpNormalization", "f:2,3,4", "p=i:1;axis=i:1", "f");
+    gen("lpnorm2", 1, "LpNormalization", "f:2,3,4", "", "f");
+}
+
+static void tensors(void) {
+    gen("slice_0", 13, "Slice", "f:5,6;=l:1,-1;=l:4,-5;=l:0,1;=l:2,-2", "", "f");
+    gen("slice_1", 13, "Slice", "f:5,6,3;=l:-1;=l:-100;=l:1;=l:-1", "", "f");
+    gen("slice_2", 13, "Slice", "i:5,6;=l:0;=l:3", "", "i");
+    gen("slice_9", 9, "Slice", "f:5,6", "starts=is:1,0;ends=is:3,100;axes=is:0,1", "f");
+    gen("pad_const", 13, "Pad", "f:3,4;=l:1,2,0,1;=f.1.5", "", "f");
+    gen("pad_reflect", 13, "Pad", "f:3,4;=l:2,1,1,2", "mode=s:reflect", "f");
+    gen("pad_edge", 13, "Pad", "f:3,4;=l:1,3,2,0", "mode=s:edge", "f");
+    gen("pad_crop", 13, "Pad", "f:3,4;=l:-1,1,0,-2", "", "f");
+    gen("pad_2", 2, "Pad", "f:3,4", "pads=is:1,0,0,2;value=f:-1", "f");
+    gen("tile", 13, "Tile", "f:2,3;=l:2,3", "", "f");
+    gen("expand", 13, "Expand", "f:3,1;=l:2,3,4", "", "f");
+    gen("split_eq", 13, "Split", "f:6,4", "axis=i:0", "f,f");
+    gen("split_in", 13, "Split", "f:6,5;=l:2,3", "axis=i:1", "f,f");
+    gen("split_11", 11, "Split", "f:6,5", "axis=i:0;split=is:1,5", "f,f");
+    gen("concat", 13, "Concat", "f:2,3;f:2,2;f:2,1", "axis=i:1", "f");
+    gen("transpose", 13, "Transpose", "f:2,3,4", "perm=is:2,0,1", "f");
+    gen("transpose_def", 13, "Transpose", "i:2,3,4", "", "i");
+    gen("gather", 13, "Gather", "f:5,4;=l:0,-1,3", "axis=i:0", "f");
+    gen("gather_1", 13, "Gather", "f:5,4;=i:3,1", "axis=i:1", "f");
+    gen("gather_elements", 13, "GatherElements", "f:3,4;=l:0,2,1,-1,3,0,1,2@2,4", "axis=i:1", "f");
+    gen("trilu_u", 14, "Trilu", "f:4,5", "", "f");
+    gen("trilu_l", 14, "Trilu", "f:2,4,5;=l.1", "upper=i:0", "f");
+    gen("trilu_k", 14, "Trilu", "i:4,5;=l.-1", "", "i");
+    gen("topk", 11, "TopK", "f:3,6;=l:3", "", "f,l");
+    gen("topk_small", 11, "TopK", "f:3,6;=l:2", "axis=i:0;largest=i:0", "f,l");
+    gen("onehot", 11, "OneHot", "l:4;=l.5;=f:0,3", "", "f");
+    gen("onehot_ax", 11, "OneHot", "l:2,3;=f.4;=i:-1,1", "axis=i:0", "i");
+    gen("d2s_dcr", 13, "DepthToSpace", "f:1,8,2,3", "blocksize=i:2", "f");
+    gen("d2s_crd", 13, "DepthToSpace", "f:1,8,2,3", "blocksize=i:2;mode=s:CRD", "f");
+    gen("s2d", 13, "SpaceToDepth", "f:1,2,4,6", "blocksize=i:2", "f");
+    gen("flatten", 13, "Flatten", "f:2,3,4", "axis=i:2", "f");
+    gen("reshape", 14, "Reshape", "f:2,3,4;=l:0,-1,2", "", "f");
+    gen("squeeze", 13, "Squeeze", "f:2,1,4,1;=l:1,-1", "", "f");
+    gen("unsqueeze", 13, "Unsqueeze", "f:2,4;=l:0,3", "", "f");
+    gen("shape", 15, "Shape", "f:2,3,4", "start=i:1", "l");
+    gen("size", 13, "Size", "f:2,3,4", "", "l");
+    gen("constofshape", 9, "ConstantOfShape", "=l:2,3", "", "f");
+    gen("range", 11, "Range", "=f.0.5;=f.4;=f.0.75", "", "f");
+    gen("range_i", 11, "Range", "=l.10;=l.1;=l.-3", "", "l");
+    gen("eyelike", 9, "EyeLike", "f:3,4", "k=i:1", "f");
+    gen("clip13", 13, "Clip", "f:3,4;=f.-0.5;=f.0.7", "", "f");
+    gen("clip_i", 13, "Clip", "i:3,4;-;=i.2", "", "i");
+    gen("nonzero", 13, "NonZero", "i:3,4", "", "l");
+    gen("compress", 11, "Compress", "f:3,4;=b:1,0,1", "axis=i:0", "f");
+    gen("scatter_elements", 16, "ScatterElements", "f:3,4;=l:1,0,2,0@1,4;f:1,4", "axis=i:0", "f");
+    gen("scatter_elements_add", 16, "ScatterElements", "f:3,4;=l:1,3,1,0@2,2;f:2,2", "axis=i:1;reduction=s:add", "f");
+    gen("scatter_nd", 16, "ScatterND", "f:4,3;=l:2,0@2,1;f:2,3", "", "f");
+    gen("gather_nd", 13, "GatherND", "f:3,4;=l:1,2,0,3@2,2", "", "f");
+    gen("gather_nd_b", 13, "GatherND", "f:2,3,4;=l:1,2,0,0@2,2", "batch_dims=i:1", "f");
+}
+
+static void nn(void) {
+    gen("conv", 11, "Conv", "f:1,2,6,7;f:3,2,3,3;f:3", "pads=is:1,1,1,1", "f");
+    gen("conv_s2g", 11, "Conv", "f:2,4,7,6;f:4,2,3,2", "strides=is:2,1;group=i:2;dilations=is:1,2", "f");
+    gen("conv1d", 11, "Conv", "f:1,3,9;f:2,3,3", "auto_pad=s:SAME_UPPER", "f");
+    gen("convt", 11, "ConvTranspose", "f:1,2,4,5;f:2,3,3,3;f:3", "", "f");
+    gen("convt_s2", 11, "ConvTranspose", "f:1,2,3,4;f:2,2,3,3", "strides=is:2,2;pads=is:1,0,1,1;output_padding=is:1,0", "f");
+    gen("convt_g", 11, "ConvTranspose", "f:1,4,3,3;f:4,1,2,2", "group=i:2;strides=is:2,2", "f");
+    gen("convt_os", 11, "ConvTranspose", "f:1,1,3,3;f:1,2,3,3", "strides=is:3,2;output_shape=is:10,8", "f");
+    gen("maxpool", 12, "MaxPool", "f:1,2,6,7", "kernel_shape=is:3,2;strides=is:2,2;pads=is:1,0,1,1", "f");
+    gen("maxpool_ceil", 12, "MaxPool", "f:1,1,7,7", "kernel_shape=is:2,2;strides=is:2,2;ceil_mode=i:1", "f");
+    gen("avgpool", 11, "AveragePool", "f:1,2,6,7", "kernel_shape=is:3,3;pads=is:1,1,1,1", "f");
+    gen("avgpool_inc", 11, "AveragePool", "f:1,2,6,7", "kernel_shape=is:3,3;pads=is:1,1,1,1;count_include_pad=i:1", "f");
+    gen("gap", 1, "GlobalAveragePool", "f:2,3,4,5", "", "f");
+    gen("gmp", 1, "GlobalMaxPool", "f:2,3,4,5", "", "f");
+    gen("lppool", 11, "LpPool", "f:1,2,5,5", "kernel_shape=is:2,2;p=i:3", "f");
+    gen("glppool", 2, "GlobalLpPool", "f:1,2,5,5", "", "f");
+    gen("gemm", 13, "Gemm", "f:3,4;f:5,4;f:5", "transB=i:1;alpha=f:0.5;beta=f:2", "f");
+    gen("gemm_ta", 13, "Gemm", "f:4,3;f:4,5;f:3,1", "transA=i:1", "f");
+    gen("matmul", 13, "MatMul", "f:2,3,4;f:4,5", "", "f");
+    gen("matmul_b", 13, "MatMul", "f:2,1,3,4;f:3,4,2", "", "f");
+    gen("matmul_v", 13, "MatMul", "f:4;f:2,4,3", "", "f");
+    gen("instnorm", 6, "InstanceNormalization", "f:2,3,4,5;f:3;f:3", "epsilon=f:0.01", "f");
+    gen("lrn", 13, "LRN", "f:2,5,3,3", "size=i:3;alpha=f:0.001;beta=f:0.6;bias=f:2", "f");
+    gen("bn", 15, "BatchNormalization", "f:2,3,4,5;f:3;f:3;f:3;f+:3", "epsilon=f:0.001", "f");
+    gen("layernorm", 17, "LayerNormalization", "f:2,3,4;f:4;f:4", "", "f");
+    gen("layernorm_ax", 17, "LayerNormalization", "f:2,3,4;f:3,4", "axis=i:1", "f");
+    gen("mvn", 13, "MeanVarianceNormalization", "f:2,3,4,5", "", "f");
+    gen("rs_nearest", 13, "Resize", "f:1,2,3,4;-;=f:1,1,2,1.5", "", "f");
+    gen("rs_nearest_ceil", 13, "Resize", "f:1,2,3,4;-;=f:1,1,1.7,2.5", "nearest_mode=s:ceil;coordinate_transformation_mode=s:asymmetric", "f");
+    gen("rs_nearest_pf", 13, "Resize", "f:1,1,5,6;-;-;=l:1,1,3,4", "nearest_mode=s:round_prefer_ceil", "f");
+    gen("rs_linear", 13, "Resize", "f:1,2,3,4;-;=f:1,1,2,2.5", "mode=s:linear", "f");
+    gen("rs_linear_ac", 13, "Resize", "f:1,2,3,4;-;=f:1,1,2,2", "mode=s:linear;coordinate_transformation_mode=s:align_corners", "f");
+    gen("rs_linear_pt", 13, "Resize", "f:1,1,4,4;-;-;=l:1,1,3,2", "mode=s:linear;coordinate_transformation_mode=s:pytorch_half_pixel", "f");
+    gen("rs_linear_down", 13, "Resize", "f:1,1,6,8;-;=f:1,1,0.5,0.6", "mode=s:linear", "f");
+    gen("rs_cubic", 13, "Resize", "f:1,1,4,5;-;=f:1,1,2,1.5", "mode=s:cubic", "f");
+    gen("rs_cubic_ex", 13, "Resize", "f:1,1,4,5;-;=f:1,1,0.8,1.6", "mode=s:cubic;exclude_outside=i:1;cubic_coeff_a=f:-0.5", "f");
+    gen("rs_crop", 13, "Resize", "f:1,1,5,5;=f:0,0,0.2,0.3,1,1,0.8,0.9;=f:1,1,1.2,0.8", "mode=s:linear;coordinate_transformation_mode=s:tf_crop_and_resize;extrapolation_value=f:7", "f");
+    gen("rs_10", 10, "Resize", "f:1,1,2,3;=f:1,1,2,3", "", "f");
+}
+
+static void quant(void) {
+    gen("quant_u8", 13, "QuantizeLinear", "f:3,4;=f.0.05;=u.128", "", "u");
+    gen("quant_s8_axis", 13, "QuantizeLinear", "f:3,4;=f:0.02,0.05,0.1;=s:0,3,-2", "axis=i:0", "s");
+    gen("dequant_u8", 13, "DequantizeLinear", "uh:3,4;=f.0.05;=u.128", "", "f");
+    gen("dequant_s8", 13, "DequantizeLinear", "sh:3,4;=f:0.02,0.05,0.1,0.2;=s:0,3,-2,1", "axis=i:1", "f");
+    gen("dynquant", 11, "DynamicQuantizeLinear", "f:3,4", "", "u,f,u");
+    gen("matmulinteger", 10, "MatMulInteger", "uh:3,4;uh:4,5;=u.3;=u.7", "", "i");
+    gen("matmulinteger_s", 10, "MatMulInteger", "sh:2,3,4;sh:4,5", "", "i");
+    gen("qlinearmatmul_u", 10, "QLinearMatMul", "uh:3,4;=f.0.05;=u.120;uh:4,5;=f.0.04;=u.130;=f.0.3;=u.125", "", "u");
+    gen("qlinearmatmul_s", 10, "QLinearMatMul", "sh:3,4;=f.0.05;=s.-3;sh:4,5;=f.0.04;=s.2;=f.0.2;=s.1", "", "s");
+    gen("convinteger", 10, "ConvInteger", "uh:1,2,5,5;uh:3,2,3,3;=u.100;=u.90", "pads=is:1,1,1,1", "i");
+    gen("qlinearconv", 10, "QLinearConv", "uh:1,2,5,5;=f.0.05;=u.120;sh:3,2,3,3;=f:0.02,0.03,0.04;=s:0,0,0;=f.0.5;=u.128;=i:5,-7,100",
+        "pads=is:1,1,1,1", "u");
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: onnx_gen OUTDIR\n");
+        return 2;
+    }
+    outdir = argv[1];
+    if (mkdirs(outdir)) {
+        fprintf(stderr, "onnx_gen: cannot create %s\n", outdir);
+        return 1;
+    }
+    unary_float();
+    binary();
+    casts_and_reductions();
+    tensors();
+    nn();
+    quant();
+    printf("onnx_gen: %d models in %s%s\n", n_cases, outdir, n_fail ? " (with write errors)" : "");
+    return n_fail ? 1 : 0;
+}
