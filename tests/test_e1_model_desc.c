@@ -352,6 +352,19 @@ static void test_timeout_beat_fault(void) {
     CHECK_EQ(peek32(DST + 32), 0);        /* and the faulted beat wrote nothing */
     CHECK_EQ(peek32(DST + 28), (uint32_t)t_c(7));
     CHECK_EQ(rd(E1_REG_DESC_WRITE_BEATS), 8);
+
+    /* the read side: at latency 62 (c = 64) the timeout cycle 128 is the address cycle of the
+     * third descriptor-word fetch (2 * 64); a rule on that read beat fires, the ring still
+     * ends with the timeout code and 2 counted read beats */
+    timeout_example_start(62);
+    CHECK_EQ(npk_fault_parse("read@0x1050+0x10#2=error", &f), 0);
+    npk_mem_add_fault(npk_sim_mem(S), &f);
+    CHECK_EQ(ring_cost(), 129);
+    CHECK_EQ(rd(E1_REG_DESC_STATUS) & 0xff, 0x0cu);
+    npk_mem_get_stats(npk_sim_mem(S), &st);
+    CHECK_EQ(st.errors, 1);
+    CHECK_EQ(st.read_beats, 2); /* the faulted third beat is not a completed read */
+    CHECK_EQ(rd(E1_REG_DESC_READ_BEATS), 2);
 }
 
 static void test_timeout_counter_progress(void) {
