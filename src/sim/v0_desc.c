@@ -344,6 +344,13 @@ static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K
         if (ti < I && 256u * tk * (ti + 1 + tj) <= T_SPAD_HALF && 1024u * (ti + 1) * tj <= T_ACC_HALF) ti++, grew = 1;
         if (tj < J && 256u * tk * (ti + tj + 1) <= T_SPAD_HALF && 1024u * ti * (tj + 1) <= T_ACC_HALF) tj++, grew = 1;
     }
+    /* Balance: keep the number of chunks per dimension, make them equal (the
+     * last one is no longer short: K = 64 blocks split 32 + 32, not 46 + 18,
+     * so no short compute step leaves the next load and the store exposed).
+     * Every size only shrinks, so the scratchpad/accumulator fits still hold. */
+    tk = cdiv(KB, cdiv(KB, tk));
+    ti = cdiv(I, cdiv(I, ti));
+    tj = cdiv(J, cdiv(J, tj));
     uint64_t total = 0, pending_store = 0, first = 1, prev_compute = 0;
     uint64_t prev_macs = 0, store_bytes = 0;
     for (uint64_t i0 = 0; i0 < M; i0 += ti * 16)
