@@ -1,6 +1,7 @@
 /* Shell ABI helpers: names, descriptor encoders, and the text assembler /
  * disassembler (`npu asm/disasm --device shell`). */
 #include "npukit/shell.h"
+#include "npukit/strbuf.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -255,44 +256,6 @@ static void fset(uint8_t *d, const fld *f, uint64_t v) {
     putn(d + f->off, f->bytes, w);
 }
 
-/* growable text */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-static void sput(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void sput(sbuf *b, const char *fmt, ...) {
-    if (b->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->p && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t nc = b->cap ? b->cap * 2 : 4096;
-        while (nc < b->n + (size_t)k + 1) nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-}
-
 static int f32_roundtrips(uint32_t u) {
     float f;
     memcpy(&f, &u, 4);
@@ -307,7 +270,7 @@ static int f32_roundtrips(uint32_t u) {
 
 int npk_shell_disasm(const uint8_t *bin, size_t len, char **text) {
     *text = NULL;
-    sbuf b = {0};
+    npk_strbuf b = {0};
     size_t off = 0;
     while (off < len) {
         if (len - off < 32) {
@@ -321,34 +284,34 @@ int npk_shell_disasm(const uint8_t *bin, size_t len, char **text) {
         if (t && (d[3] || off + 32u * size > len)) t = NULL;
         if (!t) {
             unsigned units = size >= 1 && size <= 3 && off + 32u * size <= len ? size : 1;
-            sput(&b, "RAW hex=");
-            for (unsigned i = 0; i < 32 * units; i++) sput(&b, "%02x", d[i]);
-            sput(&b, "\n");
+            npk_strbuf_printf(&b, "RAW hex=");
+            for (unsigned i = 0; i < 32 * units; i++) npk_strbuf_printf(&b, "%02x", d[i]);
+            npk_strbuf_printf(&b, "\n");
             off += 32u * units;
             continue;
         }
-        sput(&b, "%s", npk_shell_opcode_name(d[0]));
-        if (size != 1) sput(&b, " size=%u", size);
+        npk_strbuf_printf(&b, "%s", npk_shell_opcode_name(d[0]));
+        if (size != 1) npk_strbuf_printf(&b, " size=%u", size);
         for (; t->name; t++) {
             uint64_t v = fget(d, t);
             if (!v && !t->always) continue;
             switch (t->kind) {
-            case K_HEX: sput(&b, " %s=0x%" PRIx64, t->name, v); break;
-            case K_DEC: sput(&b, " %s=%" PRIu64, t->name, v); break;
+            case K_HEX: npk_strbuf_printf(&b, " %s=0x%" PRIx64, t->name, v); break;
+            case K_DEC: npk_strbuf_printf(&b, " %s=%" PRIu64, t->name, v); break;
             case K_ENUM:
-                if (v < t->nen) sput(&b, " %s=%s", t->name, t->en[v]);
-                else sput(&b, " %s=%" PRIu64, t->name, v);
+                if (v < t->nen) npk_strbuf_printf(&b, " %s=%s", t->name, t->en[v]);
+                else npk_strbuf_printf(&b, " %s=%" PRIu64, t->name, v);
                 break;
             default: {
                 uint32_t u = (uint32_t)v;
                 float f;
                 memcpy(&f, &u, 4);
-                if (f32_roundtrips(u)) sput(&b, " %s=%.9g", t->name, (double)f);
-                else sput(&b, " %s=bits:0x%08" PRIx32, t->name, u);
+                if (f32_roundtrips(u)) npk_strbuf_printf(&b, " %s=%.9g", t->name, (double)f);
+                else npk_strbuf_printf(&b, " %s=bits:0x%08" PRIx32, t->name, u);
             }
             }
         }
-        sput(&b, "\n");
+        npk_strbuf_printf(&b, "\n");
         off += 32u * size;
     }
     if (b.oom) {

@@ -35,6 +35,8 @@ int cmd_shell_run(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 
+/* Does the file start with the NPKB magic (a compiled model, docs/npkb.md)? (cmd_compile.c) */
+int cli_is_npkb(const char *path);
 /* e1-format modules (cmd_compile.c): read text as NUL-terminated (refusing NUL bytes). */
 int cli_read_text(const char *path, char **text);
 /* Parse an e1 StableHLO-subset module, bind --tensors files, print its

@@ -3,6 +3,7 @@
  * The formats come from the device table (include/npukit/devtab.h: a device
  * row with a stream_format has an assembler and a disassembler). */
 #include "cli.h"
+#include "npukit/npkb.h"
 #include "npukit/devtab.h"
 
 #include <stdlib.h>
@@ -63,6 +64,30 @@ static int run(const char *cmd, int argc, char **argv) {
         else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[i]);
         else if (!in) in = argv[i];
         else return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    }
+    if (!strcmp(cmd, "disasm") && in && cli_is_npkb(in)) {
+        /* a compiled model (docs/npkb.md): its listing */
+        uint8_t *kb = NULL;
+        size_t kl = 0;
+        npk_npkb *k = NULL;
+        int bad = cli_read_file(in, &kb, &kl) || npk_npkb_open(&k, kb, kl);
+        free(kb);
+        if (bad) return cli_fail("disasm: %s: %s", in, npk_errmsg());
+        if (dev && strcmp(dev, npk_npkb_device(k))) {
+            npk_npkb_free(k);
+            return cli_fail("disasm: %s: compiled for %s, not %s", in, npk_npkb_device(k), dev);
+        }
+        FILE *f = stdout;
+        cli_out o;
+        if (out && cli_out_open(&o, out)) {
+            npk_npkb_free(k);
+            return cli_fail("disasm: %s", npk_errmsg());
+        }
+        if (out) f = o.f;
+        int rc = npk_npkb_list(k, f);
+        npk_npkb_free(k);
+        if (out && cli_out_close(&o, !rc)) rc = -1;
+        return rc ? cli_fail("disasm: %s", npk_errmsg()) : 0;
     }
     if (!dev) return cli_usage_error(cmd, "--device is required");
     const npk_dev_rt *e = find(dev);

@@ -3,9 +3,33 @@
  * ONNX models into compiled streams for v0 and shell. */
 #include "cli.h"
 #include "npukit/e1_shlo.h"
+#include "npukit/npkb.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+int cli_is_npkb(const char *path) {
+    uint8_t m[4];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(m, 1, 4, f);
+    fclose(f);
+    return npk_npkb_is(m, n);
+}
+
+/* v0 / shell: an ONNX model into a compiled model (.npkb). */
+static int compile_npkb(const char *device, const char *file, const char *outp) {
+    if (!outp) return cli_usage_error("compile", "a compiled model is binary: give -o MODEL.npkb");
+    uint8_t *onnx, *bin;
+    size_t len, blen;
+    if (cli_read_file(file, &onnx, &len)) return cli_fail("compile: %s", npk_errmsg());
+    int rc = npk_npkb_compile(onnx, len, device, &bin, &blen);
+    free(onnx);
+    if (rc) return cli_fail("compile: %s: %s", file, npk_errmsg());
+    rc = cli_write_file(outp, bin, blen);
+    free(bin);
+    return rc ? cli_fail("compile: %s", npk_errmsg()) : 0;
+}
 
 int cli_read_text(const char *path, char **text) {
     uint8_t *data;
@@ -71,8 +95,13 @@ int cli_shlo_lower_module(const char *file, const char *text, const char *const 
 
 static void help(void) {
     printf("usage: npu compile --device e1 MODULE [-o PACKAGE.json] [--tensors FILE]... [--format F]\n"
-           "                   [--arena-base ADDR] [--descriptor-base ADDR] [--descriptor-stride BYTES] [--no-tensors]\n\n"
-           "Compiles a module in the e1 runtime's format (schema eliza.e1_npu_stablehlo_subset.v1, YAML or\n"
+           "                   [--arena-base ADDR] [--descriptor-base ADDR] [--descriptor-stride BYTES] [--no-tensors]\n"
+           "       npu compile --device v0|shell MODEL.onnx -o MODEL.npkb\n\n"
+           "v0 / shell: writes a compiled model (docs/npkb.md): one versioned, checksummed file with the\n"
+           "model's graph and weights, the compiled plan (per node: CPU or device, driver call, MACs,\n"
+           "modeled cycles; the guest-memory arena) and the I/O bindings. 'npu exec MODEL.npkb --input ...'\n"
+           "runs it without the ONNX file; 'npu disasm MODEL.npkb' lists it.\n\n"
+           "e1: compiles a module in the e1 runtime's format (schema eliza.e1_npu_stablehlo_subset.v1, YAML or\n"
            "JSON) ahead of time. The validation codes are printed on stderr (a module that is empty or has\n"
            "duplicate op names is rejected). The package (schema npukit.e1_compiled_package.v1) carries the\n"
            "module, its bound tensors, the partition report (command_buffer_batches, tensor_arena_plan,\n"
@@ -124,10 +153,11 @@ int cmd_compile(int argc, char **argv) {
         else if (!file) file = argv[i];
         else return cli_usage_error("compile", "more than one input file ('%s')", argv[i]);
     }
-    if (!device) return cli_usage_error("compile", "--device is required (e1)");
-    if (strcmp(device, "e1")) return cli_usage_error("compile", "device '%s': modules compile for e1", device);
+    if (!device) return cli_usage_error("compile", "--device is required (e1, v0 or shell)");
     if (!file) return cli_usage_error("compile", "no input MODULE");
     if (outp && cli_check_output(outp)) return cli_fail("compile: -o: %s", npk_errmsg());
+    if (!strcmp(device, "v0") || !strcmp(device, "shell")) return compile_npkb(device, file, outp);
+    if (strcmp(device, "e1")) return cli_usage_error("compile", "device '%s': compile targets e1, v0 and shell", device);
     int fmt;
     if (!strcmp(format, "package")) fmt = NPK_E1_FMT_PACKAGE;
     else if (!strcmp(format, "executorch")) fmt = NPK_E1_FMT_EXECUTORCH;

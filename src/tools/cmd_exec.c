@@ -3,12 +3,17 @@
 #include "cli.h"
 #include "npukit/e1.h"
 #include "npukit/e1_shlo.h"
+#include "npukit/npkb.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static void help(void) {
-    printf("usage: npu exec PACKAGE.json [--port SPEC] [--tensors FILE]... [--check] [--no-golden]\n\n"
+    printf("usage: npu exec PACKAGE.json [--port SPEC] [--tensors FILE]... [--check] [--no-golden]\n"
+           "       npu exec MODEL.npkb [--input NAME=FILE.pb]... [--port SPEC] [npu run's options]\n\n"
+           "A compiled model (.npkb from 'npu compile --device v0|shell MODEL.onnx', docs/npkb.md) runs\n"
+           "as 'npu run' does, without the ONNX file; its outputs and modeled cycles equal 'npu run' on\n"
+           "the ONNX model, and the run's partition is checked against the compiled plan.\n\n"
            "Replays a package written by 'npu compile --device e1'. It is checked first as the e1 staging\n"
            "helpers do (base/head/tail arithmetic, the ring window, word0 valid_owner and\n"
            "stream_to_scratch, stream bounds, GEMM-only aligned writebacks, preambles against the images,\n"
@@ -30,6 +35,9 @@ int cmd_exec(int argc, char **argv) {
         help();
         return 0;
     }
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] != '-' && (i == 1 || strcmp(argv[i - 1], "--input")) && cli_is_npkb(argv[i]))
+            return cmd_run(argc, argv); /* a compiled model takes npu run's options */
     const char *file = NULL, *port_spec = "sim";
     const char *tfiles[16];
     size_t nt = 0;

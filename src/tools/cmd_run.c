@@ -7,18 +7,21 @@
 
 #include "cli.h"
 #include "npukit/graph.h"
+#include "npukit/npkb.h"
 #include "npukit/report.h"
 #include "npukit/trace.h"
 
 #define RUN_DEFAULT_DEVICE "v0"
 
 static void run_help(void) {
-    printf("usage: npu run MODEL.onnx [--device D] [--input NAME=FILE.pb ...] [--random-inputs SEED]\n"
+    printf("usage: npu run MODEL.onnx|MODEL.npkb [--device D] [--input NAME=FILE.pb ...] [--random-inputs SEED]\n"
            "               [--output-dir DIR] [--report] [--report-json FILE] [--trace FILE.json] [--port SPEC]\n\n"
            "Import an ONNX model, place every node the device executes exactly on the device (the rest on the\n"
            "CPU reference), plan the device's guest memory, run, and print the outputs. For 2-D outputs\n"
            "[N, classes] with two or more classes the predicted class of each row (argmax, first maximum)\n"
-           "is printed ([N, 1] outputs, e.g. a sigmoid score, have no classes).\n\n"
+           "is printed ([N, 1] outputs, e.g. a sigmoid score, have no classes). A compiled model\n"
+           "(MODEL.npkb from 'npu compile --device v0|shell', docs/npkb.md) runs on the device it was\n"
+           "compiled for, and the run's partition must equal its compiled plan.\n\n"
            "options:\n"
            "  --device D           v0 (default), shell, e1, pccx or cpu\n"
            "  --input NAME=FILE    an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
@@ -135,7 +138,8 @@ int cmd_run(int argc, char **argv) {
         return 0;
     }
     const char *model = NULL, *device = RUN_DEFAULT_DEVICE, *outdir = NULL, *json = NULL, *trace_path = NULL, *port = NULL;
-    int report = 0, have_seed = 0;
+    int report = 0, have_seed = 0, device_given = 0;
+    npk_npkb *npkb = NULL;
     uint64_t seed = 0;
     const char **in_specs = calloc((size_t)argc + 1, sizeof(char *));
     int n_specs = 0, rc = 1;
@@ -149,7 +153,7 @@ int cmd_run(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
-        if (!strcmp(a, "--device") && more) device = argv[++i];
+        if (!strcmp(a, "--device") && more) device = argv[++i], device_given = 1;
         else if (!strcmp(a, "--input") && more) in_specs[n_specs++] = argv[++i];
         else if (!strcmp(a, "--output-dir") && more) outdir = argv[++i];
         else if (!strcmp(a, "--report")) report = 1;
@@ -184,7 +188,26 @@ int cmd_run(int argc, char **argv) {
         free(in_specs);
         return cli_fail("run: %s: %s", badopt, npk_errmsg());
     }
-    if (npk_graph_load_file(&g, model)) {
+    if (cli_is_npkb(model)) {
+        /* a compiled model (.npkb): the graph and the plan come from it */
+        uint8_t *kb = NULL;
+        size_t kl = 0;
+        int bad = cli_read_file(model, &kb, &kl) || npk_npkb_open(&npkb, kb, kl);
+        free(kb);
+        if (bad) {
+            rc = cli_fail("%s: %s", model, npk_errmsg());
+            goto out;
+        }
+        if (device_given && strcmp(device, npk_npkb_device(npkb))) {
+            rc = cli_fail("%s: compiled for %s, not for --device %s", model, npk_npkb_device(npkb), device);
+            goto out;
+        }
+        device = npk_npkb_device(npkb);
+        if (npk_npkb_graph(npkb, &g)) {
+            rc = cli_fail("%s: %s", model, npk_errmsg());
+            goto out;
+        }
+    } else if (npk_graph_load_file(&g, model)) {
         rc = cli_fail("%s", npk_errmsg());
         goto out;
     }
@@ -253,6 +276,10 @@ int cmd_run(int argc, char **argv) {
         rc = cli_fail("%s: %s", model, npk_errmsg());
         goto out;
     }
+    if (npkb && npk_npkb_check_run(npkb, &rep)) {
+        rc = cli_fail("%s: %s", model, npk_errmsg());
+        goto out;
+    }
     for (size_t i = 0; i < n_outs; i++) print_output(&outs[i]);
     if (outdir) {
         if (mkdir(outdir, 0777) && errno != EEXIST) {
@@ -306,6 +333,7 @@ out:
     free(outs);
     npk_run_report_fini(&rep);
     npk_graph_free(g);
+    npk_npkb_free(npkb);
     if (trace) npk_trace_free(trace);
     free(in_specs);
     return rc;
