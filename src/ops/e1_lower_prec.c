@@ -96,32 +96,43 @@ int npk_lower_group_scaled_int4_matmul(npk_lower *L, const npk_ltensor *lhs, con
     return lw_close(&op, rc);
 }
 
+/* Lane encodings: two's-complement INT2, ternary (00 = 0, 01 = +1, 10 = -1), FP8 bytes. */
+static uint32_t enc_int2(int32_t v) { return (uint32_t)v & 3u; }
+static uint32_t enc_ternary(int32_t v) { return v == 1 ? 1u : v == -1 ? 2u : 0u; }
+static uint32_t enc_fp8(int32_t v) { return (uint32_t)v & 0xffu; }
+
+/* r[M][N] = sum over K chunks of `lanes` elements packed into one word each
+ * (zero lanes pad the last chunk) of the dot opcode, accumulated by its ACC. */
+static int packed_dot_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_ltensor *r,
+                             unsigned lanes, unsigned bits, uint32_t (*enc)(int32_t), unsigned opcode, int ternary) {
+    unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1];
+    int rc = 0;
+    for (unsigned i = 0; i < M && !rc; i++)
+        for (unsigned j = 0; j < N && !rc; j++) {
+            uint32_t acc = 0;
+            for (unsigned k0 = 0; k0 < K && !rc; k0 += lanes) {
+                uint32_t a = 0, b = 0;
+                for (unsigned l = 0; l < lanes && k0 + l < K; l++) {
+                    a |= enc(lhs->data[(size_t)i * K + k0 + l]) << (bits * l);
+                    b |= enc(rhs->data[(size_t)(k0 + l) * N + j]) << (bits * l);
+                }
+                rc = lw_scalar(L, opcode, a, b, acc, ternary, &acc);
+            }
+            r->data[i * N + j] = (int32_t)acc;
+        }
+    return rc;
+}
+
 int npk_lower_int2_matmul(npk_lower *L, int ternary, const npk_ltensor *lhs, const npk_ltensor *rhs,
                           npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev) {
     LW_OPEN(op, L, ternary ? "bitnet_matmul" : "int2_matmul", out, golden, ev, g,
             npk_golden_int2_matmul(ternary, lhs, rhs, g));
     unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1], Kp = (K + 15) / 16 * 16;
     unsigned d[2] = {M, N};
-    int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
-    if (!r) rc = -NPK_ENOMEM;
     pad_k(L, K, Kp, M + N);
-    /* two's-complement INT2 lanes, or ternary 00 = 0, 01 = +1, 10 = -1 */
-#define ENC2(v) (ternary ? ((v) == 1 ? 1u : (v) == -1 ? 2u : 0u) : ((uint32_t)(v) & 3u))
-    for (unsigned i = 0; i < M && !rc; i++)
-        for (unsigned j = 0; j < N && !rc; j++) {
-            uint32_t acc = 0;
-            for (unsigned k0 = 0; k0 < K && !rc; k0 += 16) {
-                uint32_t a = 0, b = 0;
-                for (unsigned l = 0; l < 16 && k0 + l < K; l++) {
-                    a |= ENC2(lhs->data[(size_t)i * K + k0 + l]) << (2 * l);
-                    b |= ENC2(rhs->data[(size_t)(k0 + l) * N + j]) << (2 * l);
-                }
-                rc = lw_scalar(L, E1_OP_DOT16_S2, a, b, acc, ternary, &acc);
-            }
-            r->data[i * N + j] = (int32_t)acc;
-        }
-#undef ENC2
+    int rc = r ? packed_dot_matmul(L, lhs, rhs, r, 16, 2, ternary ? enc_ternary : enc_int2, E1_OP_DOT16_S2, ternary)
+               : -NPK_ENOMEM;
     return close_padded(&op, rc, K, Kp);
 }
 
@@ -130,23 +141,9 @@ int npk_lower_fp8_matmul(npk_lower *L, const npk_ltensor *lhs, const npk_ltensor
     LW_OPEN(op, L, "fp8_matmul", out, golden, ev, g, npk_golden_fp8_matmul(lhs, rhs, g));
     unsigned M = lhs->dim[0], K = lhs->dim[1], N = rhs->dim[1], Kp = (K + 3) / 4 * 4;
     unsigned d[2] = {M, N};
-    int rc = 0;
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_Q8_8, 2, d);
-    if (!r) rc = -NPK_ENOMEM;
     pad_k(L, K, Kp, M + N);
-    for (unsigned i = 0; i < M && !rc; i++)
-        for (unsigned j = 0; j < N && !rc; j++) {
-            uint32_t acc = 0;
-            for (unsigned k0 = 0; k0 < K && !rc; k0 += 4) {
-                uint32_t a = 0, b = 0; /* FP8 zero bytes pad the last chunk */
-                for (unsigned l = 0; l < 4 && k0 + l < K; l++) {
-                    a |= ((uint32_t)lhs->data[(size_t)i * K + k0 + l] & 0xff) << (8 * l);
-                    b |= ((uint32_t)rhs->data[(size_t)(k0 + l) * N + j] & 0xff) << (8 * l);
-                }
-                rc = lw_scalar(L, E1_OP_DOT4_FP8_E4M3, a, b, acc, 0, &acc);
-            }
-            r->data[i * N + j] = (int32_t)acc;
-        }
+    int rc = r ? packed_dot_matmul(L, lhs, rhs, r, 4, 8, enc_fp8, E1_OP_DOT4_FP8_E4M3, 0) : -NPK_ENOMEM;
     return close_padded(&op, rc, K, Kp);
 }
 
