@@ -417,6 +417,16 @@ static void nn(void) {
     gen("rs_cubic_ex", 13, "Resize", "f:1,1,4,5;-;=f:1,1,0.8,1.6", "mode=s:cubic;exclude_outside=i:1;cubic_coeff_a=f:-0.5", "f");
     gen("rs_crop", 13, "Resize", "f:1,1,5,5;=f:0,0,0.2,0.3,1,1,0.8,0.9;=f:1,1,1.2,0.8", "mode=s:linear;coordinate_transformation_mode=s:tf_crop_and_resize;extrapolation_value=f:7", "f");
     gen("rs_10", 10, "Resize", "f:1,1,2,3;=f:1,1,2,3", "", "f");
+    gen("lstm_bi", 14, "LSTM", "f:3,2,4;f:2,12,4;f:2,12,3;f:2,24;=i:3,2;f:2,2,3;f:2,2,3;f:2,9",
+        "hidden_size=i:3;direction=s:bidirectional", "f,f,f");
+    gen("lstm_clip", 14, "LSTM", "f:3,2,4;f:1,12,4;f:1,12,3", "hidden_size=i:3;clip=f:0.5;input_forget=i:1", "f,f,f");
+    gen("gru_rev_lbr", 14, "GRU", "f:3,2,4;f:1,9,4;f:1,9,3;f:1,18", "hidden_size=i:3;direction=s:reverse;linear_before_reset=i:1", "f,f");
+    gen("gru_bi_nolens", 14, "GRU", "f:3,2,4;f:2,9,4;f:2,9,3;f:2,18", "hidden_size=i:3;direction=s:bidirectional", "f,f");
+    gen("gru_rev", 14, "GRU", "f:3,2,4;f:1,9,4;f:1,9,3;f:1,18", "hidden_size=i:3;direction=s:reverse", "f,f");
+    gen("gru_rev_nob", 14, "GRU", "f:3,2,4;f:1,9,4;f:1,9,3", "hidden_size=i:3;direction=s:reverse", "f,f");
+    gen("gru_fwd_lens", 14, "GRU", "f:3,2,4;f:1,9,4;f:1,9,3;f:1,18;=i:2,3", "hidden_size=i:3", "f,f");
+    gen("gru_bi", 14, "GRU", "f:3,2,4;f:2,9,4;f:2,9,3;f:2,18;=i:2,3", "hidden_size=i:3;direction=s:bidirectional", "f,f");
+    gen("rnn_relu", 14, "RNN", "f:2,3,4;f:1,3,4;f:1,3,3;f:1,6", "hidden_size=i:3;direction=s:reverse", "f,f");
 }
 
 static void quant(void) {

@@ -24,9 +24,10 @@ typedef struct npk_attr {
     int64_t i;         /* INT */
     char *s;           /* STRING (NUL-terminated copy) */
     npk_tensor *t;     /* TENSOR */
-    size_t n;          /* FLOATS / INTS: element count */
+    size_t n;          /* FLOATS / INTS / STRINGS: element count */
     float *floats;
     int64_t *ints;
+    char **strs;       /* STRINGS: n NUL-terminated copies */
 } npk_attr;
 
 typedef struct npk_value {

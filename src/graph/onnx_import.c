@@ -235,6 +235,8 @@ static void free_node(npk_node *n) {
         }
         free(a->floats);
         free(a->ints);
+        for (size_t k = 0; a->strs && k < a->n; k++) free(a->strs[k]);
+        free(a->strs);
     }
     free(n->attr);
 }
@@ -362,6 +364,15 @@ static int convert_attr(npk_attr *a, const Onnx__AttributeProto *p, const npk_no
     switch (type) {
     case NPK_ATTR_FLOAT: a->f = p->f; break;
     case NPK_ATTR_INT: a->i = p->i; break;
+    case NPK_ATTR_STRINGS:
+        if (!(a->strs = calloc(p->n_strings + 1, sizeof(char *)))) return npk_err(NPK_ENOMEM, "out of memory");
+        for (size_t k = 0; k < p->n_strings; k++) {
+            if (!(a->strs[k] = malloc(p->strings[k].len + 1))) return npk_err(NPK_ENOMEM, "out of memory");
+            if (p->strings[k].len) memcpy(a->strs[k], p->strings[k].data, p->strings[k].len);
+            a->strs[k][p->strings[k].len] = 0;
+            a->n = k + 1;
+        }
+        break;
     case NPK_ATTR_STRING:
         if (!(a->s = malloc(p->s.len + 1))) return npk_err(NPK_ENOMEM, "out of memory");
         if (p->s.len) memcpy(a->s, p->s.data, p->s.len);
@@ -448,9 +459,10 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
         n->n_in = (int)np->n_input;
         n->n_out = (int)np->n_output;
         /* Every operator npukit executes has a required first output (ONNX
-         * operator schemas; RNN-style operators, whose outputs are all
-         * optional, are not among them and are reported as unsupported later). */
-        if (n->op_id != NPK_OP_NONE && (!np->n_output || !np->output[0] || !*np->output[0]))
+         * operator schemas), except RNN, GRU and LSTM, whose outputs are all
+         * optional (their handlers write only the outputs present). */
+        int all_optional = n->op_id == NPK_OP_RNN || n->op_id == NPK_OP_GRU || n->op_id == NPK_OP_LSTM;
+        if (n->op_id != NPK_OP_NONE && !all_optional && (!np->n_output || !np->output[0] || !*np->output[0]))
             return npk_err(NPK_EFORMAT, "node '%s' (%s) has no first output (output 0 is required)", n->name, op);
         for (size_t k = 0; k < np->n_output; k++) {
             const char *nm = np->output[k];

@@ -183,7 +183,10 @@ typedef int (*npk_op_fn)(npk_opctx *c);
     X(LRN, 0, npk_op_lrn) \
     X(MeanVarianceNormalization, 0, npk_op_mvn) \
     X(LpPool, 0, npk_op_lppool) \
-    X(GlobalLpPool, 0, npk_op_globallppool)
+    X(GlobalLpPool, 0, npk_op_globallppool) \
+    X(RNN, 0, npk_op_rnn) \
+    X(GRU, 0, npk_op_gru) \
+    X(LSTM, 0, npk_op_lstm)
 
 #define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X)
 

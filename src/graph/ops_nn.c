@@ -247,3 +247,90 @@ static int lppool(npk_opctx *c, int global) {
 }
 int npk_op_lppool(npk_opctx *c) { return lppool(c, 0); }
 int npk_op_globallppool(npk_opctx *c) { return lppool(c, 1); }
+
+/* RNN, GRU and LSTM (opsets 7 and 14; RNN/GRU/LSTM-1 had the same inputs). */
+static int recurrent(npk_opctx *c, int kind) {
+    int rc;
+    if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "W")) || (rc = npk_opc_need(c, 2, "R"))) return rc;
+    const npk_tensor *X = IN(0), *W = IN(1), *R = IN(2), *B = IN(3), *L = IN(4), *h0 = IN(5);
+    const npk_tensor *c0 = kind == NPK_ONNX_LSTM ? IN(6) : NULL, *P = kind == NPK_ONNX_LSTM ? IN(7) : NULL;
+    if ((rc = need_float(X, "X"))) return rc;
+    npk_onnx_rnn p;
+    memset(&p, 0, sizeof p);
+    p.kind = kind;
+    p.layout = c->opset >= 14 ? (int)npk_node_attr_i(c->node, "layout", 0) : 0;
+    const char *dir = npk_node_attr_s(c->node, "direction", "forward");
+    p.dirs = !strcmp(dir, "bidirectional") ? 2 : 1;
+    p.reverse = !strcmp(dir, "reverse");
+    if (p.dirs == 1 && !p.reverse && strcmp(dir, "forward")) return npk_err(NPK_EINVAL, "unknown direction '%s'", dir);
+    int G = kind == NPK_ONNX_LSTM ? 4 : kind == NPK_ONNX_GRU ? 3 : 1;
+    if (X->rank != 3 || W->rank != 3 || R->rank != 3) return npk_err(NPK_EINVAL, "X, W and R must be 3-D");
+    p.seq = X->dims[p.layout ? 1 : 0];
+    p.batch = X->dims[p.layout ? 0 : 1];
+    p.input = X->dims[2];
+    p.hidden = npk_node_attr_i(c->node, "hidden_size", R->dims[2]);
+    int64_t Hh = p.hidden;
+    if (W->dims[0] != p.dirs || W->dims[1] != G * Hh || W->dims[2] != p.input || R->dims[0] != p.dirs ||
+        R->dims[1] != G * Hh || R->dims[2] != Hh)
+        return npk_err(NPK_EINVAL, "W must be [%d, %lld, %lld] and R [%d, %lld, %lld]", p.dirs, (long long)(G * Hh),
+                       (long long)p.input, p.dirs, (long long)(G * Hh), (long long)Hh);
+    if (B && npk_tensor_numel(B) != p.dirs * 2 * G * Hh) return npk_err(NPK_EINVAL, "B must have %lld elements", (long long)(p.dirs * 2 * G * Hh));
+    if (P && npk_tensor_numel(P) != p.dirs * 3 * Hh) return npk_err(NPK_EINVAL, "P must have %lld elements", (long long)(p.dirs * 3 * Hh));
+    int64_t ns = p.dirs * p.batch * Hh;
+    if ((h0 && npk_tensor_numel(h0) != ns) || (c0 && npk_tensor_numel(c0) != ns))
+        return npk_err(NPK_EINVAL, "initial_h/initial_c must have %lld elements", (long long)ns);
+    if (L && npk_tensor_numel(L) != p.batch) return npk_err(NPK_EINVAL, "sequence_lens must have batch elements");
+    p.clip = npk_node_attr_f(c->node, "clip", 0);
+    p.input_forget = (int)npk_node_attr_i(c->node, "input_forget", 0);
+    p.linear_before_reset = (int)npk_node_attr_i(c->node, "linear_before_reset", 0);
+    /* activations: defaults f = Sigmoid, g = Tanh, h = Tanh (RNN: Tanh) */
+    static const char *const names[] = {"Relu", "Tanh", "Sigmoid", "Affine", "LeakyRelu", "ThresholdedRelu",
+                                        "ScaledTanh", "HardSigmoid", "Elu", "Softsign", "Softplus"};
+    const npk_attr *aa = npk_node_attr(c->node, "activations");
+    const npk_attr *al = npk_node_attr(c->node, "activation_alpha"), *ab = npk_node_attr(c->node, "activation_beta");
+    int per = kind == NPK_ONNX_LSTM ? 3 : kind == NPK_ONNX_GRU ? 2 : 1;
+    for (int d = 0; d < p.dirs; d++)
+        for (int k = 0; k < 3; k++) {
+            npk_onnx_act *a = &p.acts[d * 3 + k];
+            a->fn = kind == NPK_ONNX_RNN || k > 0 ? NPK_ONNX_ACT_TANH : NPK_ONNX_ACT_SIGMOID;
+            /* the spec's per-function defaults */
+            a->alpha = 0.01;
+            a->beta = 0;
+            if (k >= per) continue;
+            int idx = d * per + k;
+            const char *nm = NULL;
+            if (aa && (size_t)idx < aa->n && aa->strs) nm = aa->strs[idx];
+            if (nm) {
+                int f = -1;
+                for (int i = 0; i < 11; i++)
+                    if (!strcmp(nm, names[i])) f = i;
+                if (f < 0) return npk_err(NPK_EUNSUPPORTED, "activation '%s' is not supported", nm);
+                a->fn = f;
+                a->alpha = f == NPK_ONNX_ACT_AFFINE || f == NPK_ONNX_ACT_SCALEDTANH ? 1.0
+                           : f == NPK_ONNX_ACT_HARDSIGMOID ? 0.2
+                           : f == NPK_ONNX_ACT_ELU || f == NPK_ONNX_ACT_THRESHOLDEDRELU ? 1.0 : 0.01;
+                a->beta = f == NPK_ONNX_ACT_HARDSIGMOID ? 0.5 : f == NPK_ONNX_ACT_SCALEDTANH ? 1.0 : 0;
+            }
+            if (al && (size_t)idx < al->n) a->alpha = al->floats[idx];
+            if (ab && (size_t)idx < ab->n) a->beta = ab->floats[idx];
+        }
+    int64_t dy[4], ds[3];
+    if (p.layout) {
+        dy[0] = p.batch, dy[1] = p.seq, dy[2] = p.dirs, dy[3] = Hh;
+        ds[0] = p.batch, ds[1] = p.dirs, ds[2] = Hh;
+    } else {
+        dy[0] = p.seq, dy[1] = p.dirs, dy[2] = p.batch, dy[3] = Hh;
+        ds[0] = p.dirs, ds[1] = p.batch, ds[2] = Hh;
+    }
+    if ((rc = npk_opctx_out(c, 0, X->dtype, 4, dy)) || (rc = npk_opctx_out(c, 1, X->dtype, 3, ds)) ||
+        (kind == NPK_ONNX_LSTM && (rc = npk_opctx_out(c, 2, X->dtype, 3, ds))))
+        return rc;
+    c->macs = (uint64_t)(p.seq * p.batch * p.dirs * G * Hh * (p.input + Hh));
+    if (!c->run) return 0;
+    npk_tensor *Y = c->n_out > 0 ? c->out[0] : NULL, *Yh = c->n_out > 1 ? c->out[1] : NULL,
+               *Yc = kind == NPK_ONNX_LSTM && c->n_out > 2 ? c->out[2] : NULL;
+    return npk_ref_onnx_rnn(&p, X, W, R, B, L, h0, c0, P, Y, Yh, Yc);
+}
+int npk_op_rnn(npk_opctx *c) { return recurrent(c, NPK_ONNX_RNN); }
+int npk_op_gru(npk_opctx *c) { return recurrent(c, NPK_ONNX_GRU); }
+int npk_op_lstm(npk_opctx *c) { return recurrent(c, NPK_ONNX_LSTM); }

@@ -279,4 +279,28 @@ void npk_ref_onnx_mvn(const npk_tensor *x, const int *red, npk_tensor *y);
 /* LpPool with exponent pw (p as for pooling). */
 void npk_ref_onnx_lppool(const npk_onnx_conv_params *p, const npk_tensor *x, int64_t pw, npk_tensor *y);
 
+/* ---- recurrent (ref_onnx_rnn.c) -------------------------------------------------------- */
+enum { NPK_ONNX_RNN, NPK_ONNX_GRU, NPK_ONNX_LSTM };
+enum { NPK_ONNX_ACT_RELU, NPK_ONNX_ACT_TANH, NPK_ONNX_ACT_SIGMOID, NPK_ONNX_ACT_AFFINE, NPK_ONNX_ACT_LEAKYRELU,
+       NPK_ONNX_ACT_THRESHOLDEDRELU, NPK_ONNX_ACT_SCALEDTANH, NPK_ONNX_ACT_HARDSIGMOID, NPK_ONNX_ACT_ELU,
+       NPK_ONNX_ACT_SOFTSIGN, NPK_ONNX_ACT_SOFTPLUS };
+typedef struct npk_onnx_act {
+    int fn;
+    double alpha, beta;
+} npk_onnx_act;
+/* Parameters: kind, sizes, directions (1 or 2; reverse for a single reverse
+ * pass), layout (1: batch first), clip (0 = none), input_forget (LSTM),
+ * linear_before_reset (GRU), activations f, g, h per direction (acts[dir*3 + k]). */
+typedef struct npk_onnx_rnn {
+    int kind, dirs, reverse, layout, input_forget, linear_before_reset;
+    int64_t seq, batch, input, hidden;
+    double clip;
+    npk_onnx_act acts[6];
+} npk_onnx_rnn;
+/* X, W, R as the spec; B, lens, h0, c0, P and the outputs may be NULL. Steps
+ * past a batch entry's sequence length leave Y zero and the state unchanged. */
+int npk_ref_onnx_rnn(const npk_onnx_rnn *p, const npk_tensor *X, const npk_tensor *W, const npk_tensor *R,
+                     const npk_tensor *B, const npk_tensor *lens, const npk_tensor *h0, const npk_tensor *c0,
+                     const npk_tensor *P, npk_tensor *Y, npk_tensor *Yh, npk_tensor *Yc);
+
 #endif
