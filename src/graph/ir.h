@@ -81,7 +81,7 @@ const npk_attr *npk_node_attr(const npk_node *n, const char *name);
 int64_t npk_node_attr_i(const npk_node *n, const char *name, int64_t def);
 double npk_node_attr_f(const npk_node *n, const char *name, double def);
 const char *npk_node_attr_s(const npk_node *n, const char *name, const char *def);
-/* INTS attribute: element count (0 when absent) and pointer. */
+/* INTS attribute: element count (0 when absent) and pointer (never NULL). */
 size_t npk_node_attr_ints(const npk_node *n, const char *name, const int64_t **v);
 
 #endif

@@ -210,9 +210,10 @@ const char *npk_node_attr_s(const npk_node *n, const char *name, const char *def
     return a && a->type == NPK_ATTR_STRING ? a->s : def;
 }
 size_t npk_node_attr_ints(const npk_node *n, const char *name, const int64_t **v) {
+    static const int64_t none[1] = {0};
     const npk_attr *a = npk_node_attr(n, name);
-    if (!a || a->type != NPK_ATTR_INTS) {
-        *v = NULL;
+    if (!a || a->type != NPK_ATTR_INTS || !a->n || !a->ints) {
+        *v = none; /* never NULL: callers copy n elements with memcpy (n 0 is fine) */
         return 0;
     }
     *v = a->ints;
