@@ -15,6 +15,7 @@
 #include "npukit/error.h"
 #include "npukit/opt.h"
 #include "npukit/pccx.h"
+#include "npukit/pccx_isa.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 #include "npukit/numfmt.h"

@@ -13,6 +13,7 @@
 #include "npukit/error.h"
 #include "npukit/opt.h"
 #include "npukit/shell.h"
+#include "npukit/shell_desc.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 

@@ -5,6 +5,7 @@
 
 #include "npukit/error.h"
 #include "npukit/shell.h"
+#include "npukit/shell_desc.h"
 #include "npukit/numfmt.h"
 
 #include <inttypes.h>
