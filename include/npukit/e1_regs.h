@@ -163,6 +163,17 @@ enum e1_opcode {
 };
 #define E1_NUM_OPCODES 16
 
+/* Mnemonic of an opcode ("?" outside 0..15): the one name table, shared by
+ * the model's traces and the lowering reports. */
+static inline const char *e1_opcode_name(unsigned op) {
+    static const char *const names[] = {"ADD",      "SUB",      "MUL_LO",       "MAC_S16",  "DOT4_S8",
+                                        "MAX_U32",  "MIN_U32",  "DOT8_S4",      "GEMM_S8",  "GEMM_S4",
+                                        "RELU4_S8", "VRELU_S8", "SDOT4_S4_2_4", "DOT16_S2", "DOT4_FP8_E4M3",
+                                        "EXP2_NEG_Q0_8"};
+    _Static_assert(sizeof names / sizeof names[0] == E1_NUM_OPCODES, "one name per e1 opcode");
+    return op < E1_NUM_OPCODES ? names[op] : "?";
+}
+
 /* ---- GEMM / VRELU configuration (MMIO, shared by direct and ring ops) ------
  * GEMM_CFG: M [1:0], N [9:8], K [18:16]; VRELU reuses [5:0] as LEN.
  * GEMM_BASE: A (VRELU src) [5:0], B (VRELU dst) [13:8], C [21:16].

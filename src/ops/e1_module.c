@@ -310,10 +310,6 @@ static const opspec OPS[] = {
 };
 #define NOPS (sizeof OPS / sizeof OPS[0])
 
-static const char *const opnames[E1_NUM_OPCODES] = {
-    "ADD",     "SUB",     "MUL_LO",   "MAC_S16",      "DOT4_S8",  "MAX_U32",       "MIN_U32",      "DOT8_S4",
-    "GEMM_S8", "GEMM_S4", "RELU4_S8", "VRELU_S8",     "SDOT4_S4_2_4", "DOT16_S2", "DOT4_FP8_E4M3", "EXP2_NEG_Q0_8"};
-
 /* Is s one of the '|' separated words of list? */
 int lw_in_list(const char *list, const char *s) {
     size_t n = strlen(s);
@@ -638,8 +634,8 @@ static int outs_equal(const npk_lower_out *a, const npk_lower_out *b) {
 static json_t *evidence_json(const npk_lower_evidence *ev) {
     json_t *e = json_object(), *dd = json_object(), *ds = json_object(), *hs = json_array();
     for (unsigned i = 0; i < E1_NUM_OPCODES; i++) {
-        if (ev->direct[i]) json_object_set_new(dd, opnames[i], json_integer((json_int_t)ev->direct[i]));
-        if (ev->desc[i]) json_object_set_new(ds, opnames[i], json_integer((json_int_t)ev->desc[i]));
+        if (ev->direct[i]) json_object_set_new(dd, e1_opcode_name(i), json_integer((json_int_t)ev->direct[i]));
+        if (ev->desc[i]) json_object_set_new(ds, e1_opcode_name(i), json_integer((json_int_t)ev->desc[i]));
     }
     for (unsigned b = 0; b < NPK_HOST_STEP_COUNT; b++)
         if (ev->host & (1u << b)) json_array_append_new(hs, json_string(npk_lower_host_step_name(b)));
@@ -798,7 +794,7 @@ int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_mod
         json_t *od = json_object(), *ops = json_array();
         json_object_set_new(od, "record", json_string(r->name));
         for (unsigned k = 0; k < E1_NUM_OPCODES; k++)
-            if (m.ev[i].direct[k] || m.ev[i].desc[k]) json_array_append_new(ops, json_string(opnames[k]));
+            if (m.ev[i].direct[k] || m.ev[i].desc[k]) json_array_append_new(ops, json_string(e1_opcode_name(k)));
         json_object_set_new(od, "opcodes", ops);
         json_array_append_new(order, od);
     }

@@ -118,10 +118,6 @@ static uint32_t latency_of(uint32_t op) {
     }
 }
 
-static const char *const op_names[16] = {
-    "ADD", "SUB", "MUL_LO", "MAC_S16", "DOT4_S8", "MAX_U32", "MIN_U32", "DOT8_S4", "GEMM_S8",
-    "GEMM_S4", "RELU4_S8", "VRELU_S8", "SDOT4_S4_2_4", "DOT16_S2", "DOT4_FP8_E4M3", "EXP2_NEG_Q0_8"};
-
 static inline int32_t lane(uint32_t w, unsigned bits, unsigned i) {
     uint32_t m = (1u << bits) - 1, x = (w >> (bits * i)) & m;
     return (int32_t)x - ((x >> (bits - 1)) ? (int32_t)(m + 1) : 0);
@@ -240,14 +236,14 @@ static void trace_cmd(e1 *e, const char *track, uint32_t op, uint64_t start, uin
     char args[160];
     snprintf(args, sizeof args, "\"opcode\":%u,\"macs\":%u,\"error\":%d,\"descriptor\":%d", op, macs, error,
              e->st.desc_busy);
-    npk_trace_complete(e->dev.trace, e->dev.cls ? e->dev.cls->name : "e1", track, op_names[op & 15], start, dur,
+    npk_trace_complete(e->dev.trace, e->dev.cls ? e->dev.cls->name : "e1", track, e1_opcode_name(op & 15), start, dur,
                        args);
 }
 
 static void trace_desc(e1 *e, uint32_t slot, uint64_t end) {
     char args[256], name[40];
     uint32_t w0 = e->st.dw[0];
-    snprintf(name, sizeof name, "desc %s", op_names[w0 & 15]);
+    snprintf(name, sizeof name, "desc %s", e1_opcode_name(w0 & 15));
     snprintf(args, sizeof args,
              "\"slot\":%u,\"opcode\":%u,\"w0\":%u,\"stream\":%d,\"stream_bytes\":%u,\"scratch_off\":%u,"
              "\"writeback\":%d,\"macs\":%u,\"desc_status\":%u",
