@@ -55,8 +55,9 @@ static int parse_list(const char *s, double *v, int cap) {
     int n = 0;
     while (*s && n < cap) {
         char *end;
-        v[n++] = strtod(s, &end);
-        if (end == s) break;
+        double x = strtod(s, &end);
+        if (end == s) break; /* "@" (the shape) or the end: not a value */
+        v[n++] = x;
         s = *end == ',' ? end + 1 : end;
         if (!*end) break;
     }
@@ -141,6 +142,11 @@ static void gen(const char *name, int opset, const char *op, const char *ins, co
                 for (int i = 0; i < r; i++) d[i] = (int64_t)dv[i];
             }
             npk_tensor_alloc(&t, vn, dt, r, d);
+            if (npk_tensor_numel(&t) != n) {
+                fprintf(stderr, "onnx_gen: initializer '%s' has %d values for %lld elements\n", tok, n,
+                        (long long)npk_tensor_numel(&t));
+                exit(1);
+            }
             for (int i = 0; i < n; i++) npk_ref_onnx_set_f(t.data, dt, i, v[i]);
             ob_init(m, vn, dt, t.rank, t.dims, t.data);
             npk_tensor_free(&t);
