@@ -96,6 +96,52 @@ static void test_reset(void) {
     bad = npk_sim_new("v0", "colour=blue");
     CHECK(bad == NULL);
     CHECK(strstr(npk_errmsg(), "colour") != NULL);
+    bad = npk_sim_new("v0", "rows=12");
+    CHECK(bad == NULL);
+    CHECK(strstr(npk_errmsg(), "rows=12") != NULL);
+    bad = npk_sim_new("v0", "cols=64");
+    CHECK(bad == NULL);
+    CHECK(strstr(npk_errmsg(), "cols") != NULL);
+    /* a 32x32 int32 block needs 4 KiB per accumulator half */
+    bad = npk_sim_new("v0", "rows=32,cols=32,acc_kib=4");
+    CHECK(bad == NULL);
+    CHECK(strstr(npk_errmsg(), "acc_kib") != NULL);
+    open_dev("rows=8,cols=32", 8, 0);
+    CHECK_EQ(rd(NPK_V0_REG_CAPS), 0x1u | 0x2u | 0x4u | 0x8u | 8u << 8 | 32u << 16);
+}
+
+/* The geometry options change the cycles, never the results: one matmul and
+ * one conv on several array/SRAM geometries against the C reference. */
+static void test_geometry_options(void) {
+    enum { MM = 70, NN = 48, KK = 200 };
+    static const char *const opts[] = {NULL, "rows=8,cols=8,spad_kib=8,acc_kib=4", "rows=32,cols=32",
+                                       "rows=16,cols=32,spad_kib=32,acc_kib=16,dram_bw=16"};
+    static int8_t a[MM * 208], b[KK * NN];
+    static int32_t want[MM * NN], got[MM * NN];
+    for (int i = 0; i < MM * 208; i++) a[i] = (int8_t)(i * 37 % 251 - 125);
+    for (int i = 0; i < KK * NN; i++) b[i] = (int8_t)(i * 53 % 241 - 120);
+    npk_ref_matmul_s8s32(MM, NN, KK, a, 208, b, NN, want, NN, 0, 0);
+    uint32_t cycles[4];
+    for (int o = 0; o < 4; o++) {
+        open_dev(opts[o], 8, NPK_V0_CTRL_ENABLE);
+        npk_mem_poke(M, DATA, a, sizeof a);
+        npk_mem_poke(M, DATA + 0x10000, b, sizeof b);
+        npk_v0_desc d = npk_v0_desc_matmul(0, NPK_V0_F_SIGNED, MM, NN, KK, DATA, 208, DATA + 0x10000, NN,
+                                           DATA + 0x20000, NN * 4, 1);
+        put(0, d);
+        wr(NPK_V0_REG_DESC_DOORBELL, 1);
+        run();
+        CHECK_EQ(rd(NPK_V0_REG_IRQ_STATUS) & NPK_V0_IRQ_ERROR, 0);
+        memset(got, 0, sizeof got);
+        npk_mem_peek(M, DATA + 0x20000, got, sizeof got);
+        CHECK(memcmp(got, want, sizeof got) == 0);
+        cycles[o] = rd(NPK_V0_REG_PERF_CYCLES);
+        CHECK_EQ(rd(NPK_V0_REG_PERF_MACS_LO), (uint32_t)MM * NN * KK);
+    }
+    /* 8x8 with small SRAMs is slower than 16x16, 32x32 faster */
+    CHECK(cycles[1] > cycles[0]);
+    CHECK(cycles[2] < cycles[0]);
+    CHECK(cycles[3] != cycles[0]);
 }
 
 static void test_nops_tags_done(void) {
@@ -198,7 +244,7 @@ static void test_matmul_busy_perf_trace(void) {
         }
     CHECK_EQ(rd(NPK_V0_REG_PERF_MACS_LO), 64);
     CHECK_EQ(rd(NPK_V0_REG_PERF_MACS_HI), 0);
-    npk_v0_timing t = {8, 20};
+    npk_v0_timing t = {.dram_bw = 8, .dram_lat = 20};
     CHECK_EQ(rd(NPK_V0_REG_PERF_CYCLES), npk_v0_model_cycles(&d, &t));
     CHECK_EQ(npk_trace_events(tr, "v0", "queue"), 1);
     CHECK_EQ(npk_trace_total_cycles(tr, "v0", "queue"), rd(NPK_V0_REG_PERF_CYCLES));
@@ -208,7 +254,7 @@ static void test_matmul_busy_perf_trace(void) {
     CHECK_EQ(npk_trace_sum_arg(tr, "v0", "dma", "read_bytes"), 4 * 4 + 4 * 4);
     CHECK_EQ(npk_trace_sum_arg(tr, "v0", "dma", "written_bytes"), 4 * 4 * 4);
     /* a slower DRAM gives more cycles for the same descriptor */
-    npk_v0_timing slow = {2, 200};
+    npk_v0_timing slow = {.dram_bw = 2, .dram_lat = 200};
     CHECK(npk_v0_model_cycles(&d, &slow) > npk_v0_model_cycles(&d, &t));
     npk_sim_dev(S)->trace = NULL;
     npk_trace_free(tr);
@@ -522,6 +568,7 @@ int main(void) {
     test_overflow();
     test_window_and_bus();
     test_no_gemmini();
+    test_geometry_options();
     npk_sim_free(S);
     return CHECK_DONE();
 }

@@ -110,6 +110,7 @@ enum {
 /* With Gemmini present: 0x0010100F. With gemmini_present=0 the wrapper has
  * no engine at all and CAPS reads 0. */
 #define NPK_V0_CAPS_DEFAULT 0x0010100Fu
+/* CAPS.ROWS / CAPS.COLS follow the rows/cols device options. */
 
 /* ---- CTRL ------------------------------------------------------------------ */
 #define NPK_V0_CTRL_ENABLE NPK_FMASK(NPK_V0_CTRL_ENABLE)         /* fetch and execute committed descriptors */
@@ -322,7 +323,16 @@ uint64_t npk_v0_desc_macs(const npk_v0_desc *d);
 typedef struct npk_v0_timing {
     uint32_t dram_bw;    /* DRAM bytes per cycle (default 8) */
     uint32_t dram_lat;   /* DRAM latency in cycles (default 20) */
+    /* Geometry (device options rows, cols, spad_kib, acc_kib); 0 = the
+     * default: a 16x16 array, 256 KiB scratchpad, 64 KiB accumulator. Timing
+     * only: results never depend on them. npk_v0_timing_check says whether a
+     * geometry can hold one block per double-buffered half. */
+    uint32_t rows, cols; /* systolic array PEs: 8, 16 or 32 each */
+    uint32_t spad_bytes; /* scratchpad (A and B tiles, int8), both halves */
+    uint32_t acc_bytes;  /* accumulator (C tiles, int32), both halves */
 } npk_v0_timing;
+/* 0, or -NPK_EINVAL with npk_errmsg naming the first bad parameter. */
+int npk_v0_timing_check(const npk_v0_timing *t);
 uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *t);
 /* The same model as a schedule: the phases it accounts for, each with its
  * start (cycles after the descriptor's dispatch), duration, bytes moved and
@@ -335,7 +345,7 @@ typedef enum npk_v0_phase {
     NPK_V0_PH_FETCH,  /* descriptor fetch + decode (bytes: 64) */
     NPK_V0_PH_LOAD,   /* operand DMA into the scratchpad (bytes: operand bytes) */
     NPK_V0_PH_STORE,  /* accumulator drain + output DMA (bytes: output bytes) */
-    NPK_V0_PH_ARRAY,  /* a tile on the 16x16 array (macs) */
+    NPK_V0_PH_ARRAY,  /* a tile on the rows x cols array (macs) */
     NPK_V0_PH_POOL    /* max-pool windows on the vector path */
 } npk_v0_phase;
 typedef void (*npk_v0_phase_fn)(void *ctx, npk_v0_phase ph, uint64_t start, uint64_t dur, uint64_t bytes,

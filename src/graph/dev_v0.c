@@ -237,7 +237,9 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
     (void)sim;
     s->be.name = "v0";
     s->be.align = NPK_V0_ALIGN;
-    s->be.peak_macs = (uint64_t)NPK_V0_ARRAY_DIM * NPK_V0_ARRAY_DIM;
+    /* the array geometry the device reports (device options rows, cols) */
+    uint32_t caps = npk_v0_caps(s->v);
+    s->be.peak_macs = (uint64_t)NPK_FEX(caps, NPK_V0_CAPS_ROWS) * NPK_FEX(caps, NPK_V0_CAPS_COLS);
     s->be.priv = s;
     s->be.place = v0_place;
     s->be.run = v0_run;

@@ -211,7 +211,7 @@ static void trace_phase(void *ctx, npk_v0_phase ph, uint64_t start, uint64_t dur
     uint64_t t0 = v->start_cycle + start;
     if (ph == NPK_V0_PH_ARRAY)
         snprintf(args, sizeof args, "\"index\":%u,\"macs\":%" PRIu64 ",\"utilization\":%.4f", v->cur_index, macs,
-                 (double)macs / (256.0 * (double)dur));
+                 (double)macs / ((double)v->timing.rows * v->timing.cols * (double)dur));
     else
         snprintf(args, sizeof args, "\"index\":%u,\"%s\":%" PRIu64, v->cur_index,
                  ph == NPK_V0_PH_STORE ? "written_bytes" : "read_bytes", bytes);
@@ -229,7 +229,7 @@ static void finish(v0 *v) {
         npk_v0_model_schedule(&v->cur, &v->timing, trace_phase, v);
         char args[160];
         uint32_t op = npk_v0_desc_op(&v->cur);
-        double util = v->dur ? (double)v->cur_macs / (256.0 * (double)v->dur) : 0.0;
+        double util = v->dur ? (double)v->cur_macs / ((double)v->timing.rows * v->timing.cols * (double)v->dur) : 0.0;
         snprintf(args, sizeof args, "\"index\":%u,\"tag\":%u,\"opcode\":%u,\"macs\":%" PRIu64 ",\"utilization\":%.4f",
                  v->cur_index, v->cur.w[NPK_V0_W_TAG], op, v->cur_macs, util);
         npk_trace_complete(v->dev.trace, v->dev.cls ? v->dev.cls->name : "v0", "queue", npk_v0_op_name(op),
@@ -454,6 +454,7 @@ static const npk_dev_ops ops = {
 typedef struct v0_params {
     int gemmini_present;
     uint32_t dram_bw, dram_lat;
+    uint32_t rows, cols, spad_kib, acc_kib;
 } v0_params;
 
 static const npk_opt opt_defs[] = {
@@ -463,6 +464,14 @@ static const npk_opt opt_defs[] = {
      "DRAM bandwidth", 0},
     {"dram_lat", NULL, NPK_OPT_U32, offsetof(v0_params, dram_lat), "20", 0, 100000, 0, 0, 0, "CYCLES",
      "DRAM latency", 0},
+    {"rows", NULL, NPK_OPT_U32, offsetof(v0_params, rows), "16", 8, 32, 0, 0, 0, "8|16|32",
+     "systolic array rows (CAPS.ROWS); timing only", 0},
+    {"cols", NULL, NPK_OPT_U32, offsetof(v0_params, cols), "16", 8, 32, 0, 0, 0, "8|16|32",
+     "systolic array columns (CAPS.COLS); timing only", 0},
+    {"spad_kib", NULL, NPK_OPT_U32, offsetof(v0_params, spad_kib), "256", 1, 65536, 0, 0, 0, "KIB",
+     "scratchpad size (A and B tiles, double-buffered); timing only", 0},
+    {"acc_kib", NULL, NPK_OPT_U32, offsetof(v0_params, acc_kib), "64", 1, 65536, 0, 0, 0, "KIB",
+     "accumulator size (int32 C tiles, double-buffered); timing only", 0},
 };
 
 static int parse_opts(v0 *v, const char *opts) {
@@ -471,9 +480,18 @@ static int parse_opts(v0 *v, const char *opts) {
     int rc = npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p);
     if (!rc) rc = npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "v0");
     if (rc) return rc;
-    v->caps = p.gemmini_present ? NPK_V0_CAPS_DEFAULT : 0;
     v->timing.dram_bw = p.dram_bw;
     v->timing.dram_lat = p.dram_lat;
+    v->timing.rows = p.rows;
+    v->timing.cols = p.cols;
+    v->timing.spad_bytes = p.spad_kib * 1024u;
+    v->timing.acc_bytes = p.acc_kib * 1024u;
+    rc = npk_v0_timing_check(&v->timing);
+    if (rc) return rc;
+    uint32_t geom = NPK_FMASK(NPK_V0_CAPS_ROWS) | NPK_FMASK(NPK_V0_CAPS_COLS);
+    v->caps = p.gemmini_present ? (NPK_V0_CAPS_DEFAULT & ~geom) | NPK_FVAL(NPK_V0_CAPS_ROWS, p.rows) |
+                                      NPK_FVAL(NPK_V0_CAPS_COLS, p.cols)
+                                : 0;
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /* v0 descriptors: packing, builders, the device's validation rules, MAC
  * counts and the timing model. Shared by the model (src/sim/v0.c) and the
  * driver, so both agree on one encoding. */
+#include "npukit/error.h"
 #include "npukit/v0.h"
 
 #include <stdarg.h>
@@ -295,12 +296,44 @@ uint64_t npk_v0_desc_macs(const npk_v0_desc *d) {
 #define T_BUS_BYTES 16u        /* 128-bit bus: bytes per beat per cycle */
 #define T_REQ_BYTES 64u        /* largest DMA request */
 #define T_INFLIGHT 16u         /* requests in flight */
-#define T_BLOCK 16u            /* cycles a 16x16x16 block occupies the array */
 #define T_ISSUE 3u             /* compute issue latency per tile step */
-#define T_DRAIN 35u            /* last accumulator commit 51 cycles after the first A row, minus the 16 streamed */
-#define T_SPAD_HALF (128u * 1024u) /* scratchpad 256 KiB, double-buffered */
-#define T_ACC_HALF (32u * 1024u)   /* accumulator 64 KiB, double-buffered */
+#define T_DRAIN_EXTRA 3u       /* drain = rows + cols + 3: 35 on 16x16 (last commit 51 cycles after the
+                                  first A row, minus the 16 streamed) */
+#define T_SPAD_DEFAULT (256u * 1024u) /* scratchpad 256 KiB, double-buffered */
+#define T_ACC_DEFAULT (64u * 1024u)   /* accumulator 64 KiB, double-buffered */
 #define T_DECODE 1u            /* wrapper decode/validate */
+
+/* The timing parameters with every 0 replaced by its default. */
+static npk_v0_timing timing_norm(const npk_v0_timing *tp) {
+    npk_v0_timing t = tp ? *tp : (npk_v0_timing){0};
+    if (!t.dram_bw) t.dram_bw = 8;
+    if (!tp) t.dram_lat = 20;
+    if (!t.rows) t.rows = 16;
+    if (!t.cols) t.cols = 16;
+    if (!t.spad_bytes) t.spad_bytes = T_SPAD_DEFAULT;
+    if (!t.acc_bytes) t.acc_bytes = T_ACC_DEFAULT;
+    return t;
+}
+
+int npk_v0_timing_check(const npk_v0_timing *tp) {
+    npk_v0_timing t = timing_norm(tp);
+    if (t.rows != 8 && t.rows != 16 && t.rows != 32)
+        return npk_err(NPK_EINVAL, "v0 option rows=%u: the array has 8, 16 or 32 rows", t.rows);
+    if (t.cols != 8 && t.cols != 16 && t.cols != 32)
+        return npk_err(NPK_EINVAL, "v0 option cols=%u: the array has 8, 16 or 32 columns", t.cols);
+    /* one block of A (rows x rows) and B (rows x cols) per scratchpad half,
+     * one C block (rows x cols int32) per accumulator half */
+    uint64_t spad_min = 2ull * t.rows * (t.rows + t.cols), acc_min = 2ull * 4 * t.rows * t.cols;
+    if (t.spad_bytes < spad_min)
+        return npk_err(NPK_EINVAL,
+                       "v0 option spad_kib: %u bytes cannot double-buffer one %ux%u block of A and B (needs %llu)",
+                       t.spad_bytes, t.rows, t.cols, (unsigned long long)spad_min);
+    if (t.acc_bytes < acc_min)
+        return npk_err(NPK_EINVAL,
+                       "v0 option acc_kib: %u bytes cannot double-buffer one %ux%u int32 block (needs %llu)",
+                       t.acc_bytes, t.rows, t.cols, (unsigned long long)acc_min);
+    return 0;
+}
 
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -334,16 +367,24 @@ static void emit(const sched *sc, npk_v0_phase ph, uint64_t start, uint64_t dur,
  * and out_bytes per output element. Phases are emitted from cycle `base`. */
 static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K, uint64_t a_num, uint64_t a_den,
                       uint64_t out_bytes, const sched *sc, uint64_t base) {
-    uint64_t I = cdiv(M, 16), J = cdiv(N, 16), KB = cdiv(K, 16);
+    /* blocks: R rows of A (M) x R deep (K) x C columns (N); a block streams
+     * its R A rows through the array in R cycles (R x C MACs per cycle) */
+    const uint64_t R = t->rows, C = t->cols;
+    const uint64_t spad_half = t->spad_bytes / 2, acc_half = t->acc_bytes / 2;
+    uint64_t I = cdiv(M, R), J = cdiv(N, C), KB = cdiv(K, R);
     uint64_t ti = 1, tj = 1, tk = 1;
+#define SPAD_FITS(i, j, k) (R * R * (k) * (i) + R * C * (k) * (j) <= spad_half)
+#define ACC_FITS(i, j) (4u * R * C * (i) * (j) <= acc_half)
     for (int grew = 1; grew;) {
         grew = 0;
         /* round robin k, i, j while the tiles fit half the scratchpad (A + B)
          * and half the accumulator (C, int32) */
-        if (tk < KB && 256u * (tk + 1) * (ti + tj) <= T_SPAD_HALF) tk++, grew = 1;
-        if (ti < I && 256u * tk * (ti + 1 + tj) <= T_SPAD_HALF && 1024u * (ti + 1) * tj <= T_ACC_HALF) ti++, grew = 1;
-        if (tj < J && 256u * tk * (ti + tj + 1) <= T_SPAD_HALF && 1024u * ti * (tj + 1) <= T_ACC_HALF) tj++, grew = 1;
+        if (tk < KB && SPAD_FITS(ti, tj, tk + 1)) tk++, grew = 1;
+        if (ti < I && SPAD_FITS(ti + 1, tj, tk) && ACC_FITS(ti + 1, tj)) ti++, grew = 1;
+        if (tj < J && SPAD_FITS(ti, tj + 1, tk) && ACC_FITS(ti, tj + 1)) tj++, grew = 1;
     }
+#undef SPAD_FITS
+#undef ACC_FITS
     /* Balance: keep the number of chunks per dimension, make them equal (the
      * last one is no longer short: K = 64 blocks split 32 + 32, not 46 + 18,
      * so no short compute step leaves the next load and the store exposed).
@@ -353,15 +394,15 @@ static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K
     tj = cdiv(J, cdiv(J, tj));
     uint64_t total = 0, pending_store = 0, first = 1, prev_compute = 0;
     uint64_t prev_macs = 0, store_bytes = 0;
-    for (uint64_t i0 = 0; i0 < M; i0 += ti * 16)
-        for (uint64_t j0 = 0; j0 < N; j0 += tj * 16)
-            for (uint64_t k0 = 0; k0 < K; k0 += tk * 16) {
-                uint64_t mm = M - i0 < ti * 16 ? M - i0 : ti * 16;
-                uint64_t nn = N - j0 < tj * 16 ? N - j0 : tj * 16;
-                uint64_t kk = K - k0 < tk * 16 ? K - k0 : tk * 16;
+    for (uint64_t i0 = 0; i0 < M; i0 += ti * R)
+        for (uint64_t j0 = 0; j0 < N; j0 += tj * C)
+            for (uint64_t k0 = 0; k0 < K; k0 += tk * R) {
+                uint64_t mm = M - i0 < ti * R ? M - i0 : ti * R;
+                uint64_t nn = N - j0 < tj * C ? N - j0 : tj * C;
+                uint64_t kk = K - k0 < tk * R ? K - k0 : tk * R;
                 uint64_t a_bytes = cdiv(kk * a_num, a_den);
                 uint64_t load = dma(t, mm, a_bytes) + dma(t, kk, nn);
-                uint64_t compute = cdiv(mm, 16) * cdiv(nn, 16) * cdiv(kk, 16) * T_BLOCK + T_ISSUE;
+                uint64_t compute = cdiv(mm, R) * cdiv(nn, C) * cdiv(kk, R) * R + T_ISSUE;
                 if (first) {
                     emit(sc, NPK_V0_PH_LOAD, base, load, mm * a_bytes + kk * nn, 0);
                     total += load; /* nothing to overlap the first load with */
@@ -378,8 +419,8 @@ static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K
                 }
                 prev_compute = compute;
                 prev_macs = mm * nn * kk;
-                if (k0 + tk * 16 >= K) {
-                    pending_store += T_DRAIN + dma(t, mm, nn * out_bytes);
+                if (k0 + tk * R >= K) {
+                    pending_store += R + C + T_DRAIN_EXTRA + dma(t, mm, nn * out_bytes);
                     store_bytes += mm * nn * out_bytes;
                 }
             }
@@ -393,7 +434,7 @@ uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *tp) {
 }
 
 uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *tp, npk_v0_phase_fn fn, void *ctx) {
-    npk_v0_timing t = tp ? *tp : (npk_v0_timing){8, 20};
+    npk_v0_timing t = timing_norm(tp);
     sched scv = {fn, ctx}, *sc = &scv;
     uint64_t fetch = dma(&t, 1, NPK_V0_DESC_BYTES) + T_DECODE;
     emit(sc, NPK_V0_PH_FETCH, 0, fetch, NPK_V0_DESC_BYTES, 0);
@@ -427,7 +468,7 @@ uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *tp, np
         uint32_t oh, ow;
         npk_v0_desc_get_pool(d, &p);
         if (npk_v0_pool_out(&p, &oh, &ow)) return fetch;
-        uint64_t pool = (uint64_t)oh * ow * cdiv(p.c, 16) * p.win_h * p.win_w;
+        uint64_t pool = (uint64_t)oh * ow * cdiv(p.c, t.cols) * p.win_h * p.win_w;
         uint64_t in = dma(&t, p.h, (uint64_t)p.w * p.c), out = dma(&t, oh, (uint64_t)ow * p.c);
         emit(sc, NPK_V0_PH_LOAD, fetch, in, (uint64_t)p.h * p.w * p.c, 0);
         emit(sc, NPK_V0_PH_POOL, fetch + in, pool, 0, 0);
