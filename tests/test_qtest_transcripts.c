@@ -174,7 +174,7 @@ static void test_cli(void) {
     int st = -1;
     char *help = run_text("--help", "", &n, &st);
     CHECK(help && WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    static const char *const opts[] = {"--device", "--opts", "--socket", "--settle", "--idle-limit", "--mem-latency",
+    static const char *const opts[] = {"--device", "--device-opt", "--socket", "--settle", "--idle-limit", "--mem-latency",
                                        "--mem-map", "--fault", "--trace", "--log", "clock_step", "b64write",
                                        "npu_regs", "npu_reset", "npu_info", "irq_intercept_in",
                                        "--irq-always", "--mem-limit", "-qtest", "-qmp", "inb"};

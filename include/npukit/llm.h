@@ -205,11 +205,14 @@ const char *npk_llm_host_op_name(int i);
 /* The fp32 reference decoder on the CPU (llama2.c semantics). */
 int npk_llm_decoder_cpu(const npk_llm_model *m, npk_llm_decoder **out);
 
+/* The largest group size (the GEMV group fields are 16 bits). */
+#define NPK_LLM_PCCX_MAX_GROUP 65535
+
 /* Options of the pccx decode path. */
 typedef struct npk_llm_pccx_opts {
     const char *port;     /* port spec (NULL = "sim") */
     const char *dev_opts; /* device model options (NULL = defaults) */
-    int group_size;       /* 0 = one INT4 scale per output channel (whole row);
+    int group_size;       /* 0..NPK_LLM_PCCX_MAX_GROUP; 0 = one INT4 scale per output channel (whole row);
                              G > 0 = one scale per output channel per G inputs
                              (each group is one GEMV accumulating into dest) */
     const char *trace_path; /* write a Chrome trace of the device here (NULL = none) */

@@ -244,6 +244,9 @@ const npk_dev_class *npk_dev_class_find(const char *name);
 const npk_dev_class *const *npk_dev_classes(size_t *n);
 /* "e1, v0, shell, pccx": the device names for messages and help. */
 const char *npk_dev_names(void);
+/* Check an option string against a class's table without creating a model
+ * (0, or NPK_EINVAL naming the bad option). */
+int npk_dev_check_opts(const npk_dev_class *c, const char *opts);
 /* Unknown device: NPK_EINVAL with "unknown device 'NAME' (known: ...)". */
 int npk_dev_unknown(const char *name);
 

@@ -287,8 +287,8 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     const npk_llm_config *c = &m->cfg;
     const uint32_t d = (uint32_t)c->dim, kv = (uint32_t)c->kv_dim, hd = (uint32_t)c->hidden_dim,
                    S = (uint32_t)c->seq_len, V = (uint32_t)c->vocab_size, hs = (uint32_t)c->head_size;
-    if (opts->group_size < 0 || opts->group_size > 65535)
-        return npk_err(NPK_EINVAL, "pccx: group size %d outside 0..65535", opts->group_size);
+    if (opts->group_size < 0 || opts->group_size > NPK_LLM_PCCX_MAX_GROUP)
+        return npk_err(NPK_EINVAL, "pccx: group size %d out of range 0..%d", opts->group_size, NPK_LLM_PCCX_MAX_GROUP);
     if (d > 65535 || hd > 65535 || V > 65535)
         return npk_err(NPK_EUNSUPPORTED, "not supported yet: %s: dimensions above 65535 (dim %u, hidden %u, vocab %u) "
                        "exceed the pccx 16-bit shape fields", m->name, d, hd, V);

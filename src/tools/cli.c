@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "npukit/report.h"
 #include "npukit/trace.h"
+#include "npukit/sim.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -223,4 +224,93 @@ void cli_progress_end(void) {
         fputs("\r\033[K", stderr);
         progress_shown = 0;
     }
+}
+
+/* ---- the command-line parser ------------------------------------------------------------- */
+
+static int alias_match(const char *alias, const char *a, size_t len) {
+    for (const char *p = alias; p && *p;) {
+        const char *e = strchr(p, ' ');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == len && !strncmp(p, a, len)) return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+int cli_parse(const char *cmd, const npk_opt *t, size_t n, void *base, int argc, char **argv, const char **pos,
+              int max_pos, int *npos) {
+    unsigned char seen[128] = {0};
+    int np = 0, dashdash = 0;
+    if (npos) *npos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!dashdash && !strcmp(a, "--")) {
+            dashdash = 1;
+            continue;
+        }
+        if (dashdash || a[0] != '-' || !a[1]) {
+            if (np >= max_pos)
+                return max_pos ? cli_usage_error(cmd, "unexpected argument '%s' (at most %d)", a, max_pos)
+                               : cli_usage_error(cmd, "unexpected argument '%s'", a);
+            pos[np++] = a;
+            if (npos) *npos = np;
+            continue;
+        }
+        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        const npk_opt *o = NULL;
+        for (size_t k = 0; k < n && !o; k++)
+            if ((strlen(t[k].name) == len && !strncmp(t[k].name, a, len)) || alias_match(t[k].alias, a, len)) o = &t[k];
+        if (!o) return cli_usage_error(cmd, "unknown option '%.*s'", (int)len, a);
+        size_t k = (size_t)(o - t);
+        if (o->type == NPK_OPT_FLAG) {
+            if (eq) return cli_usage_error(cmd, "%s takes no value", o->name);
+            npk_opt_set(o, base, NULL, o->name);
+            continue;
+        }
+        const char *v;
+        if (eq) v = eq + 1;
+        else if (i + 1 < argc) v = argv[++i];
+        else return cli_usage_error(cmd, "%s needs a value (%s)", o->name, npk_opt_meta(o));
+        if (o->type != NPK_OPT_LIST && k < sizeof seen) {
+            if (seen[k]) return cli_usage_error(cmd, "%s given twice (it takes one value)", o->name);
+            seen[k] = 1;
+        }
+        if (npk_opt_set(o, base, v, o->name)) return cli_usage_error(cmd, "%s", npk_errmsg());
+    }
+    return 0;
+}
+
+void cli_help_opts(const npk_opt *t, size_t n) {
+    npk_opt all[128];
+    if (n >= sizeof all / sizeof all[0]) n = sizeof all / sizeof all[0] - 1;
+    memcpy(all, t, n * sizeof *t);
+    all[n] = (npk_opt){"--help", "-h", NPK_OPT_FLAG, 0, NULL, 0, 0, 0, 0, 0, NULL, "this help", 0};
+    npk_opt_help(all, n + 1, stdout, 2);
+}
+
+int cli_device(const char *cmd, const char *device, int allow_cpu, const npk_strlist *dev_opts, char **joined) {
+    *joined = NULL;
+    const npk_dev_class *c = npk_dev_class_find(device);
+    if (!c && !(allow_cpu && device && !strcmp(device, "cpu")))
+        return cli_usage_error(cmd, "unknown device '%s' (known: %s%s)", device ? device : "", allow_cpu ? "cpu, " : "",
+                               npk_dev_names());
+    if (!dev_opts || !dev_opts->n) return 0;
+    if (!c) return cli_usage_error(cmd, "--device-opt: the cpu device takes no options");
+    size_t len = 1;
+    for (size_t i = 0; i < dev_opts->n; i++) len += strlen(dev_opts->v[i]) + 1;
+    char *s = malloc(len);
+    if (!s) return cli_fail("%s: out of memory", cmd);
+    s[0] = 0;
+    for (size_t i = 0; i < dev_opts->n; i++) {
+        if (i) strcat(s, ",");
+        strcat(s, dev_opts->v[i]);
+    }
+    if (npk_dev_check_opts(c, s)) {
+        free(s);
+        return cli_usage_error(cmd, "--device-opt: %s", npk_errmsg());
+    }
+    *joined = s;
+    return 0;
 }

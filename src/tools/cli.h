@@ -9,6 +9,7 @@
 #include "npukit/npu.h"
 #include "npukit/report.h"
 #include "npukit/trace.h"
+#include "npukit/opt.h"
 
 /* A command: run(argc, argv) with argv[0] = command name. Returns the exit code. */
 typedef struct npu_cmd {
@@ -54,6 +55,28 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* The command-line parser: argv[1..] against a table of flags (npk_opt
+ * entries named "--flag" or "-f", values at offsets in base), the same
+ * descriptor and value parser as device options. "--flag=value" and
+ * "--flag value" both work; "--" ends the flags. Unknown flags, a missing
+ * value, a value for a flag that takes none, a single-value flag given twice,
+ * a bad value and more than max_pos positional arguments are usage errors.
+ * Positional arguments go to pos[0..*npos-1]. Returns 0, or 2 after printing
+ * the usage error. */
+int cli_parse(const char *cmd, const npk_opt *t, size_t n, void *base, int argc, char **argv, const char **pos,
+              int max_pos, int *npos);
+/* The options section of a command's help, from its table ("-h, --help" last). */
+void cli_help_opts(const npk_opt *t, size_t n);
+/* The device option flag every command shares: --device-opt K=V[,K=V...]
+ * (repeatable; --opts and --device-opts are accepted as older spellings). */
+#define CLI_DEVICE_OPT(type, field)                                                                                   \
+    {"--device-opt", "--opts --device-opts", NPK_OPT_LIST, offsetof(type, field), NULL, 0, 0, 0, 0, 0, "K=V[,K=V]",    \
+     "device model options, repeatable (npu devices lists them)", 0}
+/* Check a device name (allow_cpu: "cpu" too) and its options against the
+ * device table before any file is read. *joined gets the options as one
+ * "k=v,k=v" string (malloc'd, NULL when none; free it). Returns 0 or 2 after
+ * printing a usage error. */
+int cli_device(const char *cmd, const char *device, int allow_cpu, const npk_strlist *dev_opts, char **joined);
 /* 1 if argv has --help or -h. */
 int cli_wants_help(int argc, char **argv);
 /* Parse an unsigned number like strtoul(s, 0, 0) with full-string and range checks. */

@@ -4,49 +4,71 @@
 #include "npukit/pccx.h"
 #include "npukit/report.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+typedef struct llm_args {
+    const char *model_path, *tok_path, *device, *prompt, *trace, *port, *json_path;
+    npk_strlist dev_opts;
+    uint64_t steps, seed;
+    uint32_t group;
+    double temperature, topp;
+    int report, accuracy;
+} llm_args;
+
+#define LSTR(n, f, d, m, h) {n, NULL, NPK_OPT_STR, offsetof(llm_args, f), d, 0, 0, 0, 0, 0, m, h, 0}
+#define LFLAG(n, f, h) {n, NULL, NPK_OPT_FLAG, offsetof(llm_args, f), NULL, 0, 0, 0, 0, 0, NULL, h, 0}
+static const npk_opt llm_opts[] = {
+    LSTR("--model", model_path, NULL, "M", "llama2.c checkpoint (.bin), required"),
+    LSTR("--tokenizer", tok_path, NULL, "T", "llama2.c tokenizer (.bin) for the model's vocabulary, required"),
+    LSTR("--device", device, "cpu", "D",
+         "cpu: fp32 reference decoder; pccx: INT4 weights, every projection\n"
+         "as a GEMV on the pccx NPU model"),
+    LSTR("--prompt", prompt, "", "TEXT", "text to start from (BPE-encoded with the tokenizer's scores; echoed)"),
+    {"--steps", NULL, NPK_OPT_U64, offsetof(llm_args, steps), "200", 1, 1u << 20, 0, 0, 0, "N",
+     "positions to run including BOS and the prompt (capped at the\n"
+     "model's seq_len); generation also stops at BOS", 0},
+    {"--temperature", NULL, NPK_OPT_F64, offsetof(llm_args, temperature), "0", 0, 0, 0, 1e6, 0, "X",
+     "0 = greedy arg-max; > 0 samples softmax(logits / X)", 0},
+    {"--top-p", NULL, NPK_OPT_F64, offsetof(llm_args, topp), "0.9", 0, 0, 0, 1, 0, "P",
+     "nucleus sampling mass (as llama2.c run.c's -p; 0 or 1 = plain\n"
+     "multinomial); used when --temperature > 0", 0},
+    {"--seed", NULL, NPK_OPT_U64, offsetof(llm_args, seed), "1", 0, 0, 0, 0, 0, "S",
+     "RNG seed for sampling; the RNG is llama2.c's xorshift64* (see docs/llm.md)", 0},
+    LSTR("--trace", trace, NULL, "FILE.json",
+         "write a Chrome trace (pccx only): the device's engines and the\n"
+         "host's decode steps on the simulated clock"),
+    LFLAG("--report", report,
+          "after the text, print the performance report: device and clock,\n"
+          "instructions by opcode with engine cycles and MACs, host steps,\n"
+          "utilization, TOPS, bytes per memory, modeled tokens/s and ms/token,\n"
+          "host simulation tokens/s, per-token figures, host share of the work"),
+    LSTR("--report-json", json_path, NULL, "F", "write the performance report as JSON to F"),
+    LFLAG("--accuracy", accuracy,
+          "instead of generating: teacher-force the fp32 greedy sequence of\n"
+          "--steps positions through the device decoder and print the share\n"
+          "of positions whose top token equals fp32's and the max logit difference"),
+    {"--group-size", NULL, NPK_OPT_U32, offsetof(llm_args, group), "0", 0, NPK_LLM_PCCX_MAX_GROUP, 0, 0, 0, "G",
+     "pccx: one INT4 scale per G inputs of each output channel\n(0 = one scale per output channel)", 0},
+    LSTR("--port", port, NULL, "SPEC", "pccx: port spec (default sim)"),
+    CLI_DEVICE_OPT(llm_args, dev_opts),
+};
 
 static void help(void) {
     printf(
         "usage: npu llm --model M --tokenizer T [--device pccx|cpu] [--prompt TEXT] [--steps N]\n"
         "               [--temperature X] [--top-p P] [--seed S] [--trace FILE.json] [--report] [--report-json F]\n"
         "               [--accuracy]"
-        " [--group-size G] [--port SPEC] [--device-opts O]\n"
+        " [--group-size G] [--port SPEC] [--device-opt K=V]\n"
         "\n"
         "Generate text with a llama2.c checkpoint (legacy format) and its tokenizer,\n"
         "starting from BOS (id 1) and the prompt, and print it.\n"
         "\n"
-        "options:\n"
-        "  --model M          llama2.c checkpoint (.bin), required\n"
-        "  --tokenizer T      llama2.c tokenizer (.bin) for the model's vocabulary, required\n"
-        "  --device D         cpu: fp32 reference decoder; pccx: INT4 weights, every projection\n"
-        "                     as a GEMV on the pccx NPU model (default cpu)\n"
-        "  --prompt TEXT      text to start from (BPE-encoded with the tokenizer's scores; echoed)\n"
-        "  --steps N          positions to run including BOS and the prompt (default 200,\n"
-        "                     capped at the model's seq_len); generation also stops at BOS\n"
-        "  --temperature X    0 = greedy arg-max (default); > 0 samples softmax(logits / X)\n"
-        "  --top-p P          nucleus sampling mass, 0..1 (default 0.9, as llama2.c run.c's -p;\n"
-        "                     0 or 1 = plain multinomial); used when --temperature > 0\n"
-        "  --seed S           RNG seed for sampling (default 1); the RNG is llama2.c's\n"
-        "                     xorshift64* (see docs/llm.md)\n"
-        "  --trace FILE.json  write a Chrome trace (pccx only): the device's engines and the\n"
-        "                     host's decode steps on the simulated clock\n"
-        "  --report           after the text, print the performance report: device and clock,\n"
-        "                     instructions by opcode with engine cycles and MACs, host steps,\n"
-        "                     utilization, TOPS, bytes per memory, modeled tokens/s and ms/token,\n"
-        "                     host simulation tokens/s, per-token figures, host share of the work\n"
-        "  --report-json F    write the performance report as JSON to F\n"
-        "  --accuracy         instead of generating: teacher-force the fp32 greedy sequence of\n"
-        "                     --steps positions through the device decoder and print the share\n"
-        "                     of positions whose top token equals fp32's and the max logit difference\n"
-        "  --group-size G     pccx: one INT4 scale per G inputs of each output channel\n"
-        "                     (0 = one scale per output channel, the default)\n"
-        "  --port SPEC        pccx: port spec (default sim)\n"
-        "  --device-opts O    pccx: device model options, e.g. ddr_eff=0.55 (see 'npu devices')\n"
-        "  --help             this text\n");
+        "options:\n");
+    cli_help_opts(llm_opts, sizeof llm_opts / sizeof llm_opts[0]);
 }
 
 static void emit_stdout(const char *piece, void *user) {
@@ -151,63 +173,28 @@ int cmd_llm(int argc, char **argv) {
         help();
         return 0;
     }
-    const char *model_path = NULL, *tok_path = NULL, *device = "cpu", *prompt = "", *trace = NULL, *port = NULL,
-               *dev_opts = NULL, *json_path = NULL;
-    uint64_t steps = 200, seed = 1, group = 0;
-    double temperature = 0.0, topp = 0.9;
-    int report = 0, accuracy = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--report"))
-            report = 1;
-        else if (!strcmp(a, "--accuracy"))
-            accuracy = 1;
-        else if (!has && (!strcmp(a, "--model") || !strcmp(a, "--tokenizer") || !strcmp(a, "--device") ||
-                          !strcmp(a, "--prompt") || !strcmp(a, "--steps") || !strcmp(a, "--temperature") ||
-                          !strcmp(a, "--top-p") || !strcmp(a, "--seed") || !strcmp(a, "--trace") || !strcmp(a, "--group-size") ||
-                          !strcmp(a, "--port") || !strcmp(a, "--device-opts") || !strcmp(a, "--report-json")))
-            return cli_usage_error("llm", "%s needs a value", a);
-        else if (!strcmp(a, "--model"))
-            model_path = argv[++i];
-        else if (!strcmp(a, "--tokenizer"))
-            tok_path = argv[++i];
-        else if (!strcmp(a, "--device"))
-            device = argv[++i];
-        else if (!strcmp(a, "--prompt"))
-            prompt = argv[++i];
-        else if (!strcmp(a, "--trace"))
-            trace = argv[++i];
-        else if (!strcmp(a, "--port"))
-            port = argv[++i];
-        else if (!strcmp(a, "--device-opts"))
-            dev_opts = argv[++i];
-        else if (!strcmp(a, "--report-json"))
-            json_path = argv[++i];
-        else if (!strcmp(a, "--steps")) {
-            if (cli_parse_u64(argv[++i], &steps) || steps == 0 || steps > (1u << 20))
-                return cli_usage_error("llm", "--steps '%s' is not a number in 1..1048576", argv[i]);
-        } else if (!strcmp(a, "--seed")) {
-            if (cli_parse_u64(argv[++i], &seed)) return cli_usage_error("llm", "--seed '%s' is not a number", argv[i]);
-        } else if (!strcmp(a, "--group-size")) {
-            if (cli_parse_u64(argv[++i], &group) || group > 65536)
-                return cli_usage_error("llm", "--group-size '%s' is not a number in 0..65536", argv[i]);
-        } else if (!strcmp(a, "--temperature")) {
-            if (cli_parse_double(argv[++i], &temperature) || !(temperature >= 0.0) || temperature > 1e6)
-                return cli_usage_error("llm", "--temperature '%s' is not a number >= 0", argv[i]);
-        } else if (!strcmp(a, "--top-p")) {
-            if (cli_parse_double(argv[++i], &topp) || !(topp >= 0.0 && topp <= 1.0))
-                return cli_usage_error("llm", "--top-p '%s' is not a number in the range 0..1", argv[i]);
-        } else
-            return cli_usage_error("llm", "unknown option '%s'", a);
-    }
-    if (!model_path) return cli_usage_error("llm", "--model is required");
-    if (!tok_path) return cli_usage_error("llm", "--tokenizer is required");
+    llm_args A;
+    memset(&A, 0, sizeof A);
+    char *dev_opts = NULL;
+    if (npk_opt_defaults(llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A)) return cli_fail("llm: %s", npk_errmsg());
+    int urc = cli_parse("llm", llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A, argc, argv, NULL, 0, NULL);
+    if (!urc && !A.model_path) urc = cli_usage_error("llm", "--model is required");
+    if (!urc && !A.tok_path) urc = cli_usage_error("llm", "--tokenizer is required");
+    if (!urc && A.trace && strcmp(A.device, "pccx")) urc = cli_usage_error("llm", "--trace needs --device pccx");
+    if (!urc && A.device && strcmp(A.device, "cpu") && strcmp(A.device, "pccx"))
+        urc = cli_usage_error("llm", "--device must be pccx or cpu, not '%s'", A.device);
+    if (!urc) urc = cli_device("llm", A.device, 1, &A.dev_opts, &dev_opts);
+    if (!urc && A.json_path && cli_check_output(A.json_path)) urc = cli_fail("llm: --report-json: %s", npk_errmsg());
+    if (!urc && A.trace && cli_check_output(A.trace)) urc = cli_fail("llm: --trace: %s", npk_errmsg());
+    if (urc) free(dev_opts);
+    npk_strlist_free(&A.dev_opts);
+    if (urc) return urc;
+    const char *model_path = A.model_path, *tok_path = A.tok_path, *device = A.device, *prompt = A.prompt,
+               *trace = A.trace, *port = A.port, *json_path = A.json_path;
+    uint64_t steps = A.steps, seed = A.seed, group = A.group;
+    double temperature = A.temperature, topp = A.topp;
+    int report = A.report, accuracy = A.accuracy;
     int pccx = !strcmp(device, "pccx");
-    if (!pccx && strcmp(device, "cpu")) return cli_usage_error("llm", "--device must be pccx or cpu, not '%s'", device);
-    if (trace && !pccx) return cli_usage_error("llm", "--trace needs --device pccx");
-    if (json_path && cli_check_output(json_path)) return cli_fail("llm: --report-json: %s", npk_errmsg());
-    if (trace && cli_check_output(trace)) return cli_fail("llm: --trace: %s", npk_errmsg());
 
     npk_llm_model *m = NULL;
     npk_llm_tokenizer *t = NULL;
@@ -215,9 +202,13 @@ int cmd_llm(int argc, char **argv) {
     npk_llm_sampler s = {0};
     int *toks = NULL;
     int rc = npk_llm_model_load(model_path, &m);
-    if (rc) return cli_fail("%s", npk_errmsg());
+    if (rc) {
+        free(dev_opts);
+        return cli_fail("%s", npk_errmsg());
+    }
     rc = npk_llm_tokenizer_load(tok_path, m->cfg.vocab_size, &t);
     if (rc) {
+        free(dev_opts);
         npk_llm_model_free(m);
         return cli_fail("%s", npk_errmsg());
     }
@@ -237,6 +228,7 @@ int cmd_llm(int argc, char **argv) {
         rc = npk_llm_decoder_pccx(m, &po, &d);
     else
         rc = npk_llm_decoder_cpu(m, &d);
+    free(dev_opts); /* the decoder has opened its port */
     if (rc) {
         cli_fail("%s", npk_errmsg());
         goto out;

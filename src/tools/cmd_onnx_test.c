@@ -1,6 +1,7 @@
 /* npu onnx-test: run ONNX backend test directories and compare outputs. */
 #include <dirent.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,8 +13,34 @@
 /* float tolerances: the backend tests' rtol 1e-3, atol 1e-7 unless --rtol/--atol */
 static double ot_rtol = 1e-3, ot_atol = 1e-7;
 
+typedef struct ot_args {
+    const char *device, *port;
+    npk_strlist dev_opts;
+    int require, quiet;
+    double rtol, atol;
+} ot_args;
+
+static const npk_opt ot_opts[] = {
+    {"--device", NULL, NPK_OPT_STR, offsetof(ot_args, device), "cpu", 0, 0, 0, 0, 0, "D", "the device", 0},
+    CLI_DEVICE_OPT(ot_args, dev_opts),
+    {"--require-offload", NULL, NPK_OPT_FLAG, offsetof(ot_args, require), NULL, 0, 0, 0, 0, 0, NULL,
+     "fail a test when an integer matmul/conv node (MatMulInteger, ConvInteger,\n"
+     "QLinearMatMul, QLinearConv) did not run on the device", 0},
+    {"--port", NULL, NPK_OPT_STR, offsetof(ot_args, port), NULL, 0, 0, 0, 0, 0, "SPEC",
+     "port to the device (default sim)", 0},
+    {"--rtol", NULL, NPK_OPT_F64, offsetof(ot_args, rtol), "1e-3", 0, 0, 0, 1e300, 0, "R",
+     "relative float tolerance: |got - expected| <= A + R |expected|", 0},
+    {"--atol", NULL, NPK_OPT_F64, offsetof(ot_args, atol), "1e-7", 0, 0, 0, 1e300, 0, "A", "absolute float tolerance", 0},
+    {"--quiet", NULL, NPK_OPT_FLAG, offsetof(ot_args, quiet), NULL, 0, 0, 0, 0, 0, NULL,
+     "print only failures and the summary", 0},
+};
+
+/* The device options of this run ("k=v,..." checked against the device table, or NULL). */
+static const char *ot_dev_opts;
+
 static void ot_help(void) {
-    printf("usage: npu onnx-test DIR... [--device D] [--require-offload] [--port SPEC] [--quiet]\n\n"
+    printf("usage: npu onnx-test DIR... [--device D] [--device-opt K=V] [--require-offload] [--port SPEC]\n"
+           "                     [--rtol R] [--atol A] [--quiet]\n\n"
            "Run ONNX backend test directories: DIR holds model.onnx and test_data_set_N/ with input_K.pb and\n"
            "output_K.pb (ONNX TensorProto, or SequenceProto / OptionalProto where the model declares a sequence\n"
            "or optional input or output), or DIR holds such test directories (run in name order).\n"
@@ -21,14 +48,8 @@ static void ot_help(void) {
            "sequences and optionals element by element.\n"
            "One line per test: PASS, FAIL (with the reason) or SKIP (unsupported operator or type, named);\n"
            "the last line is 'N passed, N failed, N skipped'. Exit status 1 if a test failed.\n\n"
-           "options:\n"
-           "  --device D         cpu (default), v0, shell, e1 or pccx\n"
-           "  --require-offload  fail a test when an integer matmul/conv node (MatMulInteger, ConvInteger,\n"
-           "                     QLinearMatMul, QLinearConv) did not run on the device\n"
-           "  --port SPEC        port to the device (default sim)\n"
-           "  --rtol R, --atol A float tolerance |got - expected| <= A + R |expected| (default 1e-3, 1e-7)\n"
-           "  --quiet            print only failures and the summary\n"
-           "  -h, --help         this help\n");
+           "devices: %s\n\noptions:\n", npk_graph_device_names());
+    cli_help_opts(ot_opts, sizeof ot_opts / sizeof ot_opts[0]);
 }
 
 /* Path joins into PATH_MAX-sized buffers: a path that does not fit is
@@ -260,7 +281,7 @@ static int run_test(const char *dir, const char *device, const char *port, int r
             }
         }
         if (result == T_PASS) {
-            npk_run_opts o = {.device = device, .port = port};
+            npk_run_opts o = {.device = device, .port = port, .dev_opts = ot_dev_opts};
             rc = npk_graph_run(g, &o, ins, ni < npk_graph_n_inputs(g) ? ni : npk_graph_n_inputs(g), &outs, &n_outs, &rep);
             if (rc) {
                 /* a feature npukit refuses by design (float16 tensors, random draws) skips; any other error fails */
@@ -308,43 +329,32 @@ int cmd_onnx_test(int argc, char **argv) {
         ot_help();
         return 0;
     }
-    const char *device = "cpu", *port = NULL;
-    int require = 0, quiet = 0;
-    char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+    ot_args A;
+    memset(&A, 0, sizeof A);
+    const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+    char *dev_opts = NULL;
     int nd = 0;
     if (!dirs) return cli_fail("out of memory");
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
-        else if (!strcmp(argv[i], "--port") && i + 1 < argc) port = argv[++i];
-        else if (!strcmp(argv[i], "--require-offload")) require = 1;
-        else if (!strcmp(argv[i], "--quiet")) quiet = 1;
-        else if ((!strcmp(argv[i], "--rtol") || !strcmp(argv[i], "--atol")) && i + 1 < argc) {
-            char *end;
-            double v = strtod(argv[i + 1], &end);
-            if (*end || !(v >= 0)) {
-                free(dirs);
-                return cli_usage_error("onnx-test", "%s needs a non-negative number, got '%s'", argv[i], argv[i + 1]);
-            }
-            *(argv[i][2] == 'r' ? &ot_rtol : &ot_atol) = v;
-            i++;
-        } else if (argv[i][0] == '-') {
-            free(dirs);
-            return cli_usage_error("onnx-test", "unknown or incomplete option '%s'", argv[i]);
-        } else dirs[nd++] = argv[i];
-    }
-    if (!nd) {
+    int urc = npk_opt_defaults(ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A) ? cli_fail("onnx-test: %s", npk_errmsg()) : 0;
+    if (!urc) urc = cli_parse("onnx-test", ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A, argc, argv, dirs, argc, &nd);
+    if (!urc && !nd) urc = cli_usage_error("onnx-test", "no test directory given");
+    if (!urc) urc = cli_device("onnx-test", A.device, 1, &A.dev_opts, &dev_opts);
+    npk_strlist_free(&A.dev_opts);
+    if (urc) {
         free(dirs);
-        return cli_usage_error("onnx-test", "no test directory given");
+        return urc;
     }
-    if (npk_graph_device_check(device)) {
-        free(dirs);
-        return cli_usage_error("onnx-test", "unknown device '%s' (known: %s)", device, npk_graph_device_names());
-    }
+    const char *device = A.device, *port = A.port;
+    int require = A.require, quiet = A.quiet;
+    ot_dev_opts = dev_opts;
+    ot_rtol = A.rtol;
+    ot_atol = A.atol;
     /* Every argument must be a test directory (or a directory of them) before anything runs. */
     for (int d = 0; d < nd; d++) {
         if (!is_dir(dirs[d])) {
             int rc = cli_fail("onnx-test: '%s' is not a directory (expected an ONNX backend test directory)", dirs[d]);
             free(dirs);
+            free(dev_opts);
             return rc;
         }
     }
@@ -423,5 +433,7 @@ int cmd_onnx_test(int argc, char **argv) {
     if (skip) printf(", %d skipped", skip);
     printf("\n");
     free(dirs);
+    free(dev_opts);
+    ot_dev_opts = NULL;
     return fail ? 1 : 0;
 }

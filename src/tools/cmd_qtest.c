@@ -6,9 +6,50 @@
 #include "sim/qtest.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
+typedef struct qt_args {
+    const char *device, *sock, *trace_path, *mem_limit;
+    npk_strlist dev_opts, maps, faults, logs;
+    int settle, have_lat, irq_always;
+    uint32_t lat;
+    uint64_t idle_limit;
+} qt_args;
+
+#define QSTR(n, f, m, h) {n, NULL, NPK_OPT_STR, offsetof(qt_args, f), NULL, 0, 0, 0, 0, 0, m, h, 0}
+#define QLIST(n, f, m, h) {n, NULL, NPK_OPT_LIST, offsetof(qt_args, f), NULL, 0, 0, 0, 0, 0, m, h, 0}
+#define QFLAG(n, f, h) {n, NULL, NPK_OPT_FLAG, offsetof(qt_args, f), NULL, 0, 0, 0, 0, 0, NULL, h, 0}
+static const npk_opt qt_opts[] = {
+    QSTR("--device", device, "D", "device model (required, unless given QEMU's way)"),
+    CLI_DEVICE_OPT(qt_args, dev_opts),
+    QSTR("--socket", sock, "PATH",
+         "listen on the Unix socket PATH instead of stdin/stdout; serves one\n"
+         "connection, then exits (a socket file nobody listens on is replaced;\n"
+         "a live server's socket is refused)"),
+    QFLAG("--irq-always", irq_always, "report IRQ lines from the first request (no irq_intercept_* needed)"),
+    QSTR("--mem-limit", mem_limit, "BYTES",
+         "guest memory cap (K/M/G/T suffixes; default 4G; 0 = none); a write\n"
+         "beyond it FAILs and changes nothing"),
+    QFLAG("--settle", settle, "run the device until idle after every access (simple scripts)"),
+    {"--idle-limit", NULL, NPK_OPT_U64, offsetof(qt_args, idle_limit), "100000000", 1, UINT64_MAX, 0, 0, 0, "N",
+     "bound of run-until-idle in cycles", 0},
+    {"--mem-latency", NULL, NPK_OPT_U32, offsetof(qt_args, lat), NULL, 0, 1000000, 0, 0, 0, "N",
+     "cycles added to every device memory beat (no memory map)", offsetof(qt_args, have_lat) + 1},
+    QLIST("--mem-map", maps, "BASE+SIZE[@LAT][:NAME]",
+          "declare a guest memory region (repeatable); once\n"
+          "declared, accesses outside the regions are bus errors"),
+    QLIST("--fault", faults, "SPEC",
+          "inject a bus fault (repeatable):\nread|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]"),
+    QSTR("--trace", trace_path, "FILE.json", "record a Chrome trace of the device and write it at exit"),
+    QLIST("--log", logs, "FILE|guest-errors",
+          "FILE: write a copy of the conversation ('> request', '< reply');\n"
+          "guest-errors: print one line per guest error on stderr (unknown register\n"
+          "offset, write to read-only or reserved bits, bad access width), as QEMU's\n"
+          "-d guest_errors; 'npu_guest_errors' replies the counts. Both may be given"),
+};
 
 static void help(void) {
     printf(
@@ -54,29 +95,12 @@ static void help(void) {
         "  verbs, missing or extra arguments, bad numbers, oversize transfers, invalid\n"
         "  hex or base64, bus errors) get 'FAIL <reason>'.\n"
         "\n"
-        "options:\n"
-        "  --device D            device model: e1, v0, shell, pccx (required)\n"
-        "  --opts OPTIONS        device model options (comma-separated key=value, see 'npu devices')\n"
-        "  --socket PATH         listen on the Unix socket PATH instead of stdin/stdout; serves one\n"
-        "                        connection, then exits (a socket file nobody listens on is replaced;\n"
-        "                        a live server's socket is refused)\n"
-        "  --irq-always          report IRQ lines from the first request (no irq_intercept_* needed)\n"
-        "  --mem-limit BYTES     guest memory cap (K/M/G/T suffixes; default 4G; 0 = none); a write\n"
-        "                        beyond it FAILs and changes nothing\n"
-        "  --settle              run the device until idle after every access (simple scripts)\n"
-        "  --idle-limit N        bound of run-until-idle in cycles (default %llu)\n"
-        "  --mem-latency N       cycles added to every device memory beat (no memory map)\n"
-        "  --mem-map BASE+SIZE[@LAT][:NAME]  declare a guest memory region (repeatable); once\n"
-        "                        declared, accesses outside the regions are bus errors\n"
-        "  --fault SPEC          inject a bus fault (repeatable):\n"
-        "                        read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]\n"
-        "  --trace FILE.json     record a Chrome trace of the device and write it at exit\n"
-        "  --log FILE            write a copy of the conversation ('> request', '< reply')\n"
-        "  --log guest-errors    print one line per guest error on stderr (unknown register offset,\n"
-        "                        write to read-only or reserved bits, bad access width), as QEMU's\n"
-        "                        -d guest_errors; 'npu_guest_errors' replies the counts\n"
-        "  -h, --help            this help\n"
+        "devices: %s ('npu devices' lists their windows and options)\n"
         "\n"
+        "options:\n",
+        NPK_QTEST_MAX_BULK, NPK_QTEST_MAX_MEMSET, npk_dev_names());
+    cli_help_opts(qt_opts, sizeof qt_opts / sizeof qt_opts[0]);
+    printf("\n"
         "QEMU drop-in (what libqtest and QEMU's Python QEMUQtestMachine start; build/npu-qemu\n"
         "is this command): -qtest unix:PATH connects to the test's qtest socket; -qmp unix:PATH\n"
         "or -chardev socket,id=ID,path=PATH|fd=N with -mon chardev=ID,mode=control connects a\n"
@@ -86,8 +110,7 @@ static void help(void) {
         "-monitor, -nodefaults, -S and similar are accepted and ignored. SIGTERM/SIGINT end\n"
         "the server with exit code 0, as QEMU.\n"
         "\n"
-        "See docs/qtest.md for the protocol and where it differs from QEMU's.\n",
-        NPK_QTEST_MAX_BULK, NPK_QTEST_MAX_MEMSET, (unsigned long long)NPK_QTEST_IDLE_LIMIT);
+        "See docs/qtest.md for the protocol and where it differs from QEMU's.\n");
 }
 
 static volatile sig_atomic_t stop_signal;
@@ -99,143 +122,88 @@ static void on_ready(void *ctx, const char *path) {
     fprintf(stderr, "npu qtest: listening on %s\n", path);
 }
 
-/* Option value: "--opt VALUE" or "--opt=VALUE". Returns NULL if `a` is not opt. */
-static const char *optval(int argc, char **argv, int *i, const char *opt, int *missing) {
-    size_t n = strlen(opt);
-    const char *a = argv[*i];
-    if (strncmp(a, opt, n)) return NULL;
-    if (a[n] == '=') return a + n + 1;
-    if (a[n]) return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-#define MAX_LIST 64
-
 int cmd_qtest(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         help();
         return 0;
     }
-    const char *device = NULL, *opts = NULL, *sock = NULL, *trace_path = NULL, *log_path = NULL;
-    int guest_errors = 0;
-    const char *maps[MAX_LIST], *faults[MAX_LIST];
-    int nmaps = 0, nfaults = 0, settle = 0, have_lat = 0, irq_always = 0, have_limit = 0;
-    uint64_t lat = 0, idle_limit = 0, mem_limit = 0;
+    qt_args A;
+    memset(&A, 0, sizeof A);
     qemu_opts qo;
     memset(&qo, 0, sizeof qo);
-#define USAGE(...)                                   \
-    do {                                             \
-        qemu_opts_free(&qo);                         \
-        return cli_usage_error("qtest", __VA_ARGS__); \
-    } while (0)
-    for (int i = 1; i < argc; i++) {
-        int missing = 0;
-        const char *v;
-        if (!strcmp(argv[i], "--settle")) {
-            settle = 1;
-            continue;
-        }
-        if (!strcmp(argv[i], "--irq-always")) {
-            irq_always = 1;
-            continue;
-        }
+    char *opts = NULL, **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 1, rc = 0, have_limit = 0;
+    uint64_t mem_limit = 0;
+    if (!rest) return cli_fail("qtest: out of memory");
+    /* QEMU's options (-qtest, -qmp, -chardev, -mon, -machine, ...) first; the rest are ours */
+    rest[0] = argv[0];
+    for (int i = 1; i < argc && !rc; i++) {
         int qr = qemu_opt_parse(&qo, argc, argv, &i);
-        if (qr < 0) {
-            qemu_opts_free(&qo);
-            return 2;
-        }
-        if (qr) continue;
-#define OPT(name) ((v = optval(argc, argv, &i, name, &missing)) != NULL || missing)
-        if (OPT("--device")) {
-            if (missing) USAGE("--device needs a value");
-            device = v;
-        } else if (OPT("--opts")) {
-            if (missing) USAGE("--opts needs a value");
-            opts = v;
-        } else if (OPT("--socket")) {
-            if (missing) USAGE("--socket needs a path");
-            sock = v;
-        } else if (OPT("--trace")) {
-            if (missing) USAGE("--trace needs a file name");
-            trace_path = v;
-        } else if (OPT("--log")) {
-            if (missing) USAGE("--log needs a file name or 'guest-errors'");
-            if (!strcmp(v, "guest-errors")) guest_errors = 1;
-            else log_path = v;
-        } else if (OPT("--mem-latency")) {
-            if (missing || cli_parse_u64(v, &lat) || lat > 1000000)
-                USAGE("--mem-latency needs a number of cycles (0..1000000)");
-            have_lat = 1;
-        } else if (OPT("--idle-limit")) {
-            if (missing || cli_parse_u64(v, &idle_limit) || !idle_limit)
-                USAGE("--idle-limit needs a positive number of cycles");
-        } else if (OPT("--mem-limit")) {
-            if (missing || npk_parse_size(v, &mem_limit)) {
-                USAGE("--mem-limit needs a byte count like 4G, 512M or 0 (no cap)%s%s",
-                                       missing ? "" : ": ", missing ? "" : npk_errmsg());
-            }
-            have_limit = 1;
-        } else if (OPT("--mem-map")) {
-            if (missing) USAGE("--mem-map needs BASE+SIZE[@LAT][:NAME]");
-            if (nmaps == MAX_LIST) USAGE("more than %d --mem-map options", MAX_LIST);
-            maps[nmaps++] = v;
-        } else if (OPT("--fault")) {
-            if (missing) USAGE("--fault needs a fault spec");
-            if (nfaults == MAX_LIST) USAGE("more than %d --fault options", MAX_LIST);
-            faults[nfaults++] = v;
-        } else {
-            USAGE("unknown argument '%s'", argv[i]);
-        }
-#undef OPT
+        if (qr < 0) rc = 2;
+        else if (!qr) rest[nrest++] = argv[i];
     }
+    if (!rc) rc = cli_parse("qtest", qt_opts, sizeof qt_opts / sizeof qt_opts[0], &A, nrest, rest, NULL, 0, NULL);
+    free(rest);
+    if (!rc && A.mem_limit) {
+        if (npk_parse_size(A.mem_limit, &mem_limit))
+            rc = cli_usage_error("qtest", "--mem-limit needs a byte count like 4G, 512M or 0 (no cap): %s", npk_errmsg());
+        have_limit = 1;
+    }
+    const char *log_path = NULL;
+    int guest_errors = 0;
+    for (size_t i = 0; !rc && i < A.logs.n; i++) {
+        if (!strcmp(A.logs.v[i], "guest-errors")) guest_errors = 1;
+        else if (log_path) rc = cli_usage_error("qtest", "--log FILE given twice (it takes one file)");
+        else log_path = A.logs.v[i];
+    }
+    if (rc) goto out_args;
+    const char *device = A.device, *sock = A.sock, *trace_path = A.trace_path;
     if (qemu_opts_finish(&qo)) {
-        qemu_opts_free(&qo);
-        return 2;
+        rc = 2;
+        goto out_args;
     }
     if (!device) device = qo.machine_dev;
     if (!device && qo.active) device = getenv("NPU_QEMU_DEVICE");
     if (!device) {
-        const char *hint = qo.active ? "; as QEMU: -machine npu-D or NPU_QEMU_DEVICE=D" : "";
-        USAGE("--device is required (%s)%s", npk_dev_names(), hint);
+        rc = cli_usage_error("qtest", "--device is required (%s)%s", npk_dev_names(),
+                             qo.active ? "; as QEMU: -machine npu-D or NPU_QEMU_DEVICE=D" : "");
+        goto out_args;
     }
-    if (!npk_dev_class_find(device)) {
-        USAGE("unknown device '%s' (known: %s)", device, npk_dev_names());
-    }
+    if ((rc = cli_device("qtest", device, 0, &A.dev_opts, &opts))) goto out_args;
     if (qo.active && sock) {
-        USAGE("--socket and -qtest exclude each other");
+        rc = cli_usage_error("qtest", "--socket and -qtest exclude each other");
+        goto out_args;
     }
     if (qo.qtest_log) {
         if (log_path) {
-            USAGE("--log and -qtest-log exclude each other");
+            rc = cli_usage_error("qtest", "--log and -qtest-log exclude each other");
+            goto out_args;
         }
         if (strcmp(qo.qtest_log, "none")) log_path = qo.qtest_log;
     }
     if ((trace_path && cli_check_output(trace_path)) || (log_path && cli_check_output(log_path))) {
-        qemu_opts_free(&qo);
-        return cli_fail("qtest: %s: %s", trace_path && cli_check_output(trace_path) ? "--trace" : "--log", npk_errmsg());
+        rc = cli_fail("qtest: %s: %s", trace_path && cli_check_output(trace_path) ? "--trace" : "--log", npk_errmsg());
+        goto out_args;
     }
 
-#undef USAGE
     npk_sim *sim = npk_sim_new(device, opts);
-    if (!sim) return cli_fail("qtest: cannot create the %s model: %s", device, npk_errmsg());
+    if (!sim) {
+        rc = cli_fail("qtest: cannot create the %s model: %s", device, npk_errmsg());
+        goto out_args;
+    }
     npk_mem *mem = npk_sim_mem(sim);
-    int rc = 0;
     FILE *logf = NULL;
     npk_trace *trace = NULL;
     npk_qtest *q = NULL;
-    if (have_lat) npk_mem_set_latency(mem, (uint32_t)lat);
+    if (A.have_lat) npk_mem_set_latency(mem, A.lat);
     if (have_limit) npk_mem_set_limit(mem, mem_limit);
     if (guest_errors) npk_sim_set_guest_log(sim, stderr);
-    for (int i = 0; i < nmaps && !rc; i++)
-        if (npk_mem_map_parse(mem, maps[i])) rc = cli_fail("qtest: --mem-map: %s", npk_errmsg());
-    for (int i = 0; i < nfaults && !rc; i++) {
+    for (size_t i = 0; i < A.maps.n && !rc; i++)
+        if (npk_mem_map_parse(mem, A.maps.v[i])) rc = cli_usage_error("qtest", "--mem-map: %s", npk_errmsg());
+    for (size_t i = 0; i < A.faults.n && !rc; i++) {
         npk_fault f;
-        if (npk_fault_parse(faults[i], &f) || npk_mem_add_fault(mem, &f))
-            rc = cli_fail("qtest: --fault: %s", npk_errmsg());
+        if (npk_fault_parse(A.faults.v[i], &f)) rc = cli_usage_error("qtest", "--fault: %s", npk_errmsg());
+        else if (npk_mem_add_fault(mem, &f)) rc = cli_fail("qtest: --fault: %s", npk_errmsg());
     }
     if (!rc && log_path && !(logf = fopen(log_path, "w")))
         rc = cli_fail("qtest: cannot open log file '%s': %s", log_path, strerror(errno));
@@ -248,7 +216,7 @@ int cmd_qtest(int argc, char **argv) {
         }
     }
     npk_qtest_cfg cfg = {
-        .settle = settle, .idle_limit = idle_limit, .log = logf, .stop = &stop_signal, .irq_always = irq_always};
+        .settle = A.settle, .idle_limit = A.idle_limit, .log = logf, .stop = &stop_signal, .irq_always = A.irq_always};
     if (!rc) {
         /* SIGTERM/SIGINT end the session cleanly (socket removed, trace and log
          * written) with exit code 0, as QEMU does. */
@@ -264,14 +232,13 @@ int cmd_qtest(int argc, char **argv) {
         rc = qemu_serve(sim, &cfg, &qo);
     } else if (!rc) {
         q = npk_qtest_new(sim, &cfg, NULL, NULL);
-        if (!q) rc = cli_fail("qtest: %s", npk_errmsg());
+        if (!q) rc = cli_fail("%s", npk_errmsg()); /* the library's messages already start with "qtest: " */
         if (!rc) {
             int r = sock ? npk_qtest_serve_socket(q, sock, on_ready, NULL) : npk_qtest_serve_fd(q, 0, 1);
-            if (r) rc = cli_fail("qtest: %s", npk_errmsg());
+            if (r) rc = cli_fail("%s", npk_errmsg());
         }
     }
     if (stop_signal) fprintf(stderr, "npu qtest: terminating on signal %d\n", (int)stop_signal);
-    qemu_opts_free(&qo);
     npk_qtest_free(q);
     if (trace) {
         npk_sim_dev(sim)->trace = NULL;
@@ -281,5 +248,12 @@ int cmd_qtest(int argc, char **argv) {
     }
     if (logf && fclose(logf) && !rc) rc = cli_fail("qtest: writing log file '%s' failed", log_path);
     npk_sim_free(sim);
+out_args:
+    qemu_opts_free(&qo);
+    free(opts);
+    npk_strlist_free(&A.dev_opts);
+    npk_strlist_free(&A.maps);
+    npk_strlist_free(&A.faults);
+    npk_strlist_free(&A.logs);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* npu run: run an ONNX model on a device (partition, execute, report). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,30 +14,50 @@
 
 #define RUN_DEFAULT_DEVICE "v0"
 
+typedef struct run_args {
+    const char *device, *outdir, *json, *trace_path, *port;
+    npk_strlist inputs, dev_opts;
+    int report, have_seed, device_given;
+    uint64_t seed;
+} run_args;
+
+#define RSTR(n, f, m, h) {n, NULL, NPK_OPT_STR, offsetof(run_args, f), NULL, 0, 0, 0, 0, 0, m, h, 0}
+static const npk_opt run_opts[] = {
+    {"--device", NULL, NPK_OPT_STR, offsetof(run_args, device), RUN_DEFAULT_DEVICE, 0, 0, 0, 0, 0, "D",
+     "the device, or cpu for the CPU reference alone (a compiled model: its device)",
+     offsetof(run_args, device_given) + 1},
+    CLI_DEVICE_OPT(run_args, dev_opts),
+    {"--input", NULL, NPK_OPT_LIST, offsetof(run_args, inputs), NULL, 0, 0, 0, 0, 0, "NAME=FILE",
+     "an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
+     "inputs in order); repeat for every input. A sequence or optional\n"
+     "input takes a SequenceProto or OptionalProto file", 0},
+    {"--random-inputs", NULL, NPK_OPT_U64, offsetof(run_args, seed), NULL, 0, 0, 0, 0, 0, "SEED",
+     "generate the inputs that were not given (deterministic for SEED)", offsetof(run_args, have_seed) + 1},
+    RSTR("--output-dir", outdir, "DIR",
+         "write output K as DIR/output_K.pb (ONNX TensorProto; SequenceProto or\n"
+         "OptionalProto for a sequence or optional output)"),
+    {"--report", NULL, NPK_OPT_FLAG, offsetof(run_args, report), NULL, 0, 0, 0, 0, 0, NULL,
+     "print the partition report and the performance summary (device and\n"
+     "clock, cycles and MACs per operator, utilization, TOPS, bytes, time)", 0},
+    RSTR("--report-json", json, "FILE", "write both as JSON (the summary under \"performance\")"),
+    RSTR("--trace", trace_path, "FILE.json",
+         "write a Chrome/Perfetto trace: the device's engines and the host's\n"
+         "nodes and driver steps on the simulated clock (deterministic)"),
+    RSTR("--port", port, "SPEC", "port to the device (default sim; see include/npukit/npu.h)"),
+};
+
 static void run_help(void) {
-    printf("usage: npu run MODEL.onnx|MODEL.npkb [--device D] [--input NAME=FILE.pb ...] [--random-inputs SEED]\n"
-           "               [--output-dir DIR] [--report] [--report-json FILE] [--trace FILE.json] [--port SPEC]\n\n"
+    printf("usage: npu run MODEL.onnx|MODEL.npkb [--device D] [--device-opt K=V] [--input NAME=FILE.pb ...]\n"
+           "               [--random-inputs SEED] [--output-dir DIR] [--report] [--report-json FILE]\n"
+           "               [--trace FILE.json] [--port SPEC]\n\n"
            "Import an ONNX model, place every node the device executes exactly on the device (the rest on the\n"
            "CPU reference), plan the device's guest memory, run, and print the outputs. For 2-D outputs\n"
            "[N, classes] with two or more classes the predicted class of each row (argmax, first maximum)\n"
            "is printed ([N, 1] outputs, e.g. a sigmoid score, have no classes). A compiled model\n"
            "(MODEL.npkb from 'npu compile --device v0|shell', docs/npkb.md) runs on the device it was\n"
            "compiled for, and the run's partition must equal its compiled plan.\n\n"
-           "options:\n"
-           "  --device D           v0 (default), shell, e1, pccx or cpu\n"
-           "  --input NAME=FILE    an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
-           "                       inputs in order); repeat for every input. A sequence or optional\n"
-           "                       input takes a SequenceProto or OptionalProto file\n"
-           "  --random-inputs SEED generate the inputs that were not given (deterministic for SEED)\n"
-           "  --output-dir DIR     write output K as DIR/output_K.pb (ONNX TensorProto; SequenceProto or\n"
-           "                       OptionalProto for a sequence or optional output)\n"
-           "  --report             print the partition report and the performance summary (device and\n"
-           "                       clock, cycles and MACs per operator, utilization, TOPS, bytes, time)\n"
-           "  --report-json FILE   write both as JSON (the summary under \"performance\")\n"
-           "  --trace FILE.json    write a Chrome/Perfetto trace: the device's engines and the host's\n"
-           "                       nodes and driver steps on the simulated clock (deterministic)\n"
-           "  --port SPEC          port to the device (default sim; see include/npukit/npu.h)\n"
-           "  -h, --help           this help\n");
+           "devices: %s\n\noptions:\n", npk_graph_device_names());
+    cli_help_opts(run_opts, sizeof run_opts / sizeof run_opts[0]);
 }
 
 
@@ -137,56 +158,47 @@ int cmd_run(int argc, char **argv) {
         run_help();
         return 0;
     }
-    const char *model = NULL, *device = RUN_DEFAULT_DEVICE, *outdir = NULL, *json = NULL, *trace_path = NULL, *port = NULL;
-    int report = 0, have_seed = 0, device_given = 0;
+    run_args A;
+    memset(&A, 0, sizeof A);
+    const char *model = NULL;
+    char *dev_opts = NULL;
+    int rc = 1, npos = 0;
     npk_npkb *npkb = NULL;
-    uint64_t seed = 0;
-    const char **in_specs = calloc((size_t)argc + 1, sizeof(char *));
-    int n_specs = 0, rc = 1;
     npk_graph *g = NULL;
     npk_tensor *ins = NULL, *outs = NULL;
     size_t n_outs = 0, n_ins = 0;
     npk_trace *trace = NULL;
     npk_run_report rep;
     memset(&rep, 0, sizeof rep);
-    if (!in_specs) return cli_fail("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--device") && more) device = argv[++i], device_given = 1;
-        else if (!strcmp(a, "--input") && more) in_specs[n_specs++] = argv[++i];
-        else if (!strcmp(a, "--output-dir") && more) outdir = argv[++i];
-        else if (!strcmp(a, "--report")) report = 1;
-        else if (!strcmp(a, "--report-json") && more) json = argv[++i];
-        else if (!strcmp(a, "--trace") && more) trace_path = argv[++i];
-        else if (!strcmp(a, "--port") && more) port = argv[++i];
-        else if (!strcmp(a, "--random-inputs") && more) {
-            if (cli_parse_u64(argv[++i], &seed)) {
-                free(in_specs);
-                return cli_usage_error("run", "--random-inputs needs a number, got '%s'", argv[i]);
-            }
-            have_seed = 1;
-        } else if (a[0] == '-' && a[1]) {
-            free(in_specs);
-            return cli_usage_error("run", "unknown or incomplete option '%s'", a);
-        } else if (!model) model = a;
-        else {
-            free(in_specs);
-            return cli_usage_error("run", "unexpected argument '%s'", a);
+    int urc = npk_opt_defaults(run_opts, sizeof run_opts / sizeof run_opts[0], &A) ? cli_fail("run: %s", npk_errmsg()) : 0;
+    if (!urc) urc = cli_parse("run", run_opts, sizeof run_opts / sizeof run_opts[0], &A, argc, argv, &model, 1, &npos);
+    if (!urc && !model) urc = cli_usage_error("run", "no model given");
+    /* the device and its options are checked before any file is read */
+    if (!urc) urc = cli_device("run", A.device, 1, &A.dev_opts, &dev_opts);
+    for (size_t k = 0; !urc && k < A.inputs.n; k++) { /* the same input named twice */
+        const char *e1 = strchr(A.inputs.v[k], '=');
+        for (size_t j = 0; e1 && j < k; j++) {
+            const char *e2 = strchr(A.inputs.v[j], '=');
+            if (e2 && e2 - A.inputs.v[j] == e1 - A.inputs.v[k] && !strncmp(A.inputs.v[j], A.inputs.v[k], (size_t)(e1 - A.inputs.v[k])))
+                urc = cli_usage_error("run", "--input %.*s given twice", (int)(e1 - A.inputs.v[k]), A.inputs.v[k]);
         }
     }
-    if (!model) {
-        free(in_specs);
-        return cli_usage_error("run", "no model given");
+    if (urc) {
+        rc = urc;
+        goto out;
     }
+    const char *device = A.device, *outdir = A.outdir, *json = A.json, *trace_path = A.trace_path, *port = A.port;
+    const char **in_specs = A.inputs.v;
+    int n_specs = (int)A.inputs.n, report = A.report, have_seed = A.have_seed, device_given = A.device_given;
+    uint64_t seed = A.seed;
     /* output paths are checked before the work */
     const char *badopt = json && cli_check_output(json)               ? "--report-json"
                          : trace_path && cli_check_output(trace_path) ? "--trace"
                          : outdir && check_outdir(outdir)             ? "--output-dir"
                                                                       : NULL;
     if (badopt) {
-        free(in_specs);
-        return cli_fail("run: %s: %s", badopt, npk_errmsg());
+        rc = cli_fail("run: %s: %s", badopt, npk_errmsg());
+        goto out;
     }
     if (cli_is_npkb(model)) {
         /* a compiled model (.npkb): the graph and the plan come from it */
@@ -267,7 +279,7 @@ int cmd_run(int argc, char **argv) {
         rc = cli_fail("out of memory");
         goto out;
     }
-    npk_run_opts opts = {.device = device, .port = port, .trace = trace};
+    npk_run_opts opts = {.device = device, .port = port, .trace = trace, .dev_opts = dev_opts};
     npk_graph_set_progress(g, cli_progress_cb, "run: nodes"); /* a terminal only */
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
     cli_progress_end();
@@ -335,6 +347,8 @@ out:
     npk_graph_free(g);
     npk_npkb_free(npkb);
     if (trace) npk_trace_free(trace);
-    free(in_specs);
+    npk_strlist_free(&A.inputs);
+    npk_strlist_free(&A.dev_opts);
+    free(dev_opts);
     return rc;
 }

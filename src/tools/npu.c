@@ -47,6 +47,8 @@ int main(int argc, char **argv) {
                     char *hargv[] = {argv[2], "--help", NULL};
                     return cli_finish_stdout(commands[i].run(2, hargv));
                 }
+            fprintf(stderr, "npu: unknown command '%s' (npu --help lists the commands)\n", argv[2]);
+            return 2;
         }
         usage(stdout);
         return cli_finish_stdout(0);

@@ -36,6 +36,8 @@ static int range_text(const npk_opt *o, char *buf, size_t len) {
     case NPK_OPT_BOOL: return snprintf(buf, len, "0 or 1");
     case NPK_OPT_U32:
     case NPK_OPT_U64:
+        if (int_max(o) == (o->type == NPK_OPT_U32 ? UINT32_MAX : UINT64_MAX))
+            return snprintf(buf, len, "an integer >= %llu", (unsigned long long)o->min);
         return snprintf(buf, len, "%llu..%llu", (unsigned long long)o->min, (unsigned long long)int_max(o));
     case NPK_OPT_F64: return snprintf(buf, len, "%s%g, %g]", o->min_excl ? "(" : "[", o->fmin, o->fmax);
     default: buf[0] = 0; return 0;
@@ -170,16 +172,18 @@ void npk_opt_help(const npk_opt *t, size_t n, FILE *f, int indent) {
     for (size_t i = 0; i < n; i++) {
         const char *m = t[i].type == NPK_OPT_FLAG ? "" : npk_opt_meta(&t[i]);
         int dash = t[i].name[0] == '-';
-        size_t l = (size_t)snprintf(head, sizeof head, "%s%s%s%s%s", t[i].alias && dash ? t[i].alias : "",
-                                    t[i].alias && dash ? ", " : "", t[i].name, *m ? (dash ? " " : "=") : "", m);
+        int short_alias = dash && t[i].alias && t[i].alias[0] == '-' && t[i].alias[1] != '-';
+        size_t l = (size_t)snprintf(head, sizeof head, "%s%s%s%s%s", short_alias ? t[i].alias : "",
+                                    short_alias ? ", " : "", t[i].name, *m ? (dash ? " " : "=") : "", m);
         if (l > w) w = l;
     }
-    if (w > 28) w = 28;
+    if (w > 24) w = 24;
     for (size_t i = 0; i < n; i++) {
         const char *m = t[i].type == NPK_OPT_FLAG ? "" : npk_opt_meta(&t[i]);
         int dash = t[i].name[0] == '-';
-        size_t l = (size_t)snprintf(head, sizeof head, "%s%s%s%s%s", t[i].alias && dash ? t[i].alias : "",
-                                    t[i].alias && dash ? ", " : "", t[i].name, *m ? (dash ? " " : "=") : "", m);
+        int short_alias = dash && t[i].alias && t[i].alias[0] == '-' && t[i].alias[1] != '-';
+        size_t l = (size_t)snprintf(head, sizeof head, "%s%s%s%s%s", short_alias ? t[i].alias : "",
+                                    short_alias ? ", " : "", t[i].name, *m ? (dash ? " " : "=") : "", m);
         fprintf(f, "%*s%s", indent, "", head);
         const char *h = t[i].help ? t[i].help : "";
         int col = indent + (int)w + 2;
@@ -193,9 +197,10 @@ void npk_opt_help(const npk_opt *t, size_t n, FILE *f, int indent) {
         int has_rng = (t[i].type == NPK_OPT_U32 || t[i].type == NPK_OPT_U64) ? (t[i].min || t[i].max)
                       : t[i].type == NPK_OPT_F64;
         if (has_rng) range_text(&t[i], rng, sizeof rng);
-        if (t[i].def && has_rng) fprintf(f, " (default %s, range %s)", t[i].def, rng);
+        const char *rw = has_rng && rng[0] == 'a' ? "" : "range ";
+        if (t[i].def && has_rng) fprintf(f, " (default %s, %s%s)", t[i].def, rw, rng);
         else if (t[i].def) fprintf(f, " (default %s)", t[i].def);
-        else if (has_rng) fprintf(f, " (range %s)", rng);
+        else if (has_rng) fprintf(f, " (%s%s)", rw, rng);
         fputc('\n', f);
     }
 }
