@@ -11,7 +11,7 @@
 #define NPUKIT_SHARED_DIR "../shared"
 #endif
 
-static int run(const char *kind, npk_llm_decoder *d, const npk_llm_tokenizer *t, int steps) {
+static int run(const char *kind, npk_llm_decoder *d, const npk_llm_tokenizer *t, int steps, double *tps) {
     npk_llm_sampler s;
     if (npk_llm_sampler_init(&s, t->vocab_size, 0.0f, 1)) return -1;
     int n = npk_llm_generate(d, t, "", steps, &s, NULL, NULL, NULL);
@@ -22,8 +22,8 @@ static int run(const char *kind, npk_llm_decoder *d, const npk_llm_tokenizer *t,
     }
     npk_llm_stats st;
     npk_llm_stats_get(d, &st);
-    printf("%-5s %4llu tokens  host %9.1f tokens/s", kind, (unsigned long long)st.tokens,
-           (double)st.tokens / st.host_seconds);
+    *tps = (double)st.tokens / st.host_seconds;
+    printf("%-5s %4llu tokens  host %9.1f tokens/s", kind, (unsigned long long)st.tokens, *tps);
     if (st.device_hz && st.device_cycles) {
         double sec = (double)st.device_cycles / (double)st.device_hz / (double)st.tokens;
         printf("  modeled %8.1f tokens/s (%.3f ms/token at %.0f MHz), %.0f weight bytes/token", 1.0 / sec, 1e3 * sec,
@@ -44,13 +44,15 @@ int main(int argc, char **argv) {
         return 1;
     }
     int rc = 0;
+    double cpu_tps = 0, npu_tps = 0;
     npk_llm_decoder *cpu = NULL, *npu = NULL;
-    if (npk_llm_decoder_cpu(m, &cpu) || run("cpu", cpu, t, steps)) rc = 1;
+    if (npk_llm_decoder_cpu(m, &cpu) || run("cpu", cpu, t, steps, &cpu_tps)) rc = 1;
     if (npk_llm_decoder_pccx(m, NULL, &npu)) {
         fprintf(stderr, "bench_llm: pccx: %s\n", npk_errmsg());
         rc = 1;
-    } else if (run("pccx", npu, t, steps))
+    } else if (run("pccx", npu, t, steps, &npu_tps))
         rc = 1;
+    if (!rc) printf("pccx host simulation / fp32 CPU decoder, same run: %.2fx\n", npu_tps / cpu_tps);
     npk_llm_decoder_free(cpu);
     npk_llm_decoder_free(npu);
     npk_llm_tokenizer_free(t);

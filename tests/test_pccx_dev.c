@@ -5,6 +5,7 @@
  * softmax / RMSNorm / RoPE sequences against float references. */
 #include "check.h"
 #include "npukit/npu.h"
+#include "npukit/numfmt.h"
 #include "npukit/pccx.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
@@ -468,6 +469,70 @@ static void test_mm(void) {
     npk_pccx_wmat_reset(drv);
 }
 
+/* The model's fast exact accumulation (per-group integer sums) against the
+ * per-product exact accumulator on random data over the whole BF16 range:
+ * subnormals, zeros, extreme exponents in one group, infinities and NaNs in x
+ * and in the scales. */
+static void xacc_case(unsigned M, unsigned N, unsigned K, unsigned G, int mode) {
+    unsigned GG = G ? G : K, ng = (K + GG - 1) / GG, sk = (K + 7) / 8 * 8, sn = (N + 7) / 8 * 8;
+    uint16_t *x = calloc((size_t)M * sk, sizeof *x), *got = calloc((size_t)M * sn, sizeof *got);
+    int8_t *q = malloc((size_t)N * K);
+    float *s = malloc(sizeof *s * N * ng);
+    for (unsigned m = 0; m < M; m++)
+        for (unsigned k = 0; k < K; k++) {
+            uint16_t v;
+            if (mode == 0) v = rbf(-3, 3); /* narrow: the integer path */
+            else if (mode == 1) v = rbf(-30, 30); /* spans around the path's limit */
+            else {
+                v = (uint16_t)rnd(); /* any pattern, specials rare */
+                if ((v & 0x7f80) == 0x7f80 && rnd() % 8) v &= 0xbfff;
+                if (rnd() % 16 == 0) v &= 0x807f; /* subnormal or zero */
+            }
+            x[m * sk + k] = v;
+        }
+    for (unsigned i = 0; i < N * K; i++) q[i] = (int8_t)((int)(rnd() % 16) - 8);
+    for (unsigned i = 0; i < N * ng; i++) {
+        uint32_t u = rnd();
+        if (mode < 2) u = (u & 0x807fffffu) | (uint32_t)(120 + rnd() % 16) << 23;
+        else if ((u & 0x7f800000u) == 0x7f800000u && rnd() % 8) u &= 0xbfffffffu;
+        memcpy(&s[i], &u, sizeof u);
+    }
+    npk_pccx_wmat w;
+    CHECK_EQ(npk_pccx_wmat_upload_q4(drv, q, s, N, K, G, &w), 0);
+    CHECK_EQ(npk_pccx_write_bf16(drv, 1000, x, M * sk), 0);
+    CHECK_EQ(npk_pccx_gemv_w(drv, 30000, 1000, M, &w, 0), 0);
+    CHECK_EQ(npk_pccx_sync(drv), 0);
+    CHECK_EQ(npk_pccx_read_bf16(drv, 30000, got, M * sn), 0);
+    unsigned bad = 0;
+    for (unsigned m = 0; m < M; m++)
+        for (unsigned n = 0; n < N; n++) {
+            npk_bf16_xacc a;
+            npk_bf16_xacc_clear(&a);
+            for (unsigned k = 0; k < K; k++) npk_bf16_xacc_add_prod(&a, s[n * ng + k / GG], q[n * K + k], x[m * sk + k]);
+            uint16_t want = npk_bf16_xacc_round(&a), g = got[m * sn + n];
+            int same = g == want || (npk_bf16_isnan(g) && npk_bf16_isnan(want));
+            if (!same && bad++ < 5)
+                fprintf(stderr, "xacc mode %d M%u N%u K%u G%u: y[%u][%u] = 0x%04x, per-product 0x%04x\n", mode, M, N, K,
+                        G, m, n, g, want);
+        }
+    CHECK_EQ(bad, 0);
+    npk_pccx_wmat_reset(drv);
+    free(x);
+    free(got);
+    free(q);
+    free(s);
+}
+
+static void test_mm_xacc(void) {
+    reopen(NULL);
+    for (int mode = 0; mode < 3; mode++) {
+        xacc_case(1, 64, 64, 8, mode);
+        xacc_case(1, 40, 172, 32, mode);
+        xacc_case(2, 17, 61, 0, mode); /* odd K: weights straddle bytes */
+        xacc_case(1, 8, 100, 7, mode);
+    }
+}
+
 /* ---- CVO ---------------------------------------------------------------------------------- */
 
 /* |got - ref| <= 0.5 ulp(got) (1 + 2^-20): got is a nearest BF16 of ref up to
@@ -733,6 +798,7 @@ int main(void) {
     test_smoke_program();
     test_faults();
     test_mm();
+    test_mm_xacc();
     test_cvo();
     test_sequences();
     test_async_trace();

@@ -64,6 +64,11 @@ void npk_bf16_xacc_add(npk_bf16_xacc *a, uint16_t x);
 void npk_bf16_xacc_sub(npk_bf16_xacc *a, uint16_t x);
 /* += s * w * x exactly (|w| <= 8). */
 void npk_bf16_xacc_add_prod(npk_bf16_xacc *a, float s, int w, uint16_t x);
+/* += s * S * 2^e exactly, S an integer, e >= -133 (the unit of a BF16
+ * significand): the sum of one weight group, s * sum_k w_k * x_k, with the x_k
+ * aligned to the group's least exponent e. An infinite s with S != 0 adds an
+ * infinity, a NaN s a NaN. */
+void npk_bf16_xacc_add_scaled(npk_bf16_xacc *a, float s, int64_t S, int e);
 /* The sum rounded once to BF16 (an exact zero gives +0). */
 uint16_t npk_bf16_xacc_round(npk_bf16_xacc *a);
 

@@ -38,7 +38,9 @@ static void normalise(npk_bf16_xacc *a) {
     a->adds = 0;
 }
 
-/* += (neg ? -1 : 1) * mag * 2^(p - XACC_BIAS), mag < 2^36, p >= 0. */
+/* += (neg ? -1 : 1) * mag * 2^(p - XACC_BIAS), mag < 2^64, p >= 0. Each digit
+ * receives less than 2^33 per call, so 2^28 calls between normalisations stay
+ * below 2^61. */
 static void add_mag(npk_bf16_xacc *a, int neg, uint64_t mag, int p) {
     if (!mag) return;
     if (a->adds >= (1u << 28)) normalise(a);
@@ -131,6 +133,27 @@ void npk_bf16_xacc_add_prod(npk_bf16_xacc *a, float s, int w, uint16_t x) {
     add_mag(a, (int)sign, mw * mx * ms, ex + es + 2 * XACC_BIAS - XACC_BIAS);
 }
 
+void npk_bf16_xacc_add_scaled(npk_bf16_xacc *a, float s, int64_t S, int e) {
+    unsigned ss;
+    uint64_t ms = 0;
+    int es = 0;
+    int cs = f32_split(s, &ss, &ms, &es);
+    if (cs == 2) {
+        a->nan = 1;
+        return;
+    }
+    if (!S) return; /* s * 0 * 2^e with a finite or infinite s: the caller's 0 * inf is its own */
+    unsigned sign = ss ^ (S < 0);
+    uint64_t mag = S < 0 ? (uint64_t)0 - (uint64_t)S : (uint64_t)S;
+    if (cs == 1) {
+        add_inf(a, sign);
+        return;
+    }
+    int p = e + es + XACC_BIAS;
+    add_mag(a, (int)sign, ms * (mag & 0xffffffffu), p);      /* < 2^56 */
+    add_mag(a, (int)sign, ms * (mag >> 32), p + 32);          /* < 2^56 */
+}
+
 uint16_t npk_bf16_xacc_round(npk_bf16_xacc *a) {
     if (a->nan || (a->pinf && a->ninf)) return NPK_BF16_QNAN;
     if (a->pinf) return NPK_BF16_PINF;
@@ -163,13 +186,11 @@ uint16_t npk_bf16_xacc_round(npk_bf16_xacc *a) {
     uint64_t n = 0;
     for (int i = top; i >= qb; i--) n = n << 1 | BIT(i);
     unsigned guard = (unsigned)BIT(qb - 1);
-    unsigned sticky = 0;
-    for (int i = qb - 2; i >= 0 && !sticky; i--) {
-        if (i % 32 == 31 && i >= 31 && t.d[i / 32] == 0) { /* skip whole zero digits */
-            i -= 31;
-            continue;
-        }
-        sticky = (unsigned)BIT(i);
+    unsigned sticky = 0; /* any bit of [0, qb - 2] set: its partial digit, then whole digits */
+    if (qb >= 2) {
+        int di = (qb - 2) / 32, bi = (qb - 2) % 32;
+        sticky = ((uint64_t)t.d[di] & ((2ull << bi) - 1)) != 0;
+        for (int i = 0; i < di && !sticky; i++) sticky = t.d[i] != 0;
     }
 #undef BIT
     if (guard && (sticky || (n & 1))) n++;

@@ -72,6 +72,10 @@ typedef struct pccx {
     size_t buf_cap;
     uint16_t *tmp;
     size_t tmp_cap;
+    int8_t *wv; /* GEMV/GEMM: the record's weights unpacked */
+    size_t wv_cap;
+    int32_t *xa; /* GEMV/GEMM: aligned x, group exponents and flags */
+    size_t xa_cap;
 } pccx;
 
 static pccx *P(npk_dev *d) { return (pccx *)d; }
@@ -208,6 +212,75 @@ static float bf(uint16_t b) { return npk_bf16_to_f32(b); }
 
 /* ---- GEMV / GEMM ------------------------------------------------------------------ */
 
+static int8_t *wvbuf(pccx *p, size_t n) {
+    void *b = p->wv;
+    if (!grow(&b, &p->wv_cap, n)) return NULL;
+    p->wv = b;
+    return p->wv;
+}
+
+static int32_t *xabuf(pccx *p, size_t n) {
+    void *b = p->xa;
+    if (!grow(&b, &p->xa_cap, n * sizeof *p->xa)) return NULL;
+    p->xa = b;
+    return p->xa;
+}
+
+/* n INT4 weights, two per byte low nibble first, to int8. */
+static void unpack_w4(const uint8_t *r, uint64_t n, int8_t *wv) {
+    uint64_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        uint8_t b = r[i / 2];
+        wv[i] = (int8_t)((int)((b & 0xfu) ^ 8u) - 8);
+        wv[i + 1] = (int8_t)((int)((b >> 4) ^ 8u) - 8);
+    }
+    if (i < n) wv[i] = (int8_t)((int)((r[i / 2] & 0xfu) ^ 8u) - 8);
+}
+
+/* Largest exponent span of a group's x the integer path takes: significands
+ * below 2^8 shifted by at most XSPAN stay below 2^27, so w * a (|w| <= 8) fits
+ * an int32 and a group of 65535 sums below 2^47. */
+#define XSPAN 19
+
+/* x[0..K) (BF16) in groups of G: gok[g] 1 when the group is finite with an
+ * exponent span <= XSPAN, then ge[g] its least exponent (of a significand
+ * unit) and xa[k] = x_k / 2^ge[g] as an exact signed integer. */
+static void xalign(const uint16_t *x, uint64_t K, uint64_t G, int32_t *xa, int32_t *ge, int32_t *gok) {
+    for (uint64_t g = 0, k0 = 0; k0 < K; g++, k0 += G) {
+        uint64_t k1 = k0 + G < K ? k0 + G : K;
+        int lo = 1000, hi = -1000, ok = 1;
+        for (uint64_t k = k0; k < k1; k++) {
+            unsigned ex = (x[k] >> 7) & 0xffu;
+            if (ex == 0xff) ok = 0;
+            if (!(x[k] & 0x7fffu)) continue;
+            int e = ex ? (int)ex - 134 : -133;
+            if (e < lo) lo = e;
+            if (e > hi) hi = e;
+        }
+        if (hi < lo) lo = hi = -133; /* all zeros */
+        if (hi - lo > XSPAN) ok = 0;
+        gok[g] = ok;
+        ge[g] = lo;
+        for (uint64_t k = k0; k < k1; k++) {
+            unsigned ex = (x[k] >> 7) & 0xffu;
+            int32_t mant = (int32_t)((x[k] & 0x7fu) | (ex ? 0x80u : 0));
+            int32_t v = ok && mant ? mant << ((ex ? (int)ex - 134 : -133) - lo) : 0;
+            xa[k] = x[k] & 0x8000u ? -v : v;
+        }
+    }
+}
+
+/* sum w[i] * a[i], exact (|w * a| < 2^31); compiled for AVX-512, AVX2 and
+ * plain x86-64 on GCC/Clang x86-64, the best one chosen at load time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPUKIT_NO_CLONES)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static int64_t dot_w4(const int8_t *w, const int32_t *a, uint64_t n) {
+    int64_t s = 0;
+    for (uint64_t i = 0; i < n; i++) s += (int64_t)(w[i] * a[i]);
+    return s;
+}
+
 static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
@@ -249,9 +322,22 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     const uint8_t *scl = r + wbytes;
     uint16_t *out = tmpbuf(p, M * N);
     if (!out) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
+    /* The exact accumulation, fast: the INT4 weights unpacked once per
+     * record; per activation row each group's x aligned to integers on the
+     * group's least exponent (xalign); per output and group one integer dot
+     * product (dot_w4), added to the exact accumulator as s * S * 2^e. The same
+     * exact sum as adding every product, so the same single rounding. Groups
+     * holding an infinity or NaN, or whose exponent span is too wide, and
+     * infinite or NaN scales take the per-product path. */
+    int8_t *wv = wvbuf(p, N * K);
+    int32_t *xa = xabuf(p, K + 2 * ngroups);
+    if (!wv || !xa) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
+    int32_t *ge = xa + K, *gok = ge + ngroups;
+    unpack_w4(r, N * K, wv);
     npk_bf16_xacc acc;
     for (uint64_t m = 0; m < M; m++) {
         uint64_t xs = in.src + m * sstride, yd = in.dest + m * dstride;
+        xalign(&p->l2[xs * 8], K, G, xa, ge, gok);
         for (uint64_t n = 0; n < N; n++) {
             npk_bf16_xacc_clear(&acc);
             if (in.flags & NPK_PCCX_ACCM) npk_bf16_xacc_add(&acc, l2_get(p, yd, n));
@@ -264,6 +350,13 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
                     memcpy(&s, &u, sizeof s);
                 }
                 uint64_t k1 = (g + 1) * G < K ? (g + 1) * G : K;
+                if (gok[g] && isfinite(s)) {
+                    if (s != 0.0f) {
+                        int64_t S = dot_w4(wv + n * K + g * G, xa + g * G, k1 - g * G);
+                        npk_bf16_xacc_add_scaled(&acc, s, S, ge[g]);
+                    }
+                    continue;
+                }
                 for (uint64_t k = g * G; k < k1; k++) {
                     uint64_t idx = n * K + k;
                     int v = (r[idx / 2] >> (4 * (idx & 1))) & 0xf;
@@ -771,6 +864,8 @@ static void op_destroy(npk_dev *d) {
     free(p->l2);
     free(p->buf);
     free(p->tmp);
+    free(p->wv);
+    free(p->xa);
     free(p);
 }
 
