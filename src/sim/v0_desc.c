@@ -362,11 +362,18 @@ static void emit(const sched *sc, npk_v0_phase ph, uint64_t start, uint64_t dur,
     if (sc && sc->fn && dur) sc->fn(sc->ctx, ph, start, dur, bytes, macs);
 }
 
+/* Real reduction indices below x when K is laid out in groups of `pad` with
+ * the first `real` of each group real (conv channel padding; 1, 1 = none). */
+static uint64_t real_k(uint64_t x, uint64_t real, uint64_t pad) {
+    return x / pad * real + (x % pad < real ? x % pad : real);
+}
+
 /* Tiled matmul on the array (Gemmini's tiled_matmul style): M x N x K with
- * A bytes per im2col row scaled by a_reuse_num/a_reuse_den (conv input reuse)
+ * A bytes per im2col row scaled by a_reuse_num/a_reuse_den (conv input reuse),
+ * k_real of every k_pad reduction indices real (conv channel padding)
  * and out_bytes per output element. Phases are emitted from cycle `base`. */
 static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K, uint64_t a_num, uint64_t a_den,
-                      uint64_t out_bytes, const sched *sc, uint64_t base) {
+                      uint64_t k_real, uint64_t k_pad, uint64_t out_bytes, const sched *sc, uint64_t base) {
     /* blocks: R rows of A (M) x R deep (K) x C columns (N); a block streams
      * its R A rows through the array in R cycles (R x C MACs per cycle) */
     const uint64_t R = t->rows, C = t->cols;
@@ -418,7 +425,7 @@ static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K
                     store_bytes = 0;
                 }
                 prev_compute = compute;
-                prev_macs = mm * nn * kk;
+                prev_macs = mm * nn * (real_k(k0 + kk, k_real, k_pad) - real_k(k0, k_real, k_pad));
                 if (k0 + tk * R >= K) {
                     pending_store += R + C + T_DRAIN_EXTRA + dma(t, mm, nn * out_bytes);
                     store_bytes += mm * nn * out_bytes;
@@ -442,8 +449,8 @@ uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *tp, np
     switch (op) {
     case NPK_V0_OP_MATMUL_S8:
     case NPK_V0_OP_MATMUL_S8_RELU:
-        return fetch + tiled(&t, d->w[NPK_V0_W_SHAPE_M], d->w[NPK_V0_W_SHAPE_N], d->w[NPK_V0_W_SHAPE_K], 1, 1, 4, sc,
-                             fetch);
+        return fetch + tiled(&t, d->w[NPK_V0_W_SHAPE_M], d->w[NPK_V0_W_SHAPE_N], d->w[NPK_V0_W_SHAPE_K], 1, 1, 1, 1,
+                             4, sc, fetch);
     case NPK_V0_OP_CONV2D_S8:
     case NPK_V0_OP_CONV2D_S8_RELU: {
         npk_v0_conv c;
@@ -454,7 +461,13 @@ uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *tp, np
         /* each input byte is fetched once and reused kk/ss times by the
          * on-chip im2col (factor capped at 1 for strided 1x1) */
         uint64_t num = ss < kk ? ss : kk;
-        return fetch + tiled(&t, (uint64_t)oh * ow, c.cout, kk * c.cin, num, kk, 1, sc, fetch);
+        /* Gemmini's conv maps input channels to array rows per kernel
+         * position: the reduction is kk x ceil(cin / rows) blocks, so a
+         * 3-channel 7x7 conv occupies the array like a 16-channel one (the
+         * operand bytes stay those of the real channels) */
+        uint64_t cin_pad = cdiv(c.cin, t.rows) * t.rows;
+        return fetch + tiled(&t, (uint64_t)oh * ow, c.cout, kk * cin_pad, num * c.cin, kk * cin_pad, c.cin,
+                             cin_pad, 1, sc, fetch);
     }
     case NPK_V0_OP_RELU: {
         uint64_t m = d->w[NPK_V0_W_SHAPE_M], n = d->w[NPK_V0_W_SHAPE_N];

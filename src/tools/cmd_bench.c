@@ -15,6 +15,7 @@
 #include "ops/ref_ops.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,100 @@ out:
     npk_port_close(p);
     free(A), free(B), free(C), free(D), free(t);
     return rc;
+}
+
+/* ---- v0: ResNet-50 layer shapes versus measured Gemmini cycles ---------------- */
+
+/* The columns of shared/data/gemmini-resnet50-layers/measured.csv the bench reads. */
+enum { L_C, L_K, L_P, L_Q, L_R, L_S, L_STRIDE, L_MESH, L_M1E, L_M1I, L_M1W, L_M2E, L_M2I, L_M2W, L_AUTO, L_NCOL };
+static const char *const layer_cols[L_NCOL] = {
+    "prob.C",          "prob.K",           "prob.P",          "prob.Q",          "prob.R",
+    "prob.S",          "prob.Hstride",     "arch.meshX",      "arch.mem1_entries", "arch.mem1_instances",
+    "arch.mem1_word-bits", "arch.mem2_entries", "arch.mem2_instances", "arch.mem2_word-bits",
+    "target.gemmini_auto_cycle"};
+
+/* Each layer of measured.csv as one tiled convolution (the loop nest Gemmini's
+ * tiled_conv_auto runs, which is what the row measured) through v0's timing
+ * model, on the row's array and SRAM geometry: accumulator = mem1 entries x
+ * instances x word bits, scratchpad = mem2 entries x instances x word bits.
+ * Same-padding (pad (R-1)/2) as in ResNet-50. docs/v0.md, "ResNet-50 layers". */
+static int bench_v0_resnet50_layers(ctx *c) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/data/gemmini-resnet50-layers/measured.csv", c->shared);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    if (cli_read_file(path, &data, &len)) return bench_fail(c, path);
+    char *text = calloc(len + 1, 1);
+    if (!text) {
+        free(data);
+        npk_err(NPK_ENOMEM, "out of memory");
+        return bench_fail(c, "setup");
+    }
+    memcpy(text, data, len);
+    free(data);
+    int col[L_NCOL], rc = 0, row = 0, within = 0;
+    for (int j = 0; j < L_NCOL; j++) col[j] = -1;
+    char *save = NULL, *line = strtok_r(text, "\r\n", &save);
+    if (line) {
+        int k = 0;
+        for (char *f = line, *e; f; f = e ? e + 1 : NULL, k++) {
+            e = strchr(f, ',');
+            size_t fl = e ? (size_t)(e - f) : strlen(f);
+            for (int j = 0; j < L_NCOL; j++)
+                if (strlen(layer_cols[j]) == fl && !strncmp(f, layer_cols[j], fl)) col[j] = k;
+        }
+    }
+    for (int j = 0; j < L_NCOL && !rc; j++)
+        if (col[j] < 0) rc = npk_err(NPK_EINVAL, "%s: no column '%s'", path, layer_cols[j]);
+    double logsum = 0;
+    while (!rc && (line = strtok_r(NULL, "\r\n", &save)) != NULL) {
+        double v[L_NCOL] = {0};
+        int k = 0;
+        for (char *f = line, *e; f; f = e ? e + 1 : NULL, k++) {
+            e = strchr(f, ',');
+            for (int j = 0; j < L_NCOL; j++)
+                if (col[j] == k) v[j] = strtod(f, NULL);
+        }
+        for (int j = 0; j < L_NCOL && !rc; j++)
+            if (!(v[j] > 0 && v[j] < 1e12)) rc = npk_err(NPK_EINVAL, "%s: row %d: bad %s", path, row + 2, layer_cols[j]);
+        if (rc) break;
+        uint32_t R = (uint32_t)v[L_R], st = (uint32_t)v[L_STRIDE];
+        npk_v0_conv cv = {.h = (uint32_t)v[L_P] * st, .w = (uint32_t)v[L_Q] * st, .cin = (uint32_t)v[L_C],
+                          .cout = (uint32_t)v[L_K], .ksize = R, .stride_h = st, .stride_w = st,
+                          .pad_h = (R - 1) / 2, .pad_w = (R - 1) / 2, .dil = 1};
+        npk_v0_timing t = {.dram_bw = 8, .dram_lat = 20, .rows = (uint32_t)v[L_MESH], .cols = (uint32_t)v[L_MESH],
+                           .acc_bytes = (uint32_t)(v[L_M1E] * v[L_M1I] * v[L_M1W] / 8),
+                           .spad_bytes = (uint32_t)(v[L_M2E] * v[L_M2I] * v[L_M2W] / 8)};
+        if (npk_v0_timing_check(&t)) {
+            rc = -1;
+            break;
+        }
+        npk_v0_desc d = npk_v0_desc_conv(0, NPK_V0_F_SIGNED, &cv, 0, 0, 0, 0, 0, 0, 0);
+        uint64_t cyc = npk_v0_model_cycles(&d, &t), macs = npk_v0_desc_macs(&d);
+        char nm[80], gm[80];
+        row++;
+        snprintf(nm, sizeof nm, "L%02d c%u k%u %ux%u %ux%u/%u v0 modeled cycles", row, cv.cin, cv.cout,
+                 (uint32_t)v[L_P], (uint32_t)v[L_Q], R, R, st);
+        snprintf(gm, sizeof gm, "L%02d Gemmini tiled_conv_auto cycles (measured)", row);
+        add_modeled(c, "cycles", (double)cyc, nm);
+        add_fig(c, "baseline", "cycles", v[L_AUTO], v[L_AUTO], v[L_AUTO], 1, "%s", gm);
+        add_modeled(c, "%", 100.0 * (double)macs / (v[L_MESH] * v[L_MESH] * (double)cyc),
+                    "v0 modeled array utilization");
+        double ratio = (double)cyc / v[L_AUTO];
+        add_fig(c, "ratio", "x", ratio, ratio, ratio, 1, "L%02d v0 / Gemmini", row);
+        logsum += log(ratio);
+        within += ratio >= 0.75 && ratio <= 1.25;
+    }
+    free(text);
+    if (rc) return bench_fail(c, "measured.csv");
+    if (!row) {
+        npk_err(NPK_EINVAL, "%s: no rows", path);
+        return bench_fail(c, "measured.csv");
+    }
+    double g = exp(logsum / row);
+    add_fig(c, "ratio", "x", g, g, g, 1, "geometric mean v0 / Gemmini over %d layers", row);
+    add_modeled(c, "layers", within, "layers within +-25% of Gemmini");
+    return 0;
 }
 
 /* ---- e1: MMIO accesses per second ------------------------------------------- */
@@ -583,6 +678,8 @@ static const bench suite[] = {
     {"e1-matmul-64", "e1 tiled int8 matmul 64^3 (descriptor ring) versus the CPU reference", bench_e1_matmul, 0},
     {"llm-pccx", "stories260K greedy decode, 64 positions: pccx INT4 versus the fp32 CPU decoder", bench_llm, 0},
     {"onnx-v0-lenet", "ONNX cifar10-lenet-int8 on v0 versus the CPU reference (same outputs)", bench_onnx_v0, 0},
+    {"v0-resnet50-layers", "ResNet-50's layer shapes: v0 modeled cycles versus measured Gemmini (tiled_conv_auto)",
+     bench_v0_resnet50_layers, 0},
     {"onnx-shell-lenet", "ONNX cifar10-lenet-int8 on shell versus the CPU reference (same outputs)", bench_onnx_shell,
      0},
 };
