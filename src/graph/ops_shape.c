@@ -88,13 +88,13 @@ int npk_op_slice(npk_opctx *c) {
         const int64_t *p;
         ns = (int)npk_node_attr_ints(c->node, "starts", &p);
         if (ns > NPK_MAX_RANK) return npk_err(NPK_EINVAL, "too many starts");
-        memcpy(st, p, sizeof(int64_t) * (size_t)ns);
+        if (ns) memcpy(st, p, sizeof(int64_t) * (size_t)ns);
         ne = (int)npk_node_attr_ints(c->node, "ends", &p);
         if (ne > NPK_MAX_RANK) return npk_err(NPK_EINVAL, "too many ends");
-        memcpy(en, p, sizeof(int64_t) * (size_t)ne);
+        if (ne) memcpy(en, p, sizeof(int64_t) * (size_t)ne);
         na = (int)npk_node_attr_ints(c->node, "axes", &p);
         if (na > NPK_MAX_RANK) return npk_err(NPK_EINVAL, "too many axes");
-        memcpy(ax, p, sizeof(int64_t) * (size_t)na);
+        if (na) memcpy(ax, p, sizeof(int64_t) * (size_t)na);
         nst = 0;
     } else {
         if ((rc = npk_opc_need(c, 1, "starts")) || (rc = npk_opc_need(c, 2, "ends"))) return rc;
@@ -178,7 +178,7 @@ int npk_op_pad(npk_opctx *c) {
         const int64_t *p;
         np = (int)npk_node_attr_ints(c->node, c->opset < 2 ? "paddings" : "pads", &p);
         if (np > 2 * NPK_MAX_RANK) return npk_err(NPK_EINVAL, "too many pads");
-        memcpy(pads, p, sizeof(int64_t) * (size_t)np);
+        if (np) memcpy(pads, p, sizeof(int64_t) * (size_t)np);
         cval = npk_node_attr_f(c->node, "value", 0.0);
     } else {
         if ((rc = npk_opc_need(c, 1, "pads"))) return rc;
@@ -235,7 +235,7 @@ int npk_op_split(npk_opctx *c) {
         const int64_t *p;
         ns = (int)npk_node_attr_ints(c->node, "split", &p);
         if (ns > NPK_OP_MAX_IO) return npk_err(NPK_EINVAL, "too many splits");
-        memcpy(sp, p, sizeof(int64_t) * (size_t)ns);
+        if (ns) memcpy(sp, p, sizeof(int64_t) * (size_t)ns);
     }
     int nout = c->n_out;
     int64_t dim = x->dims[axis];
