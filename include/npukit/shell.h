@@ -126,8 +126,7 @@ enum npk_shell_error {
     SHELL_ERR_ALIGNMENT = 4,
     SHELL_ERR_TIMEOUT = 5,
 };
-/* "INVALID_OPCODE", ... or "UNKNOWN". */
-const char *npk_shell_error_name(uint32_t code);
+/* npk_shell_error_name: include/npukit/shell_desc.h. */
 
 /* ---- text assembler -------------------------------------------------------------
  * One descriptor per line: MNEMONIC key=value ...  ('#' starts a comment).

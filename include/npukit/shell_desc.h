@@ -81,6 +81,8 @@ enum npk_shell_vec_op {
 #define SHELL_VEC_EXT(extop, row) (((uint32_t)(extop) & 0xFFu) | ((uint32_t)(row) & 0xFFFFu) << 16)
 
 /* Name of an opcode ("DMA_COPY") or NULL; of a vec op ("relu") or NULL; of a dtype ("int8") or NULL. */
+/* ERROR_CODE names: "INVALID_OPCODE", ... or "UNKNOWN". */
+const char *npk_shell_error_name(uint32_t code);
 const char *npk_shell_opcode_name(unsigned opcode);
 const char *npk_shell_vec_op_name(unsigned op);
 const char *npk_shell_dtype_name(unsigned dtype);

@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npukit/npu.h"
+#include "npukit/error.h"
 #include "npukit/regfield.h"
 
 #ifdef __cplusplus

@@ -153,8 +153,6 @@ static void sh_close(npk_backend *b) {
 
 static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len) {
     *out = NULL;
-    (void)note;
-    (void)note_len;
     shbe *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
     int rc = npk_port_open(&s->port, o->port, "shell", o->dev_opts);
@@ -173,9 +171,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
         sh_close(&s->be);
         return 0;
     }
-    struct npk_sim *sim = npk_port_sim(s->port);
     if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
-    (void)sim;
     s->be.name = "shell";
     s->be.align = 16;
     s->be.peak_macs = 1024; /* int8 GEMM MACs per cycle (docs/shell.md timing model) */

@@ -601,6 +601,7 @@ int npk_lower_module_check(const char *json_text) {
 
 static json_t *tensor_json(const npk_ltensor *t, unsigned d, size_t *pos) {
     json_t *a = json_array();
+    if (d >= t->rank || d >= sizeof t->dim / sizeof t->dim[0]) return a; /* bounds the recursion for the compiler too */
     for (unsigned i = 0; i < t->dim[d]; i++) {
         if (d + 1 == t->rank) json_array_append_new(a, json_integer(t->data[(*pos)++]));
         else json_array_append_new(a, tensor_json(t, d + 1, pos));

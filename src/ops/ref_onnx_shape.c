@@ -136,7 +136,7 @@ static int nd_offset(const npk_tensor *x, int b, const int64_t *bidx, const npk_
     int64_t o = 0;
     for (int d = 0; d < b; d++) o = o * x->dims[d] + bidx[d];
     for (int d = 0; d < k; d++) {
-        int64_t v;
+        int64_t v = 0;
         int rc = get_index(ind, tup * k + d, x->dims[b + d], &v);
         if (rc) return rc;
         o = o * x->dims[b + d] + v;

@@ -225,7 +225,7 @@ int npk_e1_scratch_write(npk_e1 *e, unsigned off, const void *src, unsigned len)
     unsigned end = off + len;
     for (unsigned w = off / 4; w * 4 < end; w++) {
         unsigned lo = w * 4;
-        uint8_t b[4];
+        uint8_t b[4] = {0};
         int rc;
         if (lo < off || lo + 4 > end) {
             uint32_t old;

@@ -366,7 +366,7 @@ static int emit_op(mctx *m, const item *it, buffer_ent *bufs, size_t nb, uint64_
     }
     int op = it->node;
     val type = get(m, op, "type");
-    uint64_t a, b, c, n1, n2, n3, n4;
+    uint64_t a = 0, b = 0, c = 0, n1 = 0, n2 = 0, n3 = 0, n4 = 0;
     int rc;
 #define U(key, hi, out) (rc = to_u64(m, (const val[]){get(m, op, key)}, 0, hi, key, &(out)))
 #define BUF(key, out) (rc = buffer_addr(m, bufs, nb, (const val[]){get(m, op, key)}, key, &(out)))

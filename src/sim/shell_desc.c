@@ -1,7 +1,6 @@
 /* Shell descriptor ABI: opcode, vec-op, dtype and error names and the
  * descriptor encoders. The model (src/sim/shell*.c) names what it decodes with
  * these; the driver, the mapper and the assembler (src/rt) encode with them. */
-#include "npukit/shell.h"
 #include "npukit/shell_desc.h"
 
 #include <string.h>

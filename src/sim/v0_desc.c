@@ -2,7 +2,8 @@
  * counts and the timing model. Shared by the model (src/sim/v0.c) and the
  * driver, so both agree on one encoding. */
 #include "npukit/error.h"
-#include "npukit/v0.h"
+#include "npukit/v0_regs.h"
+#include "npukit/v0_model.h"
 
 #include <stdarg.h>
 #include <stdio.h>

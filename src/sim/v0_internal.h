@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npukit/sim.h"
+#include "npukit/v0_regs.h"
+#include "npukit/v0_model.h"
+
 /* C[M][ldc] int32 = A[M][lda] int8 x B[K][ldb] int8 with int32 wrap-around.
  * Dispatches to the AVX-512 VNNI kernel when the host has it, else the
  * portable cache-blocked C kernel. Returns 0 or -NPK_ENOMEM. */
@@ -20,12 +24,7 @@ int npk_v0_gemm_vnni(uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t
 /* "avx512-vnni" or "portable": what npk_v0_gemm_s8s32 uses. */
 const char *npk_v0_gemm_kernel(void);
 
-#endif
-
 /* ---- functional execution (src/sim/v0_exec.c) ---- */
-#include "npukit/sim.h"
-#include "npukit/v0.h"
-
 /* Execute a validated compute descriptor against guest memory with device
  * DMA (64-byte requests through npk_bus_*): read every operand, compute,
  * write the output. Returns NPK_BUS_OK, or the response of the first failing
@@ -33,3 +32,5 @@ const char *npk_v0_gemm_kernel(void);
  * partially written). Host memory exhaustion is reported as NPK_BUS_ERROR
  * at address 0. */
 npk_bus_resp npk_v0_exec(npk_mem *mem, const npk_v0_desc *d, uint64_t *fault);
+
+#endif

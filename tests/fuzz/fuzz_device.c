@@ -15,6 +15,7 @@
  */
 #include "npukit/npu.h"
 #include "npukit/sim.h"
+#include "fuzz_util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -59,19 +60,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fprintf(stderr, "%s did not go idle within 1M cycles\n", FUZZ_DEVICE);
         abort();
     }
-    npk_sim_reset(s);
-    npk_regfile *rf = d->regs;
-    if (rf) {
-        size_t it = 0;
-        for (const npk_reg *r; (r = npk_regfile_next(rf, &it));) {
-            uint32_t v = npk_regfile_peek(rf, d, r->off);
-            if (v != r->reset) {
-                fprintf(stderr, "%s: after reset %s reads 0x%08x, reset value 0x%08x\n", FUZZ_DEVICE, r->name,
-                        v, r->reset);
-                abort();
-            }
-        }
-    }
-    npk_sim_free(s);
-    return 0;
+    return fz_finish(s);
 }

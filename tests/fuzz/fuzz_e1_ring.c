@@ -175,9 +175,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     wr(d, E1_REG_CTRL_STATUS, E1_CTRL_CLEAR);
     FZ_ASSERT(DEV, rd(d, E1_REG_CTRL_STATUS) == 0);
     FZ_ASSERT(DEV, rd(d, E1_REG_DESC_STATUS) == NPK_FVAL(E1_DESC_STATUS_PENDING, pending - done));
-    npk_mem_clear_faults(m);
-    npk_mem_set_watch(m, NULL, NULL);
-    fz_check_reset(s);
-    npk_sim_free(s);
-    return 0;
+    return fz_finish(s);
 }

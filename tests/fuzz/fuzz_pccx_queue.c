@@ -204,9 +204,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET);
         FZ_ASSERT(DEV, rd(d, NPK_PCCX_STATUS) == 0 && rd(d, NPK_PCCX_QUEUE_COUNT) == 0);
     }
-    npk_mem_clear_faults(m);
-    npk_mem_set_watch(m, NULL, NULL);
-    fz_check_reset(s);
-    npk_sim_free(s);
-    return 0;
+    return fz_finish(s);
 }

@@ -9,7 +9,8 @@
  *                them. Everything else is a guard region: the watch aborts on
  *                the first beat that touches it, naming the address.
  *   fz_check_reset  after npk_sim_reset every register of the table reads its
- *                reset value.
+ *                reset value (fz_check_regs: after any reset path).
+ *   fz_finish    the common tail of every device harness.
  *
  * Failures abort() with a message on stderr, which libFuzzer and the replay
  * driver (replay_main.c) both report as a crash. Header-only so that each
@@ -131,20 +132,37 @@ static inline void fz_fail(const char *device, const char *what) {
     } while (0)
 
 /* Reset returns every register of the table to its reset value. */
-static inline void fz_check_reset(npk_sim *s) {
-    npk_sim_reset(s);
-    npk_dev *d = npk_sim_dev(s);
+/* Every register of the device's table reads its reset value (side-effect-free
+ * peek); `after` names what should have reset it. */
+static inline void fz_check_regs(npk_dev *d, const char *after) {
     npk_regfile *rf = d->regs;
     if (!rf) return;
     size_t it = 0;
     for (const npk_reg *r; (r = npk_regfile_next(rf, &it));) {
         uint32_t v = npk_regfile_peek(rf, d, r->off);
         if (v != r->reset) {
-            fprintf(stderr, "%s: after reset %s reads 0x%08x, reset value 0x%08x\n", d->cls->name, r->name, v,
+            fprintf(stderr, "%s: after %s %s reads 0x%08x, reset value 0x%08x\n", d->cls->name, after, r->name, v,
                     r->reset);
             abort();
         }
     }
+}
+
+static inline void fz_check_reset(npk_sim *s) {
+    npk_sim_reset(s);
+    fz_check_regs(npk_sim_dev(s), "reset");
+}
+
+/* The common end of every device harness: drop the fault rules and the DMA
+ * watch, check that npk_sim_reset restores every register, free the model.
+ * Returns 0 for LLVMFuzzerTestOneInput. */
+static inline int fz_finish(npk_sim *s) {
+    npk_mem *m = npk_sim_mem(s);
+    npk_mem_clear_faults(m);
+    npk_mem_set_watch(m, NULL, NULL);
+    fz_check_reset(s);
+    npk_sim_free(s);
+    return 0;
 }
 
 /* One optional fault rule from two input bytes: none (most inputs), a bus

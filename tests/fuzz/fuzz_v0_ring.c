@@ -302,9 +302,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_ASSERT(DEV, (st & (NPK_V0_ST_ERROR | NPK_V0_ST_BUSY)) == 0 && npk_v0_st_qlevel(st) == 0);
         FZ_ASSERT(DEV, rd(d, NPK_V0_REG_DESC_TAIL) == 0);
     }
-    npk_mem_clear_faults(m);
-    npk_mem_set_watch(m, NULL, NULL);
-    fz_check_reset(s);
-    npk_sim_free(s);
-    return 0;
+    return fz_finish(s);
 }
