@@ -13,6 +13,7 @@ struct npk_qmm {
     int a_view, b_view;          /* matmul: views of A and B */
     int scr_a, scr_b, scr_c;     /* conv: im2col and weight matrices; both: int32 C */
     int64_t rows, mrows, n, k, groups;
+    int64_t kchunk, nk;          /* K split: nk device products of kchunk (last shorter), summed on the host */
     int64_t *aoff, *boff;        /* batched matmul: first row of each batch in the A and B views */
     uint32_t lda, ldb, ldc;
     npk_onnx_conv_params cp;
@@ -95,7 +96,7 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         q.n = q.cp.m / q.cp.group;
         q.mrows = 1;
     }
-    if (q.k > d->max_k) {
+    if (q.k > d->max_k && d->host_gemm) {
         free(q.aoff);
         free(q.boff);
         snprintf(why, wl, "contraction K = %lld exceeds the device's %u (partial sums would need host accumulation)",
@@ -109,6 +110,12 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         return 0;
     }
     q.ldc = al16((uint64_t)q.n * 4);
+    /* K beyond one descriptor: nk balanced chunks (multiples of 16 so every A
+     * chunk starts aligned), each into its own int32 slice of C; the host adds
+     * the slices with int32 wrap-around, exactly the device accumulator. */
+    q.nk = (q.k + d->max_k - 1) / d->max_k;
+    q.kchunk = q.nk > 1 ? (int64_t)al16((uint64_t)((q.k + q.nk - 1) / q.nk)) : q.k;
+    if (q.kchunk > d->max_k) q.kchunk = d->max_k;
     if (d->host_gemm) {
         q.lda = al16((uint64_t)q.k);
         q.ldb = al16((uint64_t)q.n);
@@ -124,7 +131,7 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         q.scr_b = npk_exec_scratch(x, n, (uint64_t)(q.groups * q.k) * q.ldb);
     }
     if (!d->host_gemm) {
-        q.scr_c = npk_exec_scratch(x, n, (uint64_t)(q.groups * q.rows) * q.ldc);
+        q.scr_c = npk_exec_scratch(x, n, (uint64_t)(q.nk * q.groups * q.rows) * q.ldc);
         if (q.scr_c < 0 || (q.conv && (q.scr_a < 0 || q.scr_b < 0))) return -NPK_ENOMEM;
     }
     *out = malloc(sizeof q);
@@ -139,8 +146,12 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
                  (long long)q.rows, (long long)q.n, (long long)q.k, q.a_flip || q.b_flip ? ", uint8 offset to int8" : "");
         return 1;
     }
-    snprintf(why, wl, "%s%lld int8 product%s MxNxK %lldx%lldx%lld on the device%s%s", q.conv ? "host im2col, " : "",
-             (long long)q.groups, q.groups > 1 ? "s" : "", (long long)q.rows, (long long)q.n, (long long)q.k,
+    char ksplit[96] = "";
+    if (q.nk > 1)
+        snprintf(ksplit, sizeof ksplit, ", K split into %lld chunks of <= %lld summed on the host", (long long)q.nk,
+                 (long long)q.kchunk);
+    snprintf(why, wl, "%s%lld int8 product%s MxNxK %lldx%lldx%lld on the device%s%s%s", q.conv ? "host im2col, " : "",
+             (long long)q.groups, q.groups > 1 ? "s" : "", (long long)q.rows, (long long)q.n, (long long)q.k, ksplit,
              q.a_flip || q.b_flip ? ", uint8 offset to int8" : "", q.qlinear ? ", requantized on the host" : "");
     return 1;
 }
@@ -327,23 +338,36 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
         }
         goto epilogue;
     }
-    /* the device products, tiled in M and N */
-    for (int64_t g = 0; g < G; g++)
-        for (int64_t i0 = 0; i0 < R; i0 += d->max_m)
-            for (int64_t j0 = 0; j0 < N; j0 += d->max_n) {
-                uint32_t m = (uint32_t)(R - i0 < d->max_m ? R - i0 : d->max_m), nn = (uint32_t)(N - j0 < d->max_n ? N - j0 : d->max_n);
-                int64_t arow0 = q->aoff ? q->aoff[g] : g * R, brow0 = q->boff ? q->boff[g] : g * K;
-                uint64_t ga = a_addr + (uint64_t)(arow0 + i0) * q->lda, gb = b_addr + (uint64_t)brow0 * q->ldb + (uint64_t)j0;
-                uint64_t gc = c_addr + (uint64_t)(g * R + i0) * q->ldc + (uint64_t)j0 * 4;
-                if ((rc = d->gemm(be, m, nn, (uint32_t)K, ga, q->lda, gb, q->ldb, gc, q->ldc))) goto out;
-            }
+    /* the device products, tiled in M and N; K > max_k in chunks, one C slice each */
+    size_t slice = (size_t)(G * R) * q->ldc;
+    for (int64_t kc = 0; kc < q->nk; kc++) {
+        int64_t k0 = kc * q->kchunk, kl = K - k0 < q->kchunk ? K - k0 : q->kchunk;
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t i0 = 0; i0 < R; i0 += d->max_m)
+                for (int64_t j0 = 0; j0 < N; j0 += d->max_n) {
+                    uint32_t m = (uint32_t)(R - i0 < d->max_m ? R - i0 : d->max_m), nn = (uint32_t)(N - j0 < d->max_n ? N - j0 : d->max_n);
+                    int64_t arow0 = q->aoff ? q->aoff[g] : g * R, brow0 = q->boff ? q->boff[g] : g * K;
+                    uint64_t ga = a_addr + (uint64_t)(arow0 + i0) * q->lda + (uint64_t)k0;
+                    uint64_t gb = b_addr + (uint64_t)(brow0 + k0) * q->ldb + (uint64_t)j0;
+                    uint64_t gc = c_addr + (uint64_t)kc * slice + (uint64_t)(g * R + i0) * q->ldc + (uint64_t)j0 * 4;
+                    if ((rc = d->gemm(be, m, nn, (uint32_t)kl, ga, q->lda, gb, q->ldb, gc, q->ldc))) goto out;
+                }
+    }
     if ((rc = d->flush(be))) goto out;
-    cbuf = malloc((size_t)(G * R) * q->ldc);
+    cbuf = malloc(slice * (size_t)q->nk);
     if (!cbuf) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = npk_exec_read(x, c_addr, cbuf, (size_t)(G * R) * q->ldc))) goto out;
+    if ((rc = npk_exec_read(x, c_addr, cbuf, slice * (size_t)q->nk))) goto out;
+    if (q->nk > 1) { /* host accumulation of the K chunks (int32 wrap-around, as one device accumulator) */
+        uint32_t *c0 = (uint32_t *)cbuf;
+        size_t nw = slice / 4;
+        for (int64_t kc = 1; kc < q->nk; kc++) {
+            const uint32_t *ck = (const uint32_t *)((const uint8_t *)cbuf + (size_t)kc * slice);
+            for (size_t w = 0; w < nw; w++) c0[w] += ck[w];
+        }
+    }
 epilogue:;
     /* host epilogue: zero-point corrections, bias, requantization */
     npk_tensor *y = npk_exec_out_host(x, q->out_val);

@@ -31,7 +31,7 @@ typedef int (*npk_qmm_host_gemm_fn)(npk_backend *b, uint32_t m, uint32_t n, uint
                                     const int8_t *bm, uint32_t ldb, int32_t *c, uint32_t ldc);
 
 typedef struct npk_qmm_dev {
-    uint32_t max_m, max_n, max_k;   /* per-descriptor limits (M and N are tiled; K is not) */
+    uint32_t max_m, max_n, max_k;   /* per-descriptor limits (M, N tiled; K split into host-summed chunks) */
     npk_qmm_gemm_fn gemm;           /* guest-memory devices */
     npk_qmm_flush_fn flush;
     const char *opname;             /* "MATMUL_S8", "GEMM INT8" */
