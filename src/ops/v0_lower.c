@@ -16,6 +16,12 @@
 #include <string.h>
 
 static uint32_t align16(uint64_t x) { return (uint32_t)((x + 15) & ~15ull); }
+/* Chunk size splitting x into ceil(x / limit) chunks of equal size rounded
+ * up to 16 (never above limit, a multiple of 16). */
+static uint32_t balanced(uint32_t x, uint32_t limit) {
+    uint32_t n = (x + limit - 1) / limit, c = align16((x + n - 1) / n);
+    return c > limit ? limit : c;
+}
 
 
 typedef struct gbuf {
@@ -97,6 +103,11 @@ static int matmul_impl(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8
     const uint32_t T = NPK_V0_MAX_MATMUL;
     uint32_t sa = align16(K), sb = align16(N), sc = align16(4ull * N);
     uint32_t nk = (K + T - 1) / T;
+    /* Balanced splits (docs/v0.md, "Driver behaviour"): as few chunks per
+     * dimension as the envelope allows, of equal size rounded up to the 16
+     * of the array (K = 1100: 560 + 540, not 1024 + 76), so no short
+     * descriptor leaves its loads and stores exposed. */
+    const uint32_t TM = balanced(M, T), TN = balanced(N, T), TK = balanced(K, T);
     int dev_relu = relu && nk == 1; /* with a split K the sum (then ReLU) is finished on the host */
     gbuf ga = {0}, gb = {0}, *gc = calloc(nk, sizeof *gc);
     npk_v0_desc *ds = NULL;
@@ -106,13 +117,13 @@ static int matmul_impl(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8
     for (uint32_t q = 0; !rc && q < nk; q++) rc = galloc(v, &gc[q], (uint64_t)M * sc);
     if (!rc) rc = npk_v0_put_rows(npk_v0_port(v), ga.addr, sa, M, K, A);
     if (!rc) rc = npk_v0_put_rows(npk_v0_port(v), gb.addr, sb, K, N, B);
-    size_t nd = (size_t)((M + T - 1) / T) * ((N + T - 1) / T) * nk, n = 0;
+    size_t nd = (size_t)((M + TM - 1) / TM) * ((N + TN - 1) / TN) * nk, n = 0;
     if (!rc && !(ds = malloc(nd * sizeof *ds))) rc = npk_err(NPK_ENOMEM, "out of memory");
-    for (uint32_t i0 = 0; !rc && i0 < M; i0 += T)
-        for (uint32_t j0 = 0; j0 < N; j0 += T)
+    for (uint32_t i0 = 0; !rc && i0 < M; i0 += TM)
+        for (uint32_t j0 = 0; j0 < N; j0 += TN)
             for (uint32_t q = 0; q < nk; q++) {
-                uint32_t k0 = q * T;
-                uint32_t m = M - i0 < T ? M - i0 : T, nn = N - j0 < T ? N - j0 : T, k = K - k0 < T ? K - k0 : T;
+                uint32_t k0 = q * TK;
+                uint32_t m = M - i0 < TM ? M - i0 : TM, nn = N - j0 < TN ? N - j0 : TN, k = K - k0 < TK ? K - k0 : TK;
                 ds[n] = npk_v0_desc_matmul(dev_relu, NPK_V0_F_SIGNED, m, nn, k, ga.addr + (uint64_t)i0 * sa + k0, sa,
                                            gb.addr + (uint64_t)k0 * sb + j0, sb,
                                            gc[q].addr + (uint64_t)i0 * sc + 4ull * j0, sc, (uint32_t)n);
