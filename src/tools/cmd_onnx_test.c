@@ -18,6 +18,7 @@ typedef struct ot_args {
     npk_strlist dev_opts;
     int require, quiet;
     double rtol, atol;
+    uint64_t max_bytes;
 } ot_args;
 
 static const npk_opt ot_opts[] = {
@@ -33,14 +34,49 @@ static const npk_opt ot_opts[] = {
     {"--atol", NULL, NPK_OPT_F64, offsetof(ot_args, atol), "1e-7", 0, 0, 0, 1e300, 0, "A", "absolute float tolerance", 0},
     {"--quiet", NULL, NPK_OPT_FLAG, offsetof(ot_args, quiet), NULL, 0, 0, 0, 0, 0, NULL,
      "print only failures and the summary", 0},
+    {"--max-bytes", NULL, NPK_OPT_U64, offsetof(ot_args, max_bytes), "4294967296", 0, 0, 0, 0, 0, "N",
+     "fail a test whose model.onnx plus test-data files exceed N bytes, before\n"
+     "loading anything (0 = no limit)", 0},
 };
+
+/* The size cap of this run (--max-bytes; 0 = none). */
+static uint64_t ot_max_bytes;
+
+/* Bytes of the regular files directly in dir (0 when it cannot be read). */
+static uint64_t dir_bytes(const char *dir) {
+    uint64_t sum = 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char p[4096];
+        struct stat st;
+        if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < sizeof p && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            sum += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return sum;
+}
+
+/* A test's model plus its test_data_set_* files. */
+static uint64_t test_bytes(const char *dir) {
+    uint64_t sum = dir_bytes(dir);
+    DIR *d = opendir(dir);
+    if (!d) return sum;
+    for (struct dirent *e; (e = readdir(d));)
+        if (!strncmp(e->d_name, "test_data_set_", 14)) {
+            char p[4096];
+            if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < sizeof p) sum += dir_bytes(p);
+        }
+    closedir(d);
+    return sum;
+}
 
 /* The device options of this run ("k=v,..." checked against the device table, or NULL). */
 static const char *ot_dev_opts;
 
 static void ot_help(void) {
     printf("usage: npu onnx-test DIR... [--device D] [--device-opt K=V] [--require-offload] [--port SPEC]\n"
-           "                     [--rtol R] [--atol A] [--quiet]\n\n"
+           "                     [--rtol R] [--atol A] [--quiet] [--max-bytes N]\n\n"
            "Run ONNX backend test directories: DIR holds model.onnx and test_data_set_N/ with input_K.pb and\n"
            "output_K.pb (ONNX TensorProto, or SequenceProto / OptionalProto where the model declares a sequence\n"
            "or optional input or output), or DIR holds such test directories (run in name order).\n"
@@ -213,6 +249,14 @@ static int run_test(const char *dir, const char *device, const char *port, int r
     char path[4096];
     npk_graph *g = NULL;
     extra[0] = 0;
+    if (ot_max_bytes) {
+        uint64_t tb = test_bytes(dir);
+        if (tb > ot_max_bytes) {
+            snprintf(why, wl, "the model and test data are %llu bytes, over the --max-bytes limit of %llu",
+                     (unsigned long long)tb, (unsigned long long)ot_max_bytes);
+            return T_FAIL;
+        }
+    }
     (void)PJOIN(path, "%s/model.onnx", dir);
     int rc = npk_graph_load_file(&g, path);
     if (rc == -NPK_EUNSUPPORTED) {
@@ -348,6 +392,7 @@ int cmd_onnx_test(int argc, char **argv) {
     int require = A.require, quiet = A.quiet;
     ot_dev_opts = dev_opts;
     ot_rtol = A.rtol;
+    ot_max_bytes = A.max_bytes;
     ot_atol = A.atol;
     /* Every argument must be a test directory (or a directory of them) before anything runs. */
     for (int d = 0; d < nd; d++) {
