@@ -45,6 +45,10 @@ int npk_bf16_isnan(uint16_t b);
 float npk_fp8_to_f32(uint8_t v); /* E4M3 */
 uint8_t npk_fp8_from_f64(double x);
 
+/* (neg ? -1 : 1) * (hi * 2^64 + lo) * 2^e rounded once to BF16 (RNE,
+ * subnormals, overflow to infinity; zero gives +0). */
+uint16_t npk_bf16_round_u128(int neg, uint64_t hi, uint64_t lo, int e);
+
 /* ---- exact BF16 accumulator --------------------------------------------------
  * A fixed-point number wide enough for every sum of up to 2^28 terms s * w * x
  * (s binary32, w a small integer |w| <= 8, x BF16) and BF16 values, so the only

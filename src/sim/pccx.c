@@ -281,6 +281,63 @@ static int64_t dot_w4(const int8_t *w, const int32_t *a, uint64_t n) {
     return s;
 }
 
+/* One output of a row whose groups all take the integer path, summed exactly
+ * in 128 bits when the terms' exponents are close enough (always in practice:
+ * one model row's scales and activations), then rounded once: the same value
+ * as the exact accumulator, without its 640-bit clear and normalisation.
+ * Returns 0 (nothing written) when the row needs the general accumulator. */
+static int wide_row(const int8_t *wv, const int32_t *xa, const int32_t *ge, const int32_t *gok, uint64_t K, uint64_t G,
+                    uint64_t ngroups, const uint8_t *scl, const uint16_t *old, uint16_t *y) {
+#ifdef __SIZEOF_INT128__
+    enum { MAXT = 128 };
+    __int128 T[MAXT + 1];
+    int P[MAXT + 1], nt = 0, pmin = 1 << 20, tmax = -(1 << 20);
+    if (ngroups > MAXT) return 0;
+    if (old) {
+        unsigned ex = (*old >> 7) & 0xffu;
+        if (ex == 0xff) return 0;
+        int64_t mant = (int64_t)((*old & 0x7fu) | (ex ? 0x80u : 0));
+        if (mant) {
+            T[nt] = *old & 0x8000u ? -mant : mant;
+            P[nt++] = ex ? (int)ex - 134 : -133;
+        }
+    }
+    for (uint64_t g = 0; g < ngroups; g++) {
+        if (!gok[g]) return 0;
+        uint32_t u = 0x3f800000u; /* 1.0f */
+        if (scl) {
+            const uint8_t *q = scl + 4 * g;
+            u = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+        }
+        unsigned es = (u >> 23) & 0xffu;
+        if (es == 0xff) return 0;
+        int64_t ms = (int64_t)((u & 0x7fffffu) | (es ? 0x800000u : 0));
+        if (!ms) continue;
+        uint64_t k0 = g * G, k1 = k0 + G < K ? k0 + G : K;
+        int64_t S = dot_w4(wv + k0, xa + k0, k1 - k0);
+        if (!S) continue;
+        T[nt] = (__int128)S * (u >> 31 ? -ms : ms);
+        P[nt++] = ge[g] + (es ? (int)es - 150 : -149);
+    }
+    for (int i = 0; i < nt; i++) {
+        unsigned __int128 a = T[i] < 0 ? -(unsigned __int128)T[i] : (unsigned __int128)T[i];
+        int bits = 0;
+        while (a >> bits) bits += 8; /* an upper bound is enough */
+        if (P[i] < pmin) pmin = P[i];
+        if (P[i] + bits > tmax) tmax = P[i] + bits;
+    }
+    if (nt && tmax - pmin > 126 - 8) return 0; /* 129 terms add at most 8 bits */
+    __int128 sum = 0;
+    for (int i = 0; i < nt; i++) sum += T[i] * ((__int128)1 << (P[i] - pmin));
+    unsigned __int128 mag = sum < 0 ? -(unsigned __int128)sum : (unsigned __int128)sum;
+    *y = npk_bf16_round_u128(sum < 0, (uint64_t)(mag >> 64), (uint64_t)mag, nt ? pmin : 0);
+    return 1;
+#else
+    (void)wv, (void)xa, (void)ge, (void)gok, (void)K, (void)G, (void)ngroups, (void)scl, (void)old, (void)y;
+    return 0;
+#endif
+}
+
 static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
@@ -339,6 +396,9 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
         uint64_t xs = in.src + m * sstride, yd = in.dest + m * dstride;
         xalign(&p->l2[xs * 8], K, G, xa, ge, gok);
         for (uint64_t n = 0; n < N; n++) {
+            if (wide_row(wv + n * K, xa, ge, gok, K, G, ngroups, wscale ? scl + 4 * n * ngroups : NULL,
+                         (in.flags & NPK_PCCX_ACCM) ? &p->l2[yd * 8 + n] : NULL, &out[m * N + n]))
+                continue;
             npk_bf16_xacc_clear(&acc);
             if (in.flags & NPK_PCCX_ACCM) npk_bf16_xacc_add(&acc, l2_get(p, yd, n));
             for (uint64_t g = 0; g < ngroups; g++) {
