@@ -368,9 +368,10 @@ void npk_mem_clear_faults(npk_mem *m) {
 
 static int parse_u64(const char **s, uint64_t *v) {
     char *end;
-    if (!**s) return -1;
+    if (!**s || **s == '-' || **s == '+' || **s == ' ') return -1; /* strtoull would negate "-1" */
+    errno = 0;
     unsigned long long x = strtoull(*s, &end, 0);
-    if (end == *s) return -1;
+    if (end == *s || errno == ERANGE) return -1;
     *v = x;
     *s = end;
     return 0;
@@ -401,6 +402,8 @@ int npk_fault_parse(const char *text, npk_fault *f) {
         if (*s == '+') {
             s++;
             if (parse_u64(&s, &f->len) || !f->len) return npk_err(NPK_EINVAL, "fault '%s': bad length", text);
+            if (f->addr + (f->len - 1) < f->addr)
+                return npk_err(NPK_EINVAL, "fault '%s': the range is out of range (it wraps past 2^64)", text);
         }
     }
     while (*s) {
@@ -411,7 +414,9 @@ int npk_fault_parse(const char *text, npk_fault *f) {
             f->beat = (int64_t)v;
         } else if (*s == '*') {
             s++;
-            if (parse_u64(&s, &v) || v > UINT32_MAX) return npk_err(NPK_EINVAL, "fault '%s': bad count", text);
+            if (parse_u64(&s, &v) || v > UINT32_MAX)
+                return npk_err(NPK_EINVAL, "fault '%s': bad count (expected 1..%u; omit *COUNT for every match)", text, UINT32_MAX);
+            if (!v) return npk_err(NPK_EINVAL, "fault '%s': count 0 is out of range (expected 1..%u; omit *COUNT for every match)", text, UINT32_MAX);
             f->count = (uint32_t)v;
         } else if (!strncmp(s, "=error", 6)) {
             f->resp = NPK_BUS_ERROR;

@@ -26,7 +26,7 @@ static void help(void) {
            "  --ring-bytes N         ring size, a power of two (default 4096)\n"
            "  --map BASE+SIZE[@LAT][:NAME]  declare a memory region (then only regions exist)\n"
            "  --fault SPEC           inject a bus fault: read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]\n"
-           "  --opts K=V,...         device model options (see 'npu devices')\n"
+           "  --device-opt K=V,...   device model options (see 'npu devices'; --opts is an older spelling)\n"
            "  --irq                  wait on the interrupt line instead of polling STATUS\n"
            "  --max-cycles N         give up after N device cycles (default 1000000000)\n"
            "  --trace FILE           write a Chrome trace (JSON) of the run\n"
@@ -117,7 +117,8 @@ int cmd_shell_run(int argc, char **argv) {
         if ((!strcmp(a, "--mem") || !strcmp(a, "--dump") || !strcmp(a, "--save") || !strcmp(a, "--map") ||
              !strcmp(a, "--fault")) && more) {
             i++;
-        } else if (!strcmp(a, "--opts") && more) {
+        } else if ((!strcmp(a, "--device-opt") || !strcmp(a, "--opts")) && more) {
+            if (opts) return cli_usage_error("shell-run", "--device-opt given twice (give K=V,K=V once)");
             opts = argv[++i];
         } else if (!strcmp(a, "--trace") && more) {
             trace_out = argv[++i];
@@ -198,7 +199,7 @@ int cmd_shell_run(int argc, char **argv) {
                 ret = cli_usage_error("shell-run", "%s: LEN %" PRIu64 " is over the 1 GiB limit", a, ln);
             else if (file && cli_check_output(file))
                 ret = cli_fail("shell-run: --save: %s", npk_errmsg());
-        } else if (!strcmp(a, "--opts") || !strcmp(a, "--trace") || !strcmp(a, "--ring") || !strcmp(a, "--ring-bytes") ||
+        } else if (!strcmp(a, "--device-opt") || !strcmp(a, "--opts") || !strcmp(a, "--trace") || !strcmp(a, "--ring") || !strcmp(a, "--ring-bytes") ||
                    !strcmp(a, "--max-cycles")) {
             i++;
         }
