@@ -10,6 +10,11 @@
 
 static const char *place_name(int p) { return p == NPK_PLACE_DEVICE ? "device" : p == NPK_PLACE_FUSED ? "fused" : "cpu"; }
 
+/* A device node's array utilization in percent: its MACs over its cycles x peak. */
+static double node_util(const npk_run_report *r, const npk_node_report *n) {
+    return 100.0 * (double)n->macs / ((double)n->cycles * (double)r->peak_macs_per_cycle);
+}
+
 void npk_run_report_print(const npk_run_report *r, FILE *f) {
     size_t ndev = 0, ncpu = 0, nfused = 0;
     for (size_t i = 0; i < r->n_nodes; i++) {
@@ -20,12 +25,15 @@ void npk_run_report_print(const npk_run_report *r, FILE *f) {
     fprintf(f, "partition (device %s): %zu nodes on the device, %zu fused into device nodes, %zu on the CPU\n", r->device,
             ndev, nfused, ncpu);
     if (r->note[0]) fprintf(f, "  note: %s\n", r->note);
-    fprintf(f, "  %-4s %-24s %-20s %-7s %-22s %12s %12s %10s  %s\n", "#", "node", "op", "where", "device op", "MACs", "cycles",
-            "host ms", "why");
+    fprintf(f, "  %-4s %-24s %-20s %-7s %-22s %12s %12s %6s %10s  %s\n", "#", "node", "op", "where", "device op", "MACs",
+            "cycles", "util%", "host ms", "why");
     for (size_t i = 0; i < r->n_nodes; i++) {
         const npk_node_report *n = &r->nodes[i];
-        fprintf(f, "  %-4zu %-24.24s %-20.20s %-7s %-22.22s %12" PRIu64 " %12" PRIu64 " %10.3f  %s\n", i, n->name, n->op,
-                place_name(n->place), n->device_op[0] ? n->device_op : "-", n->macs, n->cycles, n->host_ms, n->why);
+        char util[16] = "-";
+        if (n->place == NPK_PLACE_DEVICE && n->cycles && r->peak_macs_per_cycle)
+            snprintf(util, sizeof util, "%.1f", node_util(r, n));
+        fprintf(f, "  %-4zu %-24.24s %-20.20s %-7s %-22.22s %12" PRIu64 " %12" PRIu64 " %6s %10.3f  %s\n", i, n->name, n->op,
+                place_name(n->place), n->device_op[0] ? n->device_op : "-", n->macs, n->cycles, util, n->host_ms, n->why);
     }
     fprintf(f, "performance:\n");
     if (strcmp(r->device, "cpu") && r->device_hz) {
@@ -79,7 +87,10 @@ int npk_run_report_write_json(const npk_run_report *r, FILE *f) {
         json_str(f, n->device_op);
         fprintf(f, ",\"why\":");
         json_str(f, n->why);
-        fprintf(f, ",\"macs\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"host_ms\":%.3f}", n->macs, n->cycles, n->host_ms);
+        fprintf(f, ",\"macs\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"host_ms\":%.3f", n->macs, n->cycles, n->host_ms);
+        if (n->place == NPK_PLACE_DEVICE && n->cycles && r->peak_macs_per_cycle)
+            fprintf(f, ",\"utilization\":%.4f", node_util(r, n) / 100.0);
+        fprintf(f, "}");
     }
     fprintf(f, "]");
     npk_report *p = NULL;

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 
 int cli_fail(const char *fmt, ...) {
     va_list ap;
@@ -312,5 +314,21 @@ int cli_device(const char *cmd, const char *device, int allow_cpu, const npk_str
         return cli_usage_error(cmd, "--device-opt: %s", npk_errmsg());
     }
     *joined = s;
+    return 0;
+}
+
+int cli_gnuplot(const char *script, const char *what) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int dn = open("/dev/null", O_WRONLY);
+        if (dn >= 0) dup2(dn, 1);
+        execlp("gnuplot", "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return cli_fail("%s: gnuplot failed%s (Debian: apt-get install gnuplot-nox)", what,
+                        WIFEXITED(st) && WEXITSTATUS(st) == 127 ? " to start" : "");
     return 0;
 }

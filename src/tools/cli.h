@@ -88,6 +88,9 @@ int cli_write_file(const char *path, const void *data, size_t len);
 /* Validate an output path before the work: its directory exists and is
  * writable, and the path is not a directory. 0 or -NPK_EIO with npk_errmsg. */
 int cli_check_output(const char *path);
+/* Run gnuplot on a script file (stdout to /dev/null). 0, or cli_fail's 1 with
+ * a message naming `what` (the flag) when gnuplot is missing or fails. */
+int cli_gnuplot(const char *script, const char *what);
 
 /* An output file written all-or-nothing: the data goes to a temporary file
  * beside `path` and is renamed into place by cli_out_close(o, 1) only when

@@ -1,5 +1,6 @@
 /* npu run: run an ONNX model on a device (partition, execute, report). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #define RUN_DEFAULT_DEVICE "v0"
 
 typedef struct run_args {
-    const char *device, *outdir, *json, *trace_path, *port;
+    const char *device, *outdir, *json, *trace_path, *port, *plot;
     npk_strlist inputs, dev_opts;
     int report, have_seed, device_given;
     uint64_t seed;
@@ -40,11 +41,66 @@ static const npk_opt run_opts[] = {
      "print the partition report and the performance summary (device and\n"
      "clock, cycles and MACs per operator, utilization, TOPS, bytes, time)", 0},
     RSTR("--report-json", json, "FILE", "write both as JSON (the summary under \"performance\")"),
+    RSTR("--plot", plot, "FILE.png|.svg",
+         "draw the per-layer figures of the device nodes with gnuplot: cycles\n"
+         "as bars, array utilization as a line"),
     RSTR("--trace", trace_path, "FILE.json",
          "write a Chrome/Perfetto trace: the device's engines and the host's\n"
          "nodes and driver steps on the simulated clock (deterministic)"),
     RSTR("--port", port, "SPEC", "port to the device (default sim; see include/npukit/npu.h)"),
 };
+
+/* --plot: one bar per device node (cycles, left axis, log scale) and its
+ * array utilization (device MACs / (cycles x peak), right axis). */
+static int plot_layers(const npk_run_report *r, const char *model, const char *file) {
+    char dir[] = "/tmp/npu-plot-XXXXXX";
+    if (!mkdtemp(dir)) return cli_fail("--plot: cannot create a temporary directory: %s", strerror(errno));
+    char dat[64], gp[64];
+    snprintf(dat, sizeof dat, "%s/layers.dat", dir);
+    snprintf(gp, sizeof gp, "%s/plot.gp", dir);
+    FILE *fd = fopen(dat, "w"), *fg = fopen(gp, "w");
+    int nl = 0;
+    uint64_t cyc = 0;
+    for (size_t i = 0; fd && i < r->n_nodes; i++) {
+        const npk_node_report *n = &r->nodes[i];
+        if (n->place != NPK_PLACE_DEVICE || !n->cycles) continue;
+        /* utilization only for nodes with MACs (ReLU and pooling have none: a gap, not a 0) */
+        if (n->macs && r->peak_macs_per_cycle)
+            fprintf(fd, "%d \"%s\" %" PRIu64 " %.3f\n", nl++, n->name, n->cycles,
+                    100.0 * (double)n->macs / ((double)n->cycles * (double)r->peak_macs_per_cycle));
+        else
+            fprintf(fd, "%d \"%s\" %" PRIu64 " -\n", nl++, n->name, n->cycles);
+        cyc += n->cycles;
+    }
+    const char *ext = strrchr(file, '.');
+    int svg = ext && !strcmp(ext, ".svg");
+    if (fg) {
+        fprintf(fg, "set terminal %s size %d,650 font ',10'\n", svg ? "svg" : "pngcairo", nl > 60 ? 1600 : 1100);
+        fprintf(fg, "set output '%s'\n", file);
+        const char *base = strrchr(model, '/');
+        fprintf(fg, "set title \"npu run %s --device %s: %d device layers, %" PRIu64 " cycles\" noenhanced\n",
+                base ? base + 1 : model, r->device, nl, cyc);
+        fprintf(fg, "set ylabel 'cycles'\nset y2label 'array utilization (%%)'\nset y2range [0:105]\nset ytics nomirror\n"
+                    "set y2tics\nset logscale y 10\nset grid y2tics\nset style fill solid 0.6 noborder\nset boxwidth 0.8\n"
+                    "set xtics rotate by 90 right font ',7' noenhanced\nset key top left box opaque\nset datafile missing '-'\nset xrange [-1:%d]\n",
+                nl);
+        fprintf(fg,
+                "plot '%s' using 1:3:xtic(2) axes x1y1 with boxes lc rgb '#4c72b0' title 'cycles', \\\n"
+                "     '%s' using 1:4 axes x1y2 with points pt 7 ps 0.9 lc rgb '#d62728' title 'utilization (layers with MACs)'\n",
+                dat, dat);
+    }
+    int bad = !fd || !fg || !nl;
+    if (fd) fclose(fd);
+    if (fg) fclose(fg);
+    int rc = bad ? (nl || !fd || !fg ? cli_fail("--plot: cannot write the gnuplot files in %s", dir)
+                                     : cli_fail("--plot: no node ran on the device (%s)", r->device))
+                 : cli_gnuplot(gp, "--plot");
+    unlink(dat);
+    unlink(gp);
+    rmdir(dir);
+    if (!rc) fprintf(stderr, "npu run: %s: %d device layers\n", file, nl);
+    return rc;
+}
 
 static void run_help(void) {
     printf("usage: npu run MODEL.onnx|MODEL.npkb [--device D] [--device-opt K=V] [--input NAME=FILE.pb ...]\n"
@@ -193,6 +249,7 @@ int cmd_run(int argc, char **argv) {
     uint64_t seed = A.seed;
     /* output paths are checked before the work */
     const char *badopt = json && cli_check_output(json)               ? "--report-json"
+                         : A.plot && cli_check_output(A.plot)          ? "--plot"
                          : trace_path && cli_check_output(trace_path) ? "--trace"
                          : outdir && check_outdir(outdir)             ? "--output-dir"
                                                                       : NULL;
@@ -332,6 +389,10 @@ int cmd_run(int argc, char **argv) {
             rc = cli_fail("cannot write the JSON report '%s'", json);
             goto out;
         }
+    }
+    if (A.plot && plot_layers(&rep, model, A.plot)) {
+        rc = 1;
+        goto out;
     }
     if (trace && cli_write_trace(trace, trace_path)) {
         rc = cli_fail("%s", npk_errmsg());

@@ -1211,18 +1211,7 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
     if (bad) {
         rc = cli_fail("--plot: cannot write the gnuplot files in %s", dir);
     } else {
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0) {
-            int dn = open("/dev/null", 1);
-            if (dn >= 0) dup2(dn, 1);
-            execlp("gnuplot", "gnuplot", gp, (char *)NULL);
-            _exit(127);
-        }
-        int st = 0;
-        if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            rc = cli_fail("--plot: gnuplot failed%s (Debian: apt-get install gnuplot-nox)",
-                          WIFEXITED(st) && WEXITSTATUS(st) == 127 ? " to start" : "");
+        rc = cli_gnuplot(gp, "--plot");
     }
     unlink(pts);
     unlink(fr);
