@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npukit/e1.h"
+#include "npukit/e1_drv.h"
 #include "npukit/npu.h"
 
 #ifdef __cplusplus

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npukit/e1.h"
+#include "npukit/e1_drv.h"
 #include "npukit/e1_lower.h"
 
 #ifdef __cplusplus

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "graph/dev_qmm.h"
-#include "npukit/e1.h"
+#include "npukit/e1_drv.h"
 #include "npukit/e1_lower.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"

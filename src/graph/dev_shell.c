@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "graph/dev_qmm.h"
-#include "npukit/shell.h"
+#include "npukit/shell_drv.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 

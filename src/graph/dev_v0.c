@@ -1,14 +1,13 @@
 /* The v0 NPU as an ONNX backend: integer matrix products and convolutions
  * (MATMUL_S8, convolutions through host im2col), int8 Relu (RELU) and int8
  * MaxPool (MAXPOOL_S8) on the device through the v0 driver's descriptor
- * API (include/npukit/v0.h); everything else on the CPU reference. */
+ * API (include/npukit/v0_drv.h); everything else on the CPU reference. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/dev_qmm.h"
-#include "npukit/sim.h"
 #include "npukit/trace.h"
-#include "npukit/v0.h"
+#include "npukit/v0_drv.h"
 
 enum { K_NONE, K_QMM, K_RELU, K_POOL };
 
@@ -232,9 +231,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
         free(s);
         return 0;
     }
-    struct npk_sim *sim = npk_port_sim(s->port);
     if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
-    (void)sim;
     s->be.name = "v0";
     s->be.align = NPK_V0_ALIGN;
     /* the array geometry the device reports (device options rows, cols) */

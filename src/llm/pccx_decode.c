@@ -32,8 +32,7 @@
 #include "npukit/npu.h"
 #include "npukit/numfmt.h"
 
-#include "npukit/pccx.h"
-#include "npukit/sim.h"
+#include "npukit/pccx_drv.h"
 #include "npukit/trace.h"
 
 #include <math.h>
@@ -355,8 +354,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     }
     if ((rc = npk_port_open(&s->port, opts->port, "pccx", opts->dev_opts)) != 0) goto fail;
     if (opts->trace_path) {
-        npk_sim *sim = npk_port_sim(s->port);
-        if (!sim) {
+        if (!npk_port_sim(s->port)) {
             rc = npk_err(NPK_EUNSUPPORTED, "--trace needs the in-process (sim) port");
             goto fail;
         }

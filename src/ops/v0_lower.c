@@ -4,9 +4,9 @@
  * CAPS.gemmini_present == 0, their routing to an attached e1 (GEMM_S8
  * tiles, VRELU_S8) or to the CPU reference. The driver (src/rt/v0_drv.c)
  * only programs the device; everything here goes through its API. */
-#include "npukit/e1.h"
+#include "npukit/e1_drv.h"
 #include "npukit/job.h"
-#include "npukit/v0.h"
+#include "npukit/v0_drv.h"
 #include "ops/ref.h"
 #include "rt/v0_ops.h"
 

@@ -1,6 +1,6 @@
 /* The e1 driver: direct MMIO commands, scratchpad GEMM/VRELU tiles and the
  * descriptor ring, over any npk_port. */
-#include "npukit/e1.h"
+#include "npukit/e1_drv.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"

@@ -1,7 +1,7 @@
 /* The e1 driver: replay of a prepared host runtime sequence (a compiled
  * package's GEMM preamble, descriptor memory, submission and DESC_STATUS
  * poll), through the port like every other driver request. */
-#include "npukit/e1.h"
+#include "npukit/e1_drv.h"
 #include "npukit/job.h"
 
 #include <inttypes.h>

@@ -2,7 +2,7 @@
  * and weight-stream management, L2 transfer helpers and the documented CVO
  * sequences. Talks to the device only through the port layer. */
 #include "npukit/npu.h"
-#include "npukit/pccx.h"
+#include "npukit/pccx_drv.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"

@@ -1,6 +1,6 @@
 /* The shell driver: ring management, doorbell, waits, events, errors, and
  * the high-level GEMM / conv / VEC / SOFTMAX helpers, over any npk_port. */
-#include "npukit/shell.h"
+#include "npukit/shell_drv.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"

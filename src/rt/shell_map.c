@@ -7,7 +7,7 @@
  * Deviations (inputs the reference truncates silently are refused; more vec
  * op names are accepted): docs/shell.md "shell-map".
  */
-#include "npukit/shell.h"
+#include "npukit/shell_drv.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -11,7 +11,7 @@
  * win pstride ppad (pool fields), word0..word15 (raw words, applied last).
  * disasm prints the readable fields of the op and adds wordN= for any bits
  * they do not cover, so asm(disasm(x)) == x for every image. */
-#include "npukit/v0.h"
+#include "npukit/v0_drv.h"
 
 #include <ctype.h>
 #include <inttypes.h>

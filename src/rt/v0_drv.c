@@ -6,7 +6,7 @@
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"
-#include "npukit/v0.h"
+#include "npukit/v0_drv.h"
 #include "rt/v0_ops.h"
 #include "ops/ref.h"
 

@@ -4,7 +4,7 @@
 #ifndef NPUKIT_RT_V0_OPS_H
 #define NPUKIT_RT_V0_OPS_H
 
-#include "npukit/v0.h"
+#include "npukit/v0_drv.h"
 
 /* The e1 driver attached with npk_v0_set_e1 (NULL if none). */
 struct npk_e1 *npk_v0_route_e1(const npk_v0 *v);

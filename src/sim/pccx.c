@@ -14,7 +14,8 @@
  * async MEMCPY/CVO release it after one issue cycle. */
 #include "npukit/error.h"
 #include "npukit/opt.h"
-#include "npukit/pccx.h"
+#include "npukit/pccx_model.h"
+#include "npukit/pccx_regs.h"
 #include "npukit/pccx_isa.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"

@@ -12,7 +12,8 @@
 
 #include "npukit/error.h"
 #include "npukit/opt.h"
-#include "npukit/shell.h"
+#include "npukit/shell_model.h"
+#include "npukit/shell_regs.h"
 #include "npukit/shell_desc.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"

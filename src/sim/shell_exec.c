@@ -4,7 +4,8 @@
 #include "shell_int.h"
 
 #include "npukit/error.h"
-#include "npukit/shell.h"
+#include "npukit/shell_model.h"
+#include "npukit/shell_regs.h"
 #include "npukit/shell_desc.h"
 #include "npukit/numfmt.h"
 
