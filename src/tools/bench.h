@@ -10,6 +10,9 @@ int bench_dnnl_available(void);
 const char *bench_dnnl_version(void);
 /* OpenMP threads oneDNN uses (0 = unknown / not linked with OpenMP). */
 int bench_dnnl_threads(void);
+/* Set the OpenMP threads oneDNN uses (n >= 1); returns the previous count,
+ * or 0 when the thread count cannot be set (no OpenMP). */
+int bench_dnnl_set_threads(int n);
 /* C[M][N] int32 = A[M][K] int8 x B[K][N] int8, row major, with oneDNN's
  * dnnl_gemm_s8s8s32. Returns 0, or -1 (failure or no oneDNN). */
 int bench_dnnl_gemm_s8(int M, int N, int K, const int8_t *A, const int8_t *B, int32_t *C);

@@ -28,6 +28,17 @@ int bench_dnnl_threads(void) {
 #endif
 }
 
+int bench_dnnl_set_threads(int n) {
+#ifdef NPUKIT_HAVE_OMP
+    int old = omp_get_max_threads();
+    omp_set_num_threads(n);
+    return old;
+#else
+    (void)n;
+    return 0;
+#endif
+}
+
 int bench_dnnl_gemm_s8(int M, int N, int K, const int8_t *A, const int8_t *B, int32_t *C) {
     int32_t co = 0;
     /* row major C[M][N] = A[M][K] x B[K][N], no offsets, fixed C offset 0 */
@@ -37,6 +48,10 @@ int bench_dnnl_gemm_s8(int M, int N, int K, const int8_t *A, const int8_t *B, in
 int bench_dnnl_available(void) { return 0; }
 const char *bench_dnnl_version(void) { return "baseline unavailable (npu was built without oneDNN, libdnnl-dev)"; }
 int bench_dnnl_threads(void) { return 0; }
+int bench_dnnl_set_threads(int n) {
+    (void)n;
+    return 0;
+}
 int bench_dnnl_gemm_s8(int M, int N, int K, const int8_t *A, const int8_t *B, int32_t *C) {
     (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;
     return -1;
