@@ -39,6 +39,7 @@ struct npk_exec {
     int *place;             /* per node: npk_place */
     int *fused_into;        /* per node: device node it is folded into, or -1 */
     npk_qdq *cpu_qdq;       /* per node: a quantized group the CPU runs as one integer op (node < 0: none) */
+    npk_tensor **folded;    /* per value: constant-folded at inference (owned), NULL otherwise */
     int *dev_writer;        /* per value: view id of the device view producing it, or -1 */
     view *views;
     int n_views, cap_views;
@@ -474,6 +475,50 @@ static int kind_check(npk_exec *x, int n, int k, int kind) {
                    nd->name, nd->op, k, x->g->vals[nd->in[k]].name, kind_name(kind));
 }
 
+/* Constant folding at inference (dynamic shapes): a node whose inputs are all
+ * constants or folded values, or a Shape/Size of a value with a known shape,
+ * is computed once here when its outputs are small, so shape subgraphs
+ * (Shape -> Gather -> Concat -> Reshape, as PyTorch and Paddle export them)
+ * give every later node a known shape before partitioning. The node still
+ * runs in order at execution (same result); a failure here only skips the fold. */
+#define NPK_FOLD_MAX_ELEMS 65536
+static void fold_node(npk_exec *x, int n) {
+    const npk_node *nd = &x->g->nodes[n];
+    int shape_only = nd->op_id == NPK_OP_Shape || nd->op_id == NPK_OP_Size;
+    int64_t total = 0;
+    for (int k = 0; k < nd->n_in; k++) {
+        int v = nd->in[k];
+        if (v < 0) continue;
+        if (x->meta[v].kind != NPK_KIND_TENSOR) return;
+        if (!shape_only && !x->g->vals[v].konst && !x->folded[v]) return;
+    }
+    for (int k = 0; k < nd->n_out; k++) {
+        int v = nd->out[k];
+        if (v < 0) continue;
+        if (!x->known[v] || x->meta[v].kind != NPK_KIND_TENSOR) return;
+        total += npk_tensor_numel(&x->meta[v]);
+    }
+    if (total > NPK_FOLD_MAX_ELEMS || !nd->n_out) return;
+    npk_opctx c;
+    npk_tensor outs[NPK_OP_MAX_IO];
+    memset(outs, 0, sizeof outs);
+    fill_ctx(x, n, &c, 1);
+    for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
+    int rc = npk_onnx_op_handler(nd->op_id)(&c);
+    for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
+        int v = nd->out[k];
+        if (!rc && v >= 0 && outs[k].data && (x->folded[v] = malloc(sizeof(npk_tensor)))) {
+            *x->folded[v] = outs[k];
+            x->meta[v].data = outs[k].data;
+            x->meta[v].dtype = outs[k].dtype;
+            x->meta[v].rank = outs[k].rank;
+            memcpy(x->meta[v].dims, outs[k].dims, sizeof outs[k].dims);
+        } else {
+            npk_tensor_free(&outs[k]);
+        }
+    }
+}
+
 static int infer_all(npk_exec *x) {
     npk_graph *g = x->g;
     for (size_t v = 0; v < g->n_vals; v++) {
@@ -506,6 +551,7 @@ static int infer_all(npk_exec *x) {
         for (int k = 0; k < nd->n_out; k++)
             if (nd->out[k] >= 0) x->known[nd->out[k]] = 1;
         x->rep->nodes[n].macs = c.macs;
+        fold_node(x, (int)n);
     }
     /* from here on only constants carry data in the metadata */
     for (size_t v = 0; v < g->n_vals; v++)
@@ -626,6 +672,13 @@ static void exec_free(npk_exec *x) {
     free(x->place);
     free(x->fused_into);
     free(x->cpu_qdq);
+    if (x->folded)
+        for (size_t v = 0; v < g->n_vals; v++)
+            if (x->folded[v]) {
+                npk_tensor_free(x->folded[v]);
+                free(x->folded[v]);
+            }
+    free(x->folded);
     free(x->dev_writer);
     free(x->views);
     free(x->scr);
@@ -768,8 +821,9 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
     x->place = calloc(nn + 1, sizeof(int));
     x->fused_into = calloc(nn + 1, sizeof(int));
     x->cpu_qdq = calloc(nn + 1, sizeof(npk_qdq));
+    x->folded = calloc(nv + 1, sizeof(npk_tensor *));
     x->dev_writer = calloc(nv + 1, sizeof(int));
-    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer || !x->cpu_qdq) {
+    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer || !x->cpu_qdq || !x->folded) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto done;
     }
