@@ -276,6 +276,9 @@ static void xalign(const uint16_t *x, uint64_t K, uint64_t G, int32_t *xa, int32
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(NPUKIT_NO_CLONES)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic"))) /* -O2's cheap model declines this loop */
+#endif
 static int64_t dot_w4(const int8_t *w, const int32_t *a, uint64_t n) {
     int64_t s = 0;
     for (uint64_t i = 0; i < n; i++) s += (int64_t)(w[i] * a[i]);
