@@ -6,10 +6,11 @@ include/ must look down the layer order
 
 and models, ops, graph and llm must not reach a device's model internals.
 
-Usage: check_layers.py ROOT [ALLOWLIST]
+Usage: check_layers.py [--strict] ROOT [ALLOWLIST]
 Prints one "file:line: ..." per forbidden include and exits 1 if any is not
-in the allowlist (lines "path include  # owner: reason"); an allowlist entry
-that no longer matches anything is reported too, so the list only shrinks.
+in the allowlist (lines "path include  # owner: reason"). An allowlist entry
+that no longer matches anything is reported so that it gets deleted; with
+--strict it fails the check too.
 """
 import os
 import re
@@ -121,13 +122,17 @@ def scan(root):
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    strict = "--strict" in args
+    args = [a for a in args if a != "--strict"]
+    if not args:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    root = sys.argv[1]
+    root = args[0]
+    allow_path = args[1] if len(args) > 1 else None
     allowed = {}
-    if len(sys.argv) > 2:
-        with open(sys.argv[2], encoding="utf-8") as fh:
+    if allow_path:
+        with open(allow_path, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 body = line.split("#", 1)[0].split()
                 if body:
@@ -144,8 +149,8 @@ def main():
         bad += 1
     for key, (n, text) in sorted(allowed.items()):
         if key not in used:
-            print("%s:%d: stale allowlist entry (the include is gone): %s" % (sys.argv[2], n, text))
-            bad += 1
+            print("%s:%d: stale allowlist entry (the include is gone; delete the line): %s" % (allow_path, n, text))
+            bad += strict
     print("layering check: %d forbidden include(s), %d allowed for now" % (bad, len(used)))
     return 1 if bad else 0
 
