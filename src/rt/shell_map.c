@@ -194,7 +194,7 @@ static int to_u64(mctx *m, const val *v, int base0, uint64_t hi, const char *wha
         break;
     case V_BOOL: r = (uint64_t)v->b; break;
     case V_FLOAT:
-        if (!isfinite(v->f) || fabs(v->f) >= 18446744073709551616.0)
+        if (!isfinite(v->f) || fabs(v->f) >= 18446744073709551616.0 || v->f != trunc(v->f)) /* 1.5 is refused, 64.0 is 64 */
             return npk_err(NPK_EFORMAT, "%s: %s %.*s is not an integer", m->where, what, (int)v->len, v->s);
         neg = v->f <= -1.0;
         r = (uint64_t)fabs(trunc(v->f));
