@@ -12,7 +12,6 @@
 #include "graph/dev_qmm.h"
 #include "npukit/e1_drv.h"
 #include "npukit/e1_lower.h"
-#include "npukit/sim.h"
 #include "npukit/trace.h"
 
 typedef struct e1be {
@@ -107,9 +106,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
         e1_close(&s->be);
         return npk_err_prefix(-rc, "opening the e1 driver");
     }
-    struct npk_sim *sim = npk_port_sim(s->port);
     if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
-    (void)sim;
     snprintf(note, note_len, "e1: integer products run as GEMM_S8 tiles through the e1 lowering layer on host "
                              "matrices (e1 has no guest-memory tensors, so no arena is planned)");
     s->be.name = "e1";
@@ -126,4 +123,4 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
 }
 
 /* The e1 row of the graph-level device table (src/graph/exec.h). */
-const npk_dev_graph npk_e1_graph = {.model = &npk_e1_class, .open = backend_open};
+const npk_dev_graph npk_e1_graph = {.name = "e1", .open = backend_open};

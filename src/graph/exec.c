@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "npukit/sim.h"
 #include "npukit/trace.h"
 
 typedef struct view {
@@ -776,7 +775,7 @@ static const npk_dev_graph *const graph_rows[] = {
 
 const npk_dev_graph *npk_dev_graph_find(const char *name) {
     for (size_t i = 0; name && i < sizeof graph_rows / sizeof graph_rows[0]; i++)
-        if (!strcmp(graph_rows[i]->model->name, name)) return graph_rows[i];
+        if (!strcmp(graph_rows[i]->name, name)) return graph_rows[i];
     return NULL;
 }
 

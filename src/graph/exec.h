@@ -21,7 +21,6 @@
 #define NPUKIT_GRAPH_EXEC_H
 
 #include "graph/ops.h"
-#include "npukit/sim.h"
 
 /* Device layouts of a value. Both are "rows of bytes at a pitch":
  *   NPK_DL_ROWS: the value viewed as [rows = prod(dims[0..r-2]), cols = dims[r-1]],
@@ -62,7 +61,7 @@ struct npk_backend {
  * open returns 0 and *out, or a negative status; a device that cannot take
  * any node has open NULL and says why in note. */
 typedef struct npk_dev_graph {
-    const npk_dev_class *model;
+    const char *name; /* the device's name in include/npukit/devices.def */
     int (*open)(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
     const char *note;
 } npk_dev_graph;
