@@ -36,7 +36,8 @@ int npk_err(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Prefix the current message with context ("descriptor 2: ..."). Returns -code. */
+/* Prefix the current message with context ("descriptor 2: ..."); a message that already
+ * starts with the same context is left as it is. Returns -code. */
 int npk_err_prefix(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -41,6 +41,9 @@ int npk_err_prefix(int code, const char *fmt, ...) {
     va_end(ap);
     memcpy(old, errbuf, sizeof old);
     size_t n = strlen(prefix);
+    /* A message that already starts with this context ("record 'op0' (matmul): ...", set by
+     * an inner layer) is not prefixed twice. */
+    if (n && !strncmp(old, prefix, n) && old[n] == ':' && old[n + 1] == ' ') return code > 0 ? -code : code;
     if (n > sizeof errbuf - 3) n = sizeof errbuf - 3;
     memcpy(errbuf, prefix, n);
     errbuf[n] = ':';

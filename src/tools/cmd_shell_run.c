@@ -23,7 +23,7 @@ static void help(void) {
            "  --save FILE@ADDR+LEN   write LEN bytes of guest memory at ADDR to FILE (repeatable)\n"
            "  --ring ADDR            ring base address (default 0x1000000000, the contract's example queue\n"
            "                         base, outside every reference architecture's buffers)\n"
-           "  --ring-bytes N         ring size, a power of two (default 4096)\n"
+           "  --ring-bytes N         ring size, a power of two in 64..2^30 (default 4096; 0 is refused)\n"
            "  --map BASE+SIZE[@LAT][:NAME]  declare a memory region (then only regions exist)\n"
            "  --fault SPEC           inject a bus fault: read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]\n"
            "  --device-opt K=V,...   device model options (see 'npu devices'; --opts is an older spelling)\n"
@@ -125,8 +125,10 @@ int cmd_shell_run(int argc, char **argv) {
         } else if (!strcmp(a, "--ring") && more) {
             if (cli_parse_u64(argv[++i], &ring)) return cli_usage_error("shell-run", "bad --ring '%s'", argv[i]);
         } else if (!strcmp(a, "--ring-bytes") && more) {
-            if (cli_parse_u64(argv[++i], &ring_bytes) || ring_bytes > (1u << 30))
-                return cli_usage_error("shell-run", "bad --ring-bytes '%s'", argv[i]);
+            if (cli_parse_u64(argv[++i], &ring_bytes) || ring_bytes < 64 || ring_bytes > (1u << 30) ||
+                (ring_bytes & (ring_bytes - 1)))
+                return cli_usage_error("shell-run", "--ring-bytes '%s' is not a power of two in the range 64..2^30",
+                                       argv[i]);
         } else if (!strcmp(a, "--max-cycles") && more) {
             if (cli_parse_u64(argv[++i], &max_cycles) || !max_cycles)
                 return cli_usage_error("shell-run", "bad --max-cycles '%s'", argv[i]);
