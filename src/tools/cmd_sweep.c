@@ -246,7 +246,8 @@ static int read_study(sw_spec *s, yaml_document_t *d, yaml_node_t *where, yaml_n
     for (yaml_node_pair_t *p = pm->data.mapping.pairs.start; p < pm->data.mapping.pairs.top; p++) {
         yaml_node_t *kn = yaml_document_get_node(d, p->key), *vn = yaml_document_get_node(d, p->value);
         const char *k = scalar(kn);
-        if (!k || !*k || strpbrk(k, ",= ")) return serr(kn, "params: bad parameter name");
+        if (!k || !*k || strpbrk(k, ",= ") || k[0] == '+' || k[strlen(k) - 1] == '+' || strstr(k, "++"))
+            return serr(kn, "params: bad parameter name '%s' (an option, or options joined by '+')", k ? k : "");
         st->params = realloc(st->params, sizeof(sw_param) * (size_t)(st->np + 1));
         sw_param *pa = &st->params[st->np++];
         memset(pa, 0, sizeof *pa);
@@ -562,9 +563,16 @@ static void point_opts(const sw_spec *s, const sw_point *p, char *buf, size_t ca
     const sw_study *st = &s->st[p->study];
     size_t o = 0;
     buf[0] = 0;
-    for (int j = 0; j < st->np && j < 64; j++)
-        o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%s=%s", j ? "," : "", st->params[j].name,
-                              st->params[j].vals[p->vi[j]]);
+    /* "rows+cols: 16" sets every named option to the value: rows=16,cols=16 */
+    for (int j = 0; j < st->np && j < 64; j++) {
+        const char *nm = st->params[j].name, *val = st->params[j].vals[p->vi[j]];
+        for (const char *q = nm; *q;) {
+            const char *e = strchr(q, '+');
+            int len = e ? (int)(e - q) : (int)strlen(q);
+            o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%.*s=%s", o ? "," : "", len, q, val);
+            q = e ? e + 1 : q + len;
+        }
+    }
 }
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
@@ -1174,7 +1182,7 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
          * y is below every y at smaller x */
         if (i == 0 || cf[i].y < best) {
             if (i == 0 || cf[i].x != cf[i - 1].x || cf[i].y < best) {
-                fprintf(ff, "%.17g %.17g\n", cf[i].x, cf[i].y);
+                fprintf(ff, "%.17g %.17g \"%s\"\n", cf[i].x, cf[i].y, cf[i].label);
                 nfront++;
             }
             best = cf[i].y;
@@ -1195,13 +1203,13 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
         fprintf(fg, "set grid\nset key top right box opaque\n");
         if (xmin > 0 && xmax / xmin >= 8) fprintf(fg, "set logscale x 2\n");
         if (ymin > 0 && ymax / ymin >= 100) fprintf(fg, "set logscale y 10\n");
-        fprintf(fg, "set offsets graph 0.05, graph 0.05, graph 0.08, graph 0.05\n");
+        fprintf(fg, "set offsets graph 0.05, graph 0.18, graph 0.08, graph 0.05\n");
         fprintf(fg,
                 "plot '%s' using 1:2 with points pt 7 ps 1.2 lc rgb '#808080' title 'configurations', \\\n"
-                "     '%s' using 1:2:3 with labels font ',8' offset 0,0.9 noenhanced notitle, \\\n"
+                "     '%s' using 1:2:3 with labels font ',9' offset 0,1.1 noenhanced notitle, \\\n"
                 "     '%s' using 1:2 with linespoints pt 6 ps 2 lw 2 lc rgb '#d62728' title 'Pareto front (both "
                 "minimized)'\n",
-                pts, pts, fr);
+                pts, fr, fr);
     }
     int bad = !fp || !ff || !fg;
     if (fp) fclose(fp);
