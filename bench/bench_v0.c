@@ -139,7 +139,10 @@ int main(int argc, char **argv) {
     if (reps < 1 || reps > 64) reps = 7;
     npk_port *p;
     npk_v0 *v;
-    if (npk_port_open(&p, NULL, "v0", NULL) || npk_v0_open(&v, p, NULL)) {
+    npk_v0_config vc;
+    npk_v0_config_default(&vc);
+    vc.cpu_exec = npk_v0_cpu_execute;
+    if (npk_port_open(&p, NULL, "v0", NULL) || npk_v0_open(&v, p, &vc)) {
         fprintf(stderr, "bench_v0: %s\n", npk_errmsg());
         return 1;
     }

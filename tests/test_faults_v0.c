@@ -162,6 +162,7 @@ static void test_every_beat(npk_bus_resp resp) {
     npk_v0 *v;
     npk_v0_config cfg;
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.ring_len = 8;
     cfg.timeout_cycles = 200000;
     if (npk_port_open(&p, NULL, "v0", NULL) || npk_v0_open(&v, p, &cfg)) {
@@ -258,6 +259,7 @@ static void test_overflow_halt_reset(void) {
     npk_v0 *v;
     npk_v0_config cfg;
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.ring_len = 4;
     cfg.timeout_cycles = 1000000;
     if (npk_port_open(&p, NULL, "v0", NULL) || npk_v0_open(&v, p, &cfg)) {
@@ -333,6 +335,7 @@ static void test_property_resets(void) {
     npk_v0 *v;
     npk_v0_config cfg;
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.ring_len = 8;
     cfg.timeout_cycles = 100000;
     if (npk_port_open(&p, NULL, "v0", NULL) || npk_v0_open(&v, p, &cfg)) {

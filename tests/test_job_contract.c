@@ -130,6 +130,7 @@ static void test_v0(void) {
     CHECK_EQ(npk_port_open(&p, "sim", "v0", NULL), 0);
     npk_v0_config cfg;
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.timeout_cycles = 200000;
     CHECK_EQ(npk_v0_open(&v, p, &cfg), 0);
     rec r = {0};

@@ -262,7 +262,10 @@ static char *v0_run(int check_counters) {
     CHECK_EQ(npk_port_open(&p, "sim", "v0", NULL), 0);
     npk_trace *t = npk_trace_new();
     npk_port_set_trace(p, t);
-    CHECK_EQ(npk_v0_open(&v, p, NULL), 0);
+    npk_v0_config vc;
+    npk_v0_config_default(&vc);
+    vc.cpu_exec = npk_v0_cpu_execute;
+    CHECK_EQ(npk_v0_open(&v, p, &vc), 0);
     const uint32_t M = 40, N = 33, K = 70;
     int8_t *A = malloc((size_t)M * K), *B = malloc((size_t)K * N);
     int32_t *C = malloc((size_t)M * N * 4);

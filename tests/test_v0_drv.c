@@ -39,8 +39,17 @@ static void reset_log(void) {
     order_ok = 1;
 }
 
+static int exec_calls;
+static int counting_exec(npk_port *p, const npk_v0_desc *d) {
+    exec_calls++;
+    return npk_v0_cpu_execute(p, d);
+}
+
 static int open_both(npk_port **p, npk_v0 **v, const char *opts, const npk_v0_config *cfg) {
-    if (npk_port_open(p, NULL, "v0", opts) || npk_v0_open(v, *p, cfg)) {
+    npk_v0_config def;
+    npk_v0_config_default(&def);
+    def.cpu_exec = npk_v0_cpu_execute;
+    if (npk_port_open(p, NULL, "v0", opts) || npk_v0_open(v, *p, cfg ? cfg : &def)) {
         fprintf(stderr, "open: %s\n", npk_errmsg());
         return -1;
     }
@@ -141,6 +150,7 @@ static void test_fallback_and_errors(void) {
     npk_v0_close(v);
     npk_v0_config cfg;
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.timeout_cycles = 200000;
     npk_v0_open(&v, p, &cfg);
     npk_v0_set_done_cb(v, on_done, NULL);
@@ -167,6 +177,7 @@ static void test_fallback_and_errors(void) {
 
     /* without CPU fallback: unsupported_op is a hard failure with the validation detail */
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.cpu_fallback = 0;
     npk_v0_open(&v, p, &cfg);
     npk_v0_set_done_cb(v, on_done, NULL);
@@ -182,8 +193,32 @@ static void test_fallback_and_errors(void) {
     CHECK_EQ(npk_v0_run(v, &one, 1), 0);
     npk_v0_close(v);
 
+    /* the CPU executor is what the caller plugs in: none -> the unsupported
+     * descriptor fails naming the cause and is dropped; a plugged one runs */
+    npk_v0_config_default(&cfg);
+    npk_v0_open(&v, p, &cfg);
+    npk_v0_set_done_cb(v, on_done, NULL);
+    reset_log();
+    big.w[NPK_V0_W_TAG] = 42;
+    rc = npk_v0_run(v, &big, 1);
+    CHECK_EQ(rc, -NPK_EUNSUPPORTED);
+    CHECK(strstr(npk_errmsg(), "no CPU executor") != NULL);
+    CHECK_EQ(outcome[42], NPK_V0_DROPPED);
+    one.w[NPK_V0_W_TAG] = 43;
+    CHECK_EQ(npk_v0_run(v, &one, 1), 0);
+    npk_v0_close(v);
+    cfg.cpu_exec = counting_exec;
+    npk_v0_open(&v, p, &cfg);
+    exec_calls = 0;
+    big.w[NPK_V0_W_TAG] = 44;
+    CHECK_EQ(npk_v0_run(v, &big, 1), 0);
+    CHECK_EQ(exec_calls, 1);
+    CHECK_EQ(npk_v0_get_stats(v)->retired_cpu, 1);
+    npk_v0_close(v);
+
     /* TENSOR_MEM window excluding the buffers */
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.tensor_mem_base = m.a;
     cfg.tensor_mem_len = 128; /* a and b, not c */
     npk_v0_open(&v, p, &cfg);
@@ -200,6 +235,7 @@ static void test_wrap_and_irq(void) {
         npk_v0 *v;
         npk_v0_config cfg;
         npk_v0_config_default(&cfg);
+        cfg.cpu_exec = npk_v0_cpu_execute;
         cfg.ring_len = 4;
         cfg.use_irq = irq;
         if (open_both(&p, &v, NULL, &cfg)) return;
@@ -295,6 +331,7 @@ static void test_property(void) {
     npk_v0 *v;
     npk_v0_config cfg;
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.ring_len = 8;
     cfg.timeout_cycles = 100000;
     if (open_both(&p, &v, NULL, &cfg)) return;

@@ -245,7 +245,10 @@ static void test_unsigned_fallback(void) {
 
 int main(void) {
     test_kernels();
-    if (npk_port_open(&P, NULL, "v0", NULL) || npk_v0_open(&V, P, NULL)) {
+    npk_v0_config vc;
+    npk_v0_config_default(&vc);
+    vc.cpu_exec = npk_v0_cpu_execute;
+    if (npk_port_open(&P, NULL, "v0", NULL) || npk_v0_open(&V, P, &vc)) {
         fprintf(stderr, "open: %s\n", npk_errmsg());
         return 1;
     }

@@ -26,6 +26,7 @@ static void run_ops(const char *opts, int expect_gemmini) {
     CHECK_STR(npk_port_kind(p), "qtest");
     npk_v0_config cfg;
     npk_v0_config_default(&cfg);
+    cfg.cpu_exec = npk_v0_cpu_execute;
     cfg.use_irq = 1; /* interrupt lines travel as qtest IRQ messages */
     if (npk_v0_open(&v, p, &cfg)) {
         fprintf(stderr, "open: %s\n", npk_errmsg());

@@ -30,6 +30,13 @@ extern "C" {
 typedef struct npk_v0 npk_v0;
 struct npk_e1; /* include/npukit/e1.h */
 
+/* The host half of the unsupported_op contract: execute one descriptor on
+ * the CPU against guest memory through the port (CPU view). Returns 0 or a
+ * negative status with npk_errmsg() naming the cause. The ops layer provides
+ * npk_v0_cpu_execute (src/ops/v0_cpu.c, the CPU reference ops); the driver
+ * knows no golden op and only calls what the caller plugs in. */
+typedef int (*npk_v0_cpu_fn)(npk_port *p, const npk_v0_desc *d);
+
 typedef struct npk_v0_config {
     uint32_t ring_len;        /* ring slots, power of two 2..256 (0 = 64) */
     int use_irq;              /* 1: wait for interrupt lines (irq_enable, IRQ_MASK = all); 0: poll STATUS */
@@ -37,8 +44,11 @@ typedef struct npk_v0_config {
     uint64_t timeout_cycles;  /* device cycles without progress before -NPK_ETIMEDOUT (0 = 1e9) */
     uint64_t tensor_mem_base; /* TENSOR_MEM window (tensor_mem_len 0 = no window) */
     uint64_t tensor_mem_len;
+    npk_v0_cpu_fn cpu_exec;   /* what the fallback handler runs (npk_v0_cpu_execute); NULL: an
+                               * unsupported_op descriptor fails with -NPK_EUNSUPPORTED */
 } npk_v0_config;
-/* Defaults: ring 64, polling, cpu_fallback on, timeout 1e9 cycles, no window. */
+/* Defaults: ring 64, polling, cpu_fallback on, timeout 1e9 cycles, no window,
+ * no CPU executor (set cpu_exec = npk_v0_cpu_execute to run fallbacks). */
 void npk_v0_config_default(npk_v0_config *c);
 
 /* Open a driver on a port to a "v0" device (checks ID, programs the ring,
@@ -77,15 +87,12 @@ int npk_v0_run(npk_v0 *v, const npk_v0_desc *d, unsigned n);
 unsigned npk_v0_pending(const npk_v0 *v);
 
 /* The handler a kernel driver runs on irq_fallback: reads the descriptor at
- * ERR_DESC_INDEX, executes it with the CPU reference ops on guest memory,
+ * ERR_DESC_INDEX, executes it with the configured CPU executor (cpu_exec),
  * writes COMPLETION_TAG, clears IRQ_STATUS.unsupported_op|error and writes
  * DESC_TAIL = ERR_DESC_INDEX + 1. Returns 0, or a negative status (leaving
  * the device untouched) when no fallback is pending or the CPU cannot run
  * the descriptor (unknown opcode, absurd shape). */
 int npk_v0_fallback_handler(npk_v0 *v);
-/* Execute one descriptor on the CPU against guest memory through the port
- * (CPU view). Any shape the reference ops accept, not only the envelope. */
-int npk_v0_cpu_execute(npk_port *p, const npk_v0_desc *d);
 
 /* Decode the device's error state into a message (also sets npk_errmsg)
  * and return -NPK_EDEVICE. */
@@ -108,11 +115,11 @@ typedef struct npk_v0_stats {
 } npk_v0_stats;
 const npk_v0_stats *npk_v0_get_stats(const npk_v0 *v);
 
-/* ---- high-level operations ---------------------------------------------------
+/* ---- high-level operations (the ops layer: src/ops/v0_lower.c, v0_cpu.c) -----
  * Copy host tensors into guest buffers (npk_port_alloc, 16-byte aligned
  * rows), build descriptors, run them, copy the results back and free the
  * buffers. Shapes beyond the envelope are tiled (matmul) or left to the CPU
- * fallback (conv, pool). When CAPS.gemmini_present == 0 the work is routed
+ * fallback (conv, pool: open the driver with cpu_exec = npk_v0_cpu_execute). When CAPS.gemmini_present == 0 the work is routed
  * around the device instead: to the e1 device when one is attached
  * (npk_v0_set_e1) for what its datapath can do (GEMM tiles, ReLU), to the
  * CPU reference otherwise; npk_v0_last_route() says which. */
@@ -130,6 +137,11 @@ int npk_v0_conv2d_s32(npk_v0 *v, const npk_v0_conv *c, const int8_t *in, const i
 int npk_v0_relu(npk_v0 *v, const int8_t *in, int8_t *out, size_t n);
 /* out[OH][OW][c] = max pool of in[h][w][c] (relu optional). */
 int npk_v0_maxpool(npk_v0 *v, const npk_v0_pool *p, const int8_t *in, int8_t *out, int relu);
+
+/* The CPU executor (src/ops/v0_cpu.c, an npk_v0_cpu_fn for
+ * npk_v0_config.cpu_exec): one descriptor on the CPU reference ops against
+ * guest memory. Any shape the reference ops accept, not only the envelope. */
+int npk_v0_cpu_execute(npk_port *p, const npk_v0_desc *d);
 
 /* Attach an e1 driver (include/npukit/e1.h) as the routing target when the
  * v0 reports gemmini_present == 0 (NULL detaches). */

@@ -154,7 +154,10 @@ static int bench_v0_gemm(ctx *c) {
     }
     for (size_t i = 0; i < (size_t)n * n; i++) A[i] = rnd8();
     for (size_t i = 0; i < (size_t)n * n; i++) B[i] = rnd8();
-    if (npk_port_open(&p, "sim", "v0", NULL) || npk_v0_open(&v, p, NULL)) {
+    npk_v0_config vc;
+    npk_v0_config_default(&vc);
+    vc.cpu_exec = npk_v0_cpu_execute;
+    if (npk_port_open(&p, "sim", "v0", NULL) || npk_v0_open(&v, p, &vc)) {
         bench_fail(c, "v0");
         goto out;
     }
