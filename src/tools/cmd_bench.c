@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 #ifndef NPUKIT_SHARED_DIR_DEFAULT
 #define NPUKIT_SHARED_DIR_DEFAULT "../shared"
@@ -31,13 +34,20 @@ typedef struct figure {
     const char *bench;
     char name[80];
     const char *unit;
-    const char *kind; /* "npu" (the device path), "baseline", "modeled", "ratio" */
+    const char *kind;   /* "npu" (the device path), "baseline", "modeled", "ratio" */
+    const char *better; /* "higher", "lower" or "none" (which way is an improvement) */
+    int threads;        /* host threads the timed code ran on (0: not a host timing) */
+    uint32_t size;      /* problem size of a GEMM bench (M = N = K), 0 when it has none */
     double med, min, max;
     int runs;
 } figure;
 
 typedef struct ctx {
     int repeat;
+    int threads;  /* "all threads": --threads, default the online CPUs */
+    uint32_t size; /* --size of the GEMM benches (0: each bench's default) */
+    int cur_threads; /* threads of the figures being added (set by each bench) */
+    uint32_t cur_size; /* size of the figures being added (GEMM benches; 0 otherwise) */
     const char *shared;
     const char *trace_path; /* trace one extra run of the device path (one bench only) */
     int json;
@@ -56,6 +66,19 @@ static double now(void) {
 static int dcmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Which way is better for a figure of this unit: times and cycles lower,
+ * rates higher; ratios say it themselves (add_ratio). */
+static const char *better_of(const char *kind, const char *unit) {
+    static const char *const lower[] = {"ms", "us", "s", "cycles"};
+    static const char *const higher[] = {"GMAC/s", "access/s", "tokens/s", "TOPS", "%", "layers"};
+    if (!strcmp(kind, "ratio")) return "none";
+    for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
+        if (!strcmp(unit, lower[i])) return "lower";
+    for (size_t i = 0; i < sizeof higher / sizeof higher[0]; i++)
+        if (!strcmp(unit, higher[i])) return "higher";
+    return "none";
 }
 
 static void add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
@@ -79,6 +102,9 @@ static void add_fig(ctx *c, const char *kind, const char *unit, double med, doub
     va_end(ap);
     f->kind = kind;
     f->unit = unit;
+    f->better = better_of(kind, unit);
+    f->threads = strcmp(kind, "npu") && strcmp(kind, "baseline") ? 0 : c->cur_threads;
+    f->size = c->cur_size;
     f->med = med;
     f->min = min;
     f->max = max;
@@ -112,9 +138,14 @@ static const figure *find_fig(const ctx *c, const char *name) {
     return NULL;
 }
 
-static void add_ratio(ctx *c, const char *name, const char *num, const char *den) {
+/* A ratio of two medians of this bench; better says which way is an
+ * improvement ("higher" for throughput ratios, "lower" for time ratios). */
+static void add_ratio(ctx *c, const char *name, const char *num, const char *den, const char *better) {
     const figure *a = find_fig(c, num), *b = find_fig(c, den);
-    if (a && b && b->med > 0) add_fig(c, "ratio", "x", a->med / b->med, a->med / b->med, a->med / b->med, 1, "%s", name);
+    if (a && b && b->med > 0) {
+        add_fig(c, "ratio", "x", a->med / b->med, a->med / b->med, a->med / b->med, 1, "%s", name);
+        c->figs[c->nfigs - 1].better = better;
+    }
 }
 
 static int bench_fail(ctx *c, const char *what) {
@@ -138,7 +169,8 @@ static int8_t rnd8(void) {
 /* ---- v0: int8 GEMM 1024^3 versus oneDNN ------------------------------------ */
 
 static int bench_v0_gemm(ctx *c) {
-    const uint32_t n = 1024;
+    const uint32_t n = c->size ? c->size : 1024;
+    c->cur_size = n;
     const double macs = (double)n * n * n;
     int rc = 1;
     int8_t *A = malloc((size_t)n * n), *B = malloc((size_t)n * n);
@@ -167,6 +199,7 @@ static int bench_v0_gemm(ctx *c) {
     }
     npk_v0_counters c0, c1;
     npk_v0_read_counters(v, &c0);
+    c->cur_threads = 1; /* the v0 model runs on the calling thread */
     for (int r = 0; r < c->repeat; r++) {
         progress(c, "v0 matmul", r, c->repeat);
         double t0 = now();
@@ -178,7 +211,9 @@ static int bench_v0_gemm(ctx *c) {
     }
     cli_progress_end();
     npk_v0_read_counters(v, &c1);
-    add_samples(c, "npu", "GMAC/s", t, c->repeat, "v0 functional int8 GEMM (driver+DMA+compute)");
+    char vname[80];
+    snprintf(vname, sizeof vname, "v0 int8 GEMM %u^3 (driver+DMA+compute), 1 thread", n);
+    add_samples(c, "npu", "GMAC/s", t, c->repeat, vname);
     uint64_t cyc = (uint32_t)(c1.perf_cycles - c0.perf_cycles) / (uint64_t)c->repeat;
     uint64_t dm = (c1.perf_macs - c0.perf_macs) / (uint64_t)c->repeat;
     add_modeled(c, "ms", (double)cyc / (double)NPK_V0_HZ * 1e3, "v0 modeled device time (PERF_CYCLES)");
@@ -187,29 +222,40 @@ static int bench_v0_gemm(ctx *c) {
     if (!bench_dnnl_available()) {
         if (!c->json) printf("  %-46s %s\n", "oneDNN int8 GEMM", bench_dnnl_version());
     } else {
-        /* the default threads, then one thread (the v0 path is single-threaded) */
-        char name[80], name1[80] = "";
-        int deflt = bench_dnnl_threads();
+        /* One thread (equal threads: the v0 path is single-threaded), then all
+         * threads; the count is set explicitly each time (never oneDNN's
+         * default, which collapses on a loaded machine) and restored after. */
+        char name[2][80] = {"", ""};
+        int deflt = bench_dnnl_threads(), set1 = 0;
         for (int pass = 0; pass < 2; pass++) {
-            if (pass && (deflt <= 1 || !bench_dnnl_set_threads(1))) break;
+            int want = pass ? c->threads : 1;
+            if (pass && want <= 1) break;
+            int set = bench_dnnl_set_threads(want) > 0;
+            if (!set && pass) break; /* no OpenMP: the thread count cannot be set, one pass */
+            c->cur_threads = set ? want : 0;
+            if (!pass) set1 = set;
             bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT, threads */
             for (int r = 0; r < c->repeat; r++) {
                 progress(c, "oneDNN", r, c->repeat);
                 double t0 = now();
                 if (bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D)) {
                     npk_err(NPK_EIO, "dnnl_gemm_s8s8s32 failed");
-                    bench_dnnl_set_threads(deflt > 0 ? deflt : 1);
+                    if (deflt > 0) bench_dnnl_set_threads(deflt);
                     bench_fail(c, "oneDNN");
                     goto out;
                 }
                 t[r] = macs / (now() - t0) / 1e9;
             }
             cli_progress_end();
-            snprintf(pass ? name1 : name, sizeof name, "baseline: %s int8 GEMM, %d thread(s)", bench_dnnl_version(),
-                     bench_dnnl_threads());
-            add_samples(c, "baseline", "GMAC/s", t, c->repeat, pass ? name1 : name);
+            if (set)
+                snprintf(name[pass], sizeof name[pass], "baseline: %s int8 GEMM, %d thread%s", bench_dnnl_version(),
+                         want, want == 1 ? "" : "s");
+            else
+                snprintf(name[pass], sizeof name[pass], "baseline: %s int8 GEMM, its default threads",
+                         bench_dnnl_version());
+            add_samples(c, "baseline", "GMAC/s", t, c->repeat, name[pass]);
         }
-        if (name1[0]) bench_dnnl_set_threads(deflt);
+        if (deflt > 0) bench_dnnl_set_threads(deflt);
         int same = !memcmp(C, D, (size_t)n * n * 4);
         if (!c->json) printf("  %-46s %s\n", "v0 output == oneDNN output", same ? "yes (bit-exact)" : "NO");
         if (!same) {
@@ -217,9 +263,13 @@ static int bench_v0_gemm(ctx *c) {
             bench_fail(c, "check");
             goto out;
         }
-        add_ratio(c, "v0 / oneDNN throughput", "v0 functional int8 GEMM (driver+DMA+compute)", name);
-        if (name1[0])
-            add_ratio(c, "v0 / oneDNN throughput, 1 thread", "v0 functional int8 GEMM (driver+DMA+compute)", name1);
+        add_ratio(c, set1 ? "v0 / oneDNN throughput, equal threads (1)" : "v0 / oneDNN throughput", vname, name[0],
+                  "higher");
+        if (name[1][0]) {
+            char rn[80];
+            snprintf(rn, sizeof rn, "v0 (1 thread) / oneDNN throughput, %d threads", c->threads);
+            add_ratio(c, rn, vname, name[1], "higher");
+        }
     }
     if (c->trace_path) {
         tr = npk_trace_new();
@@ -412,14 +462,19 @@ static int bench_e1_matmul(ctx *c) {
     npk_lower *L = NULL;
     npk_ltensor A = {0}, B = {0};
     int rc = 1;
+    const int64_t n = c->size ? c->size : 64;
+    c->cur_size = (uint32_t)n;
+    char ename[80], gname[80];
+    snprintf(ename, sizeof ename, "e1 tiled matmul %lld^3 (ring batches), host time", (long long)n);
+    snprintf(gname, sizeof gname, "baseline: CPU reference matmul %lld^3", (long long)n);
     double *t = calloc((size_t)c->repeat, sizeof *t), *g = calloc((size_t)c->repeat, sizeof *g);
     if (!t || !g || npk_port_open(&p, "sim", "e1", NULL) || npk_e1_open(&e, p) || npk_lower_new(&L, e) ||
-        npk_lt_alloc2(&A, 64, 64) || npk_lt_alloc2(&B, 64, 64)) {
+        npk_lt_alloc2(&A, (unsigned)n, (unsigned)n) || npk_lt_alloc2(&B, (unsigned)n, (unsigned)n)) {
         bench_fail(c, "e1");
         goto out;
     }
-    for (size_t i = 0; i < 64 * 64; i++) A.data[i] = rnd8();
-    for (size_t i = 0; i < 64 * 64; i++) B.data[i] = rnd8();
+    for (int64_t i = 0; i < n * n; i++) A.data[i] = rnd8();
+    for (int64_t i = 0; i < n * n; i++) B.data[i] = rnd8();
     npk_lower_out o, go;
     npk_lower_evidence ev;
     /* warm-up: the driver's register shadow is cold on the first run (one more MMIO) */
@@ -437,7 +492,7 @@ static int bench_e1_matmul(ctx *c) {
             goto out;
         }
         t[r] = (now() - t0) * 1e3;
-        int same = !memcmp(o.t[0].data, go.t[0].data, 64 * 64 * 4);
+        int same = !memcmp(o.t[0].data, go.t[0].data, (size_t)(n * n) * 4);
         npk_lower_out_free(&o);
         npk_lower_out_free(&go);
         if (!same) {
@@ -454,10 +509,9 @@ static int bench_e1_matmul(ctx *c) {
         npk_lower_out_free(&go);
     }
     cli_progress_end();
-    add_samples(c, "npu", "ms", t, c->repeat, "e1 tiled matmul 64^3 (ring batches), host time");
-    add_samples(c, "baseline", "ms", g, c->repeat, "baseline: CPU reference matmul 64^3");
-    add_ratio(c, "e1 host time / CPU reference time", "e1 tiled matmul 64^3 (ring batches), host time",
-              "baseline: CPU reference matmul 64^3");
+    add_samples(c, "npu", "ms", t, c->repeat, ename);
+    add_samples(c, "baseline", "ms", g, c->repeat, gname);
+    add_ratio(c, "e1 host time / CPU reference time", ename, gname, "lower");
     add_modeled(c, "cycles", (double)ev.cycles, "e1 modeled cycles (simulated clock)");
     add_modeled(c, "TOPS", (double)ev.macs * 2.0 / ((double)ev.cycles / (double)E1_HZ) / 1e12, "e1 modeled TOPS");
     add_modeled(c, "count", (double)ev.tiles, "e1 GEMM tiles per run");
@@ -551,7 +605,8 @@ static int bench_llm(ctx *c) {
     cli_progress_end();
     add_samples(c, "npu", "tokens/s", tn, c->repeat, "pccx INT4 decode, host simulation");
     add_samples(c, "baseline", "tokens/s", tc, c->repeat, "baseline: fp32 CPU decoder");
-    add_ratio(c, "pccx simulation / fp32 CPU speed", "pccx INT4 decode, host simulation", "baseline: fp32 CPU decoder");
+    add_ratio(c, "pccx simulation / fp32 CPU speed", "pccx INT4 decode, host simulation", "baseline: fp32 CPU decoder",
+              "higher");
     if (st.tokens && st.device_cycles) {
         double spt = (double)st.device_cycles / (double)st.device_hz / (double)st.tokens;
         add_modeled(c, "tokens/s", 1.0 / spt, "pccx modeled decode (device busy time)");
@@ -642,7 +697,8 @@ static int bench_onnx(ctx *c, const char *device) {
              in.rank ? (long long)in.dims[0] : 1LL);
     add_samples(c, "npu", "ms", t, c->repeat, name);
     add_samples(c, "baseline", "ms", tc, c->repeat, "baseline: the same model on the CPU reference");
-    add_ratio(c, "device run time / CPU reference time", name, "baseline: the same model on the CPU reference");
+    add_ratio(c, "device run time / CPU reference time", name, "baseline: the same model on the CPU reference",
+              "lower");
     if (hz && cycles) {
         add_modeled(c, "us", (double)cycles / (double)hz * 1e6, "modeled inference time (device cycles)");
         add_modeled(c, "TOPS", (double)macs * 2.0 / ((double)cycles / (double)hz) / 1e12, "modeled TOPS");
@@ -698,24 +754,51 @@ static const bench suite[] = {
 };
 #define NSUITE (sizeof suite / sizeof suite[0])
 
+typedef struct bench_args {
+    int list, json, compare;
+    uint32_t repeat, threads, size;
+    int threads_given;
+    const char *trace_path, *shared;
+} bench_args;
+
+static const npk_opt bench_opts[] = {
+    {"--list", NULL, NPK_OPT_FLAG, offsetof(bench_args, list), NULL, 0, 0, 0, 0, 0, NULL,
+     "print the names of the suite and exit", 0},
+    {"--json", NULL, NPK_OPT_FLAG, offsetof(bench_args, json), NULL, 0, 0, 0, 0, 0, NULL,
+     "print the figures as one JSON document on stdout (schema npukit.bench.v2,\n"
+     "docs/performance.md); with --compare, the comparison", 0},
+    {"--repeat", NULL, NPK_OPT_U32, offsetof(bench_args, repeat), "5", 1, 1000, 0, 0, 0, "N",
+     "runs per host figure (median, min and max)", 0},
+    {"--threads", NULL, NPK_OPT_U32, offsetof(bench_args, threads), NULL, 1, 1024, 0, 0, 0, "N",
+     "'all threads' for the multi-threaded baselines (default: the online\n"
+     "CPUs); every baseline is also measured at 1 thread, the count set\n"
+     "explicitly each time", offsetof(bench_args, threads_given) + 1},
+    {"--size", NULL, NPK_OPT_U32, offsetof(bench_args, size), NULL, 1, 4096, 0, 0, 0, "N",
+     "M = N = K of the GEMM benches (v0-gemm-1024: 1024, e1-matmul-64: 64)", 0},
+    {"--trace", NULL, NPK_OPT_STR, offsetof(bench_args, trace_path), NULL, 0, 0, 0, 0, 0, "FILE.json",
+     "with exactly one NAME: write a Chrome/Perfetto trace of one extra\n(untimed) run of its device path", 0},
+    {"--shared", NULL, NPK_OPT_STR, offsetof(bench_args, shared), NPUKIT_SHARED_DIR_DEFAULT, 0, 0, 0, 0, 0, "DIR",
+     "the shared/ directory with models/ and data/", 0},
+    {"--compare", NULL, NPK_OPT_FLAG, offsetof(bench_args, compare), NULL, 0, 0, 0, 0, 0, NULL,
+     "npu bench --compare OLD.json NEW.json: per figure, the ratio NEW/OLD\n"
+     "of the medians and whether it improved (runs no benchmark)", 0},
+};
+#define NOPTS (sizeof bench_opts / sizeof bench_opts[0])
+
 static void help(void) {
-    printf("usage: npu bench [NAME...] [--list] [--json] [--repeat N] [--trace FILE.json] [--shared DIR]\n\n"
+    printf("usage: npu bench [NAME...] [options]\n"
+           "       npu bench --compare OLD.json NEW.json [--json]\n\n"
            "Runs the benchmark suite (or the named benchmarks) and prints each figure with the\n"
            "baseline measured in the same run. Host figures are the median of N runs with min and\n"
            "max; modeled figures come from the simulated device clock and are the same every run.\n"
-           "The machine may be shared: compare figures from one run, not across runs.\n"
-           "docs/performance.md explains every figure.\n\n"
+           "Baselines run at 1 thread (equal threads: npukit's paths are single-threaded) and at\n"
+           "all threads. The machine may be shared: compare figures from one run, not across runs.\n"
+           "docs/performance.md explains every figure and the JSON schema.\n\n"
            "benchmarks:\n");
     for (size_t i = 0; i < NSUITE; i++) printf("  %-17s %s\n", suite[i].name, suite[i].what);
-    printf("\noptions:\n"
-           "  --list            print the names of the suite and exit\n"
-           "  --json            print the figures as one JSON document on stdout\n"
-           "  --repeat N        runs per host figure (default 5, 1..1000)\n"
-           "  --trace FILE      with exactly one NAME: write a Chrome/Perfetto trace of one extra\n"
-           "                    (untimed) run of its device path\n"
-           "  --shared DIR      the shared/ directory with models/ (default %s)\n"
-           "A progress line is shown on a terminal (stderr) only.\n",
-           NPUKIT_SHARED_DIR_DEFAULT);
+    printf("\noptions:\n");
+    cli_help_opts(bench_opts, NOPTS);
+    printf("A progress line is shown on a terminal (stderr) only.\n");
 }
 
 static void json_str(const char *s) {
@@ -729,9 +812,14 @@ static void json_str(const char *s) {
     putchar('"');
 }
 
+/* Schema npukit.bench.v2 (docs/performance.md, "JSON"): stable field names;
+ * a later version only adds fields. */
 static void print_json(const ctx *c) {
-    printf("{\"schema\":\"npukit.bench.v1\",\"repeat\":%d,\"baseline_available\":{\"onednn\":%s},\"figures\":[",
-           c->repeat, bench_dnnl_available() ? "true" : "false");
+    printf("{\"schema\":\"npukit.bench.v2\",\"repeat\":%d,\"threads\":%d,\"size\":", c->repeat, c->threads);
+    if (c->size) printf("%u", c->size);
+    else printf("null");
+    printf(",\"host_cpus\":%ld,\"baseline_available\":{\"onednn\":%s},\"figures\":[", sysconf(_SC_NPROCESSORS_ONLN),
+           bench_dnnl_available() ? "true" : "false");
     for (size_t i = 0; i < c->nfigs; i++) {
         const figure *f = &c->figs[i];
         printf("%s{\"bench\":", i ? "," : "");
@@ -740,9 +828,134 @@ static void print_json(const ctx *c) {
         json_str(f->name);
         printf(",\"kind\":\"%s\",\"unit\":", f->kind);
         json_str(f->unit);
+        printf(",\"better\":\"%s\",\"threads\":%d,\"size\":", f->better, f->threads);
+        if (f->size) printf("%u", f->size);
+        else printf("null");
         printf(",\"median\":%.9g,\"min\":%.9g,\"max\":%.9g,\"runs\":%d}", f->med, f->min, f->max, f->runs);
     }
     printf("]}\n");
+}
+
+/* ---- --compare OLD.json NEW.json ------------------------------------------------ */
+
+static json_t *load_bench_json(const char *path) {
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    if (!doc) {
+        cli_fail("bench --compare: %s:%d: %s", path, e.line, e.text);
+        return NULL;
+    }
+    const char *schema = json_string_value(json_object_get(doc, "schema"));
+    json_t *figs = json_object_get(doc, "figures");
+    if (!schema || (strcmp(schema, "npukit.bench.v1") && strcmp(schema, "npukit.bench.v2")) || !json_is_array(figs)) {
+        cli_fail("bench --compare: %s: not an npu bench --json document (schema npukit.bench.v1 or v2 with figures)",
+                 path);
+        json_decref(doc);
+        return NULL;
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(figs, i, f) {
+        if (!json_is_string(json_object_get(f, "bench")) || !json_is_string(json_object_get(f, "figure")) ||
+            !json_is_number(json_object_get(f, "median"))) {
+            cli_fail("bench --compare: %s: figure %zu lacks bench, figure or median", path, i);
+            json_decref(doc);
+            return NULL;
+        }
+    }
+    return doc;
+}
+
+static const char *fig_str(json_t *f, const char *key, const char *def) {
+    const char *v = json_string_value(json_object_get(f, key));
+    return v ? v : def;
+}
+
+/* A figure is identified by bench, figure name and size (a GEMM bench at
+ * another --size is another figure). */
+static json_t *find_json_fig(json_t *figs, json_t *like) {
+    const char *bench = fig_str(like, "bench", ""), *name = fig_str(like, "figure", "");
+    json_int_t size = json_integer_value(json_object_get(like, "size"));
+    size_t i;
+    json_t *f;
+    json_array_foreach(figs, i, f) {
+        if (!strcmp(fig_str(f, "bench", ""), bench) && !strcmp(fig_str(f, "figure", ""), name) &&
+            json_integer_value(json_object_get(f, "size")) == size)
+            return f;
+    }
+    return NULL;
+}
+
+static int bench_compare(const char *oldp, const char *newp, int as_json) {
+    json_t *od = load_bench_json(oldp), *nd = od ? load_bench_json(newp) : NULL;
+    if (!od || !nd) {
+        json_decref(od);
+        return 1;
+    }
+    json_t *of = json_object_get(od, "figures"), *nf = json_object_get(nd, "figures");
+    json_t *out = json_array();
+    size_t i, better = 0, worse = 0, same = 0, only = 0;
+    json_t *f;
+    if (!as_json) {
+        printf("npu bench --compare %s %s: NEW/OLD of the medians\n", oldp, newp);
+        printf("  %-19s %-50s %12s %12s %-9s %9s  %s\n", "bench", "figure", "old", "new", "unit", "new/old", "");
+    }
+    json_array_foreach(nf, i, f) {
+        const char *b = fig_str(f, "bench", ""), *name = fig_str(f, "figure", "");
+        const char *kind = fig_str(f, "kind", ""), *unit = fig_str(f, "unit", "");
+        json_t *o = find_json_fig(of, f);
+        if (!o) {
+            only++;
+            if (!as_json) printf("  %-19s %-50s %12s %12.4g %-9s %9s  only in NEW\n", b, name, "-",
+                                 json_number_value(json_object_get(f, "median")), unit, "-");
+            continue;
+        }
+        const char *dir = fig_str(f, "better", better_of(kind, unit));
+        double ov = json_number_value(json_object_get(o, "median")), nv = json_number_value(json_object_get(f, "median"));
+        double omin = json_number_value(json_object_get(o, "min")), omax = json_number_value(json_object_get(o, "max"));
+        double ratio = ov != 0 ? nv / ov : (nv == 0 ? 1.0 : INFINITY);
+        /* a median inside OLD's [min, max] is within the noise of OLD's runs */
+        int noise = json_object_get(o, "min") && json_object_get(o, "max") && nv >= omin && nv <= omax;
+        const char *verdict = "";
+        if (ratio == 1.0 || !strcmp(dir, "none")) verdict = ratio == 1.0 ? "same" : "";
+        else if ((ratio > 1.0) == !strcmp(dir, "higher")) verdict = noise ? "better (within OLD's min..max)" : "better";
+        else verdict = noise ? "worse (within OLD's min..max)" : "worse";
+        if (!strncmp(verdict, "better", 6)) better++;
+        else if (!strncmp(verdict, "worse", 5)) worse++;
+        else same++;
+        if (as_json) {
+            json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:s}", "bench", b, "figure", name,
+                                                 "kind", kind, "unit", unit, "better", dir, "old", ov, "new", nv,
+                                                 "ratio", isfinite(ratio) ? ratio : 0.0, "verdict",
+                                                 verdict[0] ? verdict : "n/a"));
+        } else {
+            printf("  %-19s %-50s %12.4g %12.4g %-9s %8.3fx  %s\n", b, name, ov, nv, unit, ratio, verdict);
+        }
+    }
+    json_array_foreach(of, i, f) {
+        if (!find_json_fig(nf, f)) {
+            only++;
+            if (!as_json)
+                printf("  %-19s %-50s %12.4g %12s %-9s %9s  only in OLD\n", fig_str(f, "bench", ""),
+                       fig_str(f, "figure", ""), json_number_value(json_object_get(f, "median")), "-",
+                       fig_str(f, "unit", ""), "-");
+        }
+    }
+    if (as_json) {
+        json_t *doc = json_pack("{s:s,s:s,s:s,s:o,s:i,s:i,s:i,s:i}", "schema", "npukit.bench.compare.v1", "old", oldp,
+                                "new", newp, "figures", out, "better", (json_int_t)better, "worse", (json_int_t)worse,
+                                "same_or_undirected", (json_int_t)same, "unmatched", (json_int_t)only);
+        char *txt = json_dumps(doc, JSON_COMPACT);
+        if (txt) printf("%s\n", txt);
+        free(txt);
+        json_decref(doc);
+    } else {
+        json_decref(out);
+        printf("%zu better, %zu worse, %zu same or undirected, %zu in one file only\n", better, worse, same, only);
+    }
+    json_decref(od);
+    json_decref(nd);
+    return 0;
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -750,34 +963,41 @@ int cmd_bench(int argc, char **argv) {
         help();
         return 0;
     }
-    ctx c = {.repeat = 5, .shared = NPUKIT_SHARED_DIR_DEFAULT};
-    int sel[NSUITE] = {0}, nsel = 0, list = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--list")) list = 1;
-        else if (!strcmp(a, "--json")) c.json = 1;
-        else if (!strcmp(a, "--repeat") || !strcmp(a, "--trace") || !strcmp(a, "--shared")) {
-            if (i + 1 >= argc) return cli_usage_error("bench", "%s needs a value", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--trace")) c.trace_path = v;
-            else if (!strcmp(a, "--shared")) c.shared = v;
-            else {
-                uint64_t n;
-                if (cli_parse_u64(v, &n) || n < 1 || n > 1000)
-                    return cli_usage_error("bench", "--repeat '%s' is not a number in 1..1000", v);
-                c.repeat = (int)n;
-            }
-        } else if (a[0] == '-') {
-            return cli_usage_error("bench", "unknown option '%s'", a);
-        } else {
-            size_t k = 0;
-            while (k < NSUITE && strcmp(suite[k].name, a)) k++;
-            if (k == NSUITE) return cli_usage_error("bench", "unknown benchmark '%s' (see npu bench --list)", a);
-            if (!sel[k]) nsel++;
-            sel[k] = 1;
-        }
+    bench_args A;
+    memset(&A, 0, sizeof A);
+    npk_opt_defaults(bench_opts, NOPTS, &A);
+    const char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    int npos = 0;
+    if (!pos) return cli_fail("bench: out of memory");
+    int urc = cli_parse("bench", bench_opts, NOPTS, &A, argc, argv, pos, argc, &npos);
+    if (urc) {
+        free(pos);
+        return urc;
     }
-    if (list) {
+    if (A.compare) {
+        int rc = npos == 2 ? bench_compare(pos[0], pos[1], A.json)
+                           : cli_usage_error("bench", "--compare needs two files: OLD.json NEW.json");
+        free(pos);
+        return rc;
+    }
+    ctx c = {.repeat = (int)A.repeat, .shared = A.shared, .trace_path = A.trace_path, .json = A.json,
+             .size = A.size, .cur_threads = 1};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    c.threads = A.threads_given ? (int)A.threads : (cpus > 0 ? (int)cpus : 1);
+    int sel[NSUITE] = {0}, nsel = 0;
+    for (int i = 0; i < npos; i++) {
+        size_t k = 0;
+        while (k < NSUITE && strcmp(suite[k].name, pos[i])) k++;
+        if (k == NSUITE) {
+            int rc = cli_usage_error("bench", "unknown benchmark '%s' (see npu bench --list)", pos[i]);
+            free(pos);
+            return rc;
+        }
+        if (!sel[k]) nsel++;
+        sel[k] = 1;
+    }
+    free(pos);
+    if (A.list) {
         for (size_t i = 0; i < NSUITE; i++) printf("%s%s\n", suite[i].name, suite[i].pending ? " (pending)" : "");
         return 0;
     }
@@ -786,12 +1006,15 @@ int cmd_bench(int argc, char **argv) {
     if (!nsel)
         for (size_t i = 0; i < NSUITE; i++) sel[i] = !suite[i].pending;
     if (!c.json)
-        printf("npu bench: %d run(s) per host figure; median (min, max); the machine may be shared and noisy\n",
-               c.repeat);
+        printf("npu bench: %d run(s) per host figure; median (min, max); baselines at 1 and %d thread(s); the machine "
+               "may be shared and noisy\n",
+               c.repeat, c.threads);
     int rc = 0;
     for (size_t i = 0; i < NSUITE; i++) {
         if (!sel[i]) continue;
         c.cur = suite[i].name;
+        c.cur_threads = 1;
+        c.cur_size = 0;
         if (!c.json) printf("%s: %s\n", suite[i].name, suite[i].what);
         if (suite[i].run(&c)) rc = 1;
     }
