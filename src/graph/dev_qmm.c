@@ -13,6 +13,7 @@ struct npk_qmm {
     int a_view, b_view;          /* matmul: views of A and B */
     int scr_a, scr_b, scr_c;     /* conv: im2col and weight matrices; both: int32 C */
     int64_t rows, mrows, n, k, groups;
+    int64_t gb, nb, kd, nd;      /* channel batching: gb groups per product, nb products of K kd x N nd */
     int64_t kchunk, nk;          /* K split: nk device products of kchunk (last shorter), summed on the host */
     int64_t *aoff, *boff;        /* batched matmul: first row of each batch in the A and B views */
     uint32_t lda, ldb, ldc;
@@ -109,12 +110,25 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         snprintf(why, wl, "empty product");
         return 0;
     }
-    q.ldc = al16((uint64_t)q.n * 4);
+    /* grouped conv with narrow groups: gb groups per product (block-diagonal
+     * B), balanced so the products are equal (960 depthwise channels: 60 x 16) */
+    q.gb = 1;
+    if (q.conv && d->group_cols && !d->host_gemm && q.groups > 1 && q.n < (int64_t)d->group_cols) {
+        int64_t gb = (int64_t)d->group_cols / q.n;
+        while (gb > 1 && gb * q.k > (int64_t)d->max_k) gb--;
+        if (gb > q.groups) gb = q.groups;
+        int64_t nb = (q.groups + gb - 1) / gb;
+        q.gb = (q.groups + nb - 1) / nb;
+    }
+    q.nb = (q.groups + q.gb - 1) / q.gb;
+    q.kd = q.gb * q.k;
+    q.nd = q.gb * q.n;
+    q.ldc = al16((uint64_t)q.nd * 4);
     /* K beyond one descriptor: nk balanced chunks (multiples of 16 so every A
      * chunk starts aligned), each into its own int32 slice of C; the host adds
      * the slices with int32 wrap-around, exactly the device accumulator. */
-    q.nk = (q.k + d->max_k - 1) / d->max_k;
-    q.kchunk = q.nk > 1 ? (int64_t)al16((uint64_t)((q.k + q.nk - 1) / q.nk)) : q.k;
+    q.nk = (q.kd + d->max_k - 1) / d->max_k;
+    q.kchunk = q.nk > 1 ? (int64_t)al16((uint64_t)((q.kd + q.nk - 1) / q.nk)) : q.kd;
     if (q.kchunk > d->max_k) q.kchunk = d->max_k;
     if (d->host_gemm) {
         q.lda = al16((uint64_t)q.k);
@@ -125,13 +139,13 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         q.lda = npk_exec_view_pitch(x, q.a_view);
         q.ldb = npk_exec_view_pitch(x, q.b_view);
     } else {
-        q.lda = al16((uint64_t)q.k);
-        q.ldb = al16((uint64_t)q.n);
-        q.scr_a = npk_exec_scratch(x, n, (uint64_t)(q.groups * q.rows) * q.lda);
-        q.scr_b = npk_exec_scratch(x, n, (uint64_t)(q.groups * q.k) * q.ldb);
+        q.lda = al16((uint64_t)q.kd);
+        q.ldb = al16((uint64_t)q.nd);
+        q.scr_a = npk_exec_scratch(x, n, (uint64_t)(q.nb * q.rows) * q.lda);
+        q.scr_b = npk_exec_scratch(x, n, (uint64_t)(q.nb * q.kd) * q.ldb);
     }
     if (!d->host_gemm) {
-        q.scr_c = npk_exec_scratch(x, n, (uint64_t)(q.nk * q.groups * q.rows) * q.ldc);
+        q.scr_c = npk_exec_scratch(x, n, (uint64_t)(q.nk * q.nb * q.rows) * q.ldc);
         if (q.scr_c < 0 || (q.conv && (q.scr_a < 0 || q.scr_b < 0))) return -NPK_ENOMEM;
     }
     *out = malloc(sizeof q);
@@ -146,8 +160,11 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
                  (long long)q.rows, (long long)q.n, (long long)q.k, q.a_flip || q.b_flip ? ", uint8 offset to int8" : "");
         return 1;
     }
-    char ksplit[96] = "";
-    if (q.nk > 1)
+    char ksplit[160] = "";
+    if (q.gb > 1)
+        snprintf(ksplit, sizeof ksplit, ", channel-batched as %lld product%s MxNxK %lldx%lldx%lld (%lld groups each, block-diagonal weights)",
+                 (long long)q.nb, q.nb > 1 ? "s" : "", (long long)q.rows, (long long)q.nd, (long long)q.kd, (long long)q.gb);
+    else if (q.nk > 1)
         snprintf(ksplit, sizeof ksplit, ", K split into %lld chunks of <= %lld summed on the host", (long long)q.nk,
                  (long long)q.kchunk);
     snprintf(why, wl, "%s%lld int8 product%s MxNxK %lldx%lldx%lld on the device%s%s%s", q.conv ? "host im2col, " : "",
@@ -186,7 +203,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
     const npk_tensor *ys = opt_host(x, q->ys_val, &err), *yzp = opt_host(x, q->yzp_val, &err);
     const npk_tensor *bias = opt_host(x, q->bias_val, &err);
     if (err) return -NPK_EINVAL;
-    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k;
+    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k, GB = q->gb, NB = q->nb, KD = q->kd, ND = q->nd;
     int64_t *rowsum = calloc((size_t)(G * R + 1), sizeof(int64_t)), *colsum = calloc((size_t)(G * N + 1), sizeof(int64_t));
     int32_t *cbuf = NULL;
     uint8_t *abuf = NULL, *bbuf = NULL;
@@ -210,8 +227,8 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
         const npk_onnx_conv_params *p = &q->cp;
         int64_t cpg = p->c / p->group, ksp = p->k[0] * p->k[1] * p->k[2], isz = p->in[0] * p->in[1] * p->in[2];
         int64_t osz = p->out[0] * p->out[1] * p->out[2];
-        abuf = calloc((size_t)(G * R), q->lda);
-        bbuf = calloc((size_t)(G * K), q->ldb);
+        abuf = calloc((size_t)(NB * R), q->lda);
+        bbuf = calloc((size_t)(NB * KD), q->ldb);
         if (!abuf || !bbuf) {
             rc = npk_err(NPK_ENOMEM, "out of memory for the im2col matrix");
             goto out;
@@ -221,7 +238,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
             for (int64_t r = 0; r < R; r++) {
                 int64_t nimg = r / osz, o = r % osz, o0 = o / (p->out[1] * p->out[2]), o1 = (o / p->out[2]) % p->out[1],
                         o2 = o % p->out[2];
-                uint8_t *row = abuf + (size_t)(g * R + r) * q->lda;
+                uint8_t *row = abuf + (size_t)((g / GB) * R + r) * q->lda + (size_t)((g % GB) * K);
                 int64_t s = 0;
                 for (int64_t kk = 0; kk < K; kk++) {
                     int64_t c = kk / ksp, kr = kk % ksp, k0 = kr / (p->k[1] * p->k[2]), k1 = (kr / p->k[2]) % p->k[1],
@@ -245,7 +262,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
                 for (int64_t kk = 0; kk < K; kk++) {
                     int64_t v = npk_ref_onnx_get_i(wt->data, wt->dtype, (g * N + m) * K + kk);
                     if (q->b_flip) v -= 128;
-                    bbuf[(size_t)(g * K + kk) * q->ldb + (size_t)m] = (uint8_t)(int8_t)v;
+                    bbuf[(size_t)((g / GB) * KD + (g % GB) * K + kk) * q->ldb + (size_t)((g % GB) * N + m)] = (uint8_t)(int8_t)v;
                     s += v;
                 }
                 colsum[g * N + m] = s;
@@ -253,8 +270,8 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
         if (!d->host_gemm) {
             a_addr = npk_exec_scratch_addr(x, q->scr_a);
             b_addr = npk_exec_scratch_addr(x, q->scr_b);
-            if ((rc = npk_exec_write(x, a_addr, abuf, (size_t)(G * R) * q->lda)) ||
-                (rc = npk_exec_write(x, b_addr, bbuf, (size_t)(G * K) * q->ldb)))
+            if ((rc = npk_exec_write(x, a_addr, abuf, (size_t)(NB * R) * q->lda)) ||
+                (rc = npk_exec_write(x, b_addr, bbuf, (size_t)(NB * KD) * q->ldb)))
                 goto out;
         }
     } else if (d->host_gemm) {
@@ -339,14 +356,14 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
         goto epilogue;
     }
     /* the device products, tiled in M and N; K > max_k in chunks, one C slice each */
-    size_t slice = (size_t)(G * R) * q->ldc;
+    size_t slice = (size_t)(NB * R) * q->ldc;
     for (int64_t kc = 0; kc < q->nk; kc++) {
-        int64_t k0 = kc * q->kchunk, kl = K - k0 < q->kchunk ? K - k0 : q->kchunk;
-        for (int64_t g = 0; g < G; g++)
+        int64_t k0 = kc * q->kchunk, kl = KD - k0 < q->kchunk ? KD - k0 : q->kchunk;
+        for (int64_t g = 0; g < NB; g++) /* one product per batch of GB groups (GB = 1: per group) */
             for (int64_t i0 = 0; i0 < R; i0 += d->max_m)
-                for (int64_t j0 = 0; j0 < N; j0 += d->max_n) {
-                    uint32_t m = (uint32_t)(R - i0 < d->max_m ? R - i0 : d->max_m), nn = (uint32_t)(N - j0 < d->max_n ? N - j0 : d->max_n);
-                    int64_t arow0 = q->aoff ? q->aoff[g] : g * R, brow0 = q->boff ? q->boff[g] : g * K;
+                for (int64_t j0 = 0; j0 < ND; j0 += d->max_n) {
+                    uint32_t m = (uint32_t)(R - i0 < d->max_m ? R - i0 : d->max_m), nn = (uint32_t)(ND - j0 < d->max_n ? ND - j0 : d->max_n);
+                    int64_t arow0 = q->aoff ? q->aoff[g] : g * R, brow0 = q->boff ? q->boff[g] : g * KD;
                     uint64_t ga = a_addr + (uint64_t)(arow0 + i0) * q->lda + (uint64_t)k0;
                     uint64_t gb = b_addr + (uint64_t)(brow0 + k0) * q->ldb + (uint64_t)j0;
                     uint64_t gc = c_addr + (uint64_t)kc * slice + (uint64_t)(g * R + i0) * q->ldc + (uint64_t)j0 * 4;
@@ -379,7 +396,7 @@ epilogue:;
     float ysc = ys ? getf(ys, 0) : 1.0f;
     for (int64_t g = 0; g < G; g++)
         for (int64_t r = 0; r < R; r++) {
-            const int32_t *crow = (const int32_t *)((const uint8_t *)cbuf + (size_t)(g * R + r) * q->ldc);
+            const int32_t *crow = (const int32_t *)((const uint8_t *)cbuf + (size_t)((g / GB) * R + r) * q->ldc) + (g % GB) * N;
             int64_t arow = q->conv ? 0 : r % q->mrows;
             int64_t ca = (q->a_flip ? 128 : 0) - geti(azp, arow);
             for (int64_t j = 0; j < N; j++) {

@@ -36,6 +36,13 @@ typedef struct npk_qmm_dev {
     npk_qmm_flush_fn flush;
     const char *opname;             /* "MATMUL_S8", "GEMM INT8" */
     npk_qmm_host_gemm_fn host_gemm; /* set instead of gemm/flush for host-matrix devices */
+    /* Channel batching of grouped convolutions (depthwise): when a group has
+     * fewer than group_cols output channels, up to group_cols / N groups run
+     * as ONE product with a block-diagonal weight matrix (K = groups x K_g,
+     * N = groups x N_g; the zero blocks contribute exact zeros), so the
+     * array's columns are used. 0 = one product per group. Guest-memory
+     * devices only. */
+    uint32_t group_cols;
 } npk_qmm_dev;
 
 typedef struct npk_qmm npk_qmm;

@@ -59,7 +59,10 @@ static int v0_gemm(npk_backend *b, uint32_t m, uint32_t n, uint32_t k, uint64_t 
 }
 
 static const npk_qmm_dev v0_qmm = {.max_m = NPK_V0_MAX_MATMUL, .max_n = NPK_V0_MAX_MATMUL, .max_k = NPK_V0_MAX_MATMUL,
-                                   .gemm = v0_gemm, .flush = v0_flush, .opname = "v0 MATMUL_S8"};
+                                   .gemm = v0_gemm, .flush = v0_flush, .opname = "v0 MATMUL_S8",
+                                   /* depthwise/grouped convs: 16 channels per product (the spec's 16 columns;
+                                    * like every descriptor split, independent of the timing-only rows/cols options) */
+                                   .group_cols = 16};
 
 static int ensure_nodes(v0be *s, npk_exec *x) {
     if (s->nodes) return 0;
