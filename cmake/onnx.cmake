@@ -34,9 +34,9 @@ add_custom_command(
   COMMENT "protoc-c: generating the ONNX data-value C code from ${NPUKIT_ONNX_DATA_PROTO}"
   VERBATIM)
 set(NPUKIT_ONNX_GEN_SOURCES ${NPUKIT_ONNX_GEN_DIR}/onnx/onnx.pb-c.c ${NPUKIT_ONNX_GEN_DIR}/npk_onnx_data.pb-c.c)
-target_sources(npukit PRIVATE ${NPUKIT_ONNX_GEN_SOURCES})
+target_sources(npukit_graph PRIVATE ${NPUKIT_ONNX_GEN_SOURCES})
 # The generated files are not ours: do not hold them to -Werror/-Wextra.
 set_source_files_properties(${NPUKIT_ONNX_GEN_SOURCES} PROPERTIES COMPILE_OPTIONS "-Wno-error;-Wno-unused-parameter")
 # PUBLIC so that tests can build ModelProto messages with the same generated code.
-target_include_directories(npukit PUBLIC ${NPUKIT_ONNX_GEN_DIR} ${NPUKIT_PROTOBUF_C_INCLUDE})
-target_link_libraries(npukit PUBLIC ${NPUKIT_PROTOBUF_C_LIB})
+target_include_directories(npukit_graph PUBLIC ${NPUKIT_ONNX_GEN_DIR} ${NPUKIT_PROTOBUF_C_INCLUDE})
+target_link_libraries(npukit_graph PUBLIC ${NPUKIT_PROTOBUF_C_LIB})
