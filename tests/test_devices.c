@@ -75,6 +75,42 @@ static void qtest(const npk_dev_class *c) {
     free(out);
 }
 
+/* The clock: every device takes clock_mhz, its default is the class's clock,
+ * a given value becomes the instance's clock (machine time, qtest npu_info,
+ * the port) and 0 is refused. */
+static void clock(const npk_dev_class *c) {
+    const npk_opt *o = npk_opt_find(c->opts, c->n_opts, "clock_mhz");
+    CHECK(o != NULL);
+    if (!o) return;
+    CHECK_EQ(strtoull(o->def, NULL, 10) * 1000000ull, c->hz);
+    npk_sim *s = npk_sim_new(c->name, NULL);
+    CHECK(s && npk_sim_hz(s) == c->hz);
+    npk_sim_free(s);
+    s = npk_sim_new(c->name, "clock_mhz=250");
+    CHECK(s && npk_sim_hz(s) == 250000000ull);
+    if (s) {
+        npk_sim_step(s, 1000);
+        CHECK_EQ(npk_sim_ns(s), 4000); /* 1000 cycles at 250 MHz */
+    }
+    npk_sim_free(s);
+    CHECK(npk_sim_new(c->name, "clock_mhz=0") == NULL && strstr(npk_errmsg(), "clock_mhz") &&
+          strstr(npk_errmsg(), "out of range"));
+    npk_port *p = NULL;
+    CHECK_EQ(npk_port_open(&p, "sim", c->name, "clock_mhz=250"), 0);
+    CHECK(p && npk_port_hz(p) == 250000000ull);
+    npk_port_close(p);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "printf 'npu_info\n' | %s qtest --device %s --device-opt clock_mhz=250", NPU_BIN, c->name);
+    char *out = run(cmd);
+    CHECK(out && strstr(out, " hz=250000000 "));
+    free(out);
+    snprintf(cmd, sizeof cmd, "qtest-spawn:%s", NPU_BIN);
+    p = NULL;
+    CHECK_EQ(npk_port_open(&p, cmd, c->name, "clock_mhz=250"), 0);
+    CHECK(p && npk_port_hz(p) == 250000000ull);
+    npk_port_close(p);
+}
+
 /* Reset: a fresh model and a reset one read the same registers. */
 static void reset(const npk_dev_class *c) {
     npk_sim *a = npk_sim_new(c->name, NULL), *b = npk_sim_new(c->name, NULL);
@@ -110,6 +146,7 @@ int main(void) {
         CHECK(!r[i]->stream_format || (r[i]->assemble && r[i]->disassemble));
         options(c[i]);
         qtest(c[i]);
+        clock(c[i]);
         reset(c[i]);
         /* help texts name the device and every option with its default */
         char line[64];

@@ -3,8 +3,9 @@
  * interface every model implements, register tables, and the machine that
  * ties one device to its memory and clock.
  *
- * Time: every device advances in cycles of its own clock (npk_dev_class.hz);
- * nanoseconds = cycles * 1e9 / hz.
+ * Time: every device advances in cycles of its own clock: the instance's
+ * npk_dev.hz, set from the device option clock_mhz (NPK_OPT_CLOCK_MHZ), whose
+ * default is the class's npk_dev_class.hz; nanoseconds = cycles * 1e9 / hz.
  */
 #ifndef NPUKIT_SIM_H
 #define NPUKIT_SIM_H
@@ -208,6 +209,7 @@ struct npk_dev {
     const struct npk_dev_class *cls;
     npk_mem *mem;          /* the device's bus for DMA (not owned) */
     uint64_t cycles;       /* cycles elapsed since creation */
+    uint64_t hz;           /* this instance's clock (option clock_mhz); 0 = the class's hz */
     int irq_level[NPK_MAX_IRQ];
     npk_irq_fn irq_cb;
     void *irq_ctx;
@@ -219,6 +221,16 @@ struct npk_dev {
 
 /* Set an IRQ line level; calls irq_cb when it changes. */
 void npk_dev_set_irq(npk_dev *d, int line, int level);
+/* The instance's clock in Hz (npk_dev.hz, else its class's). */
+uint64_t npk_dev_hz(const npk_dev *d);
+
+/* The clock option every device takes, one row of its option table: a
+ * uint32_t field of the model's option struct, default DEF (text, MHz, the
+ * class's clock). The model sets npk_dev.hz = value * 1e6. */
+#define NPK_OPT_CLOCK_MHZ(type, field, def)                                                            \
+    {"clock_mhz", NULL, NPK_OPT_U32, offsetof(type, field), def, 1, 100000, 0, 0, 0, "MHZ",            \
+     "device clock in MHz: modeled time = cycles / clock (cycle counts stay, except where a\n"         \
+     "parameter is given per second)", 0}
 
 typedef struct npk_dev_class {
     const char *name;      /* "e1" */
@@ -269,6 +281,8 @@ void npk_sim_step(npk_sim *s, uint64_t cycles);
 /* Step until the device is idle or max_cycles passed; returns cycles run. */
 uint64_t npk_sim_run_until_idle(npk_sim *s, uint64_t max_cycles);
 uint64_t npk_sim_cycles(const npk_sim *s);
+/* The device instance's clock in Hz (its clock_mhz option). */
+uint64_t npk_sim_hz(const npk_sim *s);
 /* Simulated time in ns (cycles converted with the device clock). */
 uint64_t npk_sim_ns(const npk_sim *s);
 int npk_sim_irq(const npk_sim *s, int line);

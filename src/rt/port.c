@@ -90,7 +90,7 @@ int npk_port_wait(npk_port *p, uint64_t cycles) {
 
 int npk_port_irq(npk_port *p, int line) { return p->be->irq(p, line); }
 uint64_t npk_port_cycles(const npk_port *p) { return p->cycles; }
-uint64_t npk_port_hz(const npk_port *p) { return p->cls->hz; }
+uint64_t npk_port_hz(const npk_port *p) { return p->hz ? p->hz : p->cls->hz; }
 uint64_t npk_port_mmio_count(const npk_port *p) { return p->mmio_count; }
 const char *npk_port_device(const npk_port *p) { return p->cls->name; }
 const char *npk_port_kind(const npk_port *p) { return p->be->kind; }

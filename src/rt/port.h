@@ -29,6 +29,8 @@ struct npk_port {
     void *impl;           /* backend state */
     npk_sim *sim;         /* the in-process model (sim ports only) */
     uint64_t cycles;      /* device cycles this port has let pass */
+    uint64_t hz;          /* the device instance's clock (sim: the model's clock_mhz; qtest: the
+                           * server's npu_info; uio: the class's); 0 = the class's */
     uint64_t mmio_count;
     struct npk_trace *trace; /* npk_port_set_trace (src/rt/port_trace.c); not owned */
     npk_job_hooks hooks[NPK_JOB_MAX_HOOKS]; /* src/rt/job.c */

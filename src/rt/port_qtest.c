@@ -329,7 +329,7 @@ static uint64_t cycles_at(uint64_t ns, uint64_t hz) {
 static int qt_wait(npk_port *p, uint64_t cycles) {
     qt *c = Q(p);
     if (!cycles) return 0;
-    uint64_t hz = p->cls->hz;
+    uint64_t hz = npk_port_hz(p);
     uint64_t target = cycles_at(c->ns, hz) + cycles;
     unsigned __int128 tns = ((unsigned __int128)target * 1000000000u + hz - 1) / hz;
     if (tns > UINT64_MAX) return npk_err(NPK_EINVAL, "qtest: waiting %" PRIu64 " cycles overflows the clock", cycles);
@@ -548,9 +548,8 @@ int npk_port_open_qtest(npk_port *p, const char *target, const char *opts) {
             rc = npk_err(NPK_EIO, "%s: malformed npu_info reply '%.80s'", c->desc, c->line);
         else if (strcmp(dev, p->cls->name))
             rc = npk_err(NPK_EINVAL, "%s serves device '%s', not '%s'", c->desc, dev, p->cls->name);
-        else if (hz != p->cls->hz)
-            rc = npk_err(NPK_EINVAL, "%s runs the %s at %llu Hz, expected %llu Hz", c->desc, dev, hz,
-                         (unsigned long long)p->cls->hz);
+        else
+            p->hz = hz; /* the server's instance clock (its clock_mhz option) is the device's */
         c->ns = ns;
         for (int i = 0; i < NPK_MAX_IRQ; i++) c->irq[i] = (irq >> i) & 1;
     }

@@ -49,5 +49,6 @@ int npk_port_open_sim(npk_port *p, const char *opts) {
     p->sim = npk_sim_new(p->cls->name, opts);
     if (!p->sim) return npk_err_prefix(NPK_EINVAL, "opening the in-process %s model", p->cls->name);
     p->be = &sim_backend;
+    p->hz = npk_sim_hz(p->sim);
     return 0;
 }

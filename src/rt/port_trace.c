@@ -22,8 +22,8 @@ void npk_port_set_trace(npk_port *p, npk_trace *t) {
     else npk_port_remove_job_hooks(p, &h);
     if (t) {
         /* the device first, then the host: process ids in a fixed order */
-        npk_trace_process(t, p->cls->name, p->cls->hz);
-        npk_trace_process(t, "host", p->cls->hz);
+        npk_trace_process(t, p->cls->name, npk_port_hz(p));
+        npk_trace_process(t, "host", npk_port_hz(p));
     }
     if (p->sim) npk_sim_dev(p->sim)->trace = t;
 }

@@ -113,7 +113,8 @@ static int uio_mem_write(npk_port *p, uint64_t addr, const void *buf, size_t len
 }
 
 static int uio_wait(npk_port *p, uint64_t cycles) {
-    unsigned __int128 ns = ((unsigned __int128)cycles * 1000000000u + p->cls->hz - 1) / p->cls->hz;
+    uint64_t hz = npk_port_hz(p);
+    unsigned __int128 ns = ((unsigned __int128)cycles * 1000000000u + hz - 1) / hz;
     struct timespec ts;
     ts.tv_sec = ns / 1000000000u > (unsigned __int128)INT32_MAX ? INT32_MAX : (time_t)(ns / 1000000000u);
     ts.tv_nsec = (long)(ns % 1000000000u);

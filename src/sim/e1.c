@@ -872,8 +872,24 @@ static const npk_dev_ops e1_ops = {
     .destroy = e1_destroy,
 };
 
+/* The model's options (npu devices prints this table). */
+typedef struct e1_params {
+    uint32_t mem_latency, clock_mhz;
+} e1_params;
+
+static const npk_opt opt_defs[] = {
+    {"mem_latency", NULL, NPK_OPT_U32, offsetof(e1_params, mem_latency), "0", 0, 1000000, 0, 0, 0, "CYCLES",
+     "wait cycles the memory adds to every bus beat (the RTL testbench's memory latency L;\n"
+     "npu qtest --mem-latency sets the same)", 0},
+    NPK_OPT_CLOCK_MHZ(e1_params, clock_mhz, "1000"),
+};
+
 static npk_dev *create(npk_mem *mem, const char *opts) {
-    if (npk_opt_parse_kv(NULL, 0, NULL, opts, "e1")) return NULL; /* the e1 model takes no options */
+    e1_params p;
+    memset(&p, 0, sizeof p);
+    if (npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p) ||
+        npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "e1"))
+        return NULL;
     e1 *e = calloc(1, sizeof *e);
     if (!e) {
         npk_err(NPK_ENOMEM, "out of memory");
@@ -887,6 +903,8 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
     e->dev.ops = &e1_ops;
     e->dev.mem = mem;
     e->dev.regs = &e->rf;
+    e->dev.hz = (uint64_t)p.clock_mhz * 1000000u;
+    if (mem) npk_mem_set_latency(mem, p.mem_latency);
     e1_reset(&e->dev);
     return &e->dev;
 }
@@ -898,5 +916,7 @@ const npk_dev_class npk_e1_class = {
     .mmio_size = E1_MMIO_SIZE,
     .hz = E1_HZ,
     .n_irq = 1,
+    .opts = opt_defs,
+    .n_opts = sizeof opt_defs / sizeof opt_defs[0],
     .create = create,
 };

@@ -46,6 +46,7 @@ npk_sim *npk_sim_new_class(const npk_dev_class *c, const char *opts) {
     }
     s->dev->cls = c;
     s->dev->mem = s->mem;
+    if (!s->dev->hz) s->dev->hz = c->hz;
     return s;
 }
 
@@ -138,8 +139,10 @@ uint64_t npk_sim_run_until_idle(npk_sim *s, uint64_t max_cycles) {
 
 uint64_t npk_sim_cycles(const npk_sim *s) { return s->dev->cycles; }
 
+uint64_t npk_sim_hz(const npk_sim *s) { return npk_dev_hz(s->dev); }
+
 uint64_t npk_sim_ns(const npk_sim *s) {
-    uint64_t c = s->dev->cycles, hz = s->cls->hz;
+    uint64_t c = s->dev->cycles, hz = npk_dev_hz(s->dev);
     return (uint64_t)((long double)c * 1e9L / (long double)hz);
 }
 

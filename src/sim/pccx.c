@@ -947,6 +947,7 @@ static const npk_dev_ops ops = {
 typedef struct pccx_params {
     double ddr_gbps, ddr_eff;
     uint32_t lat_gemv, lat_gemm, lat_sfu, lat_dma;
+    uint32_t clock_mhz;
 } pccx_params;
 
 #define OLAT(k, f, d, h) {k, NULL, NPK_OPT_U32, offsetof(pccx_params, f), d, 0, 1000000, 0, 0, 0, "C", h, 0}
@@ -959,6 +960,7 @@ static const npk_opt opt_defs[] = {
     OLAT("gemm_lat", lat_gemm, "64", "GEMM array fill/drain latency in cycles"),
     OLAT("sfu_lat", lat_sfu, "16", "SFU pipeline latency in cycles"),
     OLAT("dma_lat", lat_dma, "64", "MEMCPY setup latency in cycles"),
+    NPK_OPT_CLOCK_MHZ(pccx_params, clock_mhz, "400"),
 };
 
 static int parse_opts(pccx *p, const char *opts) {
@@ -973,6 +975,7 @@ static int parse_opts(pccx *p, const char *opts) {
     p->lat_gemm = o.lat_gemm;
     p->lat_sfu = o.lat_sfu;
     p->lat_dma = o.lat_dma;
+    p->dev.hz = (uint64_t)o.clock_mhz * 1000000u;
     return 0;
 }
 
@@ -986,7 +989,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
         free(p);
         return NULL;
     }
-    p->bpc = p->ddr_gbps * 1e9 * p->ddr_eff / 400e6;
+    p->bpc = p->ddr_gbps * 1e9 * p->ddr_eff / (double)p->dev.hz; /* DDR bytes per device cycle */
     p->l2 = calloc((size_t)L2W * 8, sizeof *p->l2);
     if (!p->l2 || npk_regfile_init(&p->rf, regs, sizeof regs / sizeof regs[0], NPK_PCCX_MMIO_SIZE)) {
         free(p->l2);

@@ -131,13 +131,13 @@ static int fail(npk_qtest *q, const char *fmt, ...) {
 /* ---- time ------------------------------------------------------------------ */
 
 static uint64_t cycles_at_ns(const npk_qtest *q, uint64_t ns) {
-    unsigned __int128 c = (unsigned __int128)ns * q->cls->hz / 1000000000u;
+    unsigned __int128 c = (unsigned __int128)ns * npk_sim_hz(q->sim) / 1000000000u;
     return c > UINT64_MAX ? UINT64_MAX : (uint64_t)c;
 }
 
 /* First ns at which cycle `c` has been reached. */
 static uint64_t ns_at_cycles(const npk_qtest *q, uint64_t c) {
-    unsigned __int128 n = ((unsigned __int128)c * 1000000000u + q->cls->hz - 1) / q->cls->hz;
+    unsigned __int128 n = ((unsigned __int128)c * 1000000000u + npk_sim_hz(q->sim) - 1) / npk_sim_hz(q->sim);
     return n > UINT64_MAX ? UINT64_MAX : (uint64_t)n;
 }
 
@@ -592,7 +592,7 @@ static int v_info(npk_qtest *q, const char *verb, int na) {
     rep_printf(q,
                "OK device=%s hz=%" PRIu64 " mmio=0x%" PRIx64 "+0x%" PRIx32 " irqs=%d ns=%" PRIu64 " cycles=%" PRIu64
                " irq=0x%x settle=%d",
-               q->cls->name, q->cls->hz, q->cls->mmio_base, q->cls->mmio_size, q->cls->n_irq, q->ns, q->cycles, mask,
+               q->cls->name, npk_sim_hz(q->sim), q->cls->mmio_base, q->cls->mmio_size, q->cls->n_irq, q->ns, q->cycles, mask,
                q->cfg.settle ? 1 : 0);
     return 0;
 }
@@ -832,7 +832,7 @@ npk_qtest *npk_qtest_new(npk_sim *sim, const npk_qtest_cfg *cfg, npk_qtest_out_f
     q->out = out;
     q->out_ctx = ctx;
     q->sfd = -1;
-    if (!q->cls->hz) {
+    if (!npk_sim_hz(q->sim)) {
         npk_err(NPK_EINVAL, "qtest: device class '%s' has no clock frequency", q->cls->name);
         free(q);
         return NULL;

@@ -157,3 +157,5 @@ void npk_dev_set_irq(npk_dev *d, int line, int level) {
     d->irq_level[line] = level;
     if (d->irq_cb) d->irq_cb(d->irq_ctx, line, level);
 }
+
+uint64_t npk_dev_hz(const npk_dev *d) { return d->hz ? d->hz : d->cls ? d->cls->hz : 0; }

@@ -132,7 +132,7 @@ static uint32_t status_now(shell *s) {
 static void emit(shell *s, const char *track, const char *name, uint64_t start, uint64_t dur, const char *args) {
     if (!s->dev.trace) return;
     const char *proc = s->dev.cls ? s->dev.cls->name : "shell";
-    npk_trace_process(s->dev.trace, proc, npk_shell_class.hz);
+    npk_trace_process(s->dev.trace, proc, npk_dev_hz(&s->dev));
     npk_trace_complete(s->dev.trace, proc, track, name, start, dur, args);
 }
 
@@ -140,7 +140,7 @@ static void emit(shell *s, const char *track, const char *name, uint64_t start, 
 static void emit_counter(shell *s, const char *name, uint64_t t, double v) {
     if (!s->dev.trace) return;
     const char *proc = s->dev.cls ? s->dev.cls->name : "shell";
-    npk_trace_process(s->dev.trace, proc, npk_shell_class.hz);
+    npk_trace_process(s->dev.trace, proc, npk_dev_hz(&s->dev));
     npk_trace_counter(s->dev.trace, proc, name, t, v);
 }
 
@@ -635,6 +635,7 @@ static const npk_opt opt_defs[] = {
     O64("event_timeout", event_timeout, "100000", 0, UINT64_MAX / 4, "EVENT_WAIT budget in cycles (0 = wait forever)"),
     O64("bus_timeout", bus_timeout, "10000", 1, UINT64_MAX / 4, "cycles before a beat without response is a TIMEOUT"),
     O32("beat", beat, "64", 1, 4096, "bus beat in bytes"),
+    NPK_OPT_CLOCK_MHZ(shx_params, clock_mhz, "1000"),
 };
 
 /* preset=NAME, wherever it appears among the options, sets its parameters
@@ -687,6 +688,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
         return NULL;
     }
     s->p = p;
+    s->dev.hz = (uint64_t)p.clock_mhz * 1000000u;
     s->dev.ops = &shell_ops;
     s->dev.mem = mem;
     s->dev.regs = &s->rf;

@@ -27,6 +27,7 @@ typedef struct shx_params {
     uint64_t event_timeout;  /* EVENT_WAIT budget, 0 = wait forever */
     uint64_t bus_timeout;    /* cycles before a beat without response is a TIMEOUT */
     uint32_t beat;           /* bus beat bytes */
+    uint32_t clock_mhz;      /* device clock (npk_dev.hz) */
     const char *preset;      /* preset=NAME (only while parsing) */
     int rtlgen;              /* preset=rtlgen-perf: the RTLGen perf model's cost rules
                               * (docs/shell.md "Timing model") */

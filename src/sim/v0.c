@@ -455,6 +455,7 @@ typedef struct v0_params {
     int gemmini_present;
     uint32_t dram_bw, dram_lat;
     uint32_t rows, cols, spad_kib, acc_kib;
+    uint32_t clock_mhz;
 } v0_params;
 
 static const npk_opt opt_defs[] = {
@@ -472,6 +473,7 @@ static const npk_opt opt_defs[] = {
      "scratchpad size (A and B tiles, double-buffered); timing only", 0},
     {"acc_kib", NULL, NPK_OPT_U32, offsetof(v0_params, acc_kib), "64", 1, 65536, 0, 0, 0, "KIB",
      "accumulator size (int32 C tiles, double-buffered); timing only", 0},
+    NPK_OPT_CLOCK_MHZ(v0_params, clock_mhz, "1000"),
 };
 
 static int parse_opts(v0 *v, const char *opts) {
@@ -480,6 +482,7 @@ static int parse_opts(v0 *v, const char *opts) {
     int rc = npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p);
     if (!rc) rc = npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "v0");
     if (rc) return rc;
+    v->dev.hz = (uint64_t)p.clock_mhz * 1000000u;
     v->timing.dram_bw = p.dram_bw;
     v->timing.dram_lat = p.dram_lat;
     v->timing.rows = p.rows;

@@ -211,7 +211,7 @@ int cmd_qtest(int argc, char **argv) {
         trace = npk_trace_new();
         if (!trace) rc = cli_fail("qtest: out of memory");
         else {
-            npk_trace_process(trace, device, npk_sim_class(sim)->hz);
+            npk_trace_process(trace, device, npk_sim_hz(sim));
             npk_sim_dev(sim)->trace = trace;
         }
     }
