@@ -176,6 +176,10 @@ int npk_run_report_write_json(const npk_run_report *r, FILE *f);
 struct npk_report;
 int npk_run_report_perf(const npk_run_report *r, const char *model, struct npk_report **out);
 
+/* A compiled command stream (src/graph/cstream.h): a run records into it
+ * or replays it (compiled models, docs/npkb.md). */
+typedef struct npk_cstream npk_cstream;
+
 /* Options of one run. */
 typedef struct npk_run_opts {
     const char *device;          /* "cpu" (default when NULL), "v0", "shell", "e1", "pccx" */
@@ -183,6 +187,9 @@ typedef struct npk_run_opts {
     struct npk_trace *trace;     /* optional: device events and host node events */
     const char *dev_opts;        /* device model options "k=v,..." for the in-process
                                     model (NULL = defaults; `npu devices` lists them) */
+    npk_cstream *stream;         /* optional (v0, shell): record the guest-memory plan,
+                                    constant staging and descriptor batches, or replay
+                                    them instead of encoding (docs/npkb.md) */
 } npk_run_opts;
 
 /* The devices npk_graph_run accepts: "cpu" and every device of the device

@@ -8,11 +8,13 @@
  * checksum. `npu exec MODEL.npkb --input ...` runs it on any port without
  * the ONNX file and checks that the executor's partition equals the plan.
  *
- * Layout (little-endian): a 32-byte header ("NPKB", u16 version 1, u16
- * header size 32, u32 section count, u32 flags 0, char device[16]), then
- * sections {char tag[4], u32 0, u64 length, payload, zero padding to 8}:
- * MODL (model bytes), PLAN (text), IOBD (text), and last CKSM (u64 FNV-1a
- * of every byte before the CKSM section).
+ * Layout (little-endian, version 2): a 32-byte header ("NPKB", u16
+ * version 2, u16 header size 32, u32 section count, u32 flags 0, char
+ * device[16]), then sections {char tag[4], u32 0, u64 length, payload, zero
+ * padding to 8}: MODL (model bytes), PLAN (text), IOBD (text), GMEM (the
+ * guest-memory plan), CMDS (the command stream: constant writes and
+ * pre-encoded descriptor batches, replayed by npu exec), and last CKSM (u64
+ * FNV-1a of every byte before the CKSM section).
  */
 #ifndef NPUKIT_NPKB_H
 #define NPUKIT_NPKB_H
@@ -27,7 +29,7 @@
 extern "C" {
 #endif
 
-#define NPK_NPKB_VERSION 1
+#define NPK_NPKB_VERSION 2
 
 /* 1 when data starts with the NPKB magic. */
 int npk_npkb_is(const uint8_t *data, size_t len);
@@ -44,6 +46,9 @@ typedef struct npk_npkb npk_npkb;
 int npk_npkb_open(npk_npkb **out, const uint8_t *data, size_t len);
 void npk_npkb_free(npk_npkb *k);
 const char *npk_npkb_device(const npk_npkb *k);
+/* The compiled command stream (guest-memory plan, weights, descriptor
+ * batches): give it as npk_run_opts.stream to replay it. Owned by k. */
+npk_cstream *npk_npkb_stream(const npk_npkb *k);
 /* Load the compiled model's graph. */
 int npk_npkb_graph(const npk_npkb *k, npk_graph **g);
 /* Check a run's partition against the compiled plan (same node order,

@@ -1,6 +1,7 @@
 /* Integer matrix products (MatMulInteger, QLinearMatMul, ConvInteger,
  * QLinearConv) on an int8 x int8 -> int32 device GEMM. See dev_qmm.h. */
 #include "graph/dev_qmm.h"
+#include "graph/cstream.h"
 #include "graph/qdq.h"
 
 #include <stdlib.h>
@@ -227,9 +228,13 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
         const npk_onnx_conv_params *p = &q->cp;
         int64_t cpg = p->c / p->group, ksp = p->k[0] * p->k[1] * p->k[2], isz = p->in[0] * p->in[1] * p->in[2];
         int64_t osz = p->out[0] * p->out[1] * p->out[2];
+        /* constant weights replayed from a compiled stream are in guest memory already:
+         * only their column sums are needed here */
+        npk_cstream *cs = npk_exec_stream(x);
+        int w_const = npk_exec_const(x, q->b_val) != NULL, w_stored = w_const && cs && cs->replay && !d->host_gemm;
         abuf = calloc((size_t)(NB * R), q->lda);
-        bbuf = calloc((size_t)(NB * KD), q->ldb);
-        if (!abuf || !bbuf) {
+        bbuf = w_stored ? NULL : calloc((size_t)(NB * KD), q->ldb);
+        if (!abuf || (!bbuf && !w_stored)) {
             rc = npk_err(NPK_ENOMEM, "out of memory for the im2col matrix");
             goto out;
         }
@@ -262,7 +267,8 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
                 for (int64_t kk = 0; kk < K; kk++) {
                     int64_t v = npk_ref_onnx_get_i(wt->data, wt->dtype, (g * N + m) * K + kk);
                     if (q->b_flip) v -= 128;
-                    bbuf[(size_t)((g / GB) * KD + (g % GB) * K + kk) * q->ldb + (size_t)((g % GB) * N + m)] = (uint8_t)(int8_t)v;
+                    if (bbuf)
+                        bbuf[(size_t)((g / GB) * KD + (g % GB) * K + kk) * q->ldb + (size_t)((g % GB) * N + m)] = (uint8_t)(int8_t)v;
                     s += v;
                 }
                 colsum[g * N + m] = s;
@@ -271,7 +277,8 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
             a_addr = npk_exec_scratch_addr(x, q->scr_a);
             b_addr = npk_exec_scratch_addr(x, q->scr_b);
             if ((rc = npk_exec_write(x, a_addr, abuf, (size_t)(NB * R) * q->lda)) ||
-                (rc = npk_exec_write(x, b_addr, bbuf, (size_t)(NB * KD) * q->ldb)))
+                (w_const ? (rc = npk_exec_write_const(x, b_addr, bbuf, (size_t)(NB * KD) * q->ldb))
+                         : (rc = npk_exec_write(x, b_addr, bbuf, (size_t)(NB * KD) * q->ldb))))
                 goto out;
         }
     } else if (d->host_gemm) {

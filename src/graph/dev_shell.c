@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/cstream.h"
 #include "graph/dev_qmm.h"
 #include "npukit/shell_drv.h"
 #include "npukit/trace.h"
@@ -28,6 +29,11 @@ typedef struct shbe {
     shnode *nodes;
     size_t n_nodes;
     uint16_t tag;
+    npk_cstream *cs; /* compiled stream (record or replay), or NULL */
+    int cur;         /* the node running */
+    size_t ndesc;    /* descriptors of the batch */
+    uint8_t *img;    /* the batch's ring bytes (record mode) */
+    size_t img_len, img_cap;
 } shbe;
 
 #define SH_MAX_DIM 65535u /* per-descriptor M and N we tile to (the model takes up to 2^26 elements) */
@@ -39,12 +45,46 @@ static int sh_flush(npk_backend *b) {
     shbe *s = b->priv;
     if (!s->queued) return 0;
     s->queued = 0;
-    int rc = npk_shell_kick(s->s);
+    size_t nd = s->ndesc;
+    s->ndesc = 0;
+    int rc = 0;
+    if (s->cs && s->cs->replay) {
+        /* a compiled stream: the stored ring bytes of this batch */
+        const npk_cs_rec *r;
+        if ((rc = npk_cs_take(s->cs, NPK_CS_SHELL, s->cur, &r))) return rc;
+        size_t got = npk_cs_shell_count(r->data, (size_t)r->len);
+        if (got != nd)
+            return npk_err(NPK_EFORMAT, "compiled stream: the shell batch has %zu descriptors where the plan tiles the node into %zu",
+                           got, nd);
+        if ((rc = npk_shell_push_stream(s->s, r->data, (size_t)r->len))) return rc;
+    } else if (s->cs) {
+        rc = npk_cs_put(s->cs, NPK_CS_SHELL, s->cur, 0, s->img, s->img_len);
+        s->img_len = 0;
+        if (rc) return rc;
+    }
+    rc = npk_shell_kick(s->s);
     if (!rc) rc = npk_shell_wait(s->s, 0);
     return rc;
 }
 
 static int sh_push(shbe *s, const uint8_t *d, size_t len) {
+    s->ndesc++;
+    if (s->cs && s->cs->replay) { /* the stored batch is pushed at the flush: only count */
+        s->queued = 1;
+        return 0;
+    }
+    if (s->cs) {
+        if (s->img_len + len > s->img_cap) {
+            size_t cap = s->img_cap ? s->img_cap * 2 : 4096;
+            while (cap < s->img_len + len) cap *= 2;
+            uint8_t *ni = realloc(s->img, cap);
+            if (!ni) return npk_err(NPK_ENOMEM, "out of memory");
+            s->img = ni;
+            s->img_cap = cap;
+        }
+        memcpy(s->img + s->img_len, d, len);
+        s->img_len += len;
+    }
     int rc = npk_shell_push(s->s, d, len);
     if (!rc) s->queued = 1;
     return rc;
@@ -119,6 +159,7 @@ static int sh_run(npk_backend *b, npk_exec *x, int n, npk_node_report *rep) {
     shbe *s = b->priv;
     shnode *sn = &s->nodes[n];
     (void)rep;
+    s->cur = n;
     if (sn->kind == K_QMM) return npk_qmm_run(&sh_qmm, b, x, sn->q);
     const npk_node *nd = npk_exec_node(x, n);
     const npk_tensor *xm = npk_exec_meta(x, nd->in[0]);
@@ -145,6 +186,7 @@ static void sh_close(npk_backend *b) {
     shbe *s = b->priv;
     for (size_t i = 0; s->nodes && i < s->n_nodes; i++) npk_qmm_free(s->nodes[i].q);
     free(s->nodes);
+    free(s->img);
     if (s->s) npk_shell_close(s->s);
     if (s->port) npk_port_close(s->port);
     free(s);
@@ -171,6 +213,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
         return 0;
     }
     if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
+    s->cs = o->stream;
     s->be.name = "shell";
     s->be.align = 16;
     s->be.peak_macs = 1024; /* int8 GEMM MACs per cycle (docs/shell.md timing model) */

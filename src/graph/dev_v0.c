@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/cstream.h"
 #include "graph/dev_qmm.h"
 #include "npukit/trace.h"
 #include "npukit/v0_drv.h"
@@ -27,11 +28,19 @@ typedef struct v0be {
     v0node *nodes;
     size_t n_nodes;
     uint32_t tag;
+    npk_cstream *cs; /* compiled stream (record or replay), or NULL */
+    int cur;         /* the node running */
+    uint8_t *img;    /* packed batch (record mode) */
+    size_t img_cap;
 } v0be;
 
 static npk_port *v0_port(npk_backend *b) { return ((v0be *)b->priv)->port; }
 
 static int queue(v0be *s, const npk_v0_desc *d) {
+    if (s->cs && s->cs->replay) { /* the stored batch is submitted: only count */
+        s->nq++;
+        return 0;
+    }
     if (s->nq == s->capq) {
         unsigned cap = s->capq ? s->capq * 2 : 64;
         npk_v0_desc *nq = realloc(s->q, sizeof(npk_v0_desc) * cap);
@@ -46,9 +55,37 @@ static int queue(v0be *s, const npk_v0_desc *d) {
 static int v0_flush(npk_backend *b) {
     v0be *s = b->priv;
     if (!s->nq) return 0;
-    int rc = npk_v0_run(s->v, s->q, s->nq);
+    unsigned n = s->nq;
     s->nq = 0;
-    return rc;
+    if (s->cs && s->cs->replay) {
+        /* a compiled stream: the stored, pre-encoded descriptors of this batch */
+        const npk_cs_rec *r;
+        int rc = npk_cs_take(s->cs, NPK_CS_V0, s->cur, &r);
+        if (rc) return rc;
+        if (r->len / 64 != n)
+            return npk_err(NPK_EFORMAT, "compiled stream: the v0 batch has %llu descriptors where the plan tiles the node into %u",
+                           (unsigned long long)(r->len / 64), n);
+        if (n > s->capq) {
+            npk_v0_desc *nq = realloc(s->q, sizeof(npk_v0_desc) * n);
+            if (!nq) return npk_err(NPK_ENOMEM, "out of memory");
+            s->q = nq;
+            s->capq = n;
+        }
+        for (unsigned i = 0; i < n; i++) npk_v0_desc_unpack(r->data + 64 * (size_t)i, &s->q[i]);
+        return npk_v0_run(s->v, s->q, n);
+    }
+    if (s->cs) { /* recording: the batch as its 64-byte images */
+        if ((size_t)n * 64 > s->img_cap) {
+            uint8_t *ni = realloc(s->img, (size_t)n * 64);
+            if (!ni) return npk_err(NPK_ENOMEM, "out of memory");
+            s->img = ni;
+            s->img_cap = (size_t)n * 64;
+        }
+        for (unsigned i = 0; i < n; i++) npk_v0_desc_pack(&s->q[i], s->img + 64 * (size_t)i);
+        int rc = npk_cs_put(s->cs, NPK_CS_V0, s->cur, 0, s->img, (size_t)n * 64);
+        if (rc) return rc;
+    }
+    return npk_v0_run(s->v, s->q, n);
 }
 
 static int v0_gemm(npk_backend *b, uint32_t m, uint32_t n, uint32_t k, uint64_t a, uint32_t lda, uint64_t bm, uint32_t ldb,
@@ -166,6 +203,7 @@ static int v0_run(npk_backend *b, npk_exec *x, int n, npk_node_report *rep) {
     const npk_node *nd = npk_exec_node(x, n);
     int rc = 0;
     (void)rep;
+    s->cur = n;
     if (vn->kind == K_QMM) return npk_qmm_run(&v0_qmm, b, x, vn->q);
     uint64_t ia = npk_exec_view_addr(x, vn->vin), oa = npk_exec_view_addr(x, vn->vout);
     uint32_t ip = npk_exec_view_pitch(x, vn->vin), op = npk_exec_view_pitch(x, vn->vout);
@@ -204,6 +242,7 @@ static void v0_close(npk_backend *b) {
     for (size_t i = 0; s->nodes && i < s->n_nodes; i++) npk_qmm_free(s->nodes[i].q);
     free(s->nodes);
     free(s->q);
+    free(s->img);
     if (s->v) npk_v0_close(s->v);
     if (s->port) npk_port_close(s->port);
     free(s);
@@ -235,6 +274,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
         return 0;
     }
     if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
+    s->cs = o->stream;
     s->be.name = "v0";
     s->be.align = NPK_V0_ALIGN;
     /* the array geometry the device reports (device options rows, cols) */

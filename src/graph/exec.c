@@ -1,6 +1,7 @@
 /* The graph executor: input binding, shape inference, partitioning, guest
  * memory planning, staging and node-by-node execution. */
 #include "graph/exec.h"
+#include "graph/cstream.h"
 #include "graph/qdq.h"
 
 #include <inttypes.h>
@@ -156,6 +157,19 @@ int npk_exec_write(npk_exec *x, uint64_t addr, const void *src, size_t len) {
     return npk_port_mem_write(x->be->port(x->be), addr, src, len);
 }
 
+npk_cstream *npk_exec_stream(npk_exec *x) { return x->opts->stream; }
+int npk_exec_cur_node(npk_exec *x) { return x->cur_node; }
+
+int npk_exec_write_const(npk_exec *x, uint64_t addr, const void *src, size_t len) {
+    npk_cstream *cs = x->opts->stream;
+    if (cs && cs->replay) return 0; /* written from the stream before the node ran */
+    if (cs) {
+        int rc = npk_cs_put(cs, NPK_CS_WRITE, x->cur_node, addr, src, len);
+        if (rc) return rc;
+    }
+    return npk_exec_write(x, addr, src, len);
+}
+
 int npk_exec_read(npk_exec *x, uint64_t addr, void *dst, size_t len) {
     x->rep->staged_out_bytes += len;
     return npk_port_mem_read(x->be->port(x->be), addr, dst, len);
@@ -206,7 +220,9 @@ static int stage_in(npk_exec *x, int id) {
     uint8_t *tmp = calloc(1, (size_t)len);
     if (!tmp) return npk_err(NPK_ENOMEM, "out of memory staging '%s'", x->g->vals[w->value].name);
     view_convert(&x->meta[w->value], w, tmp, h->data, 1);
-    int rc = npk_exec_write(x, npk_exec_view_addr(x, id), tmp, (size_t)len);
+    /* a constant (initializer) is a weight: part of a compiled stream */
+    int rc = x->g->vals[w->value].konst ? npk_exec_write_const(x, npk_exec_view_addr(x, id), tmp, (size_t)len)
+                                        : npk_exec_write(x, npk_exec_view_addr(x, id), tmp, (size_t)len);
     free(tmp);
     if (rc) return npk_err_prefix(-rc, "staging '%s' into guest memory", x->g->vals[w->value].name);
     w->valid = 1;
@@ -289,8 +305,30 @@ static void sort_idx(int *idx, int n, buf *bs) {
     }
 }
 
+/* Replaying a compiled stream: the plan must be the compiled one (its
+ * descriptors hold its addresses), and the arena goes where it was. */
+static int replay_plan(npk_exec *x, npk_cstream *cs, int nb) {
+    if ((uint32_t)nb != cs->n_bufs || x->arena_size != cs->arena_size)
+        return npk_err(NPK_EINVAL, "the guest-memory plan (%d buffers, %" PRIu64 " bytes) differs from the compiled one (%u buffers, %" PRIu64
+                                   " bytes)", nb, x->arena_size, cs->n_bufs, cs->arena_size);
+    for (int i = 0; i < nb; i++) {
+        const buf *b = &x->bufs[i];
+        const npk_cs_buf *c = &cs->bufs[i];
+        if (b->off != c->off || b->size != c->size || b->first != c->first || b->last != c->last)
+            return npk_err(NPK_EINVAL, "guest buffer %d (offset %" PRIu64 ", %" PRIu64 " bytes, nodes %d..%d) differs from the compiled plan "
+                                       "(offset %" PRIu64 ", %" PRIu64 " bytes, nodes %d..%d)", i, b->off, b->size, b->first, b->last,
+                           c->off, c->size, c->first, c->last);
+    }
+    int rc = npk_port_reserve(x->be->port(x->be), cs->arena_base, cs->arena_size ? cs->arena_size : 1);
+    if (rc) return npk_err_prefix(-rc, "placing the compiled guest arena at 0x%" PRIx64, cs->arena_base);
+    x->arena = cs->arena_base;
+    return 0;
+}
+
 static int plan_memory(npk_exec *x) {
     int nb = x->n_views + x->n_scr;
+    if (!nb && x->opts->stream && x->opts->stream->replay && x->opts->stream->n_bufs)
+        return npk_err(NPK_EINVAL, "the run plans no guest buffer where the compiled plan has %u", x->opts->stream->n_bufs);
     if (!nb) return 0;
     x->bufs = calloc((size_t)nb, sizeof(buf));
     int *idx = calloc((size_t)nb, sizeof(int)), *placed = calloc((size_t)nb, sizeof(int));
@@ -353,8 +391,20 @@ static int plan_memory(npk_exec *x) {
     x->rep->guest_bytes = total;
     x->rep->guest_naive_bytes = naive;
     x->arena_size = total;
+    npk_cstream *cs = x->opts->stream;
+    if (cs && cs->replay) return replay_plan(x, cs, nb);
     int rc = npk_port_alloc(x->be->port(x->be), total, a < 64 ? 64 : a, &x->arena);
     if (rc) return npk_err_prefix(-rc, "allocating the %" PRIu64 "-byte guest arena", total);
+    if (cs) { /* record the plan */
+        free(cs->bufs);
+        cs->bufs = calloc((size_t)nb + 1, sizeof *cs->bufs);
+        if (!cs->bufs) return npk_err(NPK_ENOMEM, "out of memory");
+        for (int i = 0; i < nb; i++) cs->bufs[i] = (npk_cs_buf){x->bufs[i].off, x->bufs[i].size, x->bufs[i].first, x->bufs[i].last};
+        cs->n_bufs = (uint32_t)nb;
+        cs->arena_base = x->arena;
+        cs->arena_size = total;
+        cs->have_plan = 1;
+    }
     return 0;
 }
 
@@ -895,6 +945,13 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
                      g->nodes[x->fused_into[n]].name);
         }
     for (size_t n = 0; n < nn; n++) rep->nodes[n].place = x->place[n];
+    if (opts->stream && opts->stream->replay) {
+        opts->stream->cursor = 0;
+        if (!x->be) {
+            rc = npk_err(NPK_EINVAL, "a compiled stream replays on a device (v0, shell), not on '%s'", dev);
+            goto done;
+        }
+    }
     if (x->be && (rc = plan_memory(x))) goto done;
 
     /* execute */
@@ -909,12 +966,24 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
             if (x->place[n] == NPK_PLACE_FUSED) {
                 /* nothing: the device node does its work */
             } else if (x->place[n] == NPK_PLACE_DEVICE) {
+                npk_cstream *cs = opts->stream;
+                /* a compiled stream: its constant bytes for this node (weights) first */
+                while (cs && cs->replay && cs->cursor < cs->n_recs && cs->recs[cs->cursor].node == (uint32_t)n &&
+                       cs->recs[cs->cursor].type == NPK_CS_WRITE) {
+                    const npk_cs_rec *r = &cs->recs[cs->cursor++];
+                    if ((rc = npk_exec_write(x, r->addr, r->data, (size_t)r->len))) {
+                        rc = npk_err_prefix(-rc, "node '%s' (%s): writing compiled record %zu", nd->name, nd->op, cs->cursor - 1);
+                        goto done;
+                    }
+                }
                 /* stage in the views this node is the first to read */
                 for (int i = 0; i < x->n_views; i++)
                     if (!x->views[i].write && x->views[i].node_first == (int)n && !x->views[i].valid &&
                         (rc = stage_in(x, i)))
                         goto done;
                 rc = x->be->run(x->be, x, (int)n, nr);
+                if (!rc && cs && cs->replay && cs->cursor < cs->n_recs && cs->recs[cs->cursor].node <= (uint32_t)n)
+                    rc = npk_err(NPK_EFORMAT, "the compiled stream has more records for this node than it ran (record %zu)", cs->cursor);
                 if (rc) {
                     rc = npk_err_prefix(-rc, "node '%s' (%s) on %s", nd->name, nd->op, x->be->name);
                     goto done;
@@ -953,6 +1022,12 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
             if (!(x->place[n] == NPK_PLACE_FUSED && x->fused_into[n] > (int)n)) release_inputs(x, (int)n);
             for (size_t m = 0; m < n; m++)
                 if (x->fused_into[m] == (int)n) release_inputs(x, (int)m);
+        }
+        npk_cstream *cs = opts->stream;
+        if (cs && cs->replay && cs->cursor != cs->n_recs) {
+            rc = npk_err(NPK_EFORMAT, "the compiled stream has %zu records (from node %u) the run never reached", cs->n_recs - cs->cursor,
+                         cs->recs[cs->cursor].node);
+            goto done;
         }
         if (x->be) {
             rep->device_cycles = npk_port_cycles(x->be->port(x->be)) - c0;

@@ -1,6 +1,7 @@
 /* Compiled models (.npkb, docs/npkb.md): write, verify, list, and check a
  * run against the compiled plan. */
 #include "npukit/npkb.h"
+#include "graph/cstream.h"
 #include "npukit/strbuf.h"
 
 #include <inttypes.h>
@@ -11,6 +12,7 @@
 
 #define HDR_BYTES 32u
 #define SEC_HDR 16u
+#define NSEC 6 /* MODL PLAN IOBD GMEM CMDS CKSM */
 
 typedef struct sec {
     char tag[5];
@@ -26,6 +28,7 @@ struct npk_npkb {
     sec s[8];
     unsigned ns;
     uint64_t sum;
+    npk_cstream *cs; /* the compiled stream (replay mode, over buf) */
 };
 
 static uint64_t fnv1a(const uint8_t *p, size_t n) {
@@ -96,8 +99,14 @@ int npk_npkb_compile(const uint8_t *onnx, size_t len, const char *device, uint8_
     memset(&rep, 0, sizeof rep);
     npk_tensor *outs = NULL;
     size_t nouts = 0;
-    npk_run_opts o = {.device = device};
+    npk_cstream *cs = NULL;
+    if (!rc) rc = npk_cs_new_record(&cs);
+    npk_run_opts o = {.device = device, .stream = cs};
     if (!rc) rc = npk_graph_run(g, &o, ins, ni, &outs, &nouts, &rep);
+    uint8_t *gmem = NULL, *cmds = NULL;
+    size_t gmem_len = 0, cmds_len = 0;
+    if (!rc) rc = npk_cs_serialize(cs, &gmem, &gmem_len, &cmds, &cmds_len);
+    npk_cs_free(cs);
     for (size_t i = 0; i < ni; i++) npk_tensor_free(&ins[i]);
     free(ins);
     for (size_t i = 0; i < nouts; i++) npk_tensor_free(&outs[i]);
@@ -110,33 +119,32 @@ int npk_npkb_compile(const uint8_t *onnx, size_t len, const char *device, uint8_
     }
     npk_run_report_fini(&rep);
     npk_graph_free(g);
-    if (rc) {
-        free(plan.p);
-        free(io.p);
-        return npk_err_prefix(rc, "compiling for %s", device);
-    }
+    uint8_t *b = NULL;
+    size_t total = HDR_BYTES;
     const struct {
         const char *tag;
         const void *p;
         size_t n;
-    } secs[3] = {{"MODL", onnx, len}, {"PLAN", plan.p, plan.n}, {"IOBD", io.p, io.n}};
-    size_t total = HDR_BYTES;
-    for (int i = 0; i < 3; i++) total += SEC_HDR + pad8(secs[i].n);
+    } secs[NSEC - 1] = {{"MODL", onnx, len}, {"PLAN", plan.p, plan.n}, {"IOBD", io.p, io.n}, {"GMEM", gmem, gmem_len},
+                        {"CMDS", cmds, cmds_len}};
+    for (int i = 0; i < NSEC - 1; i++) total += SEC_HDR + pad8(secs[i].n);
     total += SEC_HDR + 8;
-    uint8_t *b = calloc(1, total);
-    if (!b) {
+    if (!rc && !(b = calloc(1, total))) rc = npk_err(NPK_ENOMEM, "out of memory");
+    if (rc) {
         free(plan.p);
         free(io.p);
-        return npk_err(NPK_ENOMEM, "out of memory");
+        free(gmem);
+        free(cmds);
+        return npk_err_prefix(rc, "compiling for %s", device);
     }
     memcpy(b, "NPKB", 4);
     put16(b + 4, NPK_NPKB_VERSION);
     put16(b + 6, HDR_BYTES);
-    put32(b + 8, 4);
+    put32(b + 8, NSEC);
     put32(b + 12, 0);
     snprintf((char *)b + 16, 16, "%s", device);
     size_t o2 = HDR_BYTES;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NSEC - 1; i++) {
         memcpy(b + o2, secs[i].tag, 4);
         put64(b + o2 + 8, secs[i].n);
         if (secs[i].n) memcpy(b + o2 + SEC_HDR, secs[i].p, secs[i].n);
@@ -147,6 +155,8 @@ int npk_npkb_compile(const uint8_t *onnx, size_t len, const char *device, uint8_
     put64(b + o2 + SEC_HDR, fnv1a(b, o2));
     free(plan.p);
     free(io.p);
+    free(gmem);
+    free(cmds);
     *out = b;
     *out_len = total;
     return 0;
@@ -154,6 +164,7 @@ int npk_npkb_compile(const uint8_t *onnx, size_t len, const char *device, uint8_
 
 void npk_npkb_free(npk_npkb *k) {
     if (!k) return;
+    npk_cs_free(k->cs);
     free(k->buf);
     free(k);
 }
@@ -219,8 +230,17 @@ int npk_npkb_open(npk_npkb **out, const uint8_t *data, size_t len) {
         off += SEC_HDR + pad8((size_t)sl);
     }
     if (!rc && off != len) rc = npk_err(NPK_EFORMAT, "%zu trailing bytes after the checksum", len - off);
-    if (!rc && (!find(k, "MODL") || !find(k, "PLAN") || !find(k, "IOBD")))
-        rc = npk_err(NPK_EFORMAT, "a MODL, PLAN or IOBD section is missing");
+    static const char *const need[] = {"MODL", "PLAN", "IOBD", "GMEM", "CMDS"};
+    for (size_t i = 0; !rc && i < sizeof need / sizeof need[0]; i++) {
+        if (!find(k, need[i])) rc = npk_err(NPK_EFORMAT, "the %s section is missing", need[i]);
+        for (unsigned j = 0; !rc && j < k->ns; j++)
+            if (find(k, need[i]) != &k->s[j] && !strcmp(k->s[j].tag, need[i]))
+                rc = npk_err(NPK_EFORMAT, "the %s section appears twice", need[i]);
+    }
+    if (!rc) {
+        const sec *gm = find(k, "GMEM"), *cm = find(k, "CMDS");
+        rc = npk_cs_parse(&k->cs, gm->data, (size_t)gm->len, cm->data, (size_t)cm->len);
+    }
     if (!rc && strcmp(k->device, "v0") && strcmp(k->device, "shell"))
         rc = npk_err(NPK_EFORMAT, "compiled for unknown device '%s'", k->device);
     if (rc) {
@@ -232,6 +252,7 @@ int npk_npkb_open(npk_npkb **out, const uint8_t *data, size_t len) {
 }
 
 const char *npk_npkb_device(const npk_npkb *k) { return k->device; }
+npk_cstream *npk_npkb_stream(const npk_npkb *k) { return k->cs; }
 
 int npk_npkb_graph(const npk_npkb *k, npk_graph **g) {
     const sec *m = find(k, "MODL");
@@ -281,7 +302,12 @@ int npk_npkb_list(const npk_npkb *k, FILE *f) {
             k->sum);
     for (unsigned i = 0; i < k->ns; i++) fprintf(f, "section %s: %" PRIu64 " bytes\n", k->s[i].tag, k->s[i].len);
     const sec *io = find(k, "IOBD"), *pl = find(k, "PLAN");
-    fprintf(f, "\n# I/O bindings\n%.*s\n# compiled plan (per node: placement, MACs, modeled cycles, driver call)\n%.*s",
+    fprintf(f, "\n# I/O bindings\n%.*s\n# compiled plan (per node: placement, MACs, modeled cycles, driver call)\n%.*s\n",
             (int)io->len, (const char *)io->data, (int)pl->len, (const char *)pl->data);
+    npk_graph *g = NULL;
+    if (npk_npkb_graph(k, &g)) g = NULL; /* nodes unnamed in the listing */
+    int rc = npk_cs_list(k->cs, g, f);
+    npk_graph_free(g);
+    if (rc) return rc;
     return ferror(f) ? npk_err(NPK_EIO, "writing the listing failed") : 0;
 }

@@ -336,7 +336,9 @@ int cmd_run(int argc, char **argv) {
         rc = cli_fail("out of memory");
         goto out;
     }
-    npk_run_opts opts = {.device = device, .port = port, .trace = trace, .dev_opts = dev_opts};
+    /* a compiled model replays its stored command stream (docs/npkb.md) */
+    npk_run_opts opts = {.device = device, .port = port, .trace = trace, .dev_opts = dev_opts,
+                         .stream = npkb ? npk_npkb_stream(npkb) : NULL};
     npk_graph_set_progress(g, cli_progress_cb, "run: nodes"); /* a terminal only */
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
     cli_progress_end();
