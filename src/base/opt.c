@@ -193,6 +193,14 @@ void npk_opt_help(const npk_opt *t, size_t n, FILE *f, int indent) {
             fputc(*p, f);
             if (*p == '\n') fprintf(f, "%*s", col, "");
         }
+        if (dash && t[i].alias && !short_alias) { /* other long spellings: " (also --a, --b)" */
+            fputs(" (also ", f);
+            for (const char *p = t[i].alias; *p; p++) {
+                if (*p == ' ') fputs(", ", f);
+                else fputc(*p, f);
+            }
+            fputc(')', f);
+        }
         char rng[96];
         int has_rng = (t[i].type == NPK_OPT_U32 || t[i].type == NPK_OPT_U64) ? (t[i].min || t[i].max)
                       : t[i].type == NPK_OPT_F64;

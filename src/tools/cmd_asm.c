@@ -14,15 +14,28 @@ static const npk_dev_rt *find(const char *dev) {
     return r && r->stream_format ? r : NULL;
 }
 
+typedef struct asm_args {
+    const char *device, *out;
+} asm_args;
+static const npk_opt asm_opts[] = {
+    {"--device", NULL, NPK_OPT_STR, offsetof(asm_args, device), NULL, 0, 0, 0, 0, 0, "D",
+     "the device whose command-stream format is used (required; for\n"
+     "'disasm' of a compiled .npkb model: optional, checked against it)", 0},
+    {"--output", "-o", NPK_OPT_STR, offsetof(asm_args, out), NULL, 0, 0, 0, 0, 0, "OUT",
+     "output file (default: standard output)", 0},
+};
+
 static void help(const char *cmd) {
     int is_asm = !strcmp(cmd, "asm");
     printf("usage: npu %s --device D [-o OUT] [IN]\n\n", cmd);
     printf(is_asm ? "Assembles the text form of a command stream (IN, or standard input) into the binary\n"
                     "image the device reads from guest memory (OUT, or standard output).\n"
                   : "Disassembles a binary command stream (IN, or standard input) into its text form\n"
-                    "(OUT, or standard output). 'npu asm' of the output gives back the same bytes.\n");
-    printf("\noptions:\n  --device D   %s\n  -o OUT       output file (default: standard output)\n  -h, --help   this help\n\ndevices:\n",
-           npk_dev_stream_names());
+                    "(OUT, or standard output). 'npu asm' of the output gives back the same bytes.\n"
+                    "A compiled model (.npkb, docs/npkb.md) gives its listing.\n");
+    printf("\noptions:\n");
+    cli_help_opts(asm_opts, sizeof asm_opts / sizeof asm_opts[0]);
+    printf("\ndevices with a command-stream format:\n");
     size_t n;
     const npk_dev_rt *const *r = npk_dev_rts(&n);
     for (size_t i = 0; i < n; i++)
@@ -57,14 +70,14 @@ static int run(const char *cmd, int argc, char **argv) {
         help(cmd);
         return 0;
     }
-    const char *dev = NULL, *in = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--device") && i + 1 < argc) dev = argv[++i];
-        else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[i]);
-        else if (!in) in = argv[i];
-        else return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
-    }
+    asm_args A = {0};
+    const char *in = NULL;
+    int urc = cli_parse(cmd, asm_opts, sizeof asm_opts / sizeof asm_opts[0], &A, argc, argv, &in, 1, NULL);
+    if (urc) return urc;
+    const char *dev = A.device, *out = A.out;
+    char *no_opts = NULL;
+    /* a bad --device is reported before any file is read */
+    if (dev && (urc = cli_device(cmd, dev, 0, NULL, &no_opts))) return urc;
     if (!strcmp(cmd, "disasm") && in && cli_is_npkb(in)) {
         /* a compiled model (docs/npkb.md): its listing */
         uint8_t *kb = NULL;

@@ -10,17 +10,29 @@
 #include <inttypes.h>
 #include <string.h>
 
+typedef struct demo_args {
+    const char *port, *trace, *json;
+    int report;
+} demo_args;
+static const npk_opt demo_opts[] = {
+    {"--port", NULL, NPK_OPT_STR, offsetof(demo_args, port), "sim", 0, 0, 0, 0, 0, "SPEC",
+     "sim (in-process model), qtest:SOCKET or qtest-spawn:NPU", 0},
+    {"--report", NULL, NPK_OPT_FLAG, offsetof(demo_args, report), NULL, 0, 0, 0, 0, 0, NULL,
+     "also print a performance summary (cycles, MACs, TOPS, MMIO)", 0},
+    {"--report-json", NULL, NPK_OPT_STR, offsetof(demo_args, json), NULL, 0, 0, 0, 0, 0, "FILE",
+     "write the performance summary as JSON to FILE", 0},
+    {"--trace", NULL, NPK_OPT_STR, offsetof(demo_args, trace), NULL, 0, 0, 0, 0, 0, "FILE.json",
+     "write a Chrome/Perfetto trace of the run (sim port only)", 0},
+};
+
 static void help(void) {
     printf("usage: npu demo [--port SPEC] [--report] [--report-json FILE] [--trace FILE.json]\n\n"
            "Runs, on the e1 NPU, (1) a 2x3 by 3x2 int8 GEMM tile through the MMIO scratchpad and\n"
            "(2) a descriptor ring of two commands (a DOT4_S8 and a streamed GEMM_S8 with writeback\n"
            "to guest memory), compares every result with the CPU reference and prints the\n"
            "device's counters.\n\n"
-           "options:\n"
-           "  --port SPEC       sim (default, in-process model), qtest:SOCKET or qtest-spawn:NPU\n"
-           "  --report          also print a performance summary (cycles, MACs, TOPS, MMIO)\n"
-           "  --report-json F   write the performance summary as JSON to F\n"
-           "  --trace FILE      write a Chrome/Perfetto trace of the run (sim port only)\n");
+           "options:\n");
+    cli_help_opts(demo_opts, sizeof demo_opts / sizeof demo_opts[0]);
 }
 
 static void print_matrix(const char *name, const int32_t *v, unsigned m, unsigned n) {
@@ -38,15 +50,12 @@ int cmd_demo(int argc, char **argv) {
         help();
         return 0;
     }
-    const char *port_spec = "sim", *trace_path = NULL, *json_path = NULL;
-    int report = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--port") && i + 1 < argc) port_spec = argv[++i];
-        else if (!strcmp(argv[i], "--report")) report = 1;
-        else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
-        else if (!strcmp(argv[i], "--report-json") && i + 1 < argc) json_path = argv[++i];
-        else return cli_usage_error("demo", "unknown or incomplete option '%s'", argv[i]);
-    }
+    demo_args O = {0};
+    npk_opt_defaults(demo_opts, sizeof demo_opts / sizeof demo_opts[0], &O);
+    int urc = cli_parse("demo", demo_opts, sizeof demo_opts / sizeof demo_opts[0], &O, argc, argv, NULL, 0, NULL);
+    if (urc) return urc;
+    const char *port_spec = O.port, *trace_path = O.trace, *json_path = O.json;
+    int report = O.report;
     if (json_path && cli_check_output(json_path)) return cli_fail("demo: --report-json: %s", npk_errmsg());
     if (trace_path && cli_check_output(trace_path)) return cli_fail("demo: --trace: %s", npk_errmsg());
     npk_port *port;

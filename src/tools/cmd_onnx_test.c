@@ -381,8 +381,8 @@ int cmd_onnx_test(int argc, char **argv) {
     if (!dirs) return cli_fail("out of memory");
     int urc = npk_opt_defaults(ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A) ? cli_fail("onnx-test: %s", npk_errmsg()) : 0;
     if (!urc) urc = cli_parse("onnx-test", ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A, argc, argv, dirs, argc, &nd);
-    if (!urc && !nd) urc = cli_usage_error("onnx-test", "no test directory given");
     if (!urc) urc = cli_device("onnx-test", A.device, 1, &A.dev_opts, &dev_opts);
+    if (!urc && !nd) urc = cli_usage_error("onnx-test", "no test directory given");
     npk_strlist_free(&A.dev_opts);
     if (urc) {
         free(dirs);

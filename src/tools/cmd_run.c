@@ -228,9 +228,9 @@ int cmd_run(int argc, char **argv) {
     memset(&rep, 0, sizeof rep);
     int urc = npk_opt_defaults(run_opts, sizeof run_opts / sizeof run_opts[0], &A) ? cli_fail("run: %s", npk_errmsg()) : 0;
     if (!urc) urc = cli_parse("run", run_opts, sizeof run_opts / sizeof run_opts[0], &A, argc, argv, &model, 1, &npos);
-    if (!urc && !model) urc = cli_usage_error("run", "no model given");
-    /* the device and its options are checked before any file is read */
+    /* the device and its options are checked first, before any file is read */
     if (!urc) urc = cli_device("run", A.device, 1, &A.dev_opts, &dev_opts);
+    if (!urc && !model) urc = cli_usage_error("run", "no model given");
     for (size_t k = 0; !urc && k < A.inputs.n; k++) { /* the same input named twice */
         const char *e1 = strchr(A.inputs.v[k], '=');
         for (size_t j = 0; e1 && j < k; j++) {

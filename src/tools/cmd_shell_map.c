@@ -5,6 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct sm_args {
+    const char *out, *asm_out;
+    int softmax_dtype;
+} sm_args;
+static const npk_opt sm_opts[] = {
+    {"--output", "-o", NPK_OPT_STR, offsetof(sm_args, out), NULL, 0, 0, 0, 0, 0, "STREAM.bin",
+     "output file for the binary stream (required)", 0},
+    {"--asm", NULL, NPK_OPT_STR, offsetof(sm_args, asm_out), NULL, 0, 0, 0, 0, 0, "OUT.txt",
+     "also write the stream's text form ('npu asm --device shell' input)", 0},
+    {"--softmax-dtype", NULL, NPK_OPT_FLAG, offsetof(sm_args, softmax_dtype), NULL, 0, 0, 0, 0, 0, NULL,
+     "encode a softmax op's dtype in FLAGS[7:4] (the reference mapper\n"
+     "writes 0, i.e. int8, whatever the dtype; a warning says so)", 0},
+};
+
 static void help(void) {
     printf("usage: npu shell-map SCHEDULE.yml -o STREAM.bin [--asm OUT.txt] [--softmax-dtype]\n\n"
            "Maps a schedule in the RTLGen mapper's YAML format (version 0.1: buffers, ops, deps,\n"
@@ -13,12 +27,8 @@ static void help(void) {
            "events add EVENT_SIGNALs after their op, GEMMs with v0.2 fields become 64/96-byte\n"
            "descriptors with op ids 1, 2, ... in bytes 56..63. Values the reference would\n"
            "silently truncate are refused. Details: docs/shell.md.\n\n"
-           "options:\n"
-           "  -o STREAM.bin     output file for the binary stream (required)\n"
-           "  --asm OUT.txt     also write the stream's text form ('npu asm --device shell' input)\n"
-           "  --softmax-dtype   encode a softmax op's dtype in FLAGS[7:4] (the reference mapper\n"
-           "                    writes 0, i.e. int8, whatever the dtype; a warning says so)\n"
-           "  -h, --help        this text\n");
+           "options:\n");
+    cli_help_opts(sm_opts, sizeof sm_opts / sizeof sm_opts[0]);
 }
 
 int cmd_shell_map(int argc, char **argv) {
@@ -26,16 +36,12 @@ int cmd_shell_map(int argc, char **argv) {
         help();
         return 0;
     }
-    const char *in = NULL, *out = NULL, *asm_out = NULL;
-    int softmax_dtype = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-        else if (!strcmp(argv[i], "--asm") && i + 1 < argc) asm_out = argv[++i];
-        else if (!strcmp(argv[i], "--softmax-dtype")) softmax_dtype = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("shell-map", "unknown or incomplete option '%s'", argv[i]);
-        else if (!in) in = argv[i];
-        else return cli_usage_error("shell-map", "unexpected argument '%s'", argv[i]);
-    }
+    sm_args A = {0};
+    const char *in = NULL;
+    int urc = cli_parse("shell-map", sm_opts, sizeof sm_opts / sizeof sm_opts[0], &A, argc, argv, &in, 1, NULL);
+    if (urc) return urc;
+    const char *out = A.out, *asm_out = A.asm_out;
+    int softmax_dtype = A.softmax_dtype;
     if (!in) return cli_usage_error("shell-map", "a schedule file is required");
     if (!out) return cli_usage_error("shell-map", "-o STREAM.bin is required");
     if (cli_check_output(out)) return cli_fail("shell-map: -o: %s", npk_errmsg());

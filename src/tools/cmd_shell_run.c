@@ -9,6 +9,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct sr_args {
+    const char *trace;
+    npk_strlist mems, dumps, saves, maps, faults, dev_opts;
+    uint64_t ring, ring_bytes, max_cycles;
+    int irq;
+} sr_args;
+
+#define SRLIST(n, f, m, h) {n, NULL, NPK_OPT_LIST, offsetof(sr_args, f), NULL, 0, 0, 0, 0, 0, m, h, 0}
+static const npk_opt sr_opts[] = {
+    SRLIST("--mem", mems, "FILE@ADDR", "load FILE into guest memory at ADDR (repeatable)"),
+    SRLIST("--dump", dumps, "ADDR+LEN", "print LEN bytes of guest memory at ADDR afterwards (repeatable)"),
+    SRLIST("--save", saves, "FILE@ADDR+LEN", "write LEN bytes of guest memory at ADDR to FILE (repeatable)"),
+    /* Default ring base: the shell contract's example queue base (section 11). The reference
+     * schedules put data at 0 (golden streams), in the architecture's SRAMs (activation SRAM at
+     * 0x80000000, the port arena's base too) and in DRAM at 0x3000000000, so a ring there is
+     * never overwritten by their DMAs. */
+    {"--ring", NULL, NPK_OPT_U64, offsetof(sr_args, ring), "0x1000000000", 0, 0, 0, 0, 0, "ADDR",
+     "ring base address (the contract's example queue base, outside every\n"
+     "reference architecture's buffers)", 0},
+    {"--ring-bytes", NULL, NPK_OPT_U64, offsetof(sr_args, ring_bytes), "4096", 64, 1u << 30, 0, 0, 0, "N",
+     "ring size, a power of two", 0},
+    SRLIST("--map", maps, "BASE+SIZE[@LAT][:NAME]", "declare a memory region (then only regions exist)"),
+    SRLIST("--fault", faults, "SPEC", "inject a bus fault: read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]"),
+    CLI_DEVICE_OPT(sr_args, dev_opts),
+    {"--irq", NULL, NPK_OPT_FLAG, offsetof(sr_args, irq), NULL, 0, 0, 0, 0, 0, NULL,
+     "wait on the interrupt line instead of polling STATUS", 0},
+    {"--max-cycles", NULL, NPK_OPT_U64, offsetof(sr_args, max_cycles), "1000000000", 1, UINT64_MAX, 0, 0, 0, "N",
+     "give up after N device cycles", 0},
+    {"--trace", NULL, NPK_OPT_STR, offsetof(sr_args, trace), NULL, 0, 0, 0, 0, 0, "FILE",
+     "write a Chrome trace (JSON) of the run", 0},
+};
+#define SR_NOPTS (sizeof sr_opts / sizeof sr_opts[0])
+
 static void help(void) {
     printf("usage: npu shell-run STREAM.bin [options]\n\n"
            "Runs a binary shell descriptor stream (from 'npu asm --device shell' or 'npu shell-map')\n"
@@ -16,21 +49,10 @@ static void help(void) {
            "(wrapping as often as needed), the doorbell rung, and the device run until the queue\n"
            "drains, an error is latched or --max-cycles pass. Prints every executed descriptor\n"
            "(fetch/start/end cycles, engine, error), the IRQ line history and the final registers.\n"
-           "Exit status 1 when the device latched an error or did not finish.\n\n"
-           "options:\n"
-           "  --mem FILE@ADDR        load FILE into guest memory at ADDR (repeatable)\n"
-           "  --dump ADDR+LEN        print LEN bytes of guest memory at ADDR afterwards (repeatable)\n"
-           "  --save FILE@ADDR+LEN   write LEN bytes of guest memory at ADDR to FILE (repeatable)\n"
-           "  --ring ADDR            ring base address (default 0x1000000000, the contract's example queue\n"
-           "                         base, outside every reference architecture's buffers)\n"
-           "  --ring-bytes N         ring size, a power of two in 64..2^30 (default 4096; 0 is refused)\n"
-           "  --map BASE+SIZE[@LAT][:NAME]  declare a memory region (then only regions exist)\n"
-           "  --fault SPEC           inject a bus fault: read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]\n"
-           "  --device-opt K=V,...   device model options (see 'npu devices'; --opts is an older spelling)\n"
-           "  --irq                  wait on the interrupt line instead of polling STATUS\n"
-           "  --max-cycles N         give up after N device cycles (default 1000000000)\n"
-           "  --trace FILE           write a Chrome trace (JSON) of the run\n"
-           "  -h, --help             this text\n");
+           "Exit status 1 when the device latched an error or did not finish. Memory regions\n"
+           "(--map) are declared first, then the --mem images loaded, then the faults armed.\n\n"
+           "options:\n");
+    cli_help_opts(sr_opts, SR_NOPTS);
 }
 
 typedef struct irq_ev {
@@ -96,116 +118,96 @@ static int parse_range(const char *s, uint64_t *addr, uint64_t *len) {
     return bad ? -1 : 0;
 }
 
-/* Default ring base: the shell contract's example queue base (section 11). The
- * reference schedules put data at 0 (golden streams), in the architecture's
- * SRAMs (activation SRAM at 0x80000000, the port arena's base too) and in DRAM
- * at 0x3000000000, so a ring there is never overwritten by their DMAs. */
-#define SHELL_RUN_RING 0x1000000000ull
 
 int cmd_shell_run(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         help();
         return 0;
     }
-    const char *in = NULL, *opts = NULL, *trace_out = NULL;
-    uint64_t max_cycles = 1000000000ull, ring = SHELL_RUN_RING, ring_bytes = 4096;
-    int use_irq = 0;
-    /* first pass: options that shape the machine */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if ((!strcmp(a, "--mem") || !strcmp(a, "--dump") || !strcmp(a, "--save") || !strcmp(a, "--map") ||
-             !strcmp(a, "--fault")) && more) {
-            i++;
-        } else if ((!strcmp(a, "--device-opt") || !strcmp(a, "--opts")) && more) {
-            if (opts) return cli_usage_error("shell-run", "--device-opt given twice (give K=V,K=V once)");
-            opts = argv[++i];
-        } else if (!strcmp(a, "--trace") && more) {
-            trace_out = argv[++i];
-        } else if (!strcmp(a, "--ring") && more) {
-            if (cli_parse_u64(argv[++i], &ring)) return cli_usage_error("shell-run", "bad --ring '%s'", argv[i]);
-        } else if (!strcmp(a, "--ring-bytes") && more) {
-            if (cli_parse_u64(argv[++i], &ring_bytes) || ring_bytes < 64 || ring_bytes > (1u << 30) ||
-                (ring_bytes & (ring_bytes - 1)))
-                return cli_usage_error("shell-run", "--ring-bytes '%s' is not a power of two in the range 64..2^30",
-                                       argv[i]);
-        } else if (!strcmp(a, "--max-cycles") && more) {
-            if (cli_parse_u64(argv[++i], &max_cycles) || !max_cycles)
-                return cli_usage_error("shell-run", "bad --max-cycles '%s'", argv[i]);
-        } else if (!strcmp(a, "--irq")) {
-            use_irq = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("shell-run", "unknown or incomplete option '%s'", a);
-        } else if (!in) {
-            in = a;
-        } else {
-            return cli_usage_error("shell-run", "unexpected argument '%s'", a);
-        }
-    }
-    if (!in) return cli_usage_error("shell-run", "a stream file is required");
-    uint8_t *stream;
-    size_t slen;
-    if (cli_read_file(in, &stream, &slen)) return cli_fail("shell-run: %s", npk_errmsg());
-    if (slen % 32) {
-        free(stream);
-        return cli_fail("shell-run: %s: %zu bytes is not a whole number of 32-byte descriptor units", in, slen);
-    }
+    sr_args A;
+    memset(&A, 0, sizeof A);
+    npk_opt_defaults(sr_opts, SR_NOPTS, &A);
+    const char *in = NULL;
+    char *opts = NULL;
+    int ret = cli_parse("shell-run", sr_opts, SR_NOPTS, &A, argc, argv, &in, 1, NULL);
+    /* the device and its options are checked before any file is read */
+    if (!ret) ret = cli_device("shell-run", npk_shell_class.name, 0, &A.dev_opts, &opts);
+    if (!ret && (A.ring_bytes & (A.ring_bytes - 1)))
+        ret = cli_usage_error("shell-run", "--ring-bytes %" PRIu64 " is not a power of two in the range 64..2^30",
+                              A.ring_bytes);
+    if (!ret && !in) ret = cli_usage_error("shell-run", "a stream file is required");
+    const char *trace_out = A.trace;
+    uint8_t *stream = NULL;
+    size_t slen = 0;
     npk_port *p = NULL;
-    if (npk_port_open(&p, "sim", "shell", opts)) {
-        free(stream);
-        return cli_fail("shell-run: %s", npk_errmsg());
-    }
-    npk_sim *sim = npk_port_sim(p);
-    npk_mem *mem = npk_sim_mem(sim);
-    run_ctx ctx = {.sim = sim, .stream_bytes = slen};
-    npk_trace *tr = trace_out ? npk_trace_new() : NULL;
-    int ret = 0;
+    npk_sim *sim = NULL;
+    npk_trace *tr = NULL;
     npk_shell *sh = NULL;
-    /* second pass: memory map, faults, images */
-    for (int i = 1; i < argc && !ret; i++) {
-        const char *a = argv[i];
-        if (i + 1 >= argc) break;
-        char *buf = NULL;
-        if (!strcmp(a, "--map")) {
-            if (npk_mem_map_parse(mem, argv[++i])) ret = cli_fail("shell-run: --map %s: %s", argv[i], npk_errmsg());
-        } else if (!strcmp(a, "--fault")) {
-            npk_fault f;
-            if (npk_fault_parse(argv[++i], &f) || npk_mem_add_fault(mem, &f))
-                ret = cli_fail("shell-run: --fault %s: %s", argv[i], npk_errmsg());
-        } else if (!strcmp(a, "--mem")) {
-            if (!(buf = strdup(argv[++i]))) ret = cli_fail("shell-run: out of memory");
-            char *file, *rest;
-            uint64_t addr;
-            uint8_t *data;
-            size_t dlen;
-            if (ret) {
-            } else if (split_at(buf, &file, &rest) || cli_parse_u64(rest, &addr)) {
-                ret = cli_usage_error("shell-run", "--mem expects FILE@ADDR, got '%s'", argv[i]);
-            } else if (cli_read_file(file, &data, &dlen)) {
-                ret = cli_fail("shell-run: %s", npk_errmsg());
-            } else {
-                if (npk_port_mem_write(p, addr, data, dlen)) ret = cli_fail("shell-run: --mem %s: %s", argv[i], npk_errmsg());
-                free(data);
-            }
-        } else if (!strcmp(a, "--dump") || !strcmp(a, "--save")) {
+    run_ctx ctx = {0};
+    if (ret) goto out;
+    if (cli_read_file(in, &stream, &slen)) {
+        ret = cli_fail("shell-run: %s", npk_errmsg());
+        goto out;
+    }
+    if (slen % 32) {
+        ret = cli_fail("shell-run: %s: %zu bytes is not a whole number of 32-byte descriptor units", in, slen);
+        goto out;
+    }
+    if (npk_port_open(&p, "sim", npk_shell_class.name, opts)) {
+        ret = cli_fail("shell-run: %s", npk_errmsg());
+        goto out;
+    }
+    sim = npk_port_sim(p);
+    npk_mem *mem = npk_sim_mem(sim);
+    ctx = (run_ctx){.sim = sim, .stream_bytes = slen};
+    tr = trace_out ? npk_trace_new() : NULL;
+    /* memory map, images, faults */
+    for (size_t i = 0; i < A.maps.n && !ret; i++)
+        if (npk_mem_map_parse(mem, A.maps.v[i])) ret = cli_fail("shell-run: --map %s: %s", A.maps.v[i], npk_errmsg());
+    for (size_t i = 0; i < A.mems.n && !ret; i++) {
+        char *buf = strdup(A.mems.v[i]), *file, *rest;
+        uint64_t addr;
+        uint8_t *data;
+        size_t dlen;
+        if (!buf) {
+            ret = cli_fail("shell-run: out of memory");
+        } else if (split_at(buf, &file, &rest) || cli_parse_u64(rest, &addr)) {
+            ret = cli_usage_error("shell-run", "--mem expects FILE@ADDR, got '%s'", A.mems.v[i]);
+        } else if (cli_read_file(file, &data, &dlen)) {
+            ret = cli_fail("shell-run: %s", npk_errmsg());
+        } else {
+            if (npk_port_mem_write(p, addr, data, dlen))
+                ret = cli_fail("shell-run: --mem %s: %s", A.mems.v[i], npk_errmsg());
+            free(data);
+        }
+        free(buf);
+    }
+    for (size_t i = 0; i < A.faults.n && !ret; i++) {
+        npk_fault f;
+        if (npk_fault_parse(A.faults.v[i], &f) || npk_mem_add_fault(mem, &f))
+            ret = cli_fail("shell-run: --fault %s: %s", A.faults.v[i], npk_errmsg());
+    }
+    /* --dump and --save ranges are checked before the run */
+    for (int save = 0; save < 2 && !ret; save++) {
+        const npk_strlist *l = save ? &A.saves : &A.dumps;
+        const char *a = save ? "--save" : "--dump";
+        for (size_t i = 0; i < l->n && !ret; i++) {
             uint64_t ad, ln;
-            if (!(buf = strdup(argv[++i]))) {
+            char *buf = strdup(l->v[i]);
+            if (!buf) {
                 ret = cli_fail("shell-run: out of memory");
                 break;
             }
             char *file = NULL, *rest = buf;
-            if ((!strcmp(a, "--save") && split_at(buf, &file, &rest)) || parse_range(rest, &ad, &ln))
+            if ((save && split_at(buf, &file, &rest)) || parse_range(rest, &ad, &ln))
                 ret = cli_usage_error("shell-run", "%s expects %sADDR+LEN (whole numbers, inside 64 bits), got '%s'", a,
-                                      file || !strcmp(a, "--save") ? "FILE@" : "", argv[i]);
+                                      save ? "FILE@" : "", l->v[i]);
             else if (ln > (1u << 30))
                 ret = cli_usage_error("shell-run", "%s: LEN %" PRIu64 " is over the 1 GiB limit", a, ln);
             else if (file && cli_check_output(file))
                 ret = cli_fail("shell-run: --save: %s", npk_errmsg());
-        } else if (!strcmp(a, "--device-opt") || !strcmp(a, "--opts") || !strcmp(a, "--trace") || !strcmp(a, "--ring") || !strcmp(a, "--ring-bytes") ||
-                   !strcmp(a, "--max-cycles")) {
-            i++;
+            free(buf);
         }
-        free(buf);
     }
     if (!ret && trace_out && cli_check_output(trace_out)) ret = cli_fail("shell-run: --trace: %s", npk_errmsg());
     if (ret) goto out;
@@ -213,12 +215,12 @@ int cmd_shell_run(int argc, char **argv) {
     dev->trace = tr;
     npk_sim_set_irq_cb(sim, on_irq, &ctx);
     npk_shell_sim_set_log(dev, on_log, &ctx);
-    npk_shell_opts so = {(uint32_t)ring_bytes, ring, use_irq, max_cycles};
+    npk_shell_opts so = {(uint32_t)A.ring_bytes, A.ring, A.irq, A.max_cycles};
     if (npk_shell_open(&sh, p, &so)) {
         ret = cli_fail("shell-run: %s", npk_errmsg());
         goto out;
     }
-    int rc = npk_shell_run(sh, stream, slen, max_cycles);
+    int rc = npk_shell_run(sh, stream, slen, A.max_cycles);
     cli_progress_end();
     const char *fail_msg = rc ? npk_errmsg() : NULL;
     char saved[1024] = "";
@@ -241,18 +243,18 @@ int cmd_shell_run(int argc, char **argv) {
                ctx.irqs[i].status);
     printf("registers at cycle %" PRIu64 ":\n", npk_sim_cycles(sim));
     npk_sim_dump_regs(sim, stdout);
-    /* dumps and saves */
-    for (int i = 1; i + 1 < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--dump") && strcmp(a, "--save")) continue;
-        char *buf = strdup(argv[++i]);
+    /* dumps, then saves */
+    for (size_t k = 0; k < A.dumps.n + A.saves.n; k++) {
+        int save = k >= A.dumps.n;
+        const char *a = save ? "--save" : "--dump", *arg = save ? A.saves.v[k - A.dumps.n] : A.dumps.v[k];
+        char *buf = strdup(arg);
         char *file = NULL, *rest = buf;
         uint64_t ad = 0, ln = 0;
-        if (buf && !strcmp(a, "--save")) split_at(buf, &file, &rest);
-        if (buf) parse_range(rest, &ad, &ln); /* checked in the second pass */
+        if (buf && save) split_at(buf, &file, &rest);
+        if (buf) parse_range(rest, &ad, &ln); /* checked before the run */
         uint8_t *data = buf ? malloc(ln ? ln : 1) : NULL;
         if (!data || npk_port_mem_read(p, ad, data, ln)) {
-            ret = cli_fail("shell-run: %s %s: %s", a, argv[i], data ? npk_errmsg() : "out of memory");
+            ret = cli_fail("shell-run: %s %s: %s", a, arg, data ? npk_errmsg() : "out of memory");
             free(data);
             free(buf);
             continue;
@@ -283,5 +285,12 @@ out:
     free(ctx.irqs);
     free(ctx.log);
     free(stream);
+    free(opts);
+    npk_strlist_free(&A.mems);
+    npk_strlist_free(&A.dumps);
+    npk_strlist_free(&A.saves);
+    npk_strlist_free(&A.maps);
+    npk_strlist_free(&A.faults);
+    npk_strlist_free(&A.dev_opts);
     return ret;
 }
