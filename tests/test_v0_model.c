@@ -584,8 +584,55 @@ static void test_no_gemmini(void) {
     flush_and_check();
 }
 
+static uint64_t rd64(uint32_t lo) { return rd(lo) | (uint64_t)rd(lo + 4) << 32; }
+
+/* Per-engine counters (npukit extension at 0x080-0x0AC): the byte and cycle
+ * figures of the timing model, summed over retired descriptors. */
+static void test_engine_counters(void) {
+    /* 4x4x4 matmul, one tile on the 16x16 array: DRAM reads the descriptor
+     * (64 B) and A, B (16 + 16 B); writes C (64 B of int32); the scratchpad
+     * takes the 32 loaded bytes and feeds one block pass (16x16 A + 16x16 B);
+     * the accumulator takes one pass of 16x16 int32 and drains the 4x4 C */
+    npk_v0_desc d = small_matmul(3);
+    npk_v0_engine_stats st = {0};
+    npk_v0_timing t = {.dram_bw = 8, .dram_lat = 20};
+    uint64_t cyc = npk_v0_model_stats(&d, &t, &st);
+    CHECK_EQ(cyc, npk_v0_model_cycles(&d, &t));
+    CHECK_EQ(st.dram_rd, 64 + 16 + 16);
+    CHECK_EQ(st.dram_wr, 64);
+    CHECK_EQ(st.spad, 32 + 256 + 256);
+    CHECK_EQ(st.acc, 1024 + 64);
+    CHECK_EQ(st.compute_cycles, 16 + 3); /* one 16-cycle pass + issue */
+    CHECK(st.dma_cycles > st.compute_cycles); /* a 4x4 product is memory-bound */
+    CHECK_EQ(cyc, st.dma_cycles + st.compute_cycles); /* nothing to overlap in one tile */
+    /* 1024^3 is compute-bound: 64^3 block passes of 16 cycles on the array */
+    npk_v0_desc big = npk_v0_desc_matmul(0, NPK_V0_F_SIGNED, 1024, 1024, 1024, 0, 1024, 0, 1024, 0, 4096, 0);
+    npk_v0_engine_stats sb = {0};
+    npk_v0_model_stats(&big, &t, &sb);
+    CHECK(sb.compute_cycles >= 64ull * 64 * 64 * 16 && sb.compute_cycles > sb.dma_cycles);
+    CHECK_EQ(sb.dram_wr, 1024ull * 1024 * 4);
+    /* the device sums them over retired descriptors and reads them as registers */
+    open_dev(NULL, 8, NPK_V0_CTRL_ENABLE);
+    put(0, d);
+    put(1, d);
+    wr(NPK_V0_REG_DESC_DOORBELL, 2);
+    run();
+    CHECK_EQ(rd(NPK_V0_REG_DESC_TAIL), 2);
+    CHECK_EQ(rd64(NPK_V0_REG_PERF_DRAM_RD_LO), 2 * st.dram_rd);
+    CHECK_EQ(rd64(NPK_V0_REG_PERF_DRAM_WR_LO), 2 * st.dram_wr);
+    CHECK_EQ(rd64(NPK_V0_REG_PERF_SPAD_LO), 2 * st.spad);
+    CHECK_EQ(rd64(NPK_V0_REG_PERF_ACC_LO), 2 * st.acc);
+    CHECK_EQ(rd64(NPK_V0_REG_PERF_COMPUTE_LO), 2 * st.compute_cycles);
+    CHECK_EQ(rd64(NPK_V0_REG_PERF_DMA_LO), 2 * st.dma_cycles);
+    wr(NPK_V0_REG_PERF_DRAM_RD_LO, 0); /* read-only */
+    CHECK_EQ(rd64(NPK_V0_REG_PERF_DRAM_RD_LO), 2 * st.dram_rd);
+    open_dev(NULL, 8, NPK_V0_CTRL_ENABLE); /* a new device starts at 0 */
+    CHECK_EQ(rd64(NPK_V0_REG_PERF_DMA_LO), 0);
+}
+
 int main(void) {
     test_reset();
+    test_engine_counters();
     test_nops_tags_done();
     test_irq();
     test_matmul_busy_perf_trace();

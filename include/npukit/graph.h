@@ -131,6 +131,16 @@ unsigned npk_onnx_op_family(const char *op_type);
 /* Where a node ran. */
 typedef enum npk_place { NPK_PLACE_CPU = 0, NPK_PLACE_DEVICE = 1, NPK_PLACE_FUSED = 2 } npk_place;
 
+/* Per-engine figures of device work: bytes read from / written to DRAM,
+ * bytes moved in the scratchpad and in the accumulator, busy cycles of the
+ * compute units and of the DMA. */
+typedef struct npk_engine_figures {
+    uint64_t dram_rd, dram_wr, spad, acc, compute_cycles, dma_cycles;
+} npk_engine_figures;
+/* "compute" when the compute units were busy at least as long as the DMA,
+ * else "memory". */
+const char *npk_engine_bound(const npk_engine_figures *f);
+
 /* One node of the partition report. */
 typedef struct npk_node_report {
     const char *name;      /* node name (or "<op>_<index>" when the model gives none) */
@@ -141,6 +151,12 @@ typedef struct npk_node_report {
     uint64_t macs;         /* multiply-accumulates of the node */
     uint64_t cycles;       /* device cycles spent for it (0 on the CPU) */
     double host_ms;        /* host wall time spent in this node (CPU work and driver calls) */
+    /* From the device's per-engine counters (devices that have them: v0),
+     * has_engines = 1: bytes moved per memory by this node's descriptors and
+     * the busy cycles of the compute units and of the DMA (the timing model's
+     * own figures, docs/v0.md "Per-engine counters"). */
+    int has_engines;
+    npk_engine_figures engines;
 } npk_node_report;
 
 /* Report of one run. */

@@ -104,6 +104,7 @@ int npk_v0_flush(npk_v0 *v);
 typedef struct npk_v0_counters {
     uint32_t perf_cycles, perf_fallbacks;
     uint64_t perf_macs;
+    npk_v0_engine_stats engines; /* PERF_DRAM_*, PERF_SPAD, PERF_ACC, PERF_COMPUTE, PERF_DMA */
 } npk_v0_counters;
 int npk_v0_read_counters(npk_v0 *v, npk_v0_counters *c);
 

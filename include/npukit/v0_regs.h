@@ -78,8 +78,12 @@ extern "C" {
  *   ERR_FAULT_ADDR_LO/HI  RO address of the last bus_error
  *   COMPLETION_TAG RO COMPLETION_TAG of the last retired descriptor;
  *                  writable while CTRL.cpu_fallback_select == 1
- * Offsets not listed (0x03C, 0x060-0xFFF) read 0 and ignore writes (a guest
- * error). */
+ *   PERF_DRAM_RD_LO/HI, PERF_DRAM_WR_LO/HI, PERF_SPAD_LO/HI, PERF_ACC_LO/HI,
+ *   PERF_COMPUTE_LO/HI, PERF_DMA_LO/HI  RO (npukit extension in the spec's
+ *                  debug-counter range 0x080-0xFFF): sums of npk_v0_engine_stats
+ *                  over the descriptors the device retired
+ * Offsets not listed (0x03C, 0x060-0x07F, 0x0B0-0xFFF) read 0 and ignore
+ * writes (a guest error). */
 enum npk_v0_reg {
 #define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) NPK_V0_REG_##name = (off),
 #define NPK_FIELD(reg, field, shift, width)
@@ -334,6 +338,19 @@ typedef struct npk_v0_timing {
 /* 0, or -NPK_EINVAL with npk_errmsg naming the first bad parameter. */
 int npk_v0_timing_check(const npk_v0_timing *t);
 uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *t);
+/* Per-engine figures of one descriptor from the same model (docs/v0.md
+ * "Per-engine counters"): bytes read from / written to DRAM (descriptor
+ * fetch and operand loads / output stores), bytes moved in the scratchpad
+ * (DMA fills plus the operand blocks the array and the pool unit read),
+ * bytes moved in the accumulator (int32 partial sums the array writes plus
+ * the sums drained for the store), and the busy cycles of the compute
+ * units (array passes + issue, max-pool windows) and of the DMA (fetch,
+ * loads, drain + stores). compute >= dma: compute-bound. */
+typedef struct npk_v0_engine_stats {
+    uint64_t dram_rd, dram_wr, spad, acc, compute_cycles, dma_cycles;
+} npk_v0_engine_stats;
+/* Cycles (= npk_v0_model_cycles) and, added into *st, the descriptor's figures. */
+uint64_t npk_v0_model_stats(const npk_v0_desc *d, const npk_v0_timing *t, npk_v0_engine_stats *st);
 /* The same model as a schedule: the phases it accounts for, each with its
  * start (cycles after the descriptor's dispatch), duration, bytes moved and
  * MACs. Phases on different units overlap (the array computes a tile while

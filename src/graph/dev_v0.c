@@ -237,6 +237,16 @@ static uint64_t v0_busy(npk_backend *b) {
     return c.perf_cycles;
 }
 
+static int v0_engines(npk_backend *b, npk_engine_figures *f) {
+    v0be *s = b->priv;
+    npk_v0_counters c;
+    int rc = npk_v0_read_counters(s->v, &c);
+    if (rc) return rc;
+    *f = (npk_engine_figures){c.engines.dram_rd, c.engines.dram_wr, c.engines.spad, c.engines.acc,
+                              c.engines.compute_cycles, c.engines.dma_cycles};
+    return 0;
+}
+
 static void v0_close(npk_backend *b) {
     v0be *s = b->priv;
     for (size_t i = 0; s->nodes && i < s->n_nodes; i++) npk_qmm_free(s->nodes[i].q);
@@ -285,6 +295,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
     s->be.run = v0_run;
     s->be.port = v0_port;
     s->be.busy_cycles = v0_busy;
+    s->be.engines = v0_engines;
     s->be.close = v0_close;
     (void)note;
     *out = &s->be;

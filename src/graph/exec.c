@@ -962,6 +962,8 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
             const npk_node *nd = &g->nodes[n];
             double t0 = now_ms(&x->t0);
             uint64_t cy0 = x->be ? npk_port_cycles(x->be->port(x->be)) : 0;
+            npk_engine_figures e0;
+            int has_e = x->be && x->be->engines && x->place[n] == NPK_PLACE_DEVICE && x->be->engines(x->be, &e0) == 0;
             x->cur_node = (int)n;
             if (x->place[n] == NPK_PLACE_FUSED) {
                 /* nothing: the device node does its work */
@@ -1001,6 +1003,13 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
                 if ((rc = run_cpu_node(x, (int)n))) goto done;
             }
             if (x->be) nr->cycles = npk_port_cycles(x->be->port(x->be)) - cy0;
+            npk_engine_figures e1;
+            if (has_e && x->be->engines(x->be, &e1) == 0) {
+                nr->has_engines = 1;
+                nr->engines = (npk_engine_figures){e1.dram_rd - e0.dram_rd, e1.dram_wr - e0.dram_wr, e1.spad - e0.spad,
+                                                   e1.acc - e0.acc, e1.compute_cycles - e0.compute_cycles,
+                                                   e1.dma_cycles - e0.dma_cycles};
+            }
             nr->host_ms = now_ms(&x->t0) - t0;
             if (opts->trace) {
                 /* Host node events on the simulated clock (never the wall

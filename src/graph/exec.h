@@ -53,6 +53,8 @@ struct npk_backend {
     npk_port *(*port)(npk_backend *b);
     /* Device busy cycles as its performance counters report them (0 = unknown). */
     uint64_t (*busy_cycles)(npk_backend *b);
+    /* Cumulative per-engine figures since open (NULL = the device has none). */
+    int (*engines)(npk_backend *b, npk_engine_figures *f);
     void (*close)(npk_backend *b);
 };
 

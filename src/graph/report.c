@@ -15,6 +15,18 @@ static double node_util(const npk_run_report *r, const npk_node_report *n) {
     return 100.0 * (double)n->macs / ((double)n->cycles * (double)r->peak_macs_per_cycle);
 }
 
+const char *npk_engine_bound(const npk_engine_figures *f) {
+    return f->compute_cycles >= f->dma_cycles ? "compute" : "memory";
+}
+
+/* Bytes in a short human form (B, KiB, MiB, GiB with one decimal). */
+static void human(char *buf, size_t n, uint64_t v) {
+    if (v < 1024) snprintf(buf, n, "%" PRIu64, v);
+    else if (v < 1024 * 1024) snprintf(buf, n, "%.1fK", (double)v / 1024);
+    else if (v < 1024ull * 1024 * 1024) snprintf(buf, n, "%.1fM", (double)v / (1024 * 1024));
+    else snprintf(buf, n, "%.1fG", (double)v / (1024.0 * 1024 * 1024));
+}
+
 void npk_run_report_print(const npk_run_report *r, FILE *f) {
     size_t ndev = 0, ncpu = 0, nfused = 0;
     for (size_t i = 0; i < r->n_nodes; i++) {
@@ -25,15 +37,33 @@ void npk_run_report_print(const npk_run_report *r, FILE *f) {
     fprintf(f, "partition (device %s): %zu nodes on the device, %zu fused into device nodes, %zu on the CPU\n", r->device,
             ndev, nfused, ncpu);
     if (r->note[0]) fprintf(f, "  note: %s\n", r->note);
-    fprintf(f, "  %-4s %-24s %-20s %-7s %-22s %12s %12s %6s %10s  %s\n", "#", "node", "op", "where", "device op", "MACs",
-            "cycles", "util%", "host ms", "why");
+    int eng = 0;
+    npk_engine_figures tot = {0};
+    size_t nbound[2] = {0, 0};
+    for (size_t i = 0; i < r->n_nodes; i++)
+        if (r->nodes[i].has_engines) eng = 1;
+    fprintf(f, "  %-4s %-24s %-20s %-7s %-22s %12s %12s %6s", "#", "node", "op", "where", "device op", "MACs", "cycles", "util%");
+    if (eng) fprintf(f, " %8s %8s %8s %8s %-7s", "DRAM rd", "DRAM wr", "spad", "acc", "bound");
+    fprintf(f, " %10s  %s\n", "host ms", "why");
     for (size_t i = 0; i < r->n_nodes; i++) {
         const npk_node_report *n = &r->nodes[i];
         char util[16] = "-";
         if (n->place == NPK_PLACE_DEVICE && n->cycles && r->peak_macs_per_cycle)
             snprintf(util, sizeof util, "%.1f", node_util(r, n));
-        fprintf(f, "  %-4zu %-24.24s %-20.20s %-7s %-22.22s %12" PRIu64 " %12" PRIu64 " %6s %10.3f  %s\n", i, n->name, n->op,
-                place_name(n->place), n->device_op[0] ? n->device_op : "-", n->macs, n->cycles, util, n->host_ms, n->why);
+        fprintf(f, "  %-4zu %-24.24s %-20.20s %-7s %-22.22s %12" PRIu64 " %12" PRIu64 " %6s", i, n->name, n->op,
+                place_name(n->place), n->device_op[0] ? n->device_op : "-", n->macs, n->cycles, util);
+        if (eng && n->has_engines) {
+            char b[4][16];
+            const npk_engine_figures *e = &n->engines;
+            human(b[0], sizeof b[0], e->dram_rd), human(b[1], sizeof b[1], e->dram_wr);
+            human(b[2], sizeof b[2], e->spad), human(b[3], sizeof b[3], e->acc);
+            fprintf(f, " %8s %8s %8s %8s %-7s", b[0], b[1], b[2], b[3], npk_engine_bound(e));
+            tot.dram_rd += e->dram_rd, tot.dram_wr += e->dram_wr, tot.spad += e->spad, tot.acc += e->acc;
+            nbound[!strcmp(npk_engine_bound(e), "memory")]++;
+        } else if (eng) {
+            fprintf(f, " %8s %8s %8s %8s %-7s", "-", "-", "-", "-", "-");
+        }
+        fprintf(f, " %10.3f  %s\n", n->host_ms, n->why);
     }
     fprintf(f, "performance:\n");
     if (strcmp(r->device, "cpu") && r->device_hz) {
@@ -48,6 +78,10 @@ void npk_run_report_print(const npk_run_report *r, FILE *f) {
                     ((double)base * (double)r->peak_macs_per_cycle), r->peak_macs_per_cycle,
                     r->device_busy_cycles ? " over busy cycles" : "");
         }
+        if (eng)
+            fprintf(f, "\n  bytes moved (timing model): DRAM read %" PRIu64 ", DRAM written %" PRIu64 ", scratchpad %" PRIu64
+                       ", accumulator %" PRIu64 "; device nodes compute-bound %zu, memory-bound %zu",
+                    tot.dram_rd, tot.dram_wr, tot.spad, tot.acc, nbound[0], nbound[1]);
         fprintf(f, "\n  guest memory: %" PRIu64 " bytes planned (%" PRIu64 " without reuse), staged in %" PRIu64
                 " bytes, out %" PRIu64 " bytes\n", r->guest_bytes, r->guest_naive_bytes, r->staged_in_bytes, r->staged_out_bytes);
     }
@@ -90,6 +124,12 @@ int npk_run_report_write_json(const npk_run_report *r, FILE *f) {
         fprintf(f, ",\"macs\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"host_ms\":%.3f", n->macs, n->cycles, n->host_ms);
         if (n->place == NPK_PLACE_DEVICE && n->cycles && r->peak_macs_per_cycle)
             fprintf(f, ",\"utilization\":%.4f", node_util(r, n) / 100.0);
+        if (n->has_engines)
+            fprintf(f, ",\"bytes\":{\"dram_read\":%" PRIu64 ",\"dram_written\":%" PRIu64 ",\"scratchpad\":%" PRIu64
+                       ",\"accumulator\":%" PRIu64 "},\"compute_cycles\":%" PRIu64 ",\"dma_cycles\":%" PRIu64
+                       ",\"bound\":\"%s\"",
+                    n->engines.dram_rd, n->engines.dram_wr, n->engines.spad, n->engines.acc, n->engines.compute_cycles,
+                    n->engines.dma_cycles, npk_engine_bound(&n->engines));
         fprintf(f, "}");
     }
     fprintf(f, "]");

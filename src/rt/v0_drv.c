@@ -453,6 +453,15 @@ int npk_v0_read_counters(npk_v0 *v, npk_v0_counters *c) {
     RD(v, NPK_V0_REG_PERF_MACS_LO, &lo);
     RD(v, NPK_V0_REG_PERF_MACS_HI, &hi);
     c->perf_macs = lo | (uint64_t)hi << 32;
+    static const uint32_t lo_regs[6] = {NPK_V0_REG_PERF_DRAM_RD_LO, NPK_V0_REG_PERF_DRAM_WR_LO, NPK_V0_REG_PERF_SPAD_LO,
+                                        NPK_V0_REG_PERF_ACC_LO, NPK_V0_REG_PERF_COMPUTE_LO, NPK_V0_REG_PERF_DMA_LO};
+    uint64_t *dst[6] = {&c->engines.dram_rd, &c->engines.dram_wr, &c->engines.spad, &c->engines.acc,
+                        &c->engines.compute_cycles, &c->engines.dma_cycles};
+    for (int i = 0; i < 6; i++) {
+        RD(v, lo_regs[i], &lo);
+        RD(v, lo_regs[i] + 4, &hi);
+        *dst[i] = lo | (uint64_t)hi << 32;
+    }
     return 0;
 }
 

@@ -39,6 +39,7 @@ typedef struct v0 {
     /* counters */
     uint64_t perf_cycles, perf_macs;
     uint32_t perf_fallbacks;
+    npk_v0_engine_stats cur_stats, perf_stats; /* per-engine figures: executing descriptor, retired total */
 } v0;
 
 static v0 *V(npk_dev *d) { return (v0 *)d; }
@@ -90,6 +91,12 @@ static void retire(v0 *v, uint16_t flags, int by_cpu) {
     if (!by_cpu) {
         *slot(v, NPK_V0_REG_COMPLETION_TAG) = v->cur.w[NPK_V0_W_TAG];
         v->perf_macs += v->cur_macs;
+        v->perf_stats.dram_rd += v->cur_stats.dram_rd;
+        v->perf_stats.dram_wr += v->cur_stats.dram_wr;
+        v->perf_stats.spad += v->cur_stats.spad;
+        v->perf_stats.acc += v->cur_stats.acc;
+        v->perf_stats.compute_cycles += v->cur_stats.compute_cycles;
+        v->perf_stats.dma_cycles += v->cur_stats.dma_cycles;
     }
     if ((flags & NPK_V0_F_IRQ) && (reg(v, NPK_V0_REG_IRQ_MASK) & NPK_V0_IRQ_DONE)) raise_irq(v, NPK_V0_IRQ_DONE);
 }
@@ -191,7 +198,8 @@ static void dispatch(v0 *v) {
         return;
     }
     v->cur_macs = npk_v0_desc_macs(&v->cur);
-    v->dur = v->remaining = npk_v0_model_cycles(&v->cur, &v->timing);
+    memset(&v->cur_stats, 0, sizeof v->cur_stats);
+    v->dur = v->remaining = npk_v0_model_stats(&v->cur, &v->timing, &v->cur_stats);
     v->busy = 1;
 }
 
@@ -301,6 +309,18 @@ static uint32_t rd_perf(npk_dev *d, const npk_reg *r, uint32_t s) {
     case NPK_V0_REG_PERF_CYCLES: return (uint32_t)v->perf_cycles;
     case NPK_V0_REG_PERF_MACS_LO: return (uint32_t)v->perf_macs;
     case NPK_V0_REG_PERF_MACS_HI: return (uint32_t)(v->perf_macs >> 32);
+    case NPK_V0_REG_PERF_DRAM_RD_LO: return (uint32_t)v->perf_stats.dram_rd;
+    case NPK_V0_REG_PERF_DRAM_RD_HI: return (uint32_t)(v->perf_stats.dram_rd >> 32);
+    case NPK_V0_REG_PERF_DRAM_WR_LO: return (uint32_t)v->perf_stats.dram_wr;
+    case NPK_V0_REG_PERF_DRAM_WR_HI: return (uint32_t)(v->perf_stats.dram_wr >> 32);
+    case NPK_V0_REG_PERF_SPAD_LO: return (uint32_t)v->perf_stats.spad;
+    case NPK_V0_REG_PERF_SPAD_HI: return (uint32_t)(v->perf_stats.spad >> 32);
+    case NPK_V0_REG_PERF_ACC_LO: return (uint32_t)v->perf_stats.acc;
+    case NPK_V0_REG_PERF_ACC_HI: return (uint32_t)(v->perf_stats.acc >> 32);
+    case NPK_V0_REG_PERF_COMPUTE_LO: return (uint32_t)v->perf_stats.compute_cycles;
+    case NPK_V0_REG_PERF_COMPUTE_HI: return (uint32_t)(v->perf_stats.compute_cycles >> 32);
+    case NPK_V0_REG_PERF_DMA_LO: return (uint32_t)v->perf_stats.dma_cycles;
+    case NPK_V0_REG_PERF_DMA_HI: return (uint32_t)(v->perf_stats.dma_cycles >> 32);
     default: return v->perf_fallbacks;
     }
 }
@@ -428,6 +448,7 @@ static void reset(npk_dev *d) {
     npk_regfile_reset(&v->rf);
     flush(v);
     v->perf_cycles = v->perf_macs = 0;
+    memset(&v->perf_stats, 0, sizeof v->perf_stats);
     v->perf_fallbacks = 0;
     memset(&v->cur, 0, sizeof v->cur);
     update_irq(v);

@@ -357,10 +357,22 @@ static uint64_t dma(const npk_v0_timing *t, uint64_t rows, uint64_t rowbytes) {
 typedef struct sched {
     npk_v0_phase_fn fn;
     void *ctx;
+    npk_v0_engine_stats *st; /* per-engine figures, or NULL */
 } sched;
 
 static void emit(const sched *sc, npk_v0_phase ph, uint64_t start, uint64_t dur, uint64_t bytes, uint64_t macs) {
-    if (sc && sc->fn && dur) sc->fn(sc->ctx, ph, start, dur, bytes, macs);
+    if (sc->fn && dur) sc->fn(sc->ctx, ph, start, dur, bytes, macs);
+    if (!sc->st) return;
+    switch (ph) {
+    case NPK_V0_PH_FETCH: sc->st->dram_rd += bytes, sc->st->dma_cycles += dur; break;
+    case NPK_V0_PH_LOAD: sc->st->dram_rd += bytes, sc->st->spad += bytes, sc->st->dma_cycles += dur; break;
+    case NPK_V0_PH_STORE: sc->st->dram_wr += bytes, sc->st->dma_cycles += dur; break;
+    default: sc->st->compute_cycles += dur; break;
+    }
+}
+/* On-chip traffic the phases do not carry (scratchpad reads, accumulator). */
+static void onchip(const sched *sc, uint64_t spad, uint64_t acc) {
+    if (sc->st) sc->st->spad += spad, sc->st->acc += acc;
 }
 
 /* Real reduction indices below x when K is laid out in groups of `pad` with
@@ -427,9 +439,14 @@ static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K
                 }
                 prev_compute = compute;
                 prev_macs = mm * nn * (real_k(k0 + kk, k_real, k_pad) - real_k(k0, k_real, k_pad));
+                /* each block pass reads an R x R A block and an R x C B block from
+                 * the scratchpad and writes R x C int32 partial sums */
+                uint64_t passes = cdiv(mm, R) * cdiv(nn, C) * cdiv(kk, R);
+                onchip(sc, passes * (R * R + R * C), passes * 4u * R * C);
                 if (k0 + tk * R >= K) {
                     pending_store += R + C + T_DRAIN_EXTRA + dma(t, mm, nn * out_bytes);
                     store_bytes += mm * nn * out_bytes;
+                    onchip(sc, 0, 4u * mm * nn); /* drained for the store */
                 }
             }
     emit(sc, NPK_V0_PH_ARRAY, base + total, prev_compute, 0, prev_macs);
@@ -437,13 +454,25 @@ static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K
     return total + prev_compute + pending_store;
 }
 
+static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sched *sc);
+
 uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *tp) {
-    return npk_v0_model_schedule(d, tp, NULL, NULL);
+    sched sc = {NULL, NULL, NULL};
+    return schedule(d, tp, &sc);
 }
 
 uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *tp, npk_v0_phase_fn fn, void *ctx) {
+    sched sc = {fn, ctx, NULL};
+    return schedule(d, tp, &sc);
+}
+
+uint64_t npk_v0_model_stats(const npk_v0_desc *d, const npk_v0_timing *tp, npk_v0_engine_stats *st) {
+    sched sc = {NULL, NULL, st};
+    return schedule(d, tp, &sc);
+}
+
+static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sched *sc) {
     npk_v0_timing t = timing_norm(tp);
-    sched scv = {fn, ctx}, *sc = &scv;
     uint64_t fetch = dma(&t, 1, NPK_V0_DESC_BYTES) + T_DECODE;
     emit(sc, NPK_V0_PH_FETCH, 0, fetch, NPK_V0_DESC_BYTES, 0);
     uint32_t op = npk_v0_desc_op(d);
@@ -475,6 +504,7 @@ uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *tp, np
         uint64_t in = dma(&t, m, n), out = dma(&t, m, n);
         emit(sc, NPK_V0_PH_LOAD, fetch, in, m * n, 0);
         emit(sc, NPK_V0_PH_STORE, fetch + in, out, m * n, 0);
+        onchip(sc, m * n, 0); /* read back out through the ReLU write path */
         return fetch + in + out;
     }
     case NPK_V0_OP_MAXPOOL_S8: {
@@ -487,6 +517,7 @@ uint64_t npk_v0_model_schedule(const npk_v0_desc *d, const npk_v0_timing *tp, np
         emit(sc, NPK_V0_PH_LOAD, fetch, in, (uint64_t)p.h * p.w * p.c, 0);
         emit(sc, NPK_V0_PH_POOL, fetch + in, pool, 0, 0);
         emit(sc, NPK_V0_PH_STORE, fetch + in + pool, out, (uint64_t)oh * ow * p.c, 0);
+        onchip(sc, (uint64_t)oh * ow * p.c * p.win_h * p.win_w, 0); /* the window reads */
         return fetch + in + pool + out;
     }
     default:

@@ -39,7 +39,9 @@ static const npk_opt run_opts[] = {
          "OptionalProto for a sequence or optional output)"),
     {"--report", NULL, NPK_OPT_FLAG, offsetof(run_args, report), NULL, 0, 0, 0, 0, 0, NULL,
      "print the partition report and the performance summary (device and\n"
-     "clock, cycles and MACs per operator, utilization, TOPS, bytes, time)", 0},
+     "clock, cycles and MACs per operator, utilization, TOPS, bytes, time); on v0\n"
+     "per layer also the bytes moved per memory (DRAM read/written, scratchpad,\n"
+     "accumulator) and whether it was compute- or memory-bound", 0},
     RSTR("--report-json", json, "FILE", "write both as JSON (the summary under \"performance\")"),
     RSTR("--plot", plot, "FILE.png|.svg",
          "draw the per-layer figures of the device nodes with gnuplot: cycles\n"
