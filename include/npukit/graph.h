@@ -121,7 +121,8 @@ const char *npk_onnx_op_unsupported_class(const char *op_type);
 enum {
     NPK_OPF_PRODUCT = 1u << 0, /* matrix products: MatMul, Conv and their Integer / QLinear forms */
     NPK_OPF_INTEGER = 1u << 1, /* integer operands by definition (MatMulInteger, QLinearConv, ...) */
-    NPK_OPF_QUANT = 1u << 2    /* (de)quantization: QuantizeLinear, DequantizeLinear, ... */
+    NPK_OPF_QUANT = 1u << 2,   /* (de)quantization: QuantizeLinear, DequantizeLinear, ... */
+    NPK_OPF_CONTAINER = 1u << 3 /* takes sequence/optional values (sequence ops, control flow) */
 };
 /* NPK_OPF_* bits of a default-domain operator (0 when npukit does not run it). */
 unsigned npk_onnx_op_family(const char *op_type);

@@ -442,6 +442,7 @@ static int check_tensor(const npk_value_desc *d, const npk_tensor *t, const char
 static int check_input(const npk_value_desc *d, const npk_tensor *t) {
     char what[160], ds[256];
     snprintf(what, sizeof what, "input '%s'", d->name);
+    if (d->kind < 0) return 0; /* a subgraph's outer-scope value: checked where it was made */
     if (t->kind != d->kind)
         return npk_err(NPK_EINVAL, "input '%s' is a %s value, the model declares %s", d->name, kind_name(t->kind),
                        npk_value_desc_str(d, ds, sizeof ds));
@@ -483,7 +484,12 @@ static int bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs) {
             if (inputs[k].name && !strcmp(inputs[k].name, d->name)) t = &inputs[k];
         if (!t && i < n_inputs && !inputs[i].name) t = &inputs[i];
         if (!t) return npk_err(NPK_EINVAL, "missing input '%s' (%s)", d->name, npk_value_desc_str(d, s1, sizeof s1));
-        int rc = check_input(d, t);
+        /* a body's declared shapes are not binding (loop-carried values may change shape) */
+        npk_value_desc loose = *d;
+        if (g->is_sub) loose.rank = -1;
+        /* an optional-typed body input takes the value itself (ONNX wraps it implicitly) */
+        if (g->is_sub && d->kind == NPK_KIND_OPTIONAL && t->kind != NPK_KIND_OPTIONAL) loose.kind = -1;
+        int rc = check_input(&loose, t);
         if (rc) return rc;
         int v = g->in_vals[i];
         npk_tensor *h = calloc(1, sizeof *h);
@@ -504,9 +510,11 @@ static void fill_ctx(npk_exec *x, int n, npk_opctx *c, int run) {
     const npk_node *nd = &x->g->nodes[n];
     memset(c, 0, sizeof *c);
     c->node = nd;
+    c->graph = x->g;
     c->opset = x->g->opset;
     c->run = run;
-    c->n_in = nd->n_in;
+    c->n_in = nd->n_in - nd->n_outer;
+    c->n_outer = nd->n_outer;
     c->n_out = nd->n_out;
     for (int k = 0; k < nd->n_in; k++) c->in[k] = nd->in[k] >= 0 ? &x->meta[nd->in[k]] : NULL;
     for (int k = 0; k < nd->n_out; k++) c->out[k] = nd->out[k] >= 0 ? &x->meta[nd->out[k]] : NULL;
@@ -517,10 +525,12 @@ static void fill_ctx(npk_exec *x, int n, npk_opctx *c, int run) {
  * naming the node and the value. */
 static int kind_check(npk_exec *x, int n, int k, int kind) {
     const npk_node *nd = &x->g->nodes[n];
-    if (kind == NPK_KIND_TENSOR || nd->op_id == NPK_OP_Identity) return 0;
-    return npk_err(NPK_EUNSUPPORTED,
-                   "node '%s' (%s): input %d '%s' is a %s value: not supported yet (only Identity takes sequence and "
-                   "optional values)",
+    if (kind == NPK_KIND_TENSOR || nd->op_id == NPK_OP_Identity || k >= nd->n_in - nd->n_outer ||
+        (npk_onnx_op_families(nd->op_id) & NPK_OPF_CONTAINER))
+        return 0;
+    return npk_err(NPK_EINVAL,
+                   "node '%s' (%s): input %d '%s' is a %s value: the operator takes tensors only (sequence and optional "
+                   "values go to Identity, the sequence and optional operators and control flow)",
                    nd->name, nd->op, k, x->g->vals[nd->in[k]].name, kind_name(kind));
 }
 
@@ -614,14 +624,18 @@ static int infer_all(npk_exec *x) {
 typedef struct unsup {
     const char *domain, *op;
     size_t count, first;   /* nodes using it; index of the first */
-    size_t shown[3];       /* node indices named in the message */
+    size_t shown[3];       /* node indices named in the message (within their graph) */
+    const char *names[3];  /* their names */
+    const char *inside[3]; /* the node whose subgraph holds it, NULL at the top level */
 } unsup;
 
-static size_t collect_unsupported(const npk_graph *g, unsup *u, size_t cap, size_t *n_nodes) {
-    size_t nu = 0;
-    *n_nodes = 0;
+/* The graph and, recursively, the subgraphs of its control-flow nodes. */
+static size_t collect_unsupported_in(const npk_graph *g, const char *inside, unsup *u, size_t cap, size_t nu,
+                                     size_t *n_nodes) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const npk_node *n = &g->nodes[i];
+        for (size_t a = 0; a < n->n_attr; a++)
+            if (n->attr[a].g) nu = collect_unsupported_in(n->attr[a].g, n->name, u, cap, nu, n_nodes);
         if (n->op_id != NPK_OP_NONE) continue;
         ++*n_nodes;
         size_t k;
@@ -629,12 +643,24 @@ static size_t collect_unsupported(const npk_graph *g, unsup *u, size_t cap, size
             if (!strcmp(u[k].op, n->op) && !strcmp(u[k].domain, n->domain)) break;
         if (k == nu) {
             if (nu == cap) continue; /* counted in n_nodes, not listed */
-            u[nu++] = (unsup){n->domain, n->op, 0, i, {0, 0, 0}};
+            memset(&u[nu], 0, sizeof u[nu]);
+            u[nu].domain = n->domain;
+            u[nu].op = n->op;
+            u[nu++].first = i;
         }
-        if (u[k].count < 3) u[k].shown[u[k].count] = i;
+        if (u[k].count < 3) {
+            u[k].shown[u[k].count] = i;
+            u[k].names[u[k].count] = n->name;
+            u[k].inside[u[k].count] = inside;
+        }
         u[k].count++;
     }
     return nu;
+}
+
+static size_t collect_unsupported(const npk_graph *g, unsup *u, size_t cap, size_t *n_nodes) {
+    *n_nodes = 0;
+    return collect_unsupported_in(g, NULL, u, cap, 0, n_nodes);
 }
 
 static void op_label(const unsup *u, char *buf, size_t len) {
@@ -663,10 +689,12 @@ int npk_graph_check(const npk_graph *g, const char **op_out) {
     if (op_out) *op_out = NULL;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const npk_node *n = &g->nodes[i];
-        if (n->n_in > NPK_OP_MAX_IO || n->n_out > NPK_OP_MAX_IO) {
+        if (n->n_in - n->n_outer > NPK_OP_MAX_IO || n->n_out > NPK_OP_MAX_IO || n->n_in > NPK_OP_MAX_IN) {
             if (op_out) *op_out = n->op;
-            return npk_err(NPK_EUNSUPPORTED, "node '%s' (index %zu): %d inputs and %d outputs (at most %d each supported)",
-                           n->name, i, n->n_in, n->n_out, NPK_OP_MAX_IO);
+            return npk_err(NPK_EUNSUPPORTED,
+                           "node '%s' (index %zu): %d inputs and %d outputs (at most %d each supported, %d with the "
+                           "outer-scope values of its subgraphs)",
+                           n->name, i, n->n_in - n->n_outer, n->n_out, NPK_OP_MAX_IO, NPK_OP_MAX_IN);
         }
     }
     unsup u[64];
@@ -684,8 +712,9 @@ int npk_graph_check(const npk_graph *g, const char **op_out) {
         size_t nat = 0;
         size_t shown = u[k].count < 3 ? u[k].count : 3;
         for (size_t j = 0; j < shown && nat < sizeof nodes; j++)
-            nat += (size_t)snprintf(nodes + nat, sizeof nodes - nat, "%s'%s' (index %zu)", j ? ", " : "",
-                                    g->nodes[u[k].shown[j]].name, u[k].shown[j]);
+            nat += (size_t)snprintf(nodes + nat, sizeof nodes - nat, "%s'%s' (index %zu%s%s%s)", j ? ", " : "",
+                                    u[k].names[j], u[k].shown[j], u[k].inside[j] ? " in a subgraph of '" : "",
+                                    u[k].inside[j] ? u[k].inside[j] : "", u[k].inside[j] ? "'" : "");
         if (u[k].count > shown && nat < sizeof nodes)
             snprintf(nodes + nat, sizeof nodes - nat, " and %zu more", u[k].count - shown);
         at += (size_t)snprintf(msg + at, sizeof msg - at, "%s%s x%zu (node%s %s)", k ? "; " : "", lab, u[k].count,

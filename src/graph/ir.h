@@ -28,6 +28,7 @@ typedef struct npk_attr {
     float *floats;
     int64_t *ints;
     char **strs;       /* STRINGS: n NUL-terminated copies */
+    struct npk_graph *g; /* GRAPH: the imported subgraph (owned; If, Loop, Scan, SequenceMap) */
 } npk_attr;
 
 typedef struct npk_value {
@@ -45,7 +46,8 @@ typedef struct npk_node {
     int op_id;           /* npk_op_id (graph/ops.h), set once at import; 0 = not executed by npukit */
     char *domain;        /* "" for the default ONNX domain */
     int n_in, n_out;
-    int *in, *out;
+    int *in, *out;       /* in[n_in - n_outer .. n_in - 1]: outer-scope values its subgraphs read */
+    int n_outer;         /* implicit inputs (control flow): the operator's own inputs are the first n_in - n_outer */
     size_t n_attr;
     npk_attr *attr;
 } npk_node;
@@ -60,6 +62,8 @@ struct npk_graph {
     size_t n_in, n_out;
     int *in_vals, *out_vals;          /* value indices */
     npk_value_desc *in_desc, *out_desc; /* declared types (names point into vals) */
+    int is_sub;          /* a subgraph (control-flow body): inputs past n_formal are outer-scope values */
+    size_t n_formal;     /* subgraph: the declared inputs (the outer-scope ones follow, kind -1: any value) */
     void (*progress)(void *ctx, size_t done, size_t total); /* npk_graph_set_progress */
     void *progress_ctx;
 };

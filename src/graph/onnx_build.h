@@ -194,6 +194,25 @@ static inline void ob_attr_ints(ob_model *m, Onnx__NodeProto *n, const char *nam
     if (cnt) memcpy(a->ints, v, sizeof(int64_t) * cnt);
 }
 
+/* Subgraphs (control-flow bodies): the nodes, inputs and outputs added between
+ * ob_sub_begin and ob_sub_end go into a new graph, which ob_attr_graph attaches. */
+static inline Onnx__GraphProto ob_sub_begin(ob_model *m, const char *name) {
+    Onnx__GraphProto saved = m->g;
+    onnx__graph_proto__init(&m->g);
+    m->g.name = ob_str(m, name);
+    return saved;
+}
+static inline Onnx__GraphProto *ob_sub_end(ob_model *m, Onnx__GraphProto saved) {
+    Onnx__GraphProto *sg = ob_zalloc(m, sizeof *sg);
+    *sg = m->g;
+    m->g = saved;
+    return sg;
+}
+static inline void ob_attr_graph(ob_model *m, Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g) {
+    Onnx__AttributeProto *a = ob_attr(m, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+    a->g = g;
+}
+
 /* Serialize (*buf malloc'ed). */
 static inline int ob_save(ob_model *m, uint8_t **buf, size_t *len) {
     *len = onnx__model_proto__get_packed_size(&m->m);

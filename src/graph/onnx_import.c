@@ -220,6 +220,9 @@ size_t npk_node_attr_ints(const npk_node *n, const char *name, const int64_t **v
     return a->n;
 }
 
+void npk_graph_free(npk_graph *g);
+static int import_graph(npk_graph *g, const Onnx__GraphProto *gp, int is_sub);
+
 static void free_node(npk_node *n) {
     free(n->name);
     free(n->op);
@@ -238,6 +241,7 @@ static void free_node(npk_node *n) {
         free(a->ints);
         for (size_t k = 0; a->strs && k < a->n; k++) free(a->strs[k]);
         free(a->strs);
+        npk_graph_free(a->g);
     }
     free(n->attr);
 }
@@ -283,6 +287,32 @@ static int add_val(npk_graph *g, const char *name) {
     return (int)g->n_vals++;
 }
 
+/* A subgraph's reference to a value of an enclosing scope: a trailing graph
+ * input of any kind and type (bound by name when the body runs). */
+static int add_outer(npk_graph *g, const char *name) {
+    int v = add_val(g, name);
+    if (v < 0) return v;
+    int *iv = realloc(g->in_vals, (g->n_in + 2) * sizeof(int));
+    if (iv) g->in_vals = iv;
+    npk_value_desc *id = realloc(g->in_desc, (g->n_in + 2) * sizeof(npk_value_desc));
+    if (id) g->in_desc = id;
+    if (!iv || !id) return npk_err(NPK_ENOMEM, "out of memory");
+    memset(&g->in_desc[g->n_in], 0, sizeof g->in_desc[0]);
+    g->in_desc[g->n_in].name = g->vals[v].name;
+    g->in_desc[g->n_in].rank = -1;
+    g->in_desc[g->n_in].kind = -1;
+    g->vals[v].graph_input = (int)g->n_in;
+    g->in_vals[g->n_in++] = v;
+    return v;
+}
+
+/* A name a node or output of g reads: a value of g, or (in a subgraph) one of an enclosing scope. */
+static int resolve_val(npk_graph *g, const char *name, int is_sub) {
+    int v = find_val(g, name);
+    if (v < 0 && is_sub) v = add_outer(g, name);
+    return v;
+}
+
 /* The element type a sequence or optional TypeProto declares (NULL if none). */
 static const Onnx__TypeProto *type_elem(const Onnx__TypeProto *tp) {
     if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) return tp->sequence_type ? tp->sequence_type->elem_type : NULL;
@@ -313,7 +343,7 @@ static int desc_from_type(npk_value_desc *d, const char *name, const Onnx__TypeP
     d->dtype = 0;
     d->rank = -1;
     d->kind = d->elem_kind = NPK_KIND_TENSOR;
-    if (!tp) return 0; /* no declared type */
+    if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return 0; /* no declared type */
     /* tensor, sequence(tensor), optional(tensor), optional(sequence(tensor)): kind and elem_kind
      * record the containers, the rest of the description the tensor inside */
     const Onnx__TypeProto *in = tp;
@@ -353,7 +383,7 @@ static int desc_from_type(npk_value_desc *d, const char *name, const Onnx__TypeP
     return 0;
 }
 
-static int convert_attr(npk_attr *a, const Onnx__AttributeProto *p, const npk_node *n) {
+static int convert_attr(npk_attr *a, const Onnx__AttributeProto *p, const npk_node *n, const npk_graph *g) {
     memset(a, 0, sizeof *a);
     if (!(a->name = strdup(p->name ? p->name : ""))) return npk_err(NPK_ENOMEM, "out of memory");
     int type = p->has_type ? (int)p->type : 0;
@@ -396,15 +426,27 @@ static int convert_attr(npk_attr *a, const Onnx__AttributeProto *p, const npk_no
         if (!(a->ints = malloc(sizeof(int64_t) * (a->n + 1)))) return npk_err(NPK_ENOMEM, "out of memory");
         if (a->n) memcpy(a->ints, p->ints, sizeof(int64_t) * a->n);
         break;
-    default: break; /* subgraphs and other kinds are kept by name only: no supported operator takes them,
-                       * so npk_graph_check names the operator (If, Loop, Scan, ...) */
+    case NPK_ATTR_GRAPH: {
+        /* a control-flow body: imported as its own graph; names it reads from the
+         * enclosing scopes become its trailing inputs (npk_graph.n_formal) */
+        if (!p->g) return npk_err(NPK_EFORMAT, "node '%s': attribute '%s' has no graph", n->name, a->name);
+        if (g->is_sub > 16) return npk_err(NPK_EUNSUPPORTED, "node '%s': subgraphs nested deeper than 16", n->name);
+        if (!(a->g = calloc(1, sizeof *a->g))) return npk_err(NPK_ENOMEM, "out of memory");
+        a->g->opset = g->opset;
+        a->g->ir_version = g->ir_version;
+        a->g->is_sub = g->is_sub + 1;
+        int rc = import_graph(a->g, p->g, 1);
+        if (rc) return npk_err_prefix(-rc, "node '%s' (%s) subgraph '%s'", n->name, n->op, a->name);
+        break;
+    }
+    default: break; /* other kinds (sparse tensors, lists of graphs) are kept by name only: no supported
+                       * operator reads them */
     }
     return 0;
 }
 
 static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
     const Onnx__GraphProto *gp = m->graph;
-    int rc;
     if (!gp) return npk_err(NPK_EFORMAT, "the model has no graph (not an ONNX model?)");
     g->ir_version = m->has_ir_version ? m->ir_version : 0;
     g->opset = m->n_opset_import ? 0 : 1;
@@ -412,6 +454,14 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
         const char *d = m->opset_import[i]->domain ? m->opset_import[i]->domain : "";
         if (!*d || !strcmp(d, "ai.onnx")) g->opset = m->opset_import[i]->has_version ? m->opset_import[i]->version : 1;
     }
+    return import_graph(g, gp, 0);
+}
+
+/* The graph gp into g (opset and ir_version set by the caller). A subgraph
+ * (is_sub) may read names of the enclosing scopes: each becomes a trailing
+ * input (after the n_formal declared ones) that its node passes in. */
+static int import_graph(npk_graph *g, const Onnx__GraphProto *gp, int is_sub) {
+    int rc;
     /* initializers */
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *tp = gp->initializer[i];
@@ -439,6 +489,7 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
         g->vals[v].graph_input = (int)g->n_in;
         g->in_vals[g->n_in++] = v;
     }
+    g->n_formal = g->n_in;
     /* nodes: first every output, so that inputs may refer forward */
     if (!(g->nodes = calloc(gp->n_node + 1, sizeof(npk_node)))) return npk_err(NPK_ENOMEM, "out of memory");
     npk_node *tmp = g->nodes;
@@ -482,7 +533,7 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
         if (!(n->attr = calloc(np->n_attribute + 1, sizeof(npk_attr)))) return npk_err(NPK_ENOMEM, "out of memory");
         for (size_t k = 0; k < np->n_attribute; k++) {
             n->n_attr = k + 1;
-            if ((rc = convert_attr(&n->attr[k], np->attribute[k], n))) return rc;
+            if ((rc = convert_attr(&n->attr[k], np->attribute[k], n, g))) return rc;
         }
     }
     for (size_t i = 0; i < gp->n_node; i++) {
@@ -494,12 +545,33 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
                 n->in[k] = -1;
                 continue;
             }
-            int v = find_val(g, nm);
+            int v = resolve_val(g, nm, is_sub);
             if (v < 0)
                 return npk_err(NPK_EFORMAT, "node '%s' (%s): input '%s' is not produced by any node, initializer or graph input",
                                n->name, n->op, nm);
             n->in[k] = v;
             g->vals[v].n_uses++;
+        }
+        /* values of this scope its subgraphs read: implicit trailing inputs, so
+         * that ordering and lifetimes see them */
+        for (size_t k = 0; k < n->n_attr; k++) {
+            const npk_graph *sg = n->attr[k].g;
+            for (size_t j = sg ? sg->n_formal : 0; sg && j < sg->n_in; j++) {
+                const char *nm = sg->vals[sg->in_vals[j]].name;
+                int dup = 0;
+                for (int q = n->n_in - n->n_outer; q < n->n_in && !dup; q++) dup = !strcmp(g->vals[n->in[q]].name, nm);
+                if (dup) continue;
+                int v = resolve_val(g, nm, is_sub);
+                if (v < 0)
+                    return npk_err(NPK_EFORMAT, "node '%s' (%s): its subgraph '%s' reads '%s', which no node, initializer or "
+                                   "graph input produces", n->name, n->op, n->attr[k].name, nm);
+                int *ni = realloc(n->in, (size_t)(n->n_in + 2) * sizeof(int));
+                if (!ni) return npk_err(NPK_ENOMEM, "out of memory");
+                n->in = ni;
+                n->in[n->n_in++] = v;
+                n->n_outer++;
+                g->vals[v].n_uses++;
+            }
         }
     }
     /* topological order (Kahn) */
@@ -559,7 +631,7 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
         if (!vi->name || !*vi->name) return npk_err(NPK_EFORMAT, "graph output %zu has no name", i);
-        int v = find_val(g, vi->name);
+        int v = resolve_val(g, vi->name, is_sub);
         if (v < 0) return npk_err(NPK_EFORMAT, "graph output '%s' is not produced by any node or input", vi->name);
         if ((rc = desc_from_type(&g->out_desc[g->n_out], vi->name, vi->type, "graph output"))) return rc;
         g->vals[v].graph_output = 1;

@@ -16,14 +16,18 @@
 
 /* Returned (positive) when an output shape depends on data not known yet. */
 #define NPK_SHAPE_UNKNOWN 1000
-#define NPK_OP_MAX_IO 16
+#define NPK_OP_MAX_IO 64
+/* inputs of one node including the outer-scope values its subgraphs read */
+#define NPK_OP_MAX_IN 256
 
 typedef struct npk_opctx {
     const npk_node *node;
+    const npk_graph *graph;                /* the graph holding the node (value names of outer-scope inputs) */
     int64_t opset;
     int run;                               /* 0 = infer only, 1 = infer and compute */
-    int n_in, n_out;
-    const npk_tensor *in[NPK_OP_MAX_IO];   /* NULL = omitted optional input */
+    int n_in, n_out;                       /* the operator's own inputs and outputs */
+    int n_outer;                           /* in[n_in .. n_in + n_outer - 1]: outer-scope values (control flow) */
+    const npk_tensor *in[NPK_OP_MAX_IN];   /* NULL = omitted optional input */
     npk_tensor *out[NPK_OP_MAX_IO];        /* NULL = output not requested */
     uint64_t macs;                         /* set by the handler: multiply-accumulates */
 } npk_opctx;
@@ -188,12 +192,31 @@ typedef int (*npk_op_fn)(npk_opctx *c);
     X(GRU, 0, npk_op_gru) \
     X(LSTM, 0, npk_op_lstm)
 
-#define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X)
+/* Control flow and containers (ops_ctrl.c): they take sequence/optional values. */
+#define NPK_ONNX_OPS_CTRL(X) \
+    X(If, NPK_OPF_CONTAINER, npk_op_if) \
+    X(Loop, NPK_OPF_CONTAINER, npk_op_loop) \
+    X(Scan, NPK_OPF_CONTAINER, npk_op_scan) \
+    X(SequenceConstruct, NPK_OPF_CONTAINER, npk_op_sequence_construct) \
+    X(SequenceEmpty, NPK_OPF_CONTAINER, npk_op_sequence_empty) \
+    X(SequenceInsert, NPK_OPF_CONTAINER, npk_op_sequence_insert) \
+    X(SequenceAt, NPK_OPF_CONTAINER, npk_op_sequence_at) \
+    X(SequenceErase, NPK_OPF_CONTAINER, npk_op_sequence_erase) \
+    X(SequenceLength, NPK_OPF_CONTAINER, npk_op_sequence_length) \
+    X(SplitToSequence, NPK_OPF_CONTAINER, npk_op_split_to_sequence) \
+    X(ConcatFromSequence, NPK_OPF_CONTAINER, npk_op_concat_from_sequence) \
+    X(SequenceMap, NPK_OPF_CONTAINER, npk_op_sequence_map) \
+    X(Optional, NPK_OPF_CONTAINER, npk_op_optional) \
+    X(OptionalHasElement, NPK_OPF_CONTAINER, npk_op_optional_has_element) \
+    X(OptionalGetElement, NPK_OPF_CONTAINER, npk_op_optional_get_element)
+
+#define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X) NPK_ONNX_OPS_CTRL(X)
 
 #define NPK_OP_DECL_(name, fam, fn) int fn(npk_opctx *c);
 NPK_ONNX_OPS_MATH(NPK_OP_DECL_)
 NPK_ONNX_OPS_SHAPE(NPK_OP_DECL_)
 NPK_ONNX_OPS_NN(NPK_OP_DECL_)
+NPK_ONNX_OPS_CTRL(NPK_OP_DECL_)
 #undef NPK_OP_DECL_
 
 typedef enum npk_op_id {
