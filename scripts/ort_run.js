@@ -3,7 +3,18 @@
 // CPU provider (onnxruntime-node, one intra-op thread) and write its outputs
 // as ONNX TensorProto files.
 //
-//   node scripts/ort_run.js ORT_DIR TEST_DIR...
+//   node scripts/ort_run.js ORT_DIR [--qlinear] TEST_DIR...
+//
+// --qlinear: the exact integer arithmetic of quantized models. Every
+// DequantizeLinear -> Conv/MatMul -> QuantizeLinear group is rewritten as the
+// QLinearConv / QLinearMatMul it denotes (the Q/DQ nodes' scales and zero
+// points become the operator's inputs) and ONNX Runtime runs the result at
+// graph optimisation level 'basic', so none of its QDQ transformations runs:
+// ONNX Runtime's own integer kernels compute every group, and every other
+// node in float as written. (At level 'all', ONNX Runtime leaves the groups
+// next to a DequantizeLinear with two consumers as float32 Conv/MatMul,
+// which rounds differently from the integer arithmetic near .5 ties; see
+// docs/onnx.md, "QDQ".)
 //
 // ORT_DIR is the folder holding node_modules/onnxruntime-node (installed with
 // `npm install --ignore-scripts`, see scripts/deps.sh). Each TEST_DIR is an
@@ -83,6 +94,84 @@ function decodeTensor(buf) {
   return { name: t.name, type: ortType, dims: t.dims, data };
 }
 
+// protobuf fields of buf: [{f, w, v (varint) | body (bytes), st, end}]
+function fields(buf) {
+  const out = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const st = pos;
+    let key;
+    [key, pos] = varint(buf, pos);
+    const f = Number(key >> 3n), w = Number(key & 7n);
+    if (w === 0) {
+      let v;
+      [v, pos] = varint(buf, pos);
+      out.push({ f, w, v, st, end: pos });
+    } else if (w === 2) {
+      let len;
+      [len, pos] = varint(buf, pos);
+      const end = pos + Number(len);
+      out.push({ f, w, body: buf.subarray(pos, end), st, end });
+      pos = end;
+    } else if (w === 5 || w === 1) {
+      const end = pos + (w === 5 ? 4 : 8);
+      out.push({ f, w, body: buf.subarray(pos, end), st, end });
+      pos = end;
+    } else throw new Error(`unsupported protobuf wire type ${w}`);
+  }
+  return out;
+}
+
+const utf8 = (b) => Buffer.from(b).toString('utf8');
+const lenField = (f, body) => Buffer.concat([encVarint((f << 3) | 2), encVarint(body.length), Buffer.from(body)]);
+
+// ModelProto -> the same model with each DQ -> Conv/MatMul -> Q group as one QLinear node
+function qlinearModel(model) {
+  const mf = fields(model), gf = mf.find((x) => x.f === 7), G = fields(gf.body);
+  const raw = G.filter((x) => x.f === 1);
+  const nodes = raw.map((x) => {
+    const n = { in: [], out: [], name: '', op: '', attrs: [] };
+    for (const y of fields(x.body)) {
+      if (y.f === 1) n.in.push(utf8(y.body));
+      else if (y.f === 2) n.out.push(utf8(y.body));
+      else if (y.f === 3) n.name = utf8(y.body);
+      else if (y.f === 4) n.op = utf8(y.body);
+      else if (y.f === 5) n.attrs.push(x.body.subarray(y.st, y.end));
+    }
+    return n;
+  });
+  const outputs = new Set(G.filter((x) => x.f === 12).map((x) => utf8(fields(x.body).find((y) => y.f === 1).body)));
+  const prod = {}, cons = {};
+  nodes.forEach((n, i) => {
+    for (const o of n.out) prod[o] = i;
+    for (const v of n.in) (cons[v] = cons[v] || []).push(i);
+  });
+  const dqOf = (v) => (prod[v] !== undefined && nodes[prod[v]].op === 'DequantizeLinear' && nodes[prod[v]].in.length === 3 ? nodes[prod[v]] : null);
+  const repl = {}, drop = new Set();
+  nodes.forEach((n, i) => {
+    if (n.op !== 'Conv' && n.op !== 'MatMul') return;
+    const dx = dqOf(n.in[0]), dw = dqOf(n.in[1]), db = n.in.length > 2 && n.in[2] ? dqOf(n.in[2]) : null;
+    const qs = cons[n.out[0]] || [], q = qs.length === 1 ? nodes[qs[0]] : null;
+    if (!dx || !dw || (n.in.length > 2 && n.in[2] && !db) || !q || q.op !== 'QuantizeLinear' || q.in.length !== 3 ||
+        outputs.has(n.out[0]))
+      return;
+    const ins = [...dx.in, ...dw.in, q.in[1], q.in[2], ...(db ? [db.in[0]] : [])];
+    repl[i] = Buffer.concat([...ins.map((v) => lenField(1, Buffer.from(v))), lenField(2, Buffer.from(q.out[0])),
+      lenField(3, Buffer.from(n.name)), lenField(4, Buffer.from(n.op === 'Conv' ? 'QLinearConv' : 'QLinearMatMul')), ...n.attrs]);
+    drop.add(qs[0]);
+  });
+  let ni = 0;
+  const parts = [];
+  for (const x of G) {
+    if (x.f !== 1) parts.push(gf.body.subarray(x.st, x.end));
+    else {
+      const i = ni++;
+      if (!drop.has(i)) parts.push(repl[i] ? lenField(1, repl[i]) : gf.body.subarray(x.st, x.end));
+    }
+  }
+  return Buffer.concat(mf.map((x) => (x.f === 7 ? lenField(7, Buffer.concat(parts)) : model.subarray(x.st, x.end))));
+}
+
 function encVarint(v) {
   v = BigInt.asUintN(64, BigInt(v));
   const out = [];
@@ -109,9 +198,12 @@ function encodeTensor(name, tensor) {
   return Buffer.concat(parts);
 }
 
-async function runDir(ort, dir) {
-  const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
-    { intraOpNumThreads: 1, interOpNumThreads: 1, executionProviders: ['cpu'] });
+async function runDir(ort, dir, qlinear) {
+  const opts = { intraOpNumThreads: 1, interOpNumThreads: 1, executionProviders: ['cpu'] };
+  const file = path.join(dir, 'model.onnx');
+  const sess = qlinear
+    ? await ort.InferenceSession.create(new Uint8Array(qlinearModel(fs.readFileSync(file))), { ...opts, graphOptimizationLevel: 'basic' })
+    : await ort.InferenceSession.create(file, opts);
   const sets = fs.readdirSync(dir).filter((s) => s.startsWith('test_data_set_')).sort();
   for (const s of sets) {
     const sd = path.join(dir, s);
@@ -129,16 +221,18 @@ async function runDir(ort, dir) {
 }
 
 async function main() {
-  const [ortDir, ...dirs] = process.argv.slice(2);
+  let [ortDir, ...dirs] = process.argv.slice(2);
+  const qlinear = dirs[0] === '--qlinear';
+  if (qlinear) dirs = dirs.slice(1);
   if (!ortDir || !dirs.length) {
-    console.error('usage: node ort_run.js ORT_DIR TEST_DIR...');
+    console.error('usage: node ort_run.js ORT_DIR [--qlinear] TEST_DIR...');
     process.exit(2);
   }
   const ort = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node'));
   let failed = 0;
   for (const d of dirs) {
     try {
-      await runDir(ort, d);
+      await runDir(ort, d, qlinear);
     } catch (e) {
       // a model ONNX Runtime itself refuses is reported and skipped by the caller
       fs.writeFileSync(path.join(d, 'ORT_ERROR.txt'), String(e && e.message ? e.message : e) + '\n');

@@ -98,7 +98,9 @@ static float wscale[M], bscale[M];
 static int32_t bq[M];
 static const float XS = 0.05f, YS = 0.1f;
 
-static uint8_t *build_model(int act_uint8, size_t *len) {
+/* shared: dq_x has a second consumer, an Add (xf + xf -> graph output r), as a residual
+ * connection: the group still runs as one integer op and reads xq itself. */
+static uint8_t *build_model(int act_uint8, int shared, size_t *len) {
     static int64_t dx[4] = {N, C, H, W}, dw[4] = {M, CPG, K, K}, dm[1] = {M}, scal[1];
     static uint8_t zp_u8 = 128;
     static int8_t zp_i8 = 0, yzp = 3;
@@ -124,13 +126,16 @@ static uint8_t *build_model(int act_uint8, size_t *len) {
     inits[ni++] = tensor("yz", 3, 0, NULL, &yzp, 1);
     static char *in_q[3] = {"x", "xs", "xz"}, *in_dx[3] = {"xq", "xs", "xz"}, *in_dw[2] = {"wq", "ws"},
                 *in_db[2] = {"bq", "bs"}, *in_conv[3] = {"xf", "wf", "bf"}, *in_y[3] = {"yf", "ys", "yz"};
-    Onnx__NodeProto *nodes[6];
+    static char *in_add[2] = {"xf", "xf"};
+    Onnx__NodeProto *nodes[7];
+    int nn = shared ? 7 : 6;
     nodes[0] = node("QuantizeLinear", "quant_x", 3, in_q, "xq");
     nodes[1] = node("DequantizeLinear", "dq_x", 3, in_dx, "xf");
     nodes[2] = node("DequantizeLinear", "dq_w", 2, in_dw, "wf");
     nodes[3] = node("DequantizeLinear", "dq_b", 2, in_db, "bf");
     nodes[4] = node("Conv", "conv", 3, in_conv, "yf");
     nodes[5] = node("QuantizeLinear", "quant_y", 3, in_y, "y");
+    if (shared) nodes[6] = node("Add", "residual", 2, in_add, "r");
     static int64_t pads[4] = {1, 1, 1, 1}, strides[2] = {2, 2};
     Onnx__AttributeProto *wat[1] = {int_attr("axis", 0)};
     nodes[2]->n_attribute = 1;
@@ -141,17 +146,17 @@ static uint8_t *build_model(int act_uint8, size_t *len) {
     nodes[4]->n_attribute = 3;
     nodes[4]->attribute = cat;
     static int64_t dy[4] = {N, M, 4, 3};
-    Onnx__ValueInfoProto *gin[1] = {vinfo("x", 1, 4, dx)}, *gout[1] = {vinfo("y", 3, 4, dy)};
+    Onnx__ValueInfoProto *gin[1] = {vinfo("x", 1, 4, dx)}, *gout[2] = {vinfo("y", 3, 4, dy), vinfo("r", 1, 4, dx)};
     Onnx__GraphProto gr;
     onnx__graph_proto__init(&gr);
     gr.name = "qdq";
-    gr.n_node = 6;
+    gr.n_node = (size_t)nn;
     gr.node = nodes;
     gr.n_initializer = (size_t)ni;
     gr.initializer = inits;
     gr.n_input = 1;
     gr.input = gin;
-    gr.n_output = 1;
+    gr.n_output = shared ? 2 : 1;
     gr.output = gout;
     Onnx__OperatorSetIdProto ops;
     onnx__operator_set_id_proto__init(&ops);
@@ -170,14 +175,14 @@ static uint8_t *build_model(int act_uint8, size_t *len) {
     uint8_t *buf = malloc(*len);
     onnx__model_proto__pack(&mp, buf);
     for (int i = 0; i < ni; i++) free(inits[i]);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < nn; i++) {
         free(nodes[i]->output);
         free(nodes[i]);
     }
     free(wat[0]);
     for (int i = 0; i < 3; i++) free(cat[i]);
-    for (int i = 0; i < 2; i++) {
-        Onnx__ValueInfoProto *vi = i ? gout[0] : gin[0];
+    for (int i = 0; i < 3; i++) {
+        Onnx__ValueInfoProto *vi = i == 2 ? gout[1] : i ? gout[0] : gin[0];
         Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
         for (size_t k = 0; k < sh->n_dim; k++) free(sh->dim[k]);
         free(sh->dim);
@@ -210,9 +215,20 @@ static void expect_qlinear(const int64_t *xq, int64_t xz, int8_t *y) {
     }
 }
 
-static void run_case(int act_uint8) {
+/* The residual Add's output: 2 * DequantizeLinear(xq) in float32. */
+static void check_residual(const npk_tensor *r, const int64_t *xq, int64_t xz) {
+    CHECK(r->dtype == NPK_DT_FLOAT);
+    int bad = 0;
+    for (int i = 0; i < N * C * H * W; i++) {
+        float d = (float)(xq[i] - xz) * XS;
+        if (((const float *)r->data)[i] != d + d) bad++;
+    }
+    CHECK_EQ(bad, 0);
+}
+
+static void run_case(int act_uint8, int shared) {
     size_t len;
-    uint8_t *buf = build_model(act_uint8, &len);
+    uint8_t *buf = build_model(act_uint8, shared, &len);
     npk_graph *g;
     CHECK_EQ(npk_graph_load(&g, buf, len), 0);
     free(buf);
@@ -238,7 +254,8 @@ static void run_case(int act_uint8) {
     CHECK(ref && ref[0].dtype == NPK_DT_INT8 && !memcmp(ref[0].data, want, sizeof want));
     int cpu_fused = 0;
     for (size_t i = 0; i < crep.n_nodes; i++) cpu_fused += crep.nodes[i].place == NPK_PLACE_FUSED;
-    CHECK_EQ(cpu_fused, 4);
+    CHECK_EQ(cpu_fused, shared ? 3 : 4); /* a shared dq_x still runs for the Add */
+    if (shared && ref && nref == 2) check_residual(&ref[1], xq, xz);
     npk_run_report_fini(&crep);
     const char *devs[3] = {"v0", "shell", "e1"};
     for (int d = 0; d < 3; d++) {
@@ -266,13 +283,19 @@ static void run_case(int act_uint8) {
             if (!strcmp(rep.nodes[i].op, "Conv") && rep.nodes[i].place == NPK_PLACE_DEVICE) conv_dev = 1;
         }
         CHECK(conv_dev);
-        CHECK_EQ(fused, 4); /* dq_x, dq_w, dq_b, quant_y */
+        CHECK_EQ(fused, shared ? 3 : 4); /* dq_x (unless shared), dq_w, dq_b, quant_y */
         CHECK_EQ(rep.cpu_macs, 0);
+        CHECK_EQ(no, (size_t)(shared ? 2 : 1));
+        if (shared && no == 2) {
+            check_residual(&out[1], xq, xz);
+            npk_tensor_free(&out[1]);
+        }
         npk_tensor_free(&out[0]);
         free(out);
         npk_run_report_fini(&rep);
     }
     if (ref) {
+        if (nref == 2) npk_tensor_free(&ref[1]);
         npk_tensor_free(&ref[0]);
         free(ref);
     }
@@ -301,7 +324,9 @@ static void op_families(void) {
 
 int main(void) {
     op_families();
-    run_case(0);
-    run_case(1);
+    run_case(0, 0);
+    run_case(1, 0);
+    run_case(0, 1);
+    run_case(1, 1);
     return CHECK_DONE();
 }

@@ -29,7 +29,9 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     const npk_node *nd = npk_exec_node(x, n);
     npk_op_id id = (npk_op_id)nd->op_id;
     int mm_q = id == NPK_OP_QLinearMatMul, cv_int = id == NPK_OP_ConvInteger, cv_q = id == NPK_OP_QLinearConv;
-    int mm_f = id == NPK_OP_MatMul, cv_f = id == NPK_OP_Conv, fuse[4] = {-1, -1, -1, -1};
+    int mm_f = id == NPK_OP_MatMul, cv_f = id == NPK_OP_Conv;
+    npk_qdq g;
+    g.node = -1;
     *out = NULL;
     if (!(npk_onnx_op_families(id) & NPK_OPF_PRODUCT)) return 0;
     npk_qmm q;
@@ -39,12 +41,10 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     q.qlinear = mm_q || cv_q || mm_f || cv_f;
     q.a_view = q.b_view = q.scr_a = q.scr_b = q.scr_c = -1;
     if (mm_f || cv_f) {
-        npk_qdq g;
         if (!npk_qdq_match(x, n, &g, why, wl)) return 0;
         q.a_val = g.a_val, q.as_val = g.as_val, q.azp_val = g.azp_val;
         q.b_val = g.b_val, q.bs_val = g.bs_val, q.bzp_val = g.bzp_val;
         q.ys_val = g.ys_val, q.yzp_val = g.yzp_val, q.bias_val = g.bias_val, q.out_val = g.out_val;
-        memcpy(fuse, g.fuse, sizeof g.fuse);
     } else if (q.qlinear) {
         q.a_val = in_at(nd, 0), q.as_val = in_at(nd, 1), q.azp_val = in_at(nd, 2);
         q.b_val = in_at(nd, 3), q.bs_val = in_at(nd, 4), q.bzp_val = in_at(nd, 5);
@@ -149,16 +149,17 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         q.scr_c = npk_exec_scratch(x, n, (uint64_t)(q.nk * q.nb * q.rows) * q.ldc);
         if (q.scr_c < 0 || (q.conv && (q.scr_a < 0 || q.scr_b < 0))) return -NPK_ENOMEM;
     }
+    int rc = g.node >= 0 ? npk_qdq_commit(x, &g) : 0;
+    if (rc) return rc;
     *out = malloc(sizeof q);
     if (!*out) return npk_err(NPK_ENOMEM, "out of memory");
     **out = q;
-    for (int i = 0; i < 4; i++)
-        if (fuse[i] >= 0) npk_exec_fuse(x, fuse[i], n);
     snprintf(devop, dl, "%s", d->opname);
     if (mm_f || cv_f) {
-        snprintf(why, wl, "DequantizeLinear -> %s -> QuantizeLinear run as %s: %lld int8 product%s MxNxK %lldx%lldx%lld%s",
+        snprintf(why, wl, "DequantizeLinear -> %s -> QuantizeLinear run as %s: %lld int8 product%s MxNxK %lldx%lldx%lld%s%s",
                  nd->op, cv_f ? "QLinearConv" : "QLinearMatMul", (long long)q.groups, q.groups > 1 ? "s" : "",
-                 (long long)q.rows, (long long)q.n, (long long)q.k, q.a_flip || q.b_flip ? ", uint8 offset to int8" : "");
+                 (long long)q.rows, (long long)q.n, (long long)q.k, q.a_flip || q.b_flip ? ", uint8 offset to int8" : "",
+                 g.direct[0] >= 0 || g.direct[1] >= 0 ? ", reads the integer input of a shared DequantizeLinear" : "");
         return 1;
     }
     char ksplit[160] = "";

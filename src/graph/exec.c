@@ -39,6 +39,8 @@ struct npk_exec {
     int *place;             /* per node: npk_place */
     int *fused_into;        /* per node: device node it is folded into, or -1 */
     npk_qdq *cpu_qdq;       /* per node: a quantized group the CPU runs as one integer op (node < 0: none) */
+    int (*direct)[2];       /* per node: values it reads without a graph edge (the integer input of a shared
+                               DequantizeLinear folded into it), -1: none */
     npk_tensor **folded;    /* per value: constant-folded at inference (owned), NULL otherwise */
     int *dev_writer;        /* per value: view id of the device view producing it, or -1 */
     view *views;
@@ -146,6 +148,19 @@ int npk_exec_scratch(npk_exec *x, int n, uint64_t bytes) {
 int npk_exec_fuse(npk_exec *x, int fused, int into) {
     x->fused_into[fused] = into;
     return 0;
+}
+
+int npk_exec_read_direct(npk_exec *x, int n, int v) {
+    for (int i = 0; i < 2; i++) {
+        if (x->direct[n][i] == v) return 0;
+        if (x->direct[n][i] < 0) {
+            x->direct[n][i] = v;
+            x->uses_left[v]++;
+            return 0;
+        }
+    }
+    return npk_err(NPK_EINVAL, "node '%s' reads more than two values through shared DequantizeLinear nodes",
+                   x->g->nodes[n].name);
 }
 
 uint64_t npk_exec_view_addr(npk_exec *x, int id) { return x->arena + x->bufs[x->views[id].buf].off; }
@@ -750,6 +765,7 @@ static void exec_free(npk_exec *x) {
     free(x->place);
     free(x->fused_into);
     free(x->cpu_qdq);
+    free(x->direct);
     if (x->folded)
         for (size_t v = 0; v < g->n_vals; v++)
             if (x->folded[v]) {
@@ -763,17 +779,20 @@ static void exec_free(npk_exec *x) {
     free(x->bufs);
 }
 
+static void release_value(npk_exec *x, int v) {
+    if (--x->uses_left[v] <= 0 && !x->g->vals[v].graph_output && x->host[v]) {
+        npk_tensor_free(x->host[v]);
+        free(x->host[v]);
+        x->host[v] = NULL;
+    }
+}
+
 static void release_inputs(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
-    for (int k = 0; k < nd->n_in; k++) {
-        int v = nd->in[k];
-        if (v < 0) continue;
-        if (--x->uses_left[v] <= 0 && !x->g->vals[v].graph_output && x->host[v]) {
-            npk_tensor_free(x->host[v]);
-            free(x->host[v]);
-            x->host[v] = NULL;
-        }
-    }
+    for (int k = 0; k < nd->n_in; k++)
+        if (nd->in[k] >= 0) release_value(x, nd->in[k]);
+    for (int i = 0; i < 2; i++)
+        if (x->direct[n][i] >= 0) release_value(x, x->direct[n][i]);
 }
 
 static int run_cpu_node(npk_exec *x, int n) {
@@ -833,9 +852,8 @@ static void cpu_qdq_place(npk_exec *x, int n, npk_node_report *nr) {
     char why[160];
     npk_qdq q;
     if (!npk_qdq_match(x, n, &q, why, sizeof why)) return;
+    if (npk_qdq_commit(x, &q)) return;
     x->cpu_qdq[n] = q;
-    for (int i = 0; i < 4; i++)
-        if (q.fuse[i] >= 0) npk_exec_fuse(x, q.fuse[i], n);
     size_t at = strlen(nr->why);
     if (at + 2 < sizeof nr->why)
         snprintf(nr->why + at, sizeof nr->why - at, "%sDQ -> %s -> Q run on the CPU as %s (integer)", at ? "; " : "", nd->op,
@@ -899,9 +917,10 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
     x->place = calloc(nn + 1, sizeof(int));
     x->fused_into = calloc(nn + 1, sizeof(int));
     x->cpu_qdq = calloc(nn + 1, sizeof(npk_qdq));
+    x->direct = calloc(nn + 1, sizeof *x->direct);
     x->folded = calloc(nv + 1, sizeof(npk_tensor *));
     x->dev_writer = calloc(nv + 1, sizeof(int));
-    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer || !x->cpu_qdq || !x->folded) {
+    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer || !x->cpu_qdq || !x->folded || !x->direct) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto done;
     }
@@ -911,6 +930,7 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
         rep->nodes[i].op = g->nodes[i].op;
         x->fused_into[i] = -1;
         x->cpu_qdq[i].node = -1;
+        x->direct[i][0] = x->direct[i][1] = -1;
     }
     for (size_t v = 0; v < nv; v++) {
         x->uses_left[v] = g->vals[v].n_uses;

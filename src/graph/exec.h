@@ -97,6 +97,10 @@ int npk_exec_scratch(npk_exec *x, int n, uint64_t bytes);
 /* Mark value v as produced by node n on the device although another node
  * (a fused QuantizeLinear) is its producer in the graph. */
 int npk_exec_fuse(npk_exec *x, int fused_node, int into_node);
+/* Node n reads value v although no edge of the graph says so (the integer
+ * input of a DequantizeLinear that has other consumers and is folded into n):
+ * v stays available until n ran. At most two per node. */
+int npk_exec_read_direct(npk_exec *x, int n, int v);
 
 /* During run: guest address and pitch of a view / scratch buffer. */
 uint64_t npk_exec_view_addr(npk_exec *x, int view);

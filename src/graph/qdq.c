@@ -7,12 +7,14 @@
 static int in_at(const npk_node *nd, int k) { return k < nd->n_in ? nd->in[k] : -1; }
 
 /* The node producing v if it is a DequantizeLinear whose only consumer is
- * node n (-1 otherwise). */
-static int dq_feeding(npk_exec *x, int v, int n) {
+ * node n (-1 otherwise); with shared set, also one that has other consumers
+ * (*sole says which). */
+static int dq_feeding(npk_exec *x, int v, int n, int shared, int *sole) {
     const npk_graph *g = npk_exec_graph(x);
     if (v < 0 || g->vals[v].producer < 0) return -1;
-    int p = g->vals[v].producer;
-    if (g->nodes[p].op_id != NPK_OP_DequantizeLinear || !npk_exec_sole_use(x, v, n)) return -1;
+    int p = g->vals[v].producer, only = npk_exec_sole_use(x, v, n);
+    if (g->nodes[p].op_id != NPK_OP_DequantizeLinear || (!only && !shared)) return -1;
+    if (sole) *sole = only;
     return p;
 }
 
@@ -28,7 +30,8 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     const npk_graph *g = npk_exec_graph(x);
     const npk_node *nd = &g->nodes[n];
     int conv = nd->op_id == NPK_OP_Conv;
-    int dx = dq_feeding(x, in_at(nd, 0), n), dw = dq_feeding(x, in_at(nd, 1), n), db = -1;
+    int sx = 1, sw = 1;
+    int dx = dq_feeding(x, in_at(nd, 0), n, 1, &sx), dw = dq_feeding(x, in_at(nd, 1), n, 1, &sw), db = -1;
     int yv = nd->out[0], qn = yv >= 0 ? npk_exec_only_consumer(x, yv) : -1;
     if (dx < 0 || dw < 0 || qn < 0 || g->vals[yv].graph_output || g->nodes[qn].op_id != NPK_OP_QuantizeLinear) {
         snprintf(why, wl, "float %s: not a DequantizeLinear -> %s -> QuantizeLinear subgraph", nd->op, nd->op);
@@ -49,7 +52,7 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     }
     if (conv && in_at(nd, 2) >= 0) {
         /* the bias must be an int32 DequantizeLinear with scale x_scale * w_scale and zero point 0 */
-        db = dq_feeding(x, in_at(nd, 2), n);
+        db = dq_feeding(x, in_at(nd, 2), n, 0, NULL);
         const npk_tensor *bq = db >= 0 ? npk_exec_meta(x, in_at(&g->nodes[db], 0)) : NULL;
         const npk_tensor *bs = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 1)) : NULL;
         const npk_tensor *bz = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 2)) : NULL;
@@ -69,11 +72,24 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     q->ys_val = in_at(Q, 1), q->yzp_val = in_at(Q, 2), q->bias_val = db >= 0 ? in_at(&g->nodes[db], 0) : -1;
     q->out_val = Q->out[0];
     q->node = n;
-    q->fuse[0] = dx;
-    q->fuse[1] = dw;
+    /* a DequantizeLinear with other consumers (a residual Add) still runs for them; the
+     * group reads its integer input directly */
+    q->fuse[0] = sx ? dx : -1;
+    q->fuse[1] = sw ? dw : -1;
+    q->direct[0] = sx ? -1 : q->a_val;
+    q->direct[1] = sw ? -1 : q->b_val;
     q->fuse[2] = qn;
     q->fuse[3] = db;
     return 1;
+}
+
+int npk_qdq_commit(npk_exec *x, const npk_qdq *q) {
+    int rc = 0;
+    for (int i = 0; i < 4; i++)
+        if (q->fuse[i] >= 0) npk_exec_fuse(x, q->fuse[i], q->node);
+    for (int i = 0; i < 2 && !rc; i++)
+        if (q->direct[i] >= 0) rc = npk_exec_read_direct(x, q->node, q->direct[i]);
+    return rc;
 }
 
 /* A zero scalar of dtype (an omitted zero point). */

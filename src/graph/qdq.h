@@ -13,11 +13,16 @@ typedef struct npk_qdq {
     int node;             /* the Conv / MatMul */
     int a_val, as_val, azp_val, b_val, bs_val, bzp_val, ys_val, yzp_val, bias_val, out_val; /* -1: absent */
     int fuse[4];          /* DequantizeLinear x, w, Q, DequantizeLinear bias folded into node (-1: none) */
+    int direct[2];        /* a_val / b_val when their DequantizeLinear has other consumers and still runs
+                             (the group reads the integer value itself), -1 otherwise */
 } npk_qdq;
 
 /* Recognise the group around node n (a float Conv or MatMul with known shapes).
  * Returns 1 and fills q, 0 with the reason in why. */
 int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl);
+/* Fold the group's Q/DQ nodes into its node and keep the values it reads
+ * directly alive until it ran (call once, when the group is placed). */
+int npk_qdq_commit(npk_exec *x, const npk_qdq *q);
 /* Evaluate a matched group on the CPU reference as QLinearConv / QLinearMatMul
  * and store the QuantizeLinear's output value on the host. */
 int npk_qdq_run_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs);
