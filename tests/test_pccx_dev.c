@@ -750,6 +750,60 @@ static void test_options(void) {
     npk_port_close(p2);
 }
 
+/* lanes and l2_kib: the capability registers, the LANE fault bound, the L2
+ * range bound, and GEMV compute time 32 x lanes MAC/cycle. */
+static void test_lanes_l2(void) {
+    npk_port *p2 = NULL;
+    CHECK(npk_port_open(&p2, "sim", "pccx", "lanes=0") < 0);
+    CHECK(npk_port_open(&p2, "sim", "pccx", "lanes=32") < 0);
+    CHECK(npk_port_open(&p2, "sim", "pccx", "l2_kib=2049") < 0);
+    CHECK(strstr(npk_errmsg(), "l2_kib") != NULL);
+    reopen(NULL);
+    CHECK_EQ(r32(NPK_PCCX_CAP_L2_WORDS), 114688u);
+    CHECK_EQ(r32(NPK_PCCX_CAP_LANES), 4u);
+    CHECK_EQ(npk_pccx_l2_words(drv), 114688u);
+    /* parallel_lane 8 faults on the KV260 build... */
+    w32(NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET);
+    issue64(npk_pccx_gemv_word(0, 0, 0, 0, 0, 8));
+    run();
+    CHECK_EQ(r32(NPK_PCCX_ERR_CODE), NPK_PCCX_FAULT_LANE);
+    /* ...and is legal with 8 cores, where a 64x256 GEMV (16384 MACs) takes
+     * 16384 / 256 = 64 compute cycles (the stream needs 8192 + 1024 bytes
+     * = 193 cycles at 48 B/cycle; ddr_gbps is raised so compute bounds it). */
+    reopen("lanes=8,l2_kib=2048,ddr_gbps=1000");
+    CHECK_EQ(r32(NPK_PCCX_CAP_L2_WORDS), 131072u);
+    CHECK_EQ(r32(NPK_PCCX_CAP_LANES), 8u);
+    CHECK_EQ(npk_pccx_lanes(drv), 8u);
+    static float w[64 * 256];
+    for (int i = 0; i < 64 * 256; i++) w[i] = (float)(i % 7) - 3.0f;
+    npk_pccx_wmat wm;
+    CHECK_EQ(npk_pccx_wmat_upload(drv, w, 64, 256, 0, &wm), 0);
+    int fi = npk_pccx_fmap_entry(drv, 1, 1, 256), wi = npk_pccx_weight_entry(drv, 64, 256, 0);
+    CHECK(fi >= 0 && wi >= 0);
+    CHECK_EQ(npk_pccx_sync(drv), 0);
+    for (unsigned lanes = 8; lanes >= 1; lanes /= 2) {
+        CHECK_EQ(npk_pccx_set_wstream(drv, wm.addr, 0), 0);
+        CHECK_EQ(npk_pccx_stats_clear(drv), 0);
+        /* the input near the top of the 2 MiB L2 (beyond the default 1.75 MiB) */
+        CHECK_EQ(npk_pccx_gemv(drv, 131000, 130000, NPK_PCCX_W_SCALE, (unsigned)wi, (unsigned)fi, lanes == 8 ? 0 : lanes), 0);
+        CHECK_EQ(npk_pccx_sync(drv), 0);
+        npk_pccx_stats st;
+        CHECK_EQ(npk_pccx_stats_get(drv, &st), 0);
+        CHECK_EQ(st.engine_cycles[0], 16384u / (32u * lanes) + 16u); /* + gemv_lat */
+    }
+    /* the L2 bound follows l2_kib */
+    reopen("l2_kib=64");
+    CHECK_EQ(npk_pccx_l2_words(drv), 4096u);
+    CHECK(npk_pccx_write_f32(drv, 4096, w, 8) < 0);
+    CHECK_EQ(npk_pccx_write_f32(drv, 4095, w, 8), 0);
+    w32(NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET);
+    issue64(npk_pccx_memset_word(0, 0, 1, 1, 8));
+    issue64(npk_pccx_cvo_word(NPK_PCCX_CVO_EXP, 4096, 0, 8, 0, 0));
+    run();
+    CHECK_EQ(r32(NPK_PCCX_ERR_CODE), NPK_PCCX_FAULT_L2_RANGE);
+    reopen(NULL);
+}
+
 /* The driver over a qtest port (a child `npu qtest --device pccx`) gives the
  * same GEMV + softmax result, bit for bit, as over the in-process model. */
 static void run_on(const char *spec, uint16_t *out) {
@@ -803,6 +857,7 @@ int main(void) {
     test_sequences();
     test_async_trace();
     test_options();
+    test_lanes_l2();
     test_qtest_port();
     npk_pccx_close(drv);
     npk_port_close(port);

@@ -197,6 +197,7 @@ typedef struct npk_llm_stats {
     double host_seconds;        /* wall time spent inside forward() */
     uint64_t device_macs;       /* multiply-accumulates of the device's GEMV/GEMM */
     uint64_t engine_cycles[4];  /* summed instruction cycles per pccx engine: gemv, gemm, sfu, dma */
+    uint32_t device_macs_per_cycle; /* the device's GEMV peak (32 x lanes on pccx) */
 } npk_llm_stats;
 
 /* Names of the host_op_kinds entries ("attention", "residual", ...), NULL past the end. */

@@ -102,6 +102,10 @@ int npk_pccx_get_scalar(npk_pccx *d, uint16_t *bf16);
  * *offset is the byte offset in the window (aux_addr = offset / 16). */
 uint64_t npk_pccx_hwin_base(const npk_pccx *d);
 uint64_t npk_pccx_hwin_size(const npk_pccx *d);
+/* The device's L2 size in words and GEMV cores (its CAP_L2_WORDS and CAP_LANES registers,
+ * read at open; device options l2_kib and lanes). */
+uint32_t npk_pccx_l2_words(const npk_pccx *d);
+unsigned npk_pccx_lanes(const npk_pccx *d);
 int npk_pccx_hwin_alloc(npk_pccx *d, uint64_t bytes, uint64_t *offset);
 void npk_pccx_hwin_reset(npk_pccx *d);
 

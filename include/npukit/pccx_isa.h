@@ -19,7 +19,9 @@ extern "C" {
 
 /* ---- ISA (pccx-isa.md Part 1) ---------------------------------------------- */
 
-#define NPK_PCCX_L2_WORDS 114688u   /* physical L2 size in 128-bit words */
+#define NPK_PCCX_L2_WORDS 114688u   /* the KV260 build's L2 size in 128-bit words (option l2_kib) */
+#define NPK_PCCX_L2_MAX_WORDS 131072u /* the most a 17-bit word address reaches (l2_kib=2048) */
+#define NPK_PCCX_LANES 4u           /* GEMV cores of the KV260 build (option lanes) */
 #define NPK_PCCX_L2_ELEMS (NPK_PCCX_L2_WORDS * 8u)
 #define NPK_PCCX_CC_ENTRIES 64u     /* entries per constant-cache bank */
 #define NPK_PCCX_QUEUE_DEPTH 256u   /* instruction FIFO entries */
@@ -91,6 +93,9 @@ void npk_pccx_decode(uint64_t word, npk_pccx_insn *out);
  * recip_scale off SCALE, length 0), or 0. Range and shape faults need the
  * device state and are not checked here. */
 int npk_pccx_check(uint64_t word);
+/* The same for a device with `lanes` GEMV cores (parallel_lane > lanes is
+ * LANE); npk_pccx_check is this with the default NPK_PCCX_LANES. */
+int npk_pccx_check_lanes(uint64_t word, unsigned lanes);
 
 /* Builders for the common forms (fields are masked; use encode() to check). */
 uint64_t npk_pccx_gemv_word(uint32_t dest, uint32_t src, unsigned flags, unsigned size_ptr, unsigned shape_ptr,

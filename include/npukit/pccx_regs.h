@@ -13,7 +13,7 @@
  *   CVO           SFU: EXP SQRT GELU SIN COS REDUCE_SUM SCALE RECIP
  *
  * Memory model (all addresses in instructions are L2 WORD addresses):
- *   L2     114,688 words of 128 bits = 8 BF16 elements per word. Element e of a
+ *   L2     114,688 words of 128 bits (the default; register CAP_L2_WORDS) = 8 BF16 elements per word. Element e of a
  *          vector at word address A lives in word A + e/8, lane e%8 (lane 0 =
  *          bytes 0-1 of the word, little-endian BF16).
  *   host   guest memory reached by MEMCPY through the HOST WINDOW: registers
@@ -132,7 +132,9 @@ extern "C" {
  *   SFU_ELEMS      RO elements processed by CVO
  *   GEMV/GEMM/SFU/DMA_CYCLES  RO summed durations per engine (= trace track totals)
  *   DROPPED        RO instructions dropped on queue overflow (fault OVERFLOW) since reset
- *   CTRL           W: FLUSH[0] drop queued instructions, RESET[1] soft reset, CLR_PERF[2] */
+ *   CTRL           W: FLUSH[0] drop queued instructions, RESET[1] soft reset, CLR_PERF[2]
+ *   CAP_L2_WORDS   RO this build's L2 size in 128-bit words (option l2_kib; 114,688 on the KV260)
+ *   CAP_LANES      RO this build's GEMV cores (option lanes; 4 on the KV260) */
 #define NPK_PCCX_MMIO_SIZE 0x1000u
 #define NPK_PCCX_ID_VALUE 0x70636378u
 #define NPK_PCCX_VERSION_VALUE 0x00000002u

@@ -51,18 +51,17 @@ typedef struct pccx_dec {
     npk_pccx_wmat *w; /* [L][7] (q k v o w1 w2 w3) then cls at [7 * L] */
     /* L2 word addresses */
     uint32_t a_x, a_sq, a_xn, a_tmp, a_q, a_k, a_v, a_att, a_h1, a_h3, a_hb, a_logits, a_ang, a_sin, a_cos,
-        a_smtmp, a_sc, a_kc, a_vc;
-    uint32_t sc_stride; /* words per head's score vector */
+        a_smtmp, a_sc;
     /* host scratch */
     float *x;      /* [d] */
     float *q;      /* [d] */
     float *k;      /* [kv] */
-    float *v;      /* [kv] */
+    float *qkv;    /* q, k, v as read from L2 in one transfer */
     float *att;    /* [d] attention output */
-    float *h1;     /* [hd] */
-    float *h3;     /* [hd] */
-    float *sc;     /* [n_heads][seq] scores, then probabilities */
-    float *cache;  /* [seq][kv] one layer of K or V read back from L2 */
+    float *h1;     /* h1 then h3 as read from L2 in one transfer */
+    float *sc;     /* [n_heads][ceil(n/8) * 8] scores, then probabilities */
+    float *kcache; /* [layer][seq][kv] the K cache (rotated, BF16 values) in host memory */
+    float *vcache; /* [layer][seq][kv] the V cache */
     float *logits; /* [V] */
     float sinv[64], cosv[64]; /* [hs/2] for the current position (hs <= 128) */
     npk_pccx_stats base_stats; /* device counters at the end of setup */
@@ -108,6 +107,8 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
     const npk_llm_config *c = &m->cfg;
     const int d = c->dim, kv = c->kv_dim, hd = c->hidden_dim, hs = c->head_size, S = c->seq_len;
     const int kv_mul = c->n_heads / c->n_kv_heads, n = pos + 1;
+    const int nh = c->n_heads;
+    const uint32_t scw = words((uint32_t)n); /* words per head's scores at this position */
     uint64_t *ops = s->base.stats.host_op_kinds;
     int rc;
 
@@ -116,8 +117,10 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
     ops[LLM_HOST_EMBED] += (uint64_t)d;
 
     /* RoPE angles for this position: theta_j = pos * 10000^(-2j/hs), j < hs/2,
-     * reduced to [-pi, pi] on the host; SIN and COS on the device. */
-    float ang[64];
+     * reduced to [-pi, pi] on the host; SIN and COS on the device, read back
+     * in one transfer (the two regions are adjacent). */
+    float ang[64], sc2[2 * 64];
+    const uint32_t hw = words((uint32_t)(hs / 2));
     for (int j = 0; j < hs / 2; j++) {
         double a = (double)pos * (1.0 / pow(10000.0, (double)(2 * j) / (double)hs));
         ang[j] = (float)remainder(a, 2.0 * M_PI);
@@ -125,77 +128,82 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
     ops[LLM_HOST_ROPE] += 2ull * (uint64_t)(hs / 2);
     if ((rc = l2_put(s, s->a_ang, ang, (size_t)(hs / 2))) != 0) return rc;
     if ((rc = npk_pccx_rope(s->drv, s->a_ang, s->a_sin, s->a_cos, (unsigned)(hs / 2))) != 0) return rc;
-    if ((rc = l2_get(s, s->a_sin, s->sinv, (size_t)(hs / 2))) != 0) return rc;
-    if ((rc = l2_get(s, s->a_cos, s->cosv, (size_t)(hs / 2))) != 0) return rc;
+    if ((rc = l2_get(s, s->a_sin, sc2, (size_t)hw * 16)) != 0) return rc;
+    memcpy(s->sinv, sc2, sizeof(float) * (size_t)(hs / 2));
+    memcpy(s->cosv, sc2 + hw * 8, sizeof(float) * (size_t)(hs / 2));
 
     for (int l = 0; l < c->n_layers; l++) {
         const npk_pccx_wmat *w = s->w + 7 * l;
-        const uint32_t kc = s->a_kc + (uint32_t)l * (uint32_t)S * words((uint32_t)kv); /* [S][kv] */
-        const uint32_t vc = s->a_vc + (uint32_t)l * (uint32_t)S * words((uint32_t)kv);
-        const uint32_t row = words((uint32_t)kv); /* words per cached position */
+        float *kc = s->kcache + (size_t)l * (size_t)S * (size_t)kv; /* [S][kv], host memory */
+        float *vc = s->vcache + (size_t)l * (size_t)S * (size_t)kv;
 
         if ((rc = rmsnorm(s, m->rms_att + (size_t)l * d)) != 0) return rc;
         if ((rc = gemv(s, P_Q, s->a_q, s->a_xn, &w[P_Q], 0)) != 0) return rc;
         if ((rc = gemv(s, P_K, s->a_k, s->a_xn, &w[P_K], 0)) != 0) return rc;
         if ((rc = gemv(s, P_V, s->a_v, s->a_xn, &w[P_V], 0)) != 0) return rc;
-        if ((rc = l2_get(s, s->a_q, s->q, (size_t)d)) != 0) return rc;
-        if ((rc = l2_get(s, s->a_k, s->k, (size_t)kv)) != 0) return rc;
+        /* q, k and v in one transfer (adjacent regions) */
+        if ((rc = l2_get(s, s->a_q, s->qkv, (size_t)(s->a_v + words((uint32_t)kv) - s->a_q) * 8)) != 0) return rc;
+        const float *q0 = s->qkv, *k0 = s->qkv + (s->a_k - s->a_q) * 8, *v0 = s->qkv + (s->a_v - s->a_q) * 8;
+        memcpy(s->q, q0, sizeof(float) * (size_t)d);
+        memcpy(s->k, k0, sizeof(float) * (size_t)kv);
 
         /* RoPE rotation of each pair (i, i+1): q over d, k over kv. */
         for (int i = 0; i < d; i += 2) {
             float fc = s->cosv[(i % hs) / 2], fs = s->sinv[(i % hs) / 2];
             for (int r = 0; r < (i < kv ? 2 : 1); r++) {
                 float *vec = r == 0 ? s->q : s->k;
-                float v0 = vec[i], v1 = vec[i + 1];
-                vec[i] = v0 * fc - v1 * fs;
-                vec[i + 1] = v0 * fs + v1 * fc;
+                float a0 = vec[i], a1 = vec[i + 1];
+                vec[i] = a0 * fc - a1 * fs;
+                vec[i + 1] = a0 * fs + a1 * fc;
             }
         }
         ops[LLM_HOST_ROPE] += 6ull * (uint64_t)(d / 2 + kv / 2);
-        /* K cache row pos = rotated k (host write); V cache row = V (device copy). */
-        if ((rc = l2_put(s, kc + (uint32_t)pos * row, s->k, (size_t)kv)) != 0) return rc;
-        if ((rc = npk_pccx_copy_l2(s->drv, vc + (uint32_t)pos * row, s->a_v, (size_t)kv)) != 0) return rc;
-        /* The whole layer's K cache, as the host sees it in L2. */
-        if ((rc = l2_get(s, kc, s->cache, (size_t)n * (size_t)row * 8)) != 0) return rc;
+        /* KV cache rows in host memory (DDR), in BF16 precision: the rotated
+         * k rounded as the device would store it, v as the GEMV wrote it. */
+        for (int i = 0; i < kv; i++) {
+            kc[(size_t)pos * kv + i] = npk_bf16_round_f32(s->k[i]);
+            vc[(size_t)pos * kv + i] = v0[i];
+        }
 
-        /* scores[h][t] = q_h . k_t / sqrt(hs), written per head to the device. */
+        /* scores[h][t] = q_h . k_t / sqrt(hs); every head at a stride of
+         * ceil(n/8) words, written to the device in one transfer. */
         const float inv = 1.0f / sqrtf((float)hs);
-        for (int h = 0; h < c->n_heads; h++) {
-            float *sc = s->sc + (size_t)h * (size_t)S;
+        for (int h = 0; h < nh; h++) {
+            float *sc = s->sc + (size_t)h * scw * 8;
             const float *qh = s->q + h * hs;
             for (int t = 0; t < n; t++) {
-                const float *kt = s->cache + (size_t)t * row * 8 + (size_t)(h / kv_mul) * hs;
+                const float *kt = kc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
                 float acc = 0.0f;
                 for (int i = 0; i < hs; i++) acc += qh[i] * kt[i];
                 sc[t] = acc * inv;
             }
-            if ((rc = l2_put(s, s->a_sc + (uint32_t)h * s->sc_stride, sc, (size_t)n)) != 0) return rc;
+            for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
         }
-        ops[LLM_HOST_ATTENTION] += (uint64_t)c->n_heads * (uint64_t)n * (uint64_t)(hs + 1);
+        ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 1);
+        if ((rc = l2_put(s, s->a_sc, s->sc, (size_t)nh * scw * 8)) != 0) return rc;
         /* Softmax per head on the device: e_max = the head's max (as BF16). */
-        for (int h = 0; h < c->n_heads; h++) {
-            float *sc = s->sc + (size_t)h * (size_t)S;
+        for (int h = 0; h < nh; h++) {
+            float *sc = s->sc + (size_t)h * scw * 8;
             float mx = npk_bf16_round_f32(sc[0]);
             for (int t = 1; t < n; t++)
                 if (npk_bf16_round_f32(sc[t]) > mx) mx = npk_bf16_round_f32(sc[t]);
             ops[LLM_HOST_SOFTMAX] += (uint64_t)n;
-            uint32_t a = s->a_sc + (uint32_t)h * s->sc_stride;
+            uint32_t a = s->a_sc + (uint32_t)h * scw;
             if ((rc = npk_pccx_set_emax(s->drv, npk_bf16_from_f32(mx))) != 0) return rc;
             if ((rc = npk_pccx_softmax(s->drv, a, a, s->a_smtmp, (unsigned)n, 1)) != 0) return rc;
         }
-        /* ATT[d]: head h = sum_t p[h][t] v_t, with V read from the L2 cache. */
-        if ((rc = l2_get(s, vc, s->cache, (size_t)n * (size_t)row * 8)) != 0) return rc;
-        for (int h = 0; h < c->n_heads; h++) {
-            float *p = s->sc + (size_t)h * (size_t)S;
-            if ((rc = l2_get(s, s->a_sc + (uint32_t)h * s->sc_stride, p, (size_t)n)) != 0) return rc;
+        /* ATT[d]: head h = sum_t p[h][t] v_t, probabilities read in one transfer. */
+        if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)nh * scw * 8)) != 0) return rc;
+        for (int h = 0; h < nh; h++) {
+            const float *p = s->sc + (size_t)h * scw * 8;
             float *o = s->att + h * hs;
             memset(o, 0, sizeof(float) * (size_t)hs);
             for (int t = 0; t < n; t++) {
-                const float *vt = s->cache + (size_t)t * row * 8 + (size_t)(h / kv_mul) * hs;
+                const float *vt = vc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
                 for (int i = 0; i < hs; i++) o[i] += p[t] * vt[i];
             }
         }
-        ops[LLM_HOST_ATTENTION] += (uint64_t)c->n_heads * (uint64_t)n * (uint64_t)hs;
+        ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)hs;
         if ((rc = l2_put(s, s->a_att, s->att, (size_t)d)) != 0) return rc;
         /* X += wo ATT (GEMV accumulating into the residual stream) */
         if ((rc = gemv(s, P_O, s->a_x, s->a_att, &w[P_O], NPK_PCCX_ACCM)) != 0) return rc;
@@ -204,11 +212,12 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         if ((rc = rmsnorm(s, m->rms_ffn + (size_t)l * d)) != 0) return rc;
         if ((rc = gemv(s, P_W1, s->a_h1, s->a_xn, &w[P_W1], 0)) != 0) return rc;
         if ((rc = gemv(s, P_W3, s->a_h3, s->a_xn, &w[P_W3], 0)) != 0) return rc;
-        if ((rc = l2_get(s, s->a_h1, s->h1, (size_t)hd)) != 0) return rc;
-        if ((rc = l2_get(s, s->a_h3, s->h3, (size_t)hd)) != 0) return rc;
+        /* h1 and h3 in one transfer (adjacent regions) */
+        if ((rc = l2_get(s, s->a_h1, s->h1, (size_t)(s->a_h3 - s->a_h1) * 8 + (size_t)hd)) != 0) return rc;
+        const float *h3 = s->h1 + (s->a_h3 - s->a_h1) * 8;
         for (int i = 0; i < hd; i++) {
             float a = s->h1[i];
-            s->h1[i] = a / (1.0f + expf(-a)) * s->h3[i]; /* silu(h1) * h3 */
+            s->h1[i] = a / (1.0f + expf(-a)) * h3[i]; /* silu(h1) * h3 */
         }
         ops[LLM_HOST_FFN] += 4ull * (uint64_t)hd;
         if ((rc = l2_put(s, s->a_hb, s->h1, (size_t)hd)) != 0) return rc;
@@ -269,12 +278,12 @@ static void pccx_destroy(npk_llm_decoder *base) {
     free(s->x);
     free(s->q);
     free(s->k);
-    free(s->v);
+    free(s->qkv);
     free(s->att);
     free(s->h1);
-    free(s->h3);
     free(s->sc);
-    free(s->cache);
+    free(s->kcache);
+    free(s->vcache);
     free(s->logits);
     free(s);
 }
@@ -321,34 +330,25 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     REGION(a_sin, hs / 2);
     REGION(a_cos, hs / 2);
     REGION(a_smtmp, 8);
-    s->sc_stride = words(S);
-    REGION(a_sc, (uint64_t)c->n_heads * s->sc_stride * 8);
-    uint64_t cache_words = (uint64_t)c->n_layers * S * words(kv);
-    s->a_kc = a;
-    s->a_vc = (uint32_t)(a + cache_words);
-    uint64_t end = a + 2 * cache_words;
+    REGION(a_sc, (uint64_t)c->n_heads * words(S) * 8);
+    const uint64_t l2_end = a;
 #undef REGION
-    if (end > NPK_PCCX_L2_WORDS) {
-        free(s);
-        return npk_err(NPK_EUNSUPPORTED,
-                       "not supported yet: %s needs %llu L2 words for activations and the KV cache, pccx has %u",
-                       m->name, (unsigned long long)end, NPK_PCCX_L2_WORDS);
-    }
 
     size_t fsz = sizeof(float);
     s->x = calloc(d, fsz);
     s->q = calloc(d, fsz);
     s->k = calloc(kv, fsz);
-    s->v = calloc(kv, fsz);
+    s->qkv = calloc((size_t)(s->a_v + words(kv) - s->a_q) * 8, fsz);
     s->att = calloc(d, fsz);
-    s->h1 = calloc(hd, fsz);
-    s->h3 = calloc(hd, fsz);
-    s->sc = calloc((size_t)c->n_heads * S, fsz);
-    s->cache = calloc((size_t)S * words(kv) * 8, fsz);
+    s->h1 = calloc((size_t)(s->a_h3 - s->a_h1) * 8 + hd, fsz);
+    s->sc = calloc((size_t)c->n_heads * words(S) * 8, fsz);
+    s->kcache = calloc((size_t)c->n_layers * S * kv, fsz);
+    s->vcache = calloc((size_t)c->n_layers * S * kv, fsz);
     s->logits = calloc(V, fsz);
     s->w = calloc((size_t)7 * c->n_layers + 1, sizeof *s->w);
     int rc = 0;
-    if (!s->x || !s->q || !s->k || !s->v || !s->att || !s->h1 || !s->h3 || !s->sc || !s->cache || !s->logits || !s->w) {
+    if (!s->x || !s->q || !s->k || !s->qkv || !s->att || !s->h1 || !s->sc || !s->kcache || !s->vcache || !s->logits ||
+        !s->w) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto fail;
     }
@@ -379,6 +379,11 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     }
     npk_pccx_cfg dc = {.ws_bytes = wbytes + (1u << 16)};
     if ((rc = npk_pccx_open(&s->drv, s->port, &dc)) != 0) goto fail;
+    if (l2_end > npk_pccx_l2_words(s->drv)) {
+        rc = npk_err(NPK_EUNSUPPORTED, "not supported yet: %s needs %llu L2 words for its activations, the device has %u "
+                     "(device option l2_kib)", m->name, (unsigned long long)l2_end, npk_pccx_l2_words(s->drv));
+        goto fail;
+    }
     /* Quantize and upload in order of use: per layer q k v o w1 w3 w2, then cls. */
     for (int l = 0; l < c->n_layers; l++) {
         struct {
@@ -406,6 +411,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     }
     if ((rc = npk_pccx_stats_get(s->drv, &s->base_stats)) != 0) goto fail;
     s->base.stats.device_hz = npk_port_hz(s->port);
+    s->base.stats.device_macs_per_cycle = 32u * npk_pccx_lanes(s->drv);
     *out = &s->base;
     return 0;
 fail:

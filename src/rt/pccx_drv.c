@@ -32,6 +32,7 @@ struct npk_pccx {
     uint64_t ws_ptr;
     int ws_known;
     unsigned pending; /* instructions possibly still queued */
+    uint32_t l2_words, lanes; /* the device's L2 size and GEMV cores (registers CAP_L2_WORDS, CAP_LANES) */
     cc_entry cc[2][64];
     unsigned next[2];
 };
@@ -39,6 +40,8 @@ struct npk_pccx {
 npk_port *npk_pccx_port(npk_pccx *d) { return d->port; }
 uint64_t npk_pccx_hwin_base(const npk_pccx *d) { return d->hwin_base; }
 uint64_t npk_pccx_hwin_size(const npk_pccx *d) { return d->hwin_size; }
+uint32_t npk_pccx_l2_words(const npk_pccx *d) { return d->l2_words; }
+unsigned npk_pccx_lanes(const npk_pccx *d) { return d->lanes; }
 
 static int rd(npk_pccx *d, uint32_t off, uint32_t *v) { return npk_port_read32(d->port, off, v); }
 static int wr(npk_pccx *d, uint32_t off, uint32_t v) { return npk_port_write32(d->port, off, v); }
@@ -86,6 +89,12 @@ int npk_pccx_open(npk_pccx **out, npk_port *port, const npk_pccx_cfg *cfg) {
     if (id != NPK_PCCX_ID_VALUE || ver != 2) {
         rc = npk_err(NPK_EDEVICE, "pccx driver: device ID 0x%08x version %u is not a pccx v002 (0x%08x, 2)", id, ver,
                      NPK_PCCX_ID_VALUE);
+        goto fail;
+    }
+    if ((rc = rd(d, NPK_PCCX_CAP_L2_WORDS, &d->l2_words)) || (rc = rd(d, NPK_PCCX_CAP_LANES, &d->lanes))) goto fail;
+    if (!d->l2_words || d->l2_words > NPK_PCCX_L2_MAX_WORDS || !d->lanes || d->lanes > 31) {
+        rc = npk_err(NPK_EDEVICE, "pccx driver: the device reports %u L2 words and %u GEMV lanes (expected 1..%u, 1..31)",
+                     d->l2_words, d->lanes, NPK_PCCX_L2_MAX_WORDS);
         goto fail;
     }
     if ((rc = wr(d, NPK_PCCX_CTRL, NPK_PCCX_CTRL_RESET))) goto fail;
@@ -347,16 +356,16 @@ static int scratch_shape(npk_pccx *d, unsigned idx, uint16_t a, uint16_t b, uint
     return npk_pccx_memset(d, 0, idx, a, b, c);
 }
 
-static int l2_check(uint32_t l2, size_t n, const char *what) {
+static int l2_check(const npk_pccx *d, uint32_t l2, size_t n, const char *what) {
     uint64_t words = ((uint64_t)n + 7) / 8;
-    if (!n || l2 + words > NPK_PCCX_L2_WORDS)
+    if (!n || l2 + words > d->l2_words)
         return npk_err(NPK_EINVAL, "%s: %zu elements at L2 word %u do not fit in L2 (%u words)", what, n, l2,
-                       NPK_PCCX_L2_WORDS);
+                       d->l2_words);
     return 0;
 }
 
 int npk_pccx_write_bf16(npk_pccx *d, uint32_t l2, const uint16_t *v, size_t n) {
-    int rc = l2_check(l2, n, "pccx write");
+    int rc = l2_check(d, l2, n, "pccx write");
     if (rc) return rc;
     uint8_t *buf = malloc(STAGE_BYTES);
     if (!buf) return npk_err(NPK_ENOMEM, "out of memory");
@@ -380,7 +389,7 @@ int npk_pccx_write_bf16(npk_pccx *d, uint32_t l2, const uint16_t *v, size_t n) {
 }
 
 int npk_pccx_read_bf16(npk_pccx *d, uint32_t l2, uint16_t *v, size_t n) {
-    int rc = l2_check(l2, n, "pccx read");
+    int rc = l2_check(d, l2, n, "pccx read");
     if (rc) return rc;
     uint8_t *buf = malloc(STAGE_BYTES);
     if (!buf) return npk_err(NPK_ENOMEM, "out of memory");
@@ -418,8 +427,8 @@ int npk_pccx_read_f32(npk_pccx *d, uint32_t l2, float *v, size_t n) {
 }
 
 int npk_pccx_copy_l2(npk_pccx *d, uint32_t dst, uint32_t src, size_t n) {
-    int rc = l2_check(dst, n, "pccx copy destination");
-    if (rc || (rc = l2_check(src, n, "pccx copy source"))) return rc;
+    int rc = l2_check(d, dst, n, "pccx copy destination");
+    if (rc || (rc = l2_check(d, src, n, "pccx copy source"))) return rc;
     uint64_t words = ((uint64_t)n + 7) / 8;
     for (uint64_t done = 0; done < words && !rc; done += 65535) {
         uint64_t w = words - done < 65535 ? words - done : 65535;
@@ -482,7 +491,7 @@ static int mm_w(npk_pccx *d, unsigned op, uint32_t dest, uint32_t src, unsigned 
     if (flags & ~(NPK_PCCX_ACCM | NPK_PCCX_FINDEMAX))
         return npk_err(NPK_EINVAL, "pccx %s: flags 0x%x (only ACCM and FINDEMAX)", op ? "gemm" : "gemv", flags);
     uint64_t sw = (uint64_t)m * ((w->k + 7u) / 8), dw = (uint64_t)m * ((w->n + 7u) / 8);
-    if (src + sw > NPK_PCCX_L2_WORDS || dest + dw > NPK_PCCX_L2_WORDS)
+    if (src + sw > d->l2_words || dest + dw > d->l2_words)
         return npk_err(NPK_EINVAL, "pccx %s: %u x %u input at L2 %u or %u x %u output at L2 %u exceeds L2",
                        op ? "gemm" : "gemv", m, w->k, src, m, w->n, dest);
     int fi = npk_pccx_fmap_entry(d, 1, (uint16_t)m, w->k);
@@ -520,7 +529,7 @@ int npk_pccx_softmax(npk_pccx *d, uint32_t src, uint32_t dst, uint32_t tmp, unsi
 
 int npk_pccx_rmsnorm(npk_pccx *d, uint32_t x, uint32_t sq, uint32_t dst, uint32_t tmp, unsigned n, float eps) {
     if (!n || n > 65535) return npk_err(NPK_EINVAL, "pccx rmsnorm: length %u (1..65535)", n);
-    if (tmp + 2 > NPK_PCCX_L2_WORDS) return npk_err(NPK_EINVAL, "pccx rmsnorm: scratch words at %u exceed L2", tmp);
+    if (tmp + 2 > d->l2_words) return npk_err(NPK_EINVAL, "pccx rmsnorm: scratch words at %u exceed L2", tmp);
     uint16_t k[16] = {0};
     k[0] = npk_bf16_from_f64((double)n * eps);
     k[8] = npk_bf16_from_f64((double)n);

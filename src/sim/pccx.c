@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define L2W NPK_PCCX_L2_WORDS
 #define QDEPTH NPK_PCCX_QUEUE_DEPTH
 #define NSLOT 16 /* in-flight async tracker slots */
 
@@ -49,9 +48,11 @@ typedef struct pccx {
     /* options */
     double ddr_gbps, ddr_eff;
     unsigned lat_gemv, lat_gemm, lat_sfu, lat_dma;
+    unsigned lanes;   /* GEMV cores (option lanes) */
+    uint32_t l2w;     /* L2 words (option l2_kib) */
     double bpc; /* host bytes per core cycle */
     /* state */
-    uint16_t *l2;                 /* [L2W * 8] BF16 */
+    uint16_t *l2;                 /* [l2w * 8] BF16 */
     uint16_t cc[2][64][3];        /* constant cache banks */
     uint64_t queue[QDEPTH];
     uint64_t qidx[QDEPTH];        /* each queued instruction's index (count written before it) */
@@ -205,7 +206,7 @@ static void trace_depth(pccx *p, uint64_t cycle) {
     if (p->dev.trace) npk_trace_counter(p->dev.trace, p->dev.cls ? p->dev.cls->name : "pccx", "queue depth", cycle, p->qcount);
 }
 
-static int l2_ok(uint64_t lo, uint64_t words) { return lo + words <= L2W; }
+static int l2_ok(const pccx *p, uint64_t lo, uint64_t words) { return lo + words <= p->l2w; }
 
 static uint16_t l2_get(const pccx *p, uint64_t word, uint64_t e) { return p->l2[word * 8 + e]; }
 
@@ -345,15 +346,15 @@ static int wide_row(const int8_t *wv, const int32_t *xa, const int32_t *ge, cons
 static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
-    int c = npk_pccx_check(w);
+    int c = npk_pccx_check_lanes(w, p->lanes);
     if (c) return raise_fault(p, c, w, 0);
     const uint16_t *fm = p->cc[0][in.shape_ptr], *ws = p->cc[1][in.size_ptr];
     uint64_t M = (uint64_t)fm[0] * fm[1], K = fm[2], N = ws[0], KW = ws[1], G = ws[2] ? ws[2] : KW;
     if (!M || !K || !N || !KW) return raise_fault(p, NPK_PCCX_FAULT_SHAPE_ZERO, w, 0);
     if (K != KW || G > KW) return raise_fault(p, NPK_PCCX_FAULT_SHAPE_MISMATCH, w, 0);
     uint64_t sstride = div_up(K, 8), dstride = div_up(N, 8);
-    if (!l2_ok(in.src, M * sstride)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
-    if (!l2_ok(in.dest, M * dstride)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
+    if (!l2_ok(p, in.src, M * sstride)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
+    if (!l2_ok(p, in.dest, M * dstride)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
     int wscale = !!(in.flags & NPK_PCCX_W_SCALE);
     uint64_t ngroups = div_up(K, G);
     uint64_t wbytes = div_up(div_up(N * K, 2), 16) * 16;
@@ -450,7 +451,7 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     set_reg64(p, NPK_PCCX_WS_ADDR_LO, ws_addr + rec);
     /* timing */
     int gemv = in.op == NPK_PCCX_OP_GEMV;
-    unsigned lanes = in.lanes ? in.lanes : 4;
+    unsigned lanes = in.lanes ? in.lanes : p->lanes;
     uint64_t macs = M * N * K;
     uint64_t streamed = gemv ? rec * M : rec;
     uint64_t beats = div_up(rec, 16);
@@ -480,7 +481,7 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
 static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
-    int c = npk_pccx_check(w);
+    int c = npk_pccx_check_lanes(w, p->lanes);
     if (c) return raise_fault(p, c, w, 0);
     const uint16_t *sh = p->cc[0][in.shape_ptr];
     uint64_t n = (uint64_t)sh[0] * sh[1] * sh[2];
@@ -490,7 +491,7 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
     range rd = {0, 0}, wr = {0, 0};
     if (in.from_device || in.to_device) {
         uint32_t l2a = in.from_device ? in.dest : in.src;
-        if (!l2_ok(l2a, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, l2a);
+        if (!l2_ok(p, l2a, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, l2a);
         uint64_t off = (uint64_t)in.aux * 16;
         uint64_t hwin_base = reg64(p, NPK_PCCX_HWIN_BASE_LO);
         if (off + bytes > REG(p, HWIN_SIZE)) return raise_fault(p, NPK_PCCX_FAULT_HOST_RANGE, w, hwin_base + off);
@@ -527,8 +528,8 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
         dur = host_cycles(p, bytes) + p->lat_dma + lat / words;
         p->dma_bytes += bytes;
     } else { /* L2 -> L2 */
-        if (!l2_ok(in.src, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
-        if (!l2_ok(in.dest, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
+        if (!l2_ok(p, in.src, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
+        if (!l2_ok(p, in.dest, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
         memmove(&p->l2[(uint64_t)in.dest * 8], &p->l2[(uint64_t)in.src * 8], words * 16);
         rd = (range){in.src, (uint32_t)(in.src + words)};
         wr = (range){in.dest, (uint32_t)(in.dest + words)};
@@ -550,7 +551,7 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
 static int exec_memset(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
-    int c = npk_pccx_check(w);
+    int c = npk_pccx_check_lanes(w, p->lanes);
     if (c) return raise_fault(p, c, w, 0);
     p->cc[in.cache][in.index][0] = in.a;
     p->cc[in.cache][in.index][1] = in.b;
@@ -584,13 +585,13 @@ static double cvo_f(unsigned func, double x, double s, int recip) {
 static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
-    int c = npk_pccx_check(w);
+    int c = npk_pccx_check_lanes(w, p->lanes);
     if (c) return raise_fault(p, c, w, 0);
     uint64_t len = in.length, swords = div_up(len, 8);
     int reduce = in.func == NPK_PCCX_CVO_REDUCE_SUM;
     uint64_t dwords = reduce ? 1 : swords;
-    if (!l2_ok(in.src, swords)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
-    if (!l2_ok(in.dest, dwords)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
+    if (!l2_ok(p, in.src, swords)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
+    if (!l2_ok(p, in.dest, dwords)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
     int sub = !!(in.flags & NPK_PCCX_CVO_SUB_EMAX), accm = !!(in.flags & NPK_PCCX_CVO_ACCM);
     const uint16_t *x = &p->l2[(uint64_t)in.src * 8];
     uint16_t *y = &p->l2[(uint64_t)in.dest * 8];
@@ -804,7 +805,7 @@ static uint32_t rd_l2_data(npk_dev *d, const npk_reg *r, uint32_t s) {
     (void)s;
     const pccx *p = P(d);
     uint64_t a = REG(p, L2_ADDR);
-    if (a >= L2W) return 0;
+    if (a >= p->l2w) return 0;
     return p->l2[a * 8 + 2 * p->l2_lane] | (uint32_t)p->l2[a * 8 + 2 * p->l2_lane + 1] << 16;
 }
 
@@ -813,7 +814,7 @@ static uint32_t wr_l2_data(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t 
     (void)next;
     pccx *p = P(d);
     uint64_t a = REG(p, L2_ADDR);
-    if (a < L2W) {
+    if (a < p->l2w) {
         p->l2[a * 8 + 2 * p->l2_lane] = (uint16_t)v;
         p->l2[a * 8 + 2 * p->l2_lane + 1] = (uint16_t)(v >> 16);
     }
@@ -870,6 +871,8 @@ RD(rd_gemm_cycles, p->eng_cycles[ENG_GEMM])
 RD(rd_sfu_cycles, p->eng_cycles[ENG_SFU])
 RD(rd_dma_cycles, p->eng_cycles[ENG_DMA])
 RD(rd_dropped, p->dropped)
+RD(rd_l2_words, p->l2w)
+RD(rd_lanes, p->lanes)
 #undef RD
 
 /* The register map, generated from npukit/pccx_regs.def (index == offset / 4). */
@@ -918,7 +921,7 @@ static int op_idle(npk_dev *d) { return !busy(P(d)); }
 
 static void op_reset(npk_dev *d) {
     pccx *p = P(d);
-    memset(p->l2, 0, (size_t)L2W * 16);
+    memset(p->l2, 0, (size_t)p->l2w * 16);
     soft_reset(p);
 }
 
@@ -948,6 +951,7 @@ typedef struct pccx_params {
     double ddr_gbps, ddr_eff;
     uint32_t lat_gemv, lat_gemm, lat_sfu, lat_dma;
     uint32_t clock_mhz;
+    uint32_t lanes, l2_kib;
 } pccx_params;
 
 #define OLAT(k, f, d, h) {k, NULL, NPK_OPT_U32, offsetof(pccx_params, f), d, 0, 1000000, 0, 0, 0, "C", h, 0}
@@ -961,6 +965,10 @@ static const npk_opt opt_defs[] = {
     OLAT("sfu_lat", lat_sfu, "16", "SFU pipeline latency in cycles"),
     OLAT("dma_lat", lat_dma, "64", "MEMCPY setup latency in cycles"),
     NPK_OPT_CLOCK_MHZ(pccx_params, clock_mhz, "400"),
+    {"lanes", NULL, NPK_OPT_U32, offsetof(pccx_params, lanes), "4", 1, 31, 0, 0, 0, "N",
+     "GEMV cores of 32 MAC/cycle (parallel_lane 1..N, 0 = all; the field has 5 bits)", 0},
+    {"l2_kib", NULL, NPK_OPT_U32, offsetof(pccx_params, l2_kib), "1792", 16, 2048, 0, 0, 0, "KIB",
+     "L2 size in KiB (1792 = the KV260's 114,688 words; 2048 = all a 17-bit word address reaches)", 0},
 };
 
 static int parse_opts(pccx *p, const char *opts) {
@@ -976,6 +984,8 @@ static int parse_opts(pccx *p, const char *opts) {
     p->lat_sfu = o.lat_sfu;
     p->lat_dma = o.lat_dma;
     p->dev.hz = (uint64_t)o.clock_mhz * 1000000u;
+    p->lanes = o.lanes;
+    p->l2w = o.l2_kib * 64u;
     return 0;
 }
 
@@ -990,7 +1000,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
         return NULL;
     }
     p->bpc = p->ddr_gbps * 1e9 * p->ddr_eff / (double)p->dev.hz; /* DDR bytes per device cycle */
-    p->l2 = calloc((size_t)L2W * 8, sizeof *p->l2);
+    p->l2 = calloc((size_t)p->l2w * 8, sizeof *p->l2);
     if (!p->l2 || npk_regfile_init(&p->rf, regs, sizeof regs / sizeof regs[0], NPK_PCCX_MMIO_SIZE)) {
         free(p->l2);
         free(p);

@@ -148,14 +148,16 @@ void npk_pccx_decode(uint64_t w, npk_pccx_insn *o) {
     }
 }
 
-int npk_pccx_check(uint64_t w) {
+int npk_pccx_check(uint64_t w) { return npk_pccx_check_lanes(w, NPK_PCCX_LANES); }
+
+int npk_pccx_check_lanes(uint64_t w, unsigned lanes) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
     switch (in.op) {
     case NPK_PCCX_OP_GEMV:
     case NPK_PCCX_OP_GEMM:
         if (in.reserved || (in.flags & 0x7u)) return NPK_PCCX_FAULT_RESERVED;
-        if (in.lanes > 4) return NPK_PCCX_FAULT_LANE;
+        if (in.lanes > lanes) return NPK_PCCX_FAULT_LANE;
         return 0;
     case NPK_PCCX_OP_MEMCPY:
         if (in.from_device && in.to_device) return NPK_PCCX_FAULT_DIRECTION;

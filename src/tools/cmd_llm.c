@@ -100,7 +100,7 @@ static npk_report *make_report(const npk_llm_decoder *d, int ntok, const char *m
     double per = st.tokens ? 1.0 / (double)st.tokens : 0.0;
     int dev = st.device_hz != 0;
     /* pccx GEMV computes 32 x lanes (4 by default) MACs per cycle */
-    npk_report *r = npk_report_new(npk_llm_decoder_kind(d), st.device_hz, dev ? 128 : 0);
+    npk_report *r = npk_report_new(npk_llm_decoder_kind(d), st.device_hz, dev ? st.device_macs_per_cycle : 0);
     if (!r) return NULL;
     npk_report_name(r, model_path);
     if (dev) {
