@@ -630,8 +630,42 @@ static void test_engine_counters(void) {
     CHECK_EQ(rd64(NPK_V0_REG_PERF_DMA_LO), 0);
 }
 
+/* gemmini_loop=1 (docs/v0.md "Gemmini calibration"): a 4x4 1x1 conv of 16
+ * channels, DRAM latency 76: requests of one scratchpad row paced at
+ * (76 + 4) / 16 = 5 cycles; input 16 + weights 16 requests (load 76 + 160),
+ * one 16-cycle block pass + 3 issue, drain 35, output 16 requests (store
+ * 76 + 80), descriptor fetch 76 + 8 + 1; all serialized. */
+static void test_gemmini_loop(void) {
+    npk_v0_conv cv = {.h = 4, .w = 4, .cin = 16, .cout = 16, .ksize = 1, .stride_h = 1, .stride_w = 1, .dil = 1};
+    npk_v0_desc d = npk_v0_desc_conv(0, NPK_V0_F_SIGNED, &cv, DATA, 64, DATA + 0x1000, 16, DATA + 0x2000, 64, 1);
+    npk_v0_timing seed = {.dram_bw = 8, .dram_lat = 76}, g = seed;
+    g.gemmini_loop = 1;
+    npk_v0_engine_stats st = {0};
+    CHECK_EQ(npk_v0_model_stats(&d, &g, &st), 85 + 236 + 19 + 35 + 156);
+    CHECK_EQ(st.compute_cycles, 19);
+    CHECK_EQ(st.dma_cycles, 85 + 236 + 35 + 156);
+    CHECK(npk_v0_model_cycles(&d, &seed) != npk_v0_model_cycles(&d, &g));
+    /* matmuls keep the seed model under the option */
+    npk_v0_desc m = small_matmul(2);
+    CHECK_EQ(npk_v0_model_cycles(&m, &seed), npk_v0_model_cycles(&m, &g));
+    /* the device option reaches the model; the default is the seed model */
+    open_dev("gemmini_loop=1,dram_lat=76", 8, NPK_V0_CTRL_ENABLE);
+    put(0, d);
+    wr(NPK_V0_REG_DESC_DOORBELL, 1);
+    run();
+    CHECK_EQ(rd(NPK_V0_REG_DESC_TAIL), 1);
+    CHECK_EQ(rd(NPK_V0_REG_PERF_CYCLES), 85 + 236 + 19 + 35 + 156);
+    open_dev("dram_lat=76", 8, NPK_V0_CTRL_ENABLE);
+    put(0, d);
+    wr(NPK_V0_REG_DESC_DOORBELL, 1);
+    run();
+    CHECK_EQ(rd(NPK_V0_REG_PERF_CYCLES), npk_v0_model_cycles(&d, &seed));
+    CHECK(npk_sim_new("v0", "gemmini_loop=2") == NULL);
+}
+
 int main(void) {
     test_reset();
+    test_gemmini_loop();
     test_engine_counters();
     test_nops_tags_done();
     test_irq();

@@ -334,6 +334,14 @@ typedef struct npk_v0_timing {
     uint32_t rows, cols; /* systolic array PEs: 8, 16 or 32 each */
     uint32_t spad_bytes; /* scratchpad (A and B tiles, int8), both halves */
     uint32_t acc_bytes;  /* accumulator (C tiles, int32), both halves */
+    /* 1: convolutions follow Gemmini's tiled_conv_auto loop as measured
+     * (device option gemmini_loop, docs/v0.md "Gemmini calibration"):
+     * mvin, compute and mvout serialized, one DMA request per scratchpad or
+     * accumulator row (rows bytes), the input re-read per 4 x cols output
+     * channels, strided convs reading the full-resolution input window,
+     * requests paced by the in-flight limit ((dram_lat + 4) / 16 cycles
+     * each). 0 (default): the seed model. */
+    uint32_t gemmini_loop;
 } npk_v0_timing;
 /* 0, or -NPK_EINVAL with npk_errmsg naming the first bad parameter. */
 int npk_v0_timing_check(const npk_v0_timing *t);

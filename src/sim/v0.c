@@ -476,6 +476,7 @@ typedef struct v0_params {
     int gemmini_present;
     uint32_t dram_bw, dram_lat;
     uint32_t rows, cols, spad_kib, acc_kib;
+    int gemmini_loop;
     uint32_t clock_mhz;
 } v0_params;
 
@@ -494,6 +495,9 @@ static const npk_opt opt_defs[] = {
      "scratchpad size (A and B tiles, double-buffered); timing only", 0},
     {"acc_kib", NULL, NPK_OPT_U32, offsetof(v0_params, acc_kib), "64", 1, 65536, 0, 0, 0, "KIB",
      "accumulator size (int32 C tiles, double-buffered); timing only", 0},
+    {"gemmini_loop", NULL, NPK_OPT_BOOL, offsetof(v0_params, gemmini_loop), "0", 0, 1, 0, 0, 0, NULL,
+     "1: convolutions timed as Gemmini's tiled_conv_auto loop (serialized mvin/compute/mvout, one DMA request per "
+     "scratchpad row; with dram_lat=76 the calibration of docs/v0.md); timing only", 0},
     NPK_OPT_CLOCK_MHZ(v0_params, clock_mhz, "1000"),
 };
 
@@ -510,6 +514,7 @@ static int parse_opts(v0 *v, const char *opts) {
     v->timing.cols = p.cols;
     v->timing.spad_bytes = p.spad_kib * 1024u;
     v->timing.acc_bytes = p.acc_kib * 1024u;
+    v->timing.gemmini_loop = (uint32_t)p.gemmini_loop;
     rc = npk_v0_timing_check(&v->timing);
     if (rc) return rc;
     uint32_t geom = NPK_FMASK(NPK_V0_CAPS_ROWS) | NPK_FMASK(NPK_V0_CAPS_COLS);

@@ -278,6 +278,10 @@ uint32_t npk_v0_validate(const npk_v0_desc *d, uint32_t caps, char *why, size_t 
     return 0;
 }
 
+static uint64_t npk_v0_conv_macs(const npk_v0_conv *c, uint32_t oh, uint32_t ow) {
+    return (uint64_t)oh * ow * c->cout * c->ksize * c->ksize * c->cin;
+}
+
 uint64_t npk_v0_desc_macs(const npk_v0_desc *d) {
     uint32_t op = npk_v0_desc_op(d);
     if (op == NPK_V0_OP_MATMUL_S8 || op == NPK_V0_OP_MATMUL_S8_RELU)
@@ -287,7 +291,7 @@ uint64_t npk_v0_desc_macs(const npk_v0_desc *d) {
         uint32_t oh, ow;
         npk_v0_desc_get_conv(d, &c);
         if (npk_v0_conv_out(&c, &oh, &ow)) return 0;
-        return (uint64_t)oh * ow * c.cout * c.ksize * c.ksize * c.cin;
+        return npk_v0_conv_macs(&c, oh, ow);
     }
     return 0;
 }
@@ -471,6 +475,37 @@ uint64_t npk_v0_model_stats(const npk_v0_desc *d, const npk_v0_timing *tp, npk_v
     return schedule(d, tp, &sc);
 }
 
+/* A convolution as Gemmini's tiled_conv_auto runs it (timing.gemmini_loop):
+ * the DMA moves one scratchpad/accumulator row (rows bytes) per request,
+ * requests are paced by the in-flight limit, and the loop's mvin, compute
+ * and mvout do not overlap. Requests: the input window rows (strided convs
+ * read every input pixel of the window, one request per pixel and rows
+ * channels) once per 4 x cols output channels, the weights (one per kernel
+ * position and input channel, per 4 x cols output channels), the output
+ * (one per pixel and cols channels). Array: the same block passes as the
+ * seed model (channel padding included). */
+static uint64_t gemmini_conv(const npk_v0_timing *t, const npk_v0_conv *c, uint32_t oh, uint32_t ow, uint64_t out_bytes,
+                             const sched *sc, uint64_t base) {
+    const uint64_t R = t->rows, C = t->cols, kk = (uint64_t)c->ksize * c->ksize;
+    uint64_t ih = (uint64_t)(oh - 1) * c->stride_h + c->ksize, iw = (uint64_t)(ow - 1) * c->stride_w + c->ksize;
+    uint64_t och_tiles = cdiv(c->cout, 4 * C), cin_blocks = cdiv(c->cin, R);
+    uint64_t in_req = ih * iw * cin_blocks * och_tiles, w_req = kk * c->cin * och_tiles;
+    uint64_t out_req = (uint64_t)oh * ow * cdiv(c->cout, C);
+    /* cycles per request x 16 (integer): in-flight pacing, bus/DRAM bytes, one issue per cycle */
+    uint64_t per16 = (uint64_t)t->dram_lat + T_REQ_BYTES / T_BUS_BYTES, bw16 = cdiv(16u * R, t->dram_bw);
+    if (per16 < bw16) per16 = bw16;
+    if (per16 < 16) per16 = 16;
+    uint64_t load = t->dram_lat + cdiv((in_req + w_req) * per16, 16), store = t->dram_lat + cdiv(out_req * per16, 16);
+    uint64_t passes = cdiv((uint64_t)oh * ow, R) * cdiv(c->cout, C) * kk * cin_blocks;
+    uint64_t compute = passes * R + T_ISSUE, drain = R + C + T_DRAIN_EXTRA;
+    uint64_t in_bytes = ih * iw * c->cin * och_tiles, w_bytes = kk * c->cin * c->cout;
+    emit(sc, NPK_V0_PH_LOAD, base, load, in_bytes + w_bytes, 0);
+    emit(sc, NPK_V0_PH_ARRAY, base + load, compute, 0, npk_v0_conv_macs(c, oh, ow));
+    emit(sc, NPK_V0_PH_STORE, base + load + compute, drain + store, (uint64_t)oh * ow * c->cout * out_bytes, 0);
+    onchip(sc, passes * (R * R + R * C), passes * 4u * R * C + 4u * oh * ow * c->cout);
+    return load + compute + drain + store;
+}
+
 static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sched *sc) {
     npk_v0_timing t = timing_norm(tp);
     uint64_t fetch = dma(&t, 1, NPK_V0_DESC_BYTES) + T_DECODE;
@@ -495,6 +530,7 @@ static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sc
          * position: the reduction is kk x ceil(cin / rows) blocks, so a
          * 3-channel 7x7 conv occupies the array like a 16-channel one (the
          * operand bytes stay those of the real channels) */
+        if (t.gemmini_loop) return fetch + gemmini_conv(&t, &c, oh, ow, 1, sc, fetch);
         uint64_t cin_pad = cdiv(c.cin, t.rows) * t.rows;
         return fetch + tiled(&t, (uint64_t)oh * ow, c.cout, kk * cin_pad, num * c.cin, kk * cin_pad, c.cin,
                              cin_pad, 1, sc, fetch);
