@@ -242,7 +242,11 @@ async function main() {
   console.log(`ort_run: ${dirs.length - failed} models run, ${failed} refused by ONNX Runtime`);
 }
 
-main().catch((e) => {
-  console.error(`ort_run: ${e && e.message ? e.message : e}`);
-  process.exit(1);
-});
+module.exports = { decodeTensor, encodeTensor };
+
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(`ort_run: ${e && e.message ? e.message : e}`);
+    process.exit(1);
+  });
+}

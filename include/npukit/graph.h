@@ -207,6 +207,9 @@ typedef struct npk_run_opts {
     npk_cstream *stream;         /* optional (v0, shell): record the guest-memory plan,
                                     constant staging and descriptor batches, or replay
                                     them instead of encoding (docs/npkb.md) */
+    int golden;                  /* 1: nodes on the CPU run the naive golden kernels (the
+                                    independent reference); 0: the fast kernels for Conv,
+                                    MatMul, Gemm and (de)quantization (docs/onnx.md) */
 } npk_run_opts;
 
 /* The devices npk_graph_run accepts: "cpu" and every device of the device

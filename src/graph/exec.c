@@ -64,6 +64,7 @@ static double now_ms(const struct timespec *t0) {
 /* ---- accessors for backends --------------------------------------------------- */
 
 const npk_graph *npk_exec_graph(npk_exec *x) { return x->g; }
+int npk_exec_golden(const npk_exec *x) { return x->opts && x->opts->golden; }
 const npk_node *npk_exec_node(npk_exec *x, int n) { return &x->g->nodes[n]; }
 const npk_tensor *npk_exec_meta(npk_exec *x, int v) { return v >= 0 ? &x->meta[v] : NULL; }
 int npk_exec_known(npk_exec *x, int v) { return v >= 0 && x->known[v]; }
@@ -530,6 +531,7 @@ static void fill_ctx(npk_exec *x, int n, npk_opctx *c, int run) {
     c->run = run;
     c->n_in = nd->n_in - nd->n_outer;
     c->n_outer = nd->n_outer;
+    c->golden = x->opts && x->opts->golden;
     c->n_out = nd->n_out;
     for (int k = 0; k < nd->n_in; k++) c->in[k] = nd->in[k] >= 0 ? &x->meta[nd->in[k]] : NULL;
     for (int k = 0; k < nd->n_out; k++) c->out[k] = nd->out[k] >= 0 ? &x->meta[nd->out[k]] : NULL;

@@ -1,11 +1,21 @@
 /* Node-level ONNX operators: attributes, shape/type inference, kernel calls. */
 #include "graph/ops.h"
+#include "ops/fast_onnx.h"
 
 #include <assert.h>
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Run a fast kernel (src/ops/fast_onnx.c) unless the run asks for the golden:
+ * 0 = done, 1 = the caller runs the golden kernel, < 0 = an error set here. */
+static int fast_rc(int rc) {
+    if (rc < 0) return npk_err(-rc, "out of memory");
+    return rc;
+}
+#define FAST(c, call) ((c)->golden ? 1 : fast_rc(call))
+
 
 #define IN(i) ((i) < c->n_in ? c->in[i] : NULL)
 #define HAS(i) (IN(i) != NULL)
@@ -315,7 +325,7 @@ static int binary(npk_opctx *c, npk_onnx_binop op) {
         sv.dims[0] = b->dims[0];
         for (int i = 1; i < sv.rank; i++) sv.dims[i] = one;
         if ((rc = npk_opctx_out(c, 0, a->dtype, a->rank, a->dims))) return rc;
-        if (c->run) npk_ref_onnx_binary(op, a, &sv, c->out[0]);
+        if (c->run && FAST(c, npk_fast_binary(op, a, &sv, c->out[0]))) npk_ref_onnx_binary(op, a, &sv, c->out[0]);
         return 0;
     }
     if (npk_ref_onnx_bcast_shape(a->rank, a->dims, b->rank, b->dims, &ro, d)) {
@@ -326,7 +336,7 @@ static int binary(npk_opctx *c, npk_onnx_binop op) {
     if ((op == NPK_ONNX_PRELU) && (ro != a->rank || memcmp(d, a->dims, sizeof(int64_t) * (size_t)ro)))
         return npk_err(NPK_EINVAL, "slope does not broadcast to X's shape");
     if ((rc = npk_opctx_out(c, 0, a->dtype, ro, d))) return rc;
-    if (c->run) npk_ref_onnx_binary(op, a, b, c->out[0]);
+    if (c->run && FAST(c, npk_fast_binary(op, a, b, c->out[0]))) npk_ref_onnx_binary(op, a, b, c->out[0]);
     return 0;
 }
 
@@ -344,7 +354,7 @@ static int unary(npk_opctx *c, npk_onnx_unop op, int float_only, double alpha, d
     if ((rc = check_numeric(x, "X"))) return rc;
     if (float_only && (rc = check_float(x, "X"))) return rc;
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, x->dims))) return rc;
-    if (c->run) npk_ref_onnx_unary(op, x, c->out[0], alpha, lo, hi);
+    if (c->run && FAST(c, npk_fast_unary(op, x, c->out[0], alpha, lo, hi))) npk_ref_onnx_unary(op, x, c->out[0], alpha, lo, hi);
     return 0;
 }
 
@@ -460,7 +470,7 @@ static int op_batchnorm(npk_opctx *c) {
     if (train)
         npk_ref_onnx_batchnorm_train(x, IN(1), IN(2), IN(3), IN(4), eps, npk_node_attr_f(c->node, "momentum", 0.9),
                                      c->out[0], c->n_out > 1 ? c->out[1] : NULL, c->n_out > 2 ? c->out[2] : NULL);
-    else
+    else if (FAST(c, npk_fast_batchnorm(x, IN(1), IN(2), IN(3), IN(4), eps, c->out[0])))
         npk_ref_onnx_batchnorm(x, IN(1), IN(2), IN(3), IN(4), eps, c->out[0]);
     return 0;
 }
@@ -517,7 +527,8 @@ static int op_matmul(npk_opctx *c) {
     int64_t n = 1;
     for (int i = 0; i < r; i++) n *= d[i];
     c->macs = (uint64_t)n * (uint64_t)a->dims[a->rank - 1];
-    if (c->run) npk_ref_onnx_matmul(a, b, c->out[0]);
+    if (c->run && (rc = FAST(c, npk_fast_matmul(a, b, c->out[0]))) < 0) return rc;
+    if (c->run && rc) npk_ref_onnx_matmul(a, b, c->out[0]);
     return 0;
 }
 
@@ -540,9 +551,9 @@ static int op_gemm(npk_opctx *c) {
     int64_t d[2] = {m, n};
     if ((rc = npk_opctx_out(c, 0, a->dtype, 2, d))) return rc;
     c->macs = (uint64_t)m * (uint64_t)n * (uint64_t)k;
-    if (c->run)
-        npk_ref_onnx_gemm(a, b, cc, npk_node_attr_f(c->node, "alpha", 1.0), npk_node_attr_f(c->node, "beta", 1.0), ta, tb,
-                          c->out[0]);
+    double alpha = npk_node_attr_f(c->node, "alpha", 1.0), beta = npk_node_attr_f(c->node, "beta", 1.0);
+    if (c->run && (rc = FAST(c, npk_fast_gemm(a, b, cc, alpha, beta, ta, tb, c->out[0]))) < 0) return rc;
+    if (c->run && rc) npk_ref_onnx_gemm(a, b, cc, alpha, beta, ta, tb, c->out[0]);
     return 0;
 }
 
@@ -567,7 +578,8 @@ static int op_matmulinteger(npk_opctx *c) {
     int64_t cnt = 1;
     for (int i = 0; i < r; i++) cnt *= d[i];
     c->macs = (uint64_t)cnt * (uint64_t)a->dims[a->rank - 1];
-    if (c->run) npk_ref_onnx_matmul_integer(a, b, IN(2), IN(3), c->out[0]);
+    if (c->run && (rc = FAST(c, npk_fast_matmul_integer(a, b, IN(2), IN(3), c->out[0]))) < 0) return rc;
+    if (c->run && rc) npk_ref_onnx_matmul_integer(a, b, IN(2), IN(3), c->out[0]);
     return 0;
 }
 
@@ -604,7 +616,11 @@ static int op_qlinearmatmul(npk_opctx *c) {
     if (!c->run) return 0;
     npk_tensor acc;
     if ((rc = npk_tensor_alloc(&acc, NULL, NPK_DT_INT32, r, d))) return rc;
-    npk_ref_onnx_matmul_integer(a, b, IN(2), IN(5), &acc);
+    if ((rc = FAST(c, npk_fast_matmul_integer(a, b, IN(2), IN(5), &acc))) < 0) {
+        npk_tensor_free(&acc);
+        return rc;
+    }
+    if (rc) npk_ref_onnx_matmul_integer(a, b, IN(2), IN(5), &acc);
     /* multiplier per (row, column): a_scale[m] * b_scale[n] / y_scale, float32 */
     float ys = fget(IN(6), 0);
     int64_t yzp = npk_ref_onnx_get_i(IN(7)->data, IN(7)->dtype, 0);
@@ -700,7 +716,8 @@ static int op_conv(npk_opctx *c) {
     conv_out_dims(&p, d);
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
     c->macs = conv_macs(&p);
-    if (c->run) npk_ref_onnx_conv(&p, x, w, b, c->out[0]);
+    if (c->run && (rc = FAST(c, npk_fast_conv(&p, x, w, b, c->out[0]))) < 0) return rc;
+    if (c->run && rc) npk_ref_onnx_conv(&p, x, w, b, c->out[0]);
     return 0;
 }
 
@@ -716,7 +733,8 @@ static int op_convinteger(npk_opctx *c) {
     conv_out_dims(&p, d);
     if ((rc = npk_opctx_out(c, 0, NPK_DT_INT32, x->rank, d))) return rc;
     c->macs = conv_macs(&p);
-    if (c->run) npk_ref_onnx_conv_integer(&p, x, w, IN(2), IN(3), NULL, c->out[0]);
+    if (c->run && (rc = FAST(c, npk_fast_conv_integer(&p, x, w, IN(2), IN(3), NULL, c->out[0]))) < 0) return rc;
+    if (c->run && rc) npk_ref_onnx_conv_integer(&p, x, w, IN(2), IN(3), NULL, c->out[0]);
     return 0;
 }
 
@@ -741,15 +759,20 @@ static int op_qlinearconv(npk_opctx *c) {
     if (!c->run) return 0;
     npk_tensor acc;
     if ((rc = npk_tensor_alloc(&acc, NULL, NPK_DT_INT32, x->rank, d))) return rc;
-    npk_ref_onnx_conv_integer(&p, x, w, IN(2), IN(5), b, &acc);
+    if ((rc = FAST(c, npk_fast_conv_integer(&p, x, w, IN(2), IN(5), b, &acc))) < 0) {
+        npk_tensor_free(&acc);
+        return rc;
+    }
+    if (rc) npk_ref_onnx_conv_integer(&p, x, w, IN(2), IN(5), b, &acc);
     float *mult = malloc(sizeof(float) * (size_t)p.m);
     if (!mult) {
         npk_tensor_free(&acc);
         return npk_err(NPK_ENOMEM, "out of memory");
     }
     for (int64_t m = 0; m < p.m; m++) mult[m] = fget(IN(1), 0) * fget(IN(4), m) / fget(IN(6), 0);
-    npk_ref_onnx_requant_tensor(&acc, mult, npk_tensor_numel(IN(4)) > 1 ? p.m : 1, 1,
-                                npk_ref_onnx_get_i(IN(7)->data, IN(7)->dtype, 0), c->out[0]);
+    int64_t nm = npk_tensor_numel(IN(4)) > 1 ? p.m : 1, yzp = npk_ref_onnx_get_i(IN(7)->data, IN(7)->dtype, 0);
+    if (FAST(c, npk_fast_requant_tensor(&acc, mult, nm, 1, yzp, c->out[0])))
+        npk_ref_onnx_requant_tensor(&acc, mult, nm, 1, yzp, c->out[0]);
     free(mult);
     npk_tensor_free(&acc);
     return 0;
@@ -792,7 +815,7 @@ static int global_pool(npk_opctx *c, int is_max) {
     int64_t d[NPK_MAX_RANK];
     for (int i = 0; i < x->rank; i++) d[i] = i < 2 ? x->dims[i] : 1;
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
-    if (c->run) npk_ref_onnx_global_pool(x, c->out[0], is_max);
+    if (c->run && FAST(c, npk_fast_global_pool(x, c->out[0], is_max))) npk_ref_onnx_global_pool(x, c->out[0], is_max);
     return 0;
 }
 static int op_globalavgpool(npk_opctx *c) { return global_pool(c, 0); }
@@ -827,7 +850,8 @@ static int op_quantize(npk_opctx *c) {
     if (zp && !is_q8(zp->dtype)) return npk_err(NPK_EINVAL, "y_zero_point must be int8 or uint8");
     if ((rc = quant_params(c, x, &axis))) return rc;
     if ((rc = npk_opctx_out(c, 0, zp ? zp->dtype : NPK_DT_UINT8, x->rank, x->dims))) return rc;
-    if (c->run) npk_ref_onnx_quantize(x, IN(1), zp, axis, c->out[0]);
+    if (c->run && (rc = FAST(c, npk_fast_quantize(x, IN(1), zp, axis, c->out[0]))) < 0) return rc;
+    if (c->run && rc) npk_ref_onnx_quantize(x, IN(1), zp, axis, c->out[0]);
     return 0;
 }
 
@@ -840,7 +864,8 @@ static int op_dequantize(npk_opctx *c) {
     if (zp && zp->dtype != x->dtype) return npk_err(NPK_EINVAL, "x_zero_point must have x's type");
     if ((rc = quant_params(c, x, &axis))) return rc;
     if ((rc = npk_opctx_out(c, 0, NPK_DT_FLOAT, x->rank, x->dims))) return rc;
-    if (c->run) npk_ref_onnx_dequantize(x, IN(1), zp, axis, c->out[0]);
+    if (c->run && (rc = FAST(c, npk_fast_dequantize(x, IN(1), zp, axis, c->out[0]))) < 0) return rc;
+    if (c->run && rc) npk_ref_onnx_dequantize(x, IN(1), zp, axis, c->out[0]);
     return 0;
 }
 

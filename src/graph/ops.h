@@ -30,6 +30,9 @@ typedef struct npk_opctx {
     const npk_tensor *in[NPK_OP_MAX_IN];   /* NULL = omitted optional input */
     npk_tensor *out[NPK_OP_MAX_IO];        /* NULL = output not requested */
     uint64_t macs;                         /* set by the handler: multiply-accumulates */
+    int golden;                            /* 1: the naive golden kernels of src/ops/ref_onnx*.c
+                                              only (npk_run_opts.golden), 0: the fast kernels
+                                              of src/ops/fast_onnx.c where they apply */
 } npk_opctx;
 
 typedef int (*npk_op_fn)(npk_opctx *c);

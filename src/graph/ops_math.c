@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "graph/ops.h"
+#include "ops/fast_onnx.h"
 
 #define IN(i) ((i) < c->n_in ? c->in[i] : NULL)
 #define HAS(i) (IN(i) != NULL)
@@ -36,6 +37,9 @@ static int unary(npk_opctx *c, npk_onnx_unop2 op, int cls, int out_dt, double p0
     if ((rc = check_type(x, cls, "X"))) return rc;
     if ((rc = npk_opctx_out(c, 0, out_dt ? out_dt : x->dtype, x->rank, x->dims))) return rc;
     double p[2] = {p0, p1};
+    if (c->run && !c->golden && (op == NPK_ONNX_HARDSIGMOID || op == NPK_ONNX_HARDSWISH) &&
+        !npk_fast_hard(op == NPK_ONNX_HARDSWISH, x, c->out[0], p0, p1))
+        return 0;
     if (c->run) npk_ref_onnx_unary2(op, x, c->out[0], p);
     return 0;
 }

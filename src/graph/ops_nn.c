@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "graph/ops.h"
+#include "ops/fast_onnx.h"
 
 #define IN(i) ((i) < c->n_in ? c->in[i] : NULL)
 #define HAS(i) (IN(i) != NULL)
@@ -81,7 +82,10 @@ int npk_op_convtranspose(npk_opctx *c) {
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
     c->macs = (uint64_t)p.n * (uint64_t)p.c * (uint64_t)(p.m / p.group) * (uint64_t)(p.in[0] * p.in[1] * p.in[2]) *
               (uint64_t)(p.k[0] * p.k[1] * p.k[2]);
-    if (c->run) npk_ref_onnx_conv_transpose(&p, x, w, b, c->out[0]);
+    if (c->run && (c->golden || (rc = npk_fast_conv_transpose(&p, x, w, b, c->out[0])) != 0)) {
+        if (rc < 0) return npk_err(-rc, "out of memory");
+        npk_ref_onnx_conv_transpose(&p, x, w, b, c->out[0]);
+    }
     return 0;
 }
 

@@ -106,6 +106,7 @@ int npk_qdq_run_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
     c.node = nd; /* the Conv's attributes are QLinearConv's */
     c.opset = g->opset;
     c.run = 1;
+    c.golden = npk_exec_golden(x);
     c.n_in = nd->op_id == NPK_OP_Conv ? 9 : 8;
     c.n_out = 1;
     int rc = 0;

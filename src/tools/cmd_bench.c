@@ -49,6 +49,8 @@ typedef struct ctx {
     int cur_threads; /* threads of the figures being added (set by each bench) */
     uint32_t cur_size; /* size of the figures being added (GEMM benches; 0 otherwise) */
     const char *shared;
+    const char *srcdir; /* the source tree (scripts/ort_bench.js) */
+    const npk_strlist *models; /* --model: the ONNX models to run (none: all) */
     const char *trace_path; /* trace one extra run of the device path (one bench only) */
     int json;
     figure *figs;
@@ -742,6 +744,179 @@ out:
 static int bench_onnx_v0(ctx *c) { return bench_onnx(c, "v0"); }
 static int bench_onnx_shell(ctx *c) { return bench_onnx(c, "shell"); }
 
+/* ---- ONNX: npukit's CPU path versus ONNX Runtime (issue 15 point 2) ------------ */
+
+#ifndef NPUKIT_SOURCE_DIR_DEFAULT
+#define NPUKIT_SOURCE_DIR_DEFAULT "."
+#endif
+
+/* ONNX Runtime's milliseconds per run on dir (scripts/ort_bench.js through
+ * node, `threads` intra-op threads, c->repeat runs after a warm-up): sorted
+ * into ms[0..repeat). Returns 0, or -1 when node or onnxruntime-node is
+ * missing or ONNX Runtime refused the model (*why says which). */
+static int ort_times(const ctx *c, const char *dir, int threads, double *ms, char *why, size_t whylen) {
+    const char *ort = getenv("NPUKIT_ORT_DIR");
+    char ortdir[1024], cmd[4096];
+    if (ort && *ort) snprintf(ortdir, sizeof ortdir, "%s", ort);
+    else snprintf(ortdir, sizeof ortdir, "%s/.cache/npukit/ortnode", getenv("HOME") ? getenv("HOME") : ".");
+    snprintf(cmd, sizeof cmd, "%s/node_modules/onnxruntime-node/package.json", ortdir);
+    if (access(cmd, R_OK)) {
+        snprintf(why, whylen, "onnxruntime-node not installed in %.200s (scripts/deps.sh)", ortdir);
+        return -1;
+    }
+    snprintf(cmd, sizeof cmd, "node '%s/scripts/ort_bench.js' '%s' %d %d '%s' 2>/dev/null", c->srcdir, ortdir, threads,
+             c->repeat, dir);
+    fflush(stdout);
+    FILE *f = popen(cmd, "r");
+    if (!f) {
+        snprintf(why, whylen, "cannot run node");
+        return -1;
+    }
+    static char line[65536];
+    int rc = -1;
+    snprintf(why, whylen, "node scripts/ort_bench.js printed nothing (is node installed?)");
+    while (fgets(line, sizeof line, f)) {
+        json_error_t e;
+        json_t *j = json_loads(line, 0, &e), *arr = j ? json_object_get(j, "ms") : NULL;
+        if (j && json_is_array(arr) && (int)json_array_size(arr) == c->repeat) {
+            for (int r = 0; r < c->repeat; r++) ms[r] = json_number_value(json_array_get(arr, (size_t)r));
+            rc = 0;
+        } else if (j && json_string_value(json_object_get(j, "error"))) {
+            snprintf(why, whylen, "ONNX Runtime: %.300s", json_string_value(json_object_get(j, "error")));
+        }
+        json_decref(j);
+    }
+    pclose(f);
+    return rc;
+}
+
+static const char *const onnx_zoo_models[] = {"onnx-zoo/hello-deepa-qdq-s8", "onnx-zoo/ppocr-cls-mobile-v2",
+                                              "onnx-zoo/ppocr-cls-qdq-s8",   "onnx-zoo/ppocr-v4-det",
+                                              "onnx-zoo/silero-vad-v5",      "cifar10-lenet-int8"};
+static const char *const onnx_imagenet_models[] = {"imagenet-mobilenetv2-synthetic-int8",
+                                                   "imagenet-resnet50-synthetic-int8"};
+
+/* One model: npukit's CPU path (fast kernels), host ms per run of
+ * test_data_set_0; ONNX Runtime at 1 thread and at all threads; the speed
+ * ratios. */
+static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
+    char dir[1024], mp[1100], ip[1200];
+    snprintf(dir, sizeof dir, "%s/models/%s", c->shared, model);
+    snprintf(mp, sizeof mp, "%s/model.onnx", dir);
+    const char *shortname = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    npk_graph *g = NULL;
+    npk_tensor in[8];
+    size_t nin = 0;
+    int rc = 1;
+    double *t = calloc((size_t)c->repeat, sizeof *t);
+    memset(in, 0, sizeof in);
+    *ratio_out = 0;
+    if (!t || npk_graph_load_file(&g, mp)) {
+        bench_fail(c, mp);
+        goto out;
+    }
+    nin = npk_graph_n_inputs(g);
+    if (nin > 8) nin = 8;
+    for (size_t k = 0; k < nin; k++) {
+        snprintf(ip, sizeof ip, "%s/test_data_set_0/input_%zu.pb", dir, k);
+        if (npk_tensor_load_pb_file(&in[k], ip)) {
+            bench_fail(c, ip);
+            goto out;
+        }
+    }
+    npk_run_opts o = {.device = "cpu"};
+    for (int r = -1; r < c->repeat; r++) { /* r = -1: warm-up */
+        progress(c, shortname, r + 1, c->repeat + 1);
+        npk_tensor *outs = NULL;
+        size_t nouts = 0;
+        double t0 = now();
+        int grc = npk_graph_run(g, &o, in, nin, &outs, &nouts, NULL);
+        if (grc) {
+            if (grc == -NPK_EUNSUPPORTED) { /* a model npukit cannot run yet: no figure, no failure */
+                if (!c->json) printf("  %-46s skipped: %s\n", shortname, npk_errmsg());
+                rc = 0;
+            } else {
+                bench_fail(c, shortname);
+            }
+            goto out;
+        }
+        if (r >= 0) t[r] = (now() - t0) * 1e3;
+        free_outs(outs, nouts);
+    }
+    cli_progress_end();
+    char nname[80], oname[2][80] = {"", ""}, why[512];
+    snprintf(nname, sizeof nname, "%s: npukit CPU, 1 thread", shortname);
+    c->cur_threads = 1;
+    add_samples(c, "npu", "ms", t, c->repeat, nname);
+    for (int pass = 0; pass < 2; pass++) {
+        int th = pass ? c->threads : 1;
+        if (pass && th <= 1) break;
+        progress(c, "onnxruntime", pass, 2);
+        if (ort_times(c, dir, th, t, why, sizeof why)) {
+            cli_progress_end();
+            if (!c->json) printf("  %-46s %s\n", "ONNX Runtime baseline unavailable:", why);
+            break;
+        }
+        cli_progress_end();
+        c->cur_threads = th;
+        snprintf(oname[pass], sizeof oname[pass], "%s: baseline ONNX Runtime, %d thread%s", shortname, th,
+                 th == 1 ? "" : "s");
+        add_samples(c, "baseline", "ms", t, c->repeat, oname[pass]);
+    }
+    if (oname[0][0]) {
+        /* speed ratio = ORT time / npukit time: >= 0.5 is issue 15's goal */
+        char rn[96];
+        snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, equal threads (1)", shortname);
+        add_ratio(c, rn, oname[0], nname, "higher");
+        const figure *f = find_fig(c, rn);
+        if (f) *ratio_out = f->med;
+    }
+    if (oname[1][0]) {
+        char rn[96];
+        snprintf(rn, sizeof rn, "%s: npukit (1 thread) / ONNX Runtime %d threads", shortname, c->threads);
+        add_ratio(c, rn, oname[1], nname, "higher");
+    }
+    rc = 0;
+out:
+    cli_progress_end();
+    for (size_t k = 0; k < 8; k++) npk_tensor_free(&in[k]);
+    npk_graph_free(g);
+    free(t);
+    return rc;
+}
+
+static int bench_onnx_cpu_set(ctx *c, const char *const *models, size_t n) {
+    int rc = 0, have = 0;
+    double logsum = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r;
+        const char *base = strrchr(models[i], '/') ? strrchr(models[i], '/') + 1 : models[i];
+        int want = !c->models || !c->models->n;
+        for (size_t k = 0; c->models && k < c->models->n; k++) want |= !strcmp(c->models->v[k], base);
+        if (!want) continue;
+        if (bench_onnx_cpu_model(c, models[i], &r)) rc = 1;
+        else if (r > 0) {
+            logsum += log(r);
+            worst = have++ ? (r < worst ? r : worst) : r;
+        }
+    }
+    if (have) {
+        double gm = exp(logsum / have);
+        add_fig(c, "ratio", "x", gm, gm, gm, 1, "geometric mean npukit / ONNX Runtime speed, 1 thread (%d models)", have);
+        c->figs[c->nfigs - 1].better = "higher";
+        add_fig(c, "ratio", "x", worst, worst, worst, 1, "lowest npukit / ONNX Runtime speed, 1 thread");
+        c->figs[c->nfigs - 1].better = "higher";
+    }
+    return rc;
+}
+
+static int bench_onnx_cpu(ctx *c) {
+    return bench_onnx_cpu_set(c, onnx_zoo_models, sizeof onnx_zoo_models / sizeof onnx_zoo_models[0]);
+}
+static int bench_onnx_cpu_imagenet(ctx *c) {
+    return bench_onnx_cpu_set(c, onnx_imagenet_models, sizeof onnx_imagenet_models / sizeof onnx_imagenet_models[0]);
+}
+
 /* ---- the suite ---------------------------------------------------------------- */
 
 typedef struct bench {
@@ -761,6 +936,10 @@ static const bench suite[] = {
      bench_v0_resnet50_layers, 0},
     {"onnx-shell-lenet", "ONNX cifar10-lenet-int8 on shell versus the CPU reference (same outputs)", bench_onnx_shell,
      0},
+    {"onnx-cpu", "ONNX CPU path (fast kernels) versus ONNX Runtime at 1 and all threads: onnx-zoo and LeNet",
+     bench_onnx_cpu, 0},
+    {"onnx-cpu-imagenet", "the same on the two ImageNet int8 models (ResNet-50 batch 4: minutes with --repeat 5)",
+     bench_onnx_cpu_imagenet, 1},
 };
 #define NSUITE (sizeof suite / sizeof suite[0])
 
@@ -768,7 +947,8 @@ typedef struct bench_args {
     int list, json, compare;
     uint32_t repeat, threads, size;
     int threads_given;
-    const char *trace_path, *shared;
+    const char *trace_path, *shared, *srcdir;
+    npk_strlist models;
 } bench_args;
 
 static const npk_opt bench_opts[] = {
@@ -789,6 +969,12 @@ static const npk_opt bench_opts[] = {
      "with exactly one NAME: write a Chrome/Perfetto trace of one extra\n(untimed) run of its device path", 0},
     {"--shared", NULL, NPK_OPT_STR, offsetof(bench_args, shared), NPUKIT_SHARED_DIR_DEFAULT, 0, 0, 0, 0, 0, "DIR",
      "the shared/ directory with models/ and data/", 0},
+    {"--source-dir", NULL, NPK_OPT_STR, offsetof(bench_args, srcdir), NPUKIT_SOURCE_DIR_DEFAULT, 0, 0, 0, 0, 0, "DIR",
+     "npukit's source tree, for scripts/ort_bench.js (the ONNX Runtime baseline\n"
+     "through node; onnxruntime-node in $NPUKIT_ORT_DIR or ~/.cache/npukit/ortnode)", 0},
+    {"--model", NULL, NPK_OPT_LIST, offsetof(bench_args, models), NULL, 0, 0, 0, 0, 0, "NAME",
+     "onnx-cpu, onnx-cpu-imagenet: only this model (a directory name under\n"
+     "shared/models or shared/models/onnx-zoo), repeatable", 0},
     {"--compare", NULL, NPK_OPT_FLAG, offsetof(bench_args, compare), NULL, 0, 0, 0, 0, 0, NULL,
      "npu bench --compare OLD.json NEW.json: per figure, the ratio NEW/OLD\n"
      "of the medians and whether it improved (runs no benchmark)", 0},
@@ -991,7 +1177,7 @@ int cmd_bench(int argc, char **argv) {
         return rc;
     }
     ctx c = {.repeat = (int)A.repeat, .shared = A.shared, .trace_path = A.trace_path, .json = A.json,
-             .size = A.size, .cur_threads = 1};
+             .size = A.size, .cur_threads = 1, .srcdir = A.srcdir, .models = &A.models};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = A.threads_given ? (int)A.threads : (cpus > 0 ? (int)cpus : 1);
     int sel[NSUITE] = {0}, nsel = 0;

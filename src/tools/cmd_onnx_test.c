@@ -16,7 +16,7 @@ static double ot_rtol = 1e-3, ot_atol = 1e-7;
 typedef struct ot_args {
     const char *device, *port;
     npk_strlist dev_opts;
-    int require, quiet;
+    int require, quiet, golden;
     double rtol, atol;
     uint64_t max_bytes;
 } ot_args;
@@ -34,6 +34,8 @@ static const npk_opt ot_opts[] = {
     {"--atol", NULL, NPK_OPT_F64, offsetof(ot_args, atol), "1e-7", 0, 0, 0, 1e300, 0, "A", "absolute float tolerance", 0},
     {"--quiet", NULL, NPK_OPT_FLAG, offsetof(ot_args, quiet), NULL, 0, 0, 0, 0, 0, NULL,
      "print only failures and the summary", 0},
+    {"--golden", NULL, NPK_OPT_FLAG, offsetof(ot_args, golden), NULL, 0, 0, 0, 0, 0, NULL,
+     "CPU nodes run the naive golden kernels instead of the fast ones", 0},
     {"--max-bytes", NULL, NPK_OPT_U64, offsetof(ot_args, max_bytes), "4294967296", 0, 0, 0, 0, 0, "N",
      "fail a test whose model.onnx plus test-data files exceed N bytes, before\n"
      "loading anything (0 = no limit)", 0},
@@ -73,6 +75,7 @@ static uint64_t test_bytes(const char *dir) {
 
 /* The device options of this run ("k=v,..." checked against the device table, or NULL). */
 static const char *ot_dev_opts;
+static int ot_golden; /* --golden */
 
 static void ot_help(void) {
     printf("usage: npu onnx-test DIR... [--device D] [--device-opt K=V] [--require-offload] [--port SPEC]\n"
@@ -325,7 +328,7 @@ static int run_test(const char *dir, const char *device, const char *port, int r
             }
         }
         if (result == T_PASS) {
-            npk_run_opts o = {.device = device, .port = port, .dev_opts = ot_dev_opts};
+            npk_run_opts o = {.device = device, .port = port, .dev_opts = ot_dev_opts, .golden = ot_golden};
             rc = npk_graph_run(g, &o, ins, ni < npk_graph_n_inputs(g) ? ni : npk_graph_n_inputs(g), &outs, &n_outs, &rep);
             if (rc) {
                 /* a feature npukit refuses by design (float16 tensors, random draws) skips; any other error fails */
@@ -391,6 +394,7 @@ int cmd_onnx_test(int argc, char **argv) {
     const char *device = A.device, *port = A.port;
     int require = A.require, quiet = A.quiet;
     ot_dev_opts = dev_opts;
+    ot_golden = A.golden;
     ot_rtol = A.rtol;
     ot_max_bytes = A.max_bytes;
     ot_atol = A.atol;

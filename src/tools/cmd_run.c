@@ -18,7 +18,7 @@
 typedef struct run_args {
     const char *device, *outdir, *json, *trace_path, *port, *plot;
     npk_strlist inputs, dev_opts;
-    int report, have_seed, device_given;
+    int report, have_seed, device_given, golden;
     uint64_t seed;
 } run_args;
 
@@ -50,6 +50,9 @@ static const npk_opt run_opts[] = {
          "write a Chrome/Perfetto trace: the device's engines and the host's\n"
          "nodes and driver steps on the simulated clock (deterministic)"),
     RSTR("--port", port, "SPEC", "port to the device (default sim; see include/npukit/npu.h)"),
+    {"--golden", NULL, NPK_OPT_FLAG, offsetof(run_args, golden), NULL, 0, 0, 0, 0, 0, NULL,
+     "run the nodes on the CPU with the naive golden kernels (the independent\n"
+     "reference) instead of the fast ones (docs/onnx.md)", 0},
 };
 
 /* --plot: one bar per device node (cycles, left axis, log scale) and its
@@ -340,7 +343,7 @@ int cmd_run(int argc, char **argv) {
     }
     /* a compiled model replays its stored command stream (docs/npkb.md) */
     npk_run_opts opts = {.device = device, .port = port, .trace = trace, .dev_opts = dev_opts,
-                         .stream = npkb ? npk_npkb_stream(npkb) : NULL};
+                         .stream = npkb ? npk_npkb_stream(npkb) : NULL, .golden = A.golden};
     npk_graph_set_progress(g, cli_progress_cb, "run: nodes"); /* a terminal only */
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
     cli_progress_end();

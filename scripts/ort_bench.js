@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// ONNX Runtime's speed on a model, for `npu bench onnx-cpu` (issue 15 point 2):
+// CPU provider, the given intra-op thread count set explicitly, the inputs of
+// test_data_set_0; one untimed warm-up run, then N timed runs of session.run.
+//
+//   node scripts/ort_bench.js ORT_DIR THREADS RUNS MODEL_DIR...
+//
+// Prints one JSON line per model: {"dir","threads","runs","ms":[...]} (host
+// milliseconds per run), or {"dir","error"} when ONNX Runtime refuses it.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const { decodeTensor } = require('./ort_run.js'); // TensorProto decoding, shared with the oracle
+
+async function main() {
+  const [ortDir, threadsArg, runsArg, ...dirs] = process.argv.slice(2);
+  const threads = Number(threadsArg), runs = Number(runsArg);
+  if (!ortDir || !(threads >= 1) || !(runs >= 1) || !dirs.length) {
+    console.error('usage: node ort_bench.js ORT_DIR THREADS RUNS MODEL_DIR...');
+    process.exit(2);
+  }
+  const ort = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node'));
+  for (const dir of dirs) {
+    try {
+      const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
+        { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', executionProviders: ['cpu'] });
+      const feeds = {};
+      sess.inputNames.forEach((name, k) => {
+        const t = decodeTensor(fs.readFileSync(path.join(dir, 'test_data_set_0', `input_${k}.pb`)));
+        feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
+      });
+      await sess.run(feeds); // warm-up
+      const ms = [];
+      for (let r = 0; r < runs; r++) {
+        const t0 = process.hrtime.bigint();
+        await sess.run(feeds);
+        ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+      console.log(JSON.stringify({ dir, threads, runs, ms }));
+    } catch (e) {
+      console.log(JSON.stringify({ dir, error: String(e && e.message ? e.message : e) }));
+    }
+  }
+}
+
+main().catch((e) => {
+  console.error(`ort_bench: ${e && e.message ? e.message : e}`);
+  process.exit(1);
+});

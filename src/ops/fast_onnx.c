@@ -1,0 +1,783 @@
+/* Fast CPU kernels for Conv, MatMul, Gemm and the quantization loops (see
+ * fast_onnx.h). Compiled with -O3 (cmake/onnx.cmake); the GEMM and
+ * depthwise inner kernels are cloned for AVX-512 and AVX2 and chosen at run
+ * time (target_clones), with a portable C version for every other machine. */
+#include "ops/fast_onnx.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
+#define NPK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef NPK_CLONES
+#define NPK_CLONES
+#endif
+
+/* ---- GEMM cores -------------------------------------------------------------------
+ * C[M][N] (row stride ldc) = A[M][K] (lda) x B[K][N] (ldb), row major; B is read
+ * by rows in panels of NB columns that stay in L1 while every row of A passes. */
+
+enum { MR = 4, NB = 32, KB = 256 };
+
+/* One body for both element types: TA/TB the operands, TC the sums. */
+#define GEMM_BODY(TA, TB, TC)                                                                                         \
+    for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(TC) * (size_t)N);                               \
+    for (int64_t j0 = 0; j0 < N; j0 += NB) {                                                                      \
+        int64_t nb = N - j0 < NB ? N - j0 : NB;                                                                   \
+        for (int64_t k0 = 0; k0 < K; k0 += KB) {                                                                  \
+            int64_t kend = K - k0 < KB ? K : k0 + KB;                                                             \
+            int64_t i = 0;                                                                                        \
+            if (nb == NB) {                                                                                       \
+                for (; i + MR <= M; i += MR) {                                                                    \
+                    TC acc[MR][NB];                                                                               \
+                    for (int r = 0; r < MR; r++)                                                                  \
+                        for (int j = 0; j < NB; j++) acc[r][j] = C[(i + r) * ldc + j0 + j];                       \
+                    for (int64_t k = k0; k < kend; k++) {                                                         \
+                        const TB *b = B + k * ldb + j0;                                                           \
+                        TC a0 = A[i * lda + k], a1 = A[(i + 1) * lda + k], a2 = A[(i + 2) * lda + k],             \
+                           a3 = A[(i + 3) * lda + k];                                                             \
+                        for (int j = 0; j < NB; j++) {                                                            \
+                            TC bj = b[j];                                                                         \
+                            acc[0][j] += a0 * bj;                                                                 \
+                            acc[1][j] += a1 * bj;                                                                 \
+                            acc[2][j] += a2 * bj;                                                                 \
+                            acc[3][j] += a3 * bj;                                                                 \
+                        }                                                                                         \
+                    }                                                                                             \
+                    for (int r = 0; r < MR; r++)                                                                  \
+                        for (int j = 0; j < NB; j++) C[(i + r) * ldc + j0 + j] = acc[r][j];                       \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (; i < M; i++) {                                                                                  \
+                TC *c = C + i * ldc + j0;                                                                         \
+                for (int64_t k = k0; k < kend; k++) {                                                             \
+                    const TB *b = B + k * ldb + j0;                                                               \
+                    TC a = A[i * lda + k];                                                                        \
+                    for (int64_t j = 0; j < nb; j++) c[j] += a * (TC)b[j];                                        \
+                }                                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+NPK_CLONES
+static void sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
+                  int64_t ldc) {
+    GEMM_BODY(float, float, float)
+}
+
+/* The same for int16 operands and exact int32 sums (the callers bound K so
+ * that no sum overflows). */
+NPK_CLONES
+static void igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
+                  int32_t *C, int64_t ldc) {
+    GEMM_BODY(int16_t, int16_t, int32_t)
+}
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+static int is_q8(int dt) { return dt == NPK_DT_INT8 || dt == NPK_DT_UINT8; }
+
+/* Element i of an 8-bit tensor (int8 or uint8) as int32. */
+static int32_t q8_at(const npk_tensor *t, int64_t i) {
+    return t->dtype == NPK_DT_INT8 ? ((const int8_t *)t->data)[i] : ((const uint8_t *)t->data)[i];
+}
+
+static int32_t zp_of(const npk_tensor *zp, int64_t i) {
+    if (!zp) return 0;
+    return q8_at(zp, npk_tensor_numel(zp) > 1 ? i : 0);
+}
+
+/* dst[i] = src[i] - z for n 8-bit elements, as int16. */
+static void q8_to_i16(const npk_tensor *t, int64_t off, int64_t n, int32_t z, int16_t *dst) {
+    if (t->dtype == NPK_DT_INT8) {
+        const int8_t *s = (const int8_t *)t->data + off;
+        for (int64_t i = 0; i < n; i++) dst[i] = (int16_t)(s[i] - z);
+    } else {
+        const uint8_t *s = (const uint8_t *)t->data + off;
+        for (int64_t i = 0; i < n; i++) dst[i] = (int16_t)(s[i] - z);
+    }
+}
+
+/* Largest K whose int32 sums of (255 * 255) products cannot overflow. */
+#define NPK_FAST_KMAX ((int64_t)(2147483647 / (255 * 255)))
+
+/* Output rows (o0, o1 pairs of o[2] positions) per im2col chunk: the chunk's
+ * column buffer holds about 2^20 elements. */
+static int64_t chunk_rows(int64_t K, int64_t row) {
+    int64_t r = ((int64_t)1 << 20) / (K * row > 0 ? K * row : 1);
+    return r < 1 ? 1 : r;
+}
+
+/* ---- float convolution ----------------------------------------------------------- */
+
+/* im2col of one group: col[K][nrows * o2] for output rows r0 .. r0+nrows of
+ * the flattened (o0, o1) grid, K = cpg * k0 * k1 * k2; padding reads 0. */
+#define IM2COL_BODY(T, ZERO, LOAD)                                                                                    \
+    const int64_t *in = p->in, *k = p->k, *o = p->out;                                                           \
+    int64_t isz = in[0] * in[1] * in[2], ncol = nrows * o[2];                                                     \
+    int64_t kk = 0;                                                                                               \
+    for (int64_t c = 0; c < cpg; c++)                                                                             \
+        for (int64_t k0 = 0; k0 < k[0]; k0++)                                                                     \
+            for (int64_t k1 = 0; k1 < k[1]; k1++)                                                                 \
+                for (int64_t k2 = 0; k2 < k[2]; k2++, kk++) {                                                     \
+                    T *dst = col + kk * ncol;                                                                     \
+                    int64_t off2 = k2 * p->dil[2] - p->pad_b[2], s2 = p->stride[2];                               \
+                    /* o2 with 0 <= o2 * s2 + off2 < in[2] */                                                      \
+                    int64_t lo = off2 >= 0 ? 0 : (-off2 + s2 - 1) / s2;                                           \
+                    int64_t hi = in[2] - off2 <= 0 ? 0 : (in[2] - off2 - 1) / s2 + 1;                             \
+                    if (hi > o[2]) hi = o[2];                                                                     \
+                    if (lo > hi) lo = hi;                                                                         \
+                    for (int64_t r = 0; r < nrows; r++) {                                                         \
+                        int64_t rr = r0 + r, o0 = rr / o[1], o1 = rr % o[1];                                      \
+                        int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];                            \
+                        int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];                            \
+                        T *d = dst + r * o[2];                                                                    \
+                        if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1]) {                                     \
+                            for (int64_t j = 0; j < o[2]; j++) d[j] = ZERO;                                       \
+                            continue;                                                                             \
+                        }                                                                                         \
+                        int64_t base = xoff + c * isz + (i0 * in[1] + i1) * in[2] + off2;                         \
+                        for (int64_t j = 0; j < lo; j++) d[j] = ZERO;                                             \
+                        if (s2 == 1)                                                                              \
+                            for (int64_t j = lo; j < hi; j++) d[j] = LOAD(base + j);                              \
+                        else                                                                                      \
+                            for (int64_t j = lo; j < hi; j++) d[j] = LOAD(base + j * s2);                         \
+                        for (int64_t j = hi; j < o[2]; j++) d[j] = ZERO;                                          \
+                    }                                                                                             \
+                }
+
+static void im2col_f(const npk_onnx_conv_params *p, const float *x, int64_t xoff, int64_t cpg, int64_t r0,
+                     int64_t nrows, float *col) {
+#define LOADF(i) x[i]
+    IM2COL_BODY(float, 0.0f, LOADF)
+#undef LOADF
+}
+
+static void im2col_q(const npk_onnx_conv_params *p, const npk_tensor *xt, int32_t zx, int64_t xoff, int64_t cpg,
+                     int64_t r0, int64_t nrows, int16_t *col) {
+    if (xt->dtype == NPK_DT_INT8) {
+        const int8_t *x = xt->data;
+#define LOADQ(i) (int16_t)(x[i] - zx)
+        IM2COL_BODY(int16_t, 0, LOADQ)
+    } else {
+        const uint8_t *x = xt->data;
+        IM2COL_BODY(int16_t, 0, LOADQ)
+#undef LOADQ
+    }
+}
+
+static int is_pointwise(const npk_onnx_conv_params *p) {
+    for (int i = 0; i < 3; i++)
+        if (p->k[i] != 1 || p->stride[i] != 1 || p->pad_b[i] || p->pad_e[i] || p->in[i] != p->out[i]) return 0;
+    return 1;
+}
+
+/* Depthwise (one input channel per group): y row += w * x row, directly. */
+NPK_CLONES
+static void dw_row_f(float *y, const float *x, int64_t off, float w, int64_t lo, int64_t hi, int64_t s) {
+    if (s == 1)
+        for (int64_t j = lo; j < hi; j++) y[j] += w * x[off + j];
+    else
+        for (int64_t j = lo; j < hi; j++) y[j] += w * x[off + j * s];
+}
+
+NPK_CLONES
+static void dw_row_i(int32_t *y, const int16_t *x, int64_t off, int32_t w, int64_t lo, int64_t hi, int64_t s) {
+    if (s == 1)
+        for (int64_t j = lo; j < hi; j++) y[j] += w * (int32_t)x[off + j];
+    else
+        for (int64_t j = lo; j < hi; j++) y[j] += w * (int32_t)x[off + j * s];
+}
+
+/* The depthwise loop nest over one output channel: T is the accumulator
+ * type, X the input plane (already offset by the zero point for integers). */
+#define DW_BODY(ROWFN, WAT)                                                                                           \
+    const int64_t *in = p->in, *k = p->k, *o = p->out;                                                           \
+    for (int64_t o0 = 0; o0 < o[0]; o0++)                                                                         \
+        for (int64_t o1 = 0; o1 < o[1]; o1++) {                                                                   \
+            acc_t *yr = acc + (o0 * o[1] + o1) * o[2];                                                            \
+            for (int64_t k0 = 0; k0 < k[0]; k0++) {                                                               \
+                int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];                                    \
+                if (i0 < 0 || i0 >= in[0]) continue;                                                              \
+                for (int64_t k1 = 0; k1 < k[1]; k1++) {                                                           \
+                    int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];                                \
+                    if (i1 < 0 || i1 >= in[1]) continue;                                                          \
+                    for (int64_t k2 = 0; k2 < k[2]; k2++) {                                                       \
+                        int64_t off2 = k2 * p->dil[2] - p->pad_b[2], s2 = p->stride[2];                           \
+                        int64_t lo = off2 >= 0 ? 0 : (-off2 + s2 - 1) / s2;                                       \
+                        int64_t hi = in[2] - off2 <= 0 ? 0 : (in[2] - off2 - 1) / s2 + 1;                         \
+                        if (hi > o[2]) hi = o[2];                                                                 \
+                        if (lo >= hi) continue;                                                                   \
+                        ROWFN(yr, xp, (i0 * in[1] + i1) * in[2] + off2, WAT((k0 * k[1] + k1) * k[2] + k2), lo,    \
+                              hi, s2);                                                                            \
+                    }                                                                                             \
+                }                                                                                                 \
+            }                                                                                                     \
+        }
+
+static void dw_conv_f(const npk_onnx_conv_params *p, const float *xp, const float *wp, float *acc) {
+    typedef float acc_t;
+#define WATF(i) wp[i]
+    DW_BODY(dw_row_f, WATF)
+#undef WATF
+}
+
+static void dw_conv_i(const npk_onnx_conv_params *p, const int16_t *xp, const int16_t *wp, int32_t *acc) {
+    typedef int32_t acc_t;
+#define WATI(i) (int32_t)wp[i]
+    DW_BODY(dw_row_i, WATI)
+#undef WATI
+}
+
+int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w, const npk_tensor *b,
+                  npk_tensor *y) {
+    if (x->dtype != NPK_DT_FLOAT || w->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT ||
+        (b && b->dtype != NPK_DT_FLOAT))
+        return 1;
+    const float *X = x->data, *W = w->data, *B = b ? b->data : NULL;
+    float *Y = y->data;
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    int64_t cpg = p->c / p->group, mpg = p->m / p->group;
+    int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], osz = o[0] * o[1] * o[2], K = cpg * ksz;
+    if (cpg == 1 && ksz > 1) { /* depthwise */
+        for (int64_t n = 0; n < p->n; n++)
+            for (int64_t m = 0; m < p->m; m++) {
+                float *acc = Y + (n * p->m + m) * osz;
+                memset(acc, 0, sizeof(float) * (size_t)osz);
+                dw_conv_f(p, X + (n * p->c + m / mpg) * isz, W + m * ksz, acc);
+                if (B)
+                    for (int64_t i = 0; i < osz; i++) acc[i] += B[m];
+            }
+        return 0;
+    }
+    int pw = is_pointwise(p);
+    int64_t row = o[2], nrows_all = o[0] * o[1], crows = chunk_rows(K, row);
+    float *col = NULL;
+    if (!pw && !(col = malloc(sizeof(float) * (size_t)(K * row * (crows < nrows_all ? crows : nrows_all)))))
+        return -NPK_ENOMEM;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t g = 0; g < p->group; g++) {
+            int64_t xoff = (n * p->c + g * cpg) * isz;
+            float *yg = Y + (n * p->m + g * mpg) * osz;
+            const float *wg = W + g * mpg * K;
+            if (pw) {
+                sgemm(mpg, osz, K, wg, K, X + xoff, isz, yg, osz);
+            } else {
+                for (int64_t r0 = 0; r0 < nrows_all; r0 += crows) {
+                    int64_t nr = nrows_all - r0 < crows ? nrows_all - r0 : crows;
+                    im2col_f(p, X, xoff, cpg, r0, nr, col);
+                    sgemm(mpg, nr * row, K, wg, K, col, nr * row, yg + r0 * row, osz);
+                }
+            }
+            if (B)
+                for (int64_t m = 0; m < mpg; m++)
+                    for (int64_t i = 0; i < osz; i++) yg[m * osz + i] += B[g * mpg + m];
+        }
+    free(col);
+    return 0;
+}
+
+/* ---- integer convolution --------------------------------------------------------- */
+
+/* y += bias per channel, wrapping modulo 2^32 as the golden's int64 sum stored in int32. */
+static void add_bias_i32(int32_t *y, int64_t n, int32_t bias) {
+    for (int64_t i = 0; i < n; i++) y[i] = (int32_t)((uint32_t)y[i] + (uint32_t)bias);
+}
+
+int npk_fast_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
+                          const npk_tensor *x_zp, const npk_tensor *w_zp, const npk_tensor *b, npk_tensor *y) {
+    if (!is_q8(x->dtype) || !is_q8(w->dtype) || y->dtype != NPK_DT_INT32 || (b && b->dtype != NPK_DT_INT32) ||
+        (x_zp && x_zp->dtype != x->dtype) || (w_zp && w_zp->dtype != w->dtype))
+        return 1;
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    int64_t cpg = p->c / p->group, mpg = p->m / p->group;
+    int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], osz = o[0] * o[1] * o[2], K = cpg * ksz;
+    if (K > NPK_FAST_KMAX) return 1;
+    int32_t zx = zp_of(x_zp, 0), *Y = y->data;
+    const int32_t *B = b ? b->data : NULL;
+    /* weights minus their zero points, int16 [M][K] */
+    int16_t *wq = malloc(sizeof(int16_t) * (size_t)(p->m * K));
+    if (!wq) return -NPK_ENOMEM;
+    for (int64_t m = 0; m < p->m; m++) q8_to_i16(w, m * K, K, zp_of(w_zp, m), wq + m * K);
+    int rc = 0;
+    if (cpg == 1 && ksz > 1) { /* depthwise */
+        int16_t *xq = malloc(sizeof(int16_t) * (size_t)isz);
+        if (!xq) rc = -NPK_ENOMEM;
+        for (int64_t n = 0; !rc && n < p->n; n++)
+            for (int64_t m = 0; m < p->m; m++) {
+                if (m % mpg == 0) q8_to_i16(x, (n * p->c + m / mpg) * isz, isz, zx, xq);
+                int32_t *acc = Y + (n * p->m + m) * osz;
+                memset(acc, 0, sizeof(int32_t) * (size_t)osz);
+                dw_conv_i(p, xq, wq + m * ksz, acc);
+                if (B) add_bias_i32(acc, osz, B[m]);
+            }
+        free(xq);
+        free(wq);
+        return rc;
+    }
+    int pw = is_pointwise(p);
+    int64_t row = o[2], nrows_all = o[0] * o[1], crows = chunk_rows(K, row);
+    int64_t colsz = pw ? K * osz : K * row * (crows < nrows_all ? crows : nrows_all);
+    int16_t *col = malloc(sizeof(int16_t) * (size_t)colsz);
+    if (!col) {
+        free(wq);
+        return -NPK_ENOMEM;
+    }
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t g = 0; g < p->group; g++) {
+            int64_t xoff = (n * p->c + g * cpg) * isz;
+            int32_t *yg = Y + (n * p->m + g * mpg) * osz;
+            const int16_t *wg = wq + g * mpg * K;
+            if (pw) {
+                q8_to_i16(x, xoff, K * osz, zx, col);
+                igemm(mpg, osz, K, wg, K, col, osz, yg, osz);
+            } else {
+                for (int64_t r0 = 0; r0 < nrows_all; r0 += crows) {
+                    int64_t nr = nrows_all - r0 < crows ? nrows_all - r0 : crows;
+                    im2col_q(p, x, zx, xoff, cpg, r0, nr, col);
+                    igemm(mpg, nr * row, K, wg, K, col, nr * row, yg + r0 * row, osz);
+                }
+            }
+            if (B)
+                for (int64_t m = 0; m < mpg; m++) add_bias_i32(yg + m * osz, osz, B[g * mpg + m]);
+        }
+    free(col);
+    free(wq);
+    return 0;
+}
+
+/* ---- matrix products ---------------------------------------------------------------- */
+
+int npk_fast_matmul(const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
+    if (a->dtype != NPK_DT_FLOAT || b->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
+    npk_onnx_mm_plan p;
+    if (npk_onnx_mm_plan_init(&p, a, b)) return -NPK_ENOMEM;
+    const float *A = a->data, *B = b->data;
+    float *Y = y->data;
+    for (int64_t t = 0; t < p.batch; t++)
+        sgemm(p.m, p.n, p.k, A + p.aoff[t], p.k, B + p.boff[t], p.n, Y + t * p.m * p.n, p.n);
+    free(p.aoff);
+    free(p.boff);
+    return 0;
+}
+
+int npk_fast_matmul_integer(const npk_tensor *a, const npk_tensor *b, const npk_tensor *a_zp, const npk_tensor *b_zp,
+                            npk_tensor *y) {
+    if (!is_q8(a->dtype) || !is_q8(b->dtype) || y->dtype != NPK_DT_INT32 || (a_zp && a_zp->dtype != a->dtype) ||
+        (b_zp && b_zp->dtype != b->dtype))
+        return 1;
+    npk_onnx_mm_plan p;
+    if (npk_onnx_mm_plan_init(&p, a, b)) return -NPK_ENOMEM;
+    int rc = 0;
+    int16_t *aq = NULL, *bq = NULL;
+    if (p.k > NPK_FAST_KMAX) {
+        rc = 1;
+        goto out;
+    }
+    aq = malloc(sizeof(int16_t) * (size_t)(p.m * p.k));
+    bq = malloc(sizeof(int16_t) * (size_t)(p.k * p.n));
+    if (!aq || !bq) {
+        rc = -NPK_ENOMEM;
+        goto out;
+    }
+    for (int64_t t = 0; t < p.batch; t++) {
+        /* a_zp per row, b_zp per column: subtract them while widening */
+        for (int64_t i = 0; i < p.m; i++) q8_to_i16(a, p.aoff[t] + i * p.k, p.k, zp_of(a_zp, i), aq + i * p.k);
+        for (int64_t kk = 0; kk < p.k; kk++) {
+            int16_t *r = bq + kk * p.n;
+            q8_to_i16(b, p.boff[t] + kk * p.n, p.n, zp_of(b_zp, 0), r);
+            if (b_zp && npk_tensor_numel(b_zp) > 1) /* per column: undo the scalar, take each column's */
+                for (int64_t j = 0; j < p.n; j++) r[j] = (int16_t)(r[j] + zp_of(b_zp, 0) - zp_of(b_zp, j));
+        }
+        igemm(p.m, p.n, p.k, aq, p.k, bq, p.n, (int32_t *)y->data + t * p.m * p.n, p.n);
+    }
+out:
+    free(aq);
+    free(bq);
+    free(p.aoff);
+    free(p.boff);
+    return rc;
+}
+
+int npk_fast_gemm(const npk_tensor *a, const npk_tensor *b, const npk_tensor *c, double alpha, double beta,
+                  int trans_a, int trans_b, npk_tensor *y) {
+    if (a->dtype != NPK_DT_FLOAT || b->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT ||
+        (c && c->dtype != NPK_DT_FLOAT))
+        return 1;
+    int64_t m = y->dims[0], n = y->dims[1], k = trans_a ? a->dims[0] : a->dims[1];
+    const float *A = a->data, *B = b->data;
+    float *at = NULL, *bt = NULL, *Y = y->data;
+    if (trans_a) { /* a is [K][M]: make it [M][K] */
+        if (!(at = malloc(sizeof(float) * (size_t)(m * k)))) return -NPK_ENOMEM;
+        for (int64_t kk = 0; kk < k; kk++)
+            for (int64_t i = 0; i < m; i++) at[i * k + kk] = A[kk * m + i];
+        A = at;
+    }
+    if (trans_b) { /* b is [N][K]: make it [K][N] */
+        if (!(bt = malloc(sizeof(float) * (size_t)(k * n)))) {
+            free(at);
+            return -NPK_ENOMEM;
+        }
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t kk = 0; kk < k; kk++) bt[kk * n + j] = B[j * k + kk];
+        B = bt;
+    }
+    sgemm(m, n, k, A, k, B, n, Y, n);
+    int64_t cs0 = 0, cs1 = 0;
+    if (c) {
+        int64_t c0 = c->rank >= 2 ? c->dims[c->rank - 2] : 1, c1 = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
+        cs0 = c0 == 1 ? 0 : c1;
+        cs1 = c1 == 1 ? 0 : 1;
+    }
+    const float *C = c ? c->data : NULL;
+    if (alpha != 1.0 || C)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double s = (double)Y[i * n + j] * alpha;
+                if (C) s += beta * (double)C[i * cs0 + j * cs1];
+                Y[i * n + j] = (float)s;
+            }
+    free(at);
+    free(bt);
+    return 0;
+}
+
+/* ---- quantization ---------------------------------------------------------------------- */
+
+static int64_t inner_from(const npk_tensor *x, int from) {
+    int64_t s = 1;
+    for (int d = from; d < x->rank; d++) s *= x->dims[d];
+    return s;
+}
+
+/* saturate(rint(v) + z) as the golden: the sum in double, NaN -> 0 */
+static inline double q_round(float q, double z, double lo, double hi) {
+    double r = (double)q + z;
+    if (r != r) r = 0;
+    if (r < lo) r = lo;
+    if (r > hi) r = hi;
+    return r;
+}
+
+/* The rows of the quantizing loops, cloned so that nearbyintf inlines as one
+ * rounding instruction where the machine has one. */
+NPK_CLONES
+static void requant_row(const int32_t *a, void *o, int s8, int64_t n, float mu, double z, double lo, double hi) {
+    if (s8)
+        for (int64_t i = 0; i < n; i++) ((int8_t *)o)[i] = (int8_t)q_round(nearbyintf((float)a[i] * mu), z, lo, hi);
+    else
+        for (int64_t i = 0; i < n; i++) ((uint8_t *)o)[i] = (uint8_t)q_round(nearbyintf((float)a[i] * mu), z, lo, hi);
+}
+
+NPK_CLONES
+static void quant_row(const float *x, void *o, int s8, int64_t n, float s, double z, double lo, double hi) {
+    if (s8)
+        for (int64_t i = 0; i < n; i++) ((int8_t *)o)[i] = (int8_t)q_round(nearbyintf(x[i] / s), z, lo, hi);
+    else
+        for (int64_t i = 0; i < n; i++) ((uint8_t *)o)[i] = (uint8_t)q_round(nearbyintf(x[i] / s), z, lo, hi);
+}
+
+int npk_fast_requant_tensor(const npk_tensor *acc, const float *mult, int64_t n_mult, int axis, int64_t y_zp,
+                            npk_tensor *y) {
+    if (acc->dtype != NPK_DT_INT32 || !is_q8(y->dtype)) return 1;
+    int64_t n = npk_tensor_numel(acc), inner = n_mult > 1 ? inner_from(acc, axis + 1) : n;
+    const int32_t *a = acc->data;
+    int s8 = y->dtype == NPK_DT_INT8;
+    double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255, z = (double)y_zp;
+    for (int64_t s = 0, blk = 0; s < n; s += inner, blk++) {
+        int64_t e = s + inner < n ? s + inner : n;
+        requant_row(a + s, (uint8_t *)y->data + s, s8, e - s, mult[n_mult > 1 ? blk % n_mult : 0], z, lo, hi);
+    }
+    return 0;
+}
+
+int npk_fast_quantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis, npk_tensor *y) {
+    if (x->dtype != NPK_DT_FLOAT || scale->dtype != NPK_DT_FLOAT || !is_q8(y->dtype) || (zp && zp->dtype != y->dtype))
+        return 1;
+    int64_t n = npk_tensor_numel(x), ns = npk_tensor_numel(scale);
+    int64_t inner = ns > 1 ? inner_from(x, axis + 1) : n;
+    const float *X = x->data, *S = scale->data;
+    int s8 = y->dtype == NPK_DT_INT8;
+    double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+    for (int64_t s0 = 0, blk = 0; s0 < n; s0 += inner, blk++) {
+        int64_t c = ns > 1 ? blk % x->dims[axis] : 0, e = s0 + inner < n ? s0 + inner : n;
+        quant_row(X + s0, (uint8_t *)y->data + s0, s8, e - s0, S[c], zp ? (double)q8_at(zp, c) : 0.0, lo, hi);
+    }
+    return 0;
+}
+
+int npk_fast_dequantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis, npk_tensor *y) {
+    if ((!is_q8(x->dtype) && x->dtype != NPK_DT_INT32) || scale->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT ||
+        (zp && zp->dtype != x->dtype))
+        return 1;
+    int64_t n = npk_tensor_numel(x), ns = npk_tensor_numel(scale);
+    int64_t inner = ns > 1 ? inner_from(x, axis + 1) : n;
+    const float *S = scale->data;
+    float *Y = y->data;
+    for (int64_t s0 = 0, blk = 0; s0 < n; s0 += inner, blk++) {
+        int64_t c = ns > 1 ? blk % x->dims[axis] : 0, e = s0 + inner < n ? s0 + inner : n;
+        float s = S[c];
+        if (x->dtype == NPK_DT_INT32) {
+            const int32_t *X = x->data;
+            int64_t z = zp ? ((const int32_t *)zp->data)[c] : 0;
+            for (int64_t i = s0; i < e; i++) Y[i] = (float)((int64_t)X[i] - z) * s;
+        } else if (x->dtype == NPK_DT_INT8) {
+            const int8_t *X = x->data;
+            int32_t z = zp ? q8_at(zp, c) : 0;
+            for (int64_t i = s0; i < e; i++) Y[i] = (float)(X[i] - z) * s;
+        } else {
+            const uint8_t *X = x->data;
+            int32_t z = zp ? q8_at(zp, c) : 0;
+            for (int64_t i = s0; i < e; i++) Y[i] = (float)(X[i] - z) * s;
+        }
+    }
+    return 0;
+}
+
+/* ---- elementwise float32 ----------------------------------------------------------------
+ * The golden's float32 semantics exactly (the same operations in the same
+ * precision), so these equal it bit for bit. */
+
+/* a's element stride per dimension of y (0 where a is broadcast). */
+static void bstrides(const npk_tensor *t, const npk_tensor *y, int64_t *s) {
+    int off = y->rank - t->rank;
+    int64_t st = 1;
+    for (int i = y->rank - 1; i >= 0; i--) {
+        int ti = i - off;
+        int64_t d = ti >= 0 ? t->dims[ti] : 1;
+        s[i] = d == 1 ? 0 : st;
+        st *= d;
+    }
+}
+
+#define BIN_ROW(EXPR)                                                                                                 \
+    do {                                                                                                          \
+        if (ca && cb)                                                                                             \
+            for (int64_t j = 0; j < inner; j++) {                                                                 \
+                float x = pa[j], z = pb[j];                                                                       \
+                py[j] = (EXPR);                                                                                   \
+            }                                                                                                     \
+        else if (ca) {                                                                                            \
+            float z = pb[0];                                                                                      \
+            for (int64_t j = 0; j < inner; j++) {                                                                 \
+                float x = pa[j];                                                                                  \
+                py[j] = (EXPR);                                                                                   \
+            }                                                                                                     \
+        } else if (cb) {                                                                                          \
+            float x = pa[0];                                                                                      \
+            for (int64_t j = 0; j < inner; j++) {                                                                 \
+                float z = pb[j];                                                                                  \
+                py[j] = (EXPR);                                                                                   \
+            }                                                                                                     \
+        } else {                                                                                                  \
+            float x = pa[0], z = pb[0], r = (EXPR);                                                               \
+            for (int64_t j = 0; j < inner; j++) py[j] = r;                                                        \
+        }                                                                                                         \
+    } while (0)
+
+int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
+    if (a->dtype != NPK_DT_FLOAT || b->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || op == NPK_ONNX_POW) return 1;
+    int64_t sa[NPK_MAX_RANK], sb[NPK_MAX_RANK];
+    bstrides(a, y, sa);
+    bstrides(b, y, sb);
+    /* merge the trailing dimensions where a and b are each contiguous or broadcast */
+    int j = y->rank, ca = -1, cb = -1;
+    int64_t inner = 1;
+    while (j > 0) {
+        int64_t d = y->dims[j - 1];
+        if (d != 1) {
+            int ma = sa[j - 1] == 0 ? 0 : sa[j - 1] == inner ? 1 : -2, mb = sb[j - 1] == 0 ? 0 : sb[j - 1] == inner ? 1 : -2;
+            if (ma == -2 || mb == -2) break;
+            if (ca == -1) ca = ma, cb = mb;
+            if (ma != ca || mb != cb) break;
+            inner *= d;
+        }
+        j--;
+    }
+    if (ca < 0) ca = cb = 1; /* every dimension 1: one element */
+    int64_t n = npk_tensor_numel(y), outer = inner ? n / inner : 0;
+    const float *A = a->data, *B = b->data;
+    float *Y = y->data;
+    int64_t idx[NPK_MAX_RANK] = {0}, oa = 0, ob = 0;
+    for (int64_t o = 0; o < outer; o++) {
+        const float *pa = A + oa, *pb = B + ob;
+        float *py = Y + o * inner;
+        switch (op) {
+        case NPK_ONNX_ADD: BIN_ROW(x + z); break;
+        case NPK_ONNX_SUB: BIN_ROW(x - z); break;
+        case NPK_ONNX_MUL: BIN_ROW(x * z); break;
+        case NPK_ONNX_DIV: BIN_ROW(x / z); break;
+        case NPK_ONNX_PRELU: BIN_ROW(x < 0 ? x * z : x); break;
+        default: break;
+        }
+        for (int i = j - 1; i >= 0; i--) { /* next outer index */
+            idx[i]++;
+            oa += sa[i];
+            ob += sb[i];
+            if (idx[i] < y->dims[i]) break;
+            oa -= sa[i] * y->dims[i];
+            ob -= sb[i] * y->dims[i];
+            idx[i] = 0;
+        }
+    }
+    return 0;
+}
+
+int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi) {
+    if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
+    int64_t n = npk_tensor_numel(x);
+    const float *X = x->data;
+    float *Y = y->data;
+    double al = (double)(float)alpha;
+    switch (op) {
+    case NPK_ONNX_RELU:
+        for (int64_t i = 0; i < n; i++) Y[i] = X[i] < 0 ? 0.0f : X[i];
+        break;
+    case NPK_ONNX_LEAKYRELU:
+        for (int64_t i = 0; i < n; i++) Y[i] = X[i] < 0 ? (float)((double)X[i] * al) : X[i];
+        break;
+    case NPK_ONNX_CLIP:
+        for (int64_t i = 0; i < n; i++) {
+            double v = X[i];
+            if (v < lo) v = lo;
+            if (v > hi) v = hi;
+            Y[i] = (float)v;
+        }
+        break;
+    case NPK_ONNX_SIGMOID:
+        for (int64_t i = 0; i < n; i++) {
+            double v = X[i];
+            Y[i] = (float)(v >= 0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v)));
+        }
+        break;
+    case NPK_ONNX_TANH:
+        for (int64_t i = 0; i < n; i++) Y[i] = (float)tanh((double)X[i]);
+        break;
+    case NPK_ONNX_SQRT:
+        for (int64_t i = 0; i < n; i++) Y[i] = (float)sqrt((double)X[i]);
+        break;
+    case NPK_ONNX_EXP:
+        for (int64_t i = 0; i < n; i++) Y[i] = (float)exp((double)X[i]);
+        break;
+    default: return 1;
+    }
+    return 0;
+}
+
+int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta) {
+    if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
+    int64_t n = npk_tensor_numel(x);
+    const float *X = x->data;
+    float *Y = y->data;
+    if (swish)
+        for (int64_t i = 0; i < n; i++) {
+            double v = X[i];
+            Y[i] = (float)(v * fmax(0, fmin(1, v / 6 + 0.5)));
+        }
+    else
+        for (int64_t i = 0; i < n; i++) Y[i] = (float)fmax(0, fmin(1, alpha * (double)X[i] + beta));
+    return 0;
+}
+
+int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, const npk_tensor *mean,
+                       const npk_tensor *var, double eps, npk_tensor *y) {
+    if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || scale->dtype != NPK_DT_FLOAT ||
+        bias->dtype != NPK_DT_FLOAT || mean->dtype != NPK_DT_FLOAT || var->dtype != NPK_DT_FLOAT)
+        return 1;
+    int64_t n = x->rank > 0 ? x->dims[0] : 1, c = x->rank > 1 ? x->dims[1] : 1, sp = inner_from(x, 2);
+    const float *X = x->data, *S = scale->data, *Bi = bias->data, *Me = mean->data, *V = var->data;
+    float *Y = y->data;
+    for (int64_t ch = 0; ch < c; ch++) {
+        double s = S[ch], b = Bi[ch], m = Me[ch], inv = 1.0 / sqrt((double)V[ch] + eps);
+        for (int64_t i = 0; i < n; i++) {
+            const float *xr = X + (i * c + ch) * sp;
+            float *yr = Y + (i * c + ch) * sp;
+            for (int64_t k = 0; k < sp; k++) yr[k] = (float)(((double)xr[k] - m) * inv * s + b);
+        }
+    }
+    return 0;
+}
+
+/* ---- ConvTranspose, global pooling ------------------------------------------------------- */
+
+int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
+                            const npk_tensor *b, npk_tensor *y) {
+    if (x->dtype != NPK_DT_FLOAT || w->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT ||
+        (b && b->dtype != NPK_DT_FLOAT))
+        return 1;
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    int64_t cg = p->c / p->group, mg = p->m / p->group;
+    int64_t osz = o[0] * o[1] * o[2], isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], R = mg * ksz;
+    if (R * isz > ((int64_t)1 << 26)) return 1; /* the column buffer would pass 256 MiB: the golden */
+    float *wt = malloc(sizeof(float) * (size_t)(R * cg + 1)), *col = malloc(sizeof(float) * (size_t)(R * isz + 1));
+    if (!wt || !col) {
+        free(wt);
+        free(col);
+        return -NPK_ENOMEM;
+    }
+    const float *X = x->data, *W = w->data, *B = b ? b->data : NULL;
+    float *Y = y->data;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t m = 0; m < p->m; m++) {
+            float bv = B ? B[m] : 0.0f;
+            for (int64_t i = 0; i < osz; i++) Y[(n * p->m + m) * osz + i] = bv;
+        }
+    for (int64_t g = 0; g < p->group; g++) {
+        /* W of the group is [cg][mg * ksz]; col = W^T x needs [mg * ksz][cg] */
+        for (int64_t ic = 0; ic < cg; ic++)
+            for (int64_t r = 0; r < R; r++) wt[r * cg + ic] = W[(g * cg + ic) * R + r];
+        for (int64_t n = 0; n < p->n; n++) {
+            sgemm(R, isz, cg, wt, cg, X + (n * p->c + g * cg) * isz, isz, col, isz);
+            /* col2im: scatter-add every (oc, k) row into the output */
+            for (int64_t oc = 0; oc < mg; oc++) {
+                float *yc = Y + (n * p->m + g * mg + oc) * osz;
+                for (int64_t k0 = 0; k0 < k[0]; k0++)
+                    for (int64_t k1 = 0; k1 < k[1]; k1++)
+                        for (int64_t k2 = 0; k2 < k[2]; k2++) {
+                            const float *cr = col + (oc * ksz + (k0 * k[1] + k1) * k[2] + k2) * isz;
+                            int64_t off2 = k2 * p->dil[2] - p->pad_b[2], s2 = p->stride[2];
+                            /* i2 with 0 <= i2 * s2 + off2 < o[2] */
+                            int64_t lo = off2 >= 0 ? 0 : (-off2 + s2 - 1) / s2;
+                            int64_t hi = o[2] - off2 <= 0 ? 0 : (o[2] - off2 - 1) / s2 + 1;
+                            if (hi > in[2]) hi = in[2];
+                            if (lo >= hi) continue;
+                            for (int64_t i0 = 0; i0 < in[0]; i0++) {
+                                int64_t o0 = i0 * p->stride[0] + k0 * p->dil[0] - p->pad_b[0];
+                                if (o0 < 0 || o0 >= o[0]) continue;
+                                for (int64_t i1 = 0; i1 < in[1]; i1++) {
+                                    int64_t o1 = i1 * p->stride[1] + k1 * p->dil[1] - p->pad_b[1];
+                                    if (o1 < 0 || o1 >= o[1]) continue;
+                                    const float *src = cr + (i0 * in[1] + i1) * in[2];
+                                    float *dst = yc + (o0 * o[1] + o1) * o[2] + off2;
+                                    for (int64_t i2 = lo; i2 < hi; i2++) dst[i2 * s2] += src[i2];
+                                }
+                            }
+                        }
+            }
+        }
+    }
+    free(wt);
+    free(col);
+    return 0;
+}
+
+int npk_fast_global_pool(const npk_tensor *x, npk_tensor *y, int is_max) {
+    if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
+    int64_t nc = x->dims[0] * x->dims[1], sp = inner_from(x, 2);
+    const float *X = x->data;
+    float *Y = y->data;
+    for (int64_t i = 0; i < nc; i++) {
+        const float *r = X + i * sp;
+        double acc = is_max ? -INFINITY : 0;
+        if (is_max)
+            for (int64_t j = 0; j < sp; j++) acc = (double)r[j] > acc ? (double)r[j] : acc;
+        else
+            for (int64_t j = 0; j < sp; j++) acc += (double)r[j];
+        Y[i] = (float)(is_max ? acc : acc / (double)sp);
+    }
+    return 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * Fast CPU kernels for the ONNX operators that dominate real models (issue 15
+ * point 2): float32 and 8-bit integer Conv, MatMul and Gemm, and the
+ * quantize / dequantize / requantize element loops, on typed pointers (no
+ * per-element type dispatch) with cache-blocked GEMMs that read B by rows.
+ *
+ * The naive kernels of ref_onnx.h stay the independent reference (the
+ * golden): tests/test_onnx_fast.c compares every kernel here with them.
+ *   - integer kernels (conv/matmul integer, requantize, quantize,
+ *     dequantize) equal the golden bit for bit;
+ *   - float kernels accumulate in float32 (the golden in double) and agree
+ *     within ONNX's backend-test tolerance, |fast - golden| <= 1e-6 + 1e-3 *
+ *     |golden| (docs/onnx.md, "Fast CPU kernels").
+ *
+ * Each function returns 0 when it computed y, 1 when it does not handle the
+ * case (another dtype, an int32 accumulator that could overflow, ...: the
+ * caller runs the golden), or a negative npk_status (-NPK_ENOMEM).
+ */
+#ifndef NPUKIT_OPS_FAST_ONNX_H
+#define NPUKIT_OPS_FAST_ONNX_H
+
+#include "ops/ref_onnx.h"
+
+/* Conv, float32 x, w, b (or NULL), y. */
+int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w, const npk_tensor *b,
+                  npk_tensor *y);
+/* ConvInteger / the accumulator of QLinearConv: 8-bit x, w, zero points as
+ * npk_ref_onnx_conv_integer, int32 bias b (or NULL), int32 y. */
+int npk_fast_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
+                          const npk_tensor *x_zp, const npk_tensor *w_zp, const npk_tensor *b, npk_tensor *y);
+/* MatMul, float32 (numpy broadcasting as npk_ref_onnx_matmul). */
+int npk_fast_matmul(const npk_tensor *a, const npk_tensor *b, npk_tensor *y);
+/* MatMulInteger: 8-bit a, b, zero points as npk_ref_onnx_matmul_integer, int32 y. */
+int npk_fast_matmul_integer(const npk_tensor *a, const npk_tensor *b, const npk_tensor *a_zp, const npk_tensor *b_zp,
+                            npk_tensor *y);
+/* Gemm, float32 (as npk_ref_onnx_gemm). */
+int npk_fast_gemm(const npk_tensor *a, const npk_tensor *b, const npk_tensor *c, double alpha, double beta,
+                  int trans_a, int trans_b, npk_tensor *y);
+/* npk_ref_onnx_requant_tensor for an int32 acc and an int8/uint8 y. */
+int npk_fast_requant_tensor(const npk_tensor *acc, const float *mult, int64_t n_mult, int axis, int64_t y_zp,
+                            npk_tensor *y);
+/* QuantizeLinear float32 -> int8/uint8 and DequantizeLinear int8/uint8/int32 -> float32
+ * (as npk_ref_onnx_quantize / npk_ref_onnx_dequantize). */
+int npk_fast_quantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis, npk_tensor *y);
+int npk_fast_dequantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis, npk_tensor *y);
+
+/* Elementwise float32, bit for bit the golden's float32 arithmetic:
+ * Add/Sub/Mul/Div/PRelu with numpy broadcasting (not Pow), the unary
+ * functions of npk_ref_onnx_unary, HardSigmoid (y = max(0, min(1, alpha x +
+ * beta))) / HardSwish (swish = 1), and inference BatchNormalization. */
+int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y);
+int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi);
+int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta);
+int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, const npk_tensor *mean,
+                       const npk_tensor *var, double eps, npk_tensor *y);
+/* ConvTranspose float32 (as npk_ref_onnx_conv_transpose; float sums) and
+ * GlobalAverage/MaxPool float32 (bit for bit: the golden's double sums). */
+int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
+                            const npk_tensor *b, npk_tensor *y);
+int npk_fast_global_pool(const npk_tensor *x, npk_tensor *y, int is_max);
+
+#endif

@@ -1,0 +1,360 @@
+/* The fast CPU kernels (src/ops/fast_onnx.c) against the naive golden kernels
+ * (src/ops/ref_onnx*.c), the independent reference, on pseudo-random tensors
+ * over the shapes and attributes that exercise their special paths
+ * (pointwise, depthwise, groups, strides, dilations, pads, 1-D/3-D, batch
+ * broadcasting, transposes, per-channel parameters, zero points, uint8/int8):
+ *   - integer results and the float32 elementwise kernels bit for bit;
+ *   - float Conv/ConvTranspose/MatMul/Gemm within ONNX's backend tolerance,
+ *     |fast - golden| <= 1e-6 + 1e-3 * |golden| (docs/onnx.md).
+ * Then whole models through npk_graph_run: the fast path (default) against
+ * npk_run_opts.golden = 1 on the shared models that run in seconds. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "npukit/graph.h"
+#include "ops/fast_onnx.h"
+#include "ops/ref_onnx.h"
+
+static uint64_t rs = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(void) {
+    rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
+    return (uint32_t)(rs >> 16);
+}
+static float frnd(void) { return (float)((double)(rnd() % 20001) / 10000.0 - 1.0); }
+
+static npk_tensor mk(int dt, int rank, const int64_t *dims) {
+    npk_tensor t;
+    memset(&t, 0, sizeof t);
+    npk_tensor_alloc(&t, NULL, dt, rank, dims);
+    return t;
+}
+
+static npk_tensor rand_t(int dt, int rank, const int64_t *dims) {
+    npk_tensor t = mk(dt, rank, dims);
+    int64_t n = npk_tensor_numel(&t);
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == NPK_DT_FLOAT) ((float *)t.data)[i] = frnd();
+        else if (dt == NPK_DT_INT8) ((int8_t *)t.data)[i] = (int8_t)rnd();
+        else if (dt == NPK_DT_UINT8) ((uint8_t *)t.data)[i] = (uint8_t)rnd();
+        else if (dt == NPK_DT_INT32) ((int32_t *)t.data)[i] = (int32_t)(rnd() % 200001) - 100000;
+    }
+    return t;
+}
+
+static int same_bits(const npk_tensor *a, const npk_tensor *b) {
+    return npk_tensor_bytes(a) == npk_tensor_bytes(b) && !memcmp(a->data, b->data, npk_tensor_bytes(a));
+}
+
+/* ONNX backend tolerance: |a - g| <= atol + rtol * |g| for every element. */
+static int close_f(const npk_tensor *a, const npk_tensor *g, const char *what) {
+    int64_t n = npk_tensor_numel(g);
+    if (npk_tensor_numel(a) != n) return 0;
+    for (int64_t i = 0; i < n; i++) {
+        float x = ((const float *)a->data)[i], y = ((const float *)g->data)[i];
+        if (!(fabs((double)x - (double)y) <= 1e-6 + 1e-3 * fabs((double)y))) {
+            fprintf(stderr, "%s: element %lld: fast %.9g, golden %.9g\n", what, (long long)i, x, y);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void free_all(npk_tensor *t, int n) {
+    for (int i = 0; i < n; i++) npk_tensor_free(&t[i]);
+}
+
+/* ---- convolution --------------------------------------------------------------------------- */
+
+typedef struct conv_case {
+    int nsp;
+    int64_t n, c, m, group, in[3], k[3], stride[3], dil[3], pad_b[3], pad_e[3];
+} conv_case;
+
+static const conv_case conv_cases[] = {
+    {2, 1, 3, 8, 1, {1, 9, 11}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},   /* 3x3 same */
+    {2, 2, 8, 16, 1, {1, 7, 6}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},   /* pointwise */
+    {2, 1, 6, 6, 6, {1, 10, 9}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 0}},   /* depthwise s2 */
+    {2, 1, 4, 8, 4, {1, 8, 8}, {1, 5, 5}, {1, 1, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},    /* depthwise x2 */
+    {2, 1, 8, 12, 2, {1, 9, 10}, {1, 3, 2}, {1, 2, 1}, {1, 2, 1}, {0, 2, 0}, {0, 1, 1}},  /* groups, dil */
+    {2, 1, 5, 37, 1, {1, 13, 40}, {1, 3, 3}, {1, 1, 3}, {1, 1, 1}, {0, 0, 1}, {0, 2, 1}}, /* odd sizes */
+    {1, 2, 3, 5, 1, {1, 1, 20}, {1, 1, 4}, {1, 1, 3}, {1, 1, 2}, {0, 0, 2}, {0, 0, 0}},   /* 1-D */
+    {3, 1, 2, 4, 1, {4, 5, 6}, {2, 3, 2}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}},    /* 3-D */
+    {2, 1, 2, 3, 1, {1, 3, 3}, {1, 5, 5}, {1, 1, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},    /* kernel > input */
+};
+
+static int conv_params(const conv_case *cc, npk_onnx_conv_params *p) {
+    memset(p, 0, sizeof *p);
+    p->nsp = cc->nsp;
+    p->n = cc->n, p->c = cc->c, p->m = cc->m, p->group = cc->group;
+    for (int i = 0; i < 3; i++) {
+        p->in[i] = cc->in[i], p->k[i] = cc->k[i], p->stride[i] = cc->stride[i], p->dil[i] = cc->dil[i];
+        p->pad_b[i] = cc->pad_b[i], p->pad_e[i] = cc->pad_e[i];
+    }
+    return npk_ref_onnx_conv_resolve(p, "NOTSET");
+}
+
+static void dims_of(const npk_onnx_conv_params *p, int64_t lead0, int64_t lead1, const int64_t *sp, int64_t *d) {
+    d[0] = lead0, d[1] = lead1;
+    for (int i = 0; i < p->nsp; i++) d[2 + i] = sp[3 - p->nsp + i];
+}
+
+static void test_conv(void) {
+    for (size_t ci = 0; ci < sizeof conv_cases / sizeof conv_cases[0]; ci++) {
+        npk_onnx_conv_params p;
+        CHECK_EQ(conv_params(&conv_cases[ci], &p), 0);
+        int r = p.nsp + 2;
+        int64_t dx[5], dw[5], dy[5], kk[3] = {p.k[0], p.k[1], p.k[2]};
+        dims_of(&p, p.n, p.c, p.in, dx);
+        dims_of(&p, p.m, p.c / p.group, kk, dw);
+        dims_of(&p, p.n, p.m, p.out, dy);
+        /* float, with and without bias */
+        for (int wb = 0; wb < 2; wb++) {
+            npk_tensor t[5] = {rand_t(NPK_DT_FLOAT, r, dx), rand_t(NPK_DT_FLOAT, r, dw), rand_t(NPK_DT_FLOAT, 1, &p.m),
+                               mk(NPK_DT_FLOAT, r, dy), mk(NPK_DT_FLOAT, r, dy)};
+            CHECK_EQ(npk_fast_conv(&p, &t[0], &t[1], wb ? &t[2] : NULL, &t[3]), 0);
+            npk_ref_onnx_conv(&p, &t[0], &t[1], wb ? &t[2] : NULL, &t[4]);
+            CHECK(close_f(&t[3], &t[4], "conv"));
+            free_all(t, 5);
+        }
+        /* integer: int8 and uint8 with zero points (per-channel w_zp), int32 bias */
+        for (int u = 0; u < 2; u++) {
+            int dt = u ? NPK_DT_UINT8 : NPK_DT_INT8;
+            int64_t one = 1;
+            npk_tensor t[7] = {rand_t(dt, r, dx), rand_t(dt, r, dw), rand_t(dt, 0, &one), rand_t(dt, 1, &p.m),
+                               rand_t(NPK_DT_INT32, 1, &p.m), mk(NPK_DT_INT32, r, dy), mk(NPK_DT_INT32, r, dy)};
+            CHECK_EQ(npk_fast_conv_integer(&p, &t[0], &t[1], &t[2], &t[3], &t[4], &t[5]), 0);
+            npk_ref_onnx_conv_integer(&p, &t[0], &t[1], &t[2], &t[3], &t[4], &t[6]);
+            CHECK(same_bits(&t[5], &t[6]));
+            /* no zero points, no bias */
+            CHECK_EQ(npk_fast_conv_integer(&p, &t[0], &t[1], NULL, NULL, NULL, &t[5]), 0);
+            npk_ref_onnx_conv_integer(&p, &t[0], &t[1], NULL, NULL, NULL, &t[6]);
+            CHECK(same_bits(&t[5], &t[6]));
+            free_all(t, 7);
+        }
+        /* ConvTranspose with the same geometry read the other way: x [N, C], w [C, M/group] */
+        npk_onnx_conv_params q = p;
+        for (int i = 0; i < 3; i++) {
+            q.in[i] = p.out[i];
+            q.out[i] = (p.out[i] - 1) * p.stride[i] + (p.k[i] - 1) * p.dil[i] + 1 - p.pad_b[i] - p.pad_e[i];
+        }
+        int ok = 1;
+        for (int i = 0; i < 3; i++) ok &= q.out[i] >= 1;
+        if (ok) {
+            int64_t tx[5], tw[5], ty[5];
+            dims_of(&q, q.n, q.c, q.in, tx);
+            dims_of(&q, q.c, q.m / q.group, kk, tw);
+            dims_of(&q, q.n, q.m, q.out, ty);
+            npk_tensor t[5] = {rand_t(NPK_DT_FLOAT, r, tx), rand_t(NPK_DT_FLOAT, r, tw), rand_t(NPK_DT_FLOAT, 1, &q.m),
+                               mk(NPK_DT_FLOAT, r, ty), mk(NPK_DT_FLOAT, r, ty)};
+            CHECK_EQ(npk_fast_conv_transpose(&q, &t[0], &t[1], &t[2], &t[3]), 0);
+            npk_ref_onnx_conv_transpose(&q, &t[0], &t[1], &t[2], &t[4]);
+            CHECK(close_f(&t[3], &t[4], "conv_transpose"));
+            free_all(t, 5);
+        }
+    }
+    /* not handled: other dtypes go back to the caller (1) */
+    npk_onnx_conv_params p;
+    conv_params(&conv_cases[0], &p);
+    int64_t d[4] = {1, 3, 9, 11}, dw[4] = {8, 3, 3, 3}, dy[4] = {1, 8, 9, 11};
+    npk_tensor x = mk(NPK_DT_DOUBLE, 4, d), w = mk(NPK_DT_DOUBLE, 4, dw), y = mk(NPK_DT_DOUBLE, 4, dy);
+    CHECK_EQ(npk_fast_conv(&p, &x, &w, NULL, &y), 1);
+    npk_tensor_free(&x), npk_tensor_free(&w), npk_tensor_free(&y);
+}
+
+/* ---- matrix products ---------------------------------------------------------------------- */
+
+static void test_matmul(void) {
+    /* batch broadcasting [2, 1, M, K] x [3, K, N]; rank-1 operands */
+    struct {
+        int ra, rb;
+        int64_t da[4], db[4], dy[4];
+        int ry;
+    } cases[] = {
+        {4, 3, {2, 1, 5, 33}, {3, 33, 70}, {2, 3, 5, 70}, 4},
+        {2, 2, {67, 19}, {19, 40}, {67, 40}, 2},
+        {1, 2, {17}, {17, 9}, {9}, 1},
+        {2, 1, {6, 17}, {17}, {6}, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        npk_tensor t[4] = {rand_t(NPK_DT_FLOAT, cases[i].ra, cases[i].da), rand_t(NPK_DT_FLOAT, cases[i].rb, cases[i].db),
+                           mk(NPK_DT_FLOAT, cases[i].ry, cases[i].dy), mk(NPK_DT_FLOAT, cases[i].ry, cases[i].dy)};
+        CHECK_EQ(npk_fast_matmul(&t[0], &t[1], &t[2]), 0);
+        npk_ref_onnx_matmul(&t[0], &t[1], &t[3]);
+        CHECK(close_f(&t[2], &t[3], "matmul"));
+        free_all(t, 4);
+        for (int u = 0; u < 2; u++) {
+            int dt = u ? NPK_DT_UINT8 : NPK_DT_INT8;
+            int64_t m = cases[i].ra >= 2 ? cases[i].da[cases[i].ra - 2] : 1;
+            int64_t n = cases[i].rb >= 2 ? cases[i].db[cases[i].rb - 1] : 1;
+            npk_tensor q[6] = {rand_t(dt, cases[i].ra, cases[i].da), rand_t(dt, cases[i].rb, cases[i].db),
+                               rand_t(dt, 1, &m), rand_t(dt, 1, &n), mk(NPK_DT_INT32, cases[i].ry, cases[i].dy),
+                               mk(NPK_DT_INT32, cases[i].ry, cases[i].dy)};
+            CHECK_EQ(npk_fast_matmul_integer(&q[0], &q[1], &q[2], &q[3], &q[4]), 0);
+            npk_ref_onnx_matmul_integer(&q[0], &q[1], &q[2], &q[3], &q[5]);
+            CHECK(same_bits(&q[4], &q[5]));
+            free_all(q, 6);
+        }
+    }
+    /* Gemm: every transpose, C as scalar, row, column and matrix */
+    int64_t M = 13, N = 37, K = 21;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int cs = 0; cs < 4; cs++) {
+                int64_t da[2] = {ta ? K : M, ta ? M : K}, db[2] = {tb ? N : K, tb ? K : N}, dy[2] = {M, N};
+                int64_t dc[2][2] = {{1, 1}, {1, N}};
+                int rc_ = cs == 0 ? 0 : 2;
+                int64_t *dcp = cs == 1 ? dc[1] : cs == 2 ? (int64_t[]){M, 1} : cs == 3 ? dy : dc[0];
+                npk_tensor t[5] = {rand_t(NPK_DT_FLOAT, 2, da), rand_t(NPK_DT_FLOAT, 2, db),
+                                   rand_t(NPK_DT_FLOAT, rc_, dcp), mk(NPK_DT_FLOAT, 2, dy), mk(NPK_DT_FLOAT, 2, dy)};
+                CHECK_EQ(npk_fast_gemm(&t[0], &t[1], &t[2], 0.75, 1.5, ta, tb, &t[3]), 0);
+                npk_ref_onnx_gemm(&t[0], &t[1], &t[2], 0.75, 1.5, ta, tb, &t[4]);
+                CHECK(close_f(&t[3], &t[4], "gemm"));
+                free_all(t, 5);
+            }
+}
+
+/* ---- quantization and elementwise --------------------------------------------------------------- */
+
+static void test_quant(void) {
+    int64_t d[4] = {2, 5, 3, 7}, c = 5, one = 1;
+    for (int u = 0; u < 2; u++) {
+        int dt = u ? NPK_DT_UINT8 : NPK_DT_INT8;
+        for (int per = 0; per < 2; per++) {
+            npk_tensor x = rand_t(NPK_DT_FLOAT, 4, d), s = mk(NPK_DT_FLOAT, per ? 1 : 0, per ? &c : &one),
+                       z = rand_t(dt, per ? 1 : 0, per ? &c : &one);
+            for (int64_t i = 0; i < npk_tensor_numel(&s); i++) ((float *)s.data)[i] = 0.003f + 0.002f * (float)i;
+            ((float *)x.data)[3] = NAN, ((float *)x.data)[4] = INFINITY, ((float *)x.data)[5] = 2.5f * 0.003f;
+            npk_tensor q1 = mk(dt, 4, d), q2 = mk(dt, 4, d), f1 = mk(NPK_DT_FLOAT, 4, d), f2 = mk(NPK_DT_FLOAT, 4, d);
+            CHECK_EQ(npk_fast_quantize(&x, &s, &z, 1, &q1), 0);
+            npk_ref_onnx_quantize(&x, &s, &z, 1, &q2);
+            CHECK(same_bits(&q1, &q2));
+            CHECK_EQ(npk_fast_dequantize(&q1, &s, &z, 1, &f1), 0);
+            npk_ref_onnx_dequantize(&q1, &s, &z, 1, &f2);
+            CHECK(same_bits(&f1, &f2));
+            /* requantize int32 accumulators per channel of axis 1 */
+            npk_tensor acc = rand_t(NPK_DT_INT32, 4, d);
+            float mult[5] = {0.001f, 0.0007f, 0.01f, 0.5f, 3e-5f};
+            CHECK_EQ(npk_fast_requant_tensor(&acc, mult, per ? 5 : 1, 1, u ? 128 : -3, &q1), 0);
+            npk_ref_onnx_requant_tensor(&acc, mult, per ? 5 : 1, 1, u ? 128 : -3, &q2);
+            CHECK(same_bits(&q1, &q2));
+            npk_tensor a[8] = {x, s, z, q1, q2, f1, f2, acc};
+            free_all(a, 8);
+        }
+    }
+}
+
+static void test_elementwise(void) {
+    struct {
+        int ra, rb;
+        int64_t da[4], db[4];
+    } bc[] = {
+        {4, 4, {2, 3, 4, 5}, {2, 3, 4, 5}}, {4, 0, {2, 3, 4, 5}, {0}},       {4, 4, {2, 3, 4, 5}, {1, 3, 1, 1}},
+        {2, 4, {4, 5}, {2, 3, 4, 5}},       {4, 3, {2, 1, 4, 1}, {3, 1, 5}}, {3, 3, {1, 4, 1}, {3, 1, 6}},
+    };
+    npk_onnx_binop ops[] = {NPK_ONNX_ADD, NPK_ONNX_SUB, NPK_ONNX_MUL, NPK_ONNX_DIV, NPK_ONNX_PRELU};
+    for (size_t i = 0; i < sizeof bc / sizeof bc[0]; i++) {
+        int64_t dy[NPK_MAX_RANK];
+        int ry;
+        CHECK_EQ(npk_ref_onnx_bcast_shape(bc[i].ra, bc[i].da, bc[i].rb, bc[i].db, &ry, dy), 0);
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            npk_tensor t[4] = {rand_t(NPK_DT_FLOAT, bc[i].ra, bc[i].da), rand_t(NPK_DT_FLOAT, bc[i].rb, bc[i].db),
+                               mk(NPK_DT_FLOAT, ry, dy), mk(NPK_DT_FLOAT, ry, dy)};
+            CHECK_EQ(npk_fast_binary(ops[o], &t[0], &t[1], &t[2]), 0);
+            npk_ref_onnx_binary(ops[o], &t[0], &t[1], &t[3]);
+            CHECK(same_bits(&t[2], &t[3]));
+            free_all(t, 4);
+        }
+    }
+    int64_t d[3] = {3, 4, 50};
+    npk_onnx_unop uops[] = {NPK_ONNX_RELU, NPK_ONNX_LEAKYRELU, NPK_ONNX_SIGMOID, NPK_ONNX_TANH,
+                            NPK_ONNX_EXP,  NPK_ONNX_CLIP};
+    for (size_t o = 0; o < sizeof uops / sizeof uops[0]; o++) {
+        npk_tensor t[3] = {rand_t(NPK_DT_FLOAT, 3, d), mk(NPK_DT_FLOAT, 3, d), mk(NPK_DT_FLOAT, 3, d)};
+        ((float *)t[0].data)[0] = -0.0f;
+        CHECK_EQ(npk_fast_unary(uops[o], &t[0], &t[1], 0.1, -0.3, 0.6), 0);
+        npk_ref_onnx_unary(uops[o], &t[0], &t[2], 0.1, -0.3, 0.6);
+        CHECK(same_bits(&t[1], &t[2]));
+        free_all(t, 3);
+    }
+    for (int sw = 0; sw < 2; sw++) {
+        npk_tensor t[3] = {rand_t(NPK_DT_FLOAT, 3, d), mk(NPK_DT_FLOAT, 3, d), mk(NPK_DT_FLOAT, 3, d)};
+        for (int64_t i = 0; i < npk_tensor_numel(&t[0]); i++) ((float *)t[0].data)[i] *= 8.0f;
+        double p[2] = {(float)0.2, (float)0.5};
+        CHECK_EQ(npk_fast_hard(sw, &t[0], &t[1], p[0], p[1]), 0);
+        npk_ref_onnx_unary2(sw ? NPK_ONNX_HARDSWISH : NPK_ONNX_HARDSIGMOID, &t[0], &t[2], p);
+        CHECK(same_bits(&t[1], &t[2]));
+        free_all(t, 3);
+    }
+    int64_t c = 4;
+    npk_tensor bn[7] = {rand_t(NPK_DT_FLOAT, 3, d), rand_t(NPK_DT_FLOAT, 1, &c), rand_t(NPK_DT_FLOAT, 1, &c),
+                        rand_t(NPK_DT_FLOAT, 1, &c), rand_t(NPK_DT_FLOAT, 1, &c), mk(NPK_DT_FLOAT, 3, d),
+                        mk(NPK_DT_FLOAT, 3, d)};
+    for (int i = 0; i < 4; i++) ((float *)bn[4].data)[i] = fabsf(((float *)bn[4].data)[i]);
+    CHECK_EQ(npk_fast_batchnorm(&bn[0], &bn[1], &bn[2], &bn[3], &bn[4], 1e-5, &bn[5]), 0);
+    npk_ref_onnx_batchnorm(&bn[0], &bn[1], &bn[2], &bn[3], &bn[4], 1e-5, &bn[6]);
+    CHECK(same_bits(&bn[5], &bn[6]));
+    free_all(bn, 7);
+    int64_t gd[4] = {2, 3, 5, 7}, go[4] = {2, 3, 1, 1};
+    for (int mx = 0; mx < 2; mx++) {
+        npk_tensor t[3] = {rand_t(NPK_DT_FLOAT, 4, gd), mk(NPK_DT_FLOAT, 4, go), mk(NPK_DT_FLOAT, 4, go)};
+        CHECK_EQ(npk_fast_global_pool(&t[0], &t[1], mx), 0);
+        npk_ref_onnx_global_pool(&t[0], &t[2], mx);
+        CHECK(same_bits(&t[1], &t[2]));
+        free_all(t, 3);
+    }
+}
+
+/* ---- whole models: fast path against golden ---------------------------------------------- */
+
+static void test_model(const char *dir, int exact) {
+    char mp[1024], ip[1100];
+    snprintf(mp, sizeof mp, "%s/model.onnx", dir);
+    npk_graph *g = NULL;
+    if (npk_graph_load_file(&g, mp)) {
+        fprintf(stderr, "skipping %s: %s\n", dir, npk_errmsg());
+        return;
+    }
+    npk_tensor in[4];
+    memset(in, 0, sizeof in);
+    size_t nin = npk_graph_n_inputs(g);
+    CHECK(nin <= 4);
+    for (size_t k = 0; k < nin && k < 4; k++) {
+        snprintf(ip, sizeof ip, "%s/test_data_set_0/input_%zu.pb", dir, k);
+        CHECK_EQ(npk_tensor_load_pb_file(&in[k], ip), 0);
+    }
+    npk_tensor *of = NULL, *og = NULL;
+    size_t nf = 0, ng = 0;
+    npk_run_opts fast = {.device = "cpu"}, gold = {.device = "cpu", .golden = 1};
+    CHECK_EQ(npk_graph_run(g, &fast, in, nin, &of, &nf, NULL), 0);
+    CHECK_EQ(npk_graph_run(g, &gold, in, nin, &og, &ng, NULL), 0);
+    CHECK_EQ(nf, ng);
+    for (size_t i = 0; i < nf && i < ng; i++) {
+        CHECK_EQ(of[i].dtype, og[i].dtype);
+        if (exact || of[i].dtype != NPK_DT_FLOAT) CHECK(same_bits(&of[i], &og[i]));
+        else CHECK(close_f(&of[i], &og[i], dir));
+    }
+    for (size_t i = 0; i < nf; i++) npk_tensor_free(&of[i]);
+    for (size_t i = 0; i < ng; i++) npk_tensor_free(&og[i]);
+    free(of);
+    free(og);
+    for (size_t k = 0; k < 4; k++) npk_tensor_free(&in[k]);
+    npk_graph_free(g);
+}
+
+int main(int argc, char **argv) {
+    const char *shared = argc > 1 ? argv[1] : NPUKIT_SHARED_DIR;
+    test_conv();
+    test_matmul();
+    test_quant();
+    test_elementwise();
+    char d[1024];
+    snprintf(d, sizeof d, "%s/models/cifar10-lenet-int8", shared);
+    test_model(d, 1);
+    snprintf(d, sizeof d, "%s/models/onnx-zoo/hello-deepa-qdq-s8", shared);
+    test_model(d, 1);
+    snprintf(d, sizeof d, "%s/models/onnx-zoo/ppocr-cls-mobile-v2", shared);
+    test_model(d, 0);
+    return CHECK_DONE();
+}
