@@ -229,7 +229,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
         const npk_onnx_conv_params *p = &q->cp;
         int64_t cpg = p->c / p->group, ksp = p->k[0] * p->k[1] * p->k[2], isz = p->in[0] * p->in[1] * p->in[2];
         int64_t osz = p->out[0] * p->out[1] * p->out[2];
-        /* constant weights replayed from a compiled stream are in guest memory already:
+        /* constant weights replayed from a compiled stream come from the stream:
          * only their column sums are needed here */
         npk_cstream *cs = npk_exec_stream(x);
         int w_const = npk_exec_const(x, q->b_val) != NULL, w_stored = w_const && cs && cs->replay && !d->host_gemm;

@@ -178,7 +178,17 @@ int npk_exec_cur_node(npk_exec *x) { return x->cur_node; }
 
 int npk_exec_write_const(npk_exec *x, uint64_t addr, const void *src, size_t len) {
     npk_cstream *cs = x->opts->stream;
-    if (cs && cs->replay) return 0; /* written from the stream before the node ran */
+    if (cs && cs->replay) {
+        /* the stored bytes, at the point of the run where they were recorded (a buffer
+         * may still hold a value the node reads out first) */
+        const npk_cs_rec *r;
+        int rc = npk_cs_take(cs, NPK_CS_WRITE, x->cur_node, &r);
+        if (rc) return rc;
+        if (r->addr != addr || r->len != len)
+            return npk_err(NPK_EFORMAT, "compiled stream: record %zu writes %" PRIu64 " bytes at 0x%" PRIx64 " where the plan stages %zu bytes at 0x%" PRIx64,
+                           cs->cursor - 1, r->len, r->addr, len, addr);
+        return npk_exec_write(x, addr, r->data, len);
+    }
     if (cs) {
         int rc = npk_cs_put(cs, NPK_CS_WRITE, x->cur_node, addr, src, len);
         if (rc) return rc;
@@ -233,6 +243,12 @@ static int stage_in(npk_exec *x, int id) {
     const npk_tensor *h = npk_exec_host(x, w->value);
     if (!h) return -NPK_EINVAL;
     uint64_t len = view_bytes(w);
+    if (x->g->vals[w->value].konst && x->opts->stream && x->opts->stream->replay) { /* a stored weight */
+        int rc = npk_exec_write_const(x, npk_exec_view_addr(x, id), NULL, (size_t)len);
+        if (rc) return npk_err_prefix(-rc, "staging '%s' into guest memory", x->g->vals[w->value].name);
+        w->valid = 1;
+        return 0;
+    }
     uint8_t *tmp = calloc(1, (size_t)len);
     if (!tmp) return npk_err(NPK_ENOMEM, "out of memory staging '%s'", x->g->vals[w->value].name);
     view_convert(&x->meta[w->value], w, tmp, h->data, 1);
@@ -1020,15 +1036,6 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
                 /* nothing: the device node does its work */
             } else if (x->place[n] == NPK_PLACE_DEVICE) {
                 npk_cstream *cs = opts->stream;
-                /* a compiled stream: its constant bytes for this node (weights) first */
-                while (cs && cs->replay && cs->cursor < cs->n_recs && cs->recs[cs->cursor].node == (uint32_t)n &&
-                       cs->recs[cs->cursor].type == NPK_CS_WRITE) {
-                    const npk_cs_rec *r = &cs->recs[cs->cursor++];
-                    if ((rc = npk_exec_write(x, r->addr, r->data, (size_t)r->len))) {
-                        rc = npk_err_prefix(-rc, "node '%s' (%s): writing compiled record %zu", nd->name, nd->op, cs->cursor - 1);
-                        goto done;
-                    }
-                }
                 /* stage in the views this node is the first to read */
                 for (int i = 0; i < x->n_views; i++)
                     if (!x->views[i].write && x->views[i].node_first == (int)n && !x->views[i].valid &&

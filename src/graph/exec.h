@@ -122,7 +122,8 @@ int npk_exec_write(npk_exec *x, uint64_t addr, const void *src, size_t len);
 int npk_exec_read(npk_exec *x, uint64_t addr, void *dst, size_t len);
 /* Staging of constant bytes (weights) for the current node: written and, when
  * the run records a compiled stream, recorded; when it replays one, the
- * stored bytes were already written before the node ran and this is a no-op. */
+ * stream's next record (the same address and length) is written instead of
+ * src (which may then be NULL). */
 int npk_exec_write_const(npk_exec *x, uint64_t addr, const void *src, size_t len);
 /* The run's compiled stream (NULL when none; cstream.h) and the node running. */
 npk_cstream *npk_exec_stream(npk_exec *x);
