@@ -1,7 +1,7 @@
 /*
  * Port backend: real hardware through Linux UIO (docs/ports.md).
  *
- *   "uio:/dev/uioN[,mem=PATH][,phys=ADDR][,size=BYTES][,off=BYTES]"
+ *   "uio:/dev/uioN[,mem=PATH][,phys=ADDR][,size=BYTES][,off=BYTES][,sysfs=DIR]"
  *
  * Registers: map 0 of the UIO device, mmapped shared; its size comes from
  * /sys/class/uio/uioN/maps/map0/size, or, when the path is a regular file,
@@ -16,6 +16,15 @@
  * and size to the length of a regular file. Accesses outside
  * [phys, phys+size) fail with NPK_EBUS naming the address. The port's buffer
  * allocator hands out addresses from that window.
+ *
+ * sysfs: "sysfs=DIR" (or the environment variable NPUKIT_SYSFS_CLASS) replaces
+ * /sys/class, so a fake UIO device can be laid out in a directory
+ * (DIR/uio/uioN/maps/map0/{addr,size,offset}, DIR/u-dma-buf/NAME/{phys_addr,
+ * size}); with it a regular file stands for the device as a UIO device does:
+ * map 0's size and offset come from sysfs, not from the file.
+ * map0/offset (the registers' offset inside the first mapped page, for a
+ * window that is not page-aligned) is honoured: the port maps offset+size
+ * bytes and the registers start at offset.
  *
  * Time: npk_port_wait() sleeps cycles / hz seconds (nanosleep).
  * Interrupts: read() on a UIO fd blocks, so npk_port_irq(p, 0) polls the fd
@@ -41,8 +50,10 @@
 typedef struct uio {
     int fd;
     int is_chr;               /* a real character device (interrupts available) */
-    volatile uint8_t *regs;   /* map 0 */
+    volatile uint8_t *regs;   /* map 0's registers (map + map0 offset) */
     size_t regs_size;
+    void *map;                /* the mapping of map 0 */
+    size_t map_size;
     int mfd;
     uint8_t *mem;             /* guest memory window (may be NULL) */
     uint64_t phys, size;
@@ -139,7 +150,7 @@ static int uio_irq(npk_port *p, int line) {
 static void uio_close(npk_port *p) {
     uio *u = U(p);
     if (!u) return;
-    if (u->regs) munmap((void *)u->regs, u->regs_size);
+    if (u->map) munmap(u->map, u->map_size);
     if (u->mem) munmap(u->mem, u->size);
     if (u->fd >= 0) close(u->fd);
     if (u->mfd >= 0) close(u->mfd);
@@ -199,7 +210,8 @@ int npk_port_open_uio(npk_port *p, const char *target) {
     int rc = 0;
     uint64_t phys = 0, size = 0, off = 0;
     int have_phys = 0, have_size = 0, have_off = 0;
-    const char *mem = NULL;
+    const char *mem = NULL, *sysfs = getenv("NPUKIT_SYSFS_CLASS");
+    if (sysfs && !*sysfs) sysfs = NULL;
     if (!spec) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto out;
@@ -217,13 +229,19 @@ int npk_port_open_uio(npk_port *p, const char *target) {
         if (next) *next++ = 0;
         char *eq = strchr(opt, '=');
         if (!eq) {
-            rc = npk_err(NPK_EINVAL, "port 'uio:%s': option '%s' needs a value (mem=, phys=, size=, off=)", target, opt);
+            rc = npk_err(NPK_EINVAL, "port 'uio:%s': option '%s' needs a value (mem=, phys=, size=, off=, sysfs=)", target, opt);
             goto out;
         }
         *eq = 0;
         const char *val = eq + 1;
         if (!strcmp(opt, "mem")) {
             mem = val;
+        } else if (!strcmp(opt, "sysfs")) {
+            if (!*val) {
+                rc = npk_err(NPK_EINVAL, "port 'uio:%s': sysfs= needs a directory (the /sys/class replacement)", target);
+                goto out;
+            }
+            sysfs = val;
         } else if (!strcmp(opt, "phys") || !strcmp(opt, "size") || !strcmp(opt, "off")) {
             uint64_t v;
             if (parse_num(val, &v)) {
@@ -234,7 +252,7 @@ int npk_port_open_uio(npk_port *p, const char *target) {
             else if (opt[0] == 's') size = v, have_size = 1;
             else off = v, have_off = 1;
         } else {
-            rc = npk_err(NPK_EINVAL, "port 'uio:%s': unknown option '%s' (expected mem=, phys=, size=, off=)", target, opt);
+            rc = npk_err(NPK_EINVAL, "port 'uio:%s': unknown option '%s' (expected mem=, phys=, size=, off=, sysfs=)", target, opt);
             goto out;
         }
         opt = next;
@@ -256,13 +274,46 @@ int npk_port_open_uio(npk_port *p, const char *target) {
         goto out;
     }
     u->is_chr = S_ISCHR(st.st_mode);
-    uint64_t map0 = 0;
+    const char *cls = sysfs ? sysfs : "/sys/class";
+    if (sysfs) {
+        struct stat ds;
+        int bad = stat(sysfs, &ds) ? errno : 0;
+        if (bad || !S_ISDIR(ds.st_mode)) {
+            rc = npk_err(NPK_EINVAL, "port 'uio:%s': sysfs directory '%s': %s", target, sysfs,
+                         bad ? strerror(bad) : "not a directory");
+            goto out;
+        }
+    }
+    uint64_t map0 = 0, map0_off = 0;
     char sys[512];
-    snprintf(sys, sizeof sys, "/sys/class/uio/%s/maps/map0/size", base_name(u->dev));
-    if (u->is_chr) {
+    snprintf(sys, sizeof sys, "%s/uio/%s/maps/map0/size", cls, base_name(u->dev));
+    if (u->is_chr || sysfs) {
+        if (!S_ISCHR(st.st_mode) && !S_ISREG(st.st_mode)) {
+            rc = npk_err(NPK_EINVAL, "port 'uio:%s': '%s' is neither a UIO character device nor a regular file", target,
+                         u->dev);
+            goto out;
+        }
+        errno = 0;
         if (read_sysfs_u64(sys, &map0)) {
             rc = npk_err(NPK_EIO, "port 'uio:%s': cannot read the size of map 0 from %s: %s", target, sys,
                          strerror(errno ? errno : EINVAL));
+            goto out;
+        }
+        /* the registers' offset inside the first page (absent on old kernels: 0) */
+        snprintf(sys, sizeof sys, "%s/uio/%s/maps/map0/offset", cls, base_name(u->dev));
+        if (access(sys, F_OK) == 0 && read_sysfs_u64(sys, &map0_off)) {
+            rc = npk_err(NPK_EIO, "port 'uio:%s': cannot read %s as a number", target, sys);
+            goto out;
+        }
+        long pg = sysconf(_SC_PAGESIZE);
+        if (pg > 0 && map0_off >= (uint64_t)pg) {
+            rc = npk_err(NPK_EINVAL, "port 'uio:%s': map 0 offset 0x%" PRIx64 " (%s) is not inside the first page (%ld bytes)",
+                         target, map0_off, sys, pg);
+            goto out;
+        }
+        if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < map0_off + map0) {
+            rc = npk_err(NPK_EINVAL, "port 'uio:%s': '%s' has %lld bytes, map 0 needs offset+size = %" PRIu64, target, u->dev,
+                         (long long)st.st_size, map0_off + map0);
             goto out;
         }
     } else if (S_ISREG(st.st_mode)) {
@@ -278,13 +329,15 @@ int npk_port_open_uio(npk_port *p, const char *target) {
         goto out;
     }
     if (map0 > p->cls->mmio_size) map0 = p->cls->mmio_size; /* the window is all we touch */
-    void *r = mmap(NULL, (size_t)map0, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd, 0);
+    void *r = mmap(NULL, (size_t)(map0_off + map0), PROT_READ | PROT_WRITE, MAP_SHARED, u->fd, 0);
     if (r == MAP_FAILED) {
         rc = npk_err(NPK_EIO, "port 'uio:%s': cannot map map 0 (%" PRIu64 " bytes) of '%s': %s", target, map0, u->dev,
                      strerror(errno));
         goto out;
     }
-    u->regs = r;
+    u->map = r;
+    u->map_size = (size_t)(map0_off + map0);
+    u->regs = (volatile uint8_t *)r + map0_off;
     u->regs_size = (size_t)map0;
     if (u->is_chr) { /* enable the interrupt (drivers without irqcontrol refuse, harmlessly) */
         int32_t on = 1;
@@ -306,11 +359,11 @@ int npk_port_open_uio(npk_port *p, const char *target) {
             rc = npk_err(NPK_EIO, "port 'uio:%s': cannot stat '%s': %s", target, mem, strerror(errno));
             goto out;
         }
-        if (S_ISCHR(ms.st_mode) && !is_devmem) { /* u-dma-buf: take what sysfs says */
+        if ((S_ISCHR(ms.st_mode) || sysfs) && !is_devmem) { /* u-dma-buf: take what sysfs says */
             char sp[512];
-            snprintf(sp, sizeof sp, "/sys/class/u-dma-buf/%s/phys_addr", base_name(mem));
+            snprintf(sp, sizeof sp, "%s/u-dma-buf/%s/phys_addr", cls, base_name(mem));
             if (!have_phys && !read_sysfs_u64(sp, &phys)) have_phys = 1;
-            snprintf(sp, sizeof sp, "/sys/class/u-dma-buf/%s/size", base_name(mem));
+            snprintf(sp, sizeof sp, "%s/u-dma-buf/%s/size", cls, base_name(mem));
             if (!have_size && !read_sysfs_u64(sp, &size)) have_size = 1;
         }
         if (S_ISREG(ms.st_mode)) {
