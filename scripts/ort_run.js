@@ -148,16 +148,36 @@ function qlinearModel(model) {
   });
   const dqOf = (v) => (prod[v] !== undefined && nodes[prod[v]].op === 'DequantizeLinear' && nodes[prod[v]].in.length === 3 ? nodes[prod[v]] : null);
   const repl = {}, drop = new Set();
+  let msDomain = false;
   nodes.forEach((n, i) => {
-    if (n.op !== 'Conv' && n.op !== 'MatMul') return;
+    if (n.op !== 'Conv' && n.op !== 'MatMul' && n.op !== 'Gemm') return;
     const dx = dqOf(n.in[0]), dw = dqOf(n.in[1]), db = n.in.length > 2 && n.in[2] ? dqOf(n.in[2]) : null;
     const qs = cons[n.out[0]] || [], q = qs.length === 1 ? nodes[qs[0]] : null;
     if (!dx || !dw || (n.in.length > 2 && n.in[2] && !db) || !q || q.op !== 'QuantizeLinear' || q.in.length !== 3 ||
         outputs.has(n.out[0]))
       return;
-    const ins = [...dx.in, ...dw.in, q.in[1], q.in[2], ...(db ? [db.in[0]] : [])];
+    let ins, op, attrs = n.attrs, domain = [];
+    if (n.op === 'Gemm') {
+      // ONNX has no quantized Gemm: ONNX Runtime's com.microsoft QGemm (A, scales and zero points, the
+      // int32 bias C, y_scale, y_zero_point; alpha 1, beta 1, transA 0 as npukit fuses)
+      const named = attrs.map((a) => {
+        const af = fields(fields(a)[0].body);
+        const name = utf8(af.find((y) => y.f === 1).body);
+        const fv = af.find((y) => y.f === 2), iv = af.find((y) => y.f === 3);
+        return { a, name, v: fv ? fv.body.readFloatLE(0) : iv ? Number(iv.v) : null };
+      });
+      if (named.some((x) => (x.name === 'alpha' || x.name === 'beta') ? x.v !== 1 : x.name === 'transA' ? x.v !== 0 : false)) return;
+      attrs = named.filter((x) => x.name === 'transB').map((x) => x.a);
+      ins = [...dx.in, ...dw.in, db ? db.in[0] : '', q.in[1], q.in[2]];
+      op = 'QGemm';
+      domain = [lenField(7, Buffer.from('com.microsoft'))];
+      msDomain = true;
+    } else {
+      ins = [...dx.in, ...dw.in, q.in[1], q.in[2], ...(db ? [db.in[0]] : [])];
+      op = n.op === 'Conv' ? 'QLinearConv' : 'QLinearMatMul';
+    }
     repl[i] = Buffer.concat([...ins.map((v) => lenField(1, Buffer.from(v))), lenField(2, Buffer.from(q.out[0])),
-      lenField(3, Buffer.from(n.name)), lenField(4, Buffer.from(n.op === 'Conv' ? 'QLinearConv' : 'QLinearMatMul')), ...n.attrs]);
+      lenField(3, Buffer.from(n.name)), lenField(4, Buffer.from(op)), ...attrs, ...domain]);
     drop.add(qs[0]);
   });
   let ni = 0;
@@ -169,7 +189,10 @@ function qlinearModel(model) {
       if (!drop.has(i)) parts.push(repl[i] ? lenField(1, repl[i]) : gf.body.subarray(x.st, x.end));
     }
   }
-  return Buffer.concat(mf.map((x) => (x.f === 7 ? lenField(7, Buffer.concat(parts)) : model.subarray(x.st, x.end))));
+  const out = mf.map((x) => (x.f === 7 ? lenField(7, Buffer.concat(parts)) : model.subarray(x.st, x.end)));
+  const hasMs = mf.some((x) => x.f === 8 && fields(x.body).some((y) => y.f === 1 && utf8(y.body) === 'com.microsoft'));
+  if (msDomain && !hasMs) out.push(lenField(8, Buffer.concat([lenField(1, Buffer.from('com.microsoft')), encVarint(2 << 3), encVarint(1)])));
+  return Buffer.concat(out);
 }
 
 function encVarint(v) {

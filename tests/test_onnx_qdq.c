@@ -92,6 +92,37 @@ static Onnx__ValueInfoProto *vinfo(const char *name, int dt, int rank, const int
     return vi;
 }
 
+/* Pack a graph into a ModelProto (opset 13). */
+static uint8_t *pack_model(Onnx__GraphProto *gr, size_t *len) {
+    Onnx__OperatorSetIdProto ops;
+    onnx__operator_set_id_proto__init(&ops);
+    ops.domain = "";
+    ops.has_version = 1;
+    ops.version = 13;
+    Onnx__OperatorSetIdProto *opl[1] = {&ops};
+    Onnx__ModelProto mp;
+    onnx__model_proto__init(&mp);
+    mp.has_ir_version = 1;
+    mp.ir_version = 7;
+    mp.n_opset_import = 1;
+    mp.opset_import = opl;
+    mp.graph = gr;
+    *len = onnx__model_proto__get_packed_size(&mp);
+    uint8_t *buf = malloc(*len);
+    onnx__model_proto__pack(&mp, buf);
+    return buf;
+}
+
+static void free_vinfo(Onnx__ValueInfoProto *vi) {
+    Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+    for (size_t k = 0; k < sh->n_dim; k++) free(sh->dim[k]);
+    free(sh->dim);
+    free(sh);
+    free(vi->type->tensor_type);
+    free(vi->type);
+    free(vi);
+}
+
 /* Model data (shared with the independent check). */
 static int8_t wq[M * CPG * K * K];
 static float wscale[M], bscale[M];
@@ -158,22 +189,7 @@ static uint8_t *build_model(int act_uint8, int shared, size_t *len) {
     gr.input = gin;
     gr.n_output = shared ? 2 : 1;
     gr.output = gout;
-    Onnx__OperatorSetIdProto ops;
-    onnx__operator_set_id_proto__init(&ops);
-    ops.domain = "";
-    ops.has_version = 1;
-    ops.version = 13;
-    Onnx__OperatorSetIdProto *opl[1] = {&ops};
-    Onnx__ModelProto mp;
-    onnx__model_proto__init(&mp);
-    mp.has_ir_version = 1;
-    mp.ir_version = 7;
-    mp.n_opset_import = 1;
-    mp.opset_import = opl;
-    mp.graph = &gr;
-    *len = onnx__model_proto__get_packed_size(&mp);
-    uint8_t *buf = malloc(*len);
-    onnx__model_proto__pack(&mp, buf);
+    uint8_t *buf = pack_model(&gr, len);
     for (int i = 0; i < ni; i++) free(inits[i]);
     for (int i = 0; i < nn; i++) {
         free(nodes[i]->output);
@@ -181,16 +197,9 @@ static uint8_t *build_model(int act_uint8, int shared, size_t *len) {
     }
     free(wat[0]);
     for (int i = 0; i < 3; i++) free(cat[i]);
-    for (int i = 0; i < 3; i++) {
-        Onnx__ValueInfoProto *vi = i == 2 ? gout[1] : i ? gout[0] : gin[0];
-        Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
-        for (size_t k = 0; k < sh->n_dim; k++) free(sh->dim[k]);
-        free(sh->dim);
-        free(sh);
-        free(vi->type->tensor_type);
-        free(vi->type);
-        free(vi);
-    }
+    free_vinfo(gin[0]);
+    free_vinfo(gout[0]);
+    free_vinfo(gout[1]);
     return buf;
 }
 
@@ -303,6 +312,112 @@ static void run_case(int act_uint8, int shared) {
     npk_graph_free(g);
 }
 
+/* Activation x activation: DequantizeLinear(a) and DequantizeLinear(b), both graph
+ * inputs (uint8 a, int8 b) -> MatMul (batched [2,3,4] x [2,4,5]) or Gemm ([6,4] x [4,5],
+ * gemm = 1, or x [5,4]^T, gemm = 2, plus the int32 bias through DequantizeLinear) ->
+ * QuantizeLinear. Every device runs it as QLinearMatMul / QGemm (B staged like A,
+ * nothing constant), equal to the definition computed here, and so does the CPU. */
+static void act_act(int gemm) {
+    static int64_t da[3] = {2, 3, 4}, db[3] = {2, 4, 5}, dy[3] = {2, 3, 5}, dbias[1] = {5};
+    static int64_t ga[2] = {6, 4}, gb0[2] = {4, 5}, gb1[2] = {5, 4}, gy[2] = {6, 5};
+    static int32_t bias[5] = {300, -1200, 7, 0, 45};
+    static float bsc;
+    bsc = 0.03f * 0.07f;
+    static float as = 0.03f, bs = 0.07f, ys = 0.11f;
+    static uint8_t az = 121;
+    static int8_t bz = -3, yz = 4;
+    Onnx__TensorProto *inits[8] = {tensor("as", 1, 0, NULL, &as, 4), tensor("az", 2, 0, NULL, &az, 1),
+                                   tensor("bs", 1, 0, NULL, &bs, 4), tensor("bz", 3, 0, NULL, &bz, 1),
+                                   tensor("ys", 1, 0, NULL, &ys, 4), tensor("yz", 3, 0, NULL, &yz, 1),
+                                   tensor("cq", 6, 1, dbias, bias, sizeof bias), tensor("cs", 1, 0, NULL, &bsc, 4)};
+    int ninit = gemm ? 8 : 6, nnode = gemm ? 5 : 4;
+    static char *in_da[3] = {"a", "as", "az"}, *in_db[3] = {"b", "bs", "bz"}, *in_mm[3] = {"af", "bf", "cf"},
+                *in_q[3] = {"yf", "ys", "yz"}, *in_dc[2] = {"cq", "cs"};
+    Onnx__NodeProto *nodes[5] = {node("DequantizeLinear", "dq_a", 3, in_da, "af"), node("DequantizeLinear", "dq_b", 3, in_db, "bf"),
+                                 node(gemm ? "Gemm" : "MatMul", "mm", gemm ? 3 : 2, in_mm, "yf"),
+                                 node("QuantizeLinear", "q_y", 3, in_q, "y"), node("DequantizeLinear", "dq_c", 2, in_dc, "cf")};
+    Onnx__AttributeProto *tb[1] = {int_attr("transB", 1)};
+    if (gemm == 2) {
+        nodes[2]->n_attribute = 1;
+        nodes[2]->attribute = tb;
+    }
+    const int64_t *dims_a = gemm ? ga : da, *dims_b = gemm == 1 ? gb0 : gemm == 2 ? gb1 : db, *dims_y = gemm ? gy : dy;
+    int rank = gemm ? 2 : 3;
+    Onnx__ValueInfoProto *gin[2] = {vinfo("a", 2, rank, dims_a), vinfo("b", 3, rank, dims_b)}, *gout[1] = {vinfo("y", 3, rank, dims_y)};
+    Onnx__GraphProto gr;
+    onnx__graph_proto__init(&gr);
+    gr.name = "actact";
+    gr.n_node = (size_t)nnode;
+    gr.node = nodes;
+    gr.n_initializer = (size_t)ninit;
+    gr.initializer = inits;
+    gr.n_input = 2;
+    gr.input = gin;
+    gr.n_output = 1;
+    gr.output = gout;
+    size_t len;
+    uint8_t *buf = pack_model(&gr, &len);
+    for (int i = 0; i < 8; i++) free(inits[i]);
+    for (int i = 0; i < 5; i++) {
+        free(nodes[i]->output);
+        free(nodes[i]);
+    }
+    free(tb[0]);
+    free_vinfo(gin[0]);
+    free_vinfo(gin[1]);
+    free_vinfo(gout[0]);
+    npk_graph *g;
+    CHECK_EQ(npk_graph_load(&g, buf, len), 0);
+    free(buf);
+    if (!g) return;
+    npk_tensor in[2];
+    npk_tensor_alloc(&in[0], "a", NPK_DT_UINT8, rank, dims_a);
+    npk_tensor_alloc(&in[1], "b", NPK_DT_INT8, rank, dims_b);
+    uint8_t *av = in[0].data;
+    int8_t *bv = in[1].data, want[2 * 3 * 5];
+    for (int64_t i = 0; i < npk_tensor_numel(&in[0]); i++) av[i] = (uint8_t)((i * 97 + 13) % 256);
+    for (int64_t i = 0; i < npk_tensor_numel(&in[1]); i++) bv[i] = (int8_t)((i * 71 + 5) % 256 - 128);
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 5; j++) {
+                int64_t acc = gemm ? bias[j] : 0;
+                for (int k = 0; k < 4; k++) { /* Gemm: row t * 3 + i of A against the one B */
+                    int bi = gemm == 2 ? j * 4 + k : gemm == 1 ? k * 5 + j : (t * 4 + k) * 5 + j;
+                    acc += (av[(t * 3 + i) * 4 + k] - az) * (bv[bi] - bz);
+                }
+                float v = nearbyintf((float)acc * (as * bs / ys)) + (float)yz;
+                want[(t * 3 + i) * 5 + j] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+            }
+    const char *devs[4] = {"cpu", "v0", "shell", "e1"};
+    for (int d = 0; d < 4; d++) {
+        npk_run_opts o = {.device = devs[d]};
+        npk_tensor *out = NULL;
+        size_t no = 0;
+        npk_run_report rep;
+        int rc = npk_graph_run(g, &o, in, 2, &out, &no, &rep);
+        CHECK_EQ(rc, 0);
+        if (rc) {
+            fprintf(stderr, "%s: %s\n", devs[d], npk_errmsg());
+            continue;
+        }
+        CHECK(out[0].dtype == NPK_DT_INT8 && !memcmp(out[0].data, want, sizeof want));
+        int fused = 0, mm = -1;
+        for (size_t i = 0; i < rep.n_nodes; i++) {
+            fused += rep.nodes[i].place == NPK_PLACE_FUSED;
+            if (!strcmp(rep.nodes[i].op, gemm ? "Gemm" : "MatMul")) mm = rep.nodes[i].place;
+        }
+        CHECK_EQ(fused, gemm ? 4 : 3);
+        CHECK_EQ(mm, d ? NPK_PLACE_DEVICE : NPK_PLACE_CPU);
+        if (d) CHECK_EQ(rep.cpu_macs, 0);
+        npk_tensor_free(&out[0]);
+        free(out);
+        npk_run_report_fini(&rep);
+    }
+    npk_tensor_free(&in[0]);
+    npk_tensor_free(&in[1]);
+    npk_graph_free(g);
+}
+
 /* The one table of operator families that every backend and onnx-test share. */
 static void op_families(void) {
     const char *int_products[] = {"MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
@@ -312,7 +427,7 @@ static void op_families(void) {
     }
     CHECK_EQ(npk_onnx_op_family("MatMul"), NPK_OPF_PRODUCT);
     CHECK_EQ(npk_onnx_op_family("Conv"), NPK_OPF_PRODUCT);
-    CHECK_EQ(npk_onnx_op_family("Gemm"), 0); /* float Gemm stays on the CPU reference */
+    CHECK_EQ(npk_onnx_op_family("Gemm"), NPK_OPF_PRODUCT); /* a device runs it as DQ -> Gemm -> Q */
     CHECK_EQ(npk_onnx_op_family("QuantizeLinear"), NPK_OPF_QUANT);
     CHECK_EQ(npk_onnx_op_family("DequantizeLinear"), NPK_OPF_QUANT);
     CHECK_EQ(npk_onnx_op_family("Relu"), 0);
@@ -328,5 +443,8 @@ int main(void) {
     run_case(1, 0);
     run_case(0, 1);
     run_case(1, 1);
+    act_act(0);
+    act_act(1);
+    act_act(2);
     return CHECK_DONE();
 }

@@ -11,6 +11,7 @@ struct npk_qmm {
     int node, conv, qlinear;
     int a_val, b_val, azp_val, bzp_val, as_val, bs_val, ys_val, yzp_val, bias_val, out_val;
     int a_flip, b_flip;
+    int b_kn;                    /* conv path: B is [K, N] (Gemm with transB = 0), else [N, K] */
     int a_view, b_view;          /* matmul: views of A and B */
     int scr_a, scr_b, scr_c;     /* conv: im2col and weight matrices; both: int32 C */
     int64_t rows, mrows, n, k, groups;
@@ -29,7 +30,7 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     const npk_node *nd = npk_exec_node(x, n);
     npk_op_id id = (npk_op_id)nd->op_id;
     int mm_q = id == NPK_OP_QLinearMatMul, cv_int = id == NPK_OP_ConvInteger, cv_q = id == NPK_OP_QLinearConv;
-    int mm_f = id == NPK_OP_MatMul, cv_f = id == NPK_OP_Conv;
+    int mm_f = id == NPK_OP_MatMul, cv_f = id == NPK_OP_Conv, gm_f = id == NPK_OP_Gemm;
     npk_qdq g;
     g.node = -1;
     *out = NULL;
@@ -37,11 +38,12 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     npk_qmm q;
     memset(&q, 0, sizeof q);
     q.node = n;
-    q.conv = cv_int || cv_q || cv_f;
-    q.qlinear = mm_q || cv_q || mm_f || cv_f;
+    q.conv = cv_int || cv_q || cv_f || gm_f; /* Gemm: a 1x1 convolution of M images */
+    q.qlinear = mm_q || cv_q || mm_f || cv_f || gm_f;
     q.a_view = q.b_view = q.scr_a = q.scr_b = q.scr_c = -1;
-    if (mm_f || cv_f) {
+    if (mm_f || cv_f || gm_f) {
         if (!npk_qdq_match(x, n, &g, why, wl)) return 0;
+        q.b_kn = gm_f && !g.trans_b;
         q.a_val = g.a_val, q.as_val = g.as_val, q.azp_val = g.azp_val;
         q.b_val = g.b_val, q.bs_val = g.bs_val, q.bzp_val = g.bzp_val;
         q.ys_val = g.ys_val, q.yzp_val = g.yzp_val, q.bias_val = g.bias_val, q.out_val = g.out_val;
@@ -53,7 +55,7 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         q.a_val = in_at(nd, 0), q.b_val = in_at(nd, 1), q.azp_val = in_at(nd, 2), q.bzp_val = in_at(nd, 3);
         q.as_val = q.bs_val = q.ys_val = q.yzp_val = q.bias_val = -1;
     }
-    if (!mm_f && !cv_f) q.out_val = nd->out[0];
+    if (!mm_f && !cv_f && !gm_f) q.out_val = nd->out[0];
     const npk_tensor *a = npk_exec_meta(x, q.a_val), *b = npk_exec_meta(x, q.b_val);
     if ((a->dtype != NPK_DT_INT8 && a->dtype != NPK_DT_UINT8) || (b->dtype != NPK_DT_INT8 && b->dtype != NPK_DT_UINT8)) {
         snprintf(why, wl, "quantized operands are not 8-bit");
@@ -86,6 +88,24 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
                 q.boff[t] = q.n ? q.boff[t] / q.n : 0;
             }
         }
+    } else if (gm_f) {
+        /* A [M, K] x B' [K, N] is a 1x1 convolution of M one-pixel images of K channels */
+        if (a->rank != 2 || b->rank != 2) {
+            snprintf(why, wl, "Gemm operands are not 2-D");
+            return 0;
+        }
+        npk_onnx_conv_params *p = &q.cp;
+        p->nsp = 1;
+        p->n = a->dims[0];
+        p->c = a->dims[1];
+        p->m = q.b_kn ? b->dims[1] : b->dims[0];
+        p->group = 1;
+        for (int i = 0; i < 3; i++) p->in[i] = p->k[i] = p->out[i] = p->stride[i] = p->dil[i] = 1;
+        q.groups = 1;
+        q.rows = p->n;
+        q.k = p->c;
+        q.n = p->m;
+        q.mrows = 1;
     } else {
         npk_opctx c;
         memset(&c, 0, sizeof c);
@@ -155,9 +175,9 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     if (!*out) return npk_err(NPK_ENOMEM, "out of memory");
     **out = q;
     snprintf(devop, dl, "%s", d->opname);
-    if (mm_f || cv_f) {
+    if (mm_f || cv_f || gm_f) {
         snprintf(why, wl, "DequantizeLinear -> %s -> QuantizeLinear run as %s: %lld int8 product%s MxNxK %lldx%lldx%lld%s%s",
-                 nd->op, cv_f ? "QLinearConv" : "QLinearMatMul", (long long)q.groups, q.groups > 1 ? "s" : "",
+                 nd->op, cv_f ? "QLinearConv" : gm_f ? "QGemm" : "QLinearMatMul", (long long)q.groups, q.groups > 1 ? "s" : "",
                  (long long)q.rows, (long long)q.n, (long long)q.k, q.a_flip || q.b_flip ? ", uint8 offset to int8" : "",
                  g.direct[0] >= 0 || g.direct[1] >= 0 ? ", reads the integer input of a shared DequantizeLinear" : "");
         return 1;
@@ -266,7 +286,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
             for (int64_t m = 0; m < N; m++) {
                 int64_t s = 0;
                 for (int64_t kk = 0; kk < K; kk++) {
-                    int64_t v = npk_ref_onnx_get_i(wt->data, wt->dtype, (g * N + m) * K + kk);
+                    int64_t v = npk_ref_onnx_get_i(wt->data, wt->dtype, q->b_kn ? kk * N + m : (g * N + m) * K + kk);
                     if (q->b_flip) v -= 128;
                     if (bbuf)
                         bbuf[(size_t)((g / GB) * KD + (g % GB) * K + kk) * q->ldb + (size_t)((g % GB) * N + m)] = (uint8_t)(int8_t)v;

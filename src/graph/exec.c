@@ -866,7 +866,7 @@ static int run_cpu_node(npk_exec *x, int n) {
  * integer arithmetic of ONNX Runtime and of the devices), its Q/DQ nodes folded in. */
 static void cpu_qdq_place(npk_exec *x, int n, npk_node_report *nr) {
     const npk_node *nd = &x->g->nodes[n];
-    if (nd->op_id != NPK_OP_Conv && nd->op_id != NPK_OP_MatMul) return;
+    if (nd->op_id != NPK_OP_Conv && nd->op_id != NPK_OP_MatMul && nd->op_id != NPK_OP_Gemm) return;
     char why[160];
     npk_qdq q;
     if (!npk_qdq_match(x, n, &q, why, sizeof why)) return;
@@ -875,7 +875,7 @@ static void cpu_qdq_place(npk_exec *x, int n, npk_node_report *nr) {
     size_t at = strlen(nr->why);
     if (at + 2 < sizeof nr->why)
         snprintf(nr->why + at, sizeof nr->why - at, "%sDQ -> %s -> Q run on the CPU as %s (integer)", at ? "; " : "", nd->op,
-                 nd->op_id == NPK_OP_Conv ? "QLinearConv" : "QLinearMatMul");
+                 nd->op_id == NPK_OP_Conv ? "QLinearConv" : nd->op_id == NPK_OP_Gemm ? "QGemm" : "QLinearMatMul");
 }
 
 void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, size_t total), void *ctx) {

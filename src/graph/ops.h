@@ -49,7 +49,7 @@ typedef int (*npk_op_fn)(npk_opctx *c);
     X(QuantizeLinear, NPK_OPF_QUANT, op_quantize)                                            \
     X(DequantizeLinear, NPK_OPF_QUANT, op_dequantize)                                        \
     X(DynamicQuantizeLinear, NPK_OPF_QUANT, op_dynquantize)                                  \
-    X(Gemm, 0, op_gemm)                                                                      \
+    X(Gemm, NPK_OPF_PRODUCT, op_gemm)                                                        \
     X(MatMul, NPK_OPF_PRODUCT, op_matmul)                                                    \
     X(Conv, NPK_OPF_PRODUCT, op_conv)                                                        \
     X(Relu, 0, op_relu)                                                                      \

@@ -23,13 +23,19 @@ static int scalar_const(npk_exec *x, int v) {
     return t && npk_tensor_numel(t) == 1;
 }
 
-/* Recognise DequantizeLinear -> Conv/MatMul -> QuantizeLinear (node n is the
- * Conv/MatMul) and describe it as the QLinear operator it equals. Returns 1
+/* Recognise DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear (node n is
+ * the Conv/MatMul/Gemm) and describe it as the QLinear operator it equals. Returns 1
  * and fills q's value indices, 0 with why. */
 int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     const npk_graph *g = npk_exec_graph(x);
     const npk_node *nd = &g->nodes[n];
-    int conv = nd->op_id == NPK_OP_Conv;
+    int conv = nd->op_id == NPK_OP_Conv, gemm = nd->op_id == NPK_OP_Gemm;
+    int trans_b = gemm && npk_node_attr_i(nd, "transB", 0);
+    if (gemm && (npk_node_attr_i(nd, "transA", 0) || npk_node_attr_f(nd, "alpha", 1.0) != 1.0 ||
+                 (in_at(nd, 2) >= 0 && npk_node_attr_f(nd, "beta", 1.0) != 1.0))) {
+        snprintf(why, wl, "quantized Gemm with transA = 1, alpha != 1 or beta != 1 (not an integer product plus bias)");
+        return 0;
+    }
     int sx = 1, sw = 1;
     int dx = dq_feeding(x, in_at(nd, 0), n, 1, &sx), dw = dq_feeding(x, in_at(nd, 1), n, 1, &sw), db = -1;
     int yv = nd->out[0], qn = yv >= 0 ? npk_exec_only_consumer(x, yv) : -1;
@@ -46,14 +52,22 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     const npk_tensor *ws = npk_exec_const(x, in_at(DW, 1));
     int64_t nws = npk_tensor_numel(ws), wax = npk_node_attr_i(DW, "axis", 1);
     const npk_tensor *wm = npk_exec_meta(x, in_at(DW, 0));
-    if (nws > 1 && !(conv && wax == 0) && !(!conv && wm->rank == 2 && (wax == 1 || wax == -1))) {
+    /* per-axis weight scales must follow the output channels: Conv axis 0, MatMul/Gemm the column of B */
+    int col_axis = trans_b ? 0 : 1;
+    if (nws > 1 && !(conv && wax == 0) && !(!conv && wm->rank == 2 && (wax == col_axis || wax == col_axis - 2))) {
         snprintf(why, wl, "per-axis weight scales on axis %lld do not map to output channels", (long long)wax);
         return 0;
     }
-    if (conv && in_at(nd, 2) >= 0) {
-        /* the bias must be an int32 DequantizeLinear with scale x_scale * w_scale and zero point 0 */
+    if ((conv || gemm) && in_at(nd, 2) >= 0) {
+        /* the bias must be an int32 DequantizeLinear with scale x_scale * w_scale and zero point 0
+         * (Gemm: one value per column, C of shape [N] or [1, N]) */
         db = dq_feeding(x, in_at(nd, 2), n, 0, NULL);
         const npk_tensor *bq = db >= 0 ? npk_exec_meta(x, in_at(&g->nodes[db], 0)) : NULL;
+        if (bq && gemm) {
+            int64_t ncol = wm->rank == 2 ? wm->dims[trans_b ? 0 : 1] : -1;
+            if (!((bq->rank == 1 && bq->dims[0] == ncol) || (bq->rank == 2 && bq->dims[0] == 1 && bq->dims[1] == ncol)))
+                bq = NULL;
+        }
         const npk_tensor *bs = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 1)) : NULL;
         const npk_tensor *bz = db >= 0 ? npk_exec_const(x, in_at(&g->nodes[db], 2)) : NULL;
         int ok = bq && bq->dtype == NPK_DT_INT32 && bs && npk_tensor_numel(bs) == (nws > 1 ? nws : 1);
@@ -72,6 +86,7 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     q->ys_val = in_at(Q, 1), q->yzp_val = in_at(Q, 2), q->bias_val = db >= 0 ? in_at(&g->nodes[db], 0) : -1;
     q->out_val = Q->out[0];
     q->node = n;
+    q->trans_b = trans_b;
     /* a DequantizeLinear with other consumers (a residual Add) still runs for them; the
      * group reads its integer input directly */
     q->fuse[0] = sx ? dx : -1;
@@ -95,9 +110,45 @@ int npk_qdq_commit(npk_exec *x, const npk_qdq *q) {
 /* A zero scalar of dtype (an omitted zero point). */
 static int zero_scalar(npk_tensor *t, int dtype) { return npk_tensor_alloc(t, NULL, dtype, 0, NULL); }
 
+static int64_t opt_i(const npk_tensor *t, int64_t i) {
+    return t ? npk_ref_onnx_get_i(t->data, t->dtype, npk_tensor_numel(t) > 1 ? i : 0) : 0;
+}
+
+/* DQ -> Gemm -> Q: y[m][n] = requant(sum_k (a[m][k] - a_zp)(b'[k][n] - b_zp[n]) + bias[n]) with the
+ * multiplier float32(a_scale * b_scale[n] / y_scale), exactly as QLinearMatMul plus an int32 bias
+ * (ONNX Runtime's QGemm); b' = B or B^T (transB). */
+static int run_gemm_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
+    const npk_tensor *a = npk_exec_host(x, q->a_val), *b = npk_exec_host(x, q->b_val);
+    const npk_tensor *as = npk_exec_host(x, q->as_val), *bs = npk_exec_host(x, q->bs_val), *ys = npk_exec_host(x, q->ys_val);
+    const npk_tensor *azp = q->azp_val >= 0 ? npk_exec_host(x, q->azp_val) : NULL;
+    const npk_tensor *bzp = q->bzp_val >= 0 ? npk_exec_host(x, q->bzp_val) : NULL;
+    const npk_tensor *yzp = q->yzp_val >= 0 ? npk_exec_host(x, q->yzp_val) : NULL;
+    const npk_tensor *bias = q->bias_val >= 0 ? npk_exec_host(x, q->bias_val) : NULL;
+    if (!a || !b || !as || !bs || !ys || (q->azp_val >= 0 && !azp) || (q->bzp_val >= 0 && !bzp) ||
+        (q->yzp_val >= 0 && !yzp) || (q->bias_val >= 0 && !bias))
+        return -NPK_EINVAL;
+    int64_t M = a->dims[0], K = a->dims[1], N = q->trans_b ? b->dims[0] : b->dims[1];
+    npk_tensor *y = npk_exec_out_host(x, q->out_val);
+    if (!y) return npk_err(NPK_ENOMEM, "out of memory");
+    int64_t az = opt_i(azp, 0), yz = opt_i(yzp, 0);
+    float ysc = ((const float *)ys->data)[0], asc = ((const float *)as->data)[0];
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t acc = opt_i(bias, j), bz = opt_i(bzp, j);
+            for (int64_t k = 0; k < K; k++)
+                acc += (npk_ref_onnx_get_i(a->data, a->dtype, m * K + k) - az) *
+                       (npk_ref_onnx_get_i(b->data, b->dtype, q->trans_b ? j * K + k : k * N + j) - bz);
+            float mult = asc * ((const float *)bs->data)[npk_tensor_numel(bs) > 1 ? j : 0] / ysc;
+            npk_ref_onnx_set_i(y->data, y->dtype, m * N + j, npk_ref_onnx_requant((int64_t)(int32_t)acc, mult, yz, y->dtype));
+        }
+    *macs = (uint64_t)(M * N * K);
+    return 0;
+}
+
 int npk_qdq_run_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
     const npk_graph *g = npk_exec_graph(x);
     const npk_node *nd = &g->nodes[q->node];
+    if (nd->op_id == NPK_OP_Gemm) return run_gemm_cpu(x, q, macs);
     int vals[9] = {q->a_val, q->as_val, q->azp_val, q->b_val, q->bs_val, q->bzp_val, q->ys_val, q->yzp_val, q->bias_val};
     npk_tensor zps[3];
     memset(zps, 0, sizeof zps);

@@ -1,6 +1,7 @@
 /*
  * Quantized float subgraphs: DequantizeLinear -> Conv/MatMul -> QuantizeLinear
- * groups are the QLinearConv / QLinearMatMul they denote. ONNX Runtime and
+ * groups are the QLinearConv / QLinearMatMul they denote (DQ -> Gemm -> Q: a
+ * QLinearMatMul plus an int32 bias, ONNX Runtime's QGemm). ONNX Runtime and
  * every device evaluate them with that integer arithmetic; the CPU path does
  * too (npk_qdq_run_cpu), so cpu and the devices agree bit for bit.
  */
@@ -10,7 +11,8 @@
 #include "graph/exec.h"
 
 typedef struct npk_qdq {
-    int node;             /* the Conv / MatMul */
+    int node;             /* the Conv / MatMul / Gemm */
+    int trans_b;          /* Gemm: B is [N, K] */
     int a_val, as_val, azp_val, b_val, bs_val, bzp_val, ys_val, yzp_val, bias_val, out_val; /* -1: absent */
     int fuse[4];          /* DequantizeLinear x, w, Q, DequantizeLinear bias folded into node (-1: none) */
     int direct[2];        /* a_val / b_val when their DequantizeLinear has other consumers and still runs
