@@ -94,6 +94,10 @@ uint64_t npk_llm_model_bytes(const npk_llm_config *cfg);
 int npk_llm_model_parse(const char *name, const uint8_t *data, size_t len, npk_llm_model **out);
 int npk_llm_model_load(const char *path, npk_llm_model **out);
 void npk_llm_model_free(npk_llm_model *m);
+/* A model of shape *cfg without weights (every tensor pointer NULL), for the
+ * pccx decoder's timing-only mode (npk_llm_pccx_opts.timing_only); `name` is
+ * used in messages. Free it with npk_llm_model_free. */
+int npk_llm_model_shape(const npk_llm_config *cfg, const char *name, npk_llm_model **out);
 
 /* ---- tokenizer ------------------------------------------------------------ */
 
@@ -217,6 +221,10 @@ typedef struct npk_llm_pccx_opts {
                              G > 0 = one scale per output channel per G inputs
                              (each group is one GEMV accumulating into dest) */
     const char *trace_path; /* write a Chrome trace of the device here (NULL = none) */
+    int timing_only;        /* 1: the device runs with timing_only=1 and no weights are read or
+                               quantized (the model may be npk_llm_model_shape's): the same
+                               instructions, cycles and counters as a functional run, no logits
+                               (they are left at 0) */
 } npk_llm_pccx_opts;
 
 /* The decode path on the pccx NPU. Weights are quantized to INT4 at

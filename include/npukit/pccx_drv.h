@@ -140,6 +140,9 @@ int npk_pccx_wmat_upload(npk_pccx *d, const float *w, unsigned n, unsigned k, un
 /* The same with an already quantized matrix (q [n][k], scales [n][ceil(k/g)]). */
 int npk_pccx_wmat_upload_q4(npk_pccx *d, const int8_t *q, const float *scales, unsigned n, unsigned k, unsigned g,
                             npk_pccx_wmat *out);
+/* Reserve the arena space of an n x k record with scales (group g) without
+ * writing it: for a device in timing_only mode, which reads no weights. */
+int npk_pccx_wmat_reserve(npk_pccx *d, unsigned n, unsigned k, unsigned g, npk_pccx_wmat *out);
 /* Drop every uploaded matrix (the arena is reused from its start). */
 void npk_pccx_wmat_reset(npk_pccx *d);
 

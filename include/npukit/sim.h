@@ -71,7 +71,8 @@ npk_bus_resp npk_bus_write(npk_mem *m, uint64_t addr, const void *buf, size_t le
 /* A multi-beat device transfer: `len` bytes in beats of `beat` bytes, stopping
  * at the first failing beat. Returns its response; *done_bytes (may be NULL)
  * gets the bytes moved before the failure, *fault_addr that beat's address,
- * *cycles the summed latency of the beats issued. */
+ * *cycles the summed latency of the beats issued. buf may be NULL: the beats
+ * are checked, counted and timed, but no data moves (timing-only models). */
 npk_bus_resp npk_bus_copy_in(npk_mem *m, uint64_t addr, void *buf, size_t len, size_t beat,
                              size_t *done_bytes, uint64_t *fault_addr, uint64_t *cycles);
 npk_bus_resp npk_bus_copy_out(npk_mem *m, uint64_t addr, const void *buf, size_t len, size_t beat,

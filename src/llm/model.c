@@ -200,6 +200,14 @@ int npk_llm_model_load(const char *path, npk_llm_model **out) {
     return rc;
 }
 
+int npk_llm_model_shape(const npk_llm_config *cfg, const char *name, npk_llm_model **out) {
+    *out = calloc(1, sizeof **out);
+    if (!*out) return npk_err(NPK_ENOMEM, "out of memory");
+    (*out)->cfg = *cfg;
+    snprintf((*out)->name, sizeof (*out)->name, "%s", name ? name : "shape");
+    return 0;
+}
+
 void npk_llm_model_free(npk_llm_model *m) {
     if (!m) return;
     free(m->storage);

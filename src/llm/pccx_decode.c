@@ -65,9 +65,14 @@ typedef struct pccx_dec {
     float *logits; /* [V] */
     float sinv[64], cosv[64]; /* [hs/2] for the current position (hs <= 128) */
     npk_pccx_stats base_stats; /* device counters at the end of setup */
+    int timing;    /* timing-only: no weights, no host arithmetic, the same instructions */
+    float *zeros;  /* [max(d, V)] what timing-only writes where data would go */
 } pccx_dec;
 
 static uint32_t words(uint32_t n) { return (n + 7) / 8; }
+
+/* p + off, or NULL for a model without weights (timing-only). */
+static const float *at(const float *p, size_t off) { return p ? p + off : NULL; }
 
 /* Write / read n floats at an L2 word, counting host<->device bytes. */
 static int l2_put(pccx_dec *s, uint32_t l2, const float *v, size_t n) {
@@ -92,12 +97,12 @@ static int rmsnorm(pccx_dec *s, const float *gain) {
     int rc = l2_get(s, s->a_x, s->x, (size_t)d);
     if (rc) return rc;
     float *tmp = s->q; /* [d] scratch: squares */
-    for (int i = 0; i < d; i++) tmp[i] = s->x[i] * s->x[i];
+    for (int i = 0; i < d && !s->timing; i++) tmp[i] = s->x[i] * s->x[i];
     s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)d;
     if ((rc = l2_put(s, s->a_sq, tmp, (size_t)d)) != 0) return rc;
     if ((rc = npk_pccx_rmsnorm(s->drv, s->a_x, s->a_sq, s->a_xn, s->a_tmp, (unsigned)d, 1e-5f)) != 0) return rc;
     if ((rc = l2_get(s, s->a_xn, tmp, (size_t)d)) != 0) return rc;
-    for (int i = 0; i < d; i++) tmp[i] *= gain[i];
+    for (int i = 0; i < d && !s->timing; i++) tmp[i] *= gain[i];
     s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)d;
     return l2_put(s, s->a_xn, tmp, (size_t)d);
 }
@@ -113,7 +118,8 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
     int rc;
 
     /* X[d] = embedding[token] (BF16 in L2) */
-    if ((rc = l2_put(s, s->a_x, m->token_embedding + (size_t)token * (size_t)d, (size_t)d)) != 0) return rc;
+    const float *emb = s->timing ? s->zeros : m->token_embedding + (size_t)token * (size_t)d;
+    if ((rc = l2_put(s, s->a_x, emb, (size_t)d)) != 0) return rc;
     ops[LLM_HOST_EMBED] += (uint64_t)d;
 
     /* RoPE angles for this position: theta_j = pos * 10000^(-2j/hs), j < hs/2,
@@ -137,7 +143,7 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         float *kc = s->kcache + (size_t)l * (size_t)S * (size_t)kv; /* [S][kv], host memory */
         float *vc = s->vcache + (size_t)l * (size_t)S * (size_t)kv;
 
-        if ((rc = rmsnorm(s, m->rms_att + (size_t)l * d)) != 0) return rc;
+        if ((rc = rmsnorm(s, at(m->rms_att, (size_t)l * d))) != 0) return rc;
         if ((rc = gemv(s, P_Q, s->a_q, s->a_xn, &w[P_Q], 0)) != 0) return rc;
         if ((rc = gemv(s, P_K, s->a_k, s->a_xn, &w[P_K], 0)) != 0) return rc;
         if ((rc = gemv(s, P_V, s->a_v, s->a_xn, &w[P_V], 0)) != 0) return rc;
@@ -160,7 +166,7 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         ops[LLM_HOST_ROPE] += 6ull * (uint64_t)(d / 2 + kv / 2);
         /* KV cache rows in host memory (DDR), in BF16 precision: the rotated
          * k rounded as the device would store it, v as the GEMV wrote it. */
-        for (int i = 0; i < kv; i++) {
+        for (int i = 0; i < kv && !s->timing; i++) {
             kc[(size_t)pos * kv + i] = npk_bf16_round_f32(s->k[i]);
             vc[(size_t)pos * kv + i] = v0[i];
         }
@@ -168,7 +174,7 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         /* scores[h][t] = q_h . k_t / sqrt(hs); every head at a stride of
          * ceil(n/8) words, written to the device in one transfer. */
         const float inv = 1.0f / sqrtf((float)hs);
-        for (int h = 0; h < nh; h++) {
+        for (int h = 0; h < nh && !s->timing; h++) {
             float *sc = s->sc + (size_t)h * scw * 8;
             const float *qh = s->q + h * hs;
             for (int t = 0; t < n; t++) {
@@ -185,7 +191,7 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         for (int h = 0; h < nh; h++) {
             float *sc = s->sc + (size_t)h * scw * 8;
             float mx = npk_bf16_round_f32(sc[0]);
-            for (int t = 1; t < n; t++)
+            for (int t = 1; t < n && !s->timing; t++)
                 if (npk_bf16_round_f32(sc[t]) > mx) mx = npk_bf16_round_f32(sc[t]);
             ops[LLM_HOST_SOFTMAX] += (uint64_t)n;
             uint32_t a = s->a_sc + (uint32_t)h * scw;
@@ -194,7 +200,7 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         }
         /* ATT[d]: head h = sum_t p[h][t] v_t, probabilities read in one transfer. */
         if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)nh * scw * 8)) != 0) return rc;
-        for (int h = 0; h < nh; h++) {
+        for (int h = 0; h < nh && !s->timing; h++) {
             const float *p = s->sc + (size_t)h * scw * 8;
             float *o = s->att + h * hs;
             memset(o, 0, sizeof(float) * (size_t)hs);
@@ -209,13 +215,13 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         if ((rc = gemv(s, P_O, s->a_x, s->a_att, &w[P_O], NPK_PCCX_ACCM)) != 0) return rc;
 
         /* FFN */
-        if ((rc = rmsnorm(s, m->rms_ffn + (size_t)l * d)) != 0) return rc;
+        if ((rc = rmsnorm(s, at(m->rms_ffn, (size_t)l * d))) != 0) return rc;
         if ((rc = gemv(s, P_W1, s->a_h1, s->a_xn, &w[P_W1], 0)) != 0) return rc;
         if ((rc = gemv(s, P_W3, s->a_h3, s->a_xn, &w[P_W3], 0)) != 0) return rc;
         /* h1 and h3 in one transfer (adjacent regions) */
         if ((rc = l2_get(s, s->a_h1, s->h1, (size_t)(s->a_h3 - s->a_h1) * 8 + (size_t)hd)) != 0) return rc;
         const float *h3 = s->h1 + (s->a_h3 - s->a_h1) * 8;
-        for (int i = 0; i < hd; i++) {
+        for (int i = 0; i < hd && !s->timing; i++) {
             float a = s->h1[i];
             s->h1[i] = a / (1.0f + expf(-a)) * h3[i]; /* silu(h1) * h3 */
         }
@@ -255,6 +261,8 @@ static int pccx_forward(npk_llm_decoder *base, int token, int pos, const float *
     for (int i = 0; i < 4; i++) o->engine_cycles[i] = st.engine_cycles[i] - s->base_stats.engine_cycles[i];
     o->host_ops = 0;
     for (int i = 0; i < 8; i++) o->host_ops += o->host_op_kinds[i];
+    if (s->timing) /* the staging area holds whatever the host wrote last, not logits */
+        memset(s->logits, 0, sizeof *s->logits * (size_t)s->base.model->cfg.vocab_size);
     *logits = s->logits;
     return 0;
 }
@@ -285,6 +293,7 @@ static void pccx_destroy(npk_llm_decoder *base) {
     free(s->kcache);
     free(s->vcache);
     free(s->logits);
+    free(s->zeros);
     free(s);
 }
 
@@ -302,6 +311,8 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
                        "exceed the pccx 16-bit shape fields", m->name, d, hd, V);
     if (hs > 128)
         return npk_err(NPK_EUNSUPPORTED, "not supported yet: head size %u > 128 on pccx", hs);
+    if (!opts->timing_only && !m->token_embedding)
+        return npk_err(NPK_EINVAL, "pccx: %s has no weights (only a timing-only run can use a shape)", m->name);
 
     pccx_dec *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
@@ -342,17 +353,36 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     s->att = calloc(d, fsz);
     s->h1 = calloc((size_t)(s->a_h3 - s->a_h1) * 8 + hd, fsz);
     s->sc = calloc((size_t)c->n_heads * words(S) * 8, fsz);
-    s->kcache = calloc((size_t)c->n_layers * S * kv, fsz);
-    s->vcache = calloc((size_t)c->n_layers * S * kv, fsz);
+    s->timing = !!opts->timing_only;
+    s->zeros = calloc(d > V ? d : V, fsz);
+    if (!s->timing) { /* timing-only keeps no cache (TinyLlama's would be 92 MB) */
+        s->kcache = calloc((size_t)c->n_layers * S * kv, fsz);
+        s->vcache = calloc((size_t)c->n_layers * S * kv, fsz);
+    }
     s->logits = calloc(V, fsz);
     s->w = calloc((size_t)7 * c->n_layers + 1, sizeof *s->w);
     int rc = 0;
-    if (!s->x || !s->q || !s->k || !s->qkv || !s->att || !s->h1 || !s->sc || !s->kcache || !s->vcache || !s->logits ||
-        !s->w) {
+    if (!s->x || !s->q || !s->k || !s->qkv || !s->att || !s->h1 || !s->sc || (!s->timing && (!s->kcache || !s->vcache)) ||
+        !s->logits || !s->zeros || !s->w) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = npk_port_open(&s->port, opts->port, "pccx", opts->dev_opts)) != 0) goto fail;
+    {
+        /* timing-only is the device's option; the caller's options come first */
+        const char *dopt = opts->dev_opts && *opts->dev_opts ? opts->dev_opts : NULL;
+        char *o = NULL;
+        if (s->timing) {
+            size_t len = (dopt ? strlen(dopt) + 1 : 0) + sizeof "timing_only=1";
+            if (!(o = malloc(len))) {
+                rc = npk_err(NPK_ENOMEM, "out of memory");
+                goto fail;
+            }
+            snprintf(o, len, "%s%stiming_only=1", dopt ? dopt : "", dopt ? "," : "");
+        }
+        rc = npk_port_open(&s->port, opts->port, "pccx", o ? o : dopt);
+        free(o);
+        if (rc) goto fail;
+    }
     if (opts->trace_path) {
         if (!npk_port_sim(s->port)) {
             rc = npk_err(NPK_EUNSUPPORTED, "--trace needs the in-process (sim) port");
@@ -391,21 +421,25 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
             const float *w;
             unsigned n, k;
         } order[7] = {
-            {P_Q, m->wq + (size_t)l * d * d, d, d},    {P_K, m->wk + (size_t)l * kv * d, kv, d},
-            {P_V, m->wv + (size_t)l * kv * d, kv, d},  {P_O, m->wo + (size_t)l * d * d, d, d},
-            {P_W1, m->w1 + (size_t)l * hd * d, hd, d}, {P_W3, m->w3 + (size_t)l * hd * d, hd, d},
-            {P_W2, m->w2 + (size_t)l * d * hd, d, hd},
+            {P_Q, at(m->wq, (size_t)l * d * d), d, d},    {P_K, at(m->wk, (size_t)l * kv * d), kv, d},
+            {P_V, at(m->wv, (size_t)l * kv * d), kv, d},  {P_O, at(m->wo, (size_t)l * d * d), d, d},
+            {P_W1, at(m->w1, (size_t)l * hd * d), hd, d}, {P_W3, at(m->w3, (size_t)l * hd * d), hd, d},
+            {P_W2, at(m->w2, (size_t)l * d * hd), d, hd},
         };
         for (int i = 0; i < 7; i++) {
             unsigned g = G >= order[i].k ? 0 : G; /* a group covering the row is per-channel */
-            rc = npk_pccx_wmat_upload(s->drv, order[i].w, order[i].n, order[i].k, g, &s->w[7 * l + order[i].idx]);
+            npk_pccx_wmat *wm = &s->w[7 * l + order[i].idx];
+            rc = s->timing ? npk_pccx_wmat_reserve(s->drv, order[i].n, order[i].k, g, wm)
+                           : npk_pccx_wmat_upload(s->drv, order[i].w, order[i].n, order[i].k, g, wm);
             if (rc) {
                 npk_err_prefix(-rc, "layer %d weights", l);
                 goto fail;
             }
         }
     }
-    if ((rc = npk_pccx_wmat_upload(s->drv, m->wcls, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers])) != 0) {
+    rc = s->timing ? npk_pccx_wmat_reserve(s->drv, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers])
+                   : npk_pccx_wmat_upload(s->drv, m->wcls, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers]);
+    if (rc) {
         npk_err_prefix(-rc, "classifier weights");
         goto fail;
     }

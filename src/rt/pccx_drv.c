@@ -442,18 +442,29 @@ int npk_pccx_copy_l2(npk_pccx *d, uint32_t dst, uint32_t src, size_t n) {
 
 int npk_pccx_wmat_upload_q4(npk_pccx *d, const int8_t *q, const float *scales, unsigned n, unsigned k, unsigned g,
                             npk_pccx_wmat *out) {
+    npk_pccx_wmat w;
+    int rc = npk_pccx_wmat_reserve(d, n, k, g, &w);
+    if (rc) return rc;
+    uint8_t *rec = malloc(w.bytes);
+    if (!rec) rc = npk_err(NPK_ENOMEM, "out of memory");
+    if (!rc) rc = npk_pccx_wrec_pack(q, scales, n, k, g, rec);
+    if (!rc) rc = npk_port_mem_write(d->port, w.addr, rec, w.bytes);
+    free(rec);
+    if (rc) {
+        d->ws_next -= w.bytes; /* nothing uploaded */
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+int npk_pccx_wmat_reserve(npk_pccx *d, unsigned n, unsigned k, unsigned g, npk_pccx_wmat *out) {
     if (!n || !k || n > 65535 || k > 65535 || g > k)
         return npk_err(NPK_EINVAL, "pccx weights %ux%u with group %u: dimensions must be 1..65535 and group <= k", n, k, g);
     uint64_t size = npk_pccx_wrec_size(n, k, g, 1);
     if (size > d->ws_size - d->ws_next)
         return npk_err(NPK_ENOMEM, "pccx weight arena full: %" PRIu64 " bytes needed, %" PRIu64 " of %" PRIu64 " free",
                        size, d->ws_size - d->ws_next, d->ws_size);
-    uint8_t *rec = malloc(size);
-    if (!rec) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = npk_pccx_wrec_pack(q, scales, n, k, g, rec);
-    if (!rc) rc = npk_port_mem_write(d->port, d->ws_base + d->ws_next, rec, size);
-    free(rec);
-    if (rc) return rc;
     out->n = (uint16_t)n;
     out->k = (uint16_t)k;
     out->g = (uint16_t)g;

@@ -6,7 +6,7 @@
 
 /* Default guest-memory arena for buffers (sim and qtest ports). */
 #define ARENA_BASE 0x80000000ull
-#define ARENA_SIZE 0x40000000ull
+#define ARENA_SIZE 0x400000000ull /* 16 GiB of addresses (pages are only taken when written): a 4B-parameter INT4 weight stream is 1.7 GB */
 
 /* "sim:mem-limit=BYTES": the in-process model with port options. */
 static int open_sim_with(npk_port *p, const char *popts, const char *opts) {

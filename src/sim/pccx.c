@@ -49,6 +49,7 @@ typedef struct pccx {
     double ddr_gbps, ddr_eff;
     unsigned lat_gemv, lat_gemm, lat_sfu, lat_dma;
     unsigned lanes;   /* GEMV cores (option lanes) */
+    int timing_only;  /* option timing_only: schedule, count and check, compute nothing */
     uint32_t l2w;     /* L2 words (option l2_kib) */
     double bpc; /* host bytes per core cycle */
     /* state */
@@ -369,6 +370,10 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     uint8_t *r = NULL;
     uint64_t got = 0, faddr = 0, lat = 0;
     npk_bus_resp resp = NPK_BUS_OK;
+    if (p->timing_only) { /* the same beats, responses and latency; no data, no arithmetic */
+        resp = npk_bus_copy_in(p->dev.mem, ws_addr, NULL, rec, 16, NULL, &faddr, &lat);
+        got = rec;
+    }
     while (got < rec && resp == NPK_BUS_OK) {
         uint64_t piece = rec - got < (1u << 20) ? rec - got : (1u << 20), l = 0;
         if (!(r = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, ws_addr + got);
@@ -381,6 +386,7 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
         return -1;
     }
     if (resp != NPK_BUS_OK) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, faddr);
+    if (p->timing_only) goto timing;
     const uint8_t *scl = r + wbytes;
     uint16_t *out = tmpbuf(p, M * N);
     if (!out) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
@@ -448,6 +454,7 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
         }
         REG(p, EMAX) = best;
     }
+timing:
     set_reg64(p, NPK_PCCX_WS_ADDR_LO, ws_addr + rec);
     /* timing */
     int gemv = in.op == NPK_PCCX_OP_GEMV;
@@ -498,8 +505,8 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
         uint64_t haddr = hwin_base + off;
         size_t done = 0;
         uint64_t faddr = 0;
-        uint8_t *b = bytebuf(p, bytes);
-        if (!b) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, haddr);
+        uint8_t *b = p->timing_only ? NULL : bytebuf(p, bytes);
+        if (!b && !p->timing_only) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, haddr);
         npk_bus_resp resp;
         if (in.from_device) { /* host -> L2: read all, then write L2 */
             resp = npk_bus_copy_in(p->dev.mem, haddr, b, bytes, 16, &done, &faddr, &lat);
@@ -508,11 +515,11 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
                 return -1;
             }
             if (resp != NPK_BUS_OK) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, faddr);
-            for (uint64_t i = 0; i < words * 8; i++)
+            for (uint64_t i = 0; b && i < words * 8; i++)
                 p->l2[(uint64_t)l2a * 8 + i] = (uint16_t)(b[2 * i] | b[2 * i + 1] << 8);
             wr = (range){l2a, (uint32_t)(l2a + words)};
         } else { /* L2 -> host */
-            for (uint64_t i = 0; i < words * 8; i++) {
+            for (uint64_t i = 0; b && i < words * 8; i++) {
                 uint16_t v = p->l2[(uint64_t)l2a * 8 + i];
                 b[2 * i] = (uint8_t)v;
                 b[2 * i + 1] = (uint8_t)(v >> 8);
@@ -530,7 +537,7 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
     } else { /* L2 -> L2 */
         if (!l2_ok(p, in.src, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
         if (!l2_ok(p, in.dest, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
-        memmove(&p->l2[(uint64_t)in.dest * 8], &p->l2[(uint64_t)in.src * 8], words * 16);
+        if (!p->timing_only) memmove(&p->l2[(uint64_t)in.dest * 8], &p->l2[(uint64_t)in.src * 8], words * 16);
         rd = (range){in.src, (uint32_t)(in.src + words)};
         wr = (range){in.dest, (uint32_t)(in.dest + words)};
         dur = words + 4;
@@ -595,7 +602,9 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
     int sub = !!(in.flags & NPK_PCCX_CVO_SUB_EMAX), accm = !!(in.flags & NPK_PCCX_CVO_ACCM);
     const uint16_t *x = &p->l2[(uint64_t)in.src * 8];
     uint16_t *y = &p->l2[(uint64_t)in.dest * 8];
-    if (reduce) {
+    if (p->timing_only) {
+        /* no arithmetic: L2 and the scalar register keep their values */
+    } else if (reduce) {
         npk_bf16_xacc acc;
         npk_bf16_xacc_clear(&acc);
         if (accm) npk_bf16_xacc_add(&acc, y[0]);
@@ -952,6 +961,7 @@ typedef struct pccx_params {
     uint32_t lat_gemv, lat_gemm, lat_sfu, lat_dma;
     uint32_t clock_mhz;
     uint32_t lanes, l2_kib;
+    int timing_only;
 } pccx_params;
 
 #define OLAT(k, f, d, h) {k, NULL, NPK_OPT_U32, offsetof(pccx_params, f), d, 0, 1000000, 0, 0, 0, "C", h, 0}
@@ -969,6 +979,9 @@ static const npk_opt opt_defs[] = {
      "GEMV cores of 32 MAC/cycle (parallel_lane 1..N, 0 = all; the field has 5 bits)", 0},
     {"l2_kib", NULL, NPK_OPT_U32, offsetof(pccx_params, l2_kib), "1792", 16, 2048, 0, 0, 0, "KIB",
      "L2 size in KiB (1792 = the KV260's 114,688 words; 2048 = all a 17-bit word address reaches)", 0},
+    {"timing_only", NULL, NPK_OPT_BOOL, offsetof(pccx_params, timing_only), "0", 0, 0, 0, 0, 0, "0|1",
+     "1: schedule, check and count every instruction exactly, but compute nothing\n"
+     "(no weights read, L2 unchanged by GEMV/GEMM/CVO/MEMCPY): the cycles of a functional run", 0},
 };
 
 static int parse_opts(pccx *p, const char *opts) {
@@ -986,6 +999,7 @@ static int parse_opts(pccx *p, const char *opts) {
     p->dev.hz = (uint64_t)o.clock_mhz * 1000000u;
     p->lanes = o.lanes;
     p->l2w = o.l2_kib * 64u;
+    p->timing_only = o.timing_only;
     return 0;
 }
 

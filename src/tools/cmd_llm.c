@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 typedef struct llm_args {
-    const char *model_path, *tok_path, *device, *prompt, *trace, *port, *json_path;
+    const char *model_path, *tok_path, *device, *prompt, *trace, *port, *json_path, *shape;
     npk_strlist dev_opts;
-    uint64_t steps, seed;
+    uint64_t steps, seed, prompt_tokens;
     uint32_t group;
     double temperature, topp;
-    int report, accuracy;
+    int report, accuracy, timing_only;
 } llm_args;
 
 #define LSTR(n, f, d, m, h) {n, NULL, NPK_OPT_STR, offsetof(llm_args, f), d, 0, 0, 0, 0, 0, m, h, 0}
@@ -54,6 +54,16 @@ static const npk_opt llm_opts[] = {
     {"--group-size", NULL, NPK_OPT_U32, offsetof(llm_args, group), "0", 0, NPK_LLM_PCCX_MAX_GROUP, 0, 0, 0, "G",
      "pccx: one INT4 scale per G inputs of each output channel\n(0 = one scale per output channel)", 0},
     LSTR("--port", port, NULL, "SPEC", "pccx: port spec (default sim)"),
+    LFLAG("--timing-only", timing_only,
+          "pccx: run no weights (the device computes nothing) and print the modeled\n"
+          "prefill and decode tokens/s, time to first token and the rooflines for\n"
+          "the device options; the cycles are those of a functional run"),
+    LSTR("--shape", shape, NULL, "SPEC",
+         "with --timing-only instead of --model: a preset (stories15M, tinyllama-1.1B,\n"
+         "llama-4B, ...; see npu llm-synth) or dim=..,hidden=..,layers=..,heads=..,\n"
+         "kv_heads=..,vocab=..,seq=.."),
+    {"--prompt-tokens", NULL, NPK_OPT_U64, offsetof(llm_args, prompt_tokens), "32", 1, 1u << 20, 0, 0, 0, "P",
+     "with --timing-only: positions counted as the prompt (prefill), default 32", 0},
     CLI_DEVICE_OPT(llm_args, dev_opts),
 };
 
@@ -63,6 +73,8 @@ static void help(void) {
         "               [--temperature X] [--top-p P] [--seed S] [--trace FILE.json] [--report] [--report-json F]\n"
         "               [--accuracy]"
         " [--group-size G] [--port SPEC] [--device-opt K=V]\n"
+        "       npu llm --shape SPEC|--model M --device pccx --timing-only [--steps N] [--prompt-tokens P]\n"
+        "               [--group-size G] [--device-opt K=V] [--report]\n"
         "\n"
         "Generate text with a llama2.c checkpoint (legacy format) and its tokenizer,\n"
         "starting from BOS (id 1) and the prompt, and print it.\n"
@@ -168,6 +180,72 @@ static int emit_report(const npk_llm_decoder *d, int ntok, const char *model_pat
     return rc;
 }
 
+/* A device option's value as given in the joined "k=v,..." text, else the
+ * pccx model's default for it. */
+static double pccx_opt(const char *opts, const char *key) {
+    size_t kl = strlen(key);
+    for (const char *p = opts; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n > kl && !strncmp(p, key, kl) && p[kl] == '=') return atof(p + kl + 1);
+        p = e ? e + 1 : NULL;
+    }
+    const npk_opt *o = npk_opt_find(npk_pccx_class.opts, npk_pccx_class.n_opts, key);
+    return o && o->def ? atof(o->def) : 0.0;
+}
+
+/* npu llm --timing-only: positions 0..steps-1 of the shape through the pccx
+ * decoder with the device in timing_only mode (no weights, no arithmetic, the
+ * functional run's cycles), the first P counted as the prompt. */
+static int timing_only_run(npk_llm_model *m, const char *label, const npk_llm_pccx_opts *po, int steps, int ptoks,
+                           int report, const char *json_path) {
+    npk_llm_decoder *d = NULL;
+    npk_llm_pccx_opts o = *po;
+    o.timing_only = 1;
+    if (npk_llm_decoder_pccx(m, &o, &d)) return cli_fail("%s", npk_errmsg());
+    const npk_llm_config *c = &m->cfg;
+    npk_llm_stats st0, st;
+    memset(&st0, 0, sizeof st0);
+    int rc = 0;
+    for (int pos = 0; pos < steps && !rc; pos++) {
+        const float *logits;
+        rc = npk_llm_forward(d, 0, pos, &logits);
+        if (pos + 1 == ptoks) npk_llm_stats_get(d, &st0);
+        cli_progress("llm", (uint64_t)pos + 1, (uint64_t)steps);
+    }
+    cli_progress_end();
+    if (rc) {
+        npk_llm_decoder_free(d);
+        return cli_fail("%s", npk_errmsg());
+    }
+    npk_llm_stats_get(d, &st);
+    const double hz = (double)st.device_hz, bw = pccx_opt(po->dev_opts, "ddr_gbps") * pccx_opt(po->dev_opts, "ddr_eff");
+    const double wb = (double)st.weight_bytes / (double)st.tokens, macs = (double)st.device_macs / (double)st.tokens;
+    const double pre_c = (double)st0.device_cycles / ptoks;
+    const double dec_c = (double)(st.device_cycles - st0.device_cycles) / (double)(steps - ptoks);
+    const double peak = hz * st.device_macs_per_cycle;
+    const double roof_bw = bw * 1e9 / wb, roof_mac = peak / macs;
+    printf("timing-only projection (no weights): %s\n", label);
+    printf("  shape                dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d, seq %d\n", c->dim,
+           c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len);
+    printf("  device               pccx @ %.1f MHz, DDR %.2f GB/s x %.2f = %.2f GB/s, %u GEMV MAC/cycle\n", hz / 1e6,
+           pccx_opt(po->dev_opts, "ddr_gbps"), pccx_opt(po->dev_opts, "ddr_eff"), bw, st.device_macs_per_cycle);
+    printf("  weights              INT4, %s; %.0f bytes streamed per token\n",
+           po->group_size ? "group scales" : "one scale per output channel", wb);
+    printf("  positions            0..%d: %d prompt (prefill), %d decode\n", steps - 1, ptoks, steps - ptoks);
+    printf("  prefill              %.1f tokens/s (%.0f cycles/token)\n", hz / pre_c, pre_c);
+    printf("  time to first token  %.3f ms\n", 1e3 * (double)st0.device_cycles / hz);
+    printf("  decode               %.1f tokens/s (%.0f cycles/token), %.1f%% of the weight-bandwidth roofline\n",
+           hz / dec_c, dec_c, 100.0 * (hz / dec_c) / roof_bw);
+    printf("  roofline             %.1f tokens/s weight bandwidth (%.0f bytes/token at %.2f GB/s); %.1f tokens/s "
+           "compute (%.0f MACs/token at %.1f GMAC/s)\n", roof_bw, wb, bw, roof_mac, macs, peak / 1e9);
+    fflush(stdout);
+    rc = emit_report(d, steps, label, report, json_path);
+    if (!rc && npk_llm_decoder_finish(d)) rc = cli_fail("%s", npk_errmsg());
+    npk_llm_decoder_free(d);
+    return rc;
+}
+
 int cmd_llm(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         help();
@@ -178,8 +256,13 @@ int cmd_llm(int argc, char **argv) {
     char *dev_opts = NULL;
     if (npk_opt_defaults(llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A)) return cli_fail("llm: %s", npk_errmsg());
     int urc = cli_parse("llm", llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A, argc, argv, NULL, 0, NULL);
-    if (!urc && !A.model_path) urc = cli_usage_error("llm", "--model is required");
-    if (!urc && !A.tok_path) urc = cli_usage_error("llm", "--tokenizer is required");
+    if (!urc && A.timing_only && strcmp(A.device, "pccx")) urc = cli_usage_error("llm", "--timing-only needs --device pccx");
+    if (!urc && A.timing_only && A.accuracy) urc = cli_usage_error("llm", "--timing-only computes no logits: no --accuracy");
+    if (!urc && A.shape && !A.timing_only) urc = cli_usage_error("llm", "--shape needs --timing-only (a shape has no weights)");
+    if (!urc && A.shape && A.model_path) urc = cli_usage_error("llm", "give --model or --shape, not both");
+    if (!urc && !A.model_path && !A.shape)
+        urc = cli_usage_error("llm", A.timing_only ? "--model or --shape is required" : "--model is required");
+    if (!urc && !A.tok_path && !A.timing_only) urc = cli_usage_error("llm", "--tokenizer is required");
     if (!urc && A.trace && strcmp(A.device, "pccx")) urc = cli_usage_error("llm", "--trace needs --device pccx");
     if (!urc && A.device && strcmp(A.device, "cpu") && strcmp(A.device, "pccx"))
         urc = cli_usage_error("llm", "--device must be pccx or cpu, not '%s'", A.device);
@@ -201,6 +284,27 @@ int cmd_llm(int argc, char **argv) {
     npk_llm_decoder *d = NULL, *ref = NULL;
     npk_llm_sampler s = {0};
     int *toks = NULL;
+    if (A.timing_only) {
+        npk_llm_config cfg;
+        int rc = A.shape ? npk_llm_shape_parse(A.shape, &cfg) : npk_llm_model_load(model_path, &m);
+        if (!rc && A.shape) rc = npk_llm_model_shape(&cfg, A.shape, &m);
+        if (rc) {
+            free(dev_opts);
+            return A.shape ? cli_usage_error("llm", "--shape: %s", npk_errmsg()) : cli_fail("%s", npk_errmsg());
+        }
+        int n = (int)(steps > (uint64_t)m->cfg.seq_len ? (uint64_t)m->cfg.seq_len : steps);
+        int code;
+        if ((uint64_t)n <= A.prompt_tokens)
+            code = cli_usage_error("llm", "--prompt-tokens %llu leaves no decode position in %d steps",
+                                   (unsigned long long)A.prompt_tokens, n);
+        else {
+            npk_llm_pccx_opts po = {.port = port, .dev_opts = dev_opts, .group_size = (int)group, .trace_path = trace};
+            code = timing_only_run(m, A.shape ? A.shape : model_path, &po, n, (int)A.prompt_tokens, report, json_path);
+        }
+        free(dev_opts);
+        npk_llm_model_free(m);
+        return code;
+    }
     int rc = npk_llm_model_load(model_path, &m);
     if (rc) {
         free(dev_opts);
