@@ -210,6 +210,9 @@ typedef struct npk_run_opts {
     int golden;                  /* 1: nodes on the CPU run the naive golden kernels (the
                                     independent reference); 0: the fast kernels for Conv,
                                     MatMul, Gemm and (de)quantization (docs/onnx.md) */
+    int loose_dims;              /* 1: declared fixed input dimensions are not enforced
+                                    (ONNX's backend-test runner binds test data so; npu
+                                    onnx-test); element types and kinds still are */
 } npk_run_opts;
 
 /* The devices npk_graph_run accepts: "cpu" and every device of the device

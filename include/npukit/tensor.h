@@ -39,7 +39,8 @@ typedef enum npk_dtype {
     NPK_DT_FLOAT16 = 10,
     NPK_DT_DOUBLE = 11,
     NPK_DT_UINT32 = 12,
-    NPK_DT_UINT64 = 13
+    NPK_DT_UINT64 = 13,
+    NPK_DT_BFLOAT16 = 16
 } npk_dtype;
 
 /* Name of an element type ("float", "int8", ...; "dtype<N>" when unknown). */
@@ -48,6 +49,8 @@ const char *npk_dtype_name(int dtype);
 size_t npk_dtype_size(int dtype);
 /* 1 for the integer types (and bool), 0 for float types. */
 int npk_dtype_is_int(int dtype);
+/* 1 for the 16-bit float storage types (float16, bfloat16). */
+int npk_dtype_is_half(int dtype);
 
 /* Kinds of values. ONNX graph values are dense tensors or, in a few models,
  * sequences of tensors and optionals (holding a tensor or a sequence of

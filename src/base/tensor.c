@@ -19,14 +19,15 @@ const char *npk_dtype_name(int dt) {
 size_t npk_dtype_size(int dt) {
     switch (dt) {
     case NPK_DT_UINT8: case NPK_DT_INT8: case NPK_DT_BOOL: return 1;
-    case NPK_DT_UINT16: case NPK_DT_INT16: return 2;
+    case NPK_DT_UINT16: case NPK_DT_INT16: case NPK_DT_FLOAT16: case NPK_DT_BFLOAT16: return 2;
     case NPK_DT_FLOAT: case NPK_DT_INT32: case NPK_DT_UINT32: return 4;
     case NPK_DT_INT64: case NPK_DT_DOUBLE: case NPK_DT_UINT64: return 8;
     default: return 0;
     }
 }
 
-int npk_dtype_is_int(int dt) { return npk_dtype_size(dt) && dt != NPK_DT_FLOAT && dt != NPK_DT_DOUBLE; }
+int npk_dtype_is_half(int dt) { return dt == NPK_DT_FLOAT16 || dt == NPK_DT_BFLOAT16; }
+int npk_dtype_is_int(int dt) { return npk_dtype_size(dt) && dt != NPK_DT_FLOAT && dt != NPK_DT_DOUBLE && !npk_dtype_is_half(dt); }
 
 int64_t npk_tensor_numel(const npk_tensor *t) {
     int64_t n = 1;

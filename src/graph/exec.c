@@ -518,7 +518,7 @@ static int bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs) {
         if (!t) return npk_err(NPK_EINVAL, "missing input '%s' (%s)", d->name, npk_value_desc_str(d, s1, sizeof s1));
         /* a body's declared shapes are not binding (loop-carried values may change shape) */
         npk_value_desc loose = *d;
-        if (g->is_sub) loose.rank = -1;
+        if (g->is_sub || x->opts->loose_dims) loose.rank = -1;
         /* an optional-typed body input takes the value itself (ONNX wraps it implicitly) */
         if (g->is_sub && d->kind == NPK_KIND_OPTIONAL && t->kind != NPK_KIND_OPTIONAL) loose.kind = -1;
         int rc = check_input(&loose, t);
@@ -567,6 +567,68 @@ static int kind_check(npk_exec *x, int n, int k, int kind) {
                    nd->name, nd->op, k, x->g->vals[nd->in[k]].name, kind_name(kind));
 }
 
+/* float16 / bfloat16 tensors (issue 14): Cast, CastLike, Identity and the
+ * container/control-flow operators take them as they are; every other
+ * operator computes on float32 copies of its half inputs (exact: both widen
+ * losslessly) and its float32 outputs are rounded back to the half type once,
+ * to nearest even (numpy's float16 arithmetic: compute in float32, round). */
+static int half_native(int op) {
+    return op == NPK_OP_Cast || op == NPK_OP_CastLike || op == NPK_OP_Identity ||
+           (npk_onnx_op_families(op) & NPK_OPF_CONTAINER);
+}
+
+static int call_op(npk_opctx *c) {
+    npk_op_fn fn = npk_onnx_op_handler(c->node->op_id);
+    int half = 0, nin = c->n_in + c->n_outer, rc = 0;
+    if (!half_native(c->node->op_id))
+        for (int k = 0; k < nin; k++)
+            if (c->in[k] && c->in[k]->kind == NPK_KIND_TENSOR && npk_dtype_is_half(c->in[k]->dtype)) half = c->in[k]->dtype;
+    if (!half) return fn(c);
+    npk_tensor *wide = calloc((size_t)nin + 1, sizeof *wide);
+    const npk_tensor **saved = calloc((size_t)nin + 1, sizeof *saved);
+    if (!wide || !saved) rc = npk_err(NPK_ENOMEM, "out of memory");
+    for (int k = 0; k < nin && !rc; k++) {
+        const npk_tensor *t = saved[k] = c->in[k];
+        if (!t || t->kind != NPK_KIND_TENSOR || !npk_dtype_is_half(t->dtype)) continue;
+        wide[k] = *t;
+        wide[k].name = NULL;
+        wide[k].dtype = NPK_DT_FLOAT;
+        wide[k].data = NULL;
+        if (t->data) {
+            int64_t n = npk_tensor_numel(t);
+            float *f = malloc(sizeof(float) * (size_t)(n ? n : 1));
+            if (!f) {
+                rc = npk_err(NPK_ENOMEM, "out of memory");
+                break;
+            }
+            for (int64_t i = 0; i < n; i++) f[i] = (float)npk_ref_onnx_get_f(t->data, t->dtype, i);
+            wide[k].data = f;
+        }
+        c->in[k] = &wide[k];
+    }
+    if (!rc) rc = fn(c);
+    for (int k = 0; k < nin && saved; k++) {
+        c->in[k] = saved[k];
+        if (wide) free(wide[k].data);
+    }
+    free(wide);
+    free(saved);
+    for (int k = 0; k < c->n_out && (rc == 0 || rc == NPK_SHAPE_UNKNOWN); k++) {
+        npk_tensor *t = c->out[k];
+        if (!t || t->kind != NPK_KIND_TENSOR || t->dtype != NPK_DT_FLOAT) continue;
+        if (c->run && t->data) {
+            int64_t n = npk_tensor_numel(t);
+            uint16_t *h = malloc(sizeof(uint16_t) * (size_t)(n ? n : 1));
+            if (!h) return npk_err(NPK_ENOMEM, "out of memory");
+            for (int64_t i = 0; i < n; i++) npk_ref_onnx_set_f(h, half, i, ((const float *)t->data)[i]);
+            free(t->data);
+            t->data = h;
+        }
+        if (rc == 0) t->dtype = half;
+    }
+    return rc;
+}
+
 /* Constant folding at inference (dynamic shapes): a node whose inputs are all
  * constants or folded values, or a Shape/Size of a value with a known shape,
  * is computed once here when its outputs are small, so shape subgraphs
@@ -596,7 +658,7 @@ static void fold_node(npk_exec *x, int n) {
     memset(outs, 0, sizeof outs);
     fill_ctx(x, n, &c, 1);
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
-    int rc = npk_onnx_op_handler(nd->op_id)(&c);
+    int rc = call_op(&c);
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
         int v = nd->out[k];
         if (!rc && v >= 0 && outs[k].data && (x->folded[v] = malloc(sizeof(npk_tensor)))) {
@@ -634,10 +696,9 @@ static int infer_all(npk_exec *x) {
             else if (nd->in[k] >= 0 && (rc = kind_check(x, (int)n, k, x->meta[nd->in[k]].kind))) return rc;
         }
         if (!ok) continue;
-        npk_op_fn fn = npk_onnx_op_handler(nd->op_id);
         npk_opctx c;
         fill_ctx(x, (int)n, &c, 0);
-        rc = fn(&c);
+        rc = call_op(&c);
         if (rc == NPK_SHAPE_UNKNOWN) continue;
         if (rc) return npk_err_prefix(-rc, "node '%s' (%s)", nd->name, nd->op);
         for (int k = 0; k < nd->n_out; k++)
@@ -828,7 +889,7 @@ static int run_cpu_node(npk_exec *x, int n) {
         c.in[k] = h;
     }
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
-    rc = npk_onnx_op_handler(nd->op_id)(&c);
+    rc = call_op(&c);
     if (rc == NPK_SHAPE_UNKNOWN) rc = npk_err(NPK_EINVAL, "output shape could not be determined");
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
         int v = nd->out[k];

@@ -73,7 +73,9 @@ static int tensor_from_proto(npk_tensor *t, const Onnx__TensorProto *p, const ch
                 switch (dt) {
                 case NPK_DT_INT32: ((int32_t *)t->data)[i] = p->int32_data[i]; break;
                 case NPK_DT_INT16: ((int16_t *)t->data)[i] = (int16_t)p->int32_data[i]; break;
-                case NPK_DT_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)p->int32_data[i]; break;
+                case NPK_DT_UINT16: case NPK_DT_FLOAT16: case NPK_DT_BFLOAT16:
+                    ((uint16_t *)t->data)[i] = (uint16_t)p->int32_data[i]; /* the bits */
+                    break;
                 case NPK_DT_INT8: ((int8_t *)t->data)[i] = (int8_t)p->int32_data[i]; break;
                 default: ((uint8_t *)t->data)[i] = (uint8_t)p->int32_data[i]; break;
                 }

@@ -232,9 +232,10 @@ int npk_op_cast(npk_opctx *c) {
     int to = (int)a->i;
     if (a->type == NPK_ATTR_STRING) { /* Cast-1 names the type */
         static const char *const names[] = {"", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64", "STRING",
-                                            "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
+                                            "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+                                            "COMPLEX128", "BFLOAT16"};
         to = -1;
-        for (int i = 1; i < 14; i++)
+        for (int i = 1; i < 17; i++)
             if (!strcmp(a->s, names[i])) to = i;
         if (to < 0) return npk_err(NPK_EINVAL, "unknown type '%s'", a->s);
     }

@@ -4,6 +4,8 @@
 #include "ops/ref_onnx.h"
 
 #include <float.h>
+
+#include "npukit/numfmt.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,8 @@ double npk_ref_onnx_get_f(const void *d, int dt, int64_t i) {
     case NPK_DT_FLOAT: return ((const float *)d)[i];
     case NPK_DT_DOUBLE: return ((const double *)d)[i];
     case NPK_DT_UINT64: return (double)((const uint64_t *)d)[i];
+    case NPK_DT_FLOAT16: return npk_fp16_to_f32(((const uint16_t *)d)[i]);
+    case NPK_DT_BFLOAT16: return npk_bf16_to_f32(((const uint16_t *)d)[i]);
     default: return (double)npk_ref_onnx_get_i(d, dt, i);
     }
 }
@@ -34,8 +38,8 @@ int64_t npk_ref_onnx_get_i(const void *d, int dt, int64_t i) {
         double v = ((const float *)d)[i];
         return v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
     }
-    case NPK_DT_DOUBLE: {
-        double v = ((const double *)d)[i];
+    case NPK_DT_DOUBLE: case NPK_DT_FLOAT16: case NPK_DT_BFLOAT16: {
+        double v = dt == NPK_DT_DOUBLE ? ((const double *)d)[i] : npk_ref_onnx_get_f(d, dt, i);
         return v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
     }
     default: return 0;
@@ -55,6 +59,7 @@ void npk_ref_onnx_set_i(void *d, int dt, int64_t i, int64_t v) {
     case NPK_DT_UINT64: ((uint64_t *)d)[i] = (uint64_t)v; break;
     case NPK_DT_FLOAT: ((float *)d)[i] = (float)v; break;
     case NPK_DT_DOUBLE: ((double *)d)[i] = (double)v; break;
+    case NPK_DT_FLOAT16: case NPK_DT_BFLOAT16: npk_ref_onnx_set_f(d, dt, i, (double)v); break;
     default: break;
     }
 }
@@ -80,6 +85,15 @@ void npk_ref_onnx_set_f(void *d, int dt, int64_t i, double v) {
     }
     if (dt == NPK_DT_DOUBLE) {
         ((double *)d)[i] = v;
+        return;
+    }
+    /* half types: one rounding, to nearest even */
+    if (dt == NPK_DT_FLOAT16) {
+        ((uint16_t *)d)[i] = npk_fp16_from_f64(v);
+        return;
+    }
+    if (dt == NPK_DT_BFLOAT16) {
+        ((uint16_t *)d)[i] = npk_bf16_from_f64(v);
         return;
     }
     double lo, hi;

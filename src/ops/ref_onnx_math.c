@@ -172,13 +172,13 @@ void npk_ref_onnx_where(const npk_tensor *cond, const npk_tensor *a, const npk_t
 void npk_ref_onnx_cast(const npk_tensor *x, npk_tensor *y) {
     int64_t n = npk_tensor_numel(x);
     for (int64_t i = 0; i < n; i++) {
-        if (is_fl(x->dtype) || x->dtype == NPK_DT_UINT64) {
+        if (is_fl(x->dtype) || npk_dtype_is_half(x->dtype) || x->dtype == NPK_DT_UINT64) {
             double v = npk_ref_onnx_get_f(x->data, x->dtype, i);
             if (y->dtype == NPK_DT_BOOL) ((uint8_t *)y->data)[i] = v != 0;
             else if (x->dtype == NPK_DT_UINT64 && !is_fl(y->dtype))
                 npk_ref_onnx_set_i(y->data, y->dtype, i, npk_ref_onnx_get_i(x->data, x->dtype, i));
             else npk_ref_onnx_set_f(y->data, y->dtype, i, v);
-        } else if (is_fl(y->dtype)) {
+        } else if (is_fl(y->dtype) || npk_dtype_is_half(y->dtype)) {
             npk_ref_onnx_set_f(y->data, y->dtype, i, (double)npk_ref_onnx_get_i(x->data, x->dtype, i));
         } else {
             npk_ref_onnx_set_i(y->data, y->dtype, i, npk_ref_onnx_get_i(x->data, x->dtype, i));
