@@ -1076,7 +1076,8 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
     if (opts->stream && opts->stream->replay) {
         opts->stream->cursor = 0;
         if (!x->be) {
-            rc = npk_err(NPK_EINVAL, "a compiled stream replays on a device (v0, shell), not on '%s'", dev);
+            rc = rep->note[0] ? npk_err(NPK_EINVAL, "the compiled stream cannot replay: %s", rep->note)
+                              : npk_err(NPK_EINVAL, "a compiled stream replays on a device (v0, shell), not on '%s'", dev);
             goto done;
         }
     }

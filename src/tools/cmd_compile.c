@@ -17,12 +17,29 @@ int cli_is_npkb(const char *path) {
     return npk_npkb_is(m, n);
 }
 
+/* Text (no NUL in its first 64 KiB) that names the e1 module schema there. */
+static int names_shlo_schema(const uint8_t *p, size_t n) {
+    size_t k = n < 65536 ? n : 65536;
+    if (memchr(p, 0, k)) return 0;
+    char *t = malloc(k + 1);
+    if (!t) return 0;
+    memcpy(t, p, k);
+    t[k] = 0;
+    int r = strstr(t, NPK_SHLO_SCHEMA) != NULL;
+    free(t);
+    return r;
+}
+
 /* v0 / shell: an ONNX model into a compiled model (.npkb). */
 static int compile_npkb(const char *device, const char *file, const char *outp) {
     if (!outp) return cli_usage_error("compile", "a compiled model is binary: give -o MODEL.npkb");
     uint8_t *onnx, *bin;
     size_t len, blen;
     if (cli_read_file(file, &onnx, &len)) return cli_fail("compile: %s", npk_errmsg());
+    if (names_shlo_schema(onnx, len)) {
+        free(onnx);
+        return cli_fail("compile: %s is an e1 StableHLO-subset module, not an ONNX model: compile it with --device e1", file);
+    }
     int rc = npk_npkb_compile(onnx, len, device, &bin, &blen);
     free(onnx);
     if (rc) return cli_fail("compile: %s: %s", file, npk_errmsg());
@@ -99,8 +116,9 @@ static void help(void) {
            "       npu compile --device v0|shell MODEL.onnx -o MODEL.npkb\n\n"
            "v0 / shell: writes a compiled model (docs/npkb.md): one versioned, checksummed file with the\n"
            "model's graph and weights, the compiled plan (per node: CPU or device, driver call, MACs,\n"
-           "modeled cycles; the guest-memory arena) and the I/O bindings. 'npu exec MODEL.npkb --input ...'\n"
-           "runs it without the ONNX file; 'npu disasm MODEL.npkb' lists it.\n\n"
+           "modeled cycles), the I/O bindings and the compiled command stream (the guest-memory plan, the\n"
+           "weights staged per node, every v0 descriptor / shell ring batch pre-encoded). 'npu exec\n"
+           "MODEL.npkb --input ...' replays it without the ONNX file; 'npu disasm MODEL.npkb' lists it.\n\n"
            "e1: compiles a module in the e1 runtime's format (schema eliza.e1_npu_stablehlo_subset.v1, YAML or\n"
            "JSON) ahead of time. The validation codes are printed on stderr (a module that is empty or has\n"
            "duplicate op names is rejected). The package (schema npukit.e1_compiled_package.v1) carries the\n"
@@ -165,7 +183,13 @@ int cmd_compile(int argc, char **argv) {
     else if (!strcmp(format, "report")) fmt = -1;
     else return cli_usage_error("compile", "--format '%s': expected package, report, executorch or litert", format);
     char *text;
-    if (cli_read_text(file, &text)) return cli_fail("compile: %s", npk_errmsg());
+    if (cli_read_text(file, &text)) {
+        size_t n = strlen(file);
+        if (n > 5 && !strcmp(file + n - 5, ".onnx"))
+            return cli_fail("compile: %s is an ONNX model, not an e1 module: compile it for v0 or shell (--device v0 -o MODEL.npkb)",
+                            file);
+        return cli_fail("compile: %s", npk_errmsg());
+    }
     if (!npk_shlo_is_module(text)) {
         free(text);
         return cli_fail("compile: %s: not a module of schema %s", file, NPK_SHLO_SCHEMA);
