@@ -48,6 +48,7 @@ typedef struct e1 {
     npk_dev dev; /* first: the model is handed out as npk_dev* */
     npk_regfile rf;
     uint32_t *v; /* rf.val: stored register values, indexed by IX_* */
+    int skip_idle; /* device option skip_idle: advance over waiting cycles in one step */
 
     /* everything that is not a register: zeroed at reset */
     struct e1_state {
@@ -305,6 +306,49 @@ static npk_bus_resp write_beat(e1 *e, uint32_t *lat) {
     return npk_bus_write(e->dev.mem, e->st.dw[2] + e->st.write_done, b, 4, lat);
 }
 
+/* One cycle of the GEMM engine (one MAC per cycle, loops i, j, l): A and B
+ * read from the scratchpad, the running sum, C stored at the last l, the
+ * loops advanced. Returns the scratchpad bytes it touched (2, or 6 with the
+ * C store); *last = 1 when this was the final MAC (the loops are back at 0). */
+static inline uint32_t gemm_mac(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, int *last) {
+    uint32_t *v = e->v, base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
+    uint32_t aa = e1_gemm_base_a(base) + e->st.gi * e1_gemm_stride_a(str) + e->st.gl;
+    uint32_t ba = e1_gemm_base_b(base) + e->st.gl * e1_gemm_stride_b(str) + e->st.gj;
+    int32_t a, b;
+    if (e->st.gemm_s4) {
+        a = sc_s4(e, aa);
+        b = sc_s4(e, ba);
+    } else {
+        a = (int8_t)sc_byte(e, aa & 63);
+        b = (int8_t)sc_byte(e, ba & 63);
+    }
+    v[IX_PERF_MACS]++;
+    e->st.eng_macs++;
+    uint32_t sum = e->st.gacc + (uint32_t)(a * b);
+    *last = 0;
+    if (e->st.gl != ((gk - 1) & 7)) {
+        e->st.gacc = sum;
+        e->st.gl = (e->st.gl + 1) & 7;
+        return 2;
+    }
+    uint32_t ca = e1_gemm_base_c(base) + e->st.gi * e1_gemm_stride_c(str) + 4 * e->st.gj;
+    v[IX_SCRATCH0 + ((ca >> 2) & 15)] = sum;
+    e->st.gacc = 0;
+    e->st.gl = 0;
+    if (e->st.gj != ((gn - 1) & 3)) {
+        e->st.gj = (e->st.gj + 1) & 3;
+    } else {
+        e->st.gj = 0;
+        if (e->st.gi != ((gm - 1) & 3)) {
+            e->st.gi = (e->st.gi + 1) & 3;
+        } else {
+            e->st.gi = 0;
+            *last = 1;
+        }
+    }
+    return 6;
+}
+
 static void edge(e1 *e) {
     uint32_t *v = e->v;
     const uint32_t st = v[IX_CTRL_STATUS];
@@ -360,45 +404,14 @@ static void edge(e1 *e) {
             if (e->dev.trace)
                 trace_cmd(e, "gemm", e->st.gemm_s4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, e->st.eng_start, now + 1 - e->st.eng_start, e->st.eng_macs, 1);
         } else {
-            uint32_t base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
-            uint32_t aa = e1_gemm_base_a(base) + e->st.gi * e1_gemm_stride_a(str) + e->st.gl;
-            uint32_t ba = e1_gemm_base_b(base) + e->st.gl * e1_gemm_stride_b(str) + e->st.gj;
-            int32_t a, b;
-            if (e->st.gemm_s4) {
-                a = sc_s4(e, aa);
-                b = sc_s4(e, ba);
-            } else {
-                a = (int8_t)sc_byte(e, aa & 63);
-                b = (int8_t)sc_byte(e, ba & 63);
-            }
-            v[IX_PERF_MACS]++;
-            e->st.eng_macs++;
-            uint32_t sum = e->st.gacc + (uint32_t)(a * b);
-            if (e->st.gl == ((gk - 1) & 7)) {
-                uint32_t ca = e1_gemm_base_c(base) + e->st.gi * e1_gemm_stride_c(str) + 4 * e->st.gj;
-                v[IX_SCRATCH0 + ((ca >> 2) & 15)] = sum;
-                sbytes_n = sbytes + 6;
-                e->st.gacc = 0;
-                e->st.gl = 0;
-                if (e->st.gj == ((gn - 1) & 3)) {
-                    e->st.gj = 0;
-                    if (e->st.gi == ((gm - 1) & 3)) {
-                        e->st.gi = 0;
-                        e->st.gemm_busy = 0;
-                        if (!e->st.desc_busy) st_n = E1_ST_DONE;
-                        if (e->dev.trace)
-                            trace_cmd(e, "gemm", e->st.gemm_s4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, e->st.eng_start, now + 1 - e->st.eng_start, e->st.eng_macs,
-                                      0);
-                    } else {
-                        e->st.gi = (e->st.gi + 1) & 3;
-                    }
-                } else {
-                    e->st.gj = (e->st.gj + 1) & 3;
-                }
-            } else {
-                e->st.gacc = sum;
-                e->st.gl = (e->st.gl + 1) & 7;
-                sbytes_n = sbytes + 2;
+            int last = 0;
+            sbytes_n = sbytes + gemm_mac(e, gm, gn, gk, &last);
+            if (last) {
+                e->st.gemm_busy = 0;
+                if (!e->st.desc_busy) st_n = E1_ST_DONE;
+                if (e->dev.trace)
+                    trace_cmd(e, "gemm", e->st.gemm_s4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, e->st.eng_start,
+                              now + 1 - e->st.eng_start, e->st.eng_macs, 0);
             }
         }
     }
@@ -647,12 +660,102 @@ static void edge(e1 *e) {
 
 static inline int busy(const e1 *e) { return e->st.busy_count || e->st.gemm_busy || e->st.vec_busy || e->st.desc_busy; }
 
+/* Event skipping (issue 15 point 4). The number of coming edges (from the
+ * current state) whose only effects are counting: the scalar latency counter
+ * going down, DESC_TIMEOUT_COUNT and PERF_STALL_CYCLES going up, a bus
+ * response's wait going down. Such edges fire no engine step, move no state
+ * machine, raise no interrupt and record no trace event, so k of them equal
+ * one update of those counters by k (e1_skip). Every other edge is stepped
+ * (0 returned): an engine computing (GEMM, VRELU), the scalar result edge
+ * (busy_count 1), a bus beat going out or being taken, launch, advance, and
+ * the timeout edge itself (the bound keeps DESC_TIMEOUT_COUNT below
+ * E1_DESC_TIMEOUT on every skipped edge). UINT64_MAX: no bound. */
+static uint64_t idle_span(const e1 *e) {
+    if (e->st.gemm_busy || e->st.vec_busy) return 0;
+    uint64_t k = UINT64_MAX;
+    uint32_t bc = e->st.busy_count;
+    if (bc == 1) return 0;
+    if (bc > 1) k = bc - 1;
+    if (e->st.desc_busy) {
+        uint32_t tmo = e->v[IX_DESC_TIMEOUT_COUNT];
+        if (tmo >= E1_DESC_TIMEOUT) return 0;
+        uint64_t t = E1_DESC_TIMEOUT - tmo;
+        if (t < k) k = t;
+        int ds = e->st.dstate, st0 = (int)NPK_FEX(e->v[IX_CTRL_STATUS], E1_CTRL_STATUS_BUSY);
+        if (ds == DS_FETCH_DATA || ds == DS_STREAM_DATA || ds == DS_WRITE_RESP) {
+            if (e->st.bus_wait) {
+                if (e->st.bus_wait < k) k = e->st.bus_wait; /* the response edge is stepped */
+            } else if (!(e->st.bus_resp == NPK_BUS_HANG || !st0)) {
+                return 0; /* a response is taken on this edge */
+            }
+        } else if (ds != DS_WAIT) { /* DS_WAIT with no engine busy and bc != 1: the op is not done */
+            return 0;
+        }
+    }
+    return k;
+}
+
+static void e1_skip(e1 *e, uint64_t k) {
+    if (e->st.busy_count) e->st.busy_count -= (uint32_t)k;
+    if (e->st.desc_busy) {
+        int ds = e->st.dstate;
+        e->v[IX_DESC_TIMEOUT_COUNT] += (uint32_t)k;
+        if (ds != DS_WAIT) {
+            e->v[IX_PERF_STALL_CYCLES] += (uint32_t)k;
+            if (e->st.bus_wait) e->st.bus_wait -= (uint32_t)k;
+        }
+    }
+    e->dev.cycles += k;
+}
+
+/* GEMM engine cycles in a row while nothing else can happen: the engine
+ * alone (no scalar op, no VRELU) with a valid configuration (registers the
+ * host cannot change inside a step) and the descriptor engine absent or
+ * waiting for it in DS_WAIT below its timeout. Each such cycle is the
+ * engine's MAC plus PERF_CYCLES and DESC_TIMEOUT_COUNT counting, exactly as
+ * edge() does; the final MAC (completion, DONE, trace event, the descriptor
+ * moving on) is left to edge(). Returns the cycles run. */
+static uint64_t gemm_burst(e1 *e, uint64_t max) {
+    if (!e->st.gemm_busy || e->st.vec_busy || e->st.busy_count) return 0;
+    uint32_t *v = e->v;
+    if (e->st.desc_busy) {
+        uint32_t tmo = v[IX_DESC_TIMEOUT_COUNT];
+        if (e->st.dstate != DS_WAIT || tmo >= E1_DESC_TIMEOUT) return 0;
+        if (max > E1_DESC_TIMEOUT - tmo) max = E1_DESC_TIMEOUT - tmo;
+    }
+    if (!gemm_ok(e, e->st.gemm_s4)) return 0;
+    const uint32_t cfg = v[IX_GEMM_CFG], gm = e1_gemm_m(cfg), gn = e1_gemm_n(cfg), gk = e1_gemm_k(cfg);
+    uint64_t n = 0;
+    while (n < max && !(e->st.gl == ((gk - 1) & 7) && e->st.gj == ((gn - 1) & 3) && e->st.gi == ((gm - 1) & 3))) {
+        int last;
+        v[IX_PERF_CYCLES]++;
+        v[IX_PERF_SCRATCH_BYTES] += gemm_mac(e, gm, gn, gk, &last);
+        if (e->st.desc_busy) v[IX_DESC_TIMEOUT_COUNT]++;
+        n++;
+    }
+    e->dev.cycles += n;
+    return n;
+}
+
 static void e1_step(npk_dev *d, uint64_t cycles) {
     e1 *e = E1(d);
     while (cycles) {
         if (!busy(e)) { /* nothing changes while idle */
             d->cycles += cycles;
             return;
+        }
+        if (e->skip_idle) {
+            uint64_t k = idle_span(e);
+            if (k > 1) {
+                if (k > cycles) k = cycles;
+                e1_skip(e, k);
+                cycles -= k;
+                continue;
+            }
+            if ((k = gemm_burst(e, cycles)) != 0) {
+                cycles -= k;
+                continue;
+            }
         }
         edge(e);
         cycles--;
@@ -875,6 +978,7 @@ static const npk_dev_ops e1_ops = {
 /* The model's options (npu devices prints this table). */
 typedef struct e1_params {
     uint32_t mem_latency, clock_mhz;
+    int skip_idle;
 } e1_params;
 
 static const npk_opt opt_defs[] = {
@@ -882,6 +986,10 @@ static const npk_opt opt_defs[] = {
      "wait cycles the memory adds to every bus beat (the RTL testbench's memory latency L;\n"
      "npu qtest --mem-latency sets the same)", 0},
     NPK_OPT_CLOCK_MHZ(e1_params, clock_mhz, "1000"),
+    {"skip_idle", NULL, NPK_OPT_BOOL, offsetof(e1_params, skip_idle), "1", 0, 0, 0, 0, 0, NULL,
+     "advance over cycles that only count (memory waits, scalar latency, a descriptor\n"
+     "waiting for its timeout) in one step instead of cycle by cycle; registers,\n"
+     "counters and timing are the same either way (0 steps every cycle)", 0},
 };
 
 static npk_dev *create(npk_mem *mem, const char *opts) {
@@ -904,6 +1012,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
     e->dev.mem = mem;
     e->dev.regs = &e->rf;
     e->dev.hz = (uint64_t)p.clock_mhz * 1000000u;
+    e->skip_idle = p.skip_idle;
     if (mem) npk_mem_set_latency(mem, p.mem_latency);
     e1_reset(&e->dev);
     return &e->dev;

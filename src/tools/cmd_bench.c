@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -512,7 +515,41 @@ static int bench_e1_matmul(ctx *c) {
             bench_fail(c, "check");
             goto out;
         }
-        t0 = now();
+    }
+    cli_progress_end();
+    add_samples(c, "npu", "ms", t, c->repeat, ename);
+    npk_lower_evidence ev_ring = ev;
+    /* the same tiles with one MMIO start each (no ring): issue 15 point 4 wants the ring at least as fast */
+    npk_lower_set_batching(L, 0);
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "matmul, direct MMIO", r, c->repeat);
+        double t0 = now();
+        if (npk_lower_matmul(L, 0, &A, &B, &o, &go, &ev)) {
+            npk_lower_set_batching(L, 1);
+            bench_fail(c, "matmul (direct MMIO)");
+            goto out;
+        }
+        g[r] = (now() - t0) * 1e3;
+        int same = !memcmp(o.t[0].data, go.t[0].data, (size_t)(n * n) * 4);
+        npk_lower_out_free(&o);
+        npk_lower_out_free(&go);
+        if (!same) {
+            npk_lower_set_batching(L, 1);
+            npk_err(NPK_EDEVICE, "the e1 result (direct MMIO) differs from the CPU reference");
+            bench_fail(c, "check");
+            goto out;
+        }
+    }
+    npk_lower_set_batching(L, 1);
+    cli_progress_end();
+    ev = ev_ring;
+    char dname[80];
+    snprintf(dname, sizeof dname, "e1 tiled matmul %lld^3 (direct MMIO per tile), host time", (long long)n);
+    add_samples(c, "npu", "ms", g, c->repeat, dname);
+    add_ratio(c, "e1 ring / direct MMIO host time", ename, dname, "lower");
+    /* the CPU reference, again into g */
+    for (int r = 0; r < c->repeat; r++) {
+        double t0 = now();
         if (npk_golden_matmul(0, &A, &B, &go)) {
             bench_fail(c, "CPU reference");
             goto out;
@@ -520,8 +557,6 @@ static int bench_e1_matmul(ctx *c) {
         g[r] = (now() - t0) * 1e3;
         npk_lower_out_free(&go);
     }
-    cli_progress_end();
-    add_samples(c, "npu", "ms", t, c->repeat, ename);
     add_samples(c, "baseline", "ms", g, c->repeat, gname);
     add_ratio(c, "e1 host time / CPU reference time", ename, gname, "lower");
     add_modeled(c, "cycles", (double)ev.cycles, "e1 modeled cycles (simulated clock)");
@@ -744,6 +779,60 @@ out:
 static int bench_onnx_v0(ctx *c) { return bench_onnx(c, "v0"); }
 static int bench_onnx_shell(ctx *c) { return bench_onnx(c, "shell"); }
 
+/* ---- ONNX: e1 versus v0 on the same quantized model (issue 15 point 4) --------- */
+
+static int bench_onnx_e1_v0(ctx *c) {
+    const char *model = c->models && c->models->n ? c->models->v[0] : "onnx-zoo/ppocr-cls-qdq-s8";
+    char mp[1024], ip[1100];
+    snprintf(mp, sizeof mp, "%s/models/%s/model.onnx", c->shared, model);
+    snprintf(ip, sizeof ip, "%s/models/%s/test_data_set_0/input_0.pb", c->shared, model);
+    npk_graph *g = NULL;
+    npk_tensor in = {0}, *o[2] = {NULL, NULL};
+    size_t no[2] = {0, 0};
+    npk_run_report rep;
+    int rc = 1;
+    double *t[2] = {calloc((size_t)c->repeat, sizeof(double)), calloc((size_t)c->repeat, sizeof(double))};
+    static const char *const dev[2] = {"v0", "e1"};
+    if (!t[0] || !t[1] || npk_graph_load_file(&g, mp) || npk_tensor_load_pb_file(&in, ip)) {
+        bench_fail(c, model);
+        goto out;
+    }
+    for (int r = 0; r < c->repeat; r++)
+        for (int k = 0; k < 2; k++) {
+            progress(c, dev[k], r, c->repeat);
+            free_outs(o[k], no[k]);
+            o[k] = NULL, no[k] = 0;
+            double t0 = now();
+            if (run_graph(c, g, dev[k], &in, NULL, &o[k], &no[k], &rep)) goto out;
+            t[k][r] = (now() - t0) * 1e3;
+            npk_run_report_fini(&rep);
+        }
+    cli_progress_end();
+    int same = no[0] == no[1] && no[0] > 0;
+    for (size_t i = 0; same && i < no[0]; i++)
+        same = npk_tensor_bytes(&o[0][i]) == npk_tensor_bytes(&o[1][i]) &&
+               !memcmp(o[0][i].data, o[1][i].data, npk_tensor_bytes(&o[0][i]));
+    if (!same) {
+        npk_err(NPK_EDEVICE, "the e1 outputs differ from v0's");
+        bench_fail(c, "check");
+        goto out;
+    }
+    char n0[96], n1[96];
+    const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    snprintf(n0, sizeof n0, "%s on v0, host time", base);
+    snprintf(n1, sizeof n1, "%s on e1, host time", base);
+    add_samples(c, "baseline", "ms", t[0], c->repeat, n0);
+    add_samples(c, "npu", "ms", t[1], c->repeat, n1);
+    add_ratio(c, "e1 / v0 host time (same model, same outputs)", n1, n0, "lower");
+    rc = 0;
+out:
+    cli_progress_end();
+    for (int k = 0; k < 2; k++) free_outs(o[k], no[k]), free(t[k]);
+    npk_tensor_free(&in);
+    npk_graph_free(g);
+    return rc;
+}
+
 /* ---- ONNX: npukit's CPU path versus ONNX Runtime (issue 15 point 2) ------------ */
 
 #ifndef NPUKIT_SOURCE_DIR_DEFAULT
@@ -917,6 +1006,84 @@ static int bench_onnx_cpu_imagenet(ctx *c) {
     return bench_onnx_cpu_set(c, onnx_imagenet_models, sizeof onnx_imagenet_models / sizeof onnx_imagenet_models[0]);
 }
 
+/* ---- the cost of --report and --trace (issue 15 point 7) ----------------------------- */
+
+/* Run this npu (/proc/self/exe) with argv, output to /dev/null; host wall and
+ * CPU (user + system) seconds of the child. Returns its exit status or -1. */
+static int run_self(char *const *argv, double *wall, double *cpu) {
+    fflush(stdout);
+    double t0 = now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int dn = open("/dev/null", O_WRONLY);
+        if (dn >= 0) dup2(dn, 1), dup2(dn, 2);
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    if (pid < 0) return -1;
+    int st = 0;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) < 0) return -1;
+    *wall = now() - t0;
+    *cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)ru.ru_stime.tv_usec;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `npu run` of ResNet-50 (int8, batch 4) on v0 plainly, with --report and
+ * with --trace FILE, the three interleaved per repetition so that the
+ * machine's load hits them alike; wall and CPU time per variant and the
+ * ratios to the plain run (goal: <= 1.10). --model picks another model. */
+static int bench_report_cost(ctx *c) {
+    const char *model = c->models && c->models->n ? c->models->v[0] : "imagenet-resnet50-synthetic-int8";
+    char mp[1024], ip[1100], tp[64];
+    snprintf(mp, sizeof mp, "%s/models/%s/model.onnx", c->shared, model);
+    snprintf(ip, sizeof ip, "%s/models/%s/test_data_set_0/input_0.pb", c->shared, model);
+    snprintf(tp, sizeof tp, "/tmp/npu-bench-trace-%d.json", (int)getpid());
+    if (access(mp, R_OK)) {
+        npk_err(NPK_EIO, "cannot read %s", mp);
+        return bench_fail(c, model);
+    }
+    static const char *const what[3] = {"plain", "--report", "--trace FILE"};
+    double *w[3], *u[3];
+    int rc = 0;
+    for (int k = 0; k < 3; k++) {
+        w[k] = calloc((size_t)c->repeat, sizeof(double));
+        u[k] = calloc((size_t)c->repeat, sizeof(double));
+        if (!w[k] || !u[k]) rc = 1;
+    }
+    for (int r = 0; !rc && r < c->repeat; r++)
+        for (int k = 0; !rc && k < 3; k++) {
+            progress(c, what[k], r * 3 + k, c->repeat * 3);
+            char *argv[12] = {"npu", "run", mp, "--device", "v0", "--input", ip, NULL, NULL, NULL};
+            if (k == 1) argv[7] = "--report";
+            if (k == 2) argv[7] = "--trace", argv[8] = tp;
+            if (run_self(argv, &w[k][r], &u[k][r]) != 0) {
+                npk_err(NPK_EIO, "npu run %s --device v0 %s failed", model, what[k]);
+                rc = bench_fail(c, model);
+            }
+            w[k][r] *= 1e3;
+            u[k][r] *= 1e3;
+        }
+    cli_progress_end();
+    unlink(tp);
+    if (!rc) {
+        char wn[3][96], un[3][96];
+        for (int k = 0; k < 3; k++) {
+            snprintf(wn[k], sizeof wn[k], "npu run --device v0, %s: host wall time", what[k]);
+            snprintf(un[k], sizeof un[k], "npu run --device v0, %s: host CPU time", what[k]);
+            add_samples(c, k ? "npu" : "baseline", "ms", w[k], c->repeat, wn[k]);
+            add_samples(c, k ? "npu" : "baseline", "ms", u[k], c->repeat, un[k]);
+        }
+        add_ratio(c, "--report / plain, wall time", wn[1], wn[0], "lower");
+        add_ratio(c, "--report / plain, CPU time", un[1], un[0], "lower");
+        add_ratio(c, "--trace / plain, wall time", wn[2], wn[0], "lower");
+        add_ratio(c, "--trace / plain, CPU time", un[2], un[0], "lower");
+    }
+    for (int k = 0; k < 3; k++) free(w[k]), free(u[k]);
+    return rc;
+}
+
 /* ---- the suite ---------------------------------------------------------------- */
 
 typedef struct bench {
@@ -940,6 +1107,10 @@ static const bench suite[] = {
      bench_onnx_cpu, 0},
     {"onnx-cpu-imagenet", "the same on the two ImageNet int8 models (ResNet-50 batch 4: minutes with --repeat 5)",
      bench_onnx_cpu_imagenet, 1},
+    {"onnx-e1-v0", "ONNX ppocr-cls-qdq-s8 (int8 QDQ conv net) on e1 versus v0: host time, same outputs",
+     bench_onnx_e1_v0, 0},
+    {"report-cost", "npu run of int8 ResNet-50 on v0: plain, --report, --trace (host time ratios; minutes)",
+     bench_report_cost, 1},
 };
 #define NSUITE (sizeof suite / sizeof suite[0])
 
@@ -974,7 +1145,8 @@ static const npk_opt bench_opts[] = {
      "through node; onnxruntime-node in $NPUKIT_ORT_DIR or ~/.cache/npukit/ortnode)", 0},
     {"--model", NULL, NPK_OPT_LIST, offsetof(bench_args, models), NULL, 0, 0, 0, 0, 0, "NAME",
      "onnx-cpu, onnx-cpu-imagenet: only this model (a directory name under\n"
-     "shared/models or shared/models/onnx-zoo), repeatable", 0},
+     "shared/models or shared/models/onnx-zoo), repeatable; report-cost,\n"
+     "onnx-e1-v0: the model (path under shared/models) instead of theirs", 0},
     {"--compare", NULL, NPK_OPT_FLAG, offsetof(bench_args, compare), NULL, 0, 0, 0, 0, 0, NULL,
      "npu bench --compare OLD.json NEW.json: per figure, the ratio NEW/OLD\n"
      "of the medians and whether it improved (runs no benchmark)", 0},
