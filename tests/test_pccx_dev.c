@@ -791,6 +791,26 @@ static void test_lanes_l2(void) {
         CHECK_EQ(npk_pccx_stats_get(drv, &st), 0);
         CHECK_EQ(st.engine_cycles[0], 16384u / (32u * lanes) + 16u); /* + gemv_lat */
     }
+    /* Weight prefetch (wfifo_kib): during a 1000-element CVO (1016 cycles) the
+     * stream fills the 4 KiB FIFO with the next record's first 4096 bytes, so
+     * the GEMV streams only 8448 - 4096 = 4352 bytes (91 cycles at 48 B/cycle)
+     * and is bound by its 128 compute cycles (4 lanes): 128 + 16; without the
+     * FIFO it streams all 8448 bytes: 176 + 16 cycles. */
+    for (int fifo = 0; fifo < 2; fifo++) {
+        reopen(fifo ? "wfifo_kib=4" : "wfifo_kib=0");
+        CHECK_EQ(npk_pccx_wmat_upload(drv, w, 64, 256, 0, &wm), 0);
+        fi = npk_pccx_fmap_entry(drv, 1, 1, 256);
+        wi = npk_pccx_weight_entry(drv, 64, 256, 0);
+        CHECK_EQ(npk_pccx_set_wstream(drv, wm.addr, 0), 0);
+        CHECK_EQ(npk_pccx_stats_clear(drv), 0);
+        CHECK_EQ(npk_pccx_cvo(drv, NPK_PCCX_CVO_EXP, 2000, 3000, 1000, 0, 0), 0);
+        CHECK_EQ(npk_pccx_gemv(drv, 100, 0, NPK_PCCX_W_SCALE, (unsigned)wi, (unsigned)fi, 0), 0);
+        CHECK_EQ(npk_pccx_sync(drv), 0);
+        npk_pccx_stats st;
+        CHECK_EQ(npk_pccx_stats_get(drv, &st), 0);
+        CHECK_EQ(st.engine_cycles[0], fifo ? 128u + 16u : 176u + 16u);
+        CHECK_EQ(st.ws_bytes, 8448u); /* the bytes streamed are the same */
+    }
     /* the L2 bound follows l2_kib */
     reopen("l2_kib=64");
     CHECK_EQ(npk_pccx_l2_words(drv), 4096u);

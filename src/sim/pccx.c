@@ -50,6 +50,7 @@ typedef struct pccx {
     unsigned lat_gemv, lat_gemm, lat_sfu, lat_dma;
     unsigned lanes;   /* GEMV cores (option lanes) */
     int timing_only;  /* option timing_only: schedule, count and check, compute nothing */
+    uint64_t wfifo;   /* weight FIFO bytes the stream may run ahead of GEMV/GEMM (option wfifo_kib) */
     uint32_t l2w;     /* L2 words (option l2_kib) */
     double bpc; /* host bytes per core cycle */
     /* state */
@@ -66,6 +67,11 @@ typedef struct pccx {
     uint32_t l2_lane;             /* lane of the L2 debug window (not a register) */
     /* timing */
     uint64_t fe_ready, eng_free[ENG_N], busy_until;
+    /* the weight stream's prefetcher: idle since ws_idle (the end of the last
+     * GEMV/GEMM or the last WS_ADDR write), expecting the record at ws_next;
+     * ddr_cycles sums host MEMCPY durations (they hold the DDR), ws_ddr_mark
+     * is its value at ws_idle */
+    uint64_t ws_idle, ws_next, ddr_cycles, ws_ddr_mark;
     slot slots[NSLOT];
     unsigned next_slot;
     /* counters */
@@ -166,11 +172,17 @@ static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd
     return t;
 }
 
+/* The cycle an instruction would start on engine eng: front end, engine and
+ * hazards with in-flight async instructions. */
+static uint64_t start_cycle(pccx *p, int eng, uint64_t t0, const range *rd, int nrd, range wr, int rd_scalar) {
+    uint64_t t = t0 > p->eng_free[eng] ? t0 : p->eng_free[eng];
+    return hazard_start(p, rd, nrd, wr, rd_scalar, t);
+}
+
 /* Schedule an instruction on an engine; returns its start cycle. */
 static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, int async, const range *rd, int nrd, range wr,
                          int rd_scalar, int wr_scalar) {
-    uint64_t t = t0 > p->eng_free[eng] ? t0 : p->eng_free[eng];
-    t = hazard_start(p, rd, nrd, wr, rd_scalar, t);
+    uint64_t t = start_cycle(p, eng, t0, rd, nrd, wr, rd_scalar);
     uint64_t end = t + dur;
     p->eng_free[eng] = end;
     if (end > p->busy_until) p->busy_until = end;
@@ -464,19 +476,35 @@ timing:
     uint64_t beats = div_up(rec, 16);
     uint64_t compute = gemv ? div_up(macs, 32ull * lanes)
                             : div_up(N, 32) * div_up(K, 32) * (div_up(M, 2) + 32);
-    uint64_t mem = host_cycles(p, streamed);
-    uint64_t dur = (compute > mem ? compute : mem) + (gemv ? p->lat_gemv : p->lat_gemm) + lat / (beats ? beats : 1);
     range rd[1] = {{in.src, (uint32_t)(in.src + M * sstride)}};
     range wr = {in.dest, (uint32_t)(in.dest + M * dstride)};
     int eng = gemv ? ENG_GEMV : ENG_GEMM;
+    /* Weight prefetch: while the engines wait on other work the stream has
+     * been filling the weight FIFO from ws_next since ws_idle, except while a
+     * host MEMCPY held the DDR; those bytes of this record are already on
+     * chip (at most wfifo of them, and only if this record is the one the
+     * stream expected). */
+    uint64_t ts = start_cycle(p, eng, t0, rd, 1, wr, 0), pre = 0;
+    if (ws_addr == p->ws_next && ts > p->ws_idle) {
+        uint64_t ddr = p->ddr_cycles - p->ws_ddr_mark, gap = ts - p->ws_idle;
+        gap = gap > ddr ? gap - ddr : 0;
+        pre = (uint64_t)((double)gap * p->bpc);
+        if (pre > p->wfifo) pre = p->wfifo;
+        if (pre > rec) pre = rec;
+    }
+    uint64_t mem = host_cycles(p, streamed - pre);
+    uint64_t dur = (compute > mem ? compute : mem) + (gemv ? p->lat_gemv : p->lat_gemm) + lat / (beats ? beats : 1);
     uint64_t t = schedule(p, eng, t0, dur, 0, rd, 1, wr, 0, 0);
+    p->ws_idle = t + dur;
+    p->ws_next = ws_addr + rec;
+    p->ws_ddr_mark = p->ddr_cycles;
     p->macs += macs;
     p->ws_bytes += streamed;
     if (p->dev.trace) {
         char a[200];
         snprintf(a, sizeof a, "\"M\":%" PRIu64 ",\"N\":%" PRIu64 ",\"K\":%" PRIu64 ",\"macs\":%" PRIu64
-                 ",\"weight_bytes\":%" PRIu64 ",\"flags\":%u,\"lanes\":%u",
-                 M, N, K, macs, streamed, in.flags, lanes);
+                 ",\"weight_bytes\":%" PRIu64 ",\"prefetched_bytes\":%" PRIu64 ",\"flags\":%u,\"lanes\":%u",
+                 M, N, K, macs, streamed, pre, in.flags, lanes);
         trace(p, eng, gemv ? "GEMV" : "GEMM", t, dur, a);
         trace_bw(p, "weight stream bytes/cycle", t, dur, streamed);
     }
@@ -534,6 +562,7 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
         }
         dur = host_cycles(p, bytes) + p->lat_dma + lat / words;
         p->dma_bytes += bytes;
+        p->ddr_cycles += dur; /* the DDR is busy: no weight prefetch meanwhile */
     } else { /* L2 -> L2 */
         if (!l2_ok(p, in.src, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
         if (!l2_ok(p, in.dest, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
@@ -708,6 +737,9 @@ static void soft_reset(pccx *p) {
     p->l2_lane = 0;
     p->fe_ready = p->busy_until = p->dev.cycles;
     for (int i = 0; i < ENG_N; i++) p->eng_free[i] = p->dev.cycles;
+    p->ws_idle = p->dev.cycles;
+    p->ws_next = 0;
+    p->ws_ddr_mark = p->ddr_cycles;
     memset(p->slots, 0, sizeof p->slots);
     p->busy_cycles = p->ws_bytes = p->dma_bytes = p->macs = p->sfu_elems = 0;
     memset(p->per_op, 0, sizeof p->per_op);
@@ -781,6 +813,18 @@ static uint32_t wr_instr_hi(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t
     pccx *p = P(d);
     issue(p, (uint64_t)v << 32 | p->instr_lo);
     return 0;
+}
+
+/* WS_ADDR: the stream restarts at the new address; prefetch from now (the
+ * FIFO's earlier contents are discarded). */
+static void wr_ws_addr(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
+    (void)r;
+    (void)old;
+    (void)v;
+    pccx *p = P(d);
+    p->ws_next = reg64(p, NPK_PCCX_WS_ADDR_LO);
+    p->ws_idle = d->cycles > p->busy_until ? d->cycles : p->busy_until;
+    p->ws_ddr_mark = p->ddr_cycles;
 }
 
 static void wr_irq_en(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
@@ -960,7 +1004,7 @@ typedef struct pccx_params {
     double ddr_gbps, ddr_eff;
     uint32_t lat_gemv, lat_gemm, lat_sfu, lat_dma;
     uint32_t clock_mhz;
-    uint32_t lanes, l2_kib;
+    uint32_t lanes, l2_kib, wfifo_kib;
     int timing_only;
 } pccx_params;
 
@@ -979,6 +1023,8 @@ static const npk_opt opt_defs[] = {
      "GEMV cores of 32 MAC/cycle (parallel_lane 1..N, 0 = all; the field has 5 bits)", 0},
     {"l2_kib", NULL, NPK_OPT_U32, offsetof(pccx_params, l2_kib), "1792", 16, 2048, 0, 0, 0, "KIB",
      "L2 size in KiB (1792 = the KV260's 114,688 words; 2048 = all a 17-bit word address reaches)", 0},
+    {"wfifo_kib", NULL, NPK_OPT_U32, offsetof(pccx_params, wfifo_kib), "64", 0, 65536, 0, 0, 0, "KIB",
+     "weight FIFO in KiB the stream fills ahead of GEMV/GEMM while other engines work (0 = no prefetch)", 0},
     {"timing_only", NULL, NPK_OPT_BOOL, offsetof(pccx_params, timing_only), "0", 0, 0, 0, 0, 0, "0|1",
      "1: schedule, check and count every instruction exactly, but compute nothing\n"
      "(no weights read, L2 unchanged by GEMV/GEMM/CVO/MEMCPY): the cycles of a functional run", 0},
@@ -1000,6 +1046,7 @@ static int parse_opts(pccx *p, const char *opts) {
     p->lanes = o.lanes;
     p->l2w = o.l2_kib * 64u;
     p->timing_only = o.timing_only;
+    p->wfifo = (uint64_t)o.wfifo_kib * 1024u;
     return 0;
 }
 
