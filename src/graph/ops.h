@@ -213,13 +213,30 @@ typedef int (*npk_op_fn)(npk_opctx *c);
     X(OptionalHasElement, NPK_OPF_CONTAINER, npk_op_optional_has_element) \
     X(OptionalGetElement, NPK_OPF_CONTAINER, npk_op_optional_get_element)
 
-#define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X) NPK_ONNX_OPS_CTRL(X)
+/* More operators (ops_misc.c; issue 14). */
+#define NPK_ONNX_OPS_MISC(X) \
+    X(Det, 0, npk_op_det) \
+    X(MaxUnpool, 0, npk_op_maxunpool) \
+    X(Unique, 0, npk_op_unique) \
+    X(NonMaxSuppression, 0, npk_op_nms) \
+    X(Einsum, 0, npk_op_einsum) \
+    X(HannWindow, 0, npk_op_hannwindow) \
+    X(HammingWindow, 0, npk_op_hammingwindow) \
+    X(BlackmanWindow, 0, npk_op_blackmanwindow) \
+    X(DFT, 0, npk_op_dft) \
+    X(STFT, 0, npk_op_stft) \
+    X(MelWeightMatrix, 0, npk_op_melweightmatrix) \
+    X(RoiAlign, 0, npk_op_roialign) \
+    X(GridSample, 0, npk_op_gridsample)
+
+#define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X) NPK_ONNX_OPS_CTRL(X) NPK_ONNX_OPS_MISC(X)
 
 #define NPK_OP_DECL_(name, fam, fn) int fn(npk_opctx *c);
 NPK_ONNX_OPS_MATH(NPK_OP_DECL_)
 NPK_ONNX_OPS_SHAPE(NPK_OP_DECL_)
 NPK_ONNX_OPS_NN(NPK_OP_DECL_)
 NPK_ONNX_OPS_CTRL(NPK_OP_DECL_)
+NPK_ONNX_OPS_MISC(NPK_OP_DECL_)
 #undef NPK_OP_DECL_
 
 typedef enum npk_op_id {

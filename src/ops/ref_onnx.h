@@ -303,4 +303,47 @@ int npk_ref_onnx_rnn(const npk_onnx_rnn *p, const npk_tensor *X, const npk_tenso
                      const npk_tensor *B, const npk_tensor *lens, const npk_tensor *h0, const npk_tensor *c0,
                      const npk_tensor *P, npk_tensor *Y, npk_tensor *Yh, npk_tensor *Yc);
 
+/* ---- issue 14: Det, MaxUnpool, Unique, NonMaxSuppression, Einsum, signal ops,
+ * RoiAlign, GridSample (ref_onnx_misc.c) ---------------------------------------- */
+/* Determinant of each [M, M] matrix of x [..., M, M] (LU, partial pivoting, double). */
+void npk_ref_onnx_det(const npk_tensor *x, npk_tensor *y);
+/* y (zeroed) at the position of idx[i] = x[i]: idx indexes the unpooled
+ * shape idims (y's rank); y may be larger (output_shape), padded after it.
+ * An index outside idims fails naming it. */
+int npk_ref_onnx_maxunpool(const npk_tensor *x, const npk_tensor *idx, const int64_t *idims, npk_tensor *y);
+/* Unique slices of x viewed as [outer, len, inner] along len: returns the
+ * number of unique slices g (or a negative status); first[k] / counts[k]: the
+ * first occurrence and count of group k (groups in ascending order),
+ * order[j]: the group at output position j (ascending when sorted, else by
+ * first occurrence), inverse[i]: the output position of slice i. Arrays of len. */
+int64_t npk_ref_onnx_unique(const npk_tensor *x, int64_t outer, int64_t len, int64_t inner, int sorted, int64_t *order,
+                            int64_t *first, int64_t *inverse, int64_t *counts);
+/* NonMaxSuppression of boxes [B, N, 4] by scores [B, C, N]: writes (batch,
+ * class, box) triples into sel (room for B*C*N) and returns their count
+ * (or -NPK_ENOMEM). Greedy per batch and class by score (ties: lower index
+ * first), a box suppressed when its IoU with a kept one exceeds iou_th;
+ * with has_score_th only scores above score_th are candidates. */
+int64_t npk_ref_onnx_nms(const npk_tensor *boxes, const npk_tensor *scores, int64_t max_out, double iou_th, int has_score_th,
+                         double score_th, int center, int64_t *sel);
+/* Einsum: the output shape of the equation over inputs in[0..n-1], and the
+ * product-sum (double for floats, int64 wrapping for integers). */
+#define NPK_OP_EIN_MAX 16
+int npk_ref_onnx_einsum_shape(const char *eq, int n, const npk_tensor *const *in, int *rank, int64_t *dims);
+int npk_ref_onnx_einsum(const char *eq, int n, const npk_tensor *const *in, npk_tensor *y);
+/* Hann (0), Hamming (1), Blackman (2) window of y's length. */
+void npk_ref_onnx_window(int kind, int periodic, npk_tensor *y);
+/* DFT of x [..., L, ..., 1|2] along axis with len points (zero-padded or
+ * truncated), y [..., y->dims[axis], ..., 2] (the first bins when onesided). */
+int npk_ref_onnx_dft(const npk_tensor *x, int axis, int64_t len, int inverse, int onesided, npk_tensor *y);
+/* STFT of sig [B, L, 1|2] (or [B, L]) into y [B, frames, bins, 2]. */
+int npk_ref_onnx_stft(const npk_tensor *sig, int64_t step, const npk_tensor *win, int64_t flen, npk_tensor *y);
+/* MelWeightMatrix y [dft_length / 2 + 1, nmel]. */
+int npk_ref_onnx_melweight(int64_t nmel, int64_t dftlen, int64_t sr, double lo, double hi, npk_tensor *y);
+/* RoiAlign of x [N, C, H, W] over rois [R, 4] (x1, y1, x2, y2) into y [R, C, oh, ow]. */
+int npk_ref_onnx_roialign(const npk_tensor *x, const npk_tensor *rois, const npk_tensor *bidx, int max_mode, int64_t oh,
+                          int64_t ow, int64_t sampling, double scale, int half_pixel, npk_tensor *y);
+/* GridSample of x [N, C, H, W] at grid [N, OH, OW, 2]: mode 0 bilinear, 1
+ * nearest, 2 bicubic; pad 0 zeros, 1 border, 2 reflection. */
+void npk_ref_onnx_gridsample(const npk_tensor *x, const npk_tensor *grid, int mode, int pad, int align, npk_tensor *y);
+
 #endif
