@@ -34,6 +34,11 @@ extern "C" {
 /* 1 when data starts with the NPKB magic. */
 int npk_npkb_is(const uint8_t *data, size_t len);
 
+/* The devices whose models compile (the npkb column of the device table's
+ * graph rows): "v0, shell"; npk_npkb_device_ok(name) is 1 for them. */
+const char *npk_npkb_device_names(void);
+int npk_npkb_device_ok(const char *device);
+
 /* Compile an ONNX model for device (v0 or shell): check it, run the
  * executor once on the in-process model with deterministic inputs (seed 1)
  * to obtain the partition, driver calls, guest-memory plan and modeled

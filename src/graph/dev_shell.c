@@ -228,4 +228,4 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
 }
 
 /* The shell row of the graph-level device table (src/graph/exec.h). */
-const npk_dev_graph npk_shell_graph = {.name = "shell", .open = backend_open};
+const npk_dev_graph npk_shell_graph = {.name = "shell", .open = backend_open, .npkb = 1};

@@ -303,4 +303,4 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
 }
 
 /* The v0 row of the graph-level device table (src/graph/exec.h). */
-const npk_dev_graph npk_v0_graph = {.name = "v0", .open = backend_open};
+const npk_dev_graph npk_v0_graph = {.name = "v0", .open = backend_open, .npkb = 1};

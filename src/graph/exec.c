@@ -963,6 +963,21 @@ const char *npk_graph_device_names(void) {
     return names;
 }
 
+const char *npk_npkb_device_names(void) {
+    static char names[256];
+    if (!names[0])
+        for (size_t i = 0; i < sizeof graph_rows / sizeof graph_rows[0]; i++)
+            if (graph_rows[i]->npkb)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
+                         graph_rows[i]->name);
+    return names;
+}
+
+int npk_npkb_device_ok(const char *device) {
+    const npk_dev_graph *r = npk_dev_graph_find(device);
+    return r && r->npkb;
+}
+
 int npk_graph_device_check(const char *device) {
     if (device && (!strcmp(device, "cpu") || npk_dev_graph_find(device))) return 0;
     return npk_err(NPK_EINVAL, "unknown device '%s' (known: %s)", device ? device : "", npk_graph_device_names());

@@ -66,6 +66,7 @@ typedef struct npk_dev_graph {
     const char *name; /* the device's name in include/npukit/devices.def */
     int (*open)(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
     const char *note;
+    int npkb; /* 1: the backend's runs compile into .npkb models (npu compile, docs/npkb.md) */
 } npk_dev_graph;
 #define NPK_DEVICE(d) extern const npk_dev_graph npk_##d##_graph;
 #include "npukit/devices.def"

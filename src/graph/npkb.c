@@ -79,8 +79,9 @@ static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 int npk_npkb_compile(const uint8_t *onnx, size_t len, const char *device, uint8_t **out, size_t *out_len) {
     *out = NULL;
     *out_len = 0;
-    if (!device || (strcmp(device, "v0") && strcmp(device, "shell")))
-        return npk_err(NPK_EINVAL, "compiled streams are made for v0 and shell (not '%s')", device ? device : "");
+    if (!npk_npkb_device_ok(device))
+        return npk_err(NPK_EINVAL, "compiled streams are made for %s (not '%s')", npk_npkb_device_names(),
+                       device ? device : "");
     npk_graph *g;
     int rc = npk_graph_load(&g, onnx, len);
     if (rc) return rc;
@@ -241,7 +242,7 @@ int npk_npkb_open(npk_npkb **out, const uint8_t *data, size_t len) {
         const sec *gm = find(k, "GMEM"), *cm = find(k, "CMDS");
         rc = npk_cs_parse(&k->cs, gm->data, (size_t)gm->len, cm->data, (size_t)cm->len);
     }
-    if (!rc && strcmp(k->device, "v0") && strcmp(k->device, "shell"))
+    if (!rc && !npk_npkb_device_ok(k->device))
         rc = npk_err(NPK_EFORMAT, "compiled for unknown device '%s'", k->device);
     if (rc) {
         npk_npkb_free(k);

@@ -284,10 +284,18 @@ int cli_parse(const char *cmd, const npk_opt *t, size_t n, void *base, int argc,
     return 0;
 }
 
+int cli_take_list(const char *cmd, const char *flag, npk_strlist *l, const char **dst, size_t max, size_t *n) {
+    int rc = l->n > max ? cli_usage_error(cmd, "too many %s values (at most %zu)", flag, max) : 0;
+    *n = rc ? 0 : l->n;
+    for (size_t i = 0; i < *n; i++) dst[i] = l->v[i];
+    npk_strlist_free(l);
+    return rc;
+}
+
 void cli_help_opts(const npk_opt *t, size_t n) {
     npk_opt all[128];
     if (n >= sizeof all / sizeof all[0]) n = sizeof all / sizeof all[0] - 1;
-    memcpy(all, t, n * sizeof *t);
+    if (n) memcpy(all, t, n * sizeof *t);
     all[n] = (npk_opt){"--help", "-h", NPK_OPT_FLAG, 0, NULL, 0, 0, 0, 0, 0, NULL, "this help", 0};
     npk_opt_help(all, n + 1, stdout, 2);
 }

@@ -65,6 +65,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * the usage error. */
 int cli_parse(const char *cmd, const npk_opt *t, size_t n, void *base, int argc, char **argv, const char **pos,
               int max_pos, int *npos);
+/* Move the values of a repeatable flag (strings of argv) into dst[0..max-1]
+ * and free the list (always). More than max values is a usage error (2, *n = 0). */
+int cli_take_list(const char *cmd, const char *flag, npk_strlist *l, const char **dst, size_t max, size_t *n);
 /* The options section of a command's help, from its table ("-h, --help" last). */
 void cli_help_opts(const npk_opt *t, size_t n);
 /* The device option flag every command shares: --device-opt K=V[,K=V...]

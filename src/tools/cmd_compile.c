@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "npukit/e1_shlo.h"
 #include "npukit/npkb.h"
+#include "npukit/sim.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,34 @@ int cli_shlo_lower_module(const char *file, const char *text, const char *const 
     return 0;
 }
 
+typedef struct compile_args {
+    const char *device, *out, *format;
+    npk_strlist tensors;
+    uint32_t arena_base, descriptor_base, descriptor_stride;
+    int no_tensors;
+} compile_args;
+#define CU32(n, f, def, m, h) \
+    {n, NULL, NPK_OPT_U32, offsetof(compile_args, f), def, 0, UINT32_MAX, 0, 0, 0, m, h, 0}
+static const npk_opt compile_opts[] = {
+    {"--device", NULL, NPK_OPT_STR, offsetof(compile_args, device), NULL, 0, 0, 0, 0, 0, "D",
+     "the device (required): the e1 modules' device, or a device whose ONNX\n"
+     "runs compile into .npkb models (listed below)", 0},
+    {"--output", "-o", NPK_OPT_STR, offsetof(compile_args, out), NULL, 0, 0, 0, 0, 0, "FILE",
+     "write there (default: stdout; required for .npkb)", 0},
+    {"--tensors", NULL, NPK_OPT_LIST, offsetof(compile_args, tensors), NULL, 0, 0, 0, 0, 0, "FILE",
+     "tensor data: {OP: {FIELD: data}} or {OP.FIELD: data} (repeatable, at most 16)", 0},
+    {"--format", NULL, NPK_OPT_STR, offsetof(compile_args, format), "package", 0, 0, 0, 0, 0, "F",
+     "package, report (the partition report only), executorch or litert\n"
+     "(the prototype delegate blobs; refused when the module has validation issues)", 0},
+    CU32("--arena-base", arena_base, NULL, "ADDR", "guest address of the tensor arena (default 0x90000000)"),
+    CU32("--descriptor-base", descriptor_base, NULL, "ADDR",
+         "guest address of execution batch 0's descriptors (default 0x90100000)"),
+    CU32("--descriptor-stride", descriptor_stride, NULL, "N", "bytes between execution batches' descriptors (default 112)"),
+    {"--no-tensors", NULL, NPK_OPT_FLAG, offsetof(compile_args, no_tensors), NULL, 0, 0, 0, 0, 0, NULL,
+     "leave the tensor data out of the package (bind it at exec time)", 0},
+};
+#define COMPILE_NOPTS (sizeof compile_opts / sizeof compile_opts[0])
+
 static void help(void) {
     printf("usage: npu compile --device e1 MODULE [-o PACKAGE.json] [--tensors FILE]... [--format F]\n"
            "                   [--arena-base ADDR] [--descriptor-base ADDR] [--descriptor-stride BYTES] [--no-tensors]\n"
@@ -127,17 +156,9 @@ static void help(void) {
            "descriptor_execution_batches) and the prepared descriptor (execution) batches with their\n"
            "descriptor images and host_runtime_sequence; 'npu exec' checks and replays it. See\n"
            "docs/e1-compile.md.\n\n"
-           "options:\n"
-           "  --device e1             the device (e1 modules)\n"
-           "  -o, --output FILE       write there (default: stdout)\n"
-           "  --tensors FILE          tensor data: {OP: {FIELD: data}} or {OP.FIELD: data} (repeatable)\n"
-           "  --format F              package (default), report (the partition report only),\n"
-           "                          executorch or litert (the prototype delegate blobs; refused when the\n"
-           "                          module has validation issues)\n"
-           "  --arena-base ADDR       guest address of the tensor arena (default 0x90000000)\n"
-           "  --descriptor-base ADDR  guest address of execution batch 0's descriptors (default 0x90100000)\n"
-           "  --descriptor-stride N   bytes between execution batches' descriptors (default 112)\n"
-           "  --no-tensors            leave the tensor data out of the package (bind it at exec time)\n");
+           "options:\n");
+    cli_help_opts(compile_opts, COMPILE_NOPTS);
+    printf("\ndevices: %s (e1 modules), %s (ONNX models to .npkb)\n", npk_e1_class.name, npk_npkb_device_names());
 }
 
 int cmd_compile(int argc, char **argv) {
@@ -145,37 +166,33 @@ int cmd_compile(int argc, char **argv) {
         help();
         return 0;
     }
-    const char *device = NULL, *file = NULL, *outp = NULL, *format = "package";
-    const char *tensors[16];
-    size_t ntensors = 0;
+    compile_args A;
+    memset(&A, 0, sizeof A);
+    npk_opt_defaults(compile_opts, COMPILE_NOPTS, &A);
     npk_e1_compile_opts o;
     npk_e1_compile_opts_default(&o);
-    for (int i = 1; i < argc; i++) {
-        uint64_t v;
-        if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
-        else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) outp = argv[++i];
-        else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
-        else if (!strcmp(argv[i], "--no-tensors")) o.include_tensors = 0;
-        else if (!strcmp(argv[i], "--tensors") && i + 1 < argc) {
-            if (ntensors == sizeof tensors / sizeof tensors[0]) return cli_usage_error("compile", "too many --tensors files");
-            tensors[ntensors++] = argv[++i];
-        } else if ((!strcmp(argv[i], "--arena-base") || !strcmp(argv[i], "--descriptor-base") ||
-                    !strcmp(argv[i], "--descriptor-stride")) && i + 1 < argc) {
-            if (cli_parse_u64(argv[i + 1], &v) || v > 0xffffffffull)
-                return cli_usage_error("compile", "%s: '%s' is not a 32-bit number", argv[i], argv[i + 1]);
-            if (!strcmp(argv[i], "--arena-base")) o.arena_base = (uint32_t)v;
-            else if (!strcmp(argv[i], "--descriptor-base")) o.descriptor_base = (uint32_t)v;
-            else o.descriptor_stride = (uint32_t)v;
-            i++;
-        } else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("compile", "unknown or incomplete option '%s'", argv[i]);
-        else if (!file) file = argv[i];
-        else return cli_usage_error("compile", "more than one input file ('%s')", argv[i]);
-    }
-    if (!device) return cli_usage_error("compile", "--device is required (e1, v0 or shell)");
+    /* unset 32-bit addresses keep the compiler's defaults */
+    A.arena_base = o.arena_base, A.descriptor_base = o.descriptor_base, A.descriptor_stride = o.descriptor_stride;
+    const char *file = NULL;
+    char *no_opts = NULL;
+    int urc = cli_parse("compile", compile_opts, COMPILE_NOPTS, &A, argc, argv, &file, 1, NULL);
+    if (!urc && !A.device)
+        urc = cli_usage_error("compile", "--device is required (%s, %s)", npk_e1_class.name, npk_npkb_device_names());
+    /* the device is checked against the device table before any file is read */
+    if (!urc) urc = cli_device("compile", A.device, 0, NULL, &no_opts);
+    if (!urc && strcmp(A.device, npk_e1_class.name) && !npk_npkb_device_ok(A.device))
+        urc = cli_usage_error("compile", "device '%s': compile targets %s and %s", A.device, npk_e1_class.name,
+                              npk_npkb_device_names());
+    const char *tensors[16];
+    size_t ntensors;
+    int trc = cli_take_list("compile", "--tensors", &A.tensors, tensors, 16, &ntensors);
+    if (urc || trc) return urc ? urc : trc;
+    const char *device = A.device, *outp = A.out, *format = A.format;
+    o.include_tensors = !A.no_tensors;
+    o.arena_base = A.arena_base, o.descriptor_base = A.descriptor_base, o.descriptor_stride = A.descriptor_stride;
     if (!file) return cli_usage_error("compile", "no input MODULE");
     if (outp && cli_check_output(outp)) return cli_fail("compile: -o: %s", npk_errmsg());
-    if (!strcmp(device, "v0") || !strcmp(device, "shell")) return compile_npkb(device, file, outp);
-    if (strcmp(device, "e1")) return cli_usage_error("compile", "device '%s': compile targets e1, v0 and shell", device);
+    if (npk_npkb_device_ok(device)) return compile_npkb(device, file, outp);
     int fmt;
     if (!strcmp(format, "package")) fmt = NPK_E1_FMT_PACKAGE;
     else if (!strcmp(format, "executorch")) fmt = NPK_E1_FMT_EXECUTORCH;

@@ -9,10 +9,12 @@
 int cmd_devices(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         printf("usage: npu devices\n\nLists every device model: name, MMIO window, clock, IRQ lines, command-stream\n"
-               "format and options (pass them with --device-opt KEY=VALUE[,KEY=VALUE...]).\n");
+               "format and options (pass them with --device-opt KEY=VALUE[,KEY=VALUE...]).\n\noptions:\n");
+        cli_help_opts(NULL, 0);
         return 0;
     }
-    if (argc > 1) return cli_usage_error("devices", "unexpected argument '%s'", argv[1]);
+    int urc = cli_parse("devices", NULL, 0, NULL, argc, argv, NULL, 0, NULL);
+    if (urc) return urc;
     size_t n;
     const npk_dev_rt *const *r = npk_dev_rts(&n);
     for (size_t i = 0; i < n; i++) {

@@ -8,6 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct exec_args {
+    const char *port;
+    npk_strlist tensors;
+    int check, no_golden;
+} exec_args;
+static const npk_opt exec_opts[] = {
+    {"--port", NULL, NPK_OPT_STR, offsetof(exec_args, port), "sim", 0, 0, 0, 0, 0, "SPEC",
+     "sim, qtest:SOCKET, qtest-spawn:NPU or uio:/dev/uioN", 0},
+    {"--tensors", NULL, NPK_OPT_LIST, offsetof(exec_args, tensors), NULL, 0, 0, 0, 0, 0, "FILE",
+     "tensor data to bind (replaces the package's): {OP: {FIELD: data}}\n(repeatable, at most 16)", 0},
+    {"--check", NULL, NPK_OPT_FLAG, offsetof(exec_args, check), NULL, 0, 0, 0, 0, 0, NULL,
+     "check the package only (no device)", 0},
+    {"--no-golden", NULL, NPK_OPT_FLAG, offsetof(exec_args, no_golden), NULL, 0, 0, 0, 0, 0, NULL,
+     "leave the golden tensors out of the JSON (they are still compared)", 0},
+};
+#define EXEC_NOPTS (sizeof exec_opts / sizeof exec_opts[0])
+
 static void help(void) {
     printf("usage: npu exec PACKAGE.json [--port SPEC] [--tensors FILE]... [--check] [--no-golden]\n"
            "       npu exec MODEL.npkb [--input NAME=FILE.pb]... [--port SPEC] [npu run's options]\n\n"
@@ -24,11 +41,8 @@ static void help(void) {
            "CTRL_STATUS and polls DESC_STATUS; the other supported ops run through the lowerings and\n"
            "CPU-fallback entries on the CPU reference. Prints the 'npu lower' JSON (outputs equal 'npu\n"
            "lower' on the same module bit for bit) with a 'replay' section. See docs/e1-compile.md.\n\n"
-           "options:\n"
-           "  --port SPEC       sim (default), qtest:SOCKET, qtest-spawn:NPU or uio:/dev/uioN\n"
-           "  --tensors FILE    tensor data to bind (replaces the package's): {OP: {FIELD: data}}\n"
-           "  --check           check the package only (no device)\n"
-           "  --no-golden       leave the golden tensors out of the JSON (they are still compared)\n");
+           "options (a package; a .npkb model takes 'npu run --help''s):\n");
+    cli_help_opts(exec_opts, EXEC_NOPTS);
 }
 
 int cmd_exec(int argc, char **argv) {
@@ -39,22 +53,18 @@ int cmd_exec(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (argv[i][0] != '-' && (i == 1 || strcmp(argv[i - 1], "--input")) && cli_is_npkb(argv[i]))
             return cmd_run(argc, argv); /* a compiled model takes npu run's options */
-    const char *file = NULL, *port_spec = "sim";
+    exec_args A;
+    memset(&A, 0, sizeof A);
+    npk_opt_defaults(exec_opts, EXEC_NOPTS, &A);
+    const char *file = NULL;
+    int urc = cli_parse("exec", exec_opts, EXEC_NOPTS, &A, argc, argv, &file, 1, NULL);
     const char *tfiles[16];
-    size_t nt = 0;
-    int check = 0;
-    npk_lower_module_opts opts = {.batching = 1, .include_golden = 1};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--port") && i + 1 < argc) port_spec = argv[++i];
-        else if (!strcmp(argv[i], "--tensors") && i + 1 < argc) {
-            if (nt == sizeof tfiles / sizeof tfiles[0]) return cli_usage_error("exec", "too many --tensors files");
-            tfiles[nt++] = argv[++i];
-        } else if (!strcmp(argv[i], "--check")) check = 1;
-        else if (!strcmp(argv[i], "--no-golden")) opts.include_golden = 0;
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("exec", "unknown or incomplete option '%s'", argv[i]);
-        else if (!file) file = argv[i];
-        else return cli_usage_error("exec", "more than one package ('%s')", argv[i]);
-    }
+    size_t nt;
+    int trc = cli_take_list("exec", "--tensors", &A.tensors, tfiles, 16, &nt);
+    if (urc || trc) return urc ? urc : trc;
+    const char *port_spec = A.port;
+    int check = A.check;
+    npk_lower_module_opts opts = {.batching = 1, .include_golden = !A.no_golden};
     if (!file) return cli_usage_error("exec", "no PACKAGE");
     char *text;
     if (cli_read_text(file, &text)) return cli_fail("exec: %s", npk_errmsg());
@@ -81,7 +91,7 @@ int cmd_exec(int argc, char **argv) {
         ret = 0;
         goto out;
     }
-    if (npk_port_open(&port, port_spec, "e1", NULL) || npk_e1_open(&e, port)) {
+    if (npk_port_open(&port, port_spec, npk_e1_class.name, NULL) || npk_e1_open(&e, port)) {
         cli_fail("exec: %s", npk_errmsg());
         goto out;
     }

@@ -256,17 +256,20 @@ int cmd_llm(int argc, char **argv) {
     char *dev_opts = NULL;
     if (npk_opt_defaults(llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A)) return cli_fail("llm: %s", npk_errmsg());
     int urc = cli_parse("llm", llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A, argc, argv, NULL, 0, NULL);
-    if (!urc && A.timing_only && strcmp(A.device, "pccx")) urc = cli_usage_error("llm", "--timing-only needs --device pccx");
+    /* the device and its options are checked first, before any file is read */
+    if (!urc) urc = cli_device("llm", A.device, 1, &A.dev_opts, &dev_opts);
+    /* the decoders: the CPU's and the pccx driver's (src/llm/pccx_decode.c) */
+    const char *dec = npk_pccx_class.name;
+    if (!urc && strcmp(A.device, "cpu") && strcmp(A.device, dec))
+        urc = cli_usage_error("llm", "--device must be %s or cpu, not '%s' (no LLM decoder for it)", dec, A.device);
+    if (!urc && A.timing_only && strcmp(A.device, dec)) urc = cli_usage_error("llm", "--timing-only needs --device %s", dec);
     if (!urc && A.timing_only && A.accuracy) urc = cli_usage_error("llm", "--timing-only computes no logits: no --accuracy");
     if (!urc && A.shape && !A.timing_only) urc = cli_usage_error("llm", "--shape needs --timing-only (a shape has no weights)");
     if (!urc && A.shape && A.model_path) urc = cli_usage_error("llm", "give --model or --shape, not both");
     if (!urc && !A.model_path && !A.shape)
         urc = cli_usage_error("llm", A.timing_only ? "--model or --shape is required" : "--model is required");
     if (!urc && !A.tok_path && !A.timing_only) urc = cli_usage_error("llm", "--tokenizer is required");
-    if (!urc && A.trace && strcmp(A.device, "pccx")) urc = cli_usage_error("llm", "--trace needs --device pccx");
-    if (!urc && A.device && strcmp(A.device, "cpu") && strcmp(A.device, "pccx"))
-        urc = cli_usage_error("llm", "--device must be pccx or cpu, not '%s'", A.device);
-    if (!urc) urc = cli_device("llm", A.device, 1, &A.dev_opts, &dev_opts);
+    if (!urc && A.trace && strcmp(A.device, dec)) urc = cli_usage_error("llm", "--trace needs --device %s", dec);
     if (!urc && A.json_path && cli_check_output(A.json_path)) urc = cli_fail("llm: --report-json: %s", npk_errmsg());
     if (!urc && A.trace && cli_check_output(A.trace)) urc = cli_fail("llm: --trace: %s", npk_errmsg());
     if (urc) free(dev_opts);
@@ -277,7 +280,7 @@ int cmd_llm(int argc, char **argv) {
     uint64_t steps = A.steps, seed = A.seed, group = A.group;
     double temperature = A.temperature, topp = A.topp;
     int report = A.report, accuracy = A.accuracy;
-    int pccx = !strcmp(device, "pccx");
+    int pccx = !strcmp(device, npk_pccx_class.name);
 
     npk_llm_model *m = NULL;
     npk_llm_tokenizer *t = NULL;

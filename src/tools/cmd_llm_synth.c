@@ -7,18 +7,29 @@
 #include <inttypes.h>
 #include <string.h>
 
+typedef struct ls_args {
+    const char *shape, *out, *tok;
+    uint64_t seed;
+} ls_args;
+static const npk_opt ls_opts[] = {
+    {"--shape", NULL, NPK_OPT_STR, offsetof(ls_args, shape), NULL, 0, 0, 0, 0, 0, "SHAPE",
+     "a preset, optionally with overrides (stories15M,seq=512), or\n"
+     "dim=D,hidden=H,layers=L,heads=N,kv_heads=K,vocab=V,seq=S", 0},
+    {"--output", "-o", NPK_OPT_STR, offsetof(ls_args, out), NULL, 0, 0, 0, 0, 0, "F", "the checkpoint file to write", 0},
+    {"--tokenizer-out", NULL, NPK_OPT_STR, offsetof(ls_args, tok), NULL, 0, 0, 0, 0, 0, "F",
+     "also write a tokenizer (vocab >= 259)", 0},
+    {"--seed", NULL, NPK_OPT_U64, offsetof(ls_args, seed), "1", 0, 0, 0, 0, 0, "S", "weight RNG seed", 0},
+};
+
 static void help(FILE *f) {
     fprintf(f,
             "usage: npu llm-synth --shape SHAPE -o MODEL.bin [--tokenizer-out TOK.bin] [--seed S]\n\n"
             "Write a llama2.c checkpoint (legacy format, shared classifier) of SHAPE with\n"
             "deterministic random weights, and optionally a synthetic tokenizer of the same\n"
             "vocabulary size. The same shape and seed always give the same bytes.\n\n"
-            "  --shape SHAPE        a preset, optionally with overrides (stories15M,seq=512), or\n"
-            "                       dim=D,hidden=H,layers=L,heads=N,kv_heads=K,vocab=V,seq=S\n"
-            "  -o, --output F       the checkpoint file to write\n"
-            "  --tokenizer-out F    also write a tokenizer (vocab >= 259)\n"
-            "  --seed S             weight RNG seed (default 1)\n"
-            "  -h, --help           this text\n\npresets:\n");
+            "options:\n");
+    cli_help_opts(ls_opts, sizeof ls_opts / sizeof ls_opts[0]);
+    fprintf(f, "\npresets:\n");
     for (int i = 0; npk_llm_shape_preset_name(i); i++) {
         npk_llm_config c;
         if (npk_llm_shape_parse(npk_llm_shape_preset_name(i), &c)) continue;
@@ -36,29 +47,12 @@ int cmd_llm_synth(int argc, char **argv) {
         help(stdout);
         return 0;
     }
-    const char *shape = NULL, *out = NULL, *tok = NULL;
-    uint64_t seed = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const char **dst = !strcmp(a, "--shape")                           ? &shape
-                           : !strcmp(a, "-o") || !strcmp(a, "--output")    ? &out
-                           : !strcmp(a, "--tokenizer-out")                 ? &tok
-                                                                            : NULL;
-        if (dst || !strcmp(a, "--seed")) {
-            if (!v) return cli_usage_error("llm-synth", "%s needs a value", a);
-            i++;
-            if (!dst) {
-                if (cli_parse_u64(v, &seed)) return cli_usage_error("llm-synth", "--seed '%s' is not a number", v);
-            } else if (*dst) {
-                return cli_usage_error("llm-synth", "%s given twice", a);
-            } else {
-                *dst = v;
-            }
-        } else {
-            return cli_usage_error("llm-synth", "unknown argument '%s'", a);
-        }
-    }
+    ls_args A = {0};
+    npk_opt_defaults(ls_opts, sizeof ls_opts / sizeof ls_opts[0], &A);
+    int urc = cli_parse("llm-synth", ls_opts, sizeof ls_opts / sizeof ls_opts[0], &A, argc, argv, NULL, 0, NULL);
+    if (urc) return urc;
+    const char *shape = A.shape, *out = A.out, *tok = A.tok;
+    uint64_t seed = A.seed;
     if (!shape) return cli_usage_error("llm-synth", "--shape is required");
     if (!out) return cli_usage_error("llm-synth", "-o MODEL.bin is required");
     npk_llm_config cfg;

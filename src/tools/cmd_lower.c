@@ -12,6 +12,38 @@
 #include <string.h>
 #include <time.h>
 
+typedef struct lower_args {
+    const char *device, *port, *trace, *json;
+    npk_strlist tensors;
+    int report, check, no_batching, no_golden;
+    uint64_t max_work;
+} lower_args;
+#define LSTR(n, f, def, m, h) {n, NULL, NPK_OPT_STR, offsetof(lower_args, f), def, 0, 0, 0, 0, 0, m, h, 0}
+#define LFLAG(n, f, h) {n, NULL, NPK_OPT_FLAG, offsetof(lower_args, f), NULL, 0, 0, 0, 0, 0, NULL, h, 0}
+static const npk_opt lower_opts[] = {
+    LSTR("--device", device, NULL, "D", "the device (required; the devices with lowerings are listed below)"),
+    {"--tensors", NULL, NPK_OPT_LIST, offsetof(lower_args, tensors), NULL, 0, 0, 0, 0, 0, "FILE",
+     "tensor data for an e1-format module: {OP: {FIELD: data}} or {OP.FIELD: data},\n"
+     "JSON or YAML (repeatable, at most 16; later files replace earlier bindings)", 0},
+    LSTR("--port", port, "sim", "SPEC", "sim (in-process model), qtest:SOCKET or qtest-spawn:NPU"),
+    LSTR("--trace", trace, NULL, "FILE.json",
+         "write a Chrome/Perfetto trace: the device's engines (sim port only)\n"
+         "and the host's lowering steps on the simulated clock"),
+    LFLAG("--report", report,
+          "print the performance report on stderr (stdout keeps the JSON):\n"
+          "per record cycles and MACs, utilization, TOPS, bytes per memory,\n"
+          "direct commands, descriptors, ring batches, MMIO accesses"),
+    LSTR("--report-json", json, NULL, "FILE", "write the performance report as JSON to FILE"),
+    LFLAG("--no-batching", no_batching, "one MMIO start per GEMM tile instead of descriptor-ring batches"),
+    LFLAG("--no-golden", no_golden, "leave the golden tensors out of the JSON (they are still checked)"),
+    LFLAG("--check", check, "validate only (no device): exit 0 when the file would run"),
+    {"--max-work", NULL, NPK_OPT_U64, offsetof(lower_args, max_work), "8589934592", 0, 0, 0, 0, 0, "N",
+     "refuse modules estimated above N operations (matmul MACs; the default\n"
+     "is a 2048^3 matmul; 0 = no limit). A progress line per record is shown\n"
+     "on a terminal.", 0},
+};
+#define LOWER_NOPTS (sizeof lower_opts / sizeof lower_opts[0])
+
 static void help(void) {
     printf("usage: npu lower --device e1 FILE [--tensors FILE]... [--port SPEC] [--trace FILE.json] [--report]\n"
            "                 [--report-json FILE] [--no-batching] [--no-golden] [--check] [--max-work N]\n\n"
@@ -27,23 +59,9 @@ static void help(void) {
            "YAML or JSON; docs/e1-compile.md): its validation codes are printed on stderr, supported\n"
            "ops run on the NPU through the lowerings and CPU-fallback entries on the CPU reference.\n"
            "Tensor data binds by name (OP.FIELD) from the module's 'tensors' or from --tensors files.\n\n"
-           "options:\n"
-           "  --device e1       the device (only e1 has lowerings)\n"
-           "  --tensors FILE    tensor data for an e1-format module: {OP: {FIELD: data}} or {OP.FIELD: data},\n"
-           "                    JSON or YAML (repeatable; later files replace earlier bindings)\n"
-           "  --port SPEC       sim (default, in-process model), qtest:SOCKET or qtest-spawn:NPU\n"
-           "  --trace FILE      write a Chrome/Perfetto trace: the device's engines (sim port only)\n"
-           "                    and the host's lowering steps on the simulated clock\n"
-           "  --report          print the performance report on stderr (stdout keeps the JSON):\n"
-           "                    per record cycles and MACs, utilization, TOPS, bytes per memory,\n"
-           "                    direct commands, descriptors, ring batches, MMIO accesses\n"
-           "  --report-json F   write the performance report as JSON to F\n"
-           "  --no-batching     one MMIO start per GEMM tile instead of descriptor-ring batches\n"
-           "  --no-golden       leave the golden tensors out of the JSON (they are still checked)\n"
-           "  --check           validate only (no device): exit 0 when the file would run\n"
-           "  --max-work N      refuse modules estimated above N operations (matmul MACs; default\n"
-           "                    8589934592 = a 2048^3 matmul; 0 = no limit). A progress line per\n"
-           "                    record is shown on a terminal.\n");
+           "options:\n");
+    cli_help_opts(lower_opts, LOWER_NOPTS);
+    printf("\ndevices with lowerings: %s\n", npk_e1_class.name);
 }
 
 int cmd_lower(int argc, char **argv) {
@@ -51,36 +69,26 @@ int cmd_lower(int argc, char **argv) {
         help();
         return 0;
     }
-    const char *device = NULL, *port_spec = "sim", *trace_path = NULL, *file = NULL, *json_path = NULL;
-    int report = 0, check = 0;
+    lower_args A;
+    memset(&A, 0, sizeof A);
+    npk_opt_defaults(lower_opts, LOWER_NOPTS, &A);
+    const char *file = NULL;
+    char *no_opts = NULL;
+    int urc = cli_parse("lower", lower_opts, LOWER_NOPTS, &A, argc, argv, &file, 1, NULL);
+    if (!urc && !A.device) urc = cli_usage_error("lower", "--device is required (--device %s)", npk_e1_class.name);
+    /* the device is checked against the device table before any file is read */
+    if (!urc) urc = cli_device("lower", A.device, 0, NULL, &no_opts);
+    if (!urc && strcmp(A.device, npk_e1_class.name))
+        urc = cli_usage_error("lower", "device '%s' has no lowerings (devices with lowerings: %s)", A.device,
+                              npk_e1_class.name);
     const char *tensors[16];
-    size_t ntensors = 0;
-    npk_lower_module_opts opts = {.batching = 1, .include_golden = 1, .max_work = NPK_LOWER_DEFAULT_MAX_WORK,
+    size_t ntensors;
+    int trc = cli_take_list("lower", "--tensors", &A.tensors, tensors, 16, &ntensors);
+    if (urc || trc) return urc ? urc : trc;
+    const char *port_spec = A.port, *trace_path = A.trace, *json_path = A.json;
+    int report = A.report, check = A.check;
+    npk_lower_module_opts opts = {.batching = !A.no_batching, .include_golden = !A.no_golden, .max_work = A.max_work,
                                   .progress = cli_progress_cb, .progress_ctx = "lower: records"};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
-        else if (!strcmp(argv[i], "--port") && i + 1 < argc) port_spec = argv[++i];
-        else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
-        else if (!strcmp(argv[i], "--report")) report = 1;
-        else if (!strcmp(argv[i], "--tensors") && i + 1 < argc) {
-            if (ntensors == sizeof tensors / sizeof tensors[0]) return cli_usage_error("lower", "too many --tensors files");
-            tensors[ntensors++] = argv[++i];
-        }
-        else if (!strcmp(argv[i], "--report-json") && i + 1 < argc) json_path = argv[++i];
-        else if (!strcmp(argv[i], "--check")) check = 1;
-        else if (!strcmp(argv[i], "--max-work") && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &opts.max_work))
-                return cli_usage_error("lower", "--max-work needs a number of operations (0 = no limit), got '%s'",
-                                       argv[i]);
-        }
-        else if (!strcmp(argv[i], "--no-batching")) opts.batching = 0;
-        else if (!strcmp(argv[i], "--no-golden")) opts.include_golden = 0;
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("lower", "unknown or incomplete option '%s'", argv[i]);
-        else if (!file) file = argv[i];
-        else return cli_usage_error("lower", "more than one input file ('%s')", argv[i]);
-    }
-    if (!device) return cli_usage_error("lower", "--device is required (--device e1)");
-    if (strcmp(device, "e1")) return cli_fail("lower: device '%s' has no lowerings (only e1)", device);
     if (json_path && cli_check_output(json_path)) return cli_fail("lower: --report-json: %s", npk_errmsg());
     if (trace_path && cli_check_output(trace_path)) return cli_fail("lower: --trace: %s", npk_errmsg());
     if (!file) return cli_usage_error("lower", "no input FILE.json");

@@ -1232,6 +1232,35 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
 
 /* ---- the command ------------------------------------------------------------------------- */
 
+typedef struct sweep_args {
+    const char *out, *json, *plot, *x, *y;
+    uint64_t jobs, timeout, run_point;
+    int host_time, list, run_point_given;
+} sweep_args;
+#define SWSTR(n, a, f, def, m, h) {n, a, NPK_OPT_STR, offsetof(sweep_args, f), def, 0, 0, 0, 0, 0, m, h, 0}
+static const npk_opt sweep_opts[] = {
+    SWSTR("--output", "-o", out, NULL, "FILE", "the CSV file (default: standard output)"),
+    SWSTR("--json", NULL, json, NULL, "FILE", "also write the rows as JSON"),
+    {"--jobs", "-j", NPK_OPT_U64, offsetof(sweep_args, jobs), NULL, 1, 256, 0, 0, 0, "N",
+     "points run at once on this machine (default: the number of cores)", 0},
+    {"--timeout", NULL, NPK_OPT_U64, offsetof(sweep_args, timeout), NULL, 0, 0, 0, 0, 0, "SEC",
+     "a point running longer fails with 'timed out' (default: none)", 0},
+    {"--host-time", NULL, NPK_OPT_FLAG, offsetof(sweep_args, host_time), NULL, 0, 0, 0, 0, 0, NULL,
+     "add the host seconds of each point (differs run to run)", 0},
+    SWSTR("--plot", NULL, plot, NULL, "FILE.png|.svg",
+          "draw --y against --x (default: the first parameter and cycles),\n"
+          "one point per configuration with metrics summed over the\n"
+          "workloads, and the Pareto front (both minimized); needs gnuplot"),
+    SWSTR("--x", NULL, x, NULL, "COLUMN", "the --plot x axis"),
+    SWSTR("--y", NULL, y, "cycles", "COLUMN", "the --plot y axis"),
+    {"--list", NULL, NPK_OPT_FLAG, offsetof(sweep_args, list), NULL, 0, 0, 0, 0, 0, NULL,
+     "print the points (index, device, options, workload) and exit", 0},
+    /* internal (the last entry, left out of the help): run one point in this process */
+    {"--run-point", NULL, NPK_OPT_U64, offsetof(sweep_args, run_point), NULL, 0, 0, 0, 0, 0, "I",
+     "internal: run point I here and print its row", offsetof(sweep_args, run_point_given) + 1},
+};
+#define SWEEP_NOPTS (sizeof sweep_opts / sizeof sweep_opts[0])
+
 static void help(FILE *f) {
     fprintf(f,
             "usage: npu sweep SPEC.yml [-o results.csv] [--json FILE] [-j N] [--timeout SEC] [--host-time]\n"
@@ -1242,18 +1271,11 @@ static void help(FILE *f) {
             "parameters, modeled cycles and time, MACs, utilization, bytes, tokens/s, a digest\n"
             "of the outputs, and the error of a point that failed. docs/sweep.md describes the\n"
             "spec. Each point runs in its own process, so a crash is a failed row.\n\n"
-            "options:\n"
-            "  -o, --output FILE  the CSV file (default: standard output)\n"
-            "  --json FILE        also write the rows as JSON\n"
-            "  -j, --jobs N       points run at once on this machine (default: the number of cores)\n"
-            "  --timeout SEC      a point running longer fails with 'timed out' (default: none)\n"
-            "  --host-time        add the host seconds of each point (differs run to run)\n"
-            "  --plot FILE        draw --y against --x (default: the first parameter and cycles),\n"
-            "                     one point per configuration with metrics summed over the\n"
-            "                     workloads, and the Pareto front (both minimized); needs gnuplot\n"
-            "  --list             print the points (index, device, options, workload) and exit\n"
-            "  -h, --help         this help\n\n"
-            "MPI: %s\n",
+            "options:\n");
+    fflush(f);
+    cli_help_opts(sweep_opts, SWEEP_NOPTS - 1);
+    fprintf(f,
+            "\nMPI: %s\n",
 #ifdef NPUKIT_HAVE_MPI
             "this build uses MPI: under mpirun, rank 0 hands out points and writes the results"
 #else
@@ -1267,43 +1289,15 @@ int cmd_sweep(int argc, char **argv) {
         help(stdout);
         return 0;
     }
-    const char *spec_path = NULL, *out = NULL, *jpath = NULL, *plotf = NULL, *xcol = NULL, *ycol = "cycles";
-    uint64_t jobs = 0, timeout = 0, run_point_idx = 0;
-    int host_time = 0, list = 0, run_point_mode = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const char **sdst = !strcmp(a, "-o") || !strcmp(a, "--output") ? &out
-                            : !strcmp(a, "--json")                      ? &jpath
-                            : !strcmp(a, "--plot")                      ? &plotf
-                            : !strcmp(a, "--x")                         ? &xcol
-                            : !strcmp(a, "--y")                         ? &ycol
-                                                                        : NULL;
-        uint64_t *udst = !strcmp(a, "-j") || !strcmp(a, "--jobs") ? &jobs
-                         : !strcmp(a, "--timeout")                ? &timeout
-                         : !strcmp(a, "--run-point")              ? &run_point_idx
-                                                                  : NULL;
-        if (sdst || udst) {
-            if (!v) return cli_usage_error("sweep", "%s needs a value", a);
-            i++;
-            if (sdst) {
-                *sdst = v;
-            } else if (cli_parse_u64(v, udst) || (udst == &jobs && (jobs == 0 || jobs > 256))) {
-                return cli_usage_error("sweep", "%s '%s' is not a number%s", a, v, udst == &jobs ? " in 1..256" : "");
-            }
-            if (udst == &run_point_idx) run_point_mode = 1;
-        } else if (!strcmp(a, "--host-time")) {
-            host_time = 1;
-        } else if (!strcmp(a, "--list")) {
-            list = 1;
-        } else if (a[0] == '-') {
-            return cli_usage_error("sweep", "unknown option '%s'", a);
-        } else if (spec_path) {
-            return cli_usage_error("sweep", "one spec file only ('%s' and '%s')", spec_path, a);
-        } else {
-            spec_path = a;
-        }
-    }
+    sweep_args A;
+    memset(&A, 0, sizeof A);
+    npk_opt_defaults(sweep_opts, SWEEP_NOPTS, &A);
+    const char *spec_path = NULL;
+    int urc = cli_parse("sweep", sweep_opts, SWEEP_NOPTS, &A, argc, argv, &spec_path, 1, NULL);
+    if (urc) return urc;
+    const char *out = A.out, *jpath = A.json, *plotf = A.plot, *xcol = A.x, *ycol = A.y;
+    uint64_t jobs = A.jobs, timeout = A.timeout, run_point_idx = A.run_point;
+    int host_time = A.host_time, list = A.list, run_point_mode = A.run_point_given;
     if (!spec_path) return cli_usage_error("sweep", "the spec file is required (npu sweep --help)");
     sw_spec s;
     if (spec_load(spec_path, &s)) {
