@@ -3,8 +3,13 @@
  * The formats come from the device table (include/npukit/devtab.h: a device
  * row with a stream_format has an assembler and a disassembler). */
 #include "cli.h"
+#include "npukit/e1.h"
+#include "npukit/e1_shlo.h"
 #include "npukit/npkb.h"
 #include "npukit/devtab.h"
+
+#include <inttypes.h>
+#include <jansson.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +37,8 @@ static void help(const char *cmd) {
                     "image the device reads from guest memory (OUT, or standard output).\n"
                   : "Disassembles a binary command stream (IN, or standard input) into its text form\n"
                     "(OUT, or standard output). 'npu asm' of the output gives back the same bytes.\n"
-                    "A compiled model (.npkb, docs/npkb.md) gives its listing.\n");
+                    "A compiled model (.npkb, docs/npkb.md) gives its listing; so does an e1 package from\n"
+                    "'npu compile --device e1' (descriptor images decoded, host sequences, blocked batches).\n");
     printf("\noptions:\n");
     cli_help_opts(asm_opts, sizeof asm_opts / sizeof asm_opts[0]);
     printf("\ndevices with a command-stream format:\n");
@@ -63,6 +69,79 @@ static int read_all(FILE *f, uint8_t **data, size_t *len) {
     *data = buf;
     *len = n;
     return 0;
+}
+
+static uint64_t jnum(json_t *o, const char *key) {
+    json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* An e1 package (docs/e1-compile.md): per prepared execution batch the GEMM
+ * preambles, the descriptor image decoded word by word (e1_regs.h), the
+ * submission and the host runtime sequence's shape; the blocked batches with
+ * their reasons. The package is checked first, as npu exec does. */
+static int list_e1_package(const char *text, FILE *f) {
+    if (npk_e1_package_check(text)) return -1;
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    if (!root) return npk_err(NPK_EFORMAT, "line %d: %s", je.line, je.text);
+    json_t *m = json_object_get(root, "module"), *pe = json_object_get(root, "prepared_descriptor_execution_batches");
+    fprintf(f, "e1 package: module \"%s\", arena 0x%" PRIx64 ", descriptors at 0x%" PRIx64 " (stride %" PRIu64 " bytes)\n",
+            json_string_value(json_object_get(m, "name")) ? json_string_value(json_object_get(m, "name")) : "?",
+            jnum(root, "arena_base"), jnum(root, "descriptor_base"), jnum(root, "descriptor_stride_bytes"));
+    size_t i;
+    json_t *b;
+    json_array_foreach(json_object_get(pe, "execution_batches"), i, b) {
+        json_t *img = json_object_get(b, "descriptor_command_buffer_image"), *seq = json_object_get(b, "host_runtime_sequence");
+        fprintf(f, "\nexecution batch %" PRIu64 " (command-buffer batch %" PRIu64 "): ops", jnum(b, "execution_batch_index"),
+                jnum(b, "batch_index"));
+        size_t k;
+        json_t *v;
+        json_array_foreach(json_object_get(img, "op_names"), k, v) fprintf(f, " %s", json_string_value(v));
+        fprintf(f, "\n");
+        json_array_foreach(json_object_get(b, "op_mmio_preamble"), k, v) {
+            json_t *pre = json_object_get(v, "mmio_preamble");
+            fprintf(f, "  preamble %s: GEMM_CFG 0x%08" PRIx64 " GEMM_BASE 0x%08" PRIx64 " GEMM_STRIDE 0x%08" PRIx64 "\n",
+                    json_string_value(json_object_get(v, "op_name")), jnum(pre, "GEMM_CFG"), jnum(pre, "GEMM_BASE"),
+                    jnum(pre, "GEMM_STRIDE"));
+        }
+        uint64_t base = jnum(img, "descriptor_base");
+        json_array_foreach(json_object_get(img, "descriptor_words"), k, v) {
+            uint32_t w[4];
+            for (size_t q = 0; q < 4; q++) {
+                json_t *x = json_array_get(v, q);
+                w[q] = json_is_integer(x) ? (uint32_t)json_integer_value(x) : 0;
+            }
+            fprintf(f, "  desc %zu @ 0x%" PRIx64 ": %s", k, base + 16 * (uint64_t)k, e1_opcode_name(e1_desc_opcode(w[0])));
+            if (e1_desc_stream(w[0]))
+                fprintf(f, " stream %u bytes from 0x%08" PRIx32 " to scratch +%u", e1_desc_len(w[0]), w[1], e1_desc_scratch_off(w[0]));
+            if (e1_desc_writeback(w[0])) fprintf(f, " writeback to 0x%08" PRIx32, w[2]);
+            fprintf(f, "%s  [0x%08" PRIx32 " 0x%08" PRIx32 " 0x%08" PRIx32 " 0x%08" PRIx32 "]\n",
+                    e1_desc_valid_owner(w[0]) ? " valid_owner" : " NOT OWNED", w[0], w[1], w[2], w[3]);
+        }
+        json_t *sub = json_object_get(img, "submission");
+        size_t npre = 0;
+        json_array_foreach(json_object_get(seq, "mmio_preamble_writes"), k, v) npre += json_array_size(json_object_get(v, "writes"));
+        fprintf(f, "  submit: DESC_BASE 0x%" PRIx64 " TAIL %" PRIu64 " HEAD %" PRIu64 "; host sequence: %zu preamble writes, %zu "
+                   "descriptor memory writes, %zu submission writes, poll DESC_STATUS (done, no error)\n",
+                jnum(sub, "base"), jnum(sub, "tail"), jnum(sub, "head"), npre,
+                json_array_size(json_object_get(seq, "descriptor_memory_writes")),
+                json_array_size(json_object_get(seq, "submission_mmio_writes")));
+    }
+    json_array_foreach(json_object_get(pe, "blocked_execution_batches"), i, b) {
+        fprintf(f, "\nblocked execution batch %" PRIu64 " (run through the lowerings):", jnum(b, "execution_batch_index"));
+        size_t k;
+        json_t *v;
+        json_array_foreach(json_object_get(b, "blocked_ops"), k, v) {
+            fprintf(f, " %s:", json_string_value(json_object_get(v, "op_name")));
+            size_t r;
+            json_t *why;
+            json_array_foreach(json_object_get(v, "blocking_reasons"), r, why) fprintf(f, " %s", json_string_value(why));
+        }
+        fprintf(f, "\n");
+    }
+    json_decref(root);
+    return ferror(f) ? npk_err(NPK_EIO, "writing the listing failed") : 0;
 }
 
 static int run(const char *cmd, int argc, char **argv) {
@@ -101,6 +180,22 @@ static int run(const char *cmd, int argc, char **argv) {
         npk_npkb_free(k);
         if (out && cli_out_close(&o, !rc)) rc = -1;
         return rc ? cli_fail("disasm: %s", npk_errmsg()) : 0;
+    }
+    if (!strcmp(cmd, "disasm") && in && (!dev || !strcmp(dev, "e1"))) {
+        /* an e1 package (docs/e1-compile.md): its descriptor images and host sequences */
+        char *text = NULL;
+        if (!cli_read_text(in, &text) && npk_e1_is_package(text)) {
+            cli_out o;
+            if (out && cli_out_open(&o, out)) {
+                free(text);
+                return cli_fail("disasm: %s", npk_errmsg());
+            }
+            int rc = list_e1_package(text, out ? o.f : stdout);
+            free(text);
+            if (out && cli_out_close(&o, !rc)) rc = -1;
+            return rc ? cli_fail("disasm: %s: %s", in, npk_errmsg()) : 0;
+        }
+        free(text);
     }
     if (!dev) return cli_usage_error(cmd, "--device is required");
     const npk_dev_rt *e = find(dev);
