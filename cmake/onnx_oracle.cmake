@@ -4,6 +4,9 @@
 add_executable(onnx_gen tests/onnx_gen.c)
 target_include_directories(onnx_gen PRIVATE src)
 target_link_libraries(onnx_gen PRIVATE npukit)
+# --require-offload on a planted case (no ONNX Runtime needed)
+add_test(NAME qdq_offload COMMAND ${CMAKE_COMMAND} -DNPU=$<TARGET_FILE:npu> -DGEN=$<TARGET_FILE:onnx_gen>
+  -DWORK=${CMAKE_BINARY_DIR}/scripttest-qdq_offload -P ${CMAKE_SOURCE_DIR}/tests/qdq_offload.cmakescript)
 set(NPUKIT_ORT_DIR "$ENV{HOME}/.cache/npukit/ortnode" CACHE PATH "folder with node_modules/onnxruntime-node")
 add_test(NAME onnx_ort COMMAND ${CMAKE_COMMAND} -DNPU=$<TARGET_FILE:npu> -DGEN=$<TARGET_FILE:onnx_gen>
   -DSRC=${CMAKE_SOURCE_DIR} -DSHARED=${NPUKIT_SHARED_DIR} -DORT_DIR=${NPUKIT_ORT_DIR}

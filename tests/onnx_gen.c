@@ -16,6 +16,14 @@
  *           u -0.9..0.9, g 1.1..3, default -2..2 (integers: -5..5, + 1..5, n nonzero)
  *   attrs   "axis=i:1;perm=is:1,0;mode=s:linear;alpha=f:0.5;scales=fs:1,2"
  *   outputs "f" or "f,l": element type per output.
+ *
+ *   onnx_gen --planted OUTDIR
+ *
+ * writes two quantized Gemm groups (QuantizeLinear -> DequantizeLinear -> Gemm
+ * with DequantizeLinear weights and int32 bias -> QuantizeLinear): qdq_gemm, which
+ * every device runs, and qdq_gemm_transa (transA = 1), which npukit leaves on the
+ * CPU without a device limit, the planted case of `onnx-test --require-offload`
+ * (tests/qdq_offload.cmakescript).
  */
 #include <errno.h>
 #include <math.h>
@@ -104,6 +112,20 @@ static int mkdirs(const char *p) {
 
 static const char *outdir;
 static int n_cases, n_fail;
+
+/* Write OUTDIR/name/model.onnx and free the model. */
+static void save_model(ob_model *m, const char *name) {
+    char path[4200];
+    uint8_t *buf;
+    size_t len;
+    snprintf(path, sizeof path, "%s/%s/model.onnx", outdir, name);
+    FILE *f = NULL;
+    if (ob_save(m, &buf, &len) || !(f = fopen(path, "wb")) || fwrite(buf, 1, len, f) != len) n_fail++;
+    if (f) fclose(f);
+    free(buf);
+    ob_free(m);
+    n_cases++;
+}
 
 /* One model: node op (default domain) at opset, inputs/attrs/outputs in the notation above. */
 static void gen(const char *name, int opset, const char *op, const char *ins, const char *attrs, const char *outs) {
@@ -200,15 +222,7 @@ static void gen(const char *name, int opset, const char *op, const char *ins, co
             for (int i = 0; i < n; i++) a->floats[i] = (float)v[i];
         }
     }
-    uint8_t *buf;
-    size_t len;
-    snprintf(path, sizeof path, "%s/%s/model.onnx", outdir, name);
-    FILE *f = NULL;
-    if (ob_save(m, &buf, &len) || !(f = fopen(path, "wb")) || fwrite(buf, 1, len, f) != len) n_fail++;
-    if (f) fclose(f);
-    free(buf);
-    ob_free(m);
-    n_cases++;
+    save_model(m, name);
 }
 
 static void unary_float(void) {
@@ -450,12 +464,68 @@ static void quant(void) {
         "pads=is:1,1,1,1", "u");
 }
 
+/* x [M, K] float (transA: [K, M]) -> QuantizeLinear -> DequantizeLinear -> Gemm (transB = 1,
+ * per-channel int8 weights [N, K], int32 bias with scale x_scale * w_scale) -> QuantizeLinear. */
+static void qdq_gemm(const char *name, int trans_a) {
+    enum { GM = 6, GK = 20, GN = 7 };
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/%s/test_data_set_0", outdir, name);
+    if (mkdirs(dir)) {
+        n_fail++;
+        return;
+    }
+    ob_model *m = ob_new(13);
+    int64_t dx[2] = {trans_a ? GK : GM, trans_a ? GM : GK}, dw[2] = {GN, GK}, dn[1] = {GN};
+    float xs = 0.02f, ys = 0.05f, ws[GN], bs[GN];
+    int8_t xz = 3, yz = -2, wq[GN * GK];
+    int32_t bq[GN];
+    for (int i = 0; i < GN; i++) {
+        ws[i] = 0.003f * (float)(i + 2);
+        bs[i] = xs * ws[i];
+        bq[i] = (int32_t)(next() % 2001) - 1000;
+    }
+    for (int i = 0; i < GN * GK; i++) wq[i] = (int8_t)((int)(next() % 255) - 127);
+    ob_input(m, "x", NPK_DT_FLOAT, 2, dx);
+    ob_output(m, "y", NPK_DT_INT8, 2, (int64_t[2]){GM, GN});
+    ob_init(m, "xs", NPK_DT_FLOAT, 0, NULL, &xs);
+    ob_init(m, "xz", NPK_DT_INT8, 0, NULL, &xz);
+    ob_init(m, "ys", NPK_DT_FLOAT, 0, NULL, &ys);
+    ob_init(m, "yz", NPK_DT_INT8, 0, NULL, &yz);
+    ob_init(m, "wq", NPK_DT_INT8, 2, dw, wq);
+    ob_init(m, "ws", NPK_DT_FLOAT, 1, dn, ws);
+    ob_init(m, "bq", NPK_DT_INT32, 1, dn, bq);
+    ob_init(m, "bs", NPK_DT_FLOAT, 1, dn, bs);
+    ob_node(m, "", "QuantizeLinear", "q_x", "x,xs,xz", "xq");
+    ob_node(m, "", "DequantizeLinear", "dq_x", "xq,xs,xz", "xf");
+    ob_attr_i(m, ob_node(m, "", "DequantizeLinear", "dq_w", "wq,ws", "wf"), "axis", 0);
+    ob_attr_i(m, ob_node(m, "", "DequantizeLinear", "dq_b", "bq,bs", "bf"), "axis", 0);
+    Onnx__NodeProto *gm = ob_node(m, "", "Gemm", trans_a ? "gemm_ta" : "gemm", "xf,wf,bf", "yf");
+    ob_attr_i(m, gm, "transB", 1);
+    if (trans_a) ob_attr_i(m, gm, "transA", 1);
+    ob_node(m, "", "QuantizeLinear", "q_y", "yf,ys,yz", "y");
+    npk_tensor t;
+    npk_tensor_alloc(&t, "x", NPK_DT_FLOAT, 2, dx);
+    fill(&t, 0);
+    snprintf(path, sizeof path, "%s/input_0.pb", dir);
+    if (npk_tensor_save_pb_file(&t, path)) n_fail++;
+    npk_tensor_free(&t);
+    save_model(m, name);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: onnx_gen OUTDIR\n");
+    int planted = argc == 3 && !strcmp(argv[1], "--planted");
+    if (argc != 2 && !planted) {
+        fprintf(stderr, "usage: onnx_gen [--planted] OUTDIR\n");
         return 2;
     }
-    outdir = argv[1];
+    outdir = argv[planted ? 2 : 1];
+    if (planted) {
+        if (mkdirs(outdir)) return 1;
+        qdq_gemm("qdq_gemm", 0);
+        qdq_gemm("qdq_gemm_transa", 1);
+        printf("onnx_gen: %d models in %s%s\n", n_cases, outdir, n_fail ? " (with write errors)" : "");
+        return n_fail ? 1 : 0;
+    }
     if (mkdirs(outdir)) {
         fprintf(stderr, "onnx_gen: cannot create %s\n", outdir);
         return 1;

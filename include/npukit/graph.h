@@ -158,6 +158,16 @@ typedef struct npk_node_report {
      * own figures, docs/v0.md "Per-engine counters"). */
     int has_engines;
     npk_engine_figures engines;
+    /* 1 for an integer matrix product: MatMulInteger, ConvInteger, QLinearMatMul,
+     * QLinearConv, or a Conv/MatMul/Gemm between DequantizeLinear inputs whose
+     * output goes to a QuantizeLinear (a quantized group). */
+    int int_product;
+    /* 1 when the node stays off the device for a documented reason: a device
+     * limit (operands not 8-bit, e1's contraction limit, a device that takes no
+     * node) or a quantized group that is not one integer product (docs/onnx.md,
+     * "QDQ"). npu onnx-test --require-offload fails on an int_product node left
+     * on the CPU without it. */
+    int offload_limit;
 } npk_node_report;
 
 /* Report of one run. */

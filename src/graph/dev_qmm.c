@@ -59,6 +59,7 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     const npk_tensor *a = npk_exec_meta(x, q.a_val), *b = npk_exec_meta(x, q.b_val);
     if ((a->dtype != NPK_DT_INT8 && a->dtype != NPK_DT_UINT8) || (b->dtype != NPK_DT_INT8 && b->dtype != NPK_DT_UINT8)) {
         snprintf(why, wl, "quantized operands are not 8-bit");
+        npk_exec_offload_limit(x, n);
         return 0;
     }
     q.a_flip = a->dtype == NPK_DT_UINT8;
@@ -67,6 +68,7 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     if (!q.conv) {
         if (b->rank < 2 || (b->rank > 2 && a->rank < 2)) {
             snprintf(why, wl, "B has rank %d and A rank %d: no matrix product mapping", b->rank, a->rank);
+            npk_exec_offload_limit(x, n);
             return 0;
         }
         q.k = b->dims[b->rank - 2];
@@ -123,12 +125,14 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         free(q.boff);
         snprintf(why, wl, "contraction K = %lld exceeds the device's %u (partial sums would need host accumulation)",
                  (long long)q.k, d->max_k);
+        npk_exec_offload_limit(x, n);
         return 0;
     }
     if (q.rows < 1 || q.n < 1 || q.k < 1) {
         free(q.aoff);
         free(q.boff);
         snprintf(why, wl, "empty product");
+        npk_exec_offload_limit(x, n);
         return 0;
     }
     /* grouped conv with narrow groups: gb groups per product (block-diagonal

@@ -151,6 +151,8 @@ int npk_exec_fuse(npk_exec *x, int fused, int into) {
     return 0;
 }
 
+void npk_exec_offload_limit(npk_exec *x, int n) { x->rep->nodes[n].offload_limit = 1; }
+
 int npk_exec_read_direct(npk_exec *x, int n, int v) {
     for (int i = 0; i < 2; i++) {
         if (x->direct[n][i] == v) return 0;
@@ -1049,6 +1051,10 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
 
     /* partition */
     for (size_t n = 0; n < nn; n++) {
+        unsigned f = npk_onnx_op_families(g->nodes[n].op_id);
+        rep->nodes[n].int_product = (f & NPK_OPF_PRODUCT) && ((f & NPK_OPF_INTEGER) || npk_qdq_shape(x, (int)n));
+    }
+    for (size_t n = 0; n < nn; n++) {
         npk_node_report *nr = &rep->nodes[n];
         if (x->fused_into[n] >= 0) continue;
         const npk_node *nd = &g->nodes[n];
@@ -1059,6 +1065,7 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
             if (nd->in[k] >= 0 && !x->known[nd->in[k]]) known = 0;
         if (!x->be) {
             snprintf(nr->why, sizeof nr->why, "%s", !strcmp(dev, "cpu") ? "--device cpu" : "the device takes no ONNX nodes (see the note)");
+            nr->offload_limit = 1;
             if (known) cpu_qdq_place(x, (int)n, nr);
             continue;
         }

@@ -104,6 +104,10 @@ int npk_exec_fuse(npk_exec *x, int fused_node, int into_node);
  * input of a DequantizeLinear that has other consumers and is folded into n):
  * v stays available until n ran. At most two per node. */
 int npk_exec_read_direct(npk_exec *x, int n, int v);
+/* In place(): node n stays off the device for a documented reason (a device
+ * limit, or a quantized group that is not one integer product); sets the
+ * node report's offload_limit. */
+void npk_exec_offload_limit(npk_exec *x, int n);
 
 /* During run: guest address and pitch of a view / scratch buffer. */
 uint64_t npk_exec_view_addr(npk_exec *x, int view);

@@ -33,7 +33,7 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     int trans_b = gemm && npk_node_attr_i(nd, "transB", 0);
     if (gemm && (npk_node_attr_i(nd, "transA", 0) || npk_node_attr_f(nd, "alpha", 1.0) != 1.0 ||
                  (in_at(nd, 2) >= 0 && npk_node_attr_f(nd, "beta", 1.0) != 1.0))) {
-        snprintf(why, wl, "quantized Gemm with transA = 1, alpha != 1 or beta != 1 (not an integer product plus bias)");
+        snprintf(why, wl, "quantized Gemm with transA = 1, alpha != 1 or beta != 1: only transA = 0, alpha = beta = 1 are folded so far");
         return 0;
     }
     int sx = 1, sw = 1;
@@ -47,6 +47,7 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     if (!scalar_const(x, in_at(DX, 1)) || !scalar_const(x, in_at(Q, 1)) || !npk_exec_const(x, in_at(DW, 1)) ||
         (in_at(DX, 2) >= 0 && !scalar_const(x, in_at(DX, 2))) || (in_at(Q, 2) >= 0 && !scalar_const(x, in_at(Q, 2)))) {
         snprintf(why, wl, "quantized subgraph with non-constant or per-axis activation scales/zero points");
+        npk_exec_offload_limit(x, n); /* not one integer product */
         return 0;
     }
     const npk_tensor *ws = npk_exec_const(x, in_at(DW, 1));
@@ -56,6 +57,7 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     int col_axis = trans_b ? 0 : 1;
     if (nws > 1 && !(conv && wax == 0) && !(!conv && wm->rank == 2 && (wax == col_axis || wax == col_axis - 2))) {
         snprintf(why, wl, "per-axis weight scales on axis %lld do not map to output channels", (long long)wax);
+        npk_exec_offload_limit(x, n); /* not one integer product */
         return 0;
     }
     if ((conv || gemm) && in_at(nd, 2) >= 0) {
@@ -78,6 +80,7 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
             if (npk_ref_onnx_get_i(bz->data, bz->dtype, i)) ok = 0;
         if (!ok) {
             snprintf(why, wl, "the float bias is not an int32 DequantizeLinear with scale x_scale * w_scale");
+            npk_exec_offload_limit(x, n); /* not one integer product */
             return 0;
         }
     }
@@ -96,6 +99,18 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     q->fuse[2] = qn;
     q->fuse[3] = db;
     return 1;
+}
+
+int npk_qdq_shape(npk_exec *x, int n) {
+    const npk_graph *g = npk_exec_graph(x);
+    const npk_node *nd = &g->nodes[n];
+    if (nd->op_id != NPK_OP_Conv && nd->op_id != NPK_OP_MatMul && nd->op_id != NPK_OP_Gemm) return 0;
+    for (int k = 0; k < 2; k++) {
+        int v = in_at(nd, k);
+        if (v < 0 || g->vals[v].producer < 0 || g->nodes[g->vals[v].producer].op_id != NPK_OP_DequantizeLinear) return 0;
+    }
+    int qn = nd->n_out > 0 && nd->out[0] >= 0 ? npk_exec_only_consumer(x, nd->out[0]) : -1;
+    return qn >= 0 && g->nodes[qn].op_id == NPK_OP_QuantizeLinear;
 }
 
 int npk_qdq_commit(npk_exec *x, const npk_qdq *q) {

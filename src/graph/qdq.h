@@ -22,6 +22,10 @@ typedef struct npk_qdq {
 /* Recognise the group around node n (a float Conv or MatMul with known shapes).
  * Returns 1 and fills q, 0 with the reason in why. */
 int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl);
+/* Node n has the shape of a quantized group: a Conv/MatMul/Gemm whose inputs 0
+ * and 1 are DequantizeLinear outputs and whose output goes only to a
+ * QuantizeLinear (whether or not npk_qdq_match can fold it). */
+int npk_qdq_shape(npk_exec *x, int n);
 /* Fold the group's Q/DQ nodes into its node and keep the values it reads
  * directly alive until it ran (call once, when the group is placed). */
 int npk_qdq_commit(npk_exec *x, const npk_qdq *q);
