@@ -212,6 +212,10 @@ int npk_llm_decoder_cpu(const npk_llm_model *m, npk_llm_decoder **out);
 
 /* The largest group size (the GEMV group fields are 16 bits). */
 #define NPK_LLM_PCCX_MAX_GROUP 65535
+/* npu llm's default group size: groups of 8 inputs reach 90% top-1 agreement
+ * with fp32 on stories260K under teacher forcing (docs/llm.md). */
+#define NPK_LLM_PCCX_DEFAULT_GROUP 8
+#define NPK_LLM_PCCX_DEFAULT_GROUP_TEXT "8"
 
 /* Options of the pccx decode path. */
 typedef struct npk_llm_pccx_opts {
