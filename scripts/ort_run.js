@@ -29,7 +29,8 @@ const path = require('path');
 const TYPES = { // TensorProto.DataType -> [ort type, TypedArray]
   1: ['float32', Float32Array], 2: ['uint8', Uint8Array], 3: ['int8', Int8Array], 4: ['uint16', Uint16Array],
   5: ['int16', Int16Array], 6: ['int32', Int32Array], 7: ['int64', BigInt64Array], 9: ['bool', Uint8Array],
-  11: ['float64', Float64Array], 12: ['uint32', Uint32Array], 13: ['uint64', BigUint64Array],
+  10: ['float16', Uint16Array], 11: ['float64', Float64Array], 12: ['uint32', Uint32Array],
+  13: ['uint64', BigUint64Array],
 };
 const BY_ORT = {};
 for (const [dt, [name]] of Object.entries(TYPES)) BY_ORT[name] = Number(dt);

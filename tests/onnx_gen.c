@@ -11,7 +11,7 @@
  *   inputs  "f:3,4;f:4"  one input per ';': type, optional range, ':' dims
  *           ("" or "-" for an omitted optional input, "=l:1,2" an int64
  *           initializer with those values, "=f:0.5" a float one)
- *   types   f float, d double, i int32, l int64, b bool, u uint8, s int8, w uint32
+ *   types   f float, d double, i int32, l int64, b bool, u uint8, s int8, w uint32, h float16
  *   ranges  (after the type) + positive 0.1..3, n magnitude 0.5..2 either sign,
  *           u -0.9..0.9, g 1.1..3, default -2..2 (integers: -5..5, + 1..5, n nonzero)
  *   attrs   "axis=i:1;perm=is:1,0;mode=s:linear;alpha=f:0.5;scales=fs:1,2"
@@ -55,6 +55,7 @@ static int dtype_of(char c) {
     case 'u': return NPK_DT_UINT8;
     case 's': return NPK_DT_INT8;
     case 'w': return NPK_DT_UINT32;
+    case 'h': return NPK_DT_FLOAT16;
     default: return 0;
     }
 }
@@ -74,7 +75,7 @@ static int parse_list(const char *s, double *v, int cap) {
 
 static void fill(npk_tensor *t, char range) {
     int64_t n = npk_tensor_numel(t);
-    int fl = t->dtype == NPK_DT_FLOAT || t->dtype == NPK_DT_DOUBLE;
+    int fl = t->dtype == NPK_DT_FLOAT || t->dtype == NPK_DT_DOUBLE || t->dtype == NPK_DT_FLOAT16;
     for (int64_t i = 0; i < n; i++) {
         double v;
         if (t->dtype == NPK_DT_BOOL) v = (double)(next() & 1);
@@ -449,6 +450,66 @@ static void nn(void) {
     gen("rnn_relu", 14, "RNN", "f:2,3,4;f:1,3,4;f:1,3,3;f:1,6", "hidden_size=i:3;direction=s:reverse", "f,f");
 }
 
+/* issue 14 point 2: float16 arithmetic, detection, signal and other operators */
+static void misc(void) {
+    gen("f16_add", 14, "Add", "h:3,4;h:4", "", "h");
+    gen("f16_mul", 14, "Mul", "h:2,3;h:2,3", "", "h");
+    gen("f16_relu", 14, "Relu", "h:3,5", "", "h");
+    gen("f16_softmax", 13, "Softmax", "h:2,7", "", "h");
+    gen("f16_matmul", 13, "MatMul", "h:3,8;h:8,4", "", "h");
+    gen("f16_cast", 13, "Cast", "f:3,4", "to=i:10", "h");
+    gen("f16_cast_back", 13, "Cast", "h:3,4", "to=i:1", "f");
+    gen("f16_reducesum", 13, "ReduceSum", "h:3,4;=l:1", "", "h");
+    gen("det_2", 11, "Det", "f:3,3", "", "f");
+    gen("det_batch", 11, "Det", "f:2,4,4", "", "f");
+    gen("det_5", 11, "Det", "f:5,5", "", "f");
+    gen("maxunpool", 11, "MaxUnpool", "f:1,1,2,2;=l:0,3,9,14@1,1,2,2", "kernel_shape=is:2,2;strides=is:2,2", "f");
+    gen("maxunpool_os", 11, "MaxUnpool", "f:1,2,2,2;=l:5,7,13,15,16,19,28,30@1,2,2,2;=l:1,2,4,4", "kernel_shape=is:2,2;strides=is:2,2", "f");
+    gen("unique_s8", 11, "Unique", "s:12", "", "s,l,l,l");
+    gen("unique_unsorted", 11, "Unique", "l:10", "sorted=i:0", "l,l,l,l");
+    gen("unique_axis", 11, "Unique", "=f:1,2,1,2,3,4,1,2@4,2", "axis=i:0", "f,l,l,l");
+    gen("unique_axis1", 11, "Unique", "=l:1,1,2,3,3,4,1,1,2@3,3", "axis=i:1;sorted=i:1", "l,l,l,l");
+    gen("nms", 11, "NonMaxSuppression", "f+:1,6,4;fu:1,2,6;=l.3;=f.0.3;=f.-0.5", "", "l");
+    gen("nms_center", 11, "NonMaxSuppression", "f+:2,5,4;f:2,1,5;=l.2;=f.0.5", "center_point_box=i:1", "l");
+    gen("einsum_mm", 12, "Einsum", "f:3,4;f:4,5", "equation=s:ij,jk->ik", "f");
+    gen("einsum_batch", 12, "Einsum", "f:2,3,4;f:2,4,5", "equation=s:bij,bjk->bik", "f");
+    gen("einsum_trace", 12, "Einsum", "f:4,4", "equation=s:ii", "f");
+    gen("einsum_diag", 12, "Einsum", "f:2,4,4", "equation=s:...ii->...i", "f");
+    gen("einsum_outer", 12, "Einsum", "f:3;f:4", "equation=s:i,j->ij", "f");
+    gen("einsum_sum", 12, "Einsum", "f:3,4,5", "equation=s:ijk->j", "f");
+    gen("einsum_implicit", 12, "Einsum", "f:3,4;f:4,2", "equation=s:ab,bc", "f");
+    gen("einsum_int", 12, "Einsum", "i:3,4;i:4", "equation=s:ij,j->i", "i");
+    gen("einsum_3", 12, "Einsum", "f:2,3;f:3,4;f:4", "equation=s:ij,jk,k->i", "f");
+    gen("hann", 17, "HannWindow", "=l.10", "", "f");
+    gen("hann_sym", 17, "HannWindow", "=l.9", "periodic=i:0", "f");
+    gen("hamming", 17, "HammingWindow", "=l.8", "", "f");
+    gen("blackman", 17, "BlackmanWindow", "=l.12", "periodic=i:0", "f");
+    gen("blackman_d", 17, "BlackmanWindow", "=l.7", "output_datatype=i:11", "d");
+    gen("dft_real", 17, "DFT", "f:2,8,1", "", "f");
+    gen("dft_len", 17, "DFT", "f:2,6,1;=l.9", "", "f");
+    gen("dft_complex_inv", 17, "DFT", "f:1,8,2", "inverse=i:1", "f");
+    gen("dft_onesided", 17, "DFT", "f:3,10,1", "onesided=i:1", "f");
+    gen("dft_axis2", 17, "DFT", "f:2,3,5,2", "axis=i:2", "f");
+    gen("stft", 17, "STFT", "f:1,32,1;=l.4;f+:8", "", "f");
+    gen("stft_len", 17, "STFT", "f:2,20,1;=l.3;-;=l.6", "onesided=i:0", "f");
+    gen("melweight", 17, "MelWeightMatrix", "=l.8;=l.64;=l.8000;=f.0;=f.4000", "", "f");
+    gen("melweight_2", 17, "MelWeightMatrix", "=l.5;=l.32;=l.16000;=f.100;=f.6000", "", "f");
+    gen("roialign", 16, "RoiAlign", "f:1,2,6,7;=f:0,0,3,3,1,1,4,5,0.5,1.5,6,4@3,4;=l:0,0,0", "output_height=i:2;output_width=i:3", "f");
+    gen("roialign_sr", 16, "RoiAlign", "f:2,1,5,5;=f:0,0,4,4,1,0.5,3,3.5@2,4;=l:1,0",
+        "output_height=i:3;output_width=i:3;sampling_ratio=i:2;spatial_scale=f:0.5", "f");
+    gen("roialign_10", 10, "RoiAlign", "f:1,1,6,6;=f:1,1,4,4@1,4;=l:0", "output_height=i:2;output_width=i:2", "f");
+    gen("roialign_max", 16, "RoiAlign", "f:1,2,6,6;=f:0,0,5,5@1,4;=l:0", "mode=s:max;output_height=i:2;output_width=i:2", "f");
+    gen("gridsample", 16, "GridSample", "f:1,2,4,5;fu:1,3,4,2", "", "f");
+    gen("gridsample_out", 16, "GridSample", "f:1,1,4,4;f:1,3,3,2", "", "f");
+    gen("gridsample_align", 16, "GridSample", "f:2,1,3,4;f:2,2,3,2", "align_corners=i:1", "f");
+    gen("gridsample_nearest", 16, "GridSample", "f:1,2,4,5;fu:1,3,4,2", "mode=s:nearest", "f");
+    gen("gridsample_border", 16, "GridSample", "f:1,1,4,5;f:1,3,4,2", "padding_mode=s:border", "f");
+    gen("gridsample_reflect", 16, "GridSample", "f:1,1,4,5;f:1,3,4,2", "padding_mode=s:reflection", "f");
+    gen("gridsample_reflect_ac", 16, "GridSample", "f:1,1,4,5;f:1,3,4,2", "padding_mode=s:reflection;align_corners=i:1", "f");
+    gen("gridsample_cubic", 16, "GridSample", "f:1,1,5,5;fu:1,3,3,2", "mode=s:bicubic", "f");
+    gen("gridsample_cubic_border", 16, "GridSample", "f:1,1,5,5;f:1,3,3,2", "mode=s:bicubic;padding_mode=s:border", "f");
+}
+
 static void quant(void) {
     gen("quant_u8", 13, "QuantizeLinear", "f:3,4;=f.0.05;=u.128", "", "u");
     gen("quant_s8_axis", 13, "QuantizeLinear", "f:3,4;=f:0.02,0.05,0.1;=s:0,3,-2", "axis=i:0", "s");
@@ -536,6 +597,7 @@ int main(int argc, char **argv) {
     tensors();
     nn();
     quant();
+    misc();
     printf("onnx_gen: %d models in %s%s\n", n_cases, outdir, n_fail ? " (with write errors)" : "");
     return n_fail ? 1 : 0;
 }
