@@ -278,6 +278,19 @@ static void test_elementwise(void) {
         CHECK(same_bits(&t[1], &t[2]));
         free_all(t, 3);
     }
+    /* Relu and Clip on 8-bit integers; Clip bounds inside, across and outside the range */
+    double bounds[3][2] = {{-20, 30}, {-300.5, 100.25}, {-INFINITY, 5}};
+    for (int u = 0; u < 2; u++)
+        for (int bi = 0; bi < 3; bi++)
+            for (int op = 0; op < 2; op++) {
+                int dt = u ? NPK_DT_UINT8 : NPK_DT_INT8;
+                npk_onnx_unop o = op ? NPK_ONNX_CLIP : NPK_ONNX_RELU;
+                npk_tensor t[3] = {rand_t(dt, 3, d), mk(dt, 3, d), mk(dt, 3, d)};
+                CHECK_EQ(npk_fast_unary(o, &t[0], &t[1], 0, bounds[bi][0], bounds[bi][1]), 0);
+                npk_ref_onnx_unary(o, &t[0], &t[2], 0, bounds[bi][0], bounds[bi][1]);
+                CHECK(same_bits(&t[1], &t[2]));
+                free_all(t, 3);
+            }
     for (int sw = 0; sw < 2; sw++) {
         npk_tensor t[3] = {rand_t(NPK_DT_FLOAT, 3, d), mk(NPK_DT_FLOAT, 3, d), mk(NPK_DT_FLOAT, 3, d)};
         for (int64_t i = 0; i < npk_tensor_numel(&t[0]); i++) ((float *)t[0].data)[i] *= 8.0f;

@@ -627,7 +627,33 @@ int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b,
     return 0;
 }
 
+/* Relu and Clip on 8-bit integers (quantized models keep them on int8):
+ * the golden's integer rule, v < 0 -> 0, and v compared in double with the
+ * bounds, which are then truncated to an integer. */
+#define INT_UNARY(T)                                                                                                  \
+    do {                                                                                                          \
+        const T *X = x->data;                                                                                     \
+        T *Y = y->data;                                                                                           \
+        if (op == NPK_ONNX_RELU)                                                                                  \
+            for (int64_t i = 0; i < n; i++) Y[i] = X[i] < 0 ? 0 : X[i];                                           \
+        else                                                                                                      \
+            for (int64_t i = 0; i < n; i++) {                                                                     \
+                int64_t v = X[i];                                                                                 \
+                if ((double)v < lo) v = (int64_t)lo;                                                              \
+                if ((double)v > hi) v = (int64_t)hi;                                                              \
+                Y[i] = (T)v;                                                                                      \
+            }                                                                                                     \
+    } while (0)
+
 int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi) {
+    if (is_q8(x->dtype) && y->dtype == x->dtype && (op == NPK_ONNX_RELU || op == NPK_ONNX_CLIP)) {
+        int64_t n = npk_tensor_numel(x);
+        if (op == NPK_ONNX_CLIP && ((!isinf(lo) && !(fabs(lo) < 9e18)) || (!isinf(hi) && !(fabs(hi) < 9e18))))
+            return 1; /* a bound no int64 holds: the golden */
+        if (x->dtype == NPK_DT_INT8) INT_UNARY(int8_t);
+        else INT_UNARY(uint8_t);
+        return 0;
+    }
     if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
     int64_t n = npk_tensor_numel(x);
     const float *X = x->data;

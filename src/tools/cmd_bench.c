@@ -35,7 +35,7 @@
 
 typedef struct figure {
     const char *bench;
-    char name[80];
+    char name[128];
     const char *unit;
     const char *kind;   /* "npu" (the device path), "baseline", "modeled", "ratio" */
     const char *better; /* "higher", "lower" or "none" (which way is an improvement) */
