@@ -69,6 +69,12 @@ struct npk_sim *npk_port_sim(npk_port *p);
  * (descriptor rings, tensors). Returns guest physical addresses. */
 int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr);
 void npk_port_free(npk_port *p, uint64_t addr);
+/* Zero copy on the in-process port: the host pointer of guest memory
+ * [addr, addr+len) when it lies in one host-contiguous allocation (every
+ * npk_port_alloc of >= 4 KiB on the sim port is one), else NULL (other
+ * ports, or use npk_port_mem_read/write). Writes through it are guest
+ * memory writes; the device must not be running on the range. */
+void *npk_port_direct(npk_port *p, uint64_t addr, uint64_t len);
 /* Reserve [addr, addr + size) at a fixed address (a compiled package's
  * arena or descriptors) so that later allocations avoid it; fails when it
  * overlaps an allocation. Release it with npk_port_free(p, addr). A range

@@ -97,6 +97,21 @@ int npk_fault_parse(const char *text, npk_fault *f);
 /* Parse "BASE+SIZE[@LATENCY][:NAME]" and declare the region. */
 int npk_mem_map_parse(npk_mem *m, const char *text);
 
+/* Zero copy for in-process ports (issue 15 point 3): make [base, base+size)
+ * one host-contiguous buffer (its contents kept; counted against the cap).
+ * Extents never overlap (an overlapping request fails and the range stays
+ * paged) and live until npk_mem_clear/npk_mem_free. npk_mem_direct: the host
+ * pointer of [addr, addr+len) if it lies in one extent, else NULL.
+ * npk_bus_direct: the same for a device's strided DMA of rows x rowbytes
+ * (stride apart), accounting its beats in the statistics as
+ * npk_bus_copy_in/out would; NULL (nothing accounted) when a fault rule or
+ * watcher must see the beats, a region check fails or the range is not in
+ * one extent: the caller then copies. */
+int npk_mem_attach(npk_mem *m, uint64_t base, uint64_t size);
+void *npk_mem_direct(npk_mem *m, uint64_t addr, uint64_t len);
+void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes,
+                     size_t beat_bytes);
+
 /* Device beat statistics since creation (or npk_mem_reset_stats). */
 typedef struct npk_mem_stats {
     uint64_t read_beats, write_beats, read_bytes, write_bytes, errors, hangs;

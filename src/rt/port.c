@@ -115,6 +115,11 @@ int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr) {
             b->next = next;
             *link = b;
             *addr = a;
+            /* in-process port: back the allocation with one host buffer so the
+             * driver and the model can use it in place (zero copy); if it
+             * overlaps an earlier one it stays paged (still exact, copied) */
+            if (p->sim && size >= 4096 && !npk_mem_direct(npk_sim_mem(p->sim), a, size))
+                (void)npk_mem_attach(npk_sim_mem(p->sim), a, size);
             return 0;
         }
         if (!next) break;
@@ -142,6 +147,10 @@ int npk_port_reserve(npk_port *p, uint64_t addr, uint64_t size) {
     b->next = *link;
     *link = b;
     return 0;
+}
+
+void *npk_port_direct(npk_port *p, uint64_t addr, uint64_t len) {
+    return p->sim ? npk_mem_direct(npk_sim_mem(p->sim), addr, len) : NULL;
 }
 
 void npk_port_free(npk_port *p, uint64_t addr) {

@@ -232,6 +232,13 @@ int npk_v0_get_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, 
 }
 
 int npk_v0_put_rows(npk_port *p, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes, const void *src) {
+    uint8_t *dst = rows ? npk_port_direct(p, base, (rows - 1) * stride + rowbytes) : NULL;
+    if (dst) { /* in-process port, one host-backed allocation: write in place */
+        if (stride == rowbytes) memcpy(dst, src, rows * rowbytes);
+        else
+            for (uint64_t r = 0; r < rows; r++) memcpy(dst + r * stride, (const uint8_t *)src + r * rowbytes, rowbytes);
+        return 0;
+    }
     for (uint64_t r = 0; r < rows; r++) {
         int rc = npk_port_mem_write(p, base + r * stride, (const uint8_t *)src + r * rowbytes, rowbytes);
         if (rc) return rc;

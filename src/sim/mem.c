@@ -28,7 +28,18 @@ typedef struct fault_rule {
     uint32_t fired;
 } fault_rule;
 
+/* A host-contiguous range of guest memory (npk_mem_attach): peeks, pokes and
+ * DMA beats inside it use its buffer instead of pages, and npk_bus_direct
+ * hands its pointer to a device that can compute in place (zero copy). */
+typedef struct extent {
+    uint64_t base, size;
+    uint8_t *data;
+} extent;
+
 struct npk_mem {
+    extent *ext;
+    size_t next_n;
+    uint64_t ext_bytes;
     page **buckets;
     size_t nbuckets, npages;
     region *regions;
@@ -56,6 +67,11 @@ npk_mem *npk_mem_new(void) {
 }
 
 void npk_mem_clear(npk_mem *m) {
+    for (size_t e = 0; e < m->next_n; e++) free(m->ext[e].data);
+    free(m->ext);
+    m->ext = NULL;
+    m->next_n = 0;
+    m->ext_bytes = 0;
     for (size_t i = 0; i < m->nbuckets; i++) {
         page *p = m->buckets[i];
         while (p) {
@@ -159,9 +175,50 @@ int npk_mem_map(npk_mem *m, uint64_t base, uint64_t size, uint32_t latency, cons
 
 void npk_mem_set_latency(npk_mem *m, uint32_t cycles) { m->default_latency = cycles; }
 
+static const extent *find_ext(const npk_mem *m, uint64_t addr, uint64_t *next) {
+    *next = UINT64_MAX;
+    for (size_t e = 0; e < m->next_n; e++) {
+        const extent *x = &m->ext[e];
+        if (addr >= x->base && addr - x->base < x->size) return x;
+        if (x->base > addr && x->base < *next) *next = x->base;
+    }
+    return NULL;
+}
+
+static void peek_pages(const npk_mem *m, uint64_t addr, void *buf, size_t len);
+static void poke_pages(npk_mem *m, uint64_t addr, const void *buf, size_t len);
+
+/* Split [addr, addr+len) into extent and page pieces. */
+static void ext_copy(npk_mem *m, const npk_mem *cm, uint64_t addr, uint8_t *rbuf, const uint8_t *wbuf, size_t len) {
+    while (len) {
+        uint64_t next;
+        const extent *x = find_ext(cm, addr, &next);
+        size_t n;
+        if (x) {
+            n = x->base + x->size - addr < len ? (size_t)(x->base + x->size - addr) : len;
+            if (rbuf) memcpy(rbuf, x->data + (addr - x->base), n);
+            else memcpy(x->data + (addr - x->base), wbuf, n);
+        } else {
+            n = next - addr < len ? (size_t)(next - addr) : len;
+            if (rbuf) peek_pages(cm, addr, rbuf, n);
+            else poke_pages(m, addr, wbuf, n);
+        }
+        if (rbuf) rbuf += n;
+        else wbuf += n;
+        addr += n;
+        len -= n;
+    }
+}
+
 int npk_mem_peek(const npk_mem *m, uint64_t addr, void *buf, size_t len) {
     if (!mapped(m, addr, len))
         return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu is outside the memory map", addr, len);
+    if (m->next_n) ext_copy(NULL, m, addr, buf, NULL, len);
+    else peek_pages(m, addr, buf, len);
+    return 0;
+}
+
+static void peek_pages(const npk_mem *m, uint64_t addr, void *buf, size_t len) {
     uint8_t *out = buf;
     while (len) {
         uint64_t off = addr & (PAGE_SIZE - 1);
@@ -176,7 +233,6 @@ int npk_mem_peek(const npk_mem *m, uint64_t addr, void *buf, size_t len) {
         addr += n;
         len -= n;
     }
-    return 0;
 }
 
 int npk_parse_size(const char *text, uint64_t *out) {
@@ -200,7 +256,7 @@ int npk_parse_size(const char *text, uint64_t *out) {
 
 void npk_mem_set_limit(npk_mem *m, uint64_t bytes) { m->limit_pages = bytes >> PAGE_SHIFT; }
 uint64_t npk_mem_limit(const npk_mem *m) { return m->limit_pages << PAGE_SHIFT; }
-uint64_t npk_mem_used(const npk_mem *m) { return (uint64_t)m->npages << PAGE_SHIFT; }
+uint64_t npk_mem_used(const npk_mem *m) { return ((uint64_t)m->npages << PAGE_SHIFT) + m->ext_bytes; }
 
 /* Make every page of [addr, addr+len) exist before anything is written, so a
  * write that cannot complete (cap, host memory) changes nothing: pages added
@@ -212,7 +268,7 @@ static int reserve(npk_mem *m, uint64_t addr, size_t len) {
     uint64_t first = addr >> PAGE_SHIFT, last = (addr + len - 1) >> PAGE_SHIFT, missing = 0;
     for (uint64_t pfn = first; pfn <= last; pfn++)
         if (!find_page(m, pfn)) missing++;
-    if (m->limit_pages && m->npages + missing > m->limit_pages)
+    if (m->limit_pages && m->npages + missing + (m->ext_bytes >> PAGE_SHIFT) > m->limit_pages)
         return npk_err(NPK_ENOMEM,
                        "guest memory cap of %" PRIu64 " bytes reached: writing 0x%" PRIx64 "+%zu needs %" PRIu64
                        " more KiB on top of %" PRIu64 " KiB in use (raise the cap with --mem-limit)",
@@ -224,11 +280,37 @@ static int reserve(npk_mem *m, uint64_t addr, size_t len) {
     return 0;
 }
 
+/* Reserve the page pieces of [addr, addr+len) (extent pieces need nothing). */
+static int reserve_all(npk_mem *m, uint64_t addr, size_t len) {
+    if (!m->next_n) return reserve(m, addr, len);
+    while (len) {
+        uint64_t next;
+        const extent *x = find_ext(m, addr, &next);
+        size_t n = x ? (x->base + x->size - addr < len ? (size_t)(x->base + x->size - addr) : len)
+                     : (next - addr < len ? (size_t)(next - addr) : len);
+        if (!x) {
+            int rc = reserve(m, addr, n);
+            if (rc) return rc;
+        }
+        addr += n;
+        len -= n;
+    }
+    return 0;
+}
+
 int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len) {
     if (!mapped(m, addr, len))
         return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu is outside the memory map", addr, len);
-    int rc = reserve(m, addr, len);
+    if (len && addr + len - 1 < addr)
+        return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu wraps around the address space", addr, len);
+    int rc = reserve_all(m, addr, len);
     if (rc) return rc;
+    if (m->next_n) ext_copy(m, m, addr, NULL, buf, len);
+    else poke_pages(m, addr, buf, len);
+    return 0;
+}
+
+static void poke_pages(npk_mem *m, uint64_t addr, const void *buf, size_t len) {
     const uint8_t *in = buf;
     while (len) {
         uint64_t off = addr & (PAGE_SIZE - 1);
@@ -240,13 +322,12 @@ int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len) {
         addr += n;
         len -= n;
     }
-    return 0;
 }
 
 int npk_mem_fill(npk_mem *m, uint64_t addr, uint8_t value, size_t len) {
     if (!mapped(m, addr, len))
         return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu is outside the memory map", addr, len);
-    int r = reserve(m, addr, len);
+    int r = reserve_all(m, addr, len);
     if (r) return r;
     uint8_t chunk[256];
     memset(chunk, value, sizeof chunk);
@@ -367,6 +448,59 @@ static npk_bus_resp copy(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, 
     if (done) *done = pos;
     if (cycles) *cycles = cyc;
     return resp;
+}
+
+int npk_mem_attach(npk_mem *m, uint64_t base, uint64_t size) {
+    if (!size || base + size < base || size > SIZE_MAX) return npk_err(NPK_EINVAL, "bad extent 0x%" PRIx64 "+%" PRIu64, base, size);
+    if (!mapped(m, base, (size_t)size))
+        return npk_err(NPK_EBUS, "extent 0x%" PRIx64 "+%" PRIu64 " is outside the memory map", base, size);
+    for (size_t e = 0; e < m->next_n; e++)
+        if (base < m->ext[e].base + m->ext[e].size && m->ext[e].base < base + size)
+            return npk_err(NPK_EINVAL, "extent 0x%" PRIx64 "+%" PRIu64 " overlaps another", base, size);
+    if (m->limit_pages && ((uint64_t)m->npages << PAGE_SHIFT) + m->ext_bytes + size > npk_mem_limit(m))
+        return npk_err(NPK_ENOMEM, "guest memory cap of %" PRIu64 " bytes reached", npk_mem_limit(m));
+    extent *ne = realloc(m->ext, (m->next_n + 1) * sizeof *ne);
+    if (!ne) return npk_err(NPK_ENOMEM, "out of memory");
+    m->ext = ne;
+    uint8_t *data = calloc(1, (size_t)size);
+    if (!data) return npk_err(NPK_ENOMEM, "out of host memory for a %" PRIu64 "-byte extent", size);
+    /* the range keeps its contents: copy the pages that exist (others read 0) */
+    for (uint64_t pfn = base >> PAGE_SHIFT; pfn <= (base + size - 1) >> PAGE_SHIFT; pfn++) {
+        const page *pg = find_page(m, pfn);
+        if (!pg) continue;
+        uint64_t lo = pfn << PAGE_SHIFT > base ? pfn << PAGE_SHIFT : base;
+        uint64_t hi = (pfn + 1) << PAGE_SHIFT < base + size ? (pfn + 1) << PAGE_SHIFT : base + size;
+        memcpy(data + (lo - base), pg->data + (lo & (PAGE_SIZE - 1)), (size_t)(hi - lo));
+    }
+    m->ext[m->next_n++] = (extent){base, size, data};
+    m->ext_bytes += size;
+    return 0;
+}
+
+void *npk_mem_direct(npk_mem *m, uint64_t addr, uint64_t len) {
+    uint64_t next;
+    const extent *x = m->next_n ? find_ext(m, addr, &next) : NULL;
+    if (!x || len > x->size - (addr - x->base)) return NULL;
+    return x->data + (addr - x->base);
+}
+
+void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes,
+                     size_t beat_bytes) {
+    if (!rows || !rowbytes || m->nfaults || m->watch || (stride < rowbytes && rows > 1)) return NULL;
+    uint64_t span = (rows - 1) * stride + rowbytes;
+    if (m->nregions && !find_region(m, base, (size_t)span)) return NULL;
+    void *p = npk_mem_direct(m, base, span);
+    if (!p) return NULL;
+    if (!beat_bytes) beat_bytes = 16;
+    uint64_t beats = rows * ((rowbytes + beat_bytes - 1) / beat_bytes);
+    if (acc == NPK_ACC_READ) {
+        m->stats.read_beats += beats;
+        m->stats.read_bytes += rows * rowbytes;
+    } else {
+        m->stats.write_beats += beats;
+        m->stats.write_bytes += rows * rowbytes;
+    }
+    return p;
 }
 
 npk_bus_resp npk_bus_copy_in(npk_mem *m, uint64_t addr, void *buf, size_t len, size_t beat_bytes, size_t *done,
