@@ -264,6 +264,42 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
             goto out;
         }
         int64_t zx = geti(azp, 0);
+        if (xt->dtype == NPK_DT_INT8 || xt->dtype == NPK_DT_UINT8) {
+            /* 8-bit input: the same im2col without a division or a type dispatch per element */
+            const int8_t *xs8 = xt->dtype == NPK_DT_INT8 ? (const int8_t *)xt->data : NULL;
+            const uint8_t *xu8 = xt->dtype == NPK_DT_UINT8 ? (const uint8_t *)xt->data : NULL;
+            int64_t zxf = q->a_flip ? zx - 128 : zx;
+            for (int64_t g = 0; g < G; g++)
+                for (int64_t r = 0; r < R; r++) {
+                    int64_t nimg = r / osz, o = r % osz, o0 = o / (p->out[1] * p->out[2]), o1 = (o / p->out[2]) % p->out[1],
+                            o2 = o % p->out[2];
+                    uint8_t *row = abuf + (size_t)((g / GB) * R + r) * q->lda + (size_t)((g % GB) * K);
+                    int64_t s = 0, kk = 0;
+                    for (int64_t c = 0; c < cpg; c++) {
+                        int64_t cbase = (nimg * p->c + g * cpg + c) * isz;
+                        for (int64_t k0 = 0; k0 < p->k[0]; k0++) {
+                            int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
+                            int in0 = i0 >= 0 && i0 < p->in[0];
+                            for (int64_t k1 = 0; k1 < p->k[1]; k1++) {
+                                int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
+                                int in1 = in0 && i1 >= 0 && i1 < p->in[1];
+                                int64_t rb = cbase + (i0 * p->in[1] + i1) * p->in[2];
+                                for (int64_t k2 = 0; k2 < p->k[2]; k2++, kk++) {
+                                    int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
+                                    int64_t v;
+                                    if (in1 && i2 >= 0 && i2 < p->in[2])
+                                        v = (xs8 ? (int64_t)xs8[rb + i2] : (int64_t)xu8[rb + i2]) - (q->a_flip ? 128 : 0);
+                                    else
+                                        v = zxf;
+                                    row[kk] = (uint8_t)(int8_t)v;
+                                    s += v;
+                                }
+                            }
+                        }
+                    }
+                    rowsum[g * R + r] = s;
+                }
+        } else
         for (int64_t g = 0; g < G; g++)
             for (int64_t r = 0; r < R; r++) {
                 int64_t nimg = r / osz, o = r % osz, o0 = o / (p->out[1] * p->out[2]), o1 = (o / p->out[2]) % p->out[1],
@@ -286,11 +322,13 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
                 }
                 rowsum[g * R + r] = s;
             }
+        const int8_t *ws8 = wt->dtype == NPK_DT_INT8 ? (const int8_t *)wt->data : NULL;
         for (int64_t g = 0; g < G; g++)
             for (int64_t m = 0; m < N; m++) {
                 int64_t s = 0;
                 for (int64_t kk = 0; kk < K; kk++) {
-                    int64_t v = npk_ref_onnx_get_i(wt->data, wt->dtype, q->b_kn ? kk * N + m : (g * N + m) * K + kk);
+                    int64_t wi = q->b_kn ? kk * N + m : (g * N + m) * K + kk;
+                    int64_t v = ws8 ? ws8[wi] : npk_ref_onnx_get_i(wt->data, wt->dtype, wi);
                     if (q->b_flip) v -= 128;
                     if (bbuf)
                         bbuf[(size_t)((g / GB) * KD + (g % GB) * K + kk) * q->ldb + (size_t)((g % GB) * N + m)] = (uint8_t)(int8_t)v;
@@ -426,6 +464,40 @@ epilogue:;
     }
     int64_t yz = yzp ? geti(yzp, 0) : 0, osz = q->conv ? q->cp.out[0] * q->cp.out[1] * q->cp.out[2] : 1;
     float ysc = ys ? getf(ys, 0) : 1.0f;
+    if (q->conv) {
+        /* per output channel once: the zero-point terms, bias and multiplier
+         * (the same integer and float32 arithmetic as the general loop below) */
+        int64_t M = G * N, ca = (q->a_flip ? 128 : 0) - geti(azp, 0);
+        int64_t *cst = malloc(sizeof(int64_t) * 2 * (size_t)M);
+        float *mul = malloc(sizeof(float) * (size_t)M);
+        if (!cst || !mul) {
+            free(cst);
+            free(mul);
+            rc = npk_err(NPK_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int64_t ch = 0; ch < M; ch++) {
+            int64_t cb = (q->b_flip ? 128 : 0) - geti(bzp, ch);
+            cst[2 * ch] = cb;
+            cst[2 * ch + 1] = ca * colsum[ch] + K * ca * cb + (bias ? geti(bias, ch) : 0);
+            mul[ch] = q->qlinear ? getf(as, 0) * getf(bs, ch) / ysc : 0.0f;
+        }
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t r = 0; r < R; r++) {
+                const int32_t *crow = (const int32_t *)((const uint8_t *)cbuf + (size_t)((g / GB) * R + r) * q->ldc) + (g % GB) * N;
+                int64_t rs = rowsum[g * R + r], obase = (r / osz) * q->cp.m * osz + r % osz;
+                for (int64_t j = 0; j < N; j++) {
+                    int64_t ch = g * N + j;
+                    int64_t acc = (int64_t)crow[j] + cst[2 * ch] * rs + cst[2 * ch + 1];
+                    int64_t oi = obase + ch * osz;
+                    if (!q->qlinear) npk_ref_onnx_set_i(y->data, y->dtype, oi, acc);
+                    else npk_ref_onnx_set_i(y->data, y->dtype, oi, npk_ref_onnx_requant((int64_t)(int32_t)acc, mul[ch], yz, y->dtype));
+                }
+            }
+        free(cst);
+        free(mul);
+        goto out;
+    }
     for (int64_t g = 0; g < G; g++)
         for (int64_t r = 0; r < R; r++) {
             const int32_t *crow = (const int32_t *)((const uint8_t *)cbuf + (size_t)((g / GB) * R + r) * q->ldc) + (g % GB) * N;
