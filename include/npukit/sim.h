@@ -171,6 +171,12 @@ int npk_regfile_init(npk_regfile *rf, const npk_reg *tab, size_t slots, uint32_t
 void npk_regfile_fini(npk_regfile *rf);
 /* Every register to its table reset value. */
 void npk_regfile_reset(npk_regfile *rf);
+/* Device reset through the table (QEMU's register_reset): every register to
+ * its reset value, then every POST_WRITE hook runs as if the reset value had
+ * been written (old = the value before), so state derived from registers
+ * (IRQ lines, pointers, window lanes) is recomputed by the code that keeps it
+ * on a write. A model clears its non-register state first, then calls this. */
+void npk_regfile_reset_dev(npk_regfile *rf, npk_dev *d);
 /* Table entry at a byte offset (after aliasing) or NULL. */
 const npk_reg *npk_regfile_find(const npk_regfile *rf, uint32_t off);
 /* Iterate the declared registers in offset order: returns the next entry

@@ -953,10 +953,10 @@ static void e1_write32(npk_dev *d, uint32_t off, uint32_t val) { npk_regfile_wri
 
 static void e1_reset(npk_dev *d) {
     e1 *e = E1(d);
-    npk_regfile_reset(&e->rf);
     memset(&e->st, 0, sizeof e->st);
     e->st.bus_resp = NPK_BUS_OK;
-    update_irq(e);
+    npk_regfile_reset_dev(&e->rf, d);
+    update_irq(e); /* e1's lines follow engine state (no register hook) */
 }
 
 static void e1_destroy(npk_dev *d) {

@@ -727,24 +727,21 @@ static void issue(pccx *p, uint64_t w) {
 }
 
 static void soft_reset(pccx *p) {
-    npk_regfile_reset(&p->rf);
     memset(p->cc, 0, sizeof p->cc);
     p->qhead = p->qcount = 0;
     p->qindex = p->issued = p->retired = p->dropped = 0;
     p->instr_lo = 0;
     p->fault = p->hung = p->done = 0;
     p->err_index = p->err_instr = p->err_addr = 0;
-    p->l2_lane = 0;
     p->fe_ready = p->busy_until = p->dev.cycles;
     for (int i = 0; i < ENG_N; i++) p->eng_free[i] = p->dev.cycles;
-    p->ws_idle = p->dev.cycles;
-    p->ws_next = 0;
-    p->ws_ddr_mark = p->ddr_cycles;
     memset(p->slots, 0, sizeof p->slots);
     p->busy_cycles = p->ws_bytes = p->dma_bytes = p->macs = p->sfu_elems = 0;
     memset(p->per_op, 0, sizeof p->per_op);
     memset(p->eng_cycles, 0, sizeof p->eng_cycles);
-    update_irq(p);
+    /* the hooks recompute the rest: IRQ_EN the line, WS_ADDR the weight-stream
+     * pointer (ws_next, ws_idle, ws_ddr_mark), L2_ADDR the window lane */
+    npk_regfile_reset_dev(&p->rf, &p->dev);
 }
 
 /* ---- registers ------------------------------------------------------------------------- */

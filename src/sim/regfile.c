@@ -41,6 +41,16 @@ void npk_regfile_reset(npk_regfile *rf) {
     for (size_t i = 0; i < rf->slots; i++) rf->val[i] = rf->tab[i].name ? rf->tab[i].reset : 0;
 }
 
+void npk_regfile_reset_dev(npk_regfile *rf, npk_dev *d) {
+    for (size_t i = 0; i < rf->slots; i++) {
+        const npk_reg *r = &rf->tab[i];
+        if (!r->name) continue;
+        uint32_t old = rf->val[i];
+        rf->val[i] = r->reset;
+        if (r->post_write) r->post_write(d, r, old, r->reset);
+    }
+}
+
 static int lookup(const npk_regfile *rf, uint32_t off) {
     off &= rf->span - 1;
     if (off % 4 || off / 4 >= rf->slots || !rf->tab[off / 4].name) return -1;

@@ -453,7 +453,6 @@ static int shell_idle(npk_dev *d) { return next_event(S(d)) == NEVER; }
 /* ---- registers ------------------------------------------------------------------------- */
 
 static void full_reset(shell *s) {
-    npk_regfile_reset(&s->rf);
     s->armed = s->halted = s->waiting = s->perr = s->had_work = 0;
     s->fetch_at = 0;
     s->npend = 0;
@@ -463,7 +462,7 @@ static void full_reset(shell *s) {
         shx_rset_clear(&s->eng[e].rs);
     }
     s->perf_descs = s->perf_fetch = s->perf_dma = s->perf_gemm = s->perf_vec = s->perf_macs = s->perf_dma_bytes = 0;
-    npk_dev_set_irq(&s->dev, 0, 0);
+    npk_regfile_reset_dev(&s->rf, &s->dev); /* the IRQ_STATUS/IRQ_ENABLE hook lowers the line */
 }
 
 static uint32_t rd_status(npk_dev *d, const npk_reg *r, uint32_t v) {

@@ -445,13 +445,12 @@ static void write32(npk_dev *d, uint32_t off, uint32_t val) { npk_regfile_write(
 
 static void reset(npk_dev *d) {
     v0 *v = V(d);
-    npk_regfile_reset(&v->rf);
     flush(v);
     v->perf_cycles = v->perf_macs = 0;
     memset(&v->perf_stats, 0, sizeof v->perf_stats);
     v->perf_fallbacks = 0;
     memset(&v->cur, 0, sizeof v->cur);
-    update_irq(v);
+    npk_regfile_reset_dev(&v->rf, d); /* the CTRL/IRQ hooks recompute both lines */
 }
 
 static void destroy(npk_dev *d) {
