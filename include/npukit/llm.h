@@ -202,6 +202,11 @@ typedef struct npk_llm_stats {
     uint64_t device_macs;       /* multiply-accumulates of the device's GEMV/GEMM */
     uint64_t engine_cycles[4];  /* summed instruction cycles per pccx engine: gemv, gemm, sfu, dma */
     uint32_t device_macs_per_cycle; /* the device's GEMV peak (32 x lanes on pccx) */
+    /* npk_llm_generate's prompt phase (BOS and the prompt's tokens, forced):
+     * positions, device cycles and host seconds up to and including the last
+     * prompt position, whose logits give the first generated token */
+    uint64_t prompt_tokens, prompt_device_cycles;
+    double prompt_host_seconds;
 } npk_llm_stats;
 
 /* Names of the host_op_kinds entries ("attention", "residual", ...), NULL past the end. */

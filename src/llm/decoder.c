@@ -75,6 +75,11 @@ int npk_llm_generate(npk_llm_decoder *d, const npk_llm_tokenizer *t, const char 
             free(ptok);
             return npk_err_prefix(-rc, "position %d", pos);
         }
+        if (pos + 1 == np) { /* the prompt phase ends here: time to first token */
+            d->stats.prompt_tokens = (uint64_t)np;
+            d->stats.prompt_device_cycles = d->stats.device_cycles;
+            d->stats.prompt_host_seconds = d->stats.host_seconds;
+        }
         int next = pos + 1 < np ? ptok[pos + 1] : npk_llm_sample(s, logits);
         if (next == NPK_LLM_BOS) break; /* llama2.c: BOS delimits sequences */
         if (tokens_out) tokens_out[emitted] = next;

@@ -138,6 +138,23 @@ static npk_report *make_report(const npk_llm_decoder *d, int ntok, const char *m
     if (dev) {
         npk_report_note(r, "modeled device", "%.0f cycles/token (device busy time; host steps not modeled)",
                         (double)st.device_cycles * per);
+        if (st.prompt_tokens && st.device_hz) {
+            /* prefill = the forced prompt positions (BOS included); decode = the rest */
+            double hz = (double)st.device_hz, pc = (double)st.prompt_device_cycles;
+            uint64_t dn = st.tokens - st.prompt_tokens;
+            npk_report_note(r, "prefill (prompt)", "%llu tokens, %.1f tokens/s modeled (%.0f cycles/token), host simulation %.1f tokens/s",
+                            (unsigned long long)st.prompt_tokens, pc > 0 ? hz * (double)st.prompt_tokens / pc : 0.0,
+                            pc / (double)st.prompt_tokens,
+                            st.prompt_host_seconds > 0 ? (double)st.prompt_tokens / st.prompt_host_seconds : 0.0);
+            npk_report_note(r, "time to first token", "%.3f ms modeled, %.3f ms host", 1e3 * pc / hz,
+                            1e3 * st.prompt_host_seconds);
+            if (dn) {
+                double dc = (double)st.device_cycles - pc, dh = st.host_seconds - st.prompt_host_seconds;
+                npk_report_note(r, "decode", "%llu tokens, %.1f tokens/s modeled (%.0f cycles/token), host simulation %.1f tokens/s",
+                                (unsigned long long)dn, dc > 0 ? hz * (double)dn / dc : 0.0, dc / (double)dn,
+                                dh > 0 ? (double)dn / dh : 0.0);
+            }
+        }
         npk_report_note(r, "instructions per token",
                         "%.1f (GEMV %.1f, GEMM %.1f, MEMCPY %.1f, MEMSET %.1f, CVO %.1f)",
                         (double)st.instr_total * per, (double)st.instr[0] * per, (double)st.instr[1] * per,
