@@ -499,6 +499,8 @@ static void misc(void) {
         "output_height=i:3;output_width=i:3;sampling_ratio=i:2;spatial_scale=f:0.5", "f");
     gen("roialign_10", 10, "RoiAlign", "f:1,1,6,6;=f:1,1,4,4@1,4;=l:0", "output_height=i:2;output_width=i:2", "f");
     gen("roialign_max", 16, "RoiAlign", "f:1,2,6,6;=f:0,0,5,5@1,4;=l:0", "mode=s:max;output_height=i:2;output_width=i:2", "f");
+    gen("maxroipool", 1, "MaxRoiPool", "f:2,2,6,7;=f:0,0,0,3,3,1,1,2,6,5,0,0.4,0.6,4.5,2.5@3,5", "pooled_shape=is:2,3", "f");
+    gen("maxroipool_s", 1, "MaxRoiPool", "f:1,1,8,8;=f:0,1,1,12,14,0,4,0,9,7@2,5", "pooled_shape=is:3,2;spatial_scale=f:0.5", "f");
     gen("gridsample", 16, "GridSample", "f:1,2,4,5;fu:1,3,4,2", "", "f");
     gen("gridsample_out", 16, "GridSample", "f:1,1,4,4;f:1,3,3,2", "", "f");
     gen("gridsample_align", 16, "GridSample", "f:2,1,3,4;f:2,2,3,2", "align_corners=i:1", "f");

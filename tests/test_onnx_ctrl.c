@@ -173,7 +173,57 @@ static void test_loop(void) {
     npk_graph_free(g);
 }
 
+/* Version-specific forms without conformance data: Tile-1 (tiles, axis inputs) and
+ * Upsample-1 (height_scale / width_scale attributes), against values computed here. */
+static void test_old_versions(void) {
+    for (int which = 0; which < 2; which++) {
+        ob_model *m = ob_new(1);
+        int64_t dx[4] = {1, 1, 2, 3};
+        ob_input(m, "x", NPK_DT_FLOAT, which ? 4 : 2, which ? dx : dx + 2);
+        if (!which) {
+            int64_t tiles = 3, axis = 1;
+            ob_init(m, "t", NPK_DT_INT64, 0, NULL, &tiles);
+            ob_init(m, "a", NPK_DT_INT64, 0, NULL, &axis);
+            ob_node(m, "", "Tile", "tile", "x,t,a", "y");
+        } else {
+            Onnx__NodeProto *n = ob_node(m, "", "Upsample", "up", "x", "y");
+            ob_attr_f(m, n, "height_scale", 2);
+            ob_attr_f(m, n, "width_scale", 2);
+        }
+        ob_output(m, "y", NPK_DT_FLOAT, -1, NULL);
+        npk_graph *g = load(m);
+        CHECK(g != NULL);
+        if (!g) continue;
+        npk_tensor in, *outs = NULL;
+        size_t no = 0;
+        memset(&in, 0, sizeof in);
+        CHECK_EQ(npk_tensor_alloc(&in, "x", NPK_DT_FLOAT, which ? 4 : 2, which ? dx : dx + 2), 0);
+        for (int i = 0; i < 6; i++) ((float *)in.data)[i] = (float)(i + 1);
+        npk_run_opts o = {.device = "cpu"};
+        int rc = npk_graph_run(g, &o, &in, 1, &outs, &no, NULL);
+        CHECK_EQ(rc, 0);
+        if (rc) fprintf(stderr, "%s\n", npk_errmsg());
+        if (!rc && no == 1) {
+            const float *y = outs[0].data;
+            if (!which) { /* [2, 9]: each row repeated 3 times along axis 1 */
+                CHECK(outs[0].rank == 2 && outs[0].dims[0] == 2 && outs[0].dims[1] == 9);
+                for (int r = 0; r < 2; r++)
+                    for (int k = 0; k < 9; k++) CHECK(y[r * 9 + k] == (float)(r * 3 + k % 3 + 1));
+            } else { /* [1, 1, 4, 6], nearest */
+                CHECK(outs[0].rank == 4 && outs[0].dims[2] == 4 && outs[0].dims[3] == 6);
+                for (int r = 0; r < 4; r++)
+                    for (int k = 0; k < 6; k++) CHECK(y[r * 6 + k] == (float)((r / 2) * 3 + k / 2 + 1));
+            }
+        }
+        for (size_t k = 0; k < no; k++) npk_tensor_free(&outs[k]);
+        free(outs);
+        npk_tensor_free(&in);
+        npk_graph_free(g);
+    }
+}
+
 int main(void) {
+    test_old_versions();
     test_if();
     test_unsupported_inside();
     test_undefined_outer();

@@ -117,6 +117,22 @@ int npk_onnx_op_supported(const char *op_type);
  * operator"; NULL for any other operator. */
 const char *npk_onnx_op_unsupported_class(const char *op_type);
 
+/* The operator table (docs/onnx.md's is generated from it: `npu onnx-ops`):
+ * every operator of ONNX's default domain in Debian's ONNX 1.12 (its schemas,
+ * src/graph/onnx_opsets.def) and those npukit runs ahead of it. */
+typedef struct npk_onnx_opinfo {
+    const char *name;
+    const char *versions; /* the opset versions defining it: "1 6 13 14" */
+    int deprecated;       /* the opset that deprecated it, 0 when none */
+    int supported;        /* npukit runs it (npk_onnx_op_supported) */
+    const char *why_not;  /* unsupported on purpose: "training operator", ...; NULL otherwise */
+} npk_onnx_opinfo;
+size_t npk_onnx_opinfo_count(void);
+int npk_onnx_opinfo_get(size_t i, npk_onnx_opinfo *o);
+/* The devices that may run an operator, from their backends' rows: "v0,
+ * shell, e1" or "v0 (int8 2-D ...)"; "" when only the CPU does. Into buf. */
+const char *npk_onnx_op_devices(const char *op, char *buf, size_t len);
+
 /* Operator families: one table (src/graph/ops.h) that every backend and tool shares. */
 enum {
     NPK_OPF_PRODUCT = 1u << 0, /* matrix products: MatMul, Conv and their Integer / QLinear forms */

@@ -123,4 +123,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
 }
 
 /* The e1 row of the graph-level device table (src/graph/exec.h). */
-const npk_dev_graph npk_e1_graph = {.name = "e1", .open = backend_open};
+static const npk_dev_op e1_ops[] = {
+    NPK_QMM_DEV_OPS
+    {NULL, NULL}};
+const npk_dev_graph npk_e1_graph = {.name = "e1", .open = backend_open, .ops = e1_ops};

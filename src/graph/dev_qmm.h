@@ -55,4 +55,13 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
 int npk_qmm_run(const npk_qmm_dev *d, npk_backend *b, npk_exec *x, npk_qmm *q);
 void npk_qmm_free(npk_qmm *q);
 
+/* The operators the integer-product backends (v0, shell, e1) take through this
+ * layer, for their rows' npk_dev_graph.ops (docs/onnx.md's operator table). */
+#define NPK_QMM_DEV_OPS                                                                          \
+    {"MatMulInteger", ""}, {"QLinearMatMul", ""}, {"ConvInteger", ""}, {"QLinearConv", ""},    \
+        {"QuantizeLinear", "fused into a device product (DQ -> op -> Q)"},                     \
+        {"DequantizeLinear", "fused into a device product (DQ -> op -> Q)"},                   \
+        {"Gemm", "as DequantizeLinear -> Gemm -> QuantizeLinear"}, {"MatMul", "as DQ -> MatMul -> Q"}, \
+        {"Conv", "as DequantizeLinear -> Conv -> QuantizeLinear"},
+
 #endif

@@ -228,4 +228,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
 }
 
 /* The shell row of the graph-level device table (src/graph/exec.h). */
-const npk_dev_graph npk_shell_graph = {.name = "shell", .open = backend_open, .npkb = 1};
+static const npk_dev_op shell_ops[] = {
+    NPK_QMM_DEV_OPS
+    {"Relu", "int8"}, {NULL, NULL}};
+const npk_dev_graph npk_shell_graph = {.name = "shell", .open = backend_open, .npkb = 1, .ops = shell_ops};

@@ -303,4 +303,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
 }
 
 /* The v0 row of the graph-level device table (src/graph/exec.h). */
-const npk_dev_graph npk_v0_graph = {.name = "v0", .open = backend_open, .npkb = 1};
+static const npk_dev_op v0_ops[] = {
+    NPK_QMM_DEV_OPS
+    {"Relu", "int8"}, {"MaxPool", "int8 2-D, window 2/3, stride 1/2, no padding"}, {NULL, NULL}};
+const npk_dev_graph npk_v0_graph = {.name = "v0", .open = backend_open, .npkb = 1, .ops = v0_ops};

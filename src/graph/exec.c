@@ -980,6 +980,33 @@ int npk_npkb_device_ok(const char *device) {
     return r && r->npkb;
 }
 
+const char *npk_onnx_op_devices(const char *op, char *buf, size_t len) {
+    size_t nr = sizeof graph_rows / sizeof graph_rows[0], at = 0;
+    const char *notes[16];
+    size_t nn = 0;
+    if (len) buf[0] = 0;
+    /* distinct notes in device order, each with the devices that have it */
+    for (size_t r = 0; r < nr; r++)
+        for (const npk_dev_op *o = graph_rows[r]->ops; o && o->op; o++) {
+            if (strcmp(o->op, op)) continue;
+            size_t k;
+            for (k = 0; k < nn && strcmp(notes[k], o->note); k++) {}
+            if (k == nn && nn < 16) notes[nn++] = o->note;
+        }
+    for (size_t k = 0; k < nn && at < len; k++) {
+        int first = 1;
+        at += (size_t)snprintf(buf + at, len - at, "%s", k ? "; " : "");
+        for (size_t r = 0; r < nr && at < len; r++)
+            for (const npk_dev_op *o = graph_rows[r]->ops; o && o->op && at < len; o++)
+                if (!strcmp(o->op, op) && !strcmp(o->note, notes[k])) {
+                    at += (size_t)snprintf(buf + at, len - at, "%s%s", first ? "" : ", ", graph_rows[r]->name);
+                    first = 0;
+                }
+        if (*notes[k] && at < len) at += (size_t)snprintf(buf + at, len - at, " (%s)", notes[k]);
+    }
+    return buf;
+}
+
 int npk_graph_device_check(const char *device) {
     if (device && (!strcmp(device, "cpu") || npk_dev_graph_find(device))) return 0;
     return npk_err(NPK_EINVAL, "unknown device '%s' (known: %s)", device ? device : "", npk_graph_device_names());

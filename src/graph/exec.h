@@ -62,11 +62,17 @@ struct npk_backend {
  * npk_<name>_graph row, defined beside the backend (src/graph/dev_<name>.c).
  * open returns 0 and *out, or a negative status; a device that cannot take
  * any node has open NULL and says why in note. */
+/* An operator a backend may take, and when (docs/onnx.md's operator table). */
+typedef struct npk_dev_op {
+    const char *op, *note; /* note "" when the device takes every node of the operator it is offered exactly */
+} npk_dev_op;
+
 typedef struct npk_dev_graph {
     const char *name; /* the device's name in include/npukit/devices.def */
     int (*open)(npk_backend **out, const npk_run_opts *o, char *note, size_t note_len);
     const char *note;
     int npkb; /* 1: the backend's runs compile into .npkb models (npu compile, docs/npkb.md) */
+    const npk_dev_op *ops; /* the operators it may take, {NULL} ended (NULL: none) */
 } npk_dev_graph;
 #define NPK_DEVICE(d) extern const npk_dev_graph npk_##d##_graph;
 #include "npukit/devices.def"

@@ -227,6 +227,7 @@ typedef int (*npk_op_fn)(npk_opctx *c);
     X(STFT, 0, npk_op_stft) \
     X(MelWeightMatrix, 0, npk_op_melweightmatrix) \
     X(RoiAlign, 0, npk_op_roialign) \
+    X(MaxRoiPool, 0, npk_op_maxroipool) \
     X(GridSample, 0, npk_op_gridsample)
 
 #define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X) NPK_ONNX_OPS_CTRL(X) NPK_ONNX_OPS_MISC(X)

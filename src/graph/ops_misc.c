@@ -291,6 +291,22 @@ int npk_op_roialign(npk_opctx *c) {
     return 0;
 }
 
+int npk_op_maxroipool(npk_opctx *c) {
+    int rc;
+    if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "rois"))) return rc;
+    const npk_tensor *x = IN(0), *r = IN(1);
+    if ((rc = need_float(x, "X")) || (rc = need_float(r, "rois"))) return rc;
+    if (x->rank != 4 || r->rank != 2 || r->dims[1] != 5)
+        return npk_err(NPK_EINVAL, "MaxRoiPool needs X [N, C, H, W] and rois [R, 5]");
+    const int64_t *ps;
+    if (npk_node_attr_ints(c->node, "pooled_shape", &ps) != 2 || ps[0] < 1 || ps[1] < 1)
+        return npk_err(NPK_EINVAL, "pooled_shape must be two positive sizes");
+    int64_t od[4] = {r->dims[0], x->dims[1], ps[0], ps[1]};
+    if ((rc = npk_opctx_out(c, 0, x->dtype, 4, od))) return rc;
+    if (c->run) return npk_ref_onnx_maxroipool(x, r, ps[0], ps[1], npk_node_attr_f(c->node, "spatial_scale", 1.0), c->out[0]);
+    return 0;
+}
+
 int npk_op_gridsample(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "grid"))) return rc;

@@ -128,7 +128,13 @@ static int resize(npk_opctx *c, int upsample) {
     r.exclude_outside = (int)npk_node_attr_i(c->node, "exclude_outside", 0);
     r.extrapolation = npk_node_attr_f(c->node, "extrapolation_value", 0.0);
     const npk_tensor *sc = NULL, *sz = NULL, *roi = NULL;
-    if (upsample && c->opset < 9) {
+    if (upsample && c->opset < 7) { /* Upsample-1: 4-D, height_scale and width_scale */
+        if (x->rank != 4) return npk_err(NPK_EINVAL, "Upsample-1 takes a 4-D input");
+        r.scales[0] = r.scales[1] = 1;
+        r.scales[2] = npk_node_attr_f(c->node, "height_scale", 0);
+        r.scales[3] = npk_node_attr_f(c->node, "width_scale", 0);
+        if (r.scales[2] < 1 || r.scales[3] < 1) return npk_err(NPK_EINVAL, "height_scale and width_scale must be >= 1");
+    } else if (upsample && c->opset < 9) {
         const npk_attr *a = npk_node_attr(c->node, "scales");
         if (!a || (int)a->n != x->rank) return npk_err(NPK_EINVAL, "scales needs %d entries", x->rank);
         for (int i = 0; i < x->rank; i++) r.scales[i] = a->floats[i];

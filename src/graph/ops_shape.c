@@ -155,8 +155,20 @@ int npk_op_tile(npk_opctx *c) {
     int64_t rep[NPK_MAX_RANK], d[NPK_MAX_RANK];
     if ((rc = npk_opc_need(c, 0, "input")) || (rc = npk_opc_need(c, 1, "repeats"))) return rc;
     const npk_tensor *x = IN(0);
-    if (c->opset < 6) return npk_err(NPK_EUNSUPPORTED, "Tile-1 (tiles/axis inputs) is not supported");
-    LIST(IN(1), "repeats", rep, NPK_MAX_RANK, n);
+    if (c->opset < 6) { /* Tile-1: input, tiles (count), axis: repeat along one axis */
+        int64_t t, a;
+        int ax;
+        if ((rc = npk_opc_need(c, 2, "axis"))) return rc;
+        if (npk_tensor_numel(IN(1)) != 1 || npk_tensor_numel(IN(2)) != 1) return npk_err(NPK_EINVAL, "tiles and axis must be scalars");
+        if (!IN(1)->data || !IN(2)->data) return NPK_SHAPE_UNKNOWN;
+        t = npk_ref_onnx_get_i(IN(1)->data, IN(1)->dtype, 0);
+        a = npk_ref_onnx_get_i(IN(2)->data, IN(2)->dtype, 0);
+        if ((rc = npk_opc_axis(a, x->rank, &ax))) return rc;
+        n = x->rank;
+        for (int i = 0; i < n; i++) rep[i] = i == ax ? t : 1;
+    } else {
+        LIST(IN(1), "repeats", rep, NPK_MAX_RANK, n);
+    }
     if (n != x->rank) return npk_err(NPK_EINVAL, "repeats has %d entries for rank %d", n, x->rank);
     for (int i = 0; i < n; i++) {
         if (rep[i] < 0) return npk_err(NPK_EINVAL, "negative repeat");

@@ -342,6 +342,8 @@ int npk_ref_onnx_melweight(int64_t nmel, int64_t dftlen, int64_t sr, double lo, 
 /* RoiAlign of x [N, C, H, W] over rois [R, 4] (x1, y1, x2, y2) into y [R, C, oh, ow]. */
 int npk_ref_onnx_roialign(const npk_tensor *x, const npk_tensor *rois, const npk_tensor *bidx, int max_mode, int64_t oh,
                           int64_t ow, int64_t sampling, double scale, int half_pixel, npk_tensor *y);
+/* MaxRoiPool of x [N, C, H, W] over rois [R, 5] (batch, x1, y1, x2, y2) into y [R, C, ph, pw]. */
+int npk_ref_onnx_maxroipool(const npk_tensor *x, const npk_tensor *rois, int64_t ph, int64_t pw, double scale, npk_tensor *y);
 /* GridSample of x [N, C, H, W] at grid [N, OH, OW, 2]: mode 0 bilinear, 1
  * nearest, 2 bicubic; pad 0 zeros, 1 border, 2 reflection. */
 void npk_ref_onnx_gridsample(const npk_tensor *x, const npk_tensor *grid, int mode, int pad, int align, npk_tensor *y);

@@ -603,6 +603,42 @@ int npk_ref_onnx_roialign(const npk_tensor *x, const npk_tensor *rois, const npk
     return 0;
 }
 
+/* ---- MaxRoiPool ----------------------------------------------------------------------------- */
+
+/* Caffe's ROI pooling, as ONNX Runtime computes it: roi corners rounded (half away
+ * from zero) after scaling, bins of roi / pooled size in float32, an empty bin gives 0. */
+int npk_ref_onnx_maxroipool(const npk_tensor *x, const npk_tensor *rois, int64_t ph_n, int64_t pw_n, double scale, npk_tensor *y) {
+    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = rois->dims[0];
+    for (int64_t r = 0; r < R; r++) {
+        int64_t b = (int64_t)GF(rois, r * 5);
+        if (b < 0 || b >= N) return npk_err(NPK_EINVAL, "roi %lld: batch index %lld out of range", (long long)r, (long long)b);
+        int64_t sw = (int64_t)roundf((float)(GF(rois, r * 5 + 1) * scale)), sh = (int64_t)roundf((float)(GF(rois, r * 5 + 2) * scale));
+        int64_t ew = (int64_t)roundf((float)(GF(rois, r * 5 + 3) * scale)), eh = (int64_t)roundf((float)(GF(rois, r * 5 + 4) * scale));
+        int64_t rh = eh - sh + 1 > 1 ? eh - sh + 1 : 1, rw = ew - sw + 1 > 1 ? ew - sw + 1 : 1;
+        float bh = (float)rh / (float)ph_n, bw = (float)rw / (float)pw_n;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t ph = 0; ph < ph_n; ph++)
+                for (int64_t pw = 0; pw < pw_n; pw++) {
+                    int64_t hs = (int64_t)floorf((float)ph * bh) + sh, he = (int64_t)ceilf((float)(ph + 1) * bh) + sh;
+                    int64_t ws = (int64_t)floorf((float)pw * bw) + sw, we = (int64_t)ceilf((float)(pw + 1) * bw) + sw;
+                    hs = hs < 0 ? 0 : hs > H ? H : hs;
+                    he = he < 0 ? 0 : he > H ? H : he;
+                    ws = ws < 0 ? 0 : ws > W ? W : ws;
+                    we = we < 0 ? 0 : we > W ? W : we;
+                    double m = 0;
+                    int any = 0;
+                    for (int64_t h = hs; h < he; h++)
+                        for (int64_t w = ws; w < we; w++) {
+                            double v = GF(x, ((b * C + c) * H + h) * W + w);
+                            if (!any || v > m) m = v;
+                            any = 1;
+                        }
+                    SF(y, ((r * C + c) * ph_n + ph) * pw_n + pw, m);
+                }
+    }
+    return 0;
+}
+
 /* ---- GridSample --------------------------------------------------------------------------- */
 
 static double reflect(double v, double tlo, double thi) {

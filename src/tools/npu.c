@@ -7,6 +7,7 @@ static const npu_cmd commands[] = {
     {"demo", "run an int8 GEMM and a descriptor ring on the simulated e1 and print results and counters", cmd_demo},
     {"run", "run an ONNX model on a device (partition, execute, report)", cmd_run},
     {"onnx-test", "run ONNX backend test directories and compare outputs", cmd_onnx_test},
+    {"onnx-ops", "print the ONNX operator table: opsets, devices, and what is not run and why", cmd_onnx_ops},
     {"lower", "run a JSON lowering record or module on the e1 device", cmd_lower},
     {"compile", "compile an e1 StableHLO-subset module (package, delegate blob) or an ONNX model for v0/shell (.npkb)", cmd_compile},
     {"exec", "run a compiled e1 package or .npkb model on a device (checked first)", cmd_exec},
