@@ -11,10 +11,12 @@ int cmd_onnx_ops(int argc, char **argv) {
         printf("usage: npu onnx-ops\n\nPrints, as markdown tables, every operator of ONNX's default domain (ONNX 1.12's\n"
                "schemas, plus those npukit runs ahead of it): the operators npukit runs with their\n"
                "opset range and versions and the devices that take them, then the operators it does\n"
-               "not run and why. docs/onnx.md holds this output (tests/onnx_optable_doc.cmaketest).\n");
+               "not run and why. docs/onnx.md holds this output (tests/onnx_optable_doc.cmaketest).\n\noptions:\n");
+        cli_help_opts(NULL, 0);
         return 0;
     }
-    if (argc > 1) return cli_usage_error("onnx-ops", "unexpected argument '%s'", argv[1]);
+    int urc = cli_parse("onnx-ops", NULL, 0, NULL, argc, argv, NULL, 0, NULL);
+    if (urc) return urc;
     size_t n = npk_onnx_opinfo_count();
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0)
