@@ -1326,32 +1326,33 @@ static int bench_compare(const char *oldp, const char *newp, int as_json) {
     return 0;
 }
 
-int cmd_bench(int argc, char **argv) {
+static bench_args bench_A;
+
+static int bench_cmd(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         help();
         return 0;
     }
-    bench_args A;
-    memset(&A, 0, sizeof A);
-    npk_opt_defaults(bench_opts, NOPTS, &A);
+    memset(&bench_A, 0, sizeof bench_A);
+    npk_opt_defaults(bench_opts, NOPTS, &bench_A);
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int npos = 0;
     if (!pos) return cli_fail("bench: out of memory");
-    int urc = cli_parse("bench", bench_opts, NOPTS, &A, argc, argv, pos, argc, &npos);
+    int urc = cli_parse("bench", bench_opts, NOPTS, &bench_A, argc, argv, pos, argc, &npos);
     if (urc) {
         free(pos);
         return urc;
     }
-    if (A.compare) {
-        int rc = npos == 2 ? bench_compare(pos[0], pos[1], A.json)
+    if (bench_A.compare) {
+        int rc = npos == 2 ? bench_compare(pos[0], pos[1], bench_A.json)
                            : cli_usage_error("bench", "--compare needs two files: OLD.json NEW.json");
         free(pos);
         return rc;
     }
-    ctx c = {.repeat = (int)A.repeat, .shared = A.shared, .trace_path = A.trace_path, .json = A.json,
-             .size = A.size, .cur_threads = 1, .srcdir = A.srcdir, .models = &A.models};
+    ctx c = {.repeat = (int)bench_A.repeat, .shared = bench_A.shared, .trace_path = bench_A.trace_path, .json = bench_A.json,
+             .size = bench_A.size, .cur_threads = 1, .srcdir = bench_A.srcdir, .models = &bench_A.models};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    c.threads = A.threads_given ? (int)A.threads : (cpus > 0 ? (int)cpus : 1);
+    c.threads = bench_A.threads_given ? (int)bench_A.threads : (cpus > 0 ? (int)cpus : 1);
     int sel[NSUITE] = {0}, nsel = 0;
     for (int i = 0; i < npos; i++) {
         size_t k = 0;
@@ -1365,7 +1366,7 @@ int cmd_bench(int argc, char **argv) {
         sel[k] = 1;
     }
     free(pos);
-    if (A.list) {
+    if (bench_A.list) {
         for (size_t i = 0; i < NSUITE; i++) printf("%s%s\n", suite[i].name, suite[i].pending ? " (pending)" : "");
         return 0;
     }
@@ -1391,5 +1392,13 @@ int cmd_bench(int argc, char **argv) {
             if (suite[i].pending) printf("%s: skipped (%s)\n", suite[i].name, suite[i].what);
     if (c.json) print_json(&c);
     free(c.figs);
+    return rc;
+}
+
+/* The parsed flags live beyond bench_cmd's returns so that the --model list is
+ * freed on every path (usage errors included). */
+int cmd_bench(int argc, char **argv) {
+    int rc = bench_cmd(argc, argv);
+    npk_strlist_free(&bench_A.models);
     return rc;
 }
