@@ -239,6 +239,13 @@ typedef struct npk_run_opts {
     int loose_dims;              /* 1: declared fixed input dimensions are not enforced
                                     (ONNX's backend-test runner binds test data so; npu
                                     onnx-test); element types and kinds still are */
+    int timing_only;             /* 1: timing-only run: the device model skips its
+                                    arithmetic (device option timing_only=1) and the host
+                                    skips the data work around it (im2col, epilogues, CPU
+                                    nodes with large outputs, which are left zero); every
+                                    device command is issued as in the functional run, so
+                                    cycles and counters are the same; outputs are not
+                                    meaningful (docs/sweep.md "Timing-only runs") */
 } npk_run_opts;
 
 /* The devices npk_graph_run accepts: "cpu" and every device of the device

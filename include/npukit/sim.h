@@ -254,6 +254,15 @@ uint64_t npk_dev_hz(const npk_dev *d);
      "device clock in MHz: modeled time = cycles / clock (cycle counts stay, except where a\n"         \
      "parameter is given per second)", 0}
 
+/* The timing-only option every device takes (an int field): the model skips
+ * its functional compute (results in guest memory are zeros) and does
+ * everything else as before (descriptor decode and checks, every bus beat and
+ * its faults, registers, IRQs, counters), so the cycles are exactly those of
+ * the functional run (docs/sweep.md "Timing-only runs"). */
+#define NPK_OPT_TIMING_ONLY(type, field)                                                               \
+    {"timing_only", NULL, NPK_OPT_BOOL, offsetof(type, field), "0", 0, 1, 0, 0, 0, NULL,               \
+     "1: skip the functional compute (outputs are zeros), same cycles and counters", 0}
+
 typedef struct npk_dev_class {
     const char *name;      /* "e1" */
     const char *summary;   /* one line */

@@ -243,6 +243,8 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
     for (int64_t i = 0; bzp && i < npk_tensor_numel(bzp); i++)
         if (geti(bzp, i)) cb_zero = 0;
     uint64_t a_addr = 0, b_addr = 0, c_addr = d->host_gemm ? 0 : npk_exec_scratch_addr(x, q->scr_c);
+    /* timing-only: the operand matrices stay zero, no sums, no epilogue; the same device commands */
+    const int tonly = npk_exec_timing_only(x);
     if (q->conv) {
         /* host im2col (padding holds the zero point, which folds to 0) and the weight matrices */
         const npk_tensor *xt = npk_exec_host(x, q->a_val), *wt = npk_exec_host(x, q->b_val);
@@ -264,7 +266,9 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
             goto out;
         }
         int64_t zx = geti(azp, 0);
-        if (xt->dtype == NPK_DT_INT8 || xt->dtype == NPK_DT_UINT8) {
+        if (tonly) {
+            /* no im2col */
+        } else if (xt->dtype == NPK_DT_INT8 || xt->dtype == NPK_DT_UINT8) {
             /* 8-bit input: the same im2col without a division or a type dispatch per element */
             const int8_t *xs8 = xt->dtype == NPK_DT_INT8 ? (const int8_t *)xt->data : NULL;
             const uint8_t *xu8 = xt->dtype == NPK_DT_UINT8 ? (const uint8_t *)xt->data : NULL;
@@ -323,7 +327,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
                 rowsum[g * R + r] = s;
             }
         const int8_t *ws8 = wt->dtype == NPK_DT_INT8 ? (const int8_t *)wt->data : NULL;
-        for (int64_t g = 0; g < G; g++)
+        for (int64_t g = 0; g < G && !tonly; g++)
             for (int64_t m = 0; m < N; m++) {
                 int64_t s = 0;
                 for (int64_t kk = 0; kk < K; kk++) {
@@ -358,15 +362,15 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
             rc = npk_err(NPK_ENOMEM, "out of memory");
             goto out;
         }
-        for (int64_t r = 0; r < arows; r++)
+        for (int64_t r = 0; r < arows && !tonly; r++)
             for (int64_t kk = 0; kk < K; kk++)
                 abuf[(size_t)r * q->lda + (size_t)kk] =
                     (uint8_t)(int8_t)(npk_ref_onnx_get_i(at->data, at->dtype, r * K + kk) - (q->a_flip ? 128 : 0));
-        for (int64_t r = 0; r < brows; r++)
+        for (int64_t r = 0; r < brows && !tonly; r++)
             for (int64_t j = 0; j < N; j++)
                 bbuf[(size_t)r * q->ldb + (size_t)j] =
                     (uint8_t)(int8_t)(npk_ref_onnx_get_i(bt->data, bt->dtype, r * N + j) - (q->b_flip ? 128 : 0));
-        for (int64_t g = 0; g < G; g++) {
+        for (int64_t g = 0; g < G && !tonly; g++) {
             int64_t ar0 = q->aoff ? q->aoff[g] : g * R, br0 = q->boff ? q->boff[g] : g * K;
             for (int64_t r = 0; r < R; r++) {
                 int64_t s = 0;
@@ -382,7 +386,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
     } else {
         a_addr = npk_exec_view_addr(x, q->a_view);
         b_addr = npk_exec_view_addr(x, q->b_view);
-        if (!cb_zero) { /* row sums of a' */
+        if (!cb_zero && !tonly) { /* row sums of a' */
             const npk_tensor *at = npk_exec_host(x, q->a_val);
             if (!at) {
                 rc = -NPK_EINVAL;
@@ -396,7 +400,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
                     rowsum[g * R + r] = s;
                 }
         }
-        if (!ca_zero) { /* column sums of b' */
+        if (!ca_zero && !tonly) { /* column sums of b' */
             const npk_tensor *bt = npk_exec_host(x, q->b_val);
             if (!bt) {
                 rc = -NPK_EINVAL;
@@ -447,7 +451,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
         goto out;
     }
     if ((rc = npk_exec_read(x, c_addr, cbuf, slice * (size_t)q->nk))) goto out;
-    if (q->nk > 1) { /* host accumulation of the K chunks (int32 wrap-around, as one device accumulator) */
+    if (q->nk > 1 && !tonly) { /* host accumulation of the K chunks (int32 wrap-around, as one device accumulator) */
         uint32_t *c0 = (uint32_t *)cbuf;
         size_t nw = slice / 4;
         for (int64_t kc = 1; kc < q->nk; kc++) {
@@ -464,6 +468,7 @@ epilogue:;
     }
     int64_t yz = yzp ? geti(yzp, 0) : 0, osz = q->conv ? q->cp.out[0] * q->cp.out[1] * q->cp.out[2] : 1;
     float ysc = ys ? getf(ys, 0) : 1.0f;
+    if (tonly) goto out; /* y stays zero */
     if (q->conv) {
         /* per output channel once: the zero-point terms, bias and multiplier
          * (the same integer and float32 arithmetic as the general loop below) */

@@ -876,11 +876,42 @@ static void release_inputs(npk_exec *x, int n) {
         if (x->direct[n][i] >= 0) release_value(x, x->direct[n][i]);
 }
 
+int npk_exec_timing_only(const npk_exec *x) { return x->opts->timing_only; }
+
+/* Timing-only runs leave a CPU node's outputs zero when they are known tensors
+ * with more than 4096 elements in all and none is int64: small values and
+ * int64 ones may be shapes or indices that later nodes read, so they are
+ * computed. */
+static int timing_skip(npk_exec *x, int n) {
+    if (!x->opts->timing_only) return 0;
+    const npk_node *nd = &x->g->nodes[n];
+    int64_t elems = 0;
+    for (int k = 0; k < nd->n_out; k++) {
+        int v = nd->out[k];
+        if (v < 0) continue;
+        if (!x->known[v] || x->meta[v].kind != NPK_KIND_TENSOR || x->meta[v].dtype == NPK_DT_INT64) return 0;
+        elems += npk_tensor_numel(&x->meta[v]);
+    }
+    return elems > 4096;
+}
+
 static int run_cpu_node(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
     npk_opctx c;
     npk_tensor outs[NPK_OP_MAX_IO];
     int rc;
+    if (timing_skip(x, n)) { /* shapes and MACs by inference, outputs zero */
+        for (int k = 0; k < nd->n_in; k++) /* the inputs still come to the host (same staged bytes) */
+            if (nd->in[k] >= 0 && !npk_exec_host(x, nd->in[k])) return -NPK_EINVAL;
+        fill_ctx(x, n, &c, 0);
+        rc = npk_onnx_op_handler(nd->op_id)(&c);
+        for (int k = 0; k < nd->n_out && !rc; k++)
+            if (nd->out[k] >= 0 && !npk_exec_out_host(x, nd->out[k])) rc = npk_err(NPK_ENOMEM, "out of memory");
+        if (rc) return npk_err_prefix(-rc, "node '%s' (%s)", nd->name, nd->op);
+        x->rep->nodes[n].macs = c.macs;
+        x->rep->cpu_macs += c.macs;
+        return 0;
+    }
     memset(outs, 0, sizeof outs);
     fill_ctx(x, n, &c, 1);
     for (int k = 0; k < nd->n_in; k++) {
@@ -1023,6 +1054,18 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
     *n_outputs = 0;
     const char *dev = opts->device ? opts->device : "cpu";
     snprintf(rep->device, sizeof rep->device, "%s", dev);
+    /* timing-only: the device model too (its option timing_only=1) */
+    npk_run_opts topts;
+    char *tdev = NULL;
+    if (opts->timing_only) {
+        const char *d0 = opts->dev_opts && *opts->dev_opts ? opts->dev_opts : NULL;
+        size_t len = (d0 ? strlen(d0) + 1 : 0) + sizeof "timing_only=1";
+        if (!(tdev = malloc(len))) return npk_err(NPK_ENOMEM, "out of memory");
+        snprintf(tdev, len, "%s%stiming_only=1", d0 ? d0 : "", d0 ? "," : "");
+        topts = *opts;
+        topts.dev_opts = tdev;
+        opts = &topts;
+    }
     npk_exec X, *x = &X;
     memset(x, 0, sizeof X);
     clock_gettime(CLOCK_MONOTONIC, &x->t0);
@@ -1236,6 +1279,7 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
 done:
     rep->host_ms = now_ms(&x->t0);
     exec_free(x);
+    free(tdev);
     if (rep == &local) npk_run_report_fini(&local);
     return rc;
 }

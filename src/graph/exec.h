@@ -89,6 +89,9 @@ const npk_node *npk_exec_node(npk_exec *x, int n);
 const npk_tensor *npk_exec_meta(npk_exec *x, int v);
 /* Shape known statically. */
 int npk_exec_known(npk_exec *x, int v);
+/* 1 in a timing-only run (npk_run_opts.timing_only): skip host data work whose
+ * result only feeds outputs, never a device command. */
+int npk_exec_timing_only(const npk_exec *x);
 /* Constant data of v (initializer) or NULL. */
 const npk_tensor *npk_exec_const(npk_exec *x, int v);
 /* The host copy of v during run (staged out on demand), or NULL on failure. */

@@ -189,6 +189,7 @@ int npk_qdq_run_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
     if (!rc && !y) rc = npk_err(NPK_ENOMEM, "out of memory");
     if (!rc) {
         c.out[0] = y;
+        c.run = !npk_exec_timing_only(x); /* timing-only: shape and MACs, y stays zero */
         rc = npk_onnx_op_handler(nd->op_id == NPK_OP_Conv ? NPK_OP_QLinearConv : NPK_OP_QLinearMatMul)(&c);
         *macs = c.macs;
     }

@@ -78,6 +78,7 @@ typedef struct e1 {
         uint64_t ph_start;
         uint32_t ph_bytes;   /* bytes moved by its completed beats */
     } st;
+    int timing_only; /* option timing_only: GEMM MACs and VRELU write 0 */
 } e1;
 
 /* Memory phases of the descriptor engine, traced on "desc fetch" and "dma". */
@@ -324,7 +325,7 @@ static inline uint32_t gemm_mac(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, in
     }
     v[IX_PERF_MACS]++;
     e->st.eng_macs++;
-    uint32_t sum = e->st.gacc + (uint32_t)(a * b);
+    uint32_t sum = e->timing_only ? 0 : e->st.gacc + (uint32_t)(a * b);
     *last = 0;
     if (e->st.gl != ((gk - 1) & 7)) {
         e->st.gacc = sum;
@@ -427,7 +428,7 @@ static void edge(e1 *e) {
         } else {
             uint32_t base = v[IX_GEMM_BASE];
             uint8_t x = sc_byte(e, (e1_gemm_base_a(base) + e->st.vi) & 63);
-            sc_set_byte(e, (e1_gemm_base_b(base) + e->st.vi) & 63, (x & 0x80) ? 0 : x);
+            sc_set_byte(e, (e1_gemm_base_b(base) + e->st.vi) & 63, (x & 0x80) || e->timing_only ? 0 : x);
             sbytes_n = sbytes + 2;
             if (e->st.vi == ((vlen - 1) & 63)) {
                 e->st.vi = 0;
@@ -979,6 +980,7 @@ static const npk_dev_ops e1_ops = {
 typedef struct e1_params {
     uint32_t mem_latency, clock_mhz;
     int skip_idle;
+    int timing_only;
 } e1_params;
 
 static const npk_opt opt_defs[] = {
@@ -990,6 +992,7 @@ static const npk_opt opt_defs[] = {
      "advance over cycles that only count (memory waits, scalar latency, a descriptor\n"
      "waiting for its timeout) in one step instead of cycle by cycle; registers,\n"
      "counters and timing are the same either way (0 steps every cycle)", 0},
+    NPK_OPT_TIMING_ONLY(e1_params, timing_only),
 };
 
 static npk_dev *create(npk_mem *mem, const char *opts) {
@@ -1013,6 +1016,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
     e->dev.regs = &e->rf;
     e->dev.hz = (uint64_t)p.clock_mhz * 1000000u;
     e->skip_idle = p.skip_idle;
+    e->timing_only = p.timing_only;
     if (mem) npk_mem_set_latency(mem, p.mem_latency);
     e1_reset(&e->dev);
     return &e->dev;

@@ -635,6 +635,7 @@ static const npk_opt opt_defs[] = {
     O64("bus_timeout", bus_timeout, "10000", 1, UINT64_MAX / 4, "cycles before a beat without response is a TIMEOUT"),
     O32("beat", beat, "64", 1, 4096, "bus beat in bytes"),
     NPK_OPT_CLOCK_MHZ(shx_params, clock_mhz, "1000"),
+    NPK_OPT_TIMING_ONLY(shx_params, timing_only),
 };
 
 /* preset=NAME, wherever it appears among the options, sets its parameters

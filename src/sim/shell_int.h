@@ -28,6 +28,7 @@ typedef struct shx_params {
     uint64_t bus_timeout;    /* cycles before a beat without response is a TIMEOUT */
     uint32_t beat;           /* bus beat bytes */
     uint32_t clock_mhz;      /* device clock (npk_dev.hz) */
+    int timing_only;         /* no functional compute (zeros written), same beats and cycles */
     const char *preset;      /* preset=NAME (only while parsing) */
     int rtlgen;              /* preset=rtlgen-perf: the RTLGen perf model's cost rules
                               * (docs/shell.md "Timing model") */

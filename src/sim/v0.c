@@ -40,6 +40,7 @@ typedef struct v0 {
     uint64_t perf_cycles, perf_macs;
     uint32_t perf_fallbacks;
     npk_v0_engine_stats cur_stats, perf_stats; /* per-engine figures: executing descriptor, retired total */
+    int timing_only; /* option timing_only: no functional compute */
 } v0;
 
 static v0 *V(npk_dev *d) { return (v0 *)d; }
@@ -188,7 +189,7 @@ static void dispatch(v0 *v) {
         latch(v, NPK_V0_ERR_WINDOW, idx, 1, fault);
         return;
     }
-    r = npk_v0_exec(v->dev.mem, &v->cur, &fault);
+    r = npk_v0_exec(v->dev.mem, &v->cur, v->timing_only, &fault);
     if (r == NPK_BUS_HANG) {
         v->busy = v->hang = 1;
         return;
@@ -477,6 +478,7 @@ typedef struct v0_params {
     uint32_t rows, cols, spad_kib, acc_kib;
     int gemmini_loop;
     uint32_t clock_mhz;
+    int timing_only;
 } v0_params;
 
 static const npk_opt opt_defs[] = {
@@ -498,6 +500,7 @@ static const npk_opt opt_defs[] = {
      "1: convolutions timed as Gemmini's tiled_conv_auto loop (serialized mvin/compute/mvout, one DMA request per "
      "scratchpad row; with dram_lat=76 the calibration of docs/v0.md); timing only", 0},
     NPK_OPT_CLOCK_MHZ(v0_params, clock_mhz, "1000"),
+    NPK_OPT_TIMING_ONLY(v0_params, timing_only),
 };
 
 static int parse_opts(v0 *v, const char *opts) {
@@ -507,6 +510,7 @@ static int parse_opts(v0 *v, const char *opts) {
     if (!rc) rc = npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "v0");
     if (rc) return rc;
     v->dev.hz = (uint64_t)p.clock_mhz * 1000000u;
+    v->timing_only = p.timing_only;
     v->timing.dram_bw = p.dram_bw;
     v->timing.dram_lat = p.dram_lat;
     v->timing.rows = p.rows;

@@ -71,10 +71,10 @@ static int matmul_direct(npk_mem *m, const npk_v0_desc *d, int relu, uint64_t M,
     return 1;
 }
 
-static npk_bus_resp exec_matmul(npk_mem *m, const npk_v0_desc *d, int relu, uint64_t *fault) {
+static npk_bus_resp exec_matmul(npk_mem *m, const npk_v0_desc *d, int relu, int tonly, uint64_t *fault) {
     uint64_t M = d->w[NPK_V0_W_SHAPE_M], N = d->w[NPK_V0_W_SHAPE_N], K = d->w[NPK_V0_W_SHAPE_K];
     int direct_oom = 0;
-    if (matmul_direct(m, d, relu, M, N, K, &direct_oom)) return direct_oom ? oom(fault) : NPK_BUS_OK;
+    if (!tonly && matmul_direct(m, d, relu, M, N, K, &direct_oom)) return direct_oom ? oom(fault) : NPK_BUS_OK;
     int8_t *A = malloc(M * K), *B = malloc(K * N);
     int32_t *C = malloc(M * N * sizeof *C);
     npk_bus_resp rc;
@@ -85,6 +85,10 @@ static npk_bus_resp exec_matmul(npk_mem *m, const npk_v0_desc *d, int relu, uint
     rc = dma_in(m, npk_v0_desc_addr(d, NPK_V0_W_A_LO), d->w[NPK_V0_W_A_STRIDE], M, K, A, fault);
     if (rc == NPK_BUS_OK) rc = dma_in(m, npk_v0_desc_addr(d, NPK_V0_W_B_LO), d->w[NPK_V0_W_B_STRIDE], K, N, B, fault);
     if (rc != NPK_BUS_OK) goto out;
+    if (tonly) {
+        memset(C, 0, M * N * sizeof *C);
+        goto write;
+    }
     if (npk_v0_gemm_s8s32((uint32_t)M, (uint32_t)N, (uint32_t)K, A, K, B, N, C, N)) {
         rc = oom(fault);
         goto out;
@@ -101,6 +105,7 @@ static npk_bus_resp exec_matmul(npk_mem *m, const npk_v0_desc *d, int relu, uint
             le[4 * i + 3] = (uint8_t)(v >> 24);
         }
     }
+write:
     rc = dma_out(m, npk_v0_desc_addr(d, NPK_V0_W_C_LO), d->w[NPK_V0_W_C_STRIDE], M, N * 4, C, fault);
 out:
     free(A);
@@ -109,7 +114,7 @@ out:
     return rc;
 }
 
-static npk_bus_resp exec_conv(npk_mem *m, const npk_v0_desc *d, int relu, uint64_t *fault) {
+static npk_bus_resp exec_conv(npk_mem *m, const npk_v0_desc *d, int relu, int tonly, uint64_t *fault) {
     npk_v0_conv c;
     uint32_t oh, ow;
     npk_v0_desc_get_conv(d, &c);
@@ -128,6 +133,10 @@ static npk_bus_resp exec_conv(npk_mem *m, const npk_v0_desc *d, int relu, uint64
     if (rc == NPK_BUS_OK)
         rc = dma_in(m, npk_v0_desc_addr(d, NPK_V0_W_B_LO), d->w[NPK_V0_W_B_STRIDE], kk, c.cout, wt, fault);
     if (rc != NPK_BUS_OK) goto done;
+    if (tonly) {
+        memset(out, 0, P * c.cout);
+        goto write;
+    }
     /* im2col: row p = output pixel, columns (ky, kx, ci) as the HWIO weight rows */
     for (uint32_t y = 0; y < oh; y++)
         for (uint32_t x = 0; x < ow; x++) {
@@ -148,6 +157,7 @@ static npk_bus_resp exec_conv(npk_mem *m, const npk_v0_desc *d, int relu, uint64
         goto done;
     }
     for (uint64_t i = 0; i < P * c.cout; i++) out[i] = sat(acc[i], relu);
+write:
     rc = dma_out(m, npk_v0_desc_addr(d, NPK_V0_W_C_LO), d->w[NPK_V0_W_C_STRIDE], oh, (uint64_t)ow * c.cout, out, fault);
 done:
     free(in);
@@ -158,20 +168,22 @@ done:
     return rc;
 }
 
-static npk_bus_resp exec_relu(npk_mem *m, const npk_v0_desc *d, uint64_t *fault) {
+static npk_bus_resp exec_relu(npk_mem *m, const npk_v0_desc *d, int tonly, uint64_t *fault) {
     uint64_t M = d->w[NPK_V0_W_SHAPE_M], N = d->w[NPK_V0_W_SHAPE_N];
     int8_t *buf = malloc(M * N);
     if (!buf) return oom(fault);
     npk_bus_resp rc = dma_in(m, npk_v0_desc_addr(d, NPK_V0_W_A_LO), d->w[NPK_V0_W_A_STRIDE], M, N, buf, fault);
     if (rc == NPK_BUS_OK) {
-        for (uint64_t i = 0; i < M * N; i++) buf[i] = buf[i] & (int8_t)~(buf[i] >> 7); /* negative -> 0 */
+        if (tonly) memset(buf, 0, M * N);
+        else
+            for (uint64_t i = 0; i < M * N; i++) buf[i] = buf[i] & (int8_t)~(buf[i] >> 7); /* negative -> 0 */
         rc = dma_out(m, npk_v0_desc_addr(d, NPK_V0_W_C_LO), d->w[NPK_V0_W_C_STRIDE], M, N, buf, fault);
     }
     free(buf);
     return rc;
 }
 
-static npk_bus_resp exec_pool(npk_mem *m, const npk_v0_desc *d, int relu, uint64_t *fault) {
+static npk_bus_resp exec_pool(npk_mem *m, const npk_v0_desc *d, int relu, int tonly, uint64_t *fault) {
     npk_v0_pool p;
     uint32_t oh, ow;
     npk_v0_desc_get_pool(d, &p);
@@ -185,7 +197,8 @@ static npk_bus_resp exec_pool(npk_mem *m, const npk_v0_desc *d, int relu, uint64
     }
     rc = dma_in(m, npk_v0_desc_addr(d, NPK_V0_W_A_LO), d->w[NPK_V0_W_A_STRIDE], p.h, rowb, in, fault);
     if (rc != NPK_BUS_OK) goto done;
-    for (uint32_t y = 0; y < oh; y++)
+    if (tonly) memset(out, 0, (uint64_t)oh * orow);
+    for (uint32_t y = 0; y < oh && !tonly; y++)
         for (uint32_t x = 0; x < ow; x++) {
             int8_t *o = out + (uint64_t)y * orow + (uint64_t)x * p.c;
             int padded = 0;
@@ -212,16 +225,16 @@ done:
     return rc;
 }
 
-npk_bus_resp npk_v0_exec(npk_mem *mem, const npk_v0_desc *d, uint64_t *fault) {
+npk_bus_resp npk_v0_exec(npk_mem *mem, const npk_v0_desc *d, int tonly, uint64_t *fault) {
     uint32_t op = npk_v0_desc_op(d);
     int relu = (npk_v0_desc_flags(d) & NPK_V0_F_RELU) != 0;
     switch (op) {
-    case NPK_V0_OP_MATMUL_S8: return exec_matmul(mem, d, relu, fault);
-    case NPK_V0_OP_MATMUL_S8_RELU: return exec_matmul(mem, d, 1, fault);
-    case NPK_V0_OP_CONV2D_S8: return exec_conv(mem, d, relu, fault);
-    case NPK_V0_OP_CONV2D_S8_RELU: return exec_conv(mem, d, 1, fault);
-    case NPK_V0_OP_RELU: return exec_relu(mem, d, fault);
-    case NPK_V0_OP_MAXPOOL_S8: return exec_pool(mem, d, relu, fault);
+    case NPK_V0_OP_MATMUL_S8: return exec_matmul(mem, d, relu, tonly, fault);
+    case NPK_V0_OP_MATMUL_S8_RELU: return exec_matmul(mem, d, 1, tonly, fault);
+    case NPK_V0_OP_CONV2D_S8: return exec_conv(mem, d, relu, tonly, fault);
+    case NPK_V0_OP_CONV2D_S8_RELU: return exec_conv(mem, d, 1, tonly, fault);
+    case NPK_V0_OP_RELU: return exec_relu(mem, d, tonly, fault);
+    case NPK_V0_OP_MAXPOOL_S8: return exec_pool(mem, d, relu, tonly, fault);
     default: return NPK_BUS_OK;
     }
 }

@@ -31,6 +31,7 @@ const char *npk_v0_gemm_kernel(void);
  * request with its address in *fault (a write fault leaves the output
  * partially written). Host memory exhaustion is reported as NPK_BUS_ERROR
  * at address 0. */
-npk_bus_resp npk_v0_exec(npk_mem *mem, const npk_v0_desc *d, uint64_t *fault);
+/* timing_only: every DMA beat as usual, no arithmetic, zeros written. */
+npk_bus_resp npk_v0_exec(npk_mem *mem, const npk_v0_desc *d, int timing_only, uint64_t *fault);
 
 #endif

@@ -18,7 +18,7 @@
 typedef struct run_args {
     const char *device, *outdir, *json, *trace_path, *port, *plot;
     npk_strlist inputs, dev_opts;
-    int report, have_seed, device_given, golden;
+    int report, have_seed, device_given, golden, timing_only;
     uint64_t seed;
 } run_args;
 
@@ -53,6 +53,9 @@ static const npk_opt run_opts[] = {
     {"--golden", NULL, NPK_OPT_FLAG, offsetof(run_args, golden), NULL, 0, 0, 0, 0, 0, NULL,
      "run the nodes on the CPU with the naive golden kernels (the independent\n"
      "reference) instead of the fast ones (docs/onnx.md)", 0},
+    {"--timing-only", NULL, NPK_OPT_FLAG, offsetof(run_args, timing_only), NULL, 0, 0, 0, 0, 0, NULL,
+     "skip the functional compute (device and host): the same device commands,\n"
+     "cycles and counters as the functional run, no outputs (docs/sweep.md)", 0},
 };
 
 /* --plot: one bar per device node (cycles, left axis, log scale) and its
@@ -110,7 +113,7 @@ static int plot_layers(const npk_run_report *r, const char *model, const char *f
 static void run_help(void) {
     printf("usage: npu run MODEL.onnx|MODEL.npkb [--device D] [--device-opt K=V] [--input NAME=FILE.pb ...]\n"
            "               [--random-inputs SEED] [--output-dir DIR] [--report] [--report-json FILE]\n"
-           "               [--trace FILE.json] [--port SPEC]\n\n"
+           "               [--trace FILE.json] [--port SPEC] [--timing-only]\n\n"
            "Import an ONNX model, place every node the device executes exactly on the device (the rest on the\n"
            "CPU reference), plan the device's guest memory, run, and print the outputs. For 2-D outputs\n"
            "[N, classes] with two or more classes the predicted class of each row (argmax, first maximum)\n"
@@ -236,6 +239,9 @@ int cmd_run(int argc, char **argv) {
     /* the device and its options are checked first, before any file is read */
     if (!urc) urc = cli_device("run", A.device, 1, &A.dev_opts, &dev_opts);
     if (!urc && !model) urc = cli_usage_error("run", "no model given");
+    if (!urc && A.timing_only && A.outdir) urc = cli_usage_error("run", "--timing-only computes no outputs: --output-dir cannot be given");
+    if (!urc && A.timing_only && A.device && !strcmp(A.device, "cpu"))
+        urc = cli_usage_error("run", "--timing-only needs a device (the CPU reference has no timing)");
     for (size_t k = 0; !urc && k < A.inputs.n; k++) { /* the same input named twice */
         const char *e1 = strchr(A.inputs.v[k], '=');
         for (size_t j = 0; e1 && j < k; j++) {
@@ -343,7 +349,8 @@ int cmd_run(int argc, char **argv) {
     }
     /* a compiled model replays its stored command stream (docs/npkb.md) */
     npk_run_opts opts = {.device = device, .port = port, .trace = trace, .dev_opts = dev_opts,
-                         .stream = npkb ? npk_npkb_stream(npkb) : NULL, .golden = A.golden};
+                         .stream = npkb ? npk_npkb_stream(npkb) : NULL, .golden = A.golden,
+                         .timing_only = A.timing_only};
     npk_graph_set_progress(g, cli_progress_cb, "run: nodes"); /* a terminal only */
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
     cli_progress_end();
@@ -356,7 +363,9 @@ int cmd_run(int argc, char **argv) {
         rc = cli_fail("%s: %s", model, npk_errmsg());
         goto out;
     }
-    for (size_t i = 0; i < n_outs; i++) print_output(&outs[i]);
+    if (A.timing_only) fprintf(stderr, "npu run: timing-only run: %zu outputs not computed\n", n_outs);
+    else
+        for (size_t i = 0; i < n_outs; i++) print_output(&outs[i]);
     if (outdir) {
         if (mkdir(outdir, 0777) && errno != EEXIST) {
             rc = cli_fail("run: cannot create the output directory '%s': %s", outdir, strerror(errno));

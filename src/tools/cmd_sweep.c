@@ -73,6 +73,7 @@ typedef struct {
     char **metrics; /* selected metric columns (NULL: all) */
     int nmetrics;
     long points;
+    int timing_only; /* timing_only: true: every point runs timing-only (npk_run_opts.timing_only) */
 } sw_spec;
 
 static const char *const all_metrics[] = {"cycles",      "time_s",       "device_macs",   "cpu_macs",
@@ -453,7 +454,7 @@ static int spec_load(const char *path, sw_spec *s) {
         return -1;
     }
     yaml_node_t *root = yaml_document_get_root_node(&d);
-    static const char *const keys[] = {"name", "device", "params", "sweeps", "workloads", "metrics", NULL};
+    static const char *const keys[] = {"name", "device", "params", "sweeps", "workloads", "metrics", "timing_only", NULL};
     if (!root || root->type != YAML_MAPPING_NODE) {
         serr(root, "the spec must be a mapping (name, device/params or sweeps, workloads, metrics)");
         goto out;
@@ -496,6 +497,16 @@ static int spec_load(const char *path, sw_spec *s) {
     }
     for (yaml_node_item_t *it = wl->data.sequence.items.start; it < wl->data.sequence.items.top; it++)
         if (read_work(s, &d, yaml_document_get_node(&d, *it), dir)) goto out;
+    yaml_node_t *to = map_get(&d, root, "timing_only");
+    if (to) {
+        const char *v = scalar(to);
+        if (v && (!strcmp(v, "true") || !strcmp(v, "1")))
+            s->timing_only = 1;
+        else if (!v || (strcmp(v, "false") && strcmp(v, "0"))) {
+            serr(to, "timing_only: true or false");
+            goto out;
+        }
+    }
     yaml_node_t *mt = map_get(&d, root, "metrics");
     if (mt) {
         if (mt->type != YAML_SEQUENCE_NODE) {
@@ -601,7 +612,7 @@ static void set_common(json_t *row, uint64_t digest, uint64_t cycles, uint64_t h
 }
 
 /* Run a graph workload: fills the row's metrics or returns -1 with npk_errmsg. */
-static int run_graph(const sw_work *w, const char *device, const char *opts, json_t *row) {
+static int run_graph(const sw_work *w, const char *device, const char *opts, int timing_only, json_t *row) {
     npk_graph *g = NULL;
     int rc = w->kind == W_LAYER ? npk_graph_synth_layer(w->layer, w->seed, &g) : npk_graph_load_file(&g, w->path);
     if (rc) return -1;
@@ -634,13 +645,14 @@ static int run_graph(const sw_work *w, const char *device, const char *opts, jso
     npk_run_report rep;
     memset(&rep, 0, sizeof rep);
     if (!rc) {
-        npk_run_opts o = {.device = device, .dev_opts = opts && *opts ? opts : NULL};
+        npk_run_opts o = {.device = device, .dev_opts = opts && *opts ? opts : NULL, .timing_only = timing_only};
         rc = npk_graph_run(g, &o, ins, nin, &outs, &nout, &rep);
     }
     if (!rc) {
         uint64_t h = 0xcbf29ce484222325ull;
         for (size_t i = 0; i < nout; i++) h = fnv1a(h, outs[i].data, npk_tensor_bytes(&outs[i]));
         set_common(row, h, rep.device_cycles, rep.device_hz, rep.device_macs, rep.cpu_macs);
+        if (timing_only) json_object_del(row, "output_digest"); /* no outputs were computed */
         double util = rep.device_cycles && rep.peak_macs_per_cycle
                           ? (double)rep.device_macs / ((double)rep.device_cycles * (double)rep.peak_macs_per_cycle)
                           : 0.0;
@@ -661,7 +673,9 @@ static int run_graph(const sw_work *w, const char *device, const char *opts, jso
 }
 
 /* Run an LLM workload: `steps` greedy positions from BOS. */
-static int run_llm(const sw_work *w, const char *device, const char *opts, json_t *row) {
+static int run_llm(const sw_work *w, const char *device, const char *opts, int timing_only, json_t *row) {
+    if (timing_only)
+        return npk_err(NPK_EUNSUPPORTED, "timing_only: LLM workloads have no timing-only mode yet (run them functionally)"), -1;
     char tmpl[] = "/tmp/npu-sweep-XXXXXX", mpath[64], tpath[64];
     const char *model = w->path, *tok = w->tokenizer;
     int made = 0, rc = 0;
@@ -733,7 +747,13 @@ static json_t *run_point(const sw_spec *s, long idx, int host_time) {
     char opts[2048];
     point_opts(s, &p, opts, sizeof opts);
     double t0 = now_s();
-    int rc = w->kind == W_LLM ? run_llm(w, st->device, opts, row) : run_graph(w, st->device, opts, row);
+    if (s->timing_only && !strcmp(st->device, "cpu")) {
+        json_object_set_new(row, "status", json_string("error"));
+        json_object_set_new(row, "error", json_string("timing_only: the CPU reference has no timing"));
+        return row;
+    }
+    int rc = w->kind == W_LLM ? run_llm(w, st->device, opts, s->timing_only, row)
+                              : run_graph(w, st->device, opts, s->timing_only, row);
     if (host_time) json_object_set_new(row, "host_s", json_real(now_s() - t0));
     json_object_set_new(row, "status", json_string(rc ? "error" : "ok"));
     if (rc) json_object_set_new(row, "error", json_string(npk_errmsg()));
