@@ -937,14 +937,10 @@ static uint32_t r_desc_status(npk_dev *d, const npk_reg *r, uint32_t stored) {
 }
 
 /* The register map, generated from npukit/e1_regs.def (index == offset / 4). */
-static const npk_reg e1_regs[IX_SLOTS] = {
-#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) \
-    [(off) / 4] = {(off), #name, (reset), (ro), (w1c), (rsv), rd, prd, pre, post},
-#define NPK_FIELD(reg, field, shift, width)
-#include "npukit/e1_regs.def"
-#undef NPK_REG32
-#undef NPK_FIELD
-};
+#define NPK_REGTABLE_DEF "npukit/e1_regs.def"
+#define NPK_REGTABLE_NAME e1_regs
+#define NPK_REGTABLE_SLOTS IX_SLOTS
+#include "sim/regtable.h"
 
 /* ---- device ops ---------------------------------------------------------------- */
 

@@ -926,14 +926,8 @@ RD(rd_lanes, p->lanes)
 #undef RD
 
 /* The register map, generated from npukit/pccx_regs.def (index == offset / 4). */
-static const npk_reg regs[] = {
-#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) \
-    [(off) / 4] = {(off), #name, (reset), (ro), (w1c), (rsv), rd, prd, pre, post},
-#define NPK_FIELD(reg, field, shift, width)
-#include "npukit/pccx_regs.def"
-#undef NPK_REG32
-#undef NPK_FIELD
-};
+#define NPK_REGTABLE_DEF "npukit/pccx_regs.def"
+#include "sim/regtable.h"
 
 /* ---- device ops ------------------------------------------------------------------------- */
 

@@ -565,14 +565,8 @@ static uint32_t rd_perf(npk_dev *d, const npk_reg *r, uint32_t v) {
 }
 
 /* The register map, generated from npukit/shell_regs.def (index == offset / 4). */
-static const npk_reg regs[] = {
-#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) \
-    [(off) / 4] = {(off), #name, (reset), (ro), (w1c), (rsv), rd, prd, pre, post},
-#define NPK_FIELD(reg, field, shift, width)
-#include "npukit/shell_regs.def"
-#undef NPK_REG32
-#undef NPK_FIELD
-};
+#define NPK_REGTABLE_DEF "npukit/shell_regs.def"
+#include "sim/regtable.h"
 
 static uint32_t shell_read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&S(d)->rf, d, off); }
 

@@ -432,14 +432,8 @@ static uint32_t wr_tag(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val,
 }
 
 /* The register map, generated from npukit/v0_regs.def (index == offset / 4). */
-static const npk_reg regs[] = {
-#define NPK_REG32(name, off, reset, ro, w1c, rsv, rd, prd, pre, post) \
-    [(off) / 4] = {(off), #name, (reset), (ro), (w1c), (rsv), rd, prd, pre, post},
-#define NPK_FIELD(reg, field, shift, width)
-#include "npukit/v0_regs.def"
-#undef NPK_REG32
-#undef NPK_FIELD
-};
+#define NPK_REGTABLE_DEF "npukit/v0_regs.def"
+#include "sim/regtable.h"
 
 static uint32_t read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&V(d)->rf, d, off); }
 static void write32(npk_dev *d, uint32_t off, uint32_t val) { npk_regfile_write(&V(d)->rf, d, off, val); }

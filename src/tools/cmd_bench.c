@@ -12,6 +12,7 @@
 #include "npukit/llm.h"
 #include "npukit/trace.h"
 #include "npukit/v0.h"
+#include "npukit/sim.h"
 #include "ops/ref_ops.h"
 
 #include <inttypes.h>
@@ -194,7 +195,7 @@ static int bench_v0_gemm(ctx *c) {
     npk_v0_config vc;
     npk_v0_config_default(&vc);
     vc.cpu_exec = npk_v0_cpu_execute;
-    if (npk_port_open(&p, "sim", "v0", NULL) || npk_v0_open(&v, p, &vc)) {
+    if (npk_port_open(&p, "sim", npk_v0_class.name, NULL) || npk_v0_open(&v, p, &vc)) {
         bench_fail(c, "v0");
         goto out;
     }
@@ -411,7 +412,7 @@ static int bench_e1_mmio(ctx *c) {
     npk_e1 *e = NULL;
     int rc = 1;
     double *t = calloc((size_t)c->repeat, sizeof *t), *s = calloc((size_t)c->repeat, sizeof *s);
-    if (!t || !s || npk_port_open(&p, "sim", "e1", NULL) || npk_e1_open(&e, p)) {
+    if (!t || !s || npk_port_open(&p, "sim", npk_e1_class.name, NULL) || npk_e1_open(&e, p)) {
         bench_fail(c, "e1");
         goto out;
     }
@@ -483,7 +484,7 @@ static int bench_e1_matmul(ctx *c) {
     snprintf(ename, sizeof ename, "e1 tiled matmul %lld^3 (ring batches), host time", (long long)n);
     snprintf(gname, sizeof gname, "baseline: CPU reference matmul %lld^3", (long long)n);
     double *t = calloc((size_t)c->repeat, sizeof *t), *g = calloc((size_t)c->repeat, sizeof *g);
-    if (!t || !g || npk_port_open(&p, "sim", "e1", NULL) || npk_e1_open(&e, p) || npk_lower_new(&L, e) ||
+    if (!t || !g || npk_port_open(&p, "sim", npk_e1_class.name, NULL) || npk_e1_open(&e, p) || npk_lower_new(&L, e) ||
         npk_lt_alloc2(&A, (unsigned)n, (unsigned)n) || npk_lt_alloc2(&B, (unsigned)n, (unsigned)n)) {
         bench_fail(c, "e1");
         goto out;
@@ -776,8 +777,8 @@ out:
     return rc;
 }
 
-static int bench_onnx_v0(ctx *c) { return bench_onnx(c, "v0"); }
-static int bench_onnx_shell(ctx *c) { return bench_onnx(c, "shell"); }
+static int bench_onnx_v0(ctx *c) { return bench_onnx(c, npk_v0_class.name); }
+static int bench_onnx_shell(ctx *c) { return bench_onnx(c, npk_shell_class.name); }
 
 /* ---- ONNX: e1 versus v0 on the same quantized model (issue 15 point 4) --------- */
 

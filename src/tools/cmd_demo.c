@@ -59,7 +59,7 @@ int cmd_demo(int argc, char **argv) {
     if (json_path && cli_check_output(json_path)) return cli_fail("demo: --report-json: %s", npk_errmsg());
     if (trace_path && cli_check_output(trace_path)) return cli_fail("demo: --trace: %s", npk_errmsg());
     npk_port *port;
-    if (npk_port_open(&port, port_spec, "e1", NULL)) return cli_fail("demo: %s", npk_errmsg());
+    if (npk_port_open(&port, port_spec, npk_e1_class.name, NULL)) return cli_fail("demo: %s", npk_errmsg());
     npk_trace *trace = NULL;
     if (trace_path) {
         if (!npk_port_sim(port)) {
@@ -71,7 +71,7 @@ int cmd_demo(int argc, char **argv) {
     }
     npk_e1 *e;
     int rc = 1;
-    npk_report *rep = npk_report_new("e1", E1_HZ, 1);
+    npk_report *rep = npk_report_new(npk_e1_class.name, E1_HZ, 1);
     npk_report_name(rep, "npu demo");
     if (npk_e1_open(&e, port)) {
         cli_fail("demo: %s", npk_errmsg());

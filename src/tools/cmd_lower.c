@@ -133,7 +133,7 @@ int cmd_lower(int argc, char **argv) {
         return 1;
     }
     npk_port *port;
-    if (npk_port_open(&port, port_spec, "e1", NULL)) {
+    if (npk_port_open(&port, port_spec, npk_e1_class.name, NULL)) {
         free(text);
         return cli_fail("lower: %s", npk_errmsg());
     }
@@ -156,7 +156,7 @@ int cmd_lower(int argc, char **argv) {
     }
     if (report || json_path) {
         /* the e1 GEMM engine does one MAC per cycle */
-        rep = npk_report_new("e1", npk_port_hz(port), 1);
+        rep = npk_report_new(npk_e1_class.name, npk_port_hz(port), 1);
         if (!rep) {
             cli_fail("lower: out of memory");
             goto out;

@@ -695,13 +695,13 @@ static int run_llm(const sw_work *w, const char *device, const char *opts, int t
     if (!rc) rc = npk_llm_model_load(model, &m);
     (void)tok; /* greedy decoding from BOS needs no tokenizer */
     if (!rc) {
-        if (!strcmp(device, "pccx")) {
+        if (!strcmp(device, npk_pccx_class.name)) { /* the device with an LLM decoder (src/llm/pccx_decode.c) */
             npk_llm_pccx_opts po = {.dev_opts = opts && *opts ? opts : NULL};
             rc = npk_llm_decoder_pccx(m, &po, &d);
         } else if (!strcmp(device, "cpu")) {
             rc = npk_llm_decoder_cpu(m, &d);
         } else {
-            rc = npk_err(NPK_EUNSUPPORTED, "llm workloads run on pccx or cpu, not %s", device);
+            rc = npk_err(NPK_EUNSUPPORTED, "llm workloads run on %s or cpu, not %s", npk_pccx_class.name, device);
         }
     }
     uint64_t h = 0xcbf29ce484222325ull;
