@@ -24,6 +24,14 @@
  * every device runs, and qdq_gemm_transa (transA = 1), which npukit leaves on the
  * CPU without a device limit, the planted case of `onnx-test --require-offload`
  * (tests/qdq_offload.cmakescript).
+ *
+ *   onnx_gen --approx OUTDIR
+ *
+ * writes uint8 quantized groups that ONNX Runtime evaluates approximately (it
+ * fuses them into its QLinearAdd / QLinearSoftmax kernels): qdq_add_u8
+ * (DequantizeLinear x2 -> Add -> QuantizeLinear) and qdq_softmax_u8
+ * (DequantizeLinear -> Softmax -> QuantizeLinear with scale 1/256). The exact
+ * value is the graph as written (tests/onnx_ort.cmakescript).
  */
 #include <errno.h>
 #include <math.h>
@@ -575,17 +583,68 @@ static void qdq_gemm(const char *name, int trans_a) {
     save_model(m, name);
 }
 
+/* A uint8 input x_k of shape dims for a model, written as test data. */
+static void u8_input(ob_model *m, const char *dir, int k, int rank, const int64_t *dims) {
+    char vn[16], path[4200];
+    snprintf(vn, sizeof vn, "x%d", k);
+    npk_tensor t;
+    npk_tensor_alloc(&t, vn, NPK_DT_UINT8, rank, dims);
+    fill(&t, 'h');
+    ob_input(m, vn, NPK_DT_UINT8, rank, dims);
+    snprintf(path, sizeof path, "%s/input_%d.pb", dir, k);
+    if (npk_tensor_save_pb_file(&t, path)) n_fail++;
+    npk_tensor_free(&t);
+}
+
+/* Scales chosen so that exact .5 ties occur (Add: (i + j) * 0.1 / 0.2), where an
+ * approximate kernel rounds differently from the graph as written. */
+static void qdq_approx(const char *name, int softmax) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s/test_data_set_0", outdir, name);
+    if (mkdirs(dir)) {
+        n_fail++;
+        return;
+    }
+    ob_model *m = ob_new(13);
+    int64_t d[2] = {64, softmax ? 8 : 256};
+    float s0 = softmax ? 0.25f : 0.1f, s1 = 0.1f, ys = softmax ? 1.0f / 256.0f : 0.2f;
+    uint8_t z0 = 120, z1 = 130, yz = softmax ? 0 : 125;
+    u8_input(m, dir, 0, 2, d);
+    ob_init(m, "s0", NPK_DT_FLOAT, 0, NULL, &s0);
+    ob_init(m, "z0", NPK_DT_UINT8, 0, NULL, &z0);
+    ob_init(m, "ys", NPK_DT_FLOAT, 0, NULL, &ys);
+    ob_init(m, "yz", NPK_DT_UINT8, 0, NULL, &yz);
+    ob_node(m, "", "DequantizeLinear", "dq0", "x0,s0,z0", "f0");
+    if (softmax) {
+        ob_attr_i(m, ob_node(m, "", "Softmax", "softmax", "f0", "yf"), "axis", -1);
+    } else {
+        u8_input(m, dir, 1, 2, d);
+        ob_init(m, "s1", NPK_DT_FLOAT, 0, NULL, &s1);
+        ob_init(m, "z1", NPK_DT_UINT8, 0, NULL, &z1);
+        ob_node(m, "", "DequantizeLinear", "dq1", "x1,s1,z1", "f1");
+        ob_node(m, "", "Add", "add", "f0,f1", "yf");
+    }
+    ob_node(m, "", "QuantizeLinear", "q_y", "yf,ys,yz", "y");
+    ob_output(m, "y", NPK_DT_UINT8, 2, d);
+    save_model(m, name);
+}
+
 int main(int argc, char **argv) {
-    int planted = argc == 3 && !strcmp(argv[1], "--planted");
-    if (argc != 2 && !planted) {
-        fprintf(stderr, "usage: onnx_gen [--planted] OUTDIR\n");
+    int planted = argc == 3 && !strcmp(argv[1], "--planted"), approx = argc == 3 && !strcmp(argv[1], "--approx");
+    if (argc != 2 && !planted && !approx) {
+        fprintf(stderr, "usage: onnx_gen [--planted|--approx] OUTDIR\n");
         return 2;
     }
-    outdir = argv[planted ? 2 : 1];
-    if (planted) {
+    outdir = argv[planted || approx ? 2 : 1];
+    if (planted || approx) {
         if (mkdirs(outdir)) return 1;
-        qdq_gemm("qdq_gemm", 0);
-        qdq_gemm("qdq_gemm_transa", 1);
+        if (planted) {
+            qdq_gemm("qdq_gemm", 0);
+            qdq_gemm("qdq_gemm_transa", 1);
+        } else {
+            qdq_approx("qdq_add_u8", 0);
+            qdq_approx("qdq_softmax_u8", 1);
+        }
         printf("onnx_gen: %d models in %s%s\n", n_cases, outdir, n_fail ? " (with write errors)" : "");
         return n_fail ? 1 : 0;
     }
