@@ -15,20 +15,50 @@ static void copy_desc(uint8_t *d, uint64_t src, uint64_t dst, uint32_t n, uint32
     le32(d + 24, n);
 }
 
-/* Issue #13: preset=rtlgen-perf reproduces the RTLGen perf model's cost rules
- * (npu/sim/perf/model.py at 1 GHz). A mapped schedule, figures by hand:
- *   DMA 4096 B at 16 B/cycle, no setup/fetch cost:        0 .. 256
- *   dependency: signal 50 after the producer, wait 50:     256 .. 306 .. 356
- *   GEMM int8 16x16x16: max(4096 MACs / 1000 = 5,
- *     (A 256 + B 256 + C 256 at 1 B) / 16 = 48) = 48:     356 .. 404
- *   event 5 (irq) 50 after the GEMM:                      404 .. 454
- *   NOOP 10:                                               454 .. 464
- *   VEC relu int8 4096 B: max(4096 x 1 / 2000 = 3,
- *     (4096 in + 4096 out) / 16 = 512) = 512:              464 .. 976
- *   SOFTMAX int8 4 x 64: max(256 x 6 / 2000 = 1,
- *     512 / 16 = 32) = 32, after the VEC on its engine:     976 .. 1008
- *   GEMM fp16 16x16x16: max(5, (512 + 512 + 512) / 16 = 96) = 96, issued when
- *     the SOFTMAX has issued (in-order issue):             976 .. 1072 */
+/* Run a descriptor stream on a fresh shell with options opts, logging every
+ * descriptor into *lg; returns the port (caller closes). */
+static npk_port *run_logged(const char *opts, const uint8_t *bin, size_t len, logrec *lg) {
+    npk_port *p = open_shell(opts);
+    lg->n = 0;
+    npk_shell_sim_set_log(npk_sim_dev(npk_port_sim(p)), log_cb, lg);
+    setup_ring(p, RING, 4096);
+    npk_port_mem_write(p, RING, bin, len);
+    wreg(p, SHELL_CQ_TAIL, (uint32_t)len);
+    wreg(p, SHELL_DOORBELL, 1);
+    run_idle(p, 1000000);
+    return p;
+}
+
+/* The logged descriptors started and ended at these cycles. */
+static void check_sched(const logrec *lg, int n, const uint64_t *start, const uint64_t *end) {
+    CHECK_EQ(lg->n, n);
+    for (int i = 0; i < n && i < lg->n; i++) {
+        CHECK_EQ(lg->e[i].start_cycle, start[i]);
+        CHECK_EQ(lg->e[i].end_cycle, end[i]);
+    }
+}
+
+/* Issue #13: preset=rtlgen-perf reproduces the RTLGen perf model: the costs of
+ * npu/sim/perf/model.py at 1 GHz and the scheduling of run.py's build_trace.
+ * Costs of the mapped schedule below (by hand):
+ *   d  DMA 4096 B at 16 B/cycle, no setup/fetch cost                     256
+ *   s1 w1  the dependency d -> g: EVENT_SIGNAL 50, EVENT_WAIT 50          50, 50
+ *   g  GEMM int8 16x16x16: max(4096 MACs / 1000 = 5,
+ *        (A 256 + B 256 + C 256 at 1 B) / 16 = 48)                       48
+ *   s5 event 5 (irq)                                                      50
+ *   n  NOOP                                                               10
+ *   v  VEC relu int8 4096 B: max(4096 x 1 / 2000 = 3, (4096 + 4096) / 16)  512
+ *   s  SOFTMAX int8 4 x 64: max(256 x 6 / 2000 = 1, 512 / 16)              32
+ *   h  GEMM fp16 16x16x16: max(5, (512 + 512 + 512) / 16)                 96
+ * run.py --overlap (the preset's default, rtlgen_overlap=1): queue time q, a
+ * DMA engine (DMA_COPY) and one compute engine (GEMM, VEC_OP, SOFTMAX); an
+ * engine descriptor starts at max(q, its engine's end) and leaves q as it is;
+ * a signal starts at q, holds it for 50 and sets its event at its end (the
+ * producer is not waited for); a wait starts at max(q, the event's time);
+ * NOOP holds q:
+ *   d 0..256 (DMA)   s1 0..50   w1 50..100   g 100..148 (compute)   s5 100..150
+ *   n 150..160   v max(160, 148) = 160..672   s 672..704   h 704..800
+ * run.py sequential (rtlgen_overlap=0): each after the previous, 1104 in all. */
 static void test_rtlgen_preset(void) {
     const char *y = "version: 0.1\n"
                     "buffers: [{id: A, addr: 0x50000000}, {id: B, addr: 0x50010000}, {id: C, addr: 0x50020000},\n"
@@ -48,33 +78,48 @@ static void test_rtlgen_preset(void) {
     size_t len;
     CHECK_EQ(npk_shell_map_yaml(y, strlen(y), &bin, &len, NULL), 0);
     CHECK_EQ(len, 9 * 32);
-    npk_port *p = open_shell("preset=rtlgen-perf");
     logrec lg = {0};
-    npk_shell_sim_set_log(npk_sim_dev(npk_port_sim(p)), log_cb, &lg);
-    setup_ring(p, RING, 4096);
-    npk_port_mem_write(p, RING, bin, len);
-    wreg(p, SHELL_CQ_TAIL, (uint32_t)len);
-    wreg(p, SHELL_DOORBELL, 1);
-    run_idle(p, 1000000);
+    npk_port *p = run_logged("preset=rtlgen-perf", bin, len, &lg);
     CHECK_EQ(reg(p, SHELL_ERROR_CODE), 0);
-    CHECK_EQ(lg.n, 9);
     /* d, signal 1, wait 1, g, signal 5, noop, v, s, h */
-    const uint64_t start[9] = {0, 0, 306, 356, 356, 454, 464, 976, 976};
-    const uint64_t end[9] = {256, 306, 356, 404, 454, 464, 976, 1008, 1072};
-    for (int i = 0; i < 9 && i < lg.n; i++) {
-        CHECK_EQ(lg.e[i].start_cycle, start[i]);
-        CHECK_EQ(lg.e[i].end_cycle, end[i]);
-    }
+    const uint64_t start[9] = {0, 0, 50, 100, 100, 150, 160, 672, 704};
+    const uint64_t end[9] = {256, 50, 100, 148, 150, 160, 672, 704, 800};
+    check_sched(&lg, 9, start, end);
+    CHECK_EQ(npk_sim_cycles(npk_port_sim(p)) >= 800, 1);
     npk_port_close(p);
+    /* sequential mode */
+    p = run_logged("preset=rtlgen-perf,rtlgen_overlap=0", bin, len, &lg);
+    const uint64_t sstart[9] = {0, 256, 306, 356, 404, 454, 464, 976, 1008};
+    const uint64_t send[9] = {256, 306, 356, 404, 454, 464, 976, 1008, 1104};
+    check_sched(&lg, 9, sstart, send);
+    npk_port_close(p);
+    /* run.py --overlap: a later descriptor starts on an idle engine while an earlier one waits.
+     * GEMM fp16 16x16x16 (96) twice, then DMA_COPY 1600 B (100): the second GEMM waits for the
+     * compute engine (96..192) while the DMA starts at once on the idle DMA engine (0..100);
+     * npukit's default in-order issue would start the DMA only when the second GEMM issued (96). */
+    {
+        const char *y2 = "version: 0.1\n"
+                         "buffers: [{id: A, addr: 0x50000000}, {id: B, addr: 0x50010000}, {id: C, addr: 0x50020000},\n"
+                         "  {id: D, addr: 0x50030000}, {id: E, addr: 0x50040000}]\n"
+                         "ops:\n"
+                         "  - {id: h1, type: gemm, a: A, b: B, c: C, m: 16, n: 16, k: 16, dtype: fp16, layout: row_major}\n"
+                         "  - {id: h2, type: gemm, a: A, b: B, c: D, m: 16, n: 16, k: 16, dtype: fp16, layout: row_major}\n"
+                         "  - {id: c, type: dma_copy, src: A, dst: E, bytes: 1600}\n";
+        uint8_t *b2;
+        size_t l2;
+        CHECK_EQ(npk_shell_map_yaml(y2, strlen(y2), &b2, &l2, NULL), 0);
+        CHECK_EQ(l2, 3 * 32);
+        for (int mode = 0; mode < 2; mode++) {
+            p = run_logged(mode ? "preset=rtlgen-perf" : "preset=rtlgen-perf,rtlgen_overlap=0", b2, l2, &lg);
+            const uint64_t os[3] = {0, 96, 0}, oe[3] = {96, 192, 100}; /* overlap: 192 in all */
+            const uint64_t ss[3] = {0, 96, 192}, se[3] = {96, 192, 292}; /* sequential: 292 */
+            check_sched(&lg, 3, mode ? os : ss, mode ? oe : se);
+            npk_port_close(p);
+        }
+        free(b2);
+    }
     /* an option given with the preset overrides it; unknown presets are refused */
-    p = open_shell("dma_bpc=32,preset=rtlgen-perf");
-    lg.n = 0;
-    npk_shell_sim_set_log(npk_sim_dev(npk_port_sim(p)), log_cb, &lg);
-    setup_ring(p, RING, 4096);
-    npk_port_mem_write(p, RING, bin, 32);
-    wreg(p, SHELL_CQ_TAIL, 32);
-    wreg(p, SHELL_DOORBELL, 1);
-    run_idle(p, 100000);
+    p = run_logged("dma_bpc=32,preset=rtlgen-perf", bin, 32, &lg);
     CHECK_EQ(lg.n, 1);
     CHECK_EQ(lg.e[0].end_cycle, 128);
     npk_port_close(p);

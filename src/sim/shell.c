@@ -262,14 +262,18 @@ static void do_fetch(shell *s) {
     }
     case SHELL_OP_EVENT_SIGNAL: {
         uint64_t end = decoded + s->p.event_cycles, vis = end;
-        if (s->p.rtlgen) { /* perf model: the signal's cycles start after the producers and hold the queue */
+        if (s->p.rtlgen && !s->p.rtlgen_overlap) { /* run.py sequential: after everything before it */
             uint64_t from = decoded;
             for (int e = 0; e < SHX_NENG; e++)
                 if (s->eng[e].end > from) from = s->eng[e].end;
             end = vis = from + s->p.event_cycles;
         }
-        for (int e = 0; e < SHX_NENG; e++)
-            if (s->eng[e].end > vis) vis = s->eng[e].end; /* completion-bound */
+        /* run.py --overlap: the signal holds the queue from its issue (the producers are not
+         * waited for) and the event is set when it ends; npukit's own timing: the event is
+         * visible once every engine has finished (completion-bound) */
+        if (!(s->p.rtlgen && s->p.rtlgen_overlap))
+            for (int e = 0; e < SHX_NENG; e++)
+                if (s->eng[e].end > vis) vis = s->eng[e].end;
         if (s->npend == s->cappend) {
             size_t nc = s->cappend ? s->cappend * 2 : 16;
             pend_sig *np = realloc(s->pend, nc * sizeof *np);
@@ -321,22 +325,37 @@ static void do_fetch(shell *s) {
         schedule_error(s, x.err, x.err_addr, decoded);
         return;
     }
-    /* issue: in order, when the engine is free and no in-flight descriptor conflicts */
     uint64_t start = decoded;
-    engine *eg = &s->eng[x.engine];
-    if (eg->end > start) start = eg->end;
-    for (int e = 0; e < SHX_NENG; e++)
-        if (e != x.engine && s->eng[e].end > start && shx_conflict(&s->eng[e].rs, &s->cur)) start = s->eng[e].end;
-    /* a later engine end can only push start further: iterate once more for chains */
-    for (int e = 0; e < SHX_NENG; e++)
-        if (e != x.engine && s->eng[e].end > start && shx_conflict(&s->eng[e].rs, &s->cur)) start = s->eng[e].end;
     uint64_t dur = x.dur ? x.dur : 1;
     if (x.hang) dur = s->p.bus_timeout;
+    /* run.py's rules (preset=rtlgen-perf): two engines, DMA (DMA_COPY) and compute (GEMM,
+     * VEC_OP and SOFTMAX share it); an engine descriptor starts at max(queue time, its
+     * engine's end) and the queue moves on at once (--overlap: a later descriptor starts on
+     * an idle engine while an earlier one waits), with no data hazards (the schedule's events
+     * order producers and consumers); any other descriptor (DMA_STRIDED/GATHER/SCATTER, which
+     * run.py does not know) holds the queue from its issue to its end. Sequential mode: each
+     * descriptor starts when everything before it has ended. */
+    int rg = s->p.rtlgen, qop = rg && x.engine == SHX_DMA && d[0] != SHELL_OP_DMA_COPY;
+    engine *eg = &s->eng[rg && x.engine == SHX_VEC ? SHX_GEMM : x.engine];
+    if (rg && !s->p.rtlgen_overlap) {
+        for (int e = 0; e < SHX_NENG; e++)
+            if (s->eng[e].end > start) start = s->eng[e].end;
+    } else if (rg) {
+        if (!qop && eg->end > start) start = eg->end;
+    } else {
+        /* issue: in order, when the engine is free and no in-flight descriptor conflicts */
+        if (eg->end > start) start = eg->end;
+        for (int e = 0; e < SHX_NENG; e++)
+            if (e != x.engine && s->eng[e].end > start && shx_conflict(&s->eng[e].rs, &s->cur)) start = s->eng[e].end;
+        /* a later engine end can only push start further: iterate once more for chains */
+        for (int e = 0; e < SHX_NENG; e++)
+            if (e != x.engine && s->eng[e].end > start && shx_conflict(&s->eng[e].rs, &s->cur)) start = s->eng[e].end;
+    }
     uint64_t end = start + dur;
     shx_rset tmp = eg->rs;
     eg->rs = s->cur;
     s->cur = tmp;
-    eg->end = end;
+    if (end > eg->end) eg->end = end;
     snprintf(args, sizeof args, "\"opcode\":%u,\"tag\":%" PRIu32, d[0], shx_u32(d + 4));
     emit(s, "fetch", op_name(d[0]), t, fc, args);
     s->perf_fetch += fc;
@@ -365,7 +384,9 @@ static void do_fetch(shell *s) {
     }
     s->perf_descs++;
     advance_head(s, 32 * size);
-    s->fetch_at = start; /* the fetcher was blocked until the descriptor issued */
+    /* the fetcher was blocked until the descriptor issued (run.py --overlap: the queue moves on at
+     * once; sequential, or a descriptor run.py does not know: it holds the queue until its end) */
+    s->fetch_at = !rg ? start : s->p.rtlgen_overlap && !qop ? decoded : end;
 }
 
 /* Handle everything due at the current time. */
@@ -628,6 +649,9 @@ static const npk_opt opt_defs[] = {
     O64("event_timeout", event_timeout, "100000", 0, UINT64_MAX / 4, "EVENT_WAIT budget in cycles (0 = wait forever)"),
     O64("bus_timeout", bus_timeout, "10000", 1, UINT64_MAX / 4, "cycles before a beat without response is a TIMEOUT"),
     O32("beat", beat, "64", 1, 4096, "bus beat in bytes"),
+    {"rtlgen_overlap", NULL, NPK_OPT_BOOL, offsetof(shx_params, rtlgen_overlap), "1", 0, 1, 0, 0, 0, NULL,
+     "with preset=rtlgen-perf: 1 = run.py --overlap scheduling (DMA and compute engines overlap),\n"
+     "0 = its sequential mode (each descriptor after the previous one)", 0},
     NPK_OPT_CLOCK_MHZ(shx_params, clock_mhz, "1000"),
     NPK_OPT_TIMING_ONLY(shx_params, timing_only),
 };

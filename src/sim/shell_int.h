@@ -30,6 +30,7 @@ typedef struct shx_params {
     uint32_t clock_mhz;      /* device clock (npk_dev.hz) */
     int timing_only;         /* no functional compute (zeros written), same beats and cycles */
     const char *preset;      /* preset=NAME (only while parsing) */
+    int rtlgen_overlap;      /* with rtlgen: run.py --overlap scheduling (0: sequential) */
     int rtlgen;              /* preset=rtlgen-perf: the RTLGen perf model's cost rules
                               * (docs/shell.md "Timing model") */
 } shx_params;
