@@ -501,7 +501,7 @@ int npk_op_sequence_insert(npk_opctx *c) {
 int npk_op_sequence_at(npk_opctx *c) {
     if (!c->run) return NPK_SHAPE_UNKNOWN;
     int rc;
-    size_t at;
+    size_t at = 0;
     if ((rc = need_kind(IN(0), NPK_KIND_SEQUENCE, "input_sequence")) || (rc = seq_pos(IN(1), IN(0)->n_items, 0, &at))) return rc;
     npk_tensor t;
     memset(&t, 0, sizeof t);

@@ -232,7 +232,7 @@ int npk_op_stft(npk_opctx *c) {
         w = NULL;
     }
     if (HAS(3) && npk_tensor_numel(IN(3))) {
-        int64_t fl;
+        int64_t fl = 0;
         if ((rc = scalar_i(IN(3), "frame_length", &fl))) return rc;
         if (flen >= 0 && fl != flen) return npk_err(NPK_EINVAL, "frame_length %lld differs from the window's %lld", (long long)fl, (long long)flen);
         flen = fl;
