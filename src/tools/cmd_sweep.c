@@ -674,12 +674,17 @@ static int run_graph(const sw_work *w, const char *device, const char *opts, int
 
 /* Run an LLM workload: `steps` greedy positions from BOS. */
 static int run_llm(const sw_work *w, const char *device, const char *opts, int timing_only, json_t *row) {
-    if (timing_only)
-        return npk_err(NPK_EUNSUPPORTED, "timing_only: LLM workloads have no timing-only mode yet (run them functionally)"), -1;
+    if (timing_only && strcmp(device, "pccx"))
+        return npk_err(NPK_EUNSUPPORTED, "timing_only: LLM workloads run timing-only on pccx only, not %s", device), -1;
     char tmpl[] = "/tmp/npu-sweep-XXXXXX", mpath[64], tpath[64];
     const char *model = w->path, *tok = w->tokenizer;
     int made = 0, rc = 0;
-    if (w->shape) {
+    npk_llm_model *m = NULL;
+    npk_llm_decoder *d = NULL;
+    if (w->shape && timing_only) { /* timing-only: the shape alone, no weights (npu llm --timing-only) */
+        npk_llm_config c;
+        if (npk_llm_shape_parse(w->shape, &c) || npk_llm_model_shape(&c, w->shape, &m)) return -1;
+    } else if (w->shape) {
         npk_llm_config c;
         if (npk_llm_shape_parse(w->shape, &c)) return -1;
         if (!mkdtemp(tmpl)) return npk_err(NPK_EIO, "cannot create a temporary directory: %s", strerror(errno)), -1;
@@ -690,13 +695,11 @@ static int run_llm(const sw_work *w, const char *device, const char *opts, int t
         model = mpath;
         tok = NULL;
     }
-    npk_llm_model *m = NULL;
-    npk_llm_decoder *d = NULL;
-    if (!rc) rc = npk_llm_model_load(model, &m);
+    if (!rc && !m) rc = npk_llm_model_load(model, &m);
     (void)tok; /* greedy decoding from BOS needs no tokenizer */
     if (!rc) {
         if (!strcmp(device, npk_pccx_class.name)) { /* the device with an LLM decoder (src/llm/pccx_decode.c) */
-            npk_llm_pccx_opts po = {.dev_opts = opts && *opts ? opts : NULL};
+            npk_llm_pccx_opts po = {.dev_opts = opts && *opts ? opts : NULL, .timing_only = timing_only};
             rc = npk_llm_decoder_pccx(m, &po, &d);
         } else if (!strcmp(device, "cpu")) {
             rc = npk_llm_decoder_cpu(m, &d);
@@ -718,6 +721,7 @@ static int run_llm(const sw_work *w, const char *device, const char *opts, int t
         npk_llm_stats st;
         npk_llm_stats_get(d, &st);
         set_common(row, h, st.device_cycles, st.device_hz, st.device_macs, 0);
+        if (timing_only) json_object_del(row, "output_digest"); /* no tokens were computed */
         json_object_set_new(row, "tokens_per_s",
                             json_real(st.device_cycles ? (double)st.tokens * (double)st.device_hz / (double)st.device_cycles
                                                        : 0.0));
