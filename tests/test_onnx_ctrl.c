@@ -10,17 +10,7 @@
 #include "graph/onnx_build.h"
 #include "npukit/graph.h"
 
-static npk_graph *load(ob_model *m) {
-    uint8_t *buf;
-    size_t len;
-    npk_graph *g = NULL;
-    CHECK_EQ(ob_save(m, &buf, &len), 0);
-    int rc = npk_graph_load(&g, buf, len);
-    if (rc) fprintf(stderr, "load: %s\n", npk_errmsg());
-    free(buf);
-    ob_free(m);
-    return g;
-}
+static npk_graph *load(ob_model *m) { return ob_load(m); }
 
 static const int64_t d3[1] = {3};
 static const float xv[3] = {0.5f, -2.0f, 4.0f}, wv[3] = {1.0f, 2.0f, 3.0f};

@@ -113,9 +113,22 @@ size_t npk_graph_unsupported_list(const npk_graph *g, char *buf, size_t len);
 /* 1 if the operator (default ONNX domain) has a CPU reference implementation. */
 int npk_onnx_op_supported(const char *op_type);
 /* Why an operator of the default domain is deliberately outside npukit's
- * inference operator set: "training operator", "string operator", "random
- * operator"; NULL for any other operator. */
+ * inference operator set: "training operator", "string operator"; NULL for
+ * any other operator. */
 const char *npk_onnx_op_unsupported_class(const char *op_type);
+
+/* Random operators' outputs cannot match data drawn by another generator, so
+ * a test compares them by the operators' contract (docs/onnx.md "Random
+ * operators"). For graph output k of g: -1 when no random operator feeds it
+ * (compare values); otherwise 0 when `got` keeps the contract against the
+ * expected tensor `exp` (same dtype and shape; RandomUniform(Like) values in
+ * [low, high); RandomNormal(Like) finite; Bernoulli 0 or 1; Multinomial
+ * indices within the classes of its input, looked up in ins (the graph inputs,
+ * n_ins of them) or the initializers; an output computed from a draw: finite,
+ * and 0 or 1 wherever the expected data is all 0 or 1), 1 with the violation
+ * in why. */
+int npk_graph_random_contract(const npk_graph *g, size_t k, const npk_tensor *ins, size_t n_ins, const npk_tensor *got,
+                              const npk_tensor *exp, char *why, size_t why_len);
 
 /* The operator table (docs/onnx.md's is generated from it: `npu onnx-ops`):
  * every operator of ONNX's default domain in Debian's ONNX 1.12 (its schemas,
@@ -138,7 +151,8 @@ enum {
     NPK_OPF_PRODUCT = 1u << 0, /* matrix products: MatMul, Conv and their Integer / QLinear forms */
     NPK_OPF_INTEGER = 1u << 1, /* integer operands by definition (MatMulInteger, QLinearConv, ...) */
     NPK_OPF_QUANT = 1u << 2,   /* (de)quantization: QuantizeLinear, DequantizeLinear, ... */
-    NPK_OPF_CONTAINER = 1u << 3 /* takes sequence/optional values (sequence ops, control flow) */
+    NPK_OPF_CONTAINER = 1u << 3, /* takes sequence/optional values (sequence ops, control flow) */
+    NPK_OPF_RANDOM = 1u << 4     /* draws random numbers: RandomUniform(Like), RandomNormal(Like), Bernoulli, Multinomial */
 };
 /* NPK_OPF_* bits of a default-domain operator (0 when npukit does not run it). */
 unsigned npk_onnx_op_family(const char *op_type);
@@ -246,6 +260,9 @@ typedef struct npk_run_opts {
                                     device command is issued as in the functional run, so
                                     cycles and counters are the same; outputs are not
                                     meaningful (docs/sweep.md "Timing-only runs") */
+    uint64_t seed;               /* run-level seed of the random operators that have no
+                                    `seed` attribute (docs/onnx.md "Random operators");
+                                    0 is a seed like any other: runs are deterministic */
 } npk_run_opts;
 
 /* The devices npk_graph_run accepts: "cpu" and every device of the device

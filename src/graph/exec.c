@@ -39,6 +39,7 @@ struct npk_exec {
     int *place;             /* per node: npk_place */
     int *fused_into;        /* per node: device node it is folded into, or -1 */
     npk_qdq *cpu_qdq;       /* per node: a quantized group the CPU runs as one integer op (node < 0: none) */
+    uint64_t rand_draws;    /* random-node executions so far (the stream of unseeded random operators) */
     int (*direct)[2];       /* per node: values it reads without a graph edge (the integer input of a shared
                                DequantizeLinear folded into it), -1: none */
     npk_tensor **folded;    /* per value: constant-folded at inference (owned), NULL otherwise */
@@ -550,6 +551,8 @@ static void fill_ctx(npk_exec *x, int n, npk_opctx *c, int run) {
     c->n_in = nd->n_in - nd->n_outer;
     c->n_outer = nd->n_outer;
     c->golden = x->opts && x->opts->golden;
+    c->run_seed = x->opts ? x->opts->seed : 0;
+    c->draws = &x->rand_draws;
     c->n_out = nd->n_out;
     for (int k = 0; k < nd->n_in; k++) c->in[k] = nd->in[k] >= 0 ? &x->meta[nd->in[k]] : NULL;
     for (int k = 0; k < nd->n_out; k++) c->out[k] = nd->out[k] >= 0 ? &x->meta[nd->out[k]] : NULL;
@@ -642,6 +645,7 @@ static void fold_node(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
     int shape_only = nd->op_id == NPK_OP_Shape || nd->op_id == NPK_OP_Size;
     int64_t total = 0;
+    if (npk_onnx_op_families(nd->op_id) & NPK_OPF_RANDOM) return; /* a draw is no constant */
     for (int k = 0; k < nd->n_in; k++) {
         int v = nd->in[k];
         if (v < 0) continue;

@@ -13,6 +13,7 @@
 #define NPUKIT_GRAPH_ONNX_BUILD_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,6 +221,18 @@ static inline int ob_save(ob_model *m, uint8_t **buf, size_t *len) {
     if (!*buf) return -1;
     onnx__model_proto__pack(&m->m, *buf);
     return 0;
+}
+
+/* Pack, load and free the builder: the graph, or NULL with the reason on stderr. */
+static inline npk_graph *ob_load(ob_model *m) {
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    npk_graph *g = NULL;
+    if (ob_save(m, &buf, &len)) fprintf(stderr, "ob_load: out of memory\n");
+    else if (npk_graph_load(&g, buf, len)) fprintf(stderr, "ob_load: %s\n", npk_errmsg());
+    free(buf);
+    ob_free(m);
+    return g;
 }
 
 #endif

@@ -946,13 +946,9 @@ const char *npk_onnx_op_unsupported_class(const char *op) {
                                            "Adam", "Adagrad"};
     static const char *const strings[] = {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch", "StringConcat",
                                           "StringSplit"};
-    static const char *const random[] = {"RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike",
-                                         "Multinomial", "Bernoulli"};
     for (size_t i = 0; i < sizeof training / sizeof training[0]; i++)
         if (!strcmp(op, training[i])) return "training operator";
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if (!strcmp(op, strings[i])) return "string operator";
-    for (size_t i = 0; i < sizeof random / sizeof random[0]; i++)
-        if (!strcmp(op, random[i])) return "random operator";
     return NULL;
 }

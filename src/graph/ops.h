@@ -33,6 +33,8 @@ typedef struct npk_opctx {
     int golden;                            /* 1: the naive golden kernels of src/ops/ref_onnx*.c
                                               only (npk_run_opts.golden), 0: the fast kernels
                                               of src/ops/fast_onnx.c where they apply */
+    uint64_t run_seed;                     /* random operators without a seed attribute: npk_run_opts.seed */
+    uint64_t *draws;                       /* random-node executions so far in this run (NULL: none counted) */
 } npk_opctx;
 
 typedef int (*npk_op_fn)(npk_opctx *c);
@@ -230,7 +232,16 @@ typedef int (*npk_op_fn)(npk_opctx *c);
     X(MaxRoiPool, 0, npk_op_maxroipool) \
     X(GridSample, 0, npk_op_gridsample)
 
-#define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X) NPK_ONNX_OPS_CTRL(X) NPK_ONNX_OPS_MISC(X)
+/* Random operators (ops_random.c; docs/onnx.md "Random operators"). */
+#define NPK_ONNX_OPS_RANDOM(X) \
+    X(RandomUniform, NPK_OPF_RANDOM, npk_op_random_uniform) \
+    X(RandomNormal, NPK_OPF_RANDOM, npk_op_random_normal) \
+    X(RandomUniformLike, NPK_OPF_RANDOM, npk_op_random_uniform_like) \
+    X(RandomNormalLike, NPK_OPF_RANDOM, npk_op_random_normal_like) \
+    X(Bernoulli, NPK_OPF_RANDOM, npk_op_bernoulli) \
+    X(Multinomial, NPK_OPF_RANDOM, npk_op_multinomial)
+
+#define NPK_ONNX_OPS_ALL(X) NPK_ONNX_OPS(X) NPK_ONNX_OPS_MATH(X) NPK_ONNX_OPS_SHAPE(X) NPK_ONNX_OPS_NN(X) NPK_ONNX_OPS_CTRL(X) NPK_ONNX_OPS_MISC(X) NPK_ONNX_OPS_RANDOM(X)
 
 #define NPK_OP_DECL_(name, fam, fn) int fn(npk_opctx *c);
 NPK_ONNX_OPS_MATH(NPK_OP_DECL_)
@@ -238,6 +249,7 @@ NPK_ONNX_OPS_SHAPE(NPK_OP_DECL_)
 NPK_ONNX_OPS_NN(NPK_OP_DECL_)
 NPK_ONNX_OPS_CTRL(NPK_OP_DECL_)
 NPK_ONNX_OPS_MISC(NPK_OP_DECL_)
+NPK_ONNX_OPS_RANDOM(NPK_OP_DECL_)
 #undef NPK_OP_DECL_
 
 typedef enum npk_op_id {

@@ -344,8 +344,8 @@ int npk_op_lpnorm(npk_opctx *c) {
 }
 
 /* Dropout at inference: the identity, and a mask of ones. Training mode
- * (training_mode input true with a non-zero ratio) draws random numbers:
- * refused. */
+ * (training_mode input true with a non-zero ratio) is a training use: refused
+ * with that reason. */
 int npk_op_dropout(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "data"))) return rc;
@@ -354,7 +354,7 @@ int npk_op_dropout(npk_opctx *c) {
         if (!IN(2)->data) return NPK_SHAPE_UNKNOWN;
         double ratio = HAS(1) && IN(1)->data ? npk_ref_onnx_get_f(IN(1)->data, IN(1)->dtype, 0) : 0.5;
         if (npk_ref_onnx_get_i(IN(2)->data, IN(2)->dtype, 0) && ratio != 0)
-            return npk_err(NPK_EUNSUPPORTED, "Dropout with training_mode = true draws a random mask (random operator): not supported");
+            return npk_err(NPK_EUNSUPPORTED, "Dropout with training_mode = true and a non-zero ratio is a training use (a random dropout mask): not supported");
     }
     if (c->opset < 7 && !npk_node_attr_i(c->node, "is_test", 0) && c->n_out > 1)
         return npk_err(NPK_EUNSUPPORTED, "Dropout-%lld in training mode (is_test = 0) is not supported", (long long)c->opset);

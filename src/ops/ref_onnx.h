@@ -348,4 +348,25 @@ int npk_ref_onnx_maxroipool(const npk_tensor *x, const npk_tensor *rois, int64_t
  * nearest, 2 bicubic; pad 0 zeros, 1 border, 2 reflection. */
 void npk_ref_onnx_gridsample(const npk_tensor *x, const npk_tensor *grid, int mode, int pad, int align, npk_tensor *y);
 
+
+/* ---- random operators (ref_onnx_random.c) ----
+ * The generator: xoshiro256** with its state filled from a 64-bit seed by
+ * splitmix64. uniform: 53 random bits in [0, 1); normal: Box-Muller. */
+typedef struct npk_rng {
+    uint64_t s[4];
+} npk_rng;
+void npk_rng_seed(npk_rng *r, uint64_t seed);
+uint64_t npk_rng_next(npk_rng *r);
+double npk_rng_uniform(npk_rng *r);
+double npk_rng_normal(npk_rng *r);
+/* y (any float type) uniform in [low, high) after rounding to y's type. */
+void npk_ref_onnx_random_uniform(npk_rng *r, double low, double high, npk_tensor *y);
+/* y = mean + scale * N(0, 1) */
+void npk_ref_onnx_random_normal(npk_rng *r, double mean, double scale, npk_tensor *y);
+/* y (any numeric type) = 1 with probability p[i], else 0; p outside [0, 1] fails naming it. */
+int npk_ref_onnx_bernoulli(npk_rng *r, const npk_tensor *p, npk_tensor *y);
+/* y [batch, samples] (int32/int64): class indices drawn from x [batch, classes]
+ * (unnormalized log-probabilities). */
+int npk_ref_onnx_multinomial(npk_rng *r, const npk_tensor *x, int64_t samples, npk_tensor *y);
+
 #endif
