@@ -461,6 +461,53 @@ static void test_socket_rules(void) {
     unlink("qtest-live-3.err");
 }
 
+/* Two servers started at once on one path: exactly one serves, the other
+ * refuses within seconds. The loser must never take the socket of a winner
+ * that has bound but not yet listened (it used to, and then waited forever).
+ * The window is microseconds wide, so this is a stress guard: ten rounds. */
+static int wait_exit(pid_t p, int seconds) {
+    int st = 0;
+    for (int i = 0; i < seconds * 100; i++) {
+        if (waitpid(p, &st, WNOHANG) == p) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(p, SIGKILL);
+    waitpid(p, &st, 0);
+    return -1;
+}
+
+static void test_socket_race(void) {
+    char path[64];
+    snprintf(path, sizeof path, "qtest-race-%d.sock", (int)getpid());
+    for (int round = 0; round < 10; round++) {
+        unlink(path);
+        pid_t a = spawn_server(path, "qtest-race-a.err"), b = spawn_server(path, "qtest-race-b.err");
+        /* one of them exits 1 ("another server is listening"); which one is up to the scheduler */
+        int st = 0;
+        pid_t loser = -1;
+        for (int i = 0; i < 1000 && loser < 0; i++) {
+            pid_t w = waitpid(-1, &st, WNOHANG);
+            if (w == a || w == b) loser = w;
+            else {
+                struct timespec ts = {0, 10000000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        CHECK(loser > 0);
+        if (loser > 0) CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+        pid_t winner = loser == a ? b : a;
+        /* the winner serves on the path, and ends when told to */
+        CHECK(wait_for(path));
+        kill(winner, SIGTERM);
+        CHECK_EQ(wait_exit(winner, 10), 0);
+        if (loser < 0) wait_exit(a == winner ? b : a, 1);
+    }
+    unlink(path);
+    unlink("qtest-race-a.err");
+    unlink("qtest-race-b.err");
+}
+
 int main(void) {
     char bin[4096];
     snprintf(bin, sizeof bin, "%s", NPU_BIN);
@@ -473,5 +520,6 @@ int main(void) {
     test_v0_hang_busy();
     test_qmp_short_form();
     test_socket_rules();
+    test_socket_race();
     return CHECK_DONE();
 }

@@ -997,18 +997,38 @@ int npk_qtest_serve_socket(npk_qtest *q, const char *path, void (*ready)(void *c
             return npk_err(NPK_EIO, "qtest: cannot tell whether '%s' is in use: %s", path, strerror(e));
         unlink(path);
     }
+    /* The socket must not appear under its name before it listens: a second
+     * server probing it in between would see ECONNREFUSED, take it for stale
+     * and replace it. So bind and listen under a temporary name beside it,
+     * then link() it into place, which fails if the name was taken since. */
+    struct sockaddr_un tmp = sa;
+    int n = snprintf(tmp.sun_path, sizeof tmp.sun_path, "%s.%ld~", path, (long)getpid());
+    int staged = n > 0 && (size_t)n < sizeof tmp.sun_path;
+    if (!staged) tmp = sa; /* no room for a temporary name: bind in place */
+    unlink(tmp.sun_path);
     int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (ls < 0) return npk_err(NPK_EIO, "qtest: socket: %s", strerror(errno));
-    if (bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    if (bind(ls, (struct sockaddr *)&tmp, sizeof tmp) < 0) {
         int e = errno;
         close(ls);
-        return npk_err(NPK_EIO, "qtest: cannot bind '%s': %s", path, strerror(e));
+        return npk_err(NPK_EIO, "qtest: cannot bind '%s': %s", tmp.sun_path, strerror(e));
     }
     if (listen(ls, 1) < 0) {
         int e = errno;
         close(ls);
-        unlink(path);
-        return npk_err(NPK_EIO, "qtest: listen on '%s': %s", path, strerror(e));
+        unlink(tmp.sun_path);
+        return npk_err(NPK_EIO, "qtest: listen on '%s': %s", tmp.sun_path, strerror(e));
+    }
+    if (staged) {
+        int r = link(tmp.sun_path, path), e = errno;
+        unlink(tmp.sun_path);
+        if (r < 0) {
+            close(ls);
+            if (e == EEXIST)
+                return npk_err(NPK_EINVAL,
+                               "qtest: another server is listening on '%s' (it appeared while this one started)", path);
+            return npk_err(NPK_EIO, "qtest: cannot create '%s': %s", path, strerror(e));
+        }
     }
     if (ready) ready(ctx, path);
     /* Serve the first connection that sends something; one that closes
