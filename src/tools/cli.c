@@ -39,6 +39,17 @@ int cli_wants_help(int argc, char **argv) {
     return 0;
 }
 
+int cli_start(const char *cmd, int argc, char **argv, void (*help)(void), const npk_opt *t, size_t n, void *args,
+              size_t size) {
+    if (cli_wants_help(argc, argv)) {
+        help();
+        return 0;
+    }
+    memset(args, 0, size);
+    if (t && npk_opt_defaults(t, n, args)) return cli_fail("%s: %s", cmd, npk_errmsg());
+    return -1;
+}
+
 int cli_parse_u64(const char *s, uint64_t *out) {
     if (!s || !*s || *s == '-') return -1;
     errno = 0;

@@ -83,6 +83,12 @@ void cli_help_opts(const npk_opt *t, size_t n);
 int cli_device(const char *cmd, const char *device, int allow_cpu, const npk_strlist *dev_opts, char **joined);
 /* 1 if argv has --help or -h. */
 int cli_wants_help(int argc, char **argv);
+/* The start of every command cmd: with --help or -h, print help() and return
+ * 0 (the command's exit code); otherwise zero the arguments struct args (size
+ * bytes), apply the defaults of flag table t (n entries; t may be NULL) and
+ * return -1 to go on, or 1 after printing the error when a default is bad. */
+int cli_start(const char *cmd, int argc, char **argv, void (*help)(void), const npk_opt *t, size_t n, void *args,
+              size_t size);
 /* Parse an unsigned number like strtoul(s, 0, 0) with full-string and range checks. */
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_double(const char *s, double *out);

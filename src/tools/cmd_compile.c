@@ -162,13 +162,9 @@ static void help(void) {
 }
 
 int cmd_compile(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        help();
-        return 0;
-    }
     compile_args A;
-    memset(&A, 0, sizeof A);
-    npk_opt_defaults(compile_opts, COMPILE_NOPTS, &A);
+    int early = cli_start("compile", argc, argv, help, compile_opts, COMPILE_NOPTS, &A, sizeof A);
+    if (early >= 0) return early;
     npk_e1_compile_opts o;
     npk_e1_compile_opts_default(&o);
     /* unset 32-bit addresses keep the compiler's defaults */

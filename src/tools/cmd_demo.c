@@ -46,12 +46,9 @@ static void print_matrix(const char *name, const int32_t *v, unsigned m, unsigne
 }
 
 int cmd_demo(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        help();
-        return 0;
-    }
-    demo_args O = {0};
-    npk_opt_defaults(demo_opts, sizeof demo_opts / sizeof demo_opts[0], &O);
+    demo_args O;
+    int early = cli_start("demo", argc, argv, help, demo_opts, sizeof demo_opts / sizeof demo_opts[0], &O, sizeof O);
+    if (early >= 0) return early;
     int urc = cli_parse("demo", demo_opts, sizeof demo_opts / sizeof demo_opts[0], &O, argc, argv, NULL, 0, NULL);
     if (urc) return urc;
     const char *port_spec = O.port, *trace_path = O.trace, *json_path = O.json;

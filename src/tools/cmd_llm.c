@@ -269,14 +269,10 @@ static int timing_only_run(npk_llm_model *m, const char *label, const npk_llm_pc
 }
 
 int cmd_llm(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        help();
-        return 0;
-    }
     llm_args A;
-    memset(&A, 0, sizeof A);
+    int early = cli_start("llm", argc, argv, help, llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A, sizeof A);
+    if (early >= 0) return early;
     char *dev_opts = NULL;
-    if (npk_opt_defaults(llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A)) return cli_fail("llm: %s", npk_errmsg());
     int urc = cli_parse("llm", llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A, argc, argv, NULL, 0, NULL);
     /* the device and its options are checked first, before any file is read */
     if (!urc) urc = cli_device("llm", A.device, 1, &A.dev_opts, &dev_opts);

@@ -65,13 +65,9 @@ static void help(void) {
 }
 
 int cmd_lower(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        help();
-        return 0;
-    }
     lower_args A;
-    memset(&A, 0, sizeof A);
-    npk_opt_defaults(lower_opts, LOWER_NOPTS, &A);
+    int early = cli_start("lower", argc, argv, help, lower_opts, LOWER_NOPTS, &A, sizeof A);
+    if (early >= 0) return early;
     const char *file = NULL;
     char *no_opts = NULL;
     int urc = cli_parse("lower", lower_opts, LOWER_NOPTS, &A, argc, argv, &file, 1, NULL);

@@ -409,18 +409,14 @@ static int run_test(const char *dir, const char *device, const char *port, int r
 }
 
 int cmd_onnx_test(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        ot_help();
-        return 0;
-    }
     ot_args A;
-    memset(&A, 0, sizeof A);
+    int early = cli_start("onnx-test", argc, argv, ot_help, ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A, sizeof A);
+    if (early >= 0) return early;
     const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
     char *dev_opts = NULL;
     int nd = 0;
     if (!dirs) return cli_fail("out of memory");
-    int urc = npk_opt_defaults(ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A) ? cli_fail("onnx-test: %s", npk_errmsg()) : 0;
-    if (!urc) urc = cli_parse("onnx-test", ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A, argc, argv, dirs, argc, &nd);
+    int urc = cli_parse("onnx-test", ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A, argc, argv, dirs, argc, &nd);
     if (!urc) urc = cli_device("onnx-test", A.device, 1, &A.dev_opts, &dev_opts);
     if (!urc && !nd) urc = cli_usage_error("onnx-test", "no test directory given");
     npk_strlist_free(&A.dev_opts);

@@ -123,12 +123,9 @@ static void on_ready(void *ctx, const char *path) {
 }
 
 int cmd_qtest(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        help();
-        return 0;
-    }
     qt_args A;
-    memset(&A, 0, sizeof A);
+    int early = cli_start("qtest", argc, argv, help, NULL, 0, &A, sizeof A);
+    if (early >= 0) return early;
     qemu_opts qo;
     memset(&qo, 0, sizeof qo);
     char *opts = NULL, **rest = calloc((size_t)argc + 1, sizeof *rest);

@@ -218,12 +218,9 @@ static int check_outdir(const char *dir) {
 }
 
 int cmd_run(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        run_help();
-        return 0;
-    }
     run_args A;
-    memset(&A, 0, sizeof A);
+    int early = cli_start("run", argc, argv, run_help, run_opts, sizeof run_opts / sizeof run_opts[0], &A, sizeof A);
+    if (early >= 0) return early;
     const char *model = NULL;
     char *dev_opts = NULL;
     int rc = 1, npos = 0;
@@ -234,8 +231,7 @@ int cmd_run(int argc, char **argv) {
     npk_trace *trace = NULL;
     npk_run_report rep;
     memset(&rep, 0, sizeof rep);
-    int urc = npk_opt_defaults(run_opts, sizeof run_opts / sizeof run_opts[0], &A) ? cli_fail("run: %s", npk_errmsg()) : 0;
-    if (!urc) urc = cli_parse("run", run_opts, sizeof run_opts / sizeof run_opts[0], &A, argc, argv, &model, 1, &npos);
+    int urc = cli_parse("run", run_opts, sizeof run_opts / sizeof run_opts[0], &A, argc, argv, &model, 1, &npos);
     /* the device and its options are checked first, before any file is read */
     if (!urc) urc = cli_device("run", A.device, 1, &A.dev_opts, &dev_opts);
     if (!urc && !model) urc = cli_usage_error("run", "no model given");

@@ -32,11 +32,9 @@ static void help(void) {
 }
 
 int cmd_shell_map(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        help();
-        return 0;
-    }
-    sm_args A = {0};
+    sm_args A;
+    int early = cli_start("shell-map", argc, argv, help, NULL, 0, &A, sizeof A);
+    if (early >= 0) return early;
     const char *in = NULL;
     int urc = cli_parse("shell-map", sm_opts, sizeof sm_opts / sizeof sm_opts[0], &A, argc, argv, &in, 1, NULL);
     if (urc) return urc;

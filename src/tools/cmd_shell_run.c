@@ -120,13 +120,9 @@ static int parse_range(const char *s, uint64_t *addr, uint64_t *len) {
 
 
 int cmd_shell_run(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        help();
-        return 0;
-    }
     sr_args A;
-    memset(&A, 0, sizeof A);
-    npk_opt_defaults(sr_opts, SR_NOPTS, &A);
+    int early = cli_start("shell-run", argc, argv, help, sr_opts, SR_NOPTS, &A, sizeof A);
+    if (early >= 0) return early;
     const char *in = NULL;
     char *opts = NULL;
     int ret = cli_parse("shell-run", sr_opts, SR_NOPTS, &A, argc, argv, &in, 1, NULL);
