@@ -181,7 +181,7 @@ static int run(const char *cmd, int argc, char **argv) {
         if (out && cli_out_close(&o, !rc)) rc = -1;
         return rc ? cli_fail("disasm: %s", npk_errmsg()) : 0;
     }
-    if (!strcmp(cmd, "disasm") && in && (!dev || !strcmp(dev, "e1"))) {
+    if (!strcmp(cmd, "disasm") && in && (!dev || !strcmp(dev, npk_e1_class.name))) {
         /* an e1 package (docs/e1-compile.md): its descriptor images and host sequences */
         char *text = NULL;
         if (!cli_read_text(in, &text) && npk_e1_is_package(text)) {

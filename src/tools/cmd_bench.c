@@ -7,9 +7,11 @@
 #include "bench.h"
 #include "cli.h"
 #include "npukit/e1.h"
+#include "npukit/devtab.h"
 #include "npukit/e1_lower.h"
 #include "npukit/graph.h"
 #include "npukit/llm.h"
+#include "npukit/npkb.h"
 #include "npukit/trace.h"
 #include "npukit/v0.h"
 #include "npukit/sim.h"
@@ -56,6 +58,7 @@ typedef struct ctx {
     const char *srcdir; /* the source tree (scripts/ort_bench.js) */
     const npk_strlist *models; /* --model: the ONNX models to run (none: all) */
     const char *trace_path; /* trace one extra run of the device path (one bench only) */
+    const char *device;     /* the device of a per-device bench */
     int json;
     figure *figs;
     size_t nfigs;
@@ -777,8 +780,7 @@ out:
     return rc;
 }
 
-static int bench_onnx_v0(ctx *c) { return bench_onnx(c, npk_v0_class.name); }
-static int bench_onnx_shell(ctx *c) { return bench_onnx(c, npk_shell_class.name); }
+static int bench_onnx_dev(ctx *c) { return bench_onnx(c, c->device); }
 
 /* ---- ONNX: e1 versus v0 on the same quantized model (issue 15 point 4) --------- */
 
@@ -793,7 +795,7 @@ static int bench_onnx_e1_v0(ctx *c) {
     npk_run_report rep;
     int rc = 1;
     double *t[2] = {calloc((size_t)c->repeat, sizeof(double)), calloc((size_t)c->repeat, sizeof(double))};
-    static const char *const dev[2] = {"v0", "e1"};
+    const char *const dev[2] = {npk_v0_class.name, npk_e1_class.name};
     if (!t[0] || !t[1] || npk_graph_load_file(&g, mp) || npk_tensor_load_pb_file(&in, ip)) {
         bench_fail(c, model);
         goto out;
@@ -1056,7 +1058,7 @@ static int bench_report_cost(ctx *c) {
     for (int r = 0; !rc && r < c->repeat; r++)
         for (int k = 0; !rc && k < 3; k++) {
             progress(c, what[k], r * 3 + k, c->repeat * 3);
-            char *argv[12] = {"npu", "run", mp, "--device", "v0", "--input", ip, NULL, NULL, NULL};
+            char *argv[12] = {"npu", "run", mp, "--device", (char *)npk_v0_class.name, "--input", ip, NULL, NULL, NULL};
             if (k == 1) argv[7] = "--report";
             if (k == 2) argv[7] = "--trace", argv[8] = tp;
             if (run_self(argv, &w[k][r], &u[k][r]) != 0) {
@@ -1092,28 +1094,57 @@ typedef struct bench {
     const char *what;
     int (*run)(ctx *c);
     int pending; /* not run by default */
+    /* 1: one bench per device whose ONNX backend compiles whole models
+     * (npk_npkb_device_ok), in device-table order; name and what are
+     * formats that take the device name */
+    int per_device;
 } bench;
 
 static const bench suite[] = {
-    {"v0-gemm-1024", "functional int8 GEMM 1024^3 on v0 versus oneDNN's int8 GEMM (same run)", bench_v0_gemm, 0},
-    {"e1-mmio", "e1 MMIO register accesses per second through the in-process port", bench_e1_mmio, 0},
-    {"e1-matmul-64", "e1 tiled int8 matmul 64^3 (descriptor ring) versus the CPU reference", bench_e1_matmul, 0},
-    {"llm-pccx", "stories260K greedy decode, 64 positions: pccx INT4 versus the fp32 CPU decoder", bench_llm, 0},
-    {"onnx-v0-lenet", "ONNX cifar10-lenet-int8 on v0 versus the CPU reference (same outputs)", bench_onnx_v0, 0},
+    {"v0-gemm-1024", "functional int8 GEMM 1024^3 on v0 versus oneDNN's int8 GEMM (same run)", bench_v0_gemm, 0, 0},
+    {"e1-mmio", "e1 MMIO register accesses per second through the in-process port", bench_e1_mmio, 0, 0},
+    {"e1-matmul-64", "e1 tiled int8 matmul 64^3 (descriptor ring) versus the CPU reference", bench_e1_matmul, 0, 0},
+    {"llm-pccx", "stories260K greedy decode, 64 positions: pccx INT4 versus the fp32 CPU decoder", bench_llm, 0, 0},
+    {"onnx-%s-lenet", "ONNX cifar10-lenet-int8 on %s versus the CPU reference (same outputs)", bench_onnx_dev, 0, 1},
     {"v0-resnet50-layers", "ResNet-50's layer shapes: v0 modeled cycles versus measured Gemmini (tiled_conv_auto)",
-     bench_v0_resnet50_layers, 0},
-    {"onnx-shell-lenet", "ONNX cifar10-lenet-int8 on shell versus the CPU reference (same outputs)", bench_onnx_shell,
-     0},
+     bench_v0_resnet50_layers, 0, 0},
     {"onnx-cpu", "ONNX CPU path (fast kernels) versus ONNX Runtime at 1 and all threads: onnx-zoo and LeNet",
-     bench_onnx_cpu, 0},
+     bench_onnx_cpu, 0, 0},
     {"onnx-cpu-imagenet", "the same on the two ImageNet int8 models (ResNet-50 batch 4: minutes with --repeat 5)",
-     bench_onnx_cpu_imagenet, 1},
+     bench_onnx_cpu_imagenet, 1, 0},
     {"onnx-e1-v0", "ONNX ppocr-cls-qdq-s8 (int8 QDQ conv net) on e1 versus v0: host time, same outputs",
-     bench_onnx_e1_v0, 0},
+     bench_onnx_e1_v0, 0, 0},
     {"report-cost", "npu run of int8 ResNet-50 on v0: plain, --report, --trace (host time ratios; minutes)",
-     bench_report_cost, 1},
+     bench_report_cost, 1, 0},
 };
 #define NSUITE (sizeof suite / sizeof suite[0])
+
+/* The suite with each per_device row expanded into its devices' rows. */
+#define MAXROWS 32
+static bench rows[MAXROWS];
+static const char *row_dev[MAXROWS];
+static size_t nrows;
+
+static void expand_suite(void) {
+    static char text[MAXROWS][2][160];
+    if (nrows) return;
+    size_t ndev;
+    const npk_dev_rt *const *d = npk_dev_rts(&ndev);
+    for (size_t i = 0; i < NSUITE; i++)
+        for (size_t k = 0; k < (suite[i].per_device ? ndev : 1); k++) {
+            const char *dev = suite[i].per_device ? d[k]->model->name : NULL;
+            if ((dev && !npk_npkb_device_ok(dev)) || nrows == MAXROWS) continue;
+            row_dev[nrows] = dev;
+            rows[nrows] = suite[i];
+            if (dev) {
+                snprintf(text[nrows][0], sizeof text[nrows][0], suite[i].name, dev);
+                snprintf(text[nrows][1], sizeof text[nrows][1], suite[i].what, dev);
+                rows[nrows].name = text[nrows][0];
+                rows[nrows].what = text[nrows][1];
+            }
+            nrows++;
+        }
+}
 
 typedef struct bench_args {
     int list, json, compare;
@@ -1155,6 +1186,7 @@ static const npk_opt bench_opts[] = {
 #define NOPTS (sizeof bench_opts / sizeof bench_opts[0])
 
 static void help(void) {
+    expand_suite();
     printf("usage: npu bench [NAME...] [options]\n"
            "       npu bench --compare OLD.json NEW.json [--json]\n\n"
            "Runs the benchmark suite (or the named benchmarks) and prints each figure with the\n"
@@ -1164,7 +1196,7 @@ static void help(void) {
            "all threads. The machine may be shared: compare figures from one run, not across runs.\n"
            "docs/performance.md explains every figure and the JSON schema.\n\n"
            "benchmarks:\n");
-    for (size_t i = 0; i < NSUITE; i++) printf("  %-17s %s\n", suite[i].name, suite[i].what);
+    for (size_t i = 0; i < nrows; i++) printf("  %-17s %s\n", rows[i].name, rows[i].what);
     printf("\noptions:\n");
     cli_help_opts(bench_opts, NOPTS);
     printf("A progress line is shown on a terminal (stderr) only.\n");
@@ -1330,12 +1362,9 @@ static int bench_compare(const char *oldp, const char *newp, int as_json) {
 static bench_args bench_A;
 
 static int bench_cmd(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        help();
-        return 0;
-    }
-    memset(&bench_A, 0, sizeof bench_A);
-    npk_opt_defaults(bench_opts, NOPTS, &bench_A);
+    expand_suite();
+    int early = cli_start("bench", argc, argv, help, bench_opts, NOPTS, &bench_A, sizeof bench_A);
+    if (early >= 0) return early;
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     int npos = 0;
     if (!pos) return cli_fail("bench: out of memory");
@@ -1354,11 +1383,11 @@ static int bench_cmd(int argc, char **argv) {
              .size = bench_A.size, .cur_threads = 1, .srcdir = bench_A.srcdir, .models = &bench_A.models};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = bench_A.threads_given ? (int)bench_A.threads : (cpus > 0 ? (int)cpus : 1);
-    int sel[NSUITE] = {0}, nsel = 0;
+    int sel[MAXROWS] = {0}, nsel = 0;
     for (int i = 0; i < npos; i++) {
         size_t k = 0;
-        while (k < NSUITE && strcmp(suite[k].name, pos[i])) k++;
-        if (k == NSUITE) {
+        while (k < nrows && strcmp(rows[k].name, pos[i])) k++;
+        if (k == nrows) {
             int rc = cli_usage_error("bench", "unknown benchmark '%s' (see npu bench --list)", pos[i]);
             free(pos);
             return rc;
@@ -1368,29 +1397,30 @@ static int bench_cmd(int argc, char **argv) {
     }
     free(pos);
     if (bench_A.list) {
-        for (size_t i = 0; i < NSUITE; i++) printf("%s%s\n", suite[i].name, suite[i].pending ? " (pending)" : "");
+        for (size_t i = 0; i < nrows; i++) printf("%s%s\n", rows[i].name, rows[i].pending ? " (pending)" : "");
         return 0;
     }
     if (c.trace_path && nsel != 1) return cli_usage_error("bench", "--trace needs exactly one benchmark NAME");
     if (c.trace_path && cli_check_output(c.trace_path)) return cli_fail("bench: --trace: %s", npk_errmsg());
     if (!nsel)
-        for (size_t i = 0; i < NSUITE; i++) sel[i] = !suite[i].pending;
+        for (size_t i = 0; i < nrows; i++) sel[i] = !rows[i].pending;
     if (!c.json)
         printf("npu bench: %d run(s) per host figure; median (min, max); baselines at 1 and %d thread(s); the machine "
                "may be shared and noisy\n",
                c.repeat, c.threads);
     int rc = 0;
-    for (size_t i = 0; i < NSUITE; i++) {
+    for (size_t i = 0; i < nrows; i++) {
         if (!sel[i]) continue;
-        c.cur = suite[i].name;
+        c.cur = rows[i].name;
+        c.device = row_dev[i];
         c.cur_threads = 1;
         c.cur_size = 0;
-        if (!c.json) printf("%s: %s\n", suite[i].name, suite[i].what);
-        if (suite[i].run(&c)) rc = 1;
+        if (!c.json) printf("%s: %s\n", rows[i].name, rows[i].what);
+        if (rows[i].run(&c)) rc = 1;
     }
     if (!nsel && !c.json)
-        for (size_t i = 0; i < NSUITE; i++)
-            if (suite[i].pending) printf("%s: skipped (%s)\n", suite[i].name, suite[i].what);
+        for (size_t i = 0; i < nrows; i++)
+            if (rows[i].pending) printf("%s: skipped (%s)\n", rows[i].name, rows[i].what);
     if (c.json) print_json(&c);
     free(c.figs);
     return rc;
