@@ -235,6 +235,43 @@ static void test_half_range(void) {
     npk_graph_free(g);
 }
 
+/* A Loop body with an unseeded RandomUniform: every iteration draws afresh, the run repeats. */
+static void test_loop(void) {
+    ob_model *m = ob_new(13);
+    int64_t trips = 3;
+    ob_init(m, "M", NPK_DT_INT64, 0, NULL, &trips);
+    Onnx__NodeProto *n = ob_node(m, "", "Loop", "loop", "M,", "steps");
+    ob_output(m, "steps", NPK_DT_FLOAT, -1, NULL);
+    Onnx__GraphProto s = ob_sub_begin(m, "body");
+    ob_input(m, "i", NPK_DT_INT64, 0, NULL);
+    ob_input(m, "cin", NPK_DT_BOOL, 0, NULL);
+    ob_node(m, "", "Identity", "c", "cin", "cout");
+    Onnx__NodeProto *r = ob_node(m, "", "RandomUniform", "ru", "", "u");
+    ob_attr_ints(m, r, "shape", 1, (int64_t[]){8});
+    ob_output(m, "cout", NPK_DT_BOOL, 0, NULL);
+    ob_output(m, "u", NPK_DT_FLOAT, 1, (int64_t[]){8});
+    ob_attr_graph(m, n, "body", ob_sub_end(m, s));
+    npk_graph *g = load(m);
+    CHECK(g != NULL);
+    if (!g) return;
+    npk_tensor *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    npk_run_opts o = {.device = "cpu", .seed = 5};
+    CHECK_EQ(npk_graph_run(g, &o, NULL, 0, &a, &na, NULL), 0);
+    CHECK_EQ(npk_graph_run(g, &o, NULL, 0, &b, &nb, NULL), 0);
+    if (na == 1 && nb == 1 && a[0].rank == 2 && a[0].dims[0] == 3 && a[0].dims[1] == 8) {
+        const float *u = a[0].data;
+        CHECK(same(&a[0], &b[0]));
+        CHECK(memcmp(u, u + 8, 8 * sizeof(float)) != 0);
+        CHECK(memcmp(u + 8, u + 16, 8 * sizeof(float)) != 0);
+    } else {
+        CHECK(0);
+    }
+    free_outs(a, na);
+    free_outs(b, nb);
+    npk_graph_free(g);
+}
+
 static void test_errors(void) {
     /* low >= high, a missing shape, Bernoulli's probability outside [0, 1], Multinomial's dtype */
     ob_model *m = ob_new(15);
@@ -314,6 +351,7 @@ int main(void) {
     test_rng();
     test_graph();
     test_half_range();
+    test_loop();
     test_errors();
     return CHECK_DONE();
 }
