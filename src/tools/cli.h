@@ -71,11 +71,20 @@ int cli_parse(const char *cmd, const npk_opt *t, size_t n, void *base, int argc,
 int cli_take_list(const char *cmd, const char *flag, npk_strlist *l, const char **dst, size_t max, size_t *n);
 /* The options section of a command's help, from its table ("-h, --help" last). */
 void cli_help_opts(const npk_opt *t, size_t n);
+/* Flag-table entries by value type (npk_opt, include/npukit/opt.h): flag,
+ * alias (or NULL), the field f of the arguments struct T, then the default
+ * (text or NULL), range, placeholder (NULL: from the type) and help. */
+#define CLI_FLAG(flag, alias, T, f, help) {flag, alias, NPK_OPT_FLAG, offsetof(T, f), NULL, 0, 0, 0, 0, 0, NULL, help, 0}
+#define CLI_STR(flag, alias, T, f, def, meta, help)                                                                  \
+    {flag, alias, NPK_OPT_STR, offsetof(T, f), def, 0, 0, 0, 0, 0, meta, help, 0}
+#define CLI_LIST(flag, alias, T, f, meta, help) {flag, alias, NPK_OPT_LIST, offsetof(T, f), NULL, 0, 0, 0, 0, 0, meta, help, 0}
+#define CLI_NUM(flag, alias, type, T, f, def, lo, hi, meta, help)                                                    \
+    {flag, alias, NPK_OPT_##type, offsetof(T, f), def, lo, hi, 0, 0, 0, meta, help, 0}
 /* The device option flag every command shares: --device-opt K=V[,K=V...]
  * (repeatable; --opts and --device-opts are accepted as older spellings). */
 #define CLI_DEVICE_OPT(type, field)                                                                                   \
-    {"--device-opt", "--opts --device-opts", NPK_OPT_LIST, offsetof(type, field), NULL, 0, 0, 0, 0, 0, "K=V[,K=V]",    \
-     "device model options, repeatable (npu devices lists them)", 0}
+    CLI_LIST("--device-opt", "--opts --device-opts", type, field, "K=V[,K=V]",                                        \
+             "device model options, repeatable (npu devices lists them)")
 /* Check a device name (allow_cpu: "cpu" too) and its options against the
  * device table before any file is read. *joined gets the options as one
  * "k=v,k=v" string (malloc'd, NULL when none; free it). Returns 0 or 2 after

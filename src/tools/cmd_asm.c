@@ -23,11 +23,10 @@ typedef struct asm_args {
     const char *device, *out;
 } asm_args;
 static const npk_opt asm_opts[] = {
-    {"--device", NULL, NPK_OPT_STR, offsetof(asm_args, device), NULL, 0, 0, 0, 0, 0, "D",
-     "the device whose command-stream format is used (required; for\n"
-     "'disasm' of a compiled .npkb model: optional, checked against it)", 0},
-    {"--output", "-o", NPK_OPT_STR, offsetof(asm_args, out), NULL, 0, 0, 0, 0, 0, "OUT",
-     "output file (default: standard output)", 0},
+    CLI_STR("--device", NULL, asm_args, device, NULL, "D",
+      "the device whose command-stream format is used (required; for\n"
+      "'disasm' of a compiled .npkb model: optional, checked against it)"),
+    CLI_STR("--output", "-o", asm_args, out, NULL, "OUT", "output file (default: standard output)"),
 };
 
 static void help(const char *cmd) {

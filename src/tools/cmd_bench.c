@@ -1155,33 +1155,31 @@ typedef struct bench_args {
 } bench_args;
 
 static const npk_opt bench_opts[] = {
-    {"--list", NULL, NPK_OPT_FLAG, offsetof(bench_args, list), NULL, 0, 0, 0, 0, 0, NULL,
-     "print the names of the suite and exit", 0},
-    {"--json", NULL, NPK_OPT_FLAG, offsetof(bench_args, json), NULL, 0, 0, 0, 0, 0, NULL,
-     "print the figures as one JSON document on stdout (schema npukit.bench.v2,\n"
-     "docs/performance.md); with --compare, the comparison", 0},
-    {"--repeat", NULL, NPK_OPT_U32, offsetof(bench_args, repeat), "5", 1, 1000, 0, 0, 0, "N",
-     "runs per host figure (median, min and max)", 0},
+    CLI_FLAG("--list", NULL, bench_args, list, "print the names of the suite and exit"),
+    CLI_FLAG("--json", NULL, bench_args, json,
+      "print the figures as one JSON document on stdout (schema npukit.bench.v2,\n"
+      "docs/performance.md); with --compare, the comparison"),
+    CLI_NUM("--repeat", NULL, U32, bench_args, repeat, "5", 1, 1000, "N", "runs per host figure (median, min and max)"),
     {"--threads", NULL, NPK_OPT_U32, offsetof(bench_args, threads), NULL, 1, 1024, 0, 0, 0, "N",
      "'all threads' for the multi-threaded baselines (default: the online\n"
      "CPUs); every baseline is also measured at 1 thread, the count set\n"
      "explicitly each time", offsetof(bench_args, threads_given) + 1},
-    {"--size", NULL, NPK_OPT_U32, offsetof(bench_args, size), NULL, 1, 4096, 0, 0, 0, "N",
-     "M = N = K of the GEMM benches (v0-gemm-1024: 1024, e1-matmul-64: 64)", 0},
-    {"--trace", NULL, NPK_OPT_STR, offsetof(bench_args, trace_path), NULL, 0, 0, 0, 0, 0, "FILE.json",
-     "with exactly one NAME: write a Chrome/Perfetto trace of one extra\n(untimed) run of its device path", 0},
-    {"--shared", NULL, NPK_OPT_STR, offsetof(bench_args, shared), NPUKIT_SHARED_DIR_DEFAULT, 0, 0, 0, 0, 0, "DIR",
-     "the shared/ directory with models/ and data/", 0},
-    {"--source-dir", NULL, NPK_OPT_STR, offsetof(bench_args, srcdir), NPUKIT_SOURCE_DIR_DEFAULT, 0, 0, 0, 0, 0, "DIR",
-     "npukit's source tree, for scripts/ort_bench.js (the ONNX Runtime baseline\n"
-     "through node; onnxruntime-node in $NPUKIT_ORT_DIR or ~/.cache/npukit/ortnode)", 0},
-    {"--model", NULL, NPK_OPT_LIST, offsetof(bench_args, models), NULL, 0, 0, 0, 0, 0, "NAME",
-     "onnx-cpu, onnx-cpu-imagenet: only this model (a directory name under\n"
-     "shared/models or shared/models/onnx-zoo), repeatable; report-cost,\n"
-     "onnx-e1-v0: the model (path under shared/models) instead of theirs", 0},
-    {"--compare", NULL, NPK_OPT_FLAG, offsetof(bench_args, compare), NULL, 0, 0, 0, 0, 0, NULL,
-     "npu bench --compare OLD.json NEW.json: per figure, the ratio NEW/OLD\n"
-     "of the medians and whether it improved (runs no benchmark)", 0},
+    CLI_NUM("--size", NULL, U32, bench_args, size, NULL, 1, 4096, "N",
+      "M = N = K of the GEMM benches (v0-gemm-1024: 1024, e1-matmul-64: 64)"),
+    CLI_STR("--trace", NULL, bench_args, trace_path, NULL, "FILE.json",
+      "with exactly one NAME: write a Chrome/Perfetto trace of one extra\n(untimed) run of its device path"),
+    CLI_STR("--shared", NULL, bench_args, shared, NPUKIT_SHARED_DIR_DEFAULT, "DIR",
+      "the shared/ directory with models/ and data/"),
+    CLI_STR("--source-dir", NULL, bench_args, srcdir, NPUKIT_SOURCE_DIR_DEFAULT, "DIR",
+      "npukit's source tree, for scripts/ort_bench.js (the ONNX Runtime baseline\n"
+      "through node; onnxruntime-node in $NPUKIT_ORT_DIR or ~/.cache/npukit/ortnode)"),
+    CLI_LIST("--model", NULL, bench_args, models, "NAME",
+      "onnx-cpu, onnx-cpu-imagenet: only this model (a directory name under\n"
+      "shared/models or shared/models/onnx-zoo), repeatable; report-cost,\n"
+      "onnx-e1-v0: the model (path under shared/models) instead of theirs"),
+    CLI_FLAG("--compare", NULL, bench_args, compare,
+      "npu bench --compare OLD.json NEW.json: per figure, the ratio NEW/OLD\n"
+      "of the medians and whether it improved (runs no benchmark)"),
 };
 #define NOPTS (sizeof bench_opts / sizeof bench_opts[0])
 

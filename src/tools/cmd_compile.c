@@ -117,25 +117,23 @@ typedef struct compile_args {
     uint32_t arena_base, descriptor_base, descriptor_stride;
     int no_tensors;
 } compile_args;
-#define CU32(n, f, def, m, h) \
-    {n, NULL, NPK_OPT_U32, offsetof(compile_args, f), def, 0, UINT32_MAX, 0, 0, 0, m, h, 0}
+#define CU32(n, f, def, m, h) CLI_NUM(n, NULL, U32, compile_args, f, def, 0, UINT32_MAX, m, h)
 static const npk_opt compile_opts[] = {
-    {"--device", NULL, NPK_OPT_STR, offsetof(compile_args, device), NULL, 0, 0, 0, 0, 0, "D",
-     "the device (required): the e1 modules' device, or a device whose ONNX\n"
-     "runs compile into .npkb models (listed below)", 0},
-    {"--output", "-o", NPK_OPT_STR, offsetof(compile_args, out), NULL, 0, 0, 0, 0, 0, "FILE",
-     "write there (default: stdout; required for .npkb)", 0},
-    {"--tensors", NULL, NPK_OPT_LIST, offsetof(compile_args, tensors), NULL, 0, 0, 0, 0, 0, "FILE",
-     "tensor data: {OP: {FIELD: data}} or {OP.FIELD: data} (repeatable, at most 16)", 0},
-    {"--format", NULL, NPK_OPT_STR, offsetof(compile_args, format), "package", 0, 0, 0, 0, 0, "F",
-     "package, report (the partition report only), executorch or litert\n"
-     "(the prototype delegate blobs; refused when the module has validation issues)", 0},
+    CLI_STR("--device", NULL, compile_args, device, NULL, "D",
+      "the device (required): the e1 modules' device, or a device whose ONNX\n"
+      "runs compile into .npkb models (listed below)"),
+    CLI_STR("--output", "-o", compile_args, out, NULL, "FILE", "write there (default: stdout; required for .npkb)"),
+    CLI_LIST("--tensors", NULL, compile_args, tensors, "FILE",
+      "tensor data: {OP: {FIELD: data}} or {OP.FIELD: data} (repeatable, at most 16)"),
+    CLI_STR("--format", NULL, compile_args, format, "package", "F",
+      "package, report (the partition report only), executorch or litert\n"
+      "(the prototype delegate blobs; refused when the module has validation issues)"),
     CU32("--arena-base", arena_base, NULL, "ADDR", "guest address of the tensor arena (default 0x90000000)"),
     CU32("--descriptor-base", descriptor_base, NULL, "ADDR",
          "guest address of execution batch 0's descriptors (default 0x90100000)"),
     CU32("--descriptor-stride", descriptor_stride, NULL, "N", "bytes between execution batches' descriptors (default 112)"),
-    {"--no-tensors", NULL, NPK_OPT_FLAG, offsetof(compile_args, no_tensors), NULL, 0, 0, 0, 0, 0, NULL,
-     "leave the tensor data out of the package (bind it at exec time)", 0},
+    CLI_FLAG("--no-tensors", NULL, compile_args, no_tensors,
+      "leave the tensor data out of the package (bind it at exec time)"),
 };
 #define COMPILE_NOPTS (sizeof compile_opts / sizeof compile_opts[0])
 

@@ -15,14 +15,11 @@ typedef struct demo_args {
     int report;
 } demo_args;
 static const npk_opt demo_opts[] = {
-    {"--port", NULL, NPK_OPT_STR, offsetof(demo_args, port), "sim", 0, 0, 0, 0, 0, "SPEC",
-     "sim (in-process model), qtest:SOCKET or qtest-spawn:NPU", 0},
-    {"--report", NULL, NPK_OPT_FLAG, offsetof(demo_args, report), NULL, 0, 0, 0, 0, 0, NULL,
-     "also print a performance summary (cycles, MACs, TOPS, MMIO)", 0},
-    {"--report-json", NULL, NPK_OPT_STR, offsetof(demo_args, json), NULL, 0, 0, 0, 0, 0, "FILE",
-     "write the performance summary as JSON to FILE", 0},
-    {"--trace", NULL, NPK_OPT_STR, offsetof(demo_args, trace), NULL, 0, 0, 0, 0, 0, "FILE.json",
-     "write a Chrome/Perfetto trace of the run (sim port only)", 0},
+    CLI_STR("--port", NULL, demo_args, port, "sim", "SPEC", "sim (in-process model), qtest:SOCKET or qtest-spawn:NPU"),
+    CLI_FLAG("--report", NULL, demo_args, report, "also print a performance summary (cycles, MACs, TOPS, MMIO)"),
+    CLI_STR("--report-json", NULL, demo_args, json, NULL, "FILE", "write the performance summary as JSON to FILE"),
+    CLI_STR("--trace", NULL, demo_args, trace, NULL, "FILE.json",
+      "write a Chrome/Perfetto trace of the run (sim port only)"),
 };
 
 static void help(void) {

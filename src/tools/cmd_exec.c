@@ -14,14 +14,12 @@ typedef struct exec_args {
     int check, no_golden;
 } exec_args;
 static const npk_opt exec_opts[] = {
-    {"--port", NULL, NPK_OPT_STR, offsetof(exec_args, port), "sim", 0, 0, 0, 0, 0, "SPEC",
-     "sim, qtest:SOCKET, qtest-spawn:NPU or uio:/dev/uioN", 0},
-    {"--tensors", NULL, NPK_OPT_LIST, offsetof(exec_args, tensors), NULL, 0, 0, 0, 0, 0, "FILE",
-     "tensor data to bind (replaces the package's): {OP: {FIELD: data}}\n(repeatable, at most 16)", 0},
-    {"--check", NULL, NPK_OPT_FLAG, offsetof(exec_args, check), NULL, 0, 0, 0, 0, 0, NULL,
-     "check the package only (no device)", 0},
-    {"--no-golden", NULL, NPK_OPT_FLAG, offsetof(exec_args, no_golden), NULL, 0, 0, 0, 0, 0, NULL,
-     "leave the golden tensors out of the JSON (they are still compared)", 0},
+    CLI_STR("--port", NULL, exec_args, port, "sim", "SPEC", "sim, qtest:SOCKET, qtest-spawn:NPU or uio:/dev/uioN"),
+    CLI_LIST("--tensors", NULL, exec_args, tensors, "FILE",
+      "tensor data to bind (replaces the package's): {OP: {FIELD: data}}\n(repeatable, at most 16)"),
+    CLI_FLAG("--check", NULL, exec_args, check, "check the package only (no device)"),
+    CLI_FLAG("--no-golden", NULL, exec_args, no_golden,
+      "leave the golden tensors out of the JSON (they are still compared)"),
 };
 #define EXEC_NOPTS (sizeof exec_opts / sizeof exec_opts[0])
 

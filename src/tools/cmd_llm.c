@@ -19,8 +19,8 @@ typedef struct llm_args {
     int report, accuracy, timing_only;
 } llm_args;
 
-#define LSTR(n, f, d, m, h) {n, NULL, NPK_OPT_STR, offsetof(llm_args, f), d, 0, 0, 0, 0, 0, m, h, 0}
-#define LFLAG(n, f, h) {n, NULL, NPK_OPT_FLAG, offsetof(llm_args, f), NULL, 0, 0, 0, 0, 0, NULL, h, 0}
+#define LSTR(n, f, d, m, h) CLI_STR(n, NULL, llm_args, f, d, m, h)
+#define LFLAG(n, f, h) CLI_FLAG(n, NULL, llm_args, f, h)
 static const npk_opt llm_opts[] = {
     LSTR("--model", model_path, NULL, "M", "llama2.c checkpoint (.bin), required"),
     LSTR("--tokenizer", tok_path, NULL, "T", "llama2.c tokenizer (.bin) for the model's vocabulary, required"),
@@ -28,16 +28,16 @@ static const npk_opt llm_opts[] = {
          "cpu: fp32 reference decoder; pccx: INT4 weights, every projection\n"
          "as a GEMV on the pccx NPU model"),
     LSTR("--prompt", prompt, "", "TEXT", "text to start from (BPE-encoded with the tokenizer's scores; echoed)"),
-    {"--steps", NULL, NPK_OPT_U64, offsetof(llm_args, steps), "200", 1, 1u << 20, 0, 0, 0, "N",
-     "positions to run including BOS and the prompt (capped at the\n"
-     "model's seq_len); generation also stops at BOS", 0},
+    CLI_NUM("--steps", NULL, U64, llm_args, steps, "200", 1, 1u << 20, "N",
+      "positions to run including BOS and the prompt (capped at the\n"
+      "model's seq_len); generation also stops at BOS"),
     {"--temperature", NULL, NPK_OPT_F64, offsetof(llm_args, temperature), "0", 0, 0, 0, 1e6, 0, "X",
      "0 = greedy arg-max; > 0 samples softmax(logits / X)", 0},
     {"--top-p", NULL, NPK_OPT_F64, offsetof(llm_args, topp), "0.9", 0, 0, 0, 1, 0, "P",
      "nucleus sampling mass (as llama2.c run.c's -p; 0 or 1 = plain\n"
      "multinomial); used when --temperature > 0", 0},
-    {"--seed", NULL, NPK_OPT_U64, offsetof(llm_args, seed), "1", 0, 0, 0, 0, 0, "S",
-     "RNG seed for sampling; the RNG is llama2.c's xorshift64* (see docs/llm.md)", 0},
+    CLI_NUM("--seed", NULL, U64, llm_args, seed, "1", 0, 0, "S",
+      "RNG seed for sampling; the RNG is llama2.c's xorshift64* (see docs/llm.md)"),
     LSTR("--trace", trace, NULL, "FILE.json",
          "write a Chrome trace (pccx only): the device's engines and the\n"
          "host's decode steps on the simulated clock"),
@@ -51,11 +51,10 @@ static const npk_opt llm_opts[] = {
           "instead of generating: teacher-force the fp32 greedy sequence of\n"
           "--steps positions through the device decoder and print the share\n"
           "of positions whose top token equals fp32's and the max logit difference"),
-    {"--group-size", NULL, NPK_OPT_U32, offsetof(llm_args, group), NPK_LLM_PCCX_DEFAULT_GROUP_TEXT, 0,
-     NPK_LLM_PCCX_MAX_GROUP, 0, 0, 0, "G",
-     "pccx: one INT4 scale per G inputs of each output channel (default 8: 90% top-1\n"
-     "agreement with fp32 on stories260K; 0 = one scale per output channel, half the\n"
-     "weight bytes; see docs/llm.md)", 0},
+    CLI_NUM("--group-size", NULL, U32, llm_args, group, NPK_LLM_PCCX_DEFAULT_GROUP_TEXT, 0, NPK_LLM_PCCX_MAX_GROUP, "G",
+      "pccx: one INT4 scale per G inputs of each output channel (default 8: 90% top-1\n"
+      "agreement with fp32 on stories260K; 0 = one scale per output channel, half the\n"
+      "weight bytes; see docs/llm.md)"),
     LSTR("--port", port, NULL, "SPEC", "pccx: port spec (default sim)"),
     LFLAG("--timing-only", timing_only,
           "pccx: run no weights (the device computes nothing) and print the modeled\n"
@@ -65,8 +64,8 @@ static const npk_opt llm_opts[] = {
          "with --timing-only instead of --model: a preset (stories15M, tinyllama-1.1B,\n"
          "llama-4B, ...; see npu llm-synth) or dim=..,hidden=..,layers=..,heads=..,\n"
          "kv_heads=..,vocab=..,seq=.."),
-    {"--prompt-tokens", NULL, NPK_OPT_U64, offsetof(llm_args, prompt_tokens), "32", 1, 1u << 20, 0, 0, 0, "P",
-     "with --timing-only: positions counted as the prompt (prefill), default 32", 0},
+    CLI_NUM("--prompt-tokens", NULL, U64, llm_args, prompt_tokens, "32", 1, 1u << 20, "P",
+      "with --timing-only: positions counted as the prompt (prefill), default 32"),
     CLI_DEVICE_OPT(llm_args, dev_opts),
 };
 

@@ -12,13 +12,12 @@ typedef struct ls_args {
     uint64_t seed;
 } ls_args;
 static const npk_opt ls_opts[] = {
-    {"--shape", NULL, NPK_OPT_STR, offsetof(ls_args, shape), NULL, 0, 0, 0, 0, 0, "SHAPE",
-     "a preset, optionally with overrides (stories15M,seq=512), or\n"
-     "dim=D,hidden=H,layers=L,heads=N,kv_heads=K,vocab=V,seq=S", 0},
-    {"--output", "-o", NPK_OPT_STR, offsetof(ls_args, out), NULL, 0, 0, 0, 0, 0, "F", "the checkpoint file to write", 0},
-    {"--tokenizer-out", NULL, NPK_OPT_STR, offsetof(ls_args, tok), NULL, 0, 0, 0, 0, 0, "F",
-     "also write a tokenizer (vocab >= 259)", 0},
-    {"--seed", NULL, NPK_OPT_U64, offsetof(ls_args, seed), "1", 0, 0, 0, 0, 0, "S", "weight RNG seed", 0},
+    CLI_STR("--shape", NULL, ls_args, shape, NULL, "SHAPE",
+      "a preset, optionally with overrides (stories15M,seq=512), or\n"
+      "dim=D,hidden=H,layers=L,heads=N,kv_heads=K,vocab=V,seq=S"),
+    CLI_STR("--output", "-o", ls_args, out, NULL, "F", "the checkpoint file to write"),
+    CLI_STR("--tokenizer-out", NULL, ls_args, tok, NULL, "F", "also write a tokenizer (vocab >= 259)"),
+    CLI_NUM("--seed", NULL, U64, ls_args, seed, "1", 0, 0, "S", "weight RNG seed"),
 };
 
 static void help(FILE *f) {

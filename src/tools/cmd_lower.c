@@ -18,13 +18,13 @@ typedef struct lower_args {
     int report, check, no_batching, no_golden;
     uint64_t max_work;
 } lower_args;
-#define LSTR(n, f, def, m, h) {n, NULL, NPK_OPT_STR, offsetof(lower_args, f), def, 0, 0, 0, 0, 0, m, h, 0}
-#define LFLAG(n, f, h) {n, NULL, NPK_OPT_FLAG, offsetof(lower_args, f), NULL, 0, 0, 0, 0, 0, NULL, h, 0}
+#define LSTR(n, f, def, m, h) CLI_STR(n, NULL, lower_args, f, def, m, h)
+#define LFLAG(n, f, h) CLI_FLAG(n, NULL, lower_args, f, h)
 static const npk_opt lower_opts[] = {
     LSTR("--device", device, NULL, "D", "the device (required; the devices with lowerings are listed below)"),
-    {"--tensors", NULL, NPK_OPT_LIST, offsetof(lower_args, tensors), NULL, 0, 0, 0, 0, 0, "FILE",
-     "tensor data for an e1-format module: {OP: {FIELD: data}} or {OP.FIELD: data},\n"
-     "JSON or YAML (repeatable, at most 16; later files replace earlier bindings)", 0},
+    CLI_LIST("--tensors", NULL, lower_args, tensors, "FILE",
+      "tensor data for an e1-format module: {OP: {FIELD: data}} or {OP.FIELD: data},\n"
+      "JSON or YAML (repeatable, at most 16; later files replace earlier bindings)"),
     LSTR("--port", port, "sim", "SPEC", "sim (in-process model), qtest:SOCKET or qtest-spawn:NPU"),
     LSTR("--trace", trace, NULL, "FILE.json",
          "write a Chrome/Perfetto trace: the device's engines (sim port only)\n"
@@ -37,10 +37,9 @@ static const npk_opt lower_opts[] = {
     LFLAG("--no-batching", no_batching, "one MMIO start per GEMM tile instead of descriptor-ring batches"),
     LFLAG("--no-golden", no_golden, "leave the golden tensors out of the JSON (they are still checked)"),
     LFLAG("--check", check, "validate only (no device): exit 0 when the file would run"),
-    {"--max-work", NULL, NPK_OPT_U64, offsetof(lower_args, max_work), "8589934592", 0, 0, 0, 0, 0, "N",
-     "refuse modules estimated above N operations (matmul MACs; the default\n"
-     "is a 2048^3 matmul; 0 = no limit). A progress line per record is shown\n"
-     "on a terminal.", 0},
+    CLI_NUM("--max-work", NULL, U64, lower_args, max_work, "8589934592", 0, 0, "N",
+      "refuse modules estimated above N operations (matmul MACs; the default\n"
+      "is a 2048^3 matmul; 0 = no limit). A progress line per record is shown\n" "on a terminal."),
 };
 #define LOWER_NOPTS (sizeof lower_opts / sizeof lower_opts[0])
 

@@ -23,25 +23,20 @@ typedef struct ot_args {
 } ot_args;
 
 static const npk_opt ot_opts[] = {
-    {"--device", NULL, NPK_OPT_STR, offsetof(ot_args, device), "cpu", 0, 0, 0, 0, 0, "D", "the device", 0},
+    CLI_STR("--device", NULL, ot_args, device, "cpu", "D", "the device"),
     CLI_DEVICE_OPT(ot_args, dev_opts),
-    {"--require-offload", NULL, NPK_OPT_FLAG, offsetof(ot_args, require), NULL, 0, 0, 0, 0, 0, NULL,
-     "fail a test when an integer matrix product (MatMulInteger, ConvInteger,\n"
-     "QLinearMatMul, QLinearConv, or a DequantizeLinear -> Conv/MatMul/Gemm ->\n"
-     "QuantizeLinear group) ran on the CPU without a documented device limit,\n"
-     "naming every such node", 0},
-    {"--port", NULL, NPK_OPT_STR, offsetof(ot_args, port), NULL, 0, 0, 0, 0, 0, "SPEC",
-     "port to the device (default sim)", 0},
+    CLI_FLAG("--require-offload", NULL, ot_args, require,
+      "fail a test when an integer matrix product (MatMulInteger, ConvInteger,\n"
+      "QLinearMatMul, QLinearConv, or a DequantizeLinear -> Conv/MatMul/Gemm ->\n"
+      "QuantizeLinear group) ran on the CPU without a documented device limit,\n" "naming every such node"),
+    CLI_STR("--port", NULL, ot_args, port, NULL, "SPEC", "port to the device (default sim)"),
     {"--rtol", NULL, NPK_OPT_F64, offsetof(ot_args, rtol), "1e-3", 0, 0, 0, 1e300, 0, "R",
      "relative float tolerance: |got - expected| <= A + R |expected|", 0},
     {"--atol", NULL, NPK_OPT_F64, offsetof(ot_args, atol), "1e-7", 0, 0, 0, 1e300, 0, "A", "absolute float tolerance", 0},
-    {"--quiet", NULL, NPK_OPT_FLAG, offsetof(ot_args, quiet), NULL, 0, 0, 0, 0, 0, NULL,
-     "print only failures and the summary", 0},
-    {"--golden", NULL, NPK_OPT_FLAG, offsetof(ot_args, golden), NULL, 0, 0, 0, 0, 0, NULL,
-     "CPU nodes run the naive golden kernels instead of the fast ones", 0},
-    {"--max-bytes", NULL, NPK_OPT_U64, offsetof(ot_args, max_bytes), "4294967296", 0, 0, 0, 0, 0, "N",
-     "fail a test whose model.onnx plus test-data files exceed N bytes, before\n"
-     "loading anything (0 = no limit)", 0},
+    CLI_FLAG("--quiet", NULL, ot_args, quiet, "print only failures and the summary"),
+    CLI_FLAG("--golden", NULL, ot_args, golden, "CPU nodes run the naive golden kernels instead of the fast ones"),
+    CLI_NUM("--max-bytes", NULL, U64, ot_args, max_bytes, "4294967296", 0, 0, "N",
+      "fail a test whose model.onnx plus test-data files exceed N bytes, before\n" "loading anything (0 = no limit)"),
 };
 
 /* The size cap of this run (--max-bytes; 0 = none). */

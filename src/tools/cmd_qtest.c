@@ -19,9 +19,9 @@ typedef struct qt_args {
     uint64_t idle_limit;
 } qt_args;
 
-#define QSTR(n, f, m, h) {n, NULL, NPK_OPT_STR, offsetof(qt_args, f), NULL, 0, 0, 0, 0, 0, m, h, 0}
-#define QLIST(n, f, m, h) {n, NULL, NPK_OPT_LIST, offsetof(qt_args, f), NULL, 0, 0, 0, 0, 0, m, h, 0}
-#define QFLAG(n, f, h) {n, NULL, NPK_OPT_FLAG, offsetof(qt_args, f), NULL, 0, 0, 0, 0, 0, NULL, h, 0}
+#define QSTR(n, f, m, h) CLI_STR(n, NULL, qt_args, f, NULL, m, h)
+#define QLIST(n, f, m, h) CLI_LIST(n, NULL, qt_args, f, m, h)
+#define QFLAG(n, f, h) CLI_FLAG(n, NULL, qt_args, f, h)
 static const npk_opt qt_opts[] = {
     QSTR("--device", device, "D", "device model (required, unless given QEMU's way)"),
     CLI_DEVICE_OPT(qt_args, dev_opts),
@@ -34,8 +34,8 @@ static const npk_opt qt_opts[] = {
          "guest memory cap (K/M/G/T suffixes; default 4G; 0 = none); a write\n"
          "beyond it FAILs and changes nothing"),
     QFLAG("--settle", settle, "run the device until idle after every access (simple scripts)"),
-    {"--idle-limit", NULL, NPK_OPT_U64, offsetof(qt_args, idle_limit), "100000000", 1, UINT64_MAX, 0, 0, 0, "N",
-     "bound of run-until-idle in cycles", 0},
+    CLI_NUM("--idle-limit", NULL, U64, qt_args, idle_limit, "100000000", 1, UINT64_MAX, "N",
+      "bound of run-until-idle in cycles"),
     {"--mem-latency", NULL, NPK_OPT_U32, offsetof(qt_args, lat), NULL, 0, 1000000, 0, 0, 0, "N",
      "cycles added to every device memory beat (no memory map)", offsetof(qt_args, have_lat) + 1},
     QLIST("--mem-map", maps, "BASE+SIZE[@LAT][:NAME]",

@@ -22,26 +22,26 @@ typedef struct run_args {
     uint64_t seed;
 } run_args;
 
-#define RSTR(n, f, m, h) {n, NULL, NPK_OPT_STR, offsetof(run_args, f), NULL, 0, 0, 0, 0, 0, m, h, 0}
+#define RSTR(n, f, m, h) CLI_STR(n, NULL, run_args, f, NULL, m, h)
 static const npk_opt run_opts[] = {
     {"--device", NULL, NPK_OPT_STR, offsetof(run_args, device), RUN_DEFAULT_DEVICE, 0, 0, 0, 0, 0, "D",
      "the device, or cpu for the CPU reference alone (a compiled model: its device)",
      offsetof(run_args, device_given) + 1},
     CLI_DEVICE_OPT(run_args, dev_opts),
-    {"--input", NULL, NPK_OPT_LIST, offsetof(run_args, inputs), NULL, 0, 0, 0, 0, 0, "NAME=FILE",
-     "an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
-     "inputs in order); repeat for every input. A sequence or optional\n"
-     "input takes a SequenceProto or OptionalProto file", 0},
+    CLI_LIST("--input", NULL, run_args, inputs, "NAME=FILE",
+      "an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
+      "inputs in order); repeat for every input. A sequence or optional\n"
+      "input takes a SequenceProto or OptionalProto file"),
     {"--random-inputs", NULL, NPK_OPT_U64, offsetof(run_args, seed), NULL, 0, 0, 0, 0, 0, "SEED",
      "generate the inputs that were not given (deterministic for SEED)", offsetof(run_args, have_seed) + 1},
     RSTR("--output-dir", outdir, "DIR",
          "write output K as DIR/output_K.pb (ONNX TensorProto; SequenceProto or\n"
          "OptionalProto for a sequence or optional output)"),
-    {"--report", NULL, NPK_OPT_FLAG, offsetof(run_args, report), NULL, 0, 0, 0, 0, 0, NULL,
-     "print the partition report and the performance summary (device and\n"
-     "clock, cycles and MACs per operator, utilization, TOPS, bytes, time); on v0\n"
-     "per layer also the bytes moved per memory (DRAM read/written, scratchpad,\n"
-     "accumulator) and whether it was compute- or memory-bound", 0},
+    CLI_FLAG("--report", NULL, run_args, report,
+      "print the partition report and the performance summary (device and\n"
+      "clock, cycles and MACs per operator, utilization, TOPS, bytes, time); on v0\n"
+      "per layer also the bytes moved per memory (DRAM read/written, scratchpad,\n"
+      "accumulator) and whether it was compute- or memory-bound"),
     RSTR("--report-json", json, "FILE", "write both as JSON (the summary under \"performance\")"),
     RSTR("--plot", plot, "FILE.png|.svg",
          "draw the per-layer figures of the device nodes with gnuplot: cycles\n"
@@ -50,12 +50,12 @@ static const npk_opt run_opts[] = {
          "write a Chrome/Perfetto trace: the device's engines and the host's\n"
          "nodes and driver steps on the simulated clock (deterministic)"),
     RSTR("--port", port, "SPEC", "port to the device (default sim; see include/npukit/npu.h)"),
-    {"--golden", NULL, NPK_OPT_FLAG, offsetof(run_args, golden), NULL, 0, 0, 0, 0, 0, NULL,
-     "run the nodes on the CPU with the naive golden kernels (the independent\n"
-     "reference) instead of the fast ones (docs/onnx.md)", 0},
-    {"--timing-only", NULL, NPK_OPT_FLAG, offsetof(run_args, timing_only), NULL, 0, 0, 0, 0, 0, NULL,
-     "skip the functional compute (device and host): the same device commands,\n"
-     "cycles and counters as the functional run, no outputs (docs/sweep.md)", 0},
+    CLI_FLAG("--golden", NULL, run_args, golden,
+      "run the nodes on the CPU with the naive golden kernels (the independent\n"
+      "reference) instead of the fast ones (docs/onnx.md)"),
+    CLI_FLAG("--timing-only", NULL, run_args, timing_only,
+      "skip the functional compute (device and host): the same device commands,\n"
+      "cycles and counters as the functional run, no outputs (docs/sweep.md)"),
 };
 
 /* --plot: one bar per device node (cycles, left axis, log scale) and its

@@ -10,13 +10,12 @@ typedef struct sm_args {
     int softmax_dtype;
 } sm_args;
 static const npk_opt sm_opts[] = {
-    {"--output", "-o", NPK_OPT_STR, offsetof(sm_args, out), NULL, 0, 0, 0, 0, 0, "STREAM.bin",
-     "output file for the binary stream (required)", 0},
-    {"--asm", NULL, NPK_OPT_STR, offsetof(sm_args, asm_out), NULL, 0, 0, 0, 0, 0, "OUT.txt",
-     "also write the stream's text form ('npu asm --device shell' input)", 0},
-    {"--softmax-dtype", NULL, NPK_OPT_FLAG, offsetof(sm_args, softmax_dtype), NULL, 0, 0, 0, 0, 0, NULL,
-     "encode a softmax op's dtype in FLAGS[7:4] (the reference mapper\n"
-     "writes 0, i.e. int8, whatever the dtype; a warning says so)", 0},
+    CLI_STR("--output", "-o", sm_args, out, NULL, "STREAM.bin", "output file for the binary stream (required)"),
+    CLI_STR("--asm", NULL, sm_args, asm_out, NULL, "OUT.txt",
+      "also write the stream's text form ('npu asm --device shell' input)"),
+    CLI_FLAG("--softmax-dtype", NULL, sm_args, softmax_dtype,
+      "encode a softmax op's dtype in FLAGS[7:4] (the reference mapper\n"
+      "writes 0, i.e. int8, whatever the dtype; a warning says so)"),
 };
 
 static void help(void) {

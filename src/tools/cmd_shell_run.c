@@ -16,7 +16,7 @@ typedef struct sr_args {
     int irq;
 } sr_args;
 
-#define SRLIST(n, f, m, h) {n, NULL, NPK_OPT_LIST, offsetof(sr_args, f), NULL, 0, 0, 0, 0, 0, m, h, 0}
+#define SRLIST(n, f, m, h) CLI_LIST(n, NULL, sr_args, f, m, h)
 static const npk_opt sr_opts[] = {
     SRLIST("--mem", mems, "FILE@ADDR", "load FILE into guest memory at ADDR (repeatable)"),
     SRLIST("--dump", dumps, "ADDR+LEN", "print LEN bytes of guest memory at ADDR afterwards (repeatable)"),
@@ -25,20 +25,16 @@ static const npk_opt sr_opts[] = {
      * schedules put data at 0 (golden streams), in the architecture's SRAMs (activation SRAM at
      * 0x80000000, the port arena's base too) and in DRAM at 0x3000000000, so a ring there is
      * never overwritten by their DMAs. */
-    {"--ring", NULL, NPK_OPT_U64, offsetof(sr_args, ring), "0x1000000000", 0, 0, 0, 0, 0, "ADDR",
-     "ring base address (the contract's example queue base, outside every\n"
-     "reference architecture's buffers)", 0},
-    {"--ring-bytes", NULL, NPK_OPT_U64, offsetof(sr_args, ring_bytes), "4096", 64, 1u << 30, 0, 0, 0, "N",
-     "ring size, a power of two", 0},
+    CLI_NUM("--ring", NULL, U64, sr_args, ring, "0x1000000000", 0, 0, "ADDR",
+      "ring base address (the contract's example queue base, outside every\n" "reference architecture's buffers)"),
+    CLI_NUM("--ring-bytes", NULL, U64, sr_args, ring_bytes, "4096", 64, 1u << 30, "N", "ring size, a power of two"),
     SRLIST("--map", maps, "BASE+SIZE[@LAT][:NAME]", "declare a memory region (then only regions exist)"),
     SRLIST("--fault", faults, "SPEC", "inject a bus fault: read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]"),
     CLI_DEVICE_OPT(sr_args, dev_opts),
-    {"--irq", NULL, NPK_OPT_FLAG, offsetof(sr_args, irq), NULL, 0, 0, 0, 0, 0, NULL,
-     "wait on the interrupt line instead of polling STATUS", 0},
-    {"--max-cycles", NULL, NPK_OPT_U64, offsetof(sr_args, max_cycles), "1000000000", 1, UINT64_MAX, 0, 0, 0, "N",
-     "give up after N device cycles", 0},
-    {"--trace", NULL, NPK_OPT_STR, offsetof(sr_args, trace), NULL, 0, 0, 0, 0, 0, "FILE",
-     "write a Chrome trace (JSON) of the run", 0},
+    CLI_FLAG("--irq", NULL, sr_args, irq, "wait on the interrupt line instead of polling STATUS"),
+    CLI_NUM("--max-cycles", NULL, U64, sr_args, max_cycles, "1000000000", 1, UINT64_MAX, "N",
+      "give up after N device cycles"),
+    CLI_STR("--trace", NULL, sr_args, trace, NULL, "FILE", "write a Chrome trace (JSON) of the run"),
 };
 #define SR_NOPTS (sizeof sr_opts / sizeof sr_opts[0])
 

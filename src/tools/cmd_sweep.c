@@ -1261,24 +1261,22 @@ typedef struct sweep_args {
     uint64_t jobs, timeout, run_point;
     int host_time, list, run_point_given;
 } sweep_args;
-#define SWSTR(n, a, f, def, m, h) {n, a, NPK_OPT_STR, offsetof(sweep_args, f), def, 0, 0, 0, 0, 0, m, h, 0}
+#define SWSTR(n, a, f, def, m, h) CLI_STR(n, a, sweep_args, f, def, m, h)
 static const npk_opt sweep_opts[] = {
     SWSTR("--output", "-o", out, NULL, "FILE", "the CSV file (default: standard output)"),
     SWSTR("--json", NULL, json, NULL, "FILE", "also write the rows as JSON"),
-    {"--jobs", "-j", NPK_OPT_U64, offsetof(sweep_args, jobs), NULL, 1, 256, 0, 0, 0, "N",
-     "points run at once on this machine (default: the number of cores)", 0},
-    {"--timeout", NULL, NPK_OPT_U64, offsetof(sweep_args, timeout), NULL, 0, 0, 0, 0, 0, "SEC",
-     "a point running longer fails with 'timed out' (default: none)", 0},
-    {"--host-time", NULL, NPK_OPT_FLAG, offsetof(sweep_args, host_time), NULL, 0, 0, 0, 0, 0, NULL,
-     "add the host seconds of each point (differs run to run)", 0},
+    CLI_NUM("--jobs", "-j", U64, sweep_args, jobs, NULL, 1, 256, "N",
+      "points run at once on this machine (default: the number of cores)"),
+    CLI_NUM("--timeout", NULL, U64, sweep_args, timeout, NULL, 0, 0, "SEC",
+      "a point running longer fails with 'timed out' (default: none)"),
+    CLI_FLAG("--host-time", NULL, sweep_args, host_time, "add the host seconds of each point (differs run to run)"),
     SWSTR("--plot", NULL, plot, NULL, "FILE.png|.svg",
           "draw --y against --x (default: the first parameter and cycles),\n"
           "one point per configuration with metrics summed over the\n"
           "workloads, and the Pareto front (both minimized); needs gnuplot"),
     SWSTR("--x", NULL, x, NULL, "COLUMN", "the --plot x axis"),
     SWSTR("--y", NULL, y, "cycles", "COLUMN", "the --plot y axis"),
-    {"--list", NULL, NPK_OPT_FLAG, offsetof(sweep_args, list), NULL, 0, 0, 0, 0, 0, NULL,
-     "print the points (index, device, options, workload) and exit", 0},
+    CLI_FLAG("--list", NULL, sweep_args, list, "print the points (index, device, options, workload) and exit"),
     /* internal (the last entry, left out of the help): run one point in this process */
     {"--run-point", NULL, NPK_OPT_U64, offsetof(sweep_args, run_point), NULL, 0, 0, 0, 0, 0, "I",
      "internal: run point I here and print its row", offsetof(sweep_args, run_point_given) + 1},
