@@ -163,6 +163,16 @@ static int bench_fail(ctx *c, const char *what) {
     return cli_fail("bench %s: %s: %s", c->cur, what, npk_errmsg());
 }
 
+/* The end of a bench's extra traced run: write tr to --trace unless the run
+ * failed (bad), free it, and report a failure (bad_reported: the run's failure
+ * was reported already). 0, or 1 when the bench fails. */
+static int end_trace(ctx *c, npk_trace *tr, int bad, int bad_reported) {
+    int rc = bad || cli_write_trace(tr, c->trace_path);
+    if (rc && !(bad && bad_reported)) bench_fail(c, "trace");
+    npk_trace_free(tr);
+    return rc;
+}
+
 static void progress(const ctx *c, const char *what, int done, int total) {
     char buf[96];
     snprintf(buf, sizeof buf, "bench %s: %s", c->cur, what);
@@ -456,12 +466,7 @@ static int bench_e1_mmio(ctx *c) {
         npk_e1_result res;
         int bad = npk_e1_scalar(e, E1_OP_DOT4_S8, 0x01020304u, 0x01010101u, 0, 0, &res);
         npk_port_set_trace(p, NULL);
-        if (bad || cli_write_trace(tr, c->trace_path)) {
-            npk_trace_free(tr);
-            bench_fail(c, "trace");
-            goto out;
-        }
-        npk_trace_free(tr);
+        if (end_trace(c, tr, bad, 0)) goto out;
     }
     rc = 0;
 out:
@@ -576,12 +581,7 @@ static int bench_e1_matmul(ctx *c) {
             npk_lower_out_free(&o);
             npk_lower_out_free(&go);
         }
-        if (bad || cli_write_trace(tr, c->trace_path)) {
-            npk_trace_free(tr);
-            bench_fail(c, "trace");
-            goto out;
-        }
-        npk_trace_free(tr);
+        if (end_trace(c, tr, bad, 0)) goto out;
     }
     rc = 0;
 out:
@@ -761,12 +761,7 @@ static int bench_onnx(ctx *c, const char *device) {
         free_outs(out, nout);
         out = NULL;
         nout = 0;
-        if (bad || cli_write_trace(tr, c->trace_path)) {
-            npk_trace_free(tr);
-            if (!bad) bench_fail(c, "trace");
-            goto out;
-        }
-        npk_trace_free(tr);
+        if (end_trace(c, tr, bad, 1)) goto out;
     }
     rc = 0;
 out:
