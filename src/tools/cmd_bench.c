@@ -480,6 +480,31 @@ out:
 
 /* ---- e1: tiled int8 matmul 64^3 versus the CPU reference ------------------- */
 
+/* c->repeat timed runs of the e1 matmul of A and B (n x n) into ms[], each
+ * output checked against the CPU reference's; mode names the run in messages.
+ * 0, or bench_fail's 1. */
+static int time_e1_matmul(ctx *c, npk_lower *L, const npk_ltensor *A, const npk_ltensor *B, int64_t n,
+                          npk_lower_evidence *ev, double *ms, const char *mode) {
+    char what[64];
+    snprintf(what, sizeof what, "matmul%s", mode);
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, what, r, c->repeat);
+        npk_lower_out o, go;
+        double t0 = now();
+        if (npk_lower_matmul(L, 0, A, B, &o, &go, ev)) return bench_fail(c, what);
+        ms[r] = (now() - t0) * 1e3;
+        int same = !memcmp(o.t[0].data, go.t[0].data, (size_t)(n * n) * 4);
+        npk_lower_out_free(&o);
+        npk_lower_out_free(&go);
+        if (!same) {
+            npk_err(NPK_EDEVICE, "the e1 result%s differs from the CPU reference", mode);
+            return bench_fail(c, "check");
+        }
+    }
+    cli_progress_end();
+    return 0;
+}
+
 static int bench_e1_matmul(ctx *c) {
     npk_port *p = NULL;
     npk_e1 *e = NULL;
@@ -508,49 +533,14 @@ static int bench_e1_matmul(ctx *c) {
     }
     npk_lower_out_free(&o);
     npk_lower_out_free(&go);
-    for (int r = 0; r < c->repeat; r++) {
-        progress(c, "matmul", r, c->repeat);
-        double t0 = now();
-        if (npk_lower_matmul(L, 0, &A, &B, &o, &go, &ev)) {
-            bench_fail(c, "matmul");
-            goto out;
-        }
-        t[r] = (now() - t0) * 1e3;
-        int same = !memcmp(o.t[0].data, go.t[0].data, (size_t)(n * n) * 4);
-        npk_lower_out_free(&o);
-        npk_lower_out_free(&go);
-        if (!same) {
-            npk_err(NPK_EDEVICE, "the e1 result differs from the CPU reference");
-            bench_fail(c, "check");
-            goto out;
-        }
-    }
-    cli_progress_end();
+    if (time_e1_matmul(c, L, &A, &B, n, &ev, t, "")) goto out;
     add_samples(c, "npu", "ms", t, c->repeat, ename);
     npk_lower_evidence ev_ring = ev;
     /* the same tiles with one MMIO start each (no ring): issue 15 point 4 wants the ring at least as fast */
     npk_lower_set_batching(L, 0);
-    for (int r = 0; r < c->repeat; r++) {
-        progress(c, "matmul, direct MMIO", r, c->repeat);
-        double t0 = now();
-        if (npk_lower_matmul(L, 0, &A, &B, &o, &go, &ev)) {
-            npk_lower_set_batching(L, 1);
-            bench_fail(c, "matmul (direct MMIO)");
-            goto out;
-        }
-        g[r] = (now() - t0) * 1e3;
-        int same = !memcmp(o.t[0].data, go.t[0].data, (size_t)(n * n) * 4);
-        npk_lower_out_free(&o);
-        npk_lower_out_free(&go);
-        if (!same) {
-            npk_lower_set_batching(L, 1);
-            npk_err(NPK_EDEVICE, "the e1 result (direct MMIO) differs from the CPU reference");
-            bench_fail(c, "check");
-            goto out;
-        }
-    }
+    int bad = time_e1_matmul(c, L, &A, &B, n, &ev, g, " (direct MMIO)");
     npk_lower_set_batching(L, 1);
-    cli_progress_end();
+    if (bad) goto out;
     ev = ev_ring;
     char dname[80];
     snprintf(dname, sizeof dname, "e1 tiled matmul %lld^3 (direct MMIO per tile), host time", (long long)n);
