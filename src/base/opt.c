@@ -166,24 +166,28 @@ int npk_opt_parse_kv(const npk_opt *t, size_t n, void *base, const char *text, c
     return rc;
 }
 
+/* The left column of an entry's help line: "-o, --output FILE", "--flag" or
+ * "key=META"; returns its length. */
+static size_t help_head(const npk_opt *o, char *head, size_t len) {
+    const char *m = o->type == NPK_OPT_FLAG ? "" : npk_opt_meta(o);
+    int dash = o->name[0] == '-';
+    int short_alias = dash && o->alias && o->alias[0] == '-' && o->alias[1] != '-';
+    return (size_t)snprintf(head, len, "%s%s%s%s%s", short_alias ? o->alias : "", short_alias ? ", " : "", o->name,
+                            *m ? (dash ? " " : "=") : "", m);
+}
+
 void npk_opt_help(const npk_opt *t, size_t n, FILE *f, int indent) {
     size_t w = 0;
     char head[160];
     for (size_t i = 0; i < n; i++) {
-        const char *m = t[i].type == NPK_OPT_FLAG ? "" : npk_opt_meta(&t[i]);
-        int dash = t[i].name[0] == '-';
-        int short_alias = dash && t[i].alias && t[i].alias[0] == '-' && t[i].alias[1] != '-';
-        size_t l = (size_t)snprintf(head, sizeof head, "%s%s%s%s%s", short_alias ? t[i].alias : "",
-                                    short_alias ? ", " : "", t[i].name, *m ? (dash ? " " : "=") : "", m);
+        size_t l = help_head(&t[i], head, sizeof head);
         if (l > w) w = l;
     }
     if (w > 24) w = 24;
     for (size_t i = 0; i < n; i++) {
-        const char *m = t[i].type == NPK_OPT_FLAG ? "" : npk_opt_meta(&t[i]);
+        size_t l = help_head(&t[i], head, sizeof head);
         int dash = t[i].name[0] == '-';
         int short_alias = dash && t[i].alias && t[i].alias[0] == '-' && t[i].alias[1] != '-';
-        size_t l = (size_t)snprintf(head, sizeof head, "%s%s%s%s%s", short_alias ? t[i].alias : "",
-                                    short_alias ? ", " : "", t[i].name, *m ? (dash ? " " : "=") : "", m);
         fprintf(f, "%*s%s", indent, "", head);
         const char *h = t[i].help ? t[i].help : "";
         int col = indent + (int)w + 2;
