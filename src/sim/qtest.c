@@ -94,15 +94,20 @@ static void rep_printf(npk_qtest *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* vsnprintf into buf, cut at its size; the length written (0 on an encoding error). */
+static size_t vformat(char *buf, size_t len, const char *fmt, va_list ap) {
+    int n = vsnprintf(buf, len, fmt, ap);
+    if (n < 0) return 0;
+    return (size_t)n >= len ? len - 1 : (size_t)n;
+}
+
 static void rep_printf(npk_qtest *q, const char *fmt, ...) {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = vformat(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
-    rep_add(q, buf, (size_t)n);
+    rep_add(q, buf, n);
 }
 
 /* Start a FAIL reply; returns 1 (the command's result code). Newlines in the
@@ -116,15 +121,13 @@ static int fail(npk_qtest *q, const char *fmt, ...) {
     char buf[1200];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = vformat(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (n < 0) n = 0;
-    if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
-    for (int i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         if (buf[i] == '\n' || buf[i] == '\r') buf[i] = ' ';
     q->rlen = 0;
     rep_add(q, "FAIL ", 5);
-    rep_add(q, buf, (size_t)n);
+    rep_add(q, buf, n);
     return 1;
 }
 
