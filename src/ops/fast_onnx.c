@@ -581,6 +581,11 @@ static void bstrides(const npk_tensor *t, const npk_tensor *y, int64_t *s) {
 
 int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
     if (a->dtype != NPK_DT_FLOAT || b->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || op == NPK_ONNX_POW) return 1;
+    /* An empty output has nothing to compute, and the strides of its other
+     * dimensions may not even fit in 64 bits (fuzz_onnx regression
+     * broadcast-empty-fast-strides). */
+    for (int i = 0; i < y->rank; i++)
+        if (y->dims[i] == 0) return 0;
     int64_t sa[NPK_MAX_RANK], sb[NPK_MAX_RANK];
     bstrides(a, y, sa);
     bstrides(b, y, sb);
