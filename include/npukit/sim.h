@@ -78,6 +78,21 @@ npk_bus_resp npk_bus_copy_in(npk_mem *m, uint64_t addr, void *buf, size_t len, s
 npk_bus_resp npk_bus_copy_out(npk_mem *m, uint64_t addr, const void *buf, size_t len, size_t beat,
                               size_t *done_bytes, uint64_t *fault_addr, uint64_t *cycles);
 
+/* The fast path of a multi-beat transfer: when no fault rule or watcher must
+ * see the beats and [addr, addr+len) lies in one region (anywhere, short of
+ * wrapping, when no map is declared), every beat of `beat` bytes succeeds
+ * with the same latency. Then move the bytes (buf NULL: none), count the
+ * beats in the statistics exactly as one npk_bus_read/npk_bus_write per beat
+ * would, set *latency (may be NULL) to that per-beat latency and return 1.
+ * Otherwise return 0 with nothing moved or counted (also for a write the host
+ * cannot hold): the caller then goes beat by beat. */
+int npk_bus_burst(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, const void *wbuf, size_t len, size_t beat,
+                  uint32_t *latency);
+/* 1 (and *latency, may be NULL) when npk_bus_burst over [addr, addr+len)
+ * would take its fast path for a read; a write also needs the host to hold
+ * the bytes. Nothing is moved or counted. */
+int npk_bus_plain(const npk_mem *m, uint64_t addr, size_t len, uint32_t *latency);
+
 /* Fault injection. A rule matches device beats of the given access kind that
  * overlap [addr, addr+len) (len 0 = every address). With beat >= 0 it fires
  * only on the beat-th matching beat (0-based) counted from when it was added;

@@ -738,6 +738,120 @@ static uint64_t gemm_burst(e1 *e, uint64_t max) {
     return n;
 }
 
+/* Descriptor-engine bus beats in a row (fetch, stream-in or writeback) while
+ * nothing else can happen: no engine busy, CTRL_STATUS.busy set (the bus
+ * handshakes need it), the engine in an address state and every beat of the
+ * run succeeding with one latency L (npk_bus_burst: no fault rule or watcher
+ * must see the beats, one region). Each beat is then exactly what edge()
+ * does over its 2 + L cycles: the address edge issues it, L edges count its
+ * wait, the last takes the response (DESC_BYTES_*, *_BEATS, the descriptor
+ * word, scratchpad word or guest word, PERF_SCRATCH_BYTES), and every one of
+ * them counts DESC_TIMEOUT_COUNT and PERF_STALL_CYCLES. The run stops at
+ * the end of the phase (the state moves on as edge() moves it), within the
+ * cycle budget and below the timeout (the timeout edge itself is stepped),
+ * and the data moves with one copy. Returns the cycles run (0: step). */
+static uint64_t dma_burst(e1 *e, uint64_t max) {
+    uint32_t *v = e->v;
+    const int ds = e->st.dstate;
+    if (!e->st.desc_busy || e->st.gemm_busy || e->st.vec_busy || e->st.busy_count ||
+        !NPK_FEX(v[IX_CTRL_STATUS], E1_CTRL_STATUS_BUSY) ||
+        (ds != DS_FETCH_ADDR && ds != DS_STREAM_ADDR && ds != DS_WRITE_ADDR))
+        return 0;
+    const uint32_t tmo = v[IX_DESC_TIMEOUT_COUNT], w0 = e->st.dw[0];
+    if (tmo >= E1_DESC_TIMEOUT) return 0;
+    uint32_t addr, n; /* the first beat's address; beats to the end of the phase (or a wrap) */
+    int end = 1;      /* the run ends the phase */
+    if (ds == DS_FETCH_ADDR) {
+        addr = read_addr(e, ds);
+        n = 4 - e->st.fetch_word;
+    } else if (ds == DS_STREAM_ADDR) {
+        uint32_t len = e1_desc_len(w0); /* <= 63: a run below len never wraps the 6-bit position */
+        if (e->st.stream_done >= len || (e->st.stream_done & 3)) return 0;
+        addr = read_addr(e, ds);
+        n = (len - e->st.stream_done + 3) / 4;
+    } else {
+        uint32_t op = e1_desc_opcode(w0), cfg = v[IX_GEMM_CFG];
+        uint32_t wlen = is_gemm(op) ? (e1_gemm_m(cfg) * e1_gemm_n(cfg) * 4) & 63 : e1_vrelu_len(cfg);
+        uint32_t wd = e->st.write_done;
+        if (wd & 3) return 0;
+        /* edge() ends the phase on the beat whose next position ((wd + 4) & 63)
+         * reaches wlen; a position wrapping to 0 first ends this run only */
+        n = 0;
+        for (;;) {
+            uint32_t nd = (wd + 4) & 63;
+            n++;
+            if (nd >= wlen) break;
+            if (!nd) {
+                end = 0;
+                break;
+            }
+            wd = nd;
+        }
+        addr = e->st.dw[2] + e->st.write_done;
+    }
+    if ((uint64_t)addr + 4u * n > (1ull << 32)) return 0; /* the 32-bit address wraps: step */
+    uint32_t lat;
+    if (!npk_bus_plain(e->dev.mem, addr, 4u * n, &lat)) return 0;
+    const uint64_t c = 2u + (uint64_t)lat; /* address edge, L waits, response edge */
+    uint64_t fit = max / c, tfit = (E1_DESC_TIMEOUT - tmo) / c;
+    if (tfit < fit) fit = tfit;
+    if (fit < n) {
+        n = (uint32_t)fit;
+        end = 0;
+    }
+    if (!n) return 0;
+    const uint32_t bytes = 4u * n;
+    uint8_t buf[64];
+    if (ds == DS_WRITE_ADDR) {
+        uint32_t op = e1_desc_opcode(w0), base = v[IX_GEMM_BASE];
+        uint32_t src = (is_gemm(op) ? e1_gemm_base_c(base) : e1_gemm_base_b(base)) >> 2;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t w = v[IX_SCRATCH0 + ((src + (e->st.write_done >> 2) + i) & 15)];
+            buf[4 * i] = (uint8_t)w;
+            buf[4 * i + 1] = (uint8_t)(w >> 8);
+            buf[4 * i + 2] = (uint8_t)(w >> 16);
+            buf[4 * i + 3] = (uint8_t)(w >> 24);
+        }
+        if (!npk_bus_burst(e->dev.mem, NPK_ACC_WRITE, addr, NULL, buf, bytes, 4, NULL)) return 0;
+        v[IX_DESC_BYTES_WRITTEN] += bytes;
+        v[IX_DESC_WRITE_BEATS] += n;
+        v[IX_PERF_SCRATCH_BYTES] += bytes;
+        e->st.write_done = (e->st.write_done + bytes) & 63;
+        e->st.dstate = end ? DS_ADVANCE : DS_WRITE_ADDR;
+    } else {
+        if (!npk_bus_burst(e->dev.mem, NPK_ACC_READ, addr, buf, NULL, bytes, 4, NULL)) return 0;
+        v[IX_DESC_BYTES_READ] += bytes;
+        v[IX_DESC_READ_BEATS] += n;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t w = (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 | (uint32_t)buf[4 * i + 2] << 16 |
+                         (uint32_t)buf[4 * i + 3] << 24;
+            if (ds == DS_FETCH_ADDR) {
+                e->st.dw[e->st.fetch_word++] = w;
+            } else {
+                v[IX_SCRATCH0 + (((e1_desc_scratch_off(w0) >> 2) + (e->st.stream_done >> 2)) & 15)] = w;
+                e->st.stream_done = (e->st.stream_done + 4) & 63;
+            }
+            e->st.bus_data = w;
+        }
+        if (ds == DS_FETCH_ADDR) {
+            if (end) e->st.fetch_word = 0;
+            e->st.dstate = end ? DS_LAUNCH : DS_FETCH_ADDR;
+        } else {
+            v[IX_PERF_SCRATCH_BYTES] += bytes;
+            e->st.dstate = end ? DS_LAUNCH : DS_STREAM_ADDR;
+        }
+    }
+    const uint64_t cyc = c * n;
+    v[IX_DESC_TIMEOUT_COUNT] = tmo + (uint32_t)cyc;
+    v[IX_PERF_STALL_CYCLES] += (uint32_t)cyc;
+    e->st.bus_resp = NPK_BUS_OK;
+    e->st.bus_wait = 0;
+    e->st.ph_bytes += bytes;
+    e->dev.cycles += cyc;
+    if (end) phase_close(e, e->dev.cycles, 0);
+    return cyc;
+}
+
 static void e1_step(npk_dev *d, uint64_t cycles) {
     e1 *e = E1(d);
     while (cycles) {
@@ -753,7 +867,7 @@ static void e1_step(npk_dev *d, uint64_t cycles) {
                 cycles -= k;
                 continue;
             }
-            if ((k = gemm_burst(e, cycles)) != 0) {
+            if ((k = gemm_burst(e, cycles)) != 0 || (k = dma_burst(e, cycles)) != 0) {
                 cycles -= k;
                 continue;
             }

@@ -397,41 +397,49 @@ npk_bus_resp npk_bus_write(npk_mem *m, uint64_t addr, const void *buf, size_t le
     return beat(m, NPK_ACC_WRITE, addr, NULL, buf, len, latency);
 }
 
+int npk_bus_plain(const npk_mem *m, uint64_t addr, size_t len, uint32_t *latency) {
+    if (!len || m->nfaults || m->watch) return 0;
+    const region *r = m->nregions ? find_region(m, addr, len) : NULL;
+    if (m->nregions ? r == NULL : addr + len - 1 < addr) return 0;
+    if (latency) *latency = r ? r->latency : m->default_latency;
+    return 1;
+}
+
+int npk_bus_burst(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, const void *wbuf, size_t len,
+                  size_t beat_bytes, uint32_t *latency) {
+    /* Without fault rules or a watcher, a transfer that lies in one region (or
+     * anywhere when no map is declared) has every beat succeed with that
+     * region's latency: move the bytes at once and count the beats. A write
+     * the host cannot hold (the page cap) writes nothing here: the caller's
+     * beat-by-beat path then writes the beats before the failing one. */
+    uint32_t lat;
+    if (!npk_bus_plain(m, addr, len, &lat)) return 0;
+    if (!beat_bytes) beat_bytes = 16;
+    uint64_t beats = (len + beat_bytes - 1) / beat_bytes;
+    if (acc == NPK_ACC_READ) {
+        if (rbuf) npk_mem_peek(m, addr, rbuf, len);
+        m->stats.read_beats += beats;
+        m->stats.read_bytes += len;
+    } else {
+        if (wbuf && npk_mem_poke(m, addr, wbuf, len)) return 0;
+        m->stats.write_beats += beats;
+        m->stats.write_bytes += len;
+    }
+    if (latency) *latency = lat;
+    return 1;
+}
+
 static npk_bus_resp copy(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, const void *wbuf, size_t len,
                          size_t beat_bytes, size_t *done, uint64_t *fault_addr, uint64_t *cycles) {
     size_t pos = 0;
     uint64_t cyc = 0;
     npk_bus_resp resp = NPK_BUS_OK;
     if (!beat_bytes) beat_bytes = 16;
-    /* Fast path: without fault rules or a watcher, a transfer that lies in one
-     * region (or anywhere when no map is declared) has every beat succeed
-     * with that region's latency: move the bytes at once and count the beats
-     * (the same data, responses, statistics and cycles as beat by beat). A
-     * write the host cannot hold (the page cap) takes the beat-by-beat path,
-     * which writes the beats before the failing one. */
-    if (len && !m->nfaults && !m->watch) {
-        const region *r = m->nregions ? find_region(m, addr, len) : NULL;
-        if (m->nregions ? r != NULL : addr + len - 1 >= addr) {
-            uint64_t beats = (len + beat_bytes - 1) / beat_bytes;
-            int rc = 0;
-            if (acc == NPK_ACC_READ) {
-                if (rbuf) npk_mem_peek(m, addr, rbuf, len);
-            } else if (wbuf) {
-                rc = npk_mem_poke(m, addr, wbuf, len);
-            }
-            if (!rc) {
-                if (acc == NPK_ACC_READ) {
-                    m->stats.read_beats += beats;
-                    m->stats.read_bytes += len;
-                } else {
-                    m->stats.write_beats += beats;
-                    m->stats.write_bytes += len;
-                }
-                if (done) *done = len;
-                if (cycles) *cycles = beats * (r ? r->latency : m->default_latency);
-                return NPK_BUS_OK;
-            }
-        }
+    uint32_t blat;
+    if (npk_bus_burst(m, acc, addr, rbuf, wbuf, len, beat_bytes, &blat)) {
+        if (done) *done = len;
+        if (cycles) *cycles = (len + beat_bytes - 1) / beat_bytes * blat;
+        return NPK_BUS_OK;
     }
     while (pos < len) {
         size_t n = len - pos < beat_bytes ? len - pos : beat_bytes;
