@@ -149,178 +149,159 @@ int npk_ref_onnx_conv_resolve(npk_onnx_conv_params *p, const char *auto_pad) {
     return 0;
 }
 
+/* The taps of one output position of a sliding window (convolution or pooling): the
+ * kernel positions whose input position lies inside the input, in row-major kernel order.
+ * Taps over padding are left out: they add the zero point (0 after subtracting it) to a
+ * convolution and nothing to a pooling window. */
+typedef struct window {
+    const npk_onnx_conv_params *p;
+    int64_t o[3];   /* the output position */
+    int64_t kk;     /* next kernel position to look at, row major over k[0..2] */
+    int64_t i[3];   /* the tap's input position */
+    int64_t xoff;   /* its offset in one input plane: (i0 * in1 + i1) * in2 + i2 */
+    int64_t koff;   /* its kernel offset: kk */
+} window;
+
+/* Start the window of flat output position op (row major over out[0..2]). */
+static window window_at(const npk_onnx_conv_params *p, int64_t op) {
+    window w = {.p = p};
+    w.o[2] = op % p->out[2];
+    w.o[1] = op / p->out[2] % p->out[1];
+    w.o[0] = op / (p->out[2] * p->out[1]);
+    return w;
+}
+
+/* Advance to the next tap; 0 when the window has none left (the window then restarts). */
+static int window_next(window *w) {
+    const npk_onnx_conv_params *p = w->p;
+    for (; w->kk < p->k[0] * p->k[1] * p->k[2]; w->kk++) {
+        int64_t kp[3] = {w->kk / (p->k[1] * p->k[2]), w->kk / p->k[2] % p->k[1], w->kk % p->k[2]}, d;
+        for (d = 0; d < 3; d++) {
+            w->i[d] = w->o[d] * p->stride[d] - p->pad_b[d] + kp[d] * p->dil[d];
+            if (w->i[d] < 0 || w->i[d] >= p->in[d]) break;
+        }
+        if (d < 3) continue;
+        w->xoff = (w->i[0] * p->in[1] + w->i[1]) * p->in[2] + w->i[2];
+        w->koff = w->kk++;
+        return 1;
+    }
+    w->kk = 0;
+    return 0;
+}
+
+static int64_t plane(const int64_t *d) { return d[0] * d[1] * d[2]; }
+
 void npk_ref_onnx_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
                        const npk_tensor *b, npk_tensor *y) {
-    int64_t cpg = p->c / p->group, mpg = p->m / p->group;
-    const int64_t *in = p->in, *k = p->k, *o = p->out;
-    int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], osz = o[0] * o[1] * o[2];
+    int64_t cpg = p->c / p->group, mpg = p->m / p->group, isz = plane(p->in), ksz = plane(p->k), osz = plane(p->out);
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t m = 0; m < p->m; m++) {
-            int64_t g = m / mpg;
             double bias = b ? npk_ref_onnx_get_f(b->data, b->dtype, m) : 0.0;
-            for (int64_t o0 = 0; o0 < o[0]; o0++)
-                for (int64_t o1 = 0; o1 < o[1]; o1++)
-                    for (int64_t o2 = 0; o2 < o[2]; o2++) {
-                        double s = 0;
-                        for (int64_t c = 0; c < cpg; c++) {
-                            int64_t xb = (n * p->c + g * cpg + c) * isz, wb = (m * cpg + c) * ksz;
-                            for (int64_t k0 = 0; k0 < k[0]; k0++) {
-                                int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
-                                if (i0 < 0 || i0 >= in[0]) continue;
-                                for (int64_t k1 = 0; k1 < k[1]; k1++) {
-                                    int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
-                                    if (i1 < 0 || i1 >= in[1]) continue;
-                                    for (int64_t k2 = 0; k2 < k[2]; k2++) {
-                                        int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
-                                        if (i2 < 0 || i2 >= in[2]) continue;
-                                        s += npk_ref_onnx_get_f(x->data, x->dtype, xb + (i0 * in[1] + i1) * in[2] + i2) *
-                                             npk_ref_onnx_get_f(w->data, w->dtype, wb + (k0 * k[1] + k1) * k[2] + k2);
-                                    }
-                                }
-                            }
-                        }
-                        npk_ref_onnx_set_f(y->data, y->dtype, (n * p->m + m) * osz + (o0 * o[1] + o1) * o[2] + o2,
-                                           s + bias);
-                    }
+            for (int64_t op = 0; op < osz; op++) {
+                window win = window_at(p, op);
+                double s = 0;
+                for (int64_t c = 0; c < cpg; c++) {
+                    int64_t xb = (n * p->c + m / mpg * cpg + c) * isz, wb = (m * cpg + c) * ksz;
+                    while (window_next(&win))
+                        s += npk_ref_onnx_get_f(x->data, x->dtype, xb + win.xoff) *
+                             npk_ref_onnx_get_f(w->data, w->dtype, wb + win.koff);
+                }
+                npk_ref_onnx_set_f(y->data, y->dtype, (n * p->m + m) * osz + op, s + bias);
+            }
         }
 }
 
 void npk_ref_onnx_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
                                const npk_tensor *x_zp, const npk_tensor *w_zp, const npk_tensor *b,
                                npk_tensor *y) {
-    int64_t cpg = p->c / p->group, mpg = p->m / p->group;
-    const int64_t *in = p->in, *k = p->k, *o = p->out;
-    int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], osz = o[0] * o[1] * o[2];
+    int64_t cpg = p->c / p->group, mpg = p->m / p->group, isz = plane(p->in), ksz = plane(p->k), osz = plane(p->out);
     int64_t zx = zp_at(x_zp, 0);
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t m = 0; m < p->m; m++) {
-            int64_t g = m / mpg, zw = zp_at(w_zp, m);
-            int64_t bias = b ? npk_ref_onnx_get_i(b->data, b->dtype, m) : 0;
-            for (int64_t o0 = 0; o0 < o[0]; o0++)
-                for (int64_t o1 = 0; o1 < o[1]; o1++)
-                    for (int64_t o2 = 0; o2 < o[2]; o2++) {
-                        int64_t s = 0;
-                        for (int64_t c = 0; c < cpg; c++) {
-                            int64_t xb = (n * p->c + g * cpg + c) * isz, wb = (m * cpg + c) * ksz;
-                            for (int64_t k0 = 0; k0 < k[0]; k0++) {
-                                int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
-                                if (i0 < 0 || i0 >= in[0]) continue; /* padding holds the zero point: adds 0 */
-                                for (int64_t k1 = 0; k1 < k[1]; k1++) {
-                                    int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
-                                    if (i1 < 0 || i1 >= in[1]) continue;
-                                    for (int64_t k2 = 0; k2 < k[2]; k2++) {
-                                        int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
-                                        if (i2 < 0 || i2 >= in[2]) continue;
-                                        s += (npk_ref_onnx_get_i(x->data, x->dtype, xb + (i0 * in[1] + i1) * in[2] + i2) - zx) *
-                                             (npk_ref_onnx_get_i(w->data, w->dtype, wb + (k0 * k[1] + k1) * k[2] + k2) - zw);
-                                    }
-                                }
-                            }
-                        }
-                        npk_ref_onnx_set_i(y->data, y->dtype, (n * p->m + m) * osz + (o0 * o[1] + o1) * o[2] + o2,
-                                           s + bias);
-                    }
+            int64_t zw = zp_at(w_zp, m), bias = b ? npk_ref_onnx_get_i(b->data, b->dtype, m) : 0;
+            for (int64_t op = 0; op < osz; op++) {
+                window win = window_at(p, op);
+                int64_t s = 0;
+                for (int64_t c = 0; c < cpg; c++) {
+                    int64_t xb = (n * p->c + m / mpg * cpg + c) * isz, wb = (m * cpg + c) * ksz;
+                    while (window_next(&win))
+                        s += (npk_ref_onnx_get_i(x->data, x->dtype, xb + win.xoff) - zx) *
+                             (npk_ref_onnx_get_i(w->data, w->dtype, wb + win.koff) - zw);
+                }
+                npk_ref_onnx_set_i(y->data, y->dtype, (n * p->m + m) * osz + op, s + bias);
+            }
         }
 }
 
 void npk_ref_onnx_maxpool(const npk_onnx_conv_params *p, const npk_tensor *x, npk_tensor *y, npk_tensor *indices) {
-    const int64_t *in = p->in, *k = p->k, *o = p->out;
-    int64_t isz = in[0] * in[1] * in[2], osz = o[0] * o[1] * o[2];
+    int64_t isz = plane(p->in), osz = plane(p->out);
     int fl = x->dtype == NPK_DT_FLOAT || x->dtype == NPK_DT_DOUBLE;
     for (int64_t nc = 0; nc < p->n * p->c; nc++)
-        for (int64_t o0 = 0; o0 < o[0]; o0++)
-            for (int64_t o1 = 0; o1 < o[1]; o1++)
-                for (int64_t o2 = 0; o2 < o[2]; o2++) {
-                    double best = -INFINITY;
-                    int64_t besti = INT64_MIN, bestoff = -1, bi0 = 0, bi1 = 0, bi2 = 0;
-                    for (int64_t k0 = 0; k0 < k[0]; k0++) {
-                        int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
-                        if (i0 < 0 || i0 >= in[0]) continue;
-                        for (int64_t k1 = 0; k1 < k[1]; k1++) {
-                            int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
-                            if (i1 < 0 || i1 >= in[1]) continue;
-                            for (int64_t k2 = 0; k2 < k[2]; k2++) {
-                                int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
-                                if (i2 < 0 || i2 >= in[2]) continue;
-                                int64_t off = nc * isz + (i0 * in[1] + i1) * in[2] + i2;
-                                int better;
-                                if (fl) {
-                                    double v = npk_ref_onnx_get_f(x->data, x->dtype, off);
-                                    better = bestoff < 0 || v > best;
-                                    if (better) best = v;
-                                } else {
-                                    int64_t v = npk_ref_onnx_get_i(x->data, x->dtype, off);
-                                    better = bestoff < 0 || v > besti;
-                                    if (better) besti = v;
-                                }
-                                if (better) {
-                                    bestoff = off;
-                                    bi0 = i0;
-                                    bi1 = i1;
-                                    bi2 = i2;
-                                }
-                            }
-                        }
-                    }
-                    int64_t yo = nc * osz + (o0 * o[1] + o1) * o[2] + o2;
-                    if (fl)
-                        npk_ref_onnx_set_f(y->data, y->dtype, yo, bestoff < 0 ? 0.0 : best);
-                    else
-                        npk_ref_onnx_set_i(y->data, y->dtype, yo, bestoff < 0 ? 0 : besti);
-                    if (indices) {
-                        int64_t idx = bestoff;
-                        if (p->storage_order == 1 && bestoff >= 0) {
-                            /* column-major within the spatial plane (indices reversed) */
-                            int nsp = p->nsp;
-                            int64_t pos[3] = {bi0, bi1, bi2}, sp = 0, mul = 1;
-                            for (int d = 3 - nsp; d < 3; d++) {
-                                sp += pos[d] * mul;
-                                mul *= in[d];
-                            }
-                            idx = nc * isz + sp;
-                        }
-                        ((int64_t *)indices->data)[yo] = idx;
-                    }
+        for (int64_t op = 0; op < osz; op++) {
+            window win = window_at(p, op);
+            double best = -INFINITY;
+            int64_t besti = INT64_MIN, bestoff = -1, bpos[3] = {0, 0, 0};
+            while (window_next(&win)) {
+                int64_t off = nc * isz + win.xoff;
+                int better;
+                if (fl) {
+                    double v = npk_ref_onnx_get_f(x->data, x->dtype, off);
+                    better = bestoff < 0 || v > best;
+                    if (better) best = v;
+                } else {
+                    int64_t v = npk_ref_onnx_get_i(x->data, x->dtype, off);
+                    better = bestoff < 0 || v > besti;
+                    if (better) besti = v;
                 }
+                if (better) {
+                    bestoff = off;
+                    memcpy(bpos, win.i, sizeof bpos);
+                }
+            }
+            int64_t yo = nc * osz + op;
+            if (fl)
+                npk_ref_onnx_set_f(y->data, y->dtype, yo, bestoff < 0 ? 0.0 : best);
+            else
+                npk_ref_onnx_set_i(y->data, y->dtype, yo, bestoff < 0 ? 0 : besti);
+            if (indices) {
+                int64_t idx = bestoff;
+                if (p->storage_order == 1 && bestoff >= 0) {
+                    /* column-major within the spatial plane (indices reversed) */
+                    int64_t sp = 0, mul = 1;
+                    for (int d = 3 - p->nsp; d < 3; d++) {
+                        sp += bpos[d] * mul;
+                        mul *= p->in[d];
+                    }
+                    idx = nc * isz + sp;
+                }
+                ((int64_t *)indices->data)[yo] = idx;
+            }
+        }
 }
 
 void npk_ref_onnx_avgpool(const npk_onnx_conv_params *p, const npk_tensor *x, npk_tensor *y) {
-    const int64_t *in = p->in, *k = p->k, *o = p->out;
-    int64_t isz = in[0] * in[1] * in[2], osz = o[0] * o[1] * o[2];
+    int64_t isz = plane(p->in), osz = plane(p->out);
     for (int64_t nc = 0; nc < p->n * p->c; nc++)
-        for (int64_t o0 = 0; o0 < o[0]; o0++)
-            for (int64_t o1 = 0; o1 < o[1]; o1++)
-                for (int64_t o2 = 0; o2 < o[2]; o2++) {
-                    double s = 0;
-                    int64_t cnt = 0, cnt_pad = 1;
-                    int64_t oo[3] = {o0, o1, o2};
-                    for (int d = 0; d < 3; d++) {
-                        /* window clipped to the padded input [-pad_b, in + pad_e) */
-                        int64_t st = oo[d] * p->stride[d] - p->pad_b[d], c = 0;
-                        for (int64_t kk = 0; kk < k[d]; kk++) {
-                            int64_t i = st + kk * p->dil[d];
-                            if (i >= -p->pad_b[d] && i < in[d] + p->pad_e[d]) c++;
-                        }
-                        cnt_pad *= c;
-                    }
-                    for (int64_t k0 = 0; k0 < k[0]; k0++) {
-                        int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
-                        if (i0 < 0 || i0 >= in[0]) continue;
-                        for (int64_t k1 = 0; k1 < k[1]; k1++) {
-                            int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
-                            if (i1 < 0 || i1 >= in[1]) continue;
-                            for (int64_t k2 = 0; k2 < k[2]; k2++) {
-                                int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
-                                if (i2 < 0 || i2 >= in[2]) continue;
-                                s += npk_ref_onnx_get_f(x->data, x->dtype, nc * isz + (i0 * in[1] + i1) * in[2] + i2);
-                                cnt++;
-                            }
-                        }
-                    }
-                    int64_t div = p->count_include_pad ? cnt_pad : cnt;
-                    npk_ref_onnx_set_f(y->data, y->dtype, nc * osz + (o0 * o[1] + o1) * o[2] + o2,
-                                       div ? s / (double)div : 0.0);
+        for (int64_t op = 0; op < osz; op++) {
+            window win = window_at(p, op);
+            int64_t cnt = 0, cnt_pad = 1;
+            for (int d = 0; d < 3; d++) {
+                /* window clipped to the padded input [-pad_b, in + pad_e) */
+                int64_t st = win.o[d] * p->stride[d] - p->pad_b[d], c = 0;
+                for (int64_t kk = 0; kk < p->k[d]; kk++) {
+                    int64_t i = st + kk * p->dil[d];
+                    if (i >= -p->pad_b[d] && i < p->in[d] + p->pad_e[d]) c++;
                 }
+                cnt_pad *= c;
+            }
+            double s = 0;
+            while (window_next(&win)) {
+                s += npk_ref_onnx_get_f(x->data, x->dtype, nc * isz + win.xoff);
+                cnt++;
+            }
+            int64_t div = p->count_include_pad ? cnt_pad : cnt;
+            npk_ref_onnx_set_f(y->data, y->dtype, nc * osz + op, div ? s / (double)div : 0.0);
+        }
 }
 
 void npk_ref_onnx_global_pool(const npk_tensor *x, npk_tensor *y, int is_max) {
