@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
-#define NPK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef NPK_CLONES
-#define NPK_CLONES
-#endif
-
 /* ---- GEMM cores -------------------------------------------------------------------
  * C[M][N] (row stride ldc) = A[M][K] (lda) x B[K][N] (ldb), row major; B is read
  * by rows in panels of NB columns that stay in L1 while every row of A passes. */

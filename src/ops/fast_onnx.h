@@ -21,6 +21,17 @@
 
 #include "ops/ref_onnx.h"
 
+/* Hot loops are cloned for AVX-512 and AVX2 and chosen at run time
+ * (target_clones), with a portable C version for every other machine. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
+#define NPK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef NPK_CLONES
+#define NPK_CLONES
+#endif
+
 /* Conv, float32 x, w, b (or NULL), y. */
 int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w, const npk_tensor *b,
                   npk_tensor *y);
@@ -58,5 +69,14 @@ int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_t
 int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
                             const npk_tensor *b, npk_tensor *y);
 int npk_fast_global_pool(const npk_tensor *x, npk_tensor *y, int is_max);
+
+/* ---- fast_onnx_small.c: the kernels small models spend their time in ---- */
+
+/* QGemm (DequantizeLinear -> Gemm -> QuantizeLinear, transA = 0, alpha = beta = 1):
+ * y[m][j] = requant((int32)(bias[j] + sum_k (a[m][k] - a_zp)(b'[k][j] - b_zp[j])), mult[j or 0],
+ * y_zp) with b' = B or B^T (trans_b), 8-bit a, b, y, int32 bias (or NULL), b_zp NULL, one
+ * value or one per column; bit for bit the golden (npk_ref_onnx_requant). */
+int npk_fast_qgemm(const npk_tensor *a, const npk_tensor *b, int trans_b, int64_t a_zp, const npk_tensor *b_zp,
+                   const npk_tensor *bias, const float *mult, int64_t n_mult, int64_t y_zp, npk_tensor *y);
 
 #endif
