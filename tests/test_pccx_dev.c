@@ -523,6 +523,42 @@ static void xacc_case(unsigned M, unsigned N, unsigned K, unsigned G, int mode) 
     free(s);
 }
 
+/* The model keeps each weight record prepared (the weight cache); a record
+ * rewritten in guest memory at the same address must be read again. The
+ * second upload lands where the first was (wmat_reset rewinds the arena), and
+ * each GEMV must equal its own weights' per-product sums. */
+static void test_mm_wcache(void) {
+    reopen(NULL);
+    enum { N = 24, K = 32 };
+    int8_t q[N * K];
+    float s[N * 4];
+    uint16_t x[K], got[N];
+    for (unsigned k = 0; k < K; k++) x[k] = rbf(-3, 3);
+    CHECK_EQ(npk_pccx_write_bf16(drv, 1000, x, K), 0);
+    uint64_t first = 0;
+    for (int round = 0; round < 3; round++) {
+        for (unsigned i = 0; i < N * K; i++) q[i] = (int8_t)((int)(rnd() % 16) - 8);
+        for (unsigned i = 0; i < N * 4; i++) s[i] = (float)(rnd() % 100 + 1) / 64.0f;
+        npk_pccx_wmat w;
+        npk_pccx_wmat_reset(drv);
+        CHECK_EQ(npk_pccx_wmat_upload_q4(drv, q, s, N, K, 8, &w), 0);
+        if (!round) first = w.addr;
+        CHECK_EQ(w.addr, first);
+        for (int twice = 0; twice < 2; twice++) { /* the second GEMV hits the cache */
+            CHECK_EQ(npk_pccx_gemv_w(drv, 30000, 1000, 1, &w, 0), 0);
+            CHECK_EQ(npk_pccx_sync(drv), 0);
+            CHECK_EQ(npk_pccx_read_bf16(drv, 30000, got, N), 0);
+            for (unsigned n = 0; n < N; n++) {
+                npk_bf16_xacc a;
+                npk_bf16_xacc_clear(&a);
+                for (unsigned k = 0; k < K; k++) npk_bf16_xacc_add_prod(&a, s[n * 4 + k / 8], q[n * K + k], x[k]);
+                CHECK_EQ(got[n], npk_bf16_xacc_round(&a));
+            }
+        }
+    }
+    npk_pccx_wmat_reset(drv);
+}
+
 static void test_mm_xacc(void) {
     reopen(NULL);
     for (int mode = 0; mode < 3; mode++) {
@@ -873,6 +909,7 @@ int main(void) {
     test_faults();
     test_mm();
     test_mm_xacc();
+    test_mm_wcache();
     test_cvo();
     test_sequences();
     test_async_trace();

@@ -324,7 +324,39 @@ static void test_extents(void) {
     npk_port_close(p);
 }
 
+/* Write generations: any write into a range changes its generation (pokes,
+ * fills, device writes, direct pointers, clear); reads and writes elsewhere
+ * (outside the range's 64 KiB blocks) leave it. */
+static void test_wgen(void) {
+    npk_mem *m = npk_mem_new();
+    uint8_t b[64] = {1}, r[64];
+    const uint64_t A = 0x200000, L = 100000;
+    uint64_t g = npk_mem_wgen(m, A, L);
+    CHECK_EQ(npk_mem_poke(m, A + L + 0x20000, b, sizeof b), 0); /* beyond the range's blocks */
+    CHECK_EQ(npk_mem_peek(m, A, r, sizeof r), 0);
+    CHECK_EQ(npk_bus_copy_in(m, A, r, sizeof r, 16, NULL, NULL, NULL), NPK_BUS_OK);
+    CHECK_EQ(npk_mem_wgen(m, A, L), g);
+    CHECK_EQ(npk_mem_poke(m, A + L - 1, b, 1), 0); /* its last byte */
+    CHECK(npk_mem_wgen(m, A, L) != g);
+    g = npk_mem_wgen(m, A, L);
+    CHECK_EQ(npk_bus_copy_out(m, A - 8, b, 16, 16, NULL, NULL, NULL), NPK_BUS_OK); /* a device write over its start */
+    CHECK(npk_mem_wgen(m, A, L) != g);
+    g = npk_mem_wgen(m, A, L);
+    CHECK_EQ(npk_mem_fill(m, A + 5, 0, 3), 0);
+    CHECK(npk_mem_wgen(m, A, L) != g);
+    g = npk_mem_wgen(m, A, L);
+    CHECK_EQ(npk_mem_attach(m, A, 8192), 0);
+    CHECK_EQ(npk_mem_wgen(m, A, L), g); /* contents kept */
+    CHECK(npk_mem_direct(m, A, 16) != NULL); /* a writable pointer */
+    CHECK(npk_mem_wgen(m, A, L) != g);
+    g = npk_mem_wgen(m, A, L);
+    npk_mem_clear(m);
+    CHECK(npk_mem_wgen(m, A, L) != g);
+    npk_mem_free(m);
+}
+
 int main(void) {
+    test_wgen();
     test_extents();
     test_mem_limit();
     test_sparse_memory();

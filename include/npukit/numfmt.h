@@ -21,6 +21,7 @@
 #ifndef NPUKIT_NUMFMT_H
 #define NPUKIT_NUMFMT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -75,6 +76,35 @@ void npk_bf16_xacc_add_prod(npk_bf16_xacc *a, float s, int w, uint16_t x);
 void npk_bf16_xacc_add_scaled(npk_bf16_xacc *a, float s, int64_t S, int e);
 /* The sum rounded once to BF16 (an exact zero gives +0). */
 uint16_t npk_bf16_xacc_round(npk_bf16_xacc *a);
+
+/* ---- exact INT4 x BF16 GEMV (src/base/q4_gemv.c) ------------------------------
+ * y[n] = round_bf16(old[n] + sum_k s[n][k / G] * w[n][k] * x[k]) with the sum
+ * exact and one RNE rounding: the value of an npk_bf16_xacc fed old[n] and
+ * every product with npk_bf16_xacc_add_prod, bit for bit (NaN, infinities,
+ * 0 * inf, subnormals included), computed with per-chunk integer sums and one
+ * 128-bit add per chunk and output when the terms allow, else the accumulator.
+ * A matrix is prepared once from a pccx weight record's parts and reused
+ * (the pccx model caches them per record); a workspace holds per-row scratch. */
+typedef struct npk_q4_mat npk_q4_mat;
+typedef struct npk_q4_ws npk_q4_ws;
+/* w4: N*K INT4 values, two per byte low nibble first, row n at n*K; scales:
+ * N * ceil(K/G) little-endian binary32 (row n at n*ceil(K/G)), or NULL for
+ * 1.0; G: inputs per scale, 0 or >= K for one per row. */
+int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_t K, uint32_t G, npk_q4_mat **out);
+void npk_q4_mat_free(npk_q4_mat *m);
+/* Host bytes the prepared matrix takes. */
+size_t npk_q4_mat_bytes(const npk_q4_mat *m);
+npk_q4_ws *npk_q4_ws_new(void);
+void npk_q4_ws_free(npk_q4_ws *ws);
+/* One row: x[0..K) BF16, old[0..N) BF16 to add (or NULL), y[0..N). 0 or an npk error. */
+int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uint16_t *y, npk_q4_ws *ws);
+/* The kernel variant: chosen at run time from the CPU (AUTO); tests force each. */
+typedef enum npk_q4_isa { NPK_Q4_AUTO, NPK_Q4_C, NPK_Q4_AVX2, NPK_Q4_AVX512 } npk_q4_isa;
+int npk_q4_isa_supported(npk_q4_isa isa);
+/* Use isa from now on (AUTO: the best the CPU has); -NPK_EINVAL if the CPU lacks it. */
+int npk_q4_set_isa(npk_q4_isa isa);
+npk_q4_isa npk_q4_isa_active(void);
+const char *npk_q4_isa_name(npk_q4_isa isa);
 
 #ifdef __cplusplus
 }

@@ -127,6 +127,15 @@ void *npk_mem_direct(npk_mem *m, uint64_t addr, uint64_t len);
 void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes,
                      size_t beat_bytes);
 
+/* Write generation of [addr, addr+len): a number that changes whenever a byte
+ * of the range may have changed since it was last asked (pokes, fills, device
+ * writes, npk_mem_clear; npk_mem_direct and a writing npk_bus_direct count
+ * as writes of their range, so a host writing through such a pointer takes
+ * it anew before each burst). Conservative: writes near the range (same
+ * 64 KiB block modulo 1 GiB) change it too. Devices use it to keep data
+ * derived from guest memory (the pccx weight cache). */
+uint64_t npk_mem_wgen(const npk_mem *m, uint64_t addr, uint64_t len);
+
 /* Device beat statistics since creation (or npk_mem_reset_stats). */
 typedef struct npk_mem_stats {
     uint64_t read_beats, write_beats, read_bytes, write_bytes, errors, hangs;

@@ -51,6 +51,17 @@ float npk_bf16_to_f32(uint16_t b) {
 }
 
 uint16_t npk_bf16_from_f64(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    uint64_t mag = u & 0x7fffffffffffffffull;
+    /* Normal BF16 results (|x| >= 2^-126, finite): round the 52 fraction bits
+     * to 7 on the bits (ties to even; a carry steps the exponent), rebias. */
+    if (mag >= (uint64_t)(1023 - 126) << 52 && mag < 0x7ff0000000000000ull) {
+        mag = (mag + 0xfffffffffffull + ((mag >> 45) & 1u)) >> 45;
+        uint16_t sg = (uint16_t)(u >> 48 & 0x8000u);
+        if (mag >= (uint64_t)(896 + 255) << 7) return sg | 0x7f80u; /* overflow */
+        return (uint16_t)(sg | (mag - ((uint64_t)896 << 7)));
+    }
     if (isnan(x)) return NPK_BF16_QNAN;
     uint16_t s = signbit(x) ? 0x8000 : 0;
     double a = fabs(x);

@@ -9,6 +9,8 @@
 
 #define PAGE_SHIFT 12
 #define PAGE_SIZE (1u << PAGE_SHIFT)
+#define WGEN_SHIFT 16 /* write generations per 64 KiB block */
+#define WGEN_N 16384u /* blocks tracked (aliased modulo 1 GiB) */
 
 typedef struct page {
     uint64_t pfn;
@@ -51,7 +53,27 @@ struct npk_mem {
     npk_mem_watch_fn watch;
     void *watch_ctx;
     uint64_t limit_pages; /* 0 = no cap */
+    uint64_t wgen;        /* writes so far; wgen_blk[b]: the last one in block b */
+    uint64_t wgen_blk[WGEN_N];
 };
+
+/* Record a write of [addr, addr+len). */
+static void touch(npk_mem *m, uint64_t addr, uint64_t len) {
+    if (!len) return;
+    uint64_t first = addr >> WGEN_SHIFT, last = (addr + (len - 1)) >> WGEN_SHIFT;
+    if (addr + (len - 1) < addr || last - first >= WGEN_N) first = 0, last = WGEN_N - 1;
+    m->wgen++;
+    for (uint64_t b = first; b <= last; b++) m->wgen_blk[b & (WGEN_N - 1)] = m->wgen;
+}
+
+uint64_t npk_mem_wgen(const npk_mem *m, uint64_t addr, uint64_t len) {
+    if (!len) return 0;
+    uint64_t first = addr >> WGEN_SHIFT, last = (addr + (len - 1)) >> WGEN_SHIFT, g = 0;
+    if (addr + (len - 1) < addr || last - first >= WGEN_N) return m->wgen;
+    for (uint64_t b = first; b <= last; b++)
+        if (m->wgen_blk[b & (WGEN_N - 1)] > g) g = m->wgen_blk[b & (WGEN_N - 1)];
+    return g;
+}
 
 npk_mem *npk_mem_new(void) {
     npk_mem *m = calloc(1, sizeof *m);
@@ -67,6 +89,7 @@ npk_mem *npk_mem_new(void) {
 }
 
 void npk_mem_clear(npk_mem *m) {
+    touch(m, 0, UINT64_MAX);
     for (size_t e = 0; e < m->next_n; e++) free(m->ext[e].data);
     free(m->ext);
     m->ext = NULL;
@@ -305,6 +328,7 @@ int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len) {
         return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu wraps around the address space", addr, len);
     int rc = reserve_all(m, addr, len);
     if (rc) return rc;
+    touch(m, addr, len);
     if (m->next_n) ext_copy(m, m, addr, NULL, buf, len);
     else poke_pages(m, addr, buf, len);
     return 0;
@@ -485,11 +509,17 @@ int npk_mem_attach(npk_mem *m, uint64_t base, uint64_t size) {
     return 0;
 }
 
-void *npk_mem_direct(npk_mem *m, uint64_t addr, uint64_t len) {
+static void *ext_ptr(const npk_mem *m, uint64_t addr, uint64_t len) {
     uint64_t next;
     const extent *x = m->next_n ? find_ext(m, addr, &next) : NULL;
     if (!x || len > x->size - (addr - x->base)) return NULL;
     return x->data + (addr - x->base);
+}
+
+void *npk_mem_direct(npk_mem *m, uint64_t addr, uint64_t len) {
+    void *p = ext_ptr(m, addr, len);
+    if (p) touch(m, addr, len); /* the caller may write through the pointer */
+    return p;
 }
 
 void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes,
@@ -497,7 +527,7 @@ void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride,
     if (!rows || !rowbytes || m->nfaults || m->watch || (stride < rowbytes && rows > 1)) return NULL;
     uint64_t span = (rows - 1) * stride + rowbytes;
     if (m->nregions && !find_region(m, base, (size_t)span)) return NULL;
-    void *p = npk_mem_direct(m, base, span);
+    void *p = ext_ptr(m, base, span);
     if (!p) return NULL;
     if (!beat_bytes) beat_bytes = 16;
     uint64_t beats = rows * ((rowbytes + beat_bytes - 1) / beat_bytes);
@@ -505,6 +535,7 @@ void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride,
         m->stats.read_beats += beats;
         m->stats.read_bytes += rows * rowbytes;
     } else {
+        touch(m, base, span);
         m->stats.write_beats += beats;
         m->stats.write_bytes += rows * rowbytes;
     }

@@ -42,6 +42,15 @@ typedef struct {
     int wr_scalar, valid;
 } slot;
 
+#define WC_NB 256 /* weight cache buckets */
+typedef struct wc_ent {
+    struct wc_ent *next;
+    uint64_t addr, rec, gen;
+    uint32_t N, K, G;
+    int wscale;
+    npk_q4_mat *mat;
+} wc_ent;
+
 typedef struct pccx {
     npk_dev dev;
     npk_regfile rf;
@@ -81,10 +90,9 @@ typedef struct pccx {
     size_t buf_cap;
     uint16_t *tmp;
     size_t tmp_cap;
-    int8_t *wv; /* GEMV/GEMM: the record's weights unpacked */
-    size_t wv_cap;
-    int32_t *xa; /* GEMV/GEMM: aligned x, group exponents and flags */
-    size_t xa_cap;
+    npk_q4_ws *qws; /* GEMV/GEMM: the exact kernel's workspace */
+    wc_ent *wc[WC_NB]; /* the weight cache (see wc_find) */
+    uint64_t wc_bytes;
 } pccx;
 
 static pccx *P(npk_dev *d) { return (pccx *)d; }
@@ -221,139 +229,53 @@ static void trace_depth(pccx *p, uint64_t cycle) {
 
 static int l2_ok(const pccx *p, uint64_t lo, uint64_t words) { return lo + words <= p->l2w; }
 
-static uint16_t l2_get(const pccx *p, uint64_t word, uint64_t e) { return p->l2[word * 8 + e]; }
-
 static float bf(uint16_t b) { return npk_bf16_to_f32(b); }
 
 /* ---- GEMV / GEMM ------------------------------------------------------------------ */
 
-static int8_t *wvbuf(pccx *p, size_t n) {
-    void *b = p->wv;
-    if (!grow(&b, &p->wv_cap, n)) return NULL;
-    p->wv = b;
-    return p->wv;
+/* The weight cache: each record read by a GEMV/GEMM, prepared for the exact
+ * kernel (npk_q4_mat: INT4 unpacked and transposed, scales split), keyed by
+ * its address, size and shape and kept while guest memory's write generation
+ * of its bytes (npk_mem_wgen) is unchanged. A hit still runs the record's bus
+ * beats (responses, faults, statistics and latency are those of the read);
+ * only the copy and the unpacking are skipped. Records are not cached past
+ * WC_CAP host bytes (later ones are prepared per instruction). */
+#define WC_CAP ((uint64_t)1 << 30)
+
+static unsigned wc_hash(uint64_t addr) { return (unsigned)((addr >> 4) * 0x9E3779B97F4A7C15ull >> 56); }
+
+static wc_ent *wc_find(pccx *p, uint64_t addr, uint64_t rec, uint32_t N, uint32_t K, uint32_t G, int wscale) {
+    for (wc_ent *e = p->wc[wc_hash(addr)]; e; e = e->next)
+        if (e->addr == addr && e->rec == rec && e->N == N && e->K == K && e->G == G && e->wscale == wscale)
+            return e;
+    return NULL;
 }
 
-static int32_t *xabuf(pccx *p, size_t n) {
-    void *b = p->xa;
-    if (!grow(&b, &p->xa_cap, n * sizeof *p->xa)) return NULL;
-    p->xa = b;
-    return p->xa;
+static void wc_drop(pccx *p, wc_ent *e) {
+    wc_ent **l = &p->wc[wc_hash(e->addr)];
+    while (*l != e) l = &(*l)->next;
+    *l = e->next;
+    p->wc_bytes -= npk_q4_mat_bytes(e->mat);
+    npk_q4_mat_free(e->mat);
+    free(e);
 }
 
-/* n INT4 weights, two per byte low nibble first, to int8. */
-static void unpack_w4(const uint8_t *r, uint64_t n, int8_t *wv) {
-    uint64_t i = 0;
-    for (; i + 1 < n; i += 2) {
-        uint8_t b = r[i / 2];
-        wv[i] = (int8_t)((int)((b & 0xfu) ^ 8u) - 8);
-        wv[i + 1] = (int8_t)((int)((b >> 4) ^ 8u) - 8);
-    }
-    if (i < n) wv[i] = (int8_t)((int)((r[i / 2] & 0xfu) ^ 8u) - 8);
+static void wc_clear(pccx *p) {
+    for (unsigned i = 0; i < WC_NB; i++)
+        while (p->wc[i]) wc_drop(p, p->wc[i]);
 }
 
-/* Largest exponent span of a group's x the integer path takes: significands
- * below 2^8 shifted by at most XSPAN stay below 2^27, so w * a (|w| <= 8) fits
- * an int32 and a group of 65535 sums below 2^47. */
-#define XSPAN 19
-
-/* x[0..K) (BF16) in groups of G: gok[g] 1 when the group is finite with an
- * exponent span <= XSPAN, then ge[g] its least exponent (of a significand
- * unit) and xa[k] = x_k / 2^ge[g] as an exact signed integer. */
-static void xalign(const uint16_t *x, uint64_t K, uint64_t G, int32_t *xa, int32_t *ge, int32_t *gok) {
-    for (uint64_t g = 0, k0 = 0; k0 < K; g++, k0 += G) {
-        uint64_t k1 = k0 + G < K ? k0 + G : K;
-        int lo = 1000, hi = -1000, ok = 1;
-        for (uint64_t k = k0; k < k1; k++) {
-            unsigned ex = (x[k] >> 7) & 0xffu;
-            if (ex == 0xff) ok = 0;
-            if (!(x[k] & 0x7fffu)) continue;
-            int e = ex ? (int)ex - 134 : -133;
-            if (e < lo) lo = e;
-            if (e > hi) hi = e;
-        }
-        if (hi < lo) lo = hi = -133; /* all zeros */
-        if (hi - lo > XSPAN) ok = 0;
-        gok[g] = ok;
-        ge[g] = lo;
-        for (uint64_t k = k0; k < k1; k++) {
-            unsigned ex = (x[k] >> 7) & 0xffu;
-            int32_t mant = (int32_t)((x[k] & 0x7fu) | (ex ? 0x80u : 0));
-            int32_t v = ok && mant ? mant << ((ex ? (int)ex - 134 : -133) - lo) : 0;
-            xa[k] = x[k] & 0x8000u ? -v : v;
-        }
-    }
-}
-
-/* sum w[i] * a[i], exact (|w * a| < 2^31); compiled for AVX-512, AVX2 and
- * plain x86-64 on GCC/Clang x86-64, the best one chosen at load time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPUKIT_NO_CLONES)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic"))) /* -O2's cheap model declines this loop */
-#endif
-static int64_t dot_w4(const int8_t *w, const int32_t *a, uint64_t n) {
-    int64_t s = 0;
-    for (uint64_t i = 0; i < n; i++) s += (int64_t)(w[i] * a[i]);
-    return s;
-}
-
-/* One output of a row whose groups all take the integer path, summed exactly
- * in 128 bits when the terms' exponents are close enough (always in practice:
- * one model row's scales and activations), then rounded once: the same value
- * as the exact accumulator, without its 640-bit clear and normalisation.
- * Returns 0 (nothing written) when the row needs the general accumulator. */
-static int wide_row(const int8_t *wv, const int32_t *xa, const int32_t *ge, const int32_t *gok, uint64_t K, uint64_t G,
-                    uint64_t ngroups, const uint8_t *scl, const uint16_t *old, uint16_t *y) {
-#ifdef __SIZEOF_INT128__
-    enum { MAXT = 128 };
-    __int128 T[MAXT + 1];
-    int P[MAXT + 1], nt = 0, pmin = 1 << 20, tmax = -(1 << 20);
-    if (ngroups > MAXT) return 0;
-    if (old) {
-        unsigned ex = (*old >> 7) & 0xffu;
-        if (ex == 0xff) return 0;
-        int64_t mant = (int64_t)((*old & 0x7fu) | (ex ? 0x80u : 0));
-        if (mant) {
-            T[nt] = *old & 0x8000u ? -mant : mant;
-            P[nt++] = ex ? (int)ex - 134 : -133;
-        }
-    }
-    for (uint64_t g = 0; g < ngroups; g++) {
-        if (!gok[g]) return 0;
-        uint32_t u = 0x3f800000u; /* 1.0f */
-        if (scl) {
-            const uint8_t *q = scl + 4 * g;
-            u = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
-        }
-        unsigned es = (u >> 23) & 0xffu;
-        if (es == 0xff) return 0;
-        int64_t ms = (int64_t)((u & 0x7fffffu) | (es ? 0x800000u : 0));
-        if (!ms) continue;
-        uint64_t k0 = g * G, k1 = k0 + G < K ? k0 + G : K;
-        int64_t S = dot_w4(wv + k0, xa + k0, k1 - k0);
-        if (!S) continue;
-        T[nt] = (__int128)S * (u >> 31 ? -ms : ms);
-        P[nt++] = ge[g] + (es ? (int)es - 150 : -149);
-    }
-    for (int i = 0; i < nt; i++) {
-        unsigned __int128 a = T[i] < 0 ? -(unsigned __int128)T[i] : (unsigned __int128)T[i];
-        int bits = 0;
-        while (a >> bits) bits += 8; /* an upper bound is enough */
-        if (P[i] < pmin) pmin = P[i];
-        if (P[i] + bits > tmax) tmax = P[i] + bits;
-    }
-    if (nt && tmax - pmin > 126 - 8) return 0; /* 129 terms add at most 8 bits */
-    __int128 sum = 0;
-    for (int i = 0; i < nt; i++) sum += T[i] * ((__int128)1 << (P[i] - pmin));
-    unsigned __int128 mag = sum < 0 ? -(unsigned __int128)sum : (unsigned __int128)sum;
-    *y = npk_bf16_round_u128(sum < 0, (uint64_t)(mag >> 64), (uint64_t)mag, nt ? pmin : 0);
+/* Keep mat for the record (takes it); 0 if it was not kept (over the cap). */
+static int wc_put(pccx *p, uint64_t addr, uint64_t rec, uint32_t N, uint32_t K, uint32_t G, int wscale,
+                  npk_q4_mat *mat) {
+    size_t bytes = npk_q4_mat_bytes(mat);
+    if (p->wc_bytes + bytes > WC_CAP) return 0;
+    wc_ent *e = calloc(1, sizeof *e);
+    if (!e) return 0;
+    *e = (wc_ent){p->wc[wc_hash(addr)], addr, rec, npk_mem_wgen(p->dev.mem, addr, rec), N, K, G, wscale, mat};
+    p->wc[wc_hash(addr)] = e;
+    p->wc_bytes += bytes;
     return 1;
-#else
-    (void)wv, (void)xa, (void)ge, (void)gok, (void)K, (void)G, (void)ngroups, (void)scl, (void)old, (void)y;
-    return 0;
-#endif
 }
 
 static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
@@ -369,23 +291,30 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     if (!l2_ok(p, in.src, M * sstride)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
     if (!l2_ok(p, in.dest, M * dstride)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
     int wscale = !!(in.flags & NPK_PCCX_W_SCALE);
-    uint64_t ngroups = div_up(K, G);
     uint64_t wbytes = div_up(div_up(N * K, 2), 16) * 16;
     uint64_t rec = npk_pccx_wrec_size((unsigned)N, (unsigned)K, (unsigned)(ws[2]), wscale);
     const uint64_t ws_addr = reg64(p, NPK_PCCX_WS_ADDR_LO), ws_limit = reg64(p, NPK_PCCX_WS_LIMIT_LO);
     if (ws_limit && (ws_addr + rec > ws_limit || ws_addr + rec < ws_addr))
         return raise_fault(p, NPK_PCCX_FAULT_WS_RANGE, w, ws_addr);
+    uint8_t *r = NULL;
+    uint64_t got = 0, faddr = 0, lat = 0;
+    npk_bus_resp resp = NPK_BUS_OK;
+    wc_ent *hit = NULL;
+    if (!p->timing_only) {
+        hit = wc_find(p, ws_addr, rec, (uint32_t)N, (uint32_t)K, ws[2], wscale);
+        if (hit && npk_mem_wgen(p->dev.mem, ws_addr, rec) != hit->gen) {
+            wc_drop(p, hit); /* written since: read it again */
+            hit = NULL;
+        }
+    }
+    if (p->timing_only || hit) { /* the same beats, responses and latency; no data */
+        resp = npk_bus_copy_in(p->dev.mem, ws_addr, NULL, rec, 16, NULL, &faddr, &lat);
+        got = rec;
+    }
     /* Read the record in 1 MiB pieces (the same 16-byte beats as one copy),
      * growing the buffer only as the bus delivers: a hostile shape (N = K =
      * 65535 is a 2 GiB record) must not make the host allocate gigabytes
      * before the first beat fails (issue 8, found by fuzz_pccx_queue). */
-    uint8_t *r = NULL;
-    uint64_t got = 0, faddr = 0, lat = 0;
-    npk_bus_resp resp = NPK_BUS_OK;
-    if (p->timing_only) { /* the same beats, responses and latency; no data, no arithmetic */
-        resp = npk_bus_copy_in(p->dev.mem, ws_addr, NULL, rec, 16, NULL, &faddr, &lat);
-        got = rec;
-    }
     while (got < rec && resp == NPK_BUS_OK) {
         uint64_t piece = rec - got < (1u << 20) ? rec - got : (1u << 20), l = 0;
         if (!(r = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, ws_addr + got);
@@ -399,61 +328,25 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     }
     if (resp != NPK_BUS_OK) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, faddr);
     if (p->timing_only) goto timing;
-    const uint8_t *scl = r + wbytes;
-    uint16_t *out = tmpbuf(p, M * N);
-    if (!out) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
-    /* The exact accumulation, fast: the INT4 weights unpacked once per
-     * record; per activation row each group's x aligned to integers on the
-     * group's least exponent (xalign); per output and group one integer dot
-     * product (dot_w4), added to the exact accumulator as s * S * 2^e. The same
-     * exact sum as adding every product, so the same single rounding. Groups
-     * holding an infinity or NaN, or whose exponent span is too wide, and
-     * infinite or NaN scales take the per-product path. */
-    int8_t *wv = wvbuf(p, N * K);
-    int32_t *xa = xabuf(p, K + 2 * ngroups);
-    if (!wv || !xa) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
-    int32_t *ge = xa + K, *gok = ge + ngroups;
-    unpack_w4(r, N * K, wv);
-    npk_bf16_xacc acc;
-    for (uint64_t m = 0; m < M; m++) {
-        uint64_t xs = in.src + m * sstride, yd = in.dest + m * dstride;
-        xalign(&p->l2[xs * 8], K, G, xa, ge, gok);
-        for (uint64_t n = 0; n < N; n++) {
-            if (wide_row(wv + n * K, xa, ge, gok, K, G, ngroups, wscale ? scl + 4 * n * ngroups : NULL,
-                         (in.flags & NPK_PCCX_ACCM) ? &p->l2[yd * 8 + n] : NULL, &out[m * N + n]))
-                continue;
-            npk_bf16_xacc_clear(&acc);
-            if (in.flags & NPK_PCCX_ACCM) npk_bf16_xacc_add(&acc, l2_get(p, yd, n));
-            for (uint64_t g = 0; g < ngroups; g++) {
-                float s = 1.0f;
-                if (wscale) {
-                    uint32_t u;
-                    const uint8_t *q = scl + 4 * (n * ngroups + g);
-                    u = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
-                    memcpy(&s, &u, sizeof s);
-                }
-                uint64_t k1 = (g + 1) * G < K ? (g + 1) * G : K;
-                if (gok[g] && isfinite(s)) {
-                    if (s != 0.0f) {
-                        int64_t S = dot_w4(wv + n * K + g * G, xa + g * G, k1 - g * G);
-                        npk_bf16_xacc_add_scaled(&acc, s, S, ge[g]);
-                    }
-                    continue;
-                }
-                for (uint64_t k = g * G; k < k1; k++) {
-                    uint64_t idx = n * K + k;
-                    int v = (r[idx / 2] >> (4 * (idx & 1))) & 0xf;
-                    if (v & 8) v -= 16;
-                    if (v) npk_bf16_xacc_add_prod(&acc, s, v, l2_get(p, xs, k));
-                    else if (npk_bf16_isnan(l2_get(p, xs, k)) || (l2_get(p, xs, k) & 0x7fff) == 0x7f80)
-                        npk_bf16_xacc_add_prod(&acc, s, 0, l2_get(p, xs, k)); /* 0 * inf/NaN = NaN */
-                    else if (isinf(s) || isnan(s))
-                        npk_bf16_xacc_add_prod(&acc, s, 0, l2_get(p, xs, k));
-                }
-            }
-            out[m * N + n] = npk_bf16_xacc_round(&acc);
-        }
+    /* The exact accumulation (src/base/q4_gemv.c): the same value as adding
+     * every product to the exact accumulator, rounded once. */
+    npk_q4_mat *mat = hit ? hit->mat : NULL;
+    int own = 0;
+    if (!mat) {
+        if (npk_q4_mat_new(r, wscale ? r + wbytes : NULL, (uint32_t)N, (uint32_t)K, (uint32_t)G, &mat))
+            return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
+        own = !wc_put(p, ws_addr, rec, (uint32_t)N, (uint32_t)K, ws[2], wscale, mat);
     }
+    uint16_t *out = tmpbuf(p, M * N);
+    if (!p->qws) p->qws = npk_q4_ws_new();
+    int bad = !out || !p->qws;
+    for (uint64_t m = 0; m < M && !bad; m++) {
+        uint64_t xs = in.src + m * sstride, yd = in.dest + m * dstride;
+        bad = npk_q4_gemv(mat, &p->l2[xs * 8], (in.flags & NPK_PCCX_ACCM) ? &p->l2[yd * 8] : NULL, &out[m * N],
+                          p->qws) != 0;
+    }
+    if (own) npk_q4_mat_free(mat);
+    if (bad) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
     for (uint64_t m = 0; m < M; m++)
         memcpy(&p->l2[(in.dest + m * dstride) * 8], &out[m * N], N * sizeof *out);
     if (in.flags & NPK_PCCX_FINDEMAX) {
@@ -975,8 +868,8 @@ static void op_destroy(npk_dev *d) {
     free(p->l2);
     free(p->buf);
     free(p->tmp);
-    free(p->wv);
-    free(p->xa);
+    wc_clear(p);
+    npk_q4_ws_free(p->qws);
     free(p);
 }
 

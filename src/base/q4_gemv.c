@@ -1,0 +1,551 @@
+/* The exact INT4 x BF16 GEMV of the pccx datapath, fast (include/npukit/numfmt.h).
+ *
+ * y[n] = old[n] + sum_g s[n][g] * sum_{k in g} w[n][k] * x[k], summed exactly
+ * and rounded once to BF16 (RNE): the value of the exact accumulator fed one
+ * product at a time (npk_bf16_xacc_add_prod), computed another way.
+ *
+ * Weights (npk_q4_mat, built once per weight record and cached by the caller):
+ * the INT4 values as int8, transposed into blocks of 16 outputs ([block][k][16])
+ * so one vector lane is one output; each scale split into a signed 24-bit
+ * significand and the exponent of its unit.
+ *
+ * Activations (per row): cut into chunks of 8 inside a scale group; each
+ * chunk's values become exact integers on the chunk's least exponent ce
+ * (|xa| < 2^25 when the chunk's exponent span is at most 17). Per output and
+ * chunk S = sum w * xa is exact in int32 (8 terms below 2^28), T = S * sm
+ * exact in int64 (below 2^55), and T * 2^(ce + sx) is added to a 128-bit
+ * two's complement accumulator anchored at the row's least term exponent. The
+ * row is taken only when every term and the sum provably fit (else the
+ * general path below), so the sum is exact, and one rounding gives the BF16.
+ *
+ * The general path (a chunk holding an infinity or NaN, or spanning more than
+ * 17 binades, a non-finite scale or old value, groups not a multiple of 8, a
+ * row whose terms span more than the 128 bits): the exact accumulator per
+ * output, one integer sum per finite chunk (npk_bf16_xacc_add_scaled) and
+ * single products elsewhere.
+ *
+ * The chunk sums and the 128-bit adds have an AVX-512 and an AVX2 version
+ * beside the portable C, chosen at run time (npk_q4_set_isa to force one;
+ * tests run every one the CPU has against the per-product accumulator). */
+#include "npukit/error.h"
+#include "npukit/numfmt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPUKIT_NO_SIMD)
+#define Q4_X86 1
+#include <immintrin.h>
+#endif
+
+#define LANES 16 /* outputs per block: one AVX-512 vector of int32 */
+#define CH 8     /* activations per chunk */
+#define CSPAN 17 /* chunk exponent span: 8 * 8 * 255 * 2^17 < 2^31 */
+#define SX_INF 1000
+#define SX_NAN 1001
+#define CE_BAD INT32_MIN /* a chunk with an infinity or NaN, or spanning more than CSPAN */
+
+struct npk_q4_mat {
+    uint32_t N, K, G, ng;  /* G: inputs per scale (K when one per row), ng groups */
+    uint32_t nch, Kp;      /* chunks of 8, K rounded up to them */
+    uint32_t nb, Np;       /* blocks of 16 outputs, N rounded up to them */
+    int chunked;           /* chunks lie inside groups (G % 8 == 0 or one group) */
+    int fast;              /* chunked and every scale finite */
+    int sxmin, sxmax;      /* exponents of the nonzero finite scales */
+    int8_t *w;             /* [nb][Kp][16] */
+    int32_t *sm;           /* [ng][Np] signed significands (0 for zero) */
+    int16_t *sx;           /* [ng][Np] exponents of their unit; SX_INF / SX_NAN */
+    uint32_t *cg;          /* [nch] the group of each chunk */
+    size_t bytes;
+};
+
+struct npk_q4_ws {
+    size_t kcap, ccap, ncap;
+    int32_t *xa;    /* [Kp] aligned activations */
+    int32_t *ce;    /* [nch] chunk exponent (of the integers' unit) */
+    uint32_t *nz;   /* nonzero chunks */
+    uint64_t *lo, *hi; /* [Np] 128-bit accumulators */
+};
+
+/* ---- ISA choice -------------------------------------------------------------- */
+
+static int isa_active = -1;
+
+int npk_q4_isa_supported(npk_q4_isa isa) {
+    switch (isa) {
+    case NPK_Q4_AUTO:
+    case NPK_Q4_C: return 1;
+#ifdef Q4_X86
+    case NPK_Q4_AVX2: return __builtin_cpu_supports("avx2");
+    case NPK_Q4_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#endif
+    default: return 0;
+    }
+}
+
+const char *npk_q4_isa_name(npk_q4_isa isa) {
+    switch (isa) {
+    case NPK_Q4_AUTO: return "auto";
+    case NPK_Q4_C: return "c";
+    case NPK_Q4_AVX2: return "avx2";
+    case NPK_Q4_AVX512: return "avx512";
+    }
+    return "?";
+}
+
+npk_q4_isa npk_q4_isa_active(void) {
+    if (isa_active < 0) {
+        isa_active = NPK_Q4_C;
+        if (npk_q4_isa_supported(NPK_Q4_AVX512)) isa_active = NPK_Q4_AVX512;
+        else if (npk_q4_isa_supported(NPK_Q4_AVX2)) isa_active = NPK_Q4_AVX2;
+    }
+    return (npk_q4_isa)isa_active;
+}
+
+int npk_q4_set_isa(npk_q4_isa isa) {
+    if (!npk_q4_isa_supported(isa))
+        return npk_err(NPK_EINVAL, "the exact GEMV kernel '%s' is not available on this CPU", npk_q4_isa_name(isa));
+    isa_active = -1;
+    if (isa != NPK_Q4_AUTO) isa_active = (int)isa;
+    return 0;
+}
+
+/* ---- weights ----------------------------------------------------------------- */
+
+void npk_q4_mat_free(npk_q4_mat *m) {
+    if (!m) return;
+    free(m->w);
+    free(m->sm);
+    free(m->sx);
+    free(m->cg);
+    free(m);
+}
+
+size_t npk_q4_mat_bytes(const npk_q4_mat *m) { return m ? m->bytes : 0; }
+
+int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_t K, uint32_t G, npk_q4_mat **out) {
+    *out = NULL;
+    if (!N || !K) return npk_err(NPK_EINVAL, "empty INT4 matrix %ux%u", N, K);
+    if (!G || G > K) G = K;
+    npk_q4_mat *m = calloc(1, sizeof *m);
+    if (!m) return npk_err(NPK_ENOMEM, "out of memory");
+    m->N = N;
+    m->K = K;
+    m->G = G;
+    m->ng = (K + G - 1) / G;
+    m->nch = (K + CH - 1) / CH;
+    m->Kp = m->nch * CH;
+    m->nb = (N + LANES - 1) / LANES;
+    m->Np = m->nb * LANES;
+    m->chunked = G == K || G % CH == 0;
+    size_t nw = (size_t)m->nb * m->Kp * LANES, ns = (size_t)m->ng * m->Np;
+    m->w = calloc(nw, 1);
+    m->sm = calloc(ns, sizeof *m->sm);
+    m->sx = calloc(ns, sizeof *m->sx);
+    m->cg = calloc(m->nch, sizeof *m->cg);
+    if (!m->w || !m->sm || !m->sx || !m->cg) {
+        npk_q4_mat_free(m);
+        return npk_err(NPK_ENOMEM, "out of memory for a %ux%u INT4 matrix", N, K);
+    }
+    m->bytes = sizeof *m + nw + ns * (sizeof *m->sm + sizeof *m->sx) + m->nch * sizeof *m->cg;
+    for (uint32_t c = 0; c < m->nch; c++) m->cg[c] = c * CH / G;
+    for (uint32_t n = 0; n < N; n++) {
+        int8_t *wb = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
+        for (uint32_t k = 0; k < K; k++) {
+            uint64_t i = (uint64_t)n * K + k;
+            int v = (w4[i / 2] >> (4 * (i & 1))) & 0xf;
+            wb[(size_t)k * LANES] = (int8_t)((v ^ 8) - 8);
+        }
+    }
+    int fast = m->chunked, lo = 1 << 20, hi = -(1 << 20);
+    for (uint32_t n = 0; n < N; n++)
+        for (uint32_t g = 0; g < m->ng; g++) {
+            uint32_t u = 0x3f800000u; /* 1.0f */
+            if (scales) {
+                const uint8_t *q = scales + 4 * ((size_t)n * m->ng + g);
+                u = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+            }
+            unsigned es = (u >> 23) & 0xffu;
+            uint32_t fr = u & 0x7fffffu;
+            int32_t sm;
+            int sx;
+            if (es == 0xff) {
+                fast = 0;
+                sm = u >> 31 ? -1 : 1;
+                sx = fr ? SX_NAN : SX_INF;
+            } else {
+                int32_t ms = (int32_t)(fr | (es ? 0x800000u : 0));
+                sm = u >> 31 ? -ms : ms;
+                sx = es ? (int)es - 150 : -149;
+                if (ms) {
+                    if (sx < lo) lo = sx;
+                    if (sx > hi) hi = sx;
+                }
+            }
+            m->sm[(size_t)g * m->Np + n] = sm;
+            m->sx[(size_t)g * m->Np + n] = (int16_t)sx;
+        }
+    if (hi < lo) lo = hi = 0;
+    m->sxmin = lo;
+    m->sxmax = hi;
+    /* zero scales and padding lanes: an exponent inside the range keeps shifts small */
+    for (size_t i = 0; i < ns; i++)
+        if (!m->sm[i]) m->sx[i] = (int16_t)lo;
+    for (uint32_t g = 0; g < m->ng; g++)
+        for (uint32_t n = N; n < m->Np; n++) m->sx[(size_t)g * m->Np + n] = (int16_t)lo;
+    m->fast = fast;
+    *out = m;
+    return 0;
+}
+
+static float scale_of(const npk_q4_mat *m, uint32_t n, uint32_t g) {
+    int32_t sm = m->sm[(size_t)g * m->Np + n];
+    int sx = m->sx[(size_t)g * m->Np + n];
+    if (sx == SX_NAN) return NAN;
+    if (sx == SX_INF) return sm < 0 ? -INFINITY : INFINITY;
+    return ldexpf((float)sm, sx); /* exact: the scale it came from (up to the sign of a zero) */
+}
+
+static int weight(const npk_q4_mat *m, uint32_t n, uint32_t k) {
+    return m->w[(size_t)(n / LANES) * m->Kp * LANES + (size_t)k * LANES + n % LANES];
+}
+
+/* ---- workspace ----------------------------------------------------------------- */
+
+npk_q4_ws *npk_q4_ws_new(void) { return calloc(1, sizeof(npk_q4_ws)); }
+
+void npk_q4_ws_free(npk_q4_ws *ws) {
+    if (!ws) return;
+    free(ws->xa);
+    free(ws->ce);
+    free(ws->nz);
+    free(ws->lo);
+    free(ws->hi);
+    free(ws);
+}
+
+static int ws_fit(npk_q4_ws *ws, const npk_q4_mat *m) {
+    if (ws->kcap < m->Kp) {
+        int32_t *xa = realloc(ws->xa, m->Kp * sizeof *xa);
+        if (!xa) return -1;
+        ws->xa = xa;
+        ws->kcap = m->Kp;
+    }
+    if (ws->ccap < m->nch) {
+        int32_t *ce = realloc(ws->ce, m->nch * sizeof *ce);
+        if (ce) ws->ce = ce;
+        uint32_t *nz = realloc(ws->nz, m->nch * sizeof *nz);
+        if (nz) ws->nz = nz;
+        if (!ce || !nz) return -1;
+        ws->ccap = m->nch;
+    }
+    if (ws->ncap < m->Np) {
+        uint64_t *lo = realloc(ws->lo, m->Np * sizeof *lo);
+        if (lo) ws->lo = lo;
+        uint64_t *hi = realloc(ws->hi, m->Np * sizeof *hi);
+        if (hi) ws->hi = hi;
+        if (!lo || !hi) return -1;
+        ws->ncap = m->Np;
+    }
+    return 0;
+}
+
+/* ---- activations ----------------------------------------------------------------- */
+
+/* The exponent of a finite BF16's significand unit (0 for zeros, not used). */
+static int unit_exp(uint16_t b) {
+    unsigned ex = (b >> 7) & 0xffu;
+    return ex ? (int)ex - 134 : -133;
+}
+
+typedef struct {
+    int ok;            /* every chunk finite with span <= CSPAN */
+    uint32_t nnz;      /* chunks holding a nonzero value */
+    int cemin, cemax, chimax;
+} xrow;
+
+/* x[0..K) into ws->xa / ws->ce / ws->nz. */
+static void xsplit(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *r) {
+    r->ok = 1;
+    r->nnz = 0;
+    r->cemin = 1 << 20;
+    r->cemax = r->chimax = -(1 << 20);
+    for (uint32_t c = 0; c < m->nch; c++) {
+        uint32_t k0 = c * CH, k1 = k0 + CH < m->K ? k0 + CH : m->K;
+        int lo = 1 << 20, hi = -(1 << 20), ok = 1;
+        for (uint32_t k = k0; k < k1; k++) {
+            uint16_t b = x[k];
+            if ((b & 0x7f80u) == 0x7f80u) ok = 0;
+            if (!(b & 0x7fffu)) continue;
+            int e = unit_exp(b);
+            if (e < lo) lo = e;
+            if (e > hi) hi = e;
+        }
+        int32_t *xa = ws->xa + k0;
+        ws->ce[c] = lo;
+        if (!ok || (hi >= lo && hi - lo > CSPAN)) {
+            r->ok = 0;
+            ok = 0;
+            ws->ce[c] = CE_BAD;
+        }
+        for (uint32_t k = k0; k < k0 + CH; k++) {
+            int32_t v = 0;
+            if (ok && k < k1 && (x[k] & 0x7fffu)) {
+                int32_t mant = (int32_t)((x[k] & 0x7fu) | ((x[k] & 0x7f80u) ? 0x80u : 0));
+                v = mant << (unit_exp(x[k]) - lo);
+                if (x[k] & 0x8000u) v = -v;
+            }
+            xa[k - k0] = v;
+        }
+        if (!ok || hi < lo) continue; /* the general path, or all zeros */
+        ws->nz[r->nnz++] = c;
+        if (lo < r->cemin) r->cemin = lo;
+        if (lo > r->cemax) r->cemax = lo;
+        if (hi > r->chimax) r->chimax = hi;
+    }
+}
+
+/* ---- 128-bit accumulation --------------------------------------------------------- */
+
+/* (hi:lo) += T * 2^sh, 0 <= sh < 128, two's complement (the caller bounds the sum). */
+static inline void add128(uint64_t *lo, uint64_t *hi, int64_t T, int sh) {
+    uint64_t u = (uint64_t)T, sign = T < 0 ? ~(uint64_t)0 : 0, al, ah;
+    if (sh == 0) {
+        al = u;
+        ah = sign;
+    } else if (sh < 64) {
+        al = u << sh;
+        ah = (u >> (64 - sh)) | (sign << sh);
+    } else {
+        al = 0;
+        ah = u << (sh - 64);
+    }
+    *lo += al;
+    *hi += ah + (*lo < al);
+}
+
+/* ---- the row kernels: every nonzero chunk into ws->lo/hi[0..Np) ------------------------ */
+
+static void row_c(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base) {
+    for (uint32_t b = 0; b < m->nb; b++) {
+        const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
+        uint64_t *lo = ws->lo + (size_t)b * LANES, *hi = ws->hi + (size_t)b * LANES;
+        for (uint32_t i = 0; i < r->nnz; i++) {
+            uint32_t c = ws->nz[i], g = m->cg[c];
+            const int8_t *wc = wb + (size_t)c * CH * LANES;
+            const int32_t *xc = ws->xa + (size_t)c * CH;
+            int32_t S[LANES] = {0};
+            for (int k = 0; k < CH; k++) {
+                int32_t xv = xc[k];
+                if (!xv) continue;
+                for (int j = 0; j < LANES; j++) S[j] += wc[k * LANES + j] * xv;
+            }
+            const int32_t *sm = m->sm + (size_t)g * m->Np + (size_t)b * LANES;
+            const int16_t *sx = m->sx + (size_t)g * m->Np + (size_t)b * LANES;
+            int d = ws->ce[c] - base;
+            for (int j = 0; j < LANES; j++)
+                if (S[j]) add128(&lo[j], &hi[j], (int64_t)S[j] * sm[j], d + sx[j]);
+        }
+    }
+}
+
+#ifdef Q4_X86
+/* The same with 16 lanes per vector; shifts below 64 (the caller checks). */
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) static void row_avx512(const npk_q4_mat *m,
+                                                                                     const npk_q4_ws *ws,
+                                                                                     const xrow *r, int base) {
+    const __m512i m1 = _mm512_set1_epi64(-1), c64 = _mm512_set1_epi64(64);
+    for (uint32_t b = 0; b < m->nb; b++) {
+        const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
+        uint64_t *plo = ws->lo + (size_t)b * LANES, *phi = ws->hi + (size_t)b * LANES;
+        __m512i lo0 = _mm512_loadu_si512(plo), lo1 = _mm512_loadu_si512(plo + 8);
+        __m512i hi0 = _mm512_loadu_si512(phi), hi1 = _mm512_loadu_si512(phi + 8);
+        for (uint32_t i = 0; i < r->nnz; i++) {
+            uint32_t c = ws->nz[i], g = m->cg[c];
+            const int8_t *wc = wb + (size_t)c * CH * LANES;
+            const int32_t *xc = ws->xa + (size_t)c * CH;
+            __m512i S = _mm512_setzero_si512();
+            for (int k = 0; k < CH; k++) {
+                __m512i w = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(wc + k * LANES)));
+                S = _mm512_add_epi32(S, _mm512_mullo_epi32(w, _mm512_set1_epi32(xc[k])));
+            }
+            const int32_t *sm = m->sm + (size_t)g * m->Np + (size_t)b * LANES;
+            const int16_t *sx = m->sx + (size_t)g * m->Np + (size_t)b * LANES;
+            __m512i smv = _mm512_loadu_si512(sm);
+            __m256i sxv = _mm256_loadu_si256((const __m256i *)sx);
+            __m512i d = _mm512_set1_epi64(ws->ce[c] - base);
+            __m512i T0 = _mm512_mul_epi32(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(S)),
+                                          _mm512_cvtepi32_epi64(_mm512_castsi512_si256(smv)));
+            __m512i T1 = _mm512_mul_epi32(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(S, 1)),
+                                          _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(smv, 1)));
+            __m512i s0 = _mm512_add_epi64(_mm512_cvtepi16_epi64(_mm256_castsi256_si128(sxv)), d);
+            __m512i s1 = _mm512_add_epi64(_mm512_cvtepi16_epi64(_mm256_extracti128_si256(sxv, 1)), d);
+            __m512i a0 = _mm512_sllv_epi64(T0, s0), a1 = _mm512_sllv_epi64(T1, s1);
+            /* the high word: T >> (64 - sh) arithmetic (a count of 64 fills with the sign) */
+            __m512i h0 = _mm512_srav_epi64(T0, _mm512_sub_epi64(c64, s0));
+            __m512i h1 = _mm512_srav_epi64(T1, _mm512_sub_epi64(c64, s1));
+            lo0 = _mm512_add_epi64(lo0, a0);
+            lo1 = _mm512_add_epi64(lo1, a1);
+            __mmask8 k0 = _mm512_cmplt_epu64_mask(lo0, a0), k1 = _mm512_cmplt_epu64_mask(lo1, a1);
+            hi0 = _mm512_add_epi64(hi0, h0);
+            hi1 = _mm512_add_epi64(hi1, h1);
+            hi0 = _mm512_mask_sub_epi64(hi0, k0, hi0, m1); /* + 1 where the low word carried */
+            hi1 = _mm512_mask_sub_epi64(hi1, k1, hi1, m1);
+        }
+        _mm512_storeu_si512(plo, lo0);
+        _mm512_storeu_si512(plo + 8, lo1);
+        _mm512_storeu_si512(phi, hi0);
+        _mm512_storeu_si512(phi + 8, hi1);
+    }
+}
+
+/* (hi:lo) += T * 2^sh for 4 lanes, 0 <= sh < 64. */
+__attribute__((target("avx2"))) static inline void acc4_avx2(__m256i *lo, __m256i *hi, __m256i T, __m256i sh) {
+    const __m256i c64 = _mm256_set1_epi64x(64), flip = _mm256_set1_epi64x((long long)0x8000000000000000ull);
+    __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), T);
+    __m256i a = _mm256_sllv_epi64(T, sh);
+    /* T >> (64 - sh) arithmetic: the logical shift (0 for a count of 64) with the sign above */
+    __m256i h = _mm256_or_si256(_mm256_srlv_epi64(T, _mm256_sub_epi64(c64, sh)), _mm256_sllv_epi64(sign, sh));
+    __m256i n = _mm256_add_epi64(*lo, a);
+    __m256i carry = _mm256_cmpgt_epi64(_mm256_xor_si256(a, flip), _mm256_xor_si256(n, flip)); /* n <u a: -1 */
+    *lo = n;
+    *hi = _mm256_sub_epi64(_mm256_add_epi64(*hi, h), carry);
+}
+
+__attribute__((target("avx2"))) static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
+                                                     int base) {
+    for (uint32_t b = 0; b < m->nb; b++) {
+        const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
+        uint64_t *plo = ws->lo + (size_t)b * LANES, *phi = ws->hi + (size_t)b * LANES;
+        __m256i lo[4], hi[4];
+        for (int q = 0; q < 4; q++) {
+            lo[q] = _mm256_loadu_si256((const __m256i *)(plo + 4 * q));
+            hi[q] = _mm256_loadu_si256((const __m256i *)(phi + 4 * q));
+        }
+        for (uint32_t i = 0; i < r->nnz; i++) {
+            uint32_t c = ws->nz[i], g = m->cg[c];
+            const int8_t *wc = wb + (size_t)c * CH * LANES;
+            const int32_t *xc = ws->xa + (size_t)c * CH;
+            __m256i S0 = _mm256_setzero_si256(), S1 = _mm256_setzero_si256();
+            for (int k = 0; k < CH; k++) {
+                __m128i w8 = _mm_loadu_si128((const __m128i *)(wc + k * LANES));
+                __m256i xv = _mm256_set1_epi32(xc[k]);
+                S0 = _mm256_add_epi32(S0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(w8), xv));
+                S1 = _mm256_add_epi32(S1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(w8, 8)), xv));
+            }
+            const int32_t *sm = m->sm + (size_t)g * m->Np + (size_t)b * LANES;
+            const int16_t *sx = m->sx + (size_t)g * m->Np + (size_t)b * LANES;
+            __m256i d = _mm256_set1_epi64x(ws->ce[c] - base);
+            __m256i sm0 = _mm256_loadu_si256((const __m256i *)sm), sm1 = _mm256_loadu_si256((const __m256i *)(sm + 8));
+            __m128i sx0 = _mm_loadu_si128((const __m128i *)sx), sx1 = _mm_loadu_si128((const __m128i *)(sx + 8));
+            __m256i Sv[4] = {_mm256_cvtepi32_epi64(_mm256_castsi256_si128(S0)),
+                             _mm256_cvtepi32_epi64(_mm256_extracti128_si256(S0, 1)),
+                             _mm256_cvtepi32_epi64(_mm256_castsi256_si128(S1)),
+                             _mm256_cvtepi32_epi64(_mm256_extracti128_si256(S1, 1))};
+            __m256i Mv[4] = {_mm256_cvtepi32_epi64(_mm256_castsi256_si128(sm0)),
+                             _mm256_cvtepi32_epi64(_mm256_extracti128_si256(sm0, 1)),
+                             _mm256_cvtepi32_epi64(_mm256_castsi256_si128(sm1)),
+                             _mm256_cvtepi32_epi64(_mm256_extracti128_si256(sm1, 1))};
+            __m256i Xv[4] = {_mm256_cvtepi16_epi64(sx0), _mm256_cvtepi16_epi64(_mm_srli_si128(sx0, 8)),
+                             _mm256_cvtepi16_epi64(sx1), _mm256_cvtepi16_epi64(_mm_srli_si128(sx1, 8))};
+            for (int q = 0; q < 4; q++)
+                acc4_avx2(&lo[q], &hi[q], _mm256_mul_epi32(Sv[q], Mv[q]), _mm256_add_epi64(Xv[q], d));
+        }
+        for (int q = 0; q < 4; q++) {
+            _mm256_storeu_si256((__m256i *)(plo + 4 * q), lo[q]);
+            _mm256_storeu_si256((__m256i *)(phi + 4 * q), hi[q]);
+        }
+    }
+}
+#endif
+
+/* ---- one row ------------------------------------------------------------------------ */
+
+/* The general path for output n: the exact accumulator. */
+static uint16_t general(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, const npk_q4_ws *ws,
+                        int split, uint32_t n) {
+    npk_bf16_xacc acc;
+    npk_bf16_xacc_clear(&acc);
+    if (old) npk_bf16_xacc_add(&acc, old[n]);
+    for (uint32_t c = 0; c < m->nch; c++) {
+        uint32_t k0 = c * CH, k1 = k0 + CH < m->K ? k0 + CH : m->K;
+        if (split && ws->ce[c] != CE_BAD) { /* a finite chunk of a narrow span: its aligned integers */
+            float s = scale_of(m, n, m->cg[c]);
+            if (isfinite(s)) {
+                int64_t S = 0;
+                for (uint32_t k = k0; k < k1; k++) S += (int64_t)weight(m, n, k) * ws->xa[k];
+                if (S) npk_bf16_xacc_add_scaled(&acc, s, S, ws->ce[c]);
+                continue;
+            }
+        }
+        for (uint32_t k = k0; k < k1; k++) {
+            uint32_t g = k / m->G;
+            npk_bf16_xacc_add_prod(&acc, scale_of(m, n, g), weight(m, n, k), x[k]);
+        }
+    }
+    return npk_bf16_xacc_round(&acc);
+}
+
+int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uint16_t *y, npk_q4_ws *ws) {
+    if (ws_fit(ws, m)) return npk_err(NPK_ENOMEM, "out of memory for the GEMV workspace");
+    xrow r = {0};
+    int split = m->chunked;
+    if (split) xsplit(m, x, ws, &r);
+    int fast = m->fast && r.ok;
+    int base = 0, top = -(1 << 20);
+    if (fast) {
+        base = r.nnz ? r.cemin + m->sxmin : 1 << 20;
+        if (r.nnz) top = r.chimax + 38 + m->sxmax;
+        if (old)
+            for (uint32_t n = 0; n < m->N && fast; n++) {
+                uint16_t b = old[n];
+                if ((b & 0x7f80u) == 0x7f80u) fast = 0;
+                else if (b & 0x7fffu) {
+                    int e = unit_exp(b);
+                    if (e < base) base = e;
+                    if (e + 8 > top) top = e + 8;
+                }
+            }
+        int lg = 0;
+        while ((1u << lg) < r.nnz + 2u) lg++;
+        if (base == 1 << 20) base = 0; /* nothing nonzero: every output is +0 */
+        if (top + lg - base > 126) fast = 0;
+    }
+    if (!fast) {
+        for (uint32_t n = 0; n < m->N; n++) y[n] = general(m, x, old, ws, split, n);
+        return 0;
+    }
+    memset(ws->lo, 0, m->Np * sizeof *ws->lo);
+    memset(ws->hi, 0, m->Np * sizeof *ws->hi);
+    if (old)
+        for (uint32_t n = 0; n < m->N; n++) {
+            uint16_t b = old[n];
+            if (!(b & 0x7fffu)) continue;
+            int64_t mant = (int64_t)((b & 0x7fu) | ((b & 0x7f80u) ? 0x80u : 0));
+            add128(&ws->lo[n], &ws->hi[n], b & 0x8000u ? -mant : mant, unit_exp(b) - base);
+        }
+    int isa = (int)npk_q4_isa_active();
+    int sh64 = !r.nnz || r.cemax + m->sxmax - base < 64;
+#ifdef Q4_X86
+    if (isa == NPK_Q4_AVX512 && sh64) row_avx512(m, ws, &r, base);
+    else if (isa == NPK_Q4_AVX2 && sh64) row_avx2(m, ws, &r, base);
+    else row_c(m, ws, &r, base);
+#else
+    (void)isa;
+    (void)sh64;
+    row_c(m, ws, &r, base);
+#endif
+    for (uint32_t n = 0; n < m->N; n++) {
+        uint64_t lo = ws->lo[n], hi = ws->hi[n];
+        int neg = hi >> 63;
+        if (neg) { /* magnitude of the two's complement */
+            lo = ~lo + 1;
+            hi = ~hi + (lo == 0);
+        }
+        y[n] = npk_bf16_round_u128(neg, hi, lo, base);
+    }
+    return 0;
+}

@@ -1,0 +1,202 @@
+/* The exact INT4 x BF16 GEMV kernel (src/base/q4_gemv.c) and the fast
+ * double -> BF16 rounding, against independent references:
+ * - every kernel variant the CPU has (portable C, AVX2, AVX-512) equals the
+ *   exact accumulator fed one product at a time (npk_bf16_xacc_add_prod) on
+ *   random data: narrow and wide exponent spans, subnormals, zeros, the
+ *   largest exponents (overflow to infinity), infinities and NaNs in x, in the
+ *   scales and in the old values, zero and subnormal scales, group sizes that
+ *   are and are not multiples of the kernel's chunks, odd N and K;
+ * - npk_bf16_from_f64 equals the nearest-even choice between the two BF16
+ *   neighbours of x, made with exact double comparisons. */
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npukit/error.h"
+#include "npukit/numfmt.h"
+
+static uint64_t rs = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(void) {
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (uint32_t)(rs >> 16);
+}
+
+/* A BF16 with a random sign and significand, exponent field in [lo, hi]. */
+static uint16_t rbf(int lo, int hi) {
+    unsigned e = (unsigned)(lo + (int)(rnd() % (unsigned)(hi - lo + 1)));
+    return (uint16_t)((rnd() & 0x8000u) | e << 7 | (rnd() & 0x7fu));
+}
+
+/* mode 0: one binade band (the fast path); 1: wide spans; 2: any bits with
+ * specials; 3: the largest exponents (overflow); 4: tiny (subnormal) values. */
+static uint16_t rx(int mode) {
+    switch (mode) {
+    case 0: return rbf(120, 130);
+    case 1: return rnd() % 4 ? rbf(100, 150) : rbf(1, 254);
+    case 2: {
+        uint16_t v = (uint16_t)rnd();
+        if ((v & 0x7f80) == 0x7f80 && rnd() % 8) v &= 0xbfff;
+        if (rnd() % 16 == 0) v &= 0x807f;
+        return v;
+    }
+    case 3: return rbf(240, 254);
+    default: return rnd() % 2 ? (uint16_t)(rnd() & 0x807fu) : rbf(1, 8);
+    }
+}
+
+static float rscale(int mode) {
+    uint32_t u = rnd() << 1 ^ rnd();
+    if (mode < 2) u = (u & 0x807fffffu) | (uint32_t)(118 + rnd() % 16) << 23;
+    else if (mode == 2) {
+        if ((u & 0x7f800000u) == 0x7f800000u && rnd() % 8) u &= 0xbfffffffu;
+        if (rnd() % 32 == 0) u &= 0x807fffffu; /* subnormal or zero */
+    } else if (mode == 3) u = (u & 0x807fffffu) | (uint32_t)(200 + rnd() % 54) << 23;
+    else u = (u & 0x807fffffu) | (uint32_t)(rnd() % 8) << 23;
+    if (rnd() % 64 == 0) u &= 0x80000000u; /* a zero scale */
+    float s;
+    memcpy(&s, &u, sizeof s);
+    return s;
+}
+
+static int same(uint16_t a, uint16_t b) { return a == b || (npk_bf16_isnan(a) && npk_bf16_isnan(b)); }
+
+static unsigned failures;
+
+static void gemv_case(unsigned N, unsigned K, unsigned G, int mode, int with_old) {
+    unsigned GG = G && G < K ? G : K, ng = (K + GG - 1) / GG;
+    int8_t *q = malloc((size_t)N * K);
+    uint8_t *w4 = calloc(((size_t)N * K + 1) / 2, 1), *sb = malloc((size_t)N * ng * 4);
+    float *s = malloc(sizeof *s * N * ng);
+    uint16_t *x = malloc(sizeof *x * K), *old = malloc(sizeof *old * N), *want = malloc(sizeof *want * N),
+             *got = malloc(sizeof *got * N);
+    for (size_t i = 0; i < (size_t)N * K; i++) {
+        q[i] = (int8_t)((int)(rnd() % 16) - 8);
+        w4[i / 2] |= (uint8_t)((q[i] & 0xf) << (4 * (i & 1)));
+    }
+    for (size_t i = 0; i < (size_t)N * ng; i++) {
+        s[i] = rscale(mode);
+        uint32_t u;
+        memcpy(&u, &s[i], 4);
+        for (int b = 0; b < 4; b++) sb[4 * i + (size_t)b] = (uint8_t)(u >> (8 * b));
+    }
+    for (unsigned k = 0; k < K; k++) x[k] = rx(mode);
+    if (mode == 0 && K > 16) /* a zero chunk and an exact cancellation */
+        for (unsigned k = 8; k < 16; k++) x[k] = 0;
+    for (unsigned n = 0; n < N; n++) old[n] = rx(mode);
+    for (unsigned n = 0; n < N; n++) {
+        npk_bf16_xacc a;
+        npk_bf16_xacc_clear(&a);
+        if (with_old) npk_bf16_xacc_add(&a, old[n]);
+        for (unsigned k = 0; k < K; k++) npk_bf16_xacc_add_prod(&a, s[n * ng + k / GG], q[(size_t)n * K + k], x[k]);
+        want[n] = npk_bf16_xacc_round(&a);
+    }
+    npk_q4_mat *m = NULL;
+    npk_q4_ws *ws = npk_q4_ws_new();
+    CHECK_EQ(npk_q4_mat_new(w4, sb, N, K, G, &m), 0);
+    CHECK(ws != NULL);
+    for (int isa = NPK_Q4_C; isa <= NPK_Q4_AVX512 && m && ws; isa++) {
+        if (!npk_q4_isa_supported((npk_q4_isa)isa)) continue;
+        CHECK_EQ(npk_q4_set_isa((npk_q4_isa)isa), 0);
+        memset(got, 0x55, sizeof *got * N);
+        CHECK_EQ(npk_q4_gemv(m, x, with_old ? old : NULL, got, ws), 0);
+        for (unsigned n = 0; n < N; n++)
+            if (!same(got[n], want[n]) && failures++ < 8)
+                fprintf(stderr, "%s N%u K%u G%u mode %d old %d: y[%u] = 0x%04x, per-product 0x%04x\n",
+                        npk_q4_isa_name((npk_q4_isa)isa), N, K, G, mode, with_old, n, got[n], want[n]);
+    }
+    CHECK_EQ(npk_q4_set_isa(NPK_Q4_AUTO), 0);
+    npk_q4_mat_free(m);
+    npk_q4_ws_free(ws);
+    free(q);
+    free(w4);
+    free(sb);
+    free(s);
+    free(x);
+    free(old);
+    free(want);
+    free(got);
+}
+
+static void test_gemv(void) {
+    static const unsigned shapes[][3] = {{64, 64, 8}, {40, 172, 32}, {17, 61, 0}, {8, 100, 7}, {33, 288, 8},
+                                         {16, 24, 16}, {5, 9, 8}, {1, 8, 0}, {31, 768, 64}, {20, 40, 40}};
+    for (int rep = 0; rep < 3; rep++)
+        for (int mode = 0; mode < 5; mode++)
+            for (unsigned i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+                gemv_case(shapes[i][0], shapes[i][1], shapes[i][2], mode, (int)(i + (unsigned)rep) % 2);
+    CHECK_EQ(failures, 0);
+    CHECK(npk_q4_isa_supported(NPK_Q4_C));
+    printf("exact GEMV kernel: %s (c%s%s checked)\n", npk_q4_isa_name(npk_q4_isa_active()),
+           npk_q4_isa_supported(NPK_Q4_AVX2) ? ", avx2" : "", npk_q4_isa_supported(NPK_Q4_AVX512) ? ", avx512" : "");
+}
+
+/* A hand case: 1.5 * (3 * 2 + -2 * 3) + 2^-133 (the least subnormal) = the subnormal. */
+static void test_gemv_hand(void) {
+    uint8_t w4[1] = {(uint8_t)(3 | (0xe << 4))}; /* w = 3, -2 */
+    uint8_t sb[4] = {0, 0, 0xc0, 0x3f};          /* 1.5f */
+    uint16_t x[2] = {0x4000, 0x4040}, old = 0x0001, y = 0;
+    npk_q4_mat *m = NULL;
+    npk_q4_ws *ws = npk_q4_ws_new();
+    CHECK_EQ(npk_q4_mat_new(w4, sb, 1, 2, 0, &m), 0);
+    CHECK_EQ(npk_q4_gemv(m, x, &old, &y, ws), 0);
+    CHECK_EQ(y, 0x0001);
+    CHECK_EQ(npk_q4_gemv(m, x, NULL, &y, ws), 0);
+    CHECK_EQ(y, 0x0000); /* an exact zero is +0 */
+    x[0] = 0x7f80;       /* inf * 3 - ... = inf */
+    CHECK_EQ(npk_q4_gemv(m, x, NULL, &y, ws), 0);
+    CHECK_EQ(y, 0x7f80);
+    CHECK_EQ(npk_q4_set_isa((npk_q4_isa)99), -NPK_EINVAL);
+    npk_q4_mat_free(m);
+    npk_q4_ws_free(ws);
+}
+
+/* The BF16 nearest x (ties to even) from its two neighbours, by exact comparisons. */
+static uint16_t ref_bf16(double x) {
+    if (isnan(x)) return NPK_BF16_QNAN;
+    uint16_t sg = signbit(x) ? 0x8000 : 0;
+    double a = fabs(x);
+    int e;
+    frexp(a, &e);
+    int q = e - 1 - 7 < -133 ? -133 : e - 1 - 7; /* unit of the BF16 significand at a's binade */
+    double lo = floor(ldexp(a, -q)), hi = lo + 1, r = ldexp(a, -q);
+    double n = r - lo < hi - r ? lo : r - lo > hi - r ? hi : (fmod(lo, 2) == 0 ? lo : hi);
+    double v = ldexp(n, q);
+    if (v >= 0x1p128) return sg | 0x7f80;
+    float f = (float)v; /* exact: a BF16 value */
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)(sg | u >> 16);
+}
+
+static void test_from_f64(void) {
+    unsigned bad = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint64_t u = (uint64_t)rnd() << 32 | rnd();
+        if (i % 2) u = (u & 0x800fffffffffffffull) | (uint64_t)(1023 - 140 + rnd() % 290) << 52;
+        if (i % 5 == 0) u &= ~((1ull << (rnd() % 46)) - 1); /* ties and exact values */
+        if (i % 11 == 0) u = (u | 1ull << 44) & ~((1ull << 44) - 1); /* exact ties */
+        double x;
+        memcpy(&x, &u, 8);
+        if (isinf(x)) continue;
+        if (!same(npk_bf16_from_f64(x), ref_bf16(x)) && bad++ < 5)
+            fprintf(stderr, "bf16(%a) = 0x%04x, nearest 0x%04x\n", x, npk_bf16_from_f64(x), ref_bf16(x));
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(npk_bf16_from_f64(0x1.ffp127), 0x7f80); /* the tie above the largest (0x1.fep127) rounds to inf */
+    CHECK_EQ(npk_bf16_from_f64(0x1.fefffp127), 0x7f7f);
+    CHECK_EQ(npk_bf16_from_f64(-0x1p-126), 0x8080);
+    CHECK_EQ(npk_bf16_from_f64(0x1.01p0), 0x3f80); /* tie to even, down */
+    CHECK_EQ(npk_bf16_from_f64(0x1.03p0), 0x3f82); /* tie to even, up */
+}
+
+int main(void) {
+    test_gemv();
+    test_gemv_hand();
+    test_from_f64();
+    return CHECK_DONE();
+}
