@@ -52,6 +52,14 @@ size_t npk_trace_events(const npk_trace *t, const char *process, const char *tra
  * events of a process/track (track NULL = all tracks); events without it
  * count 0. */
 uint64_t npk_trace_sum_arg(const npk_trace *t, const char *process, const char *track, const char *key);
+/* The i-th complete event (in recording order) of a process/track: its start
+ * cycle and duration. Returns 0, or -1 when there are not that many. */
+int npk_trace_event_at(const npk_trace *t, const char *process, const char *track, size_t i, uint64_t *start,
+                       uint64_t *dur);
+/* Cycles during which an event of track a and an event of track b of the same
+ * process are both in progress (the intersection of the two tracks' busy
+ * unions): how much two engines overlapped. */
+uint64_t npk_trace_overlap_cycles(const npk_trace *t, const char *process, const char *track_a, const char *track_b);
 /* Write the JSON document. Returns 0 or -NPK_EIO. */
 int npk_trace_write(const npk_trace *t, FILE *f);
 int npk_trace_write_file(const npk_trace *t, const char *path);

@@ -11,7 +11,10 @@
  * functional effect is applied at its start cycle (inside step() or the
  * INSTR_HI write when it can start at once), and the device stays BUSY until
  * its completion. Sync instructions hold the front end until they complete;
- * async MEMCPY/CVO release it after one issue cycle. */
+ * async MEMCPY/CVO release it after one issue cycle. Engines are pipelines:
+ * an instruction occupies its engine for its throughput cycles and completes
+ * its latency later, so an independent instruction may enter the engine
+ * during that latency (docs/pccx.md section 5). */
 #include "npukit/error.h"
 #include "npukit/opt.h"
 #include "npukit/pccx_model.h"
@@ -78,9 +81,10 @@ typedef struct pccx {
     uint64_t fe_ready, eng_free[ENG_N], busy_until;
     /* the weight stream's prefetcher: idle since ws_idle (the end of the last
      * GEMV/GEMM or the last WS_ADDR write), expecting the record at ws_next;
-     * ddr_cycles sums host MEMCPY durations (they hold the DDR), ws_ddr_mark
-     * is its value at ws_idle */
-    uint64_t ws_idle, ws_next, ddr_cycles, ws_ddr_mark;
+     * ddr_cycles sums host MEMCPY transfer cycles (they hold the DDR),
+     * ws_ddr_mark is its value at ws_idle; ws_fifo = stream bytes from
+     * ws_next already on chip at ws_idle */
+    uint64_t ws_idle, ws_next, ddr_cycles, ws_ddr_mark, ws_fifo;
     slot slots[NSLOT];
     unsigned next_slot;
     /* counters */
@@ -167,8 +171,24 @@ static uint64_t host_cycles(const pccx *p, uint64_t bytes) {
 
 static int overlaps(range a, range b) { return a.lo < b.hi && b.lo < a.hi; }
 
-/* Earliest start allowed by in-flight async instructions. */
-static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd_scalar, uint64_t t) {
+/* Earliest start allowed by in-flight async instructions (RAW: it reads what
+ * one writes, or the scalar a running REDUCE_SUM writes; WAR: it writes what
+ * one reads; WAW: both write the same words). An async instruction also needs
+ * a free slot of the fence table: with all 16 in flight it waits for the
+ * earliest to complete. */
+static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd_scalar, int async, uint64_t t) {
+    if (async) {
+        uint64_t first = UINT64_MAX;
+        unsigned busy_slots = 0;
+        for (unsigned i = 0; i < NSLOT; i++) {
+            const slot *s = &p->slots[i];
+            if (s->valid && s->end > t) {
+                busy_slots++;
+                if (s->end < first) first = s->end;
+            }
+        }
+        if (busy_slots == NSLOT) t = first;
+    }
     for (unsigned i = 0; i < NSLOT; i++) {
         slot *s = &p->slots[i];
         if (!s->valid || s->end <= t) continue;
@@ -182,22 +202,31 @@ static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd
 
 /* The cycle an instruction would start on engine eng: front end, engine and
  * hazards with in-flight async instructions. */
-static uint64_t start_cycle(pccx *p, int eng, uint64_t t0, const range *rd, int nrd, range wr, int rd_scalar) {
+static uint64_t start_cycle(pccx *p, int eng, uint64_t t0, const range *rd, int nrd, range wr, int rd_scalar,
+                            int async) {
     uint64_t t = t0 > p->eng_free[eng] ? t0 : p->eng_free[eng];
-    return hazard_start(p, rd, nrd, wr, rd_scalar, t);
+    return hazard_start(p, rd, nrd, wr, rd_scalar, async, t);
 }
 
-/* Schedule an instruction on an engine; returns its start cycle. */
-static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, int async, const range *rd, int nrd, range wr,
-                         int rd_scalar, int wr_scalar) {
-    uint64_t t = start_cycle(p, eng, t0, rd, nrd, wr, rd_scalar);
+/* Schedule an instruction on an engine; returns its start cycle. dur is its
+ * duration to completion, of which the last lat cycles are pipeline latency:
+ * the engine accepts the next instruction after dur - lat cycles. */
+static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, uint64_t lat, int async, const range *rd,
+                         int nrd, range wr, int rd_scalar, int wr_scalar) {
+    uint64_t t = start_cycle(p, eng, t0, rd, nrd, wr, rd_scalar, async);
     uint64_t end = t + dur;
-    p->eng_free[eng] = end;
+    p->eng_free[eng] = t + (dur > lat ? dur - lat : dur);
     if (end > p->busy_until) p->busy_until = end;
     p->eng_cycles[eng] += dur;
     if (async) {
         p->fe_ready = t + 1;
-        slot *s = &p->slots[p->next_slot++ % NSLOT];
+        slot *s = NULL; /* a free slot: hazard_start waited for one */
+        for (unsigned i = 0; i < NSLOT && !s; i++) {
+            slot *c = &p->slots[(p->next_slot + i) % NSLOT];
+            if (!c->valid || c->end <= t) s = c;
+        }
+        if (!s) s = &p->slots[p->next_slot % NSLOT];
+        p->next_slot = (unsigned)(s - p->slots) + 1;
         s->valid = 1;
         s->end = end;
         s->rd[0] = nrd > 0 ? rd[0] : (range){0, 0};
@@ -372,24 +401,27 @@ timing:
     range rd[1] = {{in.src, (uint32_t)(in.src + M * sstride)}};
     range wr = {in.dest, (uint32_t)(in.dest + M * dstride)};
     int eng = gemv ? ENG_GEMV : ENG_GEMM;
-    /* Weight prefetch: while the engines wait on other work the stream has
-     * been filling the weight FIFO from ws_next since ws_idle, except while a
-     * host MEMCPY held the DDR; those bytes of this record are already on
-     * chip (at most wfifo of them, and only if this record is the one the
-     * stream expected). */
-    uint64_t ts = start_cycle(p, eng, t0, rd, 1, wr, 0), pre = 0;
-    if (ws_addr == p->ws_next && ts > p->ws_idle) {
-        uint64_t ddr = p->ddr_cycles - p->ws_ddr_mark, gap = ts - p->ws_idle;
+    /* Weight prefetch: while the engines wait on other work the stream keeps
+     * filling the weight FIFO with the stream from ws_next on (the bytes it
+     * held at ws_idle plus what it fetched since, except while a host MEMCPY
+     * held the DDR), at most wfifo bytes, across record boundaries: the
+     * first bytes of this record are already on chip when it is the record
+     * the stream expected; what the FIFO holds beyond it stays for the next. */
+    uint64_t ts = start_cycle(p, eng, t0, rd, 1, wr, 0, 0), pre = 0, fill = 0;
+    if (ws_addr == p->ws_next) {
+        uint64_t ddr = p->ddr_cycles - p->ws_ddr_mark, gap = ts > p->ws_idle ? ts - p->ws_idle : 0;
         gap = gap > ddr ? gap - ddr : 0;
-        pre = (uint64_t)((double)gap * p->bpc);
-        if (pre > p->wfifo) pre = p->wfifo;
-        if (pre > rec) pre = rec;
+        fill = p->ws_fifo + (uint64_t)((double)gap * p->bpc);
+        if (fill > p->wfifo) fill = p->wfifo;
+        pre = fill < rec ? fill : rec;
     }
     uint64_t mem = host_cycles(p, streamed - pre);
-    uint64_t dur = (compute > mem ? compute : mem) + (gemv ? p->lat_gemv : p->lat_gemm) + lat / (beats ? beats : 1);
-    uint64_t t = schedule(p, eng, t0, dur, 0, rd, 1, wr, 0, 0);
-    p->ws_idle = t + dur;
+    uint64_t lat_mm = gemv ? p->lat_gemv : p->lat_gemm;
+    uint64_t dur = (compute > mem ? compute : mem) + lat_mm + lat / (beats ? beats : 1);
+    uint64_t t = schedule(p, eng, t0, dur, lat_mm, 0, rd, 1, wr, 0, 0);
+    p->ws_idle = t + dur - lat_mm; /* the stream is free once the engine's occupancy ends */
     p->ws_next = ws_addr + rec;
+    p->ws_fifo = fill - pre;
     p->ws_ddr_mark = p->ddr_cycles;
     p->macs += macs;
     p->ws_bytes += streamed;
@@ -415,7 +447,7 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
     uint64_t n = (uint64_t)sh[0] * sh[1] * sh[2];
     if (!n) return raise_fault(p, NPK_PCCX_FAULT_SHAPE_ZERO, w, 0);
     uint64_t words = div_up(n, 8), bytes = words * 16;
-    uint64_t lat = 0, dur;
+    uint64_t lat = 0, dur, lat_pipe = 4;
     range rd = {0, 0}, wr = {0, 0};
     if (in.from_device || in.to_device) {
         uint32_t l2a = in.from_device ? in.dest : in.src;
@@ -455,7 +487,8 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
         }
         dur = host_cycles(p, bytes) + p->lat_dma + lat / words;
         p->dma_bytes += bytes;
-        p->ddr_cycles += dur; /* the DDR is busy: no weight prefetch meanwhile */
+        p->ddr_cycles += host_cycles(p, bytes); /* the DDR moves these bytes: no weight prefetch meanwhile */
+        lat_pipe = p->lat_dma;
     } else { /* L2 -> L2 */
         if (!l2_ok(p, in.src, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.src);
         if (!l2_ok(p, in.dest, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, in.dest);
@@ -465,7 +498,7 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
         dur = words + 4;
     }
     range rds[1] = {rd};
-    uint64_t t = schedule(p, ENG_DMA, t0, dur, in.async, rds, 1, wr, 0, 0);
+    uint64_t t = schedule(p, ENG_DMA, t0, dur, lat_pipe, in.async, rds, 1, wr, 0, 0);
     if (p->dev.trace) {
         char a[160];
         snprintf(a, sizeof a, "\"from_device\":%u,\"to_device\":%u,\"words\":%" PRIu64 ",\"bytes\":%" PRIu64
@@ -485,7 +518,7 @@ static int exec_memset(pccx *p, uint64_t w, uint64_t t0) {
     p->cc[in.cache][in.index][0] = in.a;
     p->cc[in.cache][in.index][1] = in.b;
     p->cc[in.cache][in.index][2] = in.c;
-    uint64_t t = schedule(p, ENG_DMA, t0, 1, 0, NULL, 0, (range){0, 0}, 0, 0);
+    uint64_t t = schedule(p, ENG_DMA, t0, 1, 0, 0, NULL, 0, (range){0, 0}, 0, 0);
     if (p->dev.trace) {
         char a[120];
         snprintf(a, sizeof a, "\"cache\":%u,\"index\":%u,\"a\":%u,\"b\":%u,\"c\":%u", in.cache, in.index, in.a, in.b, in.c);
@@ -554,7 +587,7 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
     range rd[1] = {{in.src, (uint32_t)(in.src + swords)}};
     range wr = {in.dest, (uint32_t)(in.dest + dwords)};
     int rd_scalar = in.func == NPK_PCCX_CVO_SCALE;
-    uint64_t t = schedule(p, ENG_SFU, t0, dur, in.async, rd, 1, wr, rd_scalar, reduce);
+    uint64_t t = schedule(p, ENG_SFU, t0, dur, p->lat_sfu, in.async, rd, 1, wr, rd_scalar, reduce);
     p->sfu_elems += len;
     if (p->dev.trace) {
         char a[160];
@@ -715,6 +748,7 @@ static void wr_ws_addr(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {
     p->ws_next = reg64(p, NPK_PCCX_WS_ADDR_LO);
     p->ws_idle = d->cycles > p->busy_until ? d->cycles : p->busy_until;
     p->ws_ddr_mark = p->ddr_cycles;
+    p->ws_fifo = 0;
 }
 
 static void wr_irq_en(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t v) {

@@ -167,6 +167,61 @@ uint64_t npk_trace_sum_arg(const npk_trace *t, const char *process, const char *
     return sum;
 }
 
+int npk_trace_event_at(const npk_trace *t, const char *process, const char *track, size_t i, uint64_t *start,
+                       uint64_t *dur) {
+    for (size_t k = 0; k < t->nev; k++)
+        if (on_track(t, &t->ev[k], process, track) && i-- == 0) {
+            *start = t->ev[k].start;
+            *dur = t->ev[k].dur;
+            return 0;
+        }
+    return -1;
+}
+
+typedef struct { uint64_t lo, hi; } ival;
+
+static int ival_cmp(const void *a, const void *b) {
+    const ival *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The union of a track's event intervals, sorted and disjoint; *n its count. */
+static ival *track_union(const npk_trace *t, const char *process, const char *track, size_t *n) {
+    size_t cnt = npk_trace_events(t, process, track), m = 0;
+    ival *v = malloc((cnt ? cnt : 1) * sizeof *v);
+    *n = 0;
+    if (!v) return NULL;
+    for (size_t k = 0; k < t->nev; k++)
+        if (on_track(t, &t->ev[k], process, track) && t->ev[k].dur)
+            v[m++] = (ival){t->ev[k].start, t->ev[k].start + t->ev[k].dur};
+    qsort(v, m, sizeof *v, ival_cmp);
+    size_t o = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (o && v[k].lo <= v[o - 1].hi) {
+            if (v[k].hi > v[o - 1].hi) v[o - 1].hi = v[k].hi;
+        } else {
+            v[o++] = v[k];
+        }
+    }
+    *n = o;
+    return v;
+}
+
+uint64_t npk_trace_overlap_cycles(const npk_trace *t, const char *process, const char *track_a, const char *track_b) {
+    size_t na = 0, nb = 0;
+    ival *a = track_union(t, process, track_a, &na), *b = track_union(t, process, track_b, &nb);
+    uint64_t sum = 0;
+    for (size_t i = 0, j = 0; a && b && i < na && j < nb;) {
+        uint64_t lo = a[i].lo > b[j].lo ? a[i].lo : b[j].lo, hi = a[i].hi < b[j].hi ? a[i].hi : b[j].hi;
+        if (hi > lo) sum += hi - lo;
+        if (a[i].hi < b[j].hi) i++;
+        else j++;
+    }
+    free(a);
+    free(b);
+    return sum;
+}
+
 static void json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
