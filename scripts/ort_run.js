@@ -3,7 +3,7 @@
 // CPU provider (onnxruntime-node, one intra-op thread) and write its outputs
 // as ONNX TensorProto files.
 //
-//   node scripts/ort_run.js ORT_DIR [--qlinear] TEST_DIR...
+//   node scripts/ort_run.js ORT_DIR [--qlinear|--float-nodes] TEST_DIR...
 //
 // --qlinear: the exact integer arithmetic of quantized models. Every
 // DequantizeLinear -> Conv/MatMul -> QuantizeLinear group is rewritten as the
@@ -15,6 +15,11 @@
 // next to a DequantizeLinear with two consumers as float32 Conv/MatMul,
 // which rounds differently from the integer arithmetic near .5 ties; see
 // docs/onnx.md, "QDQ".)
+//
+// --float-nodes: ONNX Runtime's own choice of which quantized groups it fuses. The model
+// runs as usual (level 'all') and its optimised model is saved (optimizedModelFilePath);
+// TEST_DIR/ort_float.txt lists, one per line, the Conv, MatMul and Gemm nodes it kept in
+// float (what `npu run --qdq ort` must leave unfused, tests/onnx_ort.cmakescript).
 //
 // ORT_DIR is the folder holding node_modules/onnxruntime-node (installed with
 // `npm install --ignore-scripts`, see scripts/deps.sh). Each TEST_DIR is an
@@ -222,9 +227,26 @@ function encodeTensor(name, tensor) {
   return Buffer.concat(parts);
 }
 
-async function runDir(ort, dir, qlinear) {
+// Names of the nodes of a ModelProto's graph whose op type is one of ops.
+function nodesOfType(model, ops) {
+  const g = fields(fields(model).find((x) => x.f === 7).body);
+  const names = [];
+  for (const x of g.filter((y) => y.f === 1)) {
+    const nf = fields(x.body), op = nf.find((y) => y.f === 4), name = nf.find((y) => y.f === 3);
+    if (op && ops.includes(utf8(op.body))) names.push(name ? utf8(name.body) : '');
+  }
+  return names;
+}
+
+async function runDir(ort, dir, qlinear, floatNodes) {
   const opts = { intraOpNumThreads: 1, interOpNumThreads: 1, executionProviders: ['cpu'] };
   const file = path.join(dir, 'model.onnx');
+  if (floatNodes) {
+    const opt = path.join(dir, 'ort_optimized.onnx');
+    await ort.InferenceSession.create(file, { ...opts, optimizedModelFilePath: opt });
+    const names = nodesOfType(fs.readFileSync(opt), ['Conv', 'MatMul', 'Gemm', 'FusedConv', 'FusedGemm', 'FusedMatMul']);
+    fs.writeFileSync(path.join(dir, 'ort_float.txt'), names.sort().map((n) => n + '\n').join(''));
+  }
   const sess = qlinear
     ? await ort.InferenceSession.create(new Uint8Array(qlinearModel(fs.readFileSync(file))), { ...opts, graphOptimizationLevel: 'basic' })
     : await ort.InferenceSession.create(file, opts);
@@ -246,17 +268,17 @@ async function runDir(ort, dir, qlinear) {
 
 async function main() {
   let [ortDir, ...dirs] = process.argv.slice(2);
-  const qlinear = dirs[0] === '--qlinear';
-  if (qlinear) dirs = dirs.slice(1);
+  const qlinear = dirs[0] === '--qlinear', floatNodes = dirs[0] === '--float-nodes';
+  if (qlinear || floatNodes) dirs = dirs.slice(1);
   if (!ortDir || !dirs.length) {
-    console.error('usage: node ort_run.js ORT_DIR [--qlinear] TEST_DIR...');
+    console.error('usage: node ort_run.js ORT_DIR [--qlinear|--float-nodes] TEST_DIR...');
     process.exit(2);
   }
   const ort = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node'));
   let failed = 0;
   for (const d of dirs) {
     try {
-      await runDir(ort, d, qlinear);
+      await runDir(ort, d, qlinear, floatNodes);
     } catch (e) {
       // a model ONNX Runtime itself refuses is reported and skipped by the caller
       fs.writeFileSync(path.join(d, 'ORT_ERROR.txt'), String(e && e.message ? e.message : e) + '\n');

@@ -32,6 +32,12 @@
  * (DequantizeLinear x2 -> Add -> QuantizeLinear) and qdq_softmax_u8
  * (DequantizeLinear -> Softmax -> QuantizeLinear with scale 1/256). The exact
  * value is the graph as written (tests/onnx_ort.cmakescript).
+ *
+ *   onnx_gen --qdq OUTDIR
+ *
+ * writes quantized Conv / MatMul / Gemm groups in every arrangement that decides whether
+ * ONNX Runtime fuses them (qdq_<op>_<spec>, see qdq_case): `npu run --qdq ort` must leave in
+ * float exactly the nodes ONNX Runtime's optimised model keeps in float.
  */
 #include <errno.h>
 #include <math.h>
@@ -629,16 +635,148 @@ static void qdq_approx(const char *name, int softmax) {
     save_model(m, name);
 }
 
+/* One quantized group around op (Conv, MatMul or Gemm) for ONNX Runtime's fusion choice
+ * (onnx_gen --qdq). spec, one letter per position:
+ *   [0] input:  f float x -> QuantizeLinear -> DequantizeLinear; i integer graph input -> DQ
+ *   [1] input type: s int8, u uint8
+ *   [2] x's DequantizeLinear: 1 only the op, 2 shared with an Add (a second graph output)
+ *   [3] output: q the QuantizeLinear output is a graph output; d Q -> DQ -> graph output;
+ *       s Q -> DQ shared by a Relu and a Sigmoid (two graph outputs); f float (no Q)
+ *   [4] output type: s int8, u uint8
+ *   [5] optional: z the weights' DequantizeLinear has no zero point input
+ * gemm_attrs: "transA,alpha,beta" for Gemm (transB = 1 always). Weights are int8 per output
+ * channel, the bias an int32 DequantizeLinear with scale x_scale * w_scale (times alpha / beta
+ * for a Gemm, so that the group is one integer product). */
+static void qdq_case(const char *name, const char *op, const char *spec, int trans_a, float alpha, float beta) {
+    enum { CM = 6, CK = 12, CN = 5 };
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/%s/test_data_set_0", outdir, name);
+    if (mkdirs(dir)) {
+        n_fail++;
+        return;
+    }
+    int conv = !strcmp(op, "Conv"), gemm = !strcmp(op, "Gemm");
+    int xt = spec[1] == 'u' ? NPK_DT_UINT8 : NPK_DT_INT8, yt = spec[4] == 'u' ? NPK_DT_UINT8 : NPK_DT_INT8;
+    ob_model *m = ob_new(13);
+    int64_t dx[4], dw[4], dn[1] = {CN};
+    int rx, rw;
+    if (conv) {
+        rx = 4, rw = 4;
+        memcpy(dx, (int64_t[4]){1, 3, 5, 5}, sizeof dx);
+        memcpy(dw, (int64_t[4]){CN, 3, 3, 3}, sizeof dw);
+    } else if (gemm) {
+        rx = 2, rw = 2;
+        memcpy(dx, trans_a ? (int64_t[4]){CK, CM} : (int64_t[4]){CM, CK}, sizeof dx);
+        memcpy(dw, (int64_t[4]){CN, CK}, sizeof dw);
+    } else {
+        rx = 3, rw = 2;
+        memcpy(dx, (int64_t[4]){2, CM, CK}, sizeof dx);
+        memcpy(dw, (int64_t[4]){CK, CN}, sizeof dw);
+    }
+    float xs = 0.03f, ys = 0.07f, ws[CN], bs[CN];
+    uint8_t xzu = 121, yzu = 118;
+    int8_t xzs = 3, yzs = -2, wq[CN * CK * 3];
+    int32_t bq[CN];
+    int64_t nw = 1;
+    for (int i = 0; i < rw; i++) nw *= dw[i];
+    for (int i = 0; i < CN; i++) {
+        ws[i] = 0.004f * (float)(i + 2);
+        bs[i] = gemm ? alpha * xs * ws[i] / beta : xs * ws[i];
+        bq[i] = (int32_t)(next() % 2001) - 1000;
+    }
+    for (int64_t i = 0; i < nw; i++) wq[i] = (int8_t)((int)(next() % 255) - 127);
+    npk_tensor t;
+    if (spec[0] == 'f') {
+        ob_input(m, "x", NPK_DT_FLOAT, rx, dx);
+        npk_tensor_alloc(&t, "x", NPK_DT_FLOAT, rx, dx);
+        fill(&t, 0);
+        ob_node(m, "", "QuantizeLinear", "q_x", "x,xs,xz", "xq");
+    } else {
+        ob_input(m, "xq", xt, rx, dx);
+        npk_tensor_alloc(&t, "xq", xt, rx, dx);
+        fill(&t, 'h');
+    }
+    snprintf(path, sizeof path, "%s/input_0.pb", dir);
+    if (npk_tensor_save_pb_file(&t, path)) n_fail++;
+    npk_tensor_free(&t);
+    ob_init(m, "xs", NPK_DT_FLOAT, 0, NULL, &xs);
+    ob_init(m, "xz", xt, 0, NULL, xt == NPK_DT_UINT8 ? (void *)&xzu : (void *)&xzs);
+    ob_init(m, "wq", NPK_DT_INT8, rw, dw, wq);
+    ob_init(m, "ws", NPK_DT_FLOAT, 1, dn, ws);
+    ob_init(m, "bq", NPK_DT_INT32, 1, dn, bq);
+    ob_init(m, "bs", NPK_DT_FLOAT, 1, dn, bs);
+    ob_node(m, "", "DequantizeLinear", "dq_x", "xq,xs,xz", "xf");
+    ob_init(m, "wz", NPK_DT_INT8, 1, dn, (int8_t[CN]){0});
+    ob_init(m, "bz", NPK_DT_INT32, 1, dn, (int32_t[CN]){0});
+    ob_attr_i(m, ob_node(m, "", "DequantizeLinear", "dq_w", spec[5] == 'z' ? "wq,ws" : "wq,ws,wz", "wf"), "axis", conv || gemm ? 0 : 1);
+    Onnx__NodeProto *nd;
+    if (conv) {
+        ob_attr_i(m, ob_node(m, "", "DequantizeLinear", "dq_b", "bq,bs", "bf"), "axis", 0);
+        nd = ob_node(m, "", "Conv", name, "xf,wf,bf", "yf");
+        ob_attr_ints(m, nd, "pads", 4, (int64_t[4]){1, 1, 1, 1});
+    } else if (gemm) {
+        ob_attr_i(m, ob_node(m, "", "DequantizeLinear", "dq_b", "bq,bs", "bf"), "axis", 0);
+        nd = ob_node(m, "", "Gemm", name, "xf,wf,bf", "yf");
+        ob_attr_i(m, nd, "transB", 1);
+        if (trans_a) ob_attr_i(m, nd, "transA", 1);
+        ob_attr_f(m, nd, "alpha", alpha); /* written even when 1, as exporters do */
+        ob_attr_f(m, nd, "beta", beta);
+    } else
+        nd = ob_node(m, "", "MatMul", name, "xf,wf", "yf");
+    if (spec[2] == '2') {
+        ob_node(m, "", "Add", "residual", "xf,xf", "r");
+        ob_output(m, "r", NPK_DT_FLOAT, -1, NULL);
+    }
+    if (spec[3] == 'f') {
+        ob_output(m, "yf", NPK_DT_FLOAT, -1, NULL);
+        save_model(m, name);
+        return;
+    }
+    ob_init(m, "ys", NPK_DT_FLOAT, 0, NULL, &ys);
+    ob_init(m, "yz", yt, 0, NULL, yt == NPK_DT_UINT8 ? (void *)&yzu : (void *)&yzs);
+    ob_node(m, "", "QuantizeLinear", "q_y", "yf,ys,yz", "y");
+    if (spec[3] == 'q') ob_output(m, "y", yt, -1, NULL);
+    else {
+        ob_node(m, "", "DequantizeLinear", "dq_y", "y,ys,yz", "yd");
+        if (spec[3] == 'd') ob_output(m, "yd", NPK_DT_FLOAT, -1, NULL);
+        else {
+            ob_node(m, "", "Relu", "relu", "yd", "y1");
+            ob_node(m, "", "Sigmoid", "sigmoid", "yd", "y2");
+            ob_output(m, "y1", NPK_DT_FLOAT, -1, NULL);
+            ob_output(m, "y2", NPK_DT_FLOAT, -1, NULL);
+        }
+    }
+    save_model(m, name);
+}
+
+/* ONNX Runtime's choice of which groups become one integer operator (--qdq=ort) on every
+ * combination that decides it: int8 or uint8 activations, a Q -> DQ pair that is or is not
+ * rewritten to uint8 (shared DequantizeLinear, QuantizeLinear with two consumers, graph
+ * outputs), integer graph inputs, and float outputs. */
+static void qdq_choice(void) {
+    static const char *const ops[] = {"Conv", "MatMul", "Gemm"};
+    static const char *const specs[] = {"fs1ds", "fs1ss", "fs2ds", "fs1qs", "fs1du", "fu1du", "fu2du", "fu1qu",
+                                        "is1ds", "is1qs", "iu1qu", "iu1ds", "fu1duz"};
+    char name[64];
+    for (size_t o = 0; o < 3; o++)
+        for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+            snprintf(name, sizeof name, "qdq_%s_%s", ops[o], specs[k]);
+            qdq_case(name, ops[o], specs[k], 0, 1.0f, 1.0f);
+        }
+}
+
 int main(int argc, char **argv) {
     int planted = argc == 3 && !strcmp(argv[1], "--planted"), approx = argc == 3 && !strcmp(argv[1], "--approx");
-    if (argc != 2 && !planted && !approx) {
-        fprintf(stderr, "usage: onnx_gen [--planted|--approx] OUTDIR\n");
+    int qdq = argc == 3 && !strcmp(argv[1], "--qdq");
+    if (argc != 2 && !planted && !approx && !qdq) {
+        fprintf(stderr, "usage: onnx_gen [--planted|--approx|--qdq] OUTDIR\n");
         return 2;
     }
-    outdir = argv[planted || approx ? 2 : 1];
-    if (planted || approx) {
+    outdir = argv[planted || approx || qdq ? 2 : 1];
+    if (planted || approx || qdq) {
         if (mkdirs(outdir)) return 1;
-        if (planted) {
+        if (qdq) qdq_choice();
+        else if (planted) {
             qdq_gemm("qdq_gemm", 0);
             qdq_gemm("qdq_gemm_transa", 1);
         } else {

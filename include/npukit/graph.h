@@ -263,7 +263,17 @@ typedef struct npk_run_opts {
     uint64_t seed;               /* run-level seed of the random operators that have no
                                     `seed` attribute (docs/onnx.md "Random operators");
                                     0 is a seed like any other: runs are deterministic */
+    int qdq;                     /* which DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear
+                                    groups run as one integer operator: NPK_QDQ_FUSED (0,
+                                    default) every group the arithmetic allows, on the CPU and
+                                    the devices; NPK_QDQ_ORT only those ONNX Runtime's x86 CPU
+                                    provider fuses, the others in float as written on the
+                                    CPU (docs/onnx.md "QDQ") */
 } npk_run_opts;
+
+enum { NPK_QDQ_FUSED = 0, NPK_QDQ_ORT = 1 };
+/* "fused" / "ort" -> NPK_QDQ_*, -1 for anything else. */
+int npk_qdq_mode_parse(const char *s);
 
 /* The devices npk_graph_run accepts: "cpu" and every device of the device
  * table. npk_graph_device_check returns 0 or NPK_EINVAL naming them;

@@ -83,6 +83,8 @@ const npk_dev_graph *npk_dev_graph_find(const char *name);
 const npk_graph *npk_exec_graph(npk_exec *x);
 /* 1 when the run asked for the golden kernels only (npk_run_opts.golden). */
 int npk_exec_golden(const npk_exec *x);
+/* The run's QDQ fusion mode (NPK_QDQ_FUSED or NPK_QDQ_ORT). */
+int npk_exec_qdq_mode(const npk_exec *x);
 const npk_node *npk_exec_node(npk_exec *x, int n);
 /* Metadata of value v (dtype, rank, dims; data set only for constants and,
  * during run, for values present on the host). NULL for v < 0. */

@@ -34,6 +34,7 @@ typedef struct npk_opctx {
                                               only (npk_run_opts.golden), 0: the fast kernels
                                               of src/ops/fast_onnx.c where they apply */
     uint64_t run_seed;                     /* random operators without a seed attribute: npk_run_opts.seed */
+    int qdq;                               /* npk_run_opts.qdq, for the bodies of control-flow nodes */
     uint64_t *draws;                       /* random-node executions so far in this run (NULL: none counted) */
 } npk_opctx;
 

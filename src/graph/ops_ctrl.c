@@ -136,6 +136,8 @@ static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, si
         npk_run_opts o;
         memset(&o, 0, sizeof o);
         o.device = "cpu";
+        o.golden = c->golden;
+        o.qdq = c->qdq; /* the run's QDQ mode holds inside bodies too */
         /* random operators in the body: each body run draws from its own seed, the run's seed
          * mixed with the count of random-node and body executions before it (docs/onnx.md) */
         o.seed = c->run_seed ^ ((c->draws ? ++*c->draws : 0) * 0xbf58476d1ce4e5b9ull);

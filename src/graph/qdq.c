@@ -24,6 +24,61 @@ static int scalar_const(npk_exec *x, int v) {
     return t && npk_tensor_numel(t) == 1;
 }
 
+/* --qdq=ort: ONNX Runtime's choice (CPU provider on x86, graph optimisation level 'all';
+ * onnxruntime/core/optimizer/qdq_transformer). EnsureUniqueDQForNodeUnit first gives every
+ * consumer of a shared DequantizeLinear its own copy; QDQS8ToU8Transformer then rewrites an
+ * int8 QuantizeLinear -> DequantizeLinear pair to uint8 only where the Q has exactly one
+ * consumer, that DQ (so not after such a copy), and both carry the same constant scalar int8
+ * zero point; x86 has no int8 x int8 QLinearConv / QLinearMatMul (QDQIsInt8Allowed() is
+ * false off ARM), so the Conv and MatMul selectors refuse an int8 activation, and every
+ * selector wants the activation and the output of one type. Its Gemm fusion (QGemm) also
+ * needs the zero point input on B's DequantizeLinear (seen with ONNX Runtime 1.30: without
+ * it the Gemm stays float). Checked against ONNX Runtime's optimised models of onnx_gen
+ * --qdq's cases and the onnx-zoo models (tests/onnx_ort.cmakescript). */
+
+/* A constant scalar int8 zero point at input 2 of nd (its value in *zp). */
+static int ort_zp_i8(npk_exec *x, const npk_node *nd, int64_t *zp) {
+    const npk_tensor *t = npk_exec_const(x, in_at(nd, 2));
+    if (!t || t->dtype != NPK_DT_INT8 || npk_tensor_numel(t) != 1) return 0;
+    *zp = npk_ref_onnx_get_i(t->data, t->dtype, 0);
+    return 1;
+}
+
+/* The element type ONNX Runtime computes quantized value v in (v: a QuantizeLinear output
+ * or a DequantizeLinear input): int8 becomes uint8 where QDQS8ToU8Transformer rewrites the
+ * pair around it. */
+static int ort_qtype(npk_exec *x, int v) {
+    const npk_graph *g = npk_exec_graph(x);
+    int dt = npk_exec_meta(x, v)->dtype, p = g->vals[v].producer;
+    if (dt != NPK_DT_INT8 || p < 0 || g->nodes[p].op_id != NPK_OP_QuantizeLinear) return dt;
+    int d = g->vals[v].graph_output ? -1 : npk_exec_only_consumer(x, v);
+    if (d < 0 || g->vals[v].n_uses != 1 || g->nodes[d].op_id != NPK_OP_DequantizeLinear) return dt;
+    int dv = g->nodes[d].out[0];
+    if (dv < 0 || g->vals[dv].n_uses > 1) return dt; /* copied per consumer */
+    int64_t qz, dz;
+    if (!ort_zp_i8(x, &g->nodes[p], &qz) || !ort_zp_i8(x, &g->nodes[d], &dz) || qz != dz) return dt;
+    return NPK_DT_UINT8;
+}
+
+/* 1 when ONNX Runtime fuses the group q (matched by npk_qdq_match) into one integer operator;
+ * 0 with the reason otherwise. */
+static int ort_fuses(npk_exec *x, const npk_qdq *q, char *why, size_t wl) {
+    const npk_node *nd = &npk_exec_graph(x)->nodes[q->node];
+    int ta = ort_qtype(x, q->a_val), tb = ort_qtype(x, q->b_val), ty = ort_qtype(x, q->out_val);
+    const char *r = NULL;
+    if (nd->op_id == NPK_OP_Gemm && q->bzp_val < 0)
+        r = "B's DequantizeLinear has no zero point";
+    else if (nd->op_id != NPK_OP_Gemm && ta == NPK_DT_INT8)
+        r = "int8 activation (x86 fuses uint8 ones)";
+    else if (nd->op_id == NPK_OP_Gemm && ta == NPK_DT_INT8 && tb != NPK_DT_INT8)
+        r = "int8 A, uint8 B";
+    else if (ta != ty)
+        r = ta == NPK_DT_UINT8 ? "uint8 input, int8 output" : "input and output types differ";
+    if (!r) return 1;
+    snprintf(why, wl, "--qdq=ort: float as in ONNX Runtime (%s)", r);
+    return 0;
+}
+
 /* Recognise DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear (node n is
  * the Conv/MatMul/Gemm) and describe it as the QLinear operator it equals. Returns 1
  * and fills q's value indices, 0 with why. */
@@ -99,6 +154,10 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     q->direct[1] = sw ? -1 : q->b_val;
     q->fuse[2] = qn;
     q->fuse[3] = db;
+    if (npk_exec_qdq_mode(x) == NPK_QDQ_ORT && !ort_fuses(x, q, why, wl)) {
+        npk_exec_offload_limit(x, n); /* the user asked for ONNX Runtime's float evaluation */
+        return 0;
+    }
     return 1;
 }
 

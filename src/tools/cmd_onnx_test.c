@@ -15,7 +15,7 @@
 static double ot_rtol = 1e-3, ot_atol = 1e-7;
 
 typedef struct ot_args {
-    const char *device, *port;
+    const char *device, *port, *qdq;
     npk_strlist dev_opts;
     int require, quiet, golden;
     double rtol, atol;
@@ -35,6 +35,11 @@ static const npk_opt ot_opts[] = {
     {"--atol", NULL, NPK_OPT_F64, offsetof(ot_args, atol), "1e-7", 0, 0, 0, 1e300, 0, "A", "absolute float tolerance", 0},
     CLI_FLAG("--quiet", NULL, ot_args, quiet, "print only failures and the summary"),
     CLI_FLAG("--golden", NULL, ot_args, golden, "CPU nodes run the naive golden kernels instead of the fast ones"),
+    CLI_STR("--qdq", NULL, ot_args, qdq, "fused", "fused|ort",
+      "which DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear groups run as one\n"
+      "integer operator: fused = every group (what the devices compute), ort = only\n"
+      "those ONNX Runtime's x86 CPU provider fuses, the others in float on the CPU\n"
+      "(docs/onnx.md \"QDQ\")"),
     CLI_NUM("--max-bytes", NULL, U64, ot_args, max_bytes, "4294967296", 0, 0, "N",
       "fail a test whose model.onnx plus test-data files exceed N bytes, before\n" "loading anything (0 = no limit)"),
 };
@@ -74,10 +79,11 @@ static uint64_t test_bytes(const char *dir) {
 /* The device options of this run ("k=v,..." checked against the device table, or NULL). */
 static const char *ot_dev_opts;
 static int ot_golden; /* --golden */
+static int ot_qdq;    /* --qdq */
 
 static void ot_help(void) {
     printf("usage: npu onnx-test DIR... [--device D] [--device-opt K=V] [--require-offload] [--port SPEC]\n"
-           "                     [--rtol R] [--atol A] [--quiet] [--max-bytes N]\n\n"
+           "                     [--rtol R] [--atol A] [--quiet] [--max-bytes N] [--qdq fused|ort]\n\n"
            "Run ONNX backend test directories: DIR holds model.onnx and test_data_set_N/ with input_K.pb and\n"
            "output_K.pb (ONNX TensorProto, or SequenceProto / OptionalProto where the model declares a sequence\n"
            "or optional input or output), or DIR holds such test directories (run in name order).\n"
@@ -346,7 +352,8 @@ static int run_test(const char *dir, const char *device, const char *port, int r
         if (result == T_PASS) {
             /* declared dimensions are not enforced, as ONNX's runner binds test data
              * (test_castlike_*: the model declares like as [3,4], the data is [1]) */
-            npk_run_opts o = {.device = device, .port = port, .dev_opts = ot_dev_opts, .golden = ot_golden, .loose_dims = 1};
+            npk_run_opts o = {.device = device, .port = port, .dev_opts = ot_dev_opts, .golden = ot_golden, .loose_dims = 1,
+                              .qdq = ot_qdq};
             rc = npk_graph_run(g, &o, ins, ni < npk_graph_n_inputs(g) ? ni : npk_graph_n_inputs(g), &outs, &n_outs, &rep);
             if (rc) {
                 /* a feature npukit refuses by design (float16 tensors, random draws) skips; any other error fails */
@@ -413,6 +420,7 @@ int cmd_onnx_test(int argc, char **argv) {
     if (!dirs) return cli_fail("out of memory");
     int urc = cli_parse("onnx-test", ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A, argc, argv, dirs, argc, &nd);
     if (!urc) urc = cli_device("onnx-test", A.device, 1, &A.dev_opts, &dev_opts);
+    if (!urc && npk_qdq_mode_parse(A.qdq) < 0) urc = cli_usage_error("onnx-test", "--qdq '%s': expected fused or ort", A.qdq);
     if (!urc && !nd) urc = cli_usage_error("onnx-test", "no test directory given");
     npk_strlist_free(&A.dev_opts);
     if (urc) {
@@ -423,6 +431,7 @@ int cmd_onnx_test(int argc, char **argv) {
     int require = A.require, quiet = A.quiet;
     ot_dev_opts = dev_opts;
     ot_golden = A.golden;
+    ot_qdq = npk_qdq_mode_parse(A.qdq);
     ot_rtol = A.rtol;
     ot_max_bytes = A.max_bytes;
     ot_atol = A.atol;

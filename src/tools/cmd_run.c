@@ -16,7 +16,7 @@
 #define RUN_DEFAULT_DEVICE "v0"
 
 typedef struct run_args {
-    const char *device, *outdir, *json, *trace_path, *port, *plot;
+    const char *device, *outdir, *json, *trace_path, *port, *plot, *qdq;
     npk_strlist inputs, dev_opts;
     int report, have_seed, device_given, golden, timing_only;
     uint64_t seed;
@@ -53,6 +53,11 @@ static const npk_opt run_opts[] = {
     CLI_FLAG("--golden", NULL, run_args, golden,
       "run the nodes on the CPU with the naive golden kernels (the independent\n"
       "reference) instead of the fast ones (docs/onnx.md)"),
+    CLI_STR("--qdq", NULL, run_args, qdq, "fused", "fused|ort",
+      "which DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear groups run as one\n"
+      "integer operator: fused = every group (what the devices compute), ort = only\n"
+      "those ONNX Runtime's x86 CPU provider fuses, the others in float on the CPU\n"
+      "(docs/onnx.md \"QDQ\")"),
     CLI_FLAG("--timing-only", NULL, run_args, timing_only,
       "skip the functional compute (device and host): the same device commands,\n"
       "cycles and counters as the functional run, no outputs (docs/sweep.md)"),
@@ -113,7 +118,7 @@ static int plot_layers(const npk_run_report *r, const char *model, const char *f
 static void run_help(void) {
     printf("usage: npu run MODEL.onnx|MODEL.npkb [--device D] [--device-opt K=V] [--input NAME=FILE.pb ...]\n"
            "               [--random-inputs SEED] [--output-dir DIR] [--report] [--report-json FILE]\n"
-           "               [--trace FILE.json] [--port SPEC] [--timing-only]\n\n"
+           "               [--trace FILE.json] [--port SPEC] [--timing-only] [--qdq fused|ort]\n\n"
            "Import an ONNX model, place every node the device executes exactly on the device (the rest on the\n"
            "CPU reference), plan the device's guest memory, run, and print the outputs. For 2-D outputs\n"
            "[N, classes] with two or more classes the predicted class of each row (argmax, first maximum)\n"
@@ -234,6 +239,7 @@ int cmd_run(int argc, char **argv) {
     int urc = cli_parse("run", run_opts, sizeof run_opts / sizeof run_opts[0], &A, argc, argv, &model, 1, &npos);
     /* the device and its options are checked first, before any file is read */
     if (!urc) urc = cli_device("run", A.device, 1, &A.dev_opts, &dev_opts);
+    if (!urc && npk_qdq_mode_parse(A.qdq) < 0) urc = cli_usage_error("run", "--qdq '%s': expected fused or ort", A.qdq);
     if (!urc && !model) urc = cli_usage_error("run", "no model given");
     if (!urc && A.timing_only && A.outdir) urc = cli_usage_error("run", "--timing-only computes no outputs: --output-dir cannot be given");
     if (!urc && A.timing_only && A.device && !strcmp(A.device, "cpu"))
@@ -279,6 +285,10 @@ int cmd_run(int argc, char **argv) {
             goto out;
         }
         device = npk_npkb_device(npkb);
+        if (npk_qdq_mode_parse(A.qdq) != NPK_QDQ_FUSED) {
+            rc = cli_usage_error("run", "--qdq %s: a compiled model replays the groups it was compiled with (fused)", A.qdq);
+            goto out;
+        }
         if (npk_npkb_graph(npkb, &g)) {
             rc = cli_fail("%s: %s", model, npk_errmsg());
             goto out;
@@ -345,7 +355,7 @@ int cmd_run(int argc, char **argv) {
     }
     /* a compiled model replays its stored command stream (docs/npkb.md) */
     npk_run_opts opts = {.device = device, .port = port, .trace = trace, .dev_opts = dev_opts,
-                         .stream = npkb ? npk_npkb_stream(npkb) : NULL, .golden = A.golden,
+                         .stream = npkb ? npk_npkb_stream(npkb) : NULL, .golden = A.golden, .qdq = npk_qdq_mode_parse(A.qdq),
                          .timing_only = A.timing_only};
     npk_graph_set_progress(g, cli_progress_cb, "run: nodes"); /* a terminal only */
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
