@@ -9,6 +9,11 @@
 
 #define LW_SLOTS E1_RING_MAX_PENDING /* descriptors per ring batch */
 #define LW_SLOT_BYTES 64u            /* staging bytes per tile image / writeback */
+/* The staging arena: LW_SLOTS images, then LW_SLOTS writebacks, allocated as
+ * 4 KiB so that the in-process port backs it with one host buffer and the
+ * lowering stages and reads tiles in place (npk_port_direct; zero copy). */
+#define LW_ARENA_USED (2 * LW_SLOTS * LW_SLOT_BYTES)
+#define LW_ARENA_BYTES 4096u
 
 struct npk_lower {
     npk_e1 *e;

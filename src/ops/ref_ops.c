@@ -188,7 +188,7 @@ static void mm(const int32_t *A, const int32_t *B, int32_t *C, unsigned M, unsig
         }
 }
 
-static int ck_matmul(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs) {
+int npk_golden_matmul_check(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs) {
     TRY(npk_ck_rank(lhs, "lhs", 2));
     TRY(npk_ck_rank(rhs, "rhs", 2));
     TRY(ck_dim("rhs", 0, rhs->dim[0], lhs->dim[1], "K of lhs"));
@@ -198,7 +198,7 @@ static int ck_matmul(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs) {
 }
 
 int npk_golden_matmul(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *g) {
-    TRY(ck_matmul(int4, lhs, rhs));
+    TRY(npk_golden_matmul_check(int4, lhs, rhs));
     unsigned d[2] = {lhs->dim[0], rhs->dim[1]};
     npk_ltensor *r = npk_out_add(g, "result", NPK_LD_I32, 2, d);
     if (!r) return -NPK_ENOMEM;

@@ -47,6 +47,8 @@ int npk_f16_to_q88(int bf16, uint32_t bits, int32_t *q);
 
 /* ---- goldens (same arguments and outputs as npk_lower_*) ---- */
 int npk_golden_matmul(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *g);
+/* The operand checks of npk_golden_matmul alone (rank, K, int8/int4 range). */
+int npk_golden_matmul_check(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs);
 int npk_golden_batch_matmul(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *g);
 int npk_golden_qkv_projection(const npk_ltensor *input, const npk_ltensor *packed_weight, unsigned shift,
                               npk_lower_out *g);

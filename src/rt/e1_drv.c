@@ -538,12 +538,17 @@ static int submit_impl(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1
     int rc = npk_e1_cmdbuf_check(d, n, cfg, ternary);
     if (rc) return rc;
     unsigned first = e->slot;
-    for (unsigned i = 0; i < n; i++) {
-        uint8_t b[16];
+    /* the descriptors in ring order, staged with one write up to the ring's end and one after it wraps */
+    uint8_t b[E1_RING_MAX_PENDING * E1_DESC_BYTES];
+    for (unsigned i = 0; i < n; i++)
         for (int w = 0; w < 4; w++)
-            for (int j = 0; j < 4; j++) b[4 * w + j] = (uint8_t)(d[i].w[w] >> (8 * j));
-        if ((rc = npk_port_mem_write(e->port, e->ring + ((first + i) & 7) * E1_DESC_BYTES, b, 16)))
-            return npk_err_prefix(rc, "e1: staging descriptor %u", i);
+            for (int j = 0; j < 4; j++) b[i * E1_DESC_BYTES + 4 * w + j] = (uint8_t)(d[i].w[w] >> (8 * j));
+    for (unsigned i = 0; i < n;) {
+        unsigned slot = (first + i) & 7, run = E1_RING_ENTRIES - slot < n - i ? E1_RING_ENTRIES - slot : n - i;
+        if ((rc = npk_port_mem_write(e->port, e->ring + slot * E1_DESC_BYTES, b + i * E1_DESC_BYTES,
+                                     run * E1_DESC_BYTES)))
+            return npk_err_prefix(rc, "e1: staging descriptors %u..%u", i, i + run - 1);
+        i += run;
     }
     int uses_cfg = 0;
     for (unsigned i = 0; i < n; i++) uses_cfg |= is_tile_op(e1_desc_opcode(d[i].w[0]));

@@ -67,6 +67,9 @@ typedef struct e1 {
         npk_bus_resp bus_resp; /* response of the beat in flight */
         uint32_t bus_wait;     /* cycles until that response arrives */
         uint32_t bus_data;
+        /* gemm_operands' overlap answer for one GEMM configuration (CFG,
+         * BASE, STRIDE, S4); 0 = none yet (CFG 0 is no valid tile) */
+        uint32_t ov_cfg, ov_base, ov_str, ov_s4, ov_ok;
         /* security */
         int sec_lock;
         /* tracing */
@@ -709,6 +712,62 @@ static void e1_skip(e1 *e, uint64_t k) {
     e->dev.cycles += k;
 }
 
+/* The A (av[i][l]) and B (bv[l][j]) operands of a gm x gn x gk tile (within
+ * the counters' 4/4/8 range) as gemm_mac reads them, when no C store of the
+ * tile writes a scratchpad byte that A or B read (so every MAC of the tile
+ * sees these values); 0 when one does (gemm_mac then runs MAC by MAC). The
+ * answer depends on the configuration only and is kept for the next call. */
+static int gemm_operands(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, int32_t av[4][8], int32_t bv[8][4]) {
+    const uint32_t cfg = e->v[IX_GEMM_CFG], base = e->v[IX_GEMM_BASE], str = e->v[IX_GEMM_STRIDE];
+    const uint32_t ba = e1_gemm_base_a(base), sa = e1_gemm_stride_a(str), bb = e1_gemm_base_b(base),
+                   sb = e1_gemm_stride_b(str), s4 = (uint32_t)e->st.gemm_s4;
+    const int known = e->st.ov_cfg == cfg && e->st.ov_base == base && e->st.ov_str == str && e->st.ov_s4 == s4;
+    if (known && !e->st.ov_ok) return 0;
+    uint64_t rd = 0; /* scratchpad bytes A and B read */
+    if (s4) {
+        for (uint32_t i = 0; i < gm; i++)
+            for (uint32_t l = 0; l < gk; l++) {
+                uint32_t a = ba + i * sa + l;
+                rd |= 1ull << ((a >> 1) & 63);
+                av[i][l] = sc_s4(e, a);
+            }
+        for (uint32_t l = 0; l < gk; l++)
+            for (uint32_t j = 0; j < gn; j++) {
+                uint32_t b = bb + l * sb + j;
+                rd |= 1ull << ((b >> 1) & 63);
+                bv[l][j] = sc_s4(e, b);
+            }
+    } else {
+        uint8_t sp[64]; /* the scratchpad as bytes (word w holds bytes 4w..4w+3, low first) */
+        for (unsigned w = 0; w < 16; w++) {
+            uint32_t x = e->v[IX_SCRATCH0 + w];
+            sp[4 * w] = (uint8_t)x, sp[4 * w + 1] = (uint8_t)(x >> 8), sp[4 * w + 2] = (uint8_t)(x >> 16),
+            sp[4 * w + 3] = (uint8_t)(x >> 24);
+        }
+        for (uint32_t i = 0; i < gm; i++)
+            for (uint32_t l = 0; l < gk; l++) {
+                uint32_t a = (ba + i * sa + l) & 63;
+                rd |= 1ull << a;
+                av[i][l] = (int8_t)sp[a];
+            }
+        for (uint32_t l = 0; l < gk; l++)
+            for (uint32_t j = 0; j < gn; j++) {
+                uint32_t b = (bb + l * sb + j) & 63;
+                rd |= 1ull << b;
+                bv[l][j] = (int8_t)sp[b];
+            }
+    }
+    if (known) return 1;
+    int ok = 1;
+    for (uint32_t i = 0; i < gm; i++)
+        for (uint32_t j = 0; j < gn; j++) {
+            uint32_t w = ((e1_gemm_base_c(base) + i * e1_gemm_stride_c(str) + 4 * j) >> 2) & 15;
+            if (rd & (0xfull << (4 * w))) ok = 0;
+        }
+    e->st.ov_cfg = cfg, e->st.ov_base = base, e->st.ov_str = str, e->st.ov_s4 = s4, e->st.ov_ok = (uint32_t)ok;
+    return ok;
+}
+
 /* GEMM engine cycles in a row while nothing else can happen: the engine
  * alone (no scalar op, no VRELU) with a valid configuration (registers the
  * host cannot change inside a step) and the descriptor engine absent or
@@ -724,9 +783,55 @@ static uint64_t gemm_burst(e1 *e, uint64_t max) {
         if (e->st.dstate != DS_WAIT || tmo >= E1_DESC_TIMEOUT) return 0;
         if (max > E1_DESC_TIMEOUT - tmo) max = E1_DESC_TIMEOUT - tmo;
     }
-    if (!gemm_ok(e, e->st.gemm_s4)) return 0;
     const uint32_t cfg = v[IX_GEMM_CFG], gm = e1_gemm_m(cfg), gn = e1_gemm_n(cfg), gk = e1_gemm_k(cfg);
+    if (e->st.gl == ((gk - 1) & 7) && e->st.gj == ((gn - 1) & 3) && e->st.gi == ((gm - 1) & 3))
+        return 0; /* the final MAC: edge() */
+    if (!gemm_ok(e, e->st.gemm_s4)) return 0;
     uint64_t n = 0;
+    int32_t av[4][8], bv[8][4];
+    if (gm <= 4 && gn <= 4 && gk <= 8 && e->st.gi < gm && e->st.gj < gn && e->st.gl < gk &&
+        gemm_operands(e, gm, gn, gk, av, bv)) {
+        /* the operands cannot change under the run: the same MACs on registers */
+        const uint32_t li = gm - 1, lj = gn - 1, ll = gk - 1, base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
+        const uint32_t cb = e1_gemm_base_c(base), cs = e1_gemm_stride_c(str), to = (uint32_t)e->timing_only;
+        uint32_t gi = e->st.gi, gj = e->st.gj, gl = e->st.gl, acc = e->st.gacc, stores = 0;
+        /* cell by cell (i, j), its MACs l in a row; the tile's final MAC is left to edge() */
+        while (n < max) {
+            const int last_cell = gj == lj && gi == li;
+            uint64_t want = ll - gl + 1 - (uint32_t)last_cell; /* MACs to run in this cell */
+            if (want > max - n) want = max - n;
+            if (!want) break; /* at the final MAC */
+            if (to) {
+                acc = 0;
+            } else {
+                for (uint32_t t = 0; t < want; t++) acc += (uint32_t)(av[gi][gl + t] * bv[gl + t][gj]);
+            }
+            n += want;
+            gl += (uint32_t)want;
+            if (gl <= ll) break; /* the budget ends inside the cell, or at the final MAC */
+            v[IX_SCRATCH0 + (((cb + gi * cs + 4 * gj) >> 2) & 15)] = acc;
+            stores++;
+            acc = 0;
+            gl = 0;
+            if (gj != lj) {
+                gj++;
+            } else {
+                gj = 0;
+                gi++;
+            }
+        }
+        e->st.gi = gi;
+        e->st.gj = gj;
+        e->st.gl = gl;
+        e->st.gacc = acc;
+        e->st.eng_macs += (uint32_t)n;
+        v[IX_PERF_MACS] += (uint32_t)n;
+        v[IX_PERF_CYCLES] += (uint32_t)n;
+        v[IX_PERF_SCRATCH_BYTES] += (uint32_t)(2 * n + 4 * stores);
+        if (e->st.desc_busy) v[IX_DESC_TIMEOUT_COUNT] += (uint32_t)n;
+        e->dev.cycles += n;
+        return n;
+    }
     while (n < max && !(e->st.gl == ((gk - 1) & 7) && e->st.gj == ((gn - 1) & 3) && e->st.gi == ((gm - 1) & 3))) {
         int last;
         v[IX_PERF_CYCLES]++;
@@ -793,10 +898,10 @@ static uint64_t dma_burst(e1 *e, uint64_t max) {
     uint32_t lat;
     if (!npk_bus_plain(e->dev.mem, addr, 4u * n, &lat)) return 0;
     const uint64_t c = 2u + (uint64_t)lat; /* address edge, L waits, response edge */
-    uint64_t fit = max / c, tfit = (E1_DESC_TIMEOUT - tmo) / c;
-    if (tfit < fit) fit = tfit;
-    if (fit < n) {
-        n = (uint32_t)fit;
+    uint64_t room = E1_DESC_TIMEOUT - tmo; /* cycles the run may take: the budget, below the timeout */
+    if (max < room) room = max;
+    if (c * n > room) {
+        n = (uint32_t)(room / c);
         end = 0;
     }
     if (!n) return 0;
@@ -867,7 +972,7 @@ static void e1_step(npk_dev *d, uint64_t cycles) {
                 cycles -= k;
                 continue;
             }
-            if ((k = gemm_burst(e, cycles)) != 0 || (k = dma_burst(e, cycles)) != 0) {
+            if ((k = e->st.gemm_busy ? gemm_burst(e, cycles) : dma_burst(e, cycles)) != 0) {
                 cycles -= k;
                 continue;
             }
