@@ -194,7 +194,64 @@ static void test_from_f64(void) {
     CHECK_EQ(npk_bf16_from_f64(0x1.03p0), 0x3f82); /* tie to even, up */
 }
 
+/* npk_bf16_round_u128 against the exact accumulator holding the same value
+ * (hi * 2^64 + lo) * 2^e, added as three integer pieces. */
+static void test_round_u128(void) {
+    unsigned bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t hi = (uint64_t)rnd() << 32 | rnd(), lo = (uint64_t)rnd() << 32 | rnd();
+        int sh = (int)(rnd() % 130);
+        if (sh >= 64) hi = 0, lo = sh >= 128 ? 0 : lo >> (sh - 64); /* every magnitude */
+        else hi >>= sh;
+        hi &= 0x7fffffffffffffffull;
+        if (i % 3 == 0) lo &= ~((1ull << (rnd() % 64)) - 1); /* ties */
+        int e = -133 + (int)(rnd() % 300) - (rnd() % 4 ? 0 : 150), neg = (int)(rnd() & 1);
+        if (e < -259) e = -259; /* the accumulator takes 1.0f * S * 2^e from here */
+        npk_bf16_xacc a;
+        npk_bf16_xacc_clear(&a);
+        float one = neg ? -1.0f : 1.0f;
+        npk_bf16_xacc_add_scaled(&a, one, (int64_t)(lo & 0xffffffffu), e);
+        npk_bf16_xacc_add_scaled(&a, one, (int64_t)(lo >> 32), e + 32);
+        npk_bf16_xacc_add_scaled(&a, one, (int64_t)hi, e + 64);
+        uint16_t want = npk_bf16_xacc_round(&a), got = npk_bf16_round_u128(neg, hi, lo, e);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "round_u128(%d, 0x%016llx, 0x%016llx, %d) = 0x%04x, accumulator 0x%04x\n", neg,
+                    (unsigned long long)hi, (unsigned long long)lo, e, got, want);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+/* npk_bf16_sum (the CVO reduction) against the accumulator fed term by term. */
+static void test_sum(void) {
+    unsigned bad = 0;
+    uint16_t x[300];
+    for (int i = 0; i < 3000; i++) {
+        int mode = i % 5;
+        size_t n = rnd() % 300;
+        for (size_t k = 0; k < n; k++) x[k] = rx(mode);
+        uint16_t first = rx(mode), sub = rx(mode);
+        int use_first = (int)(rnd() & 1), use_sub = (int)(rnd() & 1);
+        npk_bf16_xacc a;
+        npk_bf16_xacc_clear(&a);
+        if (use_first) npk_bf16_xacc_add(&a, first);
+        for (size_t k = 0; k < n; k++) {
+            npk_bf16_xacc_add(&a, x[k]);
+            if (use_sub) npk_bf16_xacc_sub(&a, sub);
+        }
+        uint16_t want = npk_bf16_xacc_round(&a);
+        uint16_t got = npk_bf16_sum(x, n, use_first ? &first : NULL, use_sub ? &sub : NULL);
+        if (!same(got, want) && bad++ < 5)
+            fprintf(stderr, "sum mode %d n %zu: 0x%04x, accumulator 0x%04x\n", mode, n, got, want);
+    }
+    CHECK_EQ(bad, 0);
+    uint16_t v[3] = {0x3f80, 0x4000, 0xbf80}, e = 0x3f80, one = 0x3f80; /* 1 + (1 - 1) + (2 - 1) + (-1 - 1) = 0 */
+    CHECK_EQ(npk_bf16_sum(v, 3, &one, &e), 0x0000);
+    CHECK_EQ(npk_bf16_sum(v, 3, NULL, NULL), 0x4000); /* 1 + 2 - 1 */
+}
+
 int main(void) {
+    test_round_u128();
+    test_sum();
     test_gemv();
     test_gemv_hand();
     test_from_f64();

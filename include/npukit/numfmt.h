@@ -77,6 +77,10 @@ void npk_bf16_xacc_add_scaled(npk_bf16_xacc *a, float s, int64_t S, int e);
 /* The sum rounded once to BF16 (an exact zero gives +0). */
 uint16_t npk_bf16_xacc_round(npk_bf16_xacc *a);
 
+/* round_bf16(*first + sum_i (x[i] - *sub)) with the sum exact (first, sub
+ * optional): the value of an npk_bf16_xacc fed the same adds and subtracts. */
+uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const uint16_t *sub);
+
 /* ---- exact INT4 x BF16 GEMV (src/base/q4_gemv.c) ------------------------------
  * y[n] = round_bf16(old[n] + sum_k s[n][k / G] * w[n][k] * x[k]) with the sum
  * exact and one RNE rounding: the value of an npk_bf16_xacc fed old[n] and

@@ -24,44 +24,6 @@ static uint16_t encode(unsigned sign, uint64_t n, int qe) {
     return (uint16_t)(s | (unsigned)biased << 7 | (n & 0x7fu));
 }
 
-static int bitlen64(uint64_t v) {
-    int n = 0;
-#if defined(__GNUC__)
-    if (v) n = 64 - __builtin_clzll(v);
-#else
-    while (v) {
-        n++;
-        v >>= 1;
-    }
-#endif
-    return n;
-}
-
-/* (hi:lo) >> sh, the low 64 bits. */
-static uint64_t shr128(uint64_t hi, uint64_t lo, int sh) {
-    if (sh >= 128) return 0;
-    if (sh >= 64) return hi >> (sh - 64);
-    if (!sh) return lo;
-    return lo >> sh | hi << (64 - sh);
-}
-
-uint16_t npk_bf16_round_u128(int neg, uint64_t hi, uint64_t lo, int e) {
-    int top = hi ? 64 + bitlen64(hi) - 1 : bitlen64(lo) - 1;
-    if (top < 0) return 0;
-    int E = top + e;
-    if (E > 127) return neg ? NPK_BF16_NINF : NPK_BF16_PINF;
-    int qe = E - 7 < -133 ? -133 : E - 7;
-    int sh = qe - e;
-    if (sh <= 0) return encode((unsigned)!!neg, lo << -sh, qe); /* exact: top <= 7 + sh */
-    uint64_t n = shr128(hi, lo, sh);
-    unsigned guard = (unsigned)(shr128(hi, lo, sh - 1) & 1u), sticky;
-    int b = sh - 1; /* bits [0, b) below the guard */
-    if (b >= 64) sticky = lo || (b > 64 && (hi & ((1ull << (b - 64)) - 1)));
-    else sticky = b > 0 && (lo & ((1ull << b) - 1));
-    if (guard && (sticky || (n & 1))) n++;
-    return encode((unsigned)!!neg, n, qe);
-}
-
 /* ---- exact accumulator ------------------------------------------------------ */
 
 void npk_bf16_xacc_clear(npk_bf16_xacc *a) { memset(a, 0, sizeof *a); }

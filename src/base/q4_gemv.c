@@ -26,7 +26,10 @@
  *
  * The chunk sums and the 128-bit adds have an AVX-512 and an AVX2 version
  * beside the portable C, chosen at run time (npk_q4_set_isa to force one;
- * tests run every one the CPU has against the per-product accumulator). */
+ * tests run every one the CPU has against the per-product accumulator).
+ *
+ * Also here, on the same 128-bit sums: npk_bf16_round_u128 and the exact
+ * BF16 reduction of the CVO unit (npk_bf16_sum). */
 #include "npukit/error.h"
 #include "npukit/numfmt.h"
 
@@ -327,6 +330,97 @@ static inline void add128(uint64_t *lo, uint64_t *hi, int64_t T, int sh) {
     *hi += ah + (*lo < al);
 }
 
+/* ---- rounding ------------------------------------------------------------------------ */
+
+/* sign * n * 2^qe as BF16, n < 512 already rounded to at most 8 bits (or 256
+ * after a carry), qe >= -133 (n < 128 only at qe == -133: a subnormal). */
+static inline uint16_t encode8(uint16_t s, uint64_t n, int qe) {
+    if (n >= 256) {
+        n >>= 1;
+        qe++;
+    }
+    if (n < 128) return (uint16_t)(s | n);
+    int biased = qe + 134;
+    if (biased >= 255) return s | 0x7f80u;
+    return (uint16_t)(s | (unsigned)biased << 7 | (n & 0x7fu));
+}
+
+static inline int top_bit(uint64_t v) { /* v != 0 */
+#if defined(__GNUC__)
+    return 63 - __builtin_clzll(v);
+#else
+    int t = 0;
+    while (v >>= 1) t++;
+    return t;
+#endif
+}
+
+static inline uint16_t round128(int neg, uint64_t hi, uint64_t lo, int e) {
+    uint16_t s = neg ? 0x8000u : 0;
+    if (hi) { /* keep the top 64 bits, the rest as a sticky bit 0 (far below the guard) */
+        int sh = top_bit(hi) + 1;
+        uint64_t out = sh < 64 ? lo << (64 - sh) : lo;
+        lo = (sh < 64 ? hi << (64 - sh) | lo >> sh : hi) | (out != 0);
+        e += sh;
+    }
+    if (!lo) return 0;
+    int top = top_bit(lo), E = top + e;
+    if (E > 127) return s | 0x7f80u;
+    int qe = E - 7 < -133 ? -133 : E - 7, d = qe - e;
+    if (d <= 0) return encode8(s, lo << -d, qe); /* exact: at most 8 bits */
+    if (d >= 64) return d == 64 && lo > 1ull << 63 ? encode8(s, 1, qe) : s; /* below the least subnormal */
+    uint64_t n = lo >> d, rem = lo & ((2ull << (d - 1)) - 1), half = 1ull << (d - 1);
+    if (rem > half || (rem == half && (n & 1))) n++;
+    return encode8(s, n, qe);
+}
+
+uint16_t npk_bf16_round_u128(int neg, uint64_t hi, uint64_t lo, int e) { return round128(neg, hi, lo, e); }
+
+/* ---- exact BF16 sums ------------------------------------------------------------------ */
+
+uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const uint16_t *sub) {
+    /* the terms' exponents: all finite and within the 128 bits, else the accumulator */
+    int lo = 1 << 20, hi = -(1 << 20), ok = (uint64_t)n < (1ull << 40);
+    for (size_t i = 0; i < n + 2 && ok; i++) {
+        const uint16_t *b = i < n ? &x[i] : i == n ? first : sub;
+        if (!b) continue;
+        if ((*b & 0x7f80u) == 0x7f80u) ok = 0;
+        else if (*b & 0x7fffu) {
+            int e = unit_exp(*b);
+            if (e < lo) lo = e;
+            if (e > hi) hi = e;
+        }
+    }
+    int lg = 0;
+    while (lg < 64 && (1ull << lg) < 2 * (uint64_t)n + 2) lg++;
+    if (!ok || (hi >= lo && hi + 8 + lg - lo > 126)) {
+        npk_bf16_xacc acc;
+        npk_bf16_xacc_clear(&acc);
+        if (first) npk_bf16_xacc_add(&acc, *first);
+        for (size_t i = 0; i < n; i++) {
+            npk_bf16_xacc_add(&acc, x[i]);
+            if (sub) npk_bf16_xacc_sub(&acc, *sub);
+        }
+        return npk_bf16_xacc_round(&acc);
+    }
+    if (hi < lo) return 0;
+    uint64_t L = 0, H = 0;
+    for (size_t i = 0; i < n + 2; i++) {
+        const uint16_t *b = i < n ? &x[i] : i == n ? first : sub;
+        if (!b || !(*b & 0x7fffu)) continue;
+        int64_t mant = (int64_t)((*b & 0x7fu) | ((*b & 0x7f80u) ? 0x80u : 0));
+        if (*b & 0x8000u) mant = -mant;
+        if (i == n + 1) mant = -mant * (int64_t)n; /* - n * sub (n < 2^40) */
+        add128(&L, &H, mant, unit_exp(*b) - lo);
+    }
+    int neg = H >> 63;
+    if (neg) {
+        L = ~L + 1;
+        H = ~H + (L == 0);
+    }
+    return round128(neg, H, L, lo);
+}
+
 /* ---- the row kernels: every nonzero chunk into ws->lo/hi[0..Np) ------------------------ */
 
 static void row_c(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base) {
@@ -545,7 +639,7 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
             lo = ~lo + 1;
             hi = ~hi + (lo == 0);
         }
-        y[n] = npk_bf16_round_u128(neg, hi, lo, base);
+        y[n] = round128(neg, hi, lo, base);
     }
     return 0;
 }

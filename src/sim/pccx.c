@@ -438,6 +438,26 @@ timing:
 
 /* ---- MEMCPY / MEMSET --------------------------------------------------------------- */
 
+/* L2 elements from / to little-endian bytes: one copy on a little-endian host. */
+static void l2_from_le(uint16_t *d, const uint8_t *b, uint64_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(d, b, n * 2);
+#else
+    for (uint64_t i = 0; i < n; i++) d[i] = (uint16_t)(b[2 * i] | b[2 * i + 1] << 8);
+#endif
+}
+
+static void l2_to_le(uint8_t *b, const uint16_t *s, uint64_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(b, s, n * 2);
+#else
+    for (uint64_t i = 0; i < n; i++) {
+        b[2 * i] = (uint8_t)s[i];
+        b[2 * i + 1] = (uint8_t)(s[i] >> 8);
+    }
+#endif
+}
+
 static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
@@ -468,15 +488,10 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
                 return -1;
             }
             if (resp != NPK_BUS_OK) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, faddr);
-            for (uint64_t i = 0; b && i < words * 8; i++)
-                p->l2[(uint64_t)l2a * 8 + i] = (uint16_t)(b[2 * i] | b[2 * i + 1] << 8);
+            if (b) l2_from_le(&p->l2[(uint64_t)l2a * 8], b, words * 8);
             wr = (range){l2a, (uint32_t)(l2a + words)};
         } else { /* L2 -> host */
-            for (uint64_t i = 0; b && i < words * 8; i++) {
-                uint16_t v = p->l2[(uint64_t)l2a * 8 + i];
-                b[2 * i] = (uint8_t)v;
-                b[2 * i + 1] = (uint8_t)(v >> 8);
-            }
+            if (b) l2_to_le(b, &p->l2[(uint64_t)l2a * 8], words * 8);
             resp = npk_bus_copy_out(p->dev.mem, haddr, b, bytes, 16, &done, &faddr, &lat);
             if (resp == NPK_BUS_HANG) {
                 p->hung = 1;
@@ -560,14 +575,8 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
     if (p->timing_only) {
         /* no arithmetic: L2 and the scalar register keep their values */
     } else if (reduce) {
-        npk_bf16_xacc acc;
-        npk_bf16_xacc_clear(&acc);
-        if (accm) npk_bf16_xacc_add(&acc, y[0]);
-        for (uint64_t i = 0; i < len; i++) {
-            npk_bf16_xacc_add(&acc, x[i]);
-            if (sub) npk_bf16_xacc_sub(&acc, EMAX(p));
-        }
-        y[0] = npk_bf16_xacc_round(&acc);
+        uint16_t emax = EMAX(p);
+        y[0] = npk_bf16_sum(x, len, accm ? &y[0] : NULL, sub ? &emax : NULL); /* exact, one rounding */
         REG(p, SCALAR) = y[0];
     } else {
         uint16_t *out = tmpbuf(p, len);
