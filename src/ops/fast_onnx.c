@@ -3,6 +3,7 @@
  * depthwise inner kernels are cloned for AVX-512 and AVX2 and chosen at run
  * time (target_clones), with a portable C version for every other machine. */
 #include "ops/fast_onnx.h"
+#include "ops/fast_gemm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -54,14 +55,9 @@ enum { MR = 4, NB = 32, KB = 256 };
         }                                                                                                         \
     }
 
-NPK_CLONES
-static void sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb, float *C,
-                  int64_t ldc) {
-    GEMM_BODY(float, float, float)
-}
-
-/* The same for int16 operands and exact int32 sums (the callers bound K so
- * that no sum overflows). */
+/* The float GEMM is npk_fast_sgemm (fast_gemm.c). This one takes int16
+ * operands and makes exact int32 sums (the callers bound K so that no sum
+ * overflows). */
 NPK_CLONES
 static void igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
                   int32_t *C, int64_t ldc) {
@@ -255,18 +251,18 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
             int64_t xoff = (n * p->c + g * cpg) * isz;
             float *yg = Y + (n * p->m + g * mpg) * osz;
             const float *wg = W + g * mpg * K;
+            if (B) /* the sums start from the bias */
+                for (int64_t m = 0; m < mpg; m++)
+                    for (int64_t i = 0; i < osz; i++) yg[m * osz + i] = B[g * mpg + m];
             if (pw) {
-                sgemm(mpg, osz, K, wg, K, X + xoff, isz, yg, osz);
+                npk_fast_sgemm(mpg, osz, K, wg, K, X + xoff, isz, yg, osz, B != NULL);
             } else {
                 for (int64_t r0 = 0; r0 < nrows_all; r0 += crows) {
                     int64_t nr = nrows_all - r0 < crows ? nrows_all - r0 : crows;
                     im2col_f(p, X, xoff, cpg, r0, nr, col);
-                    sgemm(mpg, nr * row, K, wg, K, col, nr * row, yg + r0 * row, osz);
+                    npk_fast_sgemm(mpg, nr * row, K, wg, K, col, nr * row, yg + r0 * row, osz, B != NULL);
                 }
             }
-            if (B)
-                for (int64_t m = 0; m < mpg; m++)
-                    for (int64_t i = 0; i < osz; i++) yg[m * osz + i] += B[g * mpg + m];
         }
     free(col);
     return 0;
@@ -350,7 +346,7 @@ int npk_fast_matmul(const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
     const float *A = a->data, *B = b->data;
     float *Y = y->data;
     for (int64_t t = 0; t < p.batch; t++)
-        sgemm(p.m, p.n, p.k, A + p.aoff[t], p.k, B + p.boff[t], p.n, Y + t * p.m * p.n, p.n);
+        npk_fast_sgemm(p.m, p.n, p.k, A + p.aoff[t], p.k, B + p.boff[t], p.n, Y + t * p.m * p.n, p.n, 0);
     free(p.aoff);
     free(p.boff);
     return 0;
@@ -417,7 +413,7 @@ int npk_fast_gemm(const npk_tensor *a, const npk_tensor *b, const npk_tensor *c,
             for (int64_t kk = 0; kk < k; kk++) bt[kk * n + j] = B[j * k + kk];
         B = bt;
     }
-    sgemm(m, n, k, A, k, B, n, Y, n);
+    npk_fast_sgemm(m, n, k, A, k, B, n, Y, n, 0);
     int64_t cs0 = 0, cs1 = 0;
     if (c) {
         int64_t c0 = c->rank >= 2 ? c->dims[c->rank - 2] : 1, c1 = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
@@ -753,7 +749,7 @@ int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, 
         for (int64_t ic = 0; ic < cg; ic++)
             for (int64_t r = 0; r < R; r++) wt[r * cg + ic] = W[(g * cg + ic) * R + r];
         for (int64_t n = 0; n < p->n; n++) {
-            sgemm(R, isz, cg, wt, cg, X + (n * p->c + g * cg) * isz, isz, col, isz);
+            npk_fast_sgemm(R, isz, cg, wt, cg, X + (n * p->c + g * cg) * isz, isz, col, isz, 0);
             /* col2im: scatter-add every (oc, k) row into the output */
             for (int64_t oc = 0; oc < mg; oc++) {
                 float *yc = Y + (n * p->m + g * mg + oc) * osz;

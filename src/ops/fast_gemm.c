@@ -1,0 +1,261 @@
+/* The float32 GEMM of the fast CPU kernels (see fast_gemm.h).
+ *
+ * C is computed in tiles of MR = 4 rows x NV vectors of columns, the tile's
+ * sums held in registers over a block of KC values of k: per k, NV loads of a
+ * row of B, one broadcast of A per row and MR x NV fused multiply-adds. The
+ * last vector of a tile is loaded and stored under a mask, so any N runs
+ * without packing or padding. Blocks: column panels of NV vectors, KC = 128
+ * rows of B per panel (the panel stays in L1/L2 while every row block of A
+ * passes). */
+#include "ops/fast_gemm.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPK_FAST_GEMM_PORTABLE_ONLY)
+#define NPK_GEMM_X86 1
+#include <immintrin.h>
+#endif
+
+enum { MR = 4, KC = 128 };
+
+/* ---- portable C ------------------------------------------------------------------------ */
+
+enum { PNB = 32 };
+
+static void sgemm_portable(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                           int64_t ldb, float *C, int64_t ldc) {
+    for (int64_t j0 = 0; j0 < N; j0 += PNB) {
+        int64_t nb = N - j0 < PNB ? N - j0 : PNB;
+        for (int64_t k0 = 0; k0 < K; k0 += KC) {
+            int64_t kend = K - k0 < KC ? K : k0 + KC;
+            int64_t i = 0;
+            for (; i + MR <= M; i += MR) {
+                float acc[MR][PNB];
+                for (int r = 0; r < MR; r++) memcpy(acc[r], C + (i + r) * ldc + j0, sizeof(float) * (size_t)nb);
+                for (int64_t k = k0; k < kend; k++) {
+                    const float *b = B + k * ldb + j0;
+                    float a0 = A[i * lda + k], a1 = A[(i + 1) * lda + k], a2 = A[(i + 2) * lda + k],
+                          a3 = A[(i + 3) * lda + k];
+                    for (int64_t j = 0; j < nb; j++) {
+                        float bj = b[j];
+                        acc[0][j] += a0 * bj;
+                        acc[1][j] += a1 * bj;
+                        acc[2][j] += a2 * bj;
+                        acc[3][j] += a3 * bj;
+                    }
+                }
+                for (int r = 0; r < MR; r++) memcpy(C + (i + r) * ldc + j0, acc[r], sizeof(float) * (size_t)nb);
+            }
+            for (; i < M; i++) {
+                float acc[PNB];
+                memcpy(acc, C + i * ldc + j0, sizeof(float) * (size_t)nb);
+                for (int64_t k = k0; k < kend; k++) {
+                    const float *b = B + k * ldb + j0;
+                    float a = A[i * lda + k];
+                    for (int64_t j = 0; j < nb; j++) acc[j] += a * b[j];
+                }
+                memcpy(C + i * ldc + j0, acc, sizeof(float) * (size_t)nb);
+            }
+        }
+    }
+}
+
+#ifdef NPK_GEMM_X86
+
+/* ---- AVX-512: vectors of 16, tiles of up to 4 x 64 (16 accumulators) ------------------- */
+
+#define T512 __attribute__((target("avx512f")))
+
+/* The accumulators are named variables (c<row><vector>), not an array, so
+ * that they stay in registers; a tile with fewer rows or vectors leaves the
+ * rest dead (mr and nv are constants in every instantiation). */
+#define FOR_V(M, r) M(r, 0) M(r, 1) M(r, 2) M(r, 3)
+#define FOR_RV(M) FOR_V(M, 0) FOR_V(M, 1) FOR_V(M, 2) FOR_V(M, 3)
+#define FOR_R(M) M(0) M(1) M(2) M(3)
+
+static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, int tail, int64_t kc,
+                                                                const float *A, int64_t lda, const float *B,
+                                                                int64_t ldb, float *C, int64_t ldc) {
+    const __mmask16 last = (__mmask16)((1u << tail) - 1u);
+#define MK(v) ((v) == nv - 1 ? last : (__mmask16)0xFFFF)
+#define LIVE(r, v) ((r) < mr && (v) < nv)
+#define DECL(r, v)                                                                                                    \
+    __m512 c##r##v = _mm512_setzero_ps();                                                                             \
+    if (LIVE(r, v)) c##r##v = _mm512_maskz_loadu_ps(MK(v), C + (r) * ldc + 16 * (v));
+    FOR_RV(DECL)
+    for (int64_t k = 0; k < kc; k++) {
+        const float *bk = B + k * ldb;
+        __m512 b0 = _mm512_maskz_loadu_ps(MK(0), bk), b1 = b0, b2 = b0, b3 = b0;
+        if (nv > 1) b1 = _mm512_maskz_loadu_ps(MK(1), bk + 16);
+        if (nv > 2) b2 = _mm512_maskz_loadu_ps(MK(2), bk + 32);
+        if (nv > 3) b3 = _mm512_maskz_loadu_ps(MK(3), bk + 48);
+#define ROW(r)                                                                                                        \
+    if ((r) < mr) {                                                                                                   \
+        __m512 a = _mm512_set1_ps(A[(r) * lda + k]);                                                                  \
+        c##r##0 = _mm512_fmadd_ps(a, b0, c##r##0);                                                                    \
+        if (nv > 1) c##r##1 = _mm512_fmadd_ps(a, b1, c##r##1);                                                        \
+        if (nv > 2) c##r##2 = _mm512_fmadd_ps(a, b2, c##r##2);                                                        \
+        if (nv > 3) c##r##3 = _mm512_fmadd_ps(a, b3, c##r##3);                                                        \
+    }
+        FOR_R(ROW)
+#undef ROW
+    }
+#define STORE(r, v)                                                                                                   \
+    if (LIVE(r, v)) _mm512_mask_storeu_ps(C + (r) * ldc + 16 * (v), MK(v), c##r##v);
+    FOR_RV(STORE)
+#undef DECL
+#undef STORE
+#undef MK
+}
+
+#define TILE_FN(ISA, MRV, NVV)                                                                                        \
+    static T##ISA void tile##ISA##_##MRV##_##NVV(int tail, int64_t kc, const float *A, int64_t lda, const float *B,   \
+                                                 int64_t ldb, float *C, int64_t ldc) {                                \
+        tile##ISA(MRV, NVV, tail, kc, A, lda, B, ldb, C, ldc);                                                        \
+    }
+#define TILE_ROW(ISA, MRV) TILE_FN(ISA, MRV, 1) TILE_FN(ISA, MRV, 2) TILE_FN(ISA, MRV, 3) TILE_FN(ISA, MRV, 4)
+#define TILE_ALL(ISA) TILE_ROW(ISA, 1) TILE_ROW(ISA, 2) TILE_ROW(ISA, 3) TILE_ROW(ISA, 4)
+#define TILE_TAB_ROW(ISA, MRV) tile##ISA##_##MRV##_1, tile##ISA##_##MRV##_2, tile##ISA##_##MRV##_3, tile##ISA##_##MRV##_4
+#define TILE_TAB(ISA) {{TILE_TAB_ROW(ISA, 1)}, {TILE_TAB_ROW(ISA, 2)}, {TILE_TAB_ROW(ISA, 3)}, {TILE_TAB_ROW(ISA, 4)}}
+
+TILE_ALL(512)
+typedef void (*tile_fn)(int, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t);
+static const tile_fn tiles512[MR][4] = TILE_TAB(512);
+
+/* The blocking around the tiles of one instruction set: column panels of
+ * nvmax vectors of vw floats, KC rows of B, MR rows of A. */
+static void sgemm_tiles(const tile_fn (*tiles)[4], int vw, int nvmax, int64_t M, int64_t N, int64_t K,
+                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+    int64_t panel = (int64_t)vw * nvmax;
+    for (int64_t j0 = 0; j0 < N; j0 += panel) {
+        int64_t nb = N - j0 < panel ? N - j0 : panel;
+        int nv = (int)((nb + vw - 1) / vw), tail = (int)(nb - vw * (nv - 1));
+        for (int64_t k0 = 0; k0 < K; k0 += KC) {
+            int64_t kc = K - k0 < KC ? K - k0 : KC;
+            for (int64_t i = 0; i < M; i += MR) {
+                int mr = M - i < MR ? (int)(M - i) : MR;
+                tiles[mr - 1][nv - 1](tail, kc, A + i * lda + k0, lda, B + k0 * ldb + j0, ldb, C + i * ldc + j0, ldc);
+            }
+        }
+    }
+}
+
+static void sgemm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                         float *C, int64_t ldc) {
+    sgemm_tiles(tiles512, 16, 4, M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+/* ---- AVX2 + FMA: vectors of 8, tiles of up to 4 x 24 (12 accumulators) ------------------ */
+
+#define T256 __attribute__((target("avx2,fma")))
+
+static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, int tail, int64_t kc,
+                                                                const float *A, int64_t lda, const float *B,
+                                                                int64_t ldb, float *C, int64_t ldc) {
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), idx);
+/* masked moves only for the last vector (they are slow on some CPUs) */
+#define LD256(v, p) ((v) == nv - 1 ? _mm256_maskload_ps(p, last) : _mm256_loadu_ps(p))
+#define DECL(r, v)                                                                                                    \
+    __m256 c##r##v = _mm256_setzero_ps();                                                                             \
+    if (LIVE(r, v) && (v) < 3) c##r##v = LD256(v, C + (r) * ldc + 8 * (v));
+    FOR_RV(DECL)
+    for (int64_t k = 0; k < kc; k++) {
+        const float *bk = B + k * ldb;
+        __m256 b0 = LD256(0, bk), b1 = b0, b2 = b0;
+        if (nv > 1) b1 = LD256(1, bk + 8);
+        if (nv > 2) b2 = LD256(2, bk + 16);
+#define ROW(r)                                                                                                        \
+    if ((r) < mr) {                                                                                                   \
+        __m256 a = _mm256_broadcast_ss(A + (r) * lda + k);                                                            \
+        c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                                                                    \
+        if (nv > 1) c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1);                                                        \
+        if (nv > 2) c##r##2 = _mm256_fmadd_ps(a, b2, c##r##2);                                                        \
+    }
+        FOR_R(ROW)
+#undef ROW
+    }
+#define STORE(r, v)                                                                                                   \
+    if (LIVE(r, v) && (v) < 3) {                                                                                      \
+        if ((v) == nv - 1) _mm256_maskstore_ps(C + (r) * ldc + 8 * (v), last, c##r##v);                               \
+        else _mm256_storeu_ps(C + (r) * ldc + 8 * (v), c##r##v);                                                      \
+    }
+    FOR_RV(STORE)
+#undef DECL
+#undef STORE
+#undef LD256
+    (void)c03, (void)c13, (void)c23, (void)c33;
+}
+
+#undef TILE_ROW
+#define TILE_ROW(ISA, MRV) TILE_FN(ISA, MRV, 1) TILE_FN(ISA, MRV, 2) TILE_FN(ISA, MRV, 3)
+#undef TILE_TAB_ROW
+#define TILE_TAB_ROW(ISA, MRV) tile##ISA##_##MRV##_1, tile##ISA##_##MRV##_2, tile##ISA##_##MRV##_3, NULL
+TILE_ALL(256)
+static const tile_fn tiles256[MR][4] = TILE_TAB(256);
+
+static void sgemm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                       float *C, int64_t ldc) {
+    sgemm_tiles(tiles256, 8, 3, M, N, K, A, lda, B, ldb, C, ldc);
+}
+#endif
+
+/* ---- dispatch --------------------------------------------------------------------------- */
+
+typedef void (*sgemm_fn)(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t);
+
+static const struct {
+    const char *name;
+    sgemm_fn fn;
+} kernels[] = {
+#ifdef NPK_GEMM_X86
+    {"avx512", sgemm_avx512},
+    {"avx2", sgemm_avx2},
+#endif
+    {"portable", sgemm_portable},
+};
+enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
+
+static int has_kernel(int i) {
+#ifdef NPK_GEMM_X86
+    __builtin_cpu_init();
+    if (kernels[i].fn == sgemm_avx512) return __builtin_cpu_supports("avx512f");
+    if (kernels[i].fn == sgemm_avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return kernels[i].fn == sgemm_portable;
+}
+
+static int chosen = -1; /* index into kernels; the best the CPU has, found once */
+
+static int best(void) {
+    if (chosen < 0) {
+        int i = 0;
+        while (!has_kernel(i)) i++; /* the portable kernel always qualifies */
+        chosen = i;
+    }
+    return chosen;
+}
+
+const char *npk_fast_sgemm_kernel(void) { return kernels[best()].name; }
+
+int npk_fast_sgemm_force(const char *name) {
+    chosen = -1;
+    if (!name) return 0;
+    for (int i = 0; i < NKERNELS; i++)
+        if (!strcmp(kernels[i].name, name)) {
+            if (!has_kernel(i)) return -1;
+            chosen = i;
+            return 0;
+        }
+    return -1;
+}
+
+void npk_fast_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                    float *C, int64_t ldc, int acc) {
+    if (M <= 0 || N <= 0) return;
+    if (!acc)
+        for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
+    if (K <= 0) return;
+    kernels[best()].fn(M, N, K, A, lda, B, ldb, C, ldc);
+}
