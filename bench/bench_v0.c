@@ -15,6 +15,7 @@
 #ifndef NPUKIT_HAVE_DNNL
 #error "bench_v0 needs oneDNN (libdnnl-dev); cmake/v0.cmake only builds it when found"
 #endif
+#include "npukit/gemm.h"
 #include "npukit/npu.h"
 #include "npukit/v0.h"
 #include "sim/v0_internal.h"
@@ -55,6 +56,7 @@ static void row(const char *what, stat3 s, double macs) {
 }
 
 static int reps = 7;
+static npk_gemm_ws ws; /* the kernel's packing buffers, kept across runs like the model's */
 
 /* oneDNN int8 GEMM C[M][N] = A[M][K] x B[K][N], row major. */
 static int dnnl_run(int M, int N, int K, const int8_t *A, const int8_t *B, int32_t *C) {
@@ -75,10 +77,10 @@ static stat3 time_dnnl(int M, int N, int K, const int8_t *A, const int8_t *B, in
 
 static stat3 time_kernel(uint32_t M, uint32_t N, uint32_t K, const int8_t *A, const int8_t *B, int32_t *C) {
     double t[64];
-    npk_v0_gemm_s8s32(M, N, K, A, K, B, N, C, N);
+    npk_gemm_s8s32(&ws, M, N, K, A, K, B, N, C, N);
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-        npk_v0_gemm_s8s32(M, N, K, A, K, B, N, C, N);
+        npk_gemm_s8s32(&ws, M, N, K, A, K, B, N, C, N);
         t[r] = now() - t0;
     }
     return summarize(t, reps);
@@ -146,7 +148,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_v0: %s\n", npk_errmsg());
         return 1;
     }
-    printf("v0 benchmark: %d repetitions, functional kernel '%s' (one thread)\n\n", reps, npk_v0_gemm_kernel());
+    printf("v0 benchmark: %d repetitions, functional kernel '%s' (one thread)\n\n", reps,
+           npk_gemm_isa_name(npk_gemm_active_isa()));
 
     /* ---- 1. MATMUL_S8 1024^3 ---- */
     const uint32_t n = 1024;
@@ -198,7 +201,7 @@ int main(int argc, char **argv) {
                         if (iy < 0 || iy >= 56 || ix < 0 || ix >= 56) memset(dst, 0, 64);
                         else memcpy(dst, in + ((size_t)iy * 56 + (size_t)ix) * 64, 64);
                     }
-        npk_v0_gemm_s8s32(M, N, K, col, K, wt, N, C, N);
+        npk_gemm_s8s32(&ws, M, N, K, col, K, wt, N, C, N);
         t[r] = now() - t0;
     }
     kern = summarize(t, reps);
@@ -220,5 +223,6 @@ int main(int argc, char **argv) {
     free(in), free(wt), free(out), free(col), free(C), free(D);
     npk_v0_close(v);
     npk_port_close(p);
+    npk_gemm_ws_free(&ws);
     return 0;
 }

@@ -2,6 +2,7 @@
  * every dtype, both layouts, transposes, padded leading dimensions, v0.1 and
  * v0.2 descriptors, alpha/beta/bias and every epilogue. Integer and float paths
  * are bit-exact (the float reference accumulates in fp32 in the same k order). */
+#include "npukit/gemm.h"
 #include "ops/ref_float.h"
 #include "test_shell_util.h"
 
@@ -10,9 +11,20 @@
 static npk_port *P;
 static npk_shell *SH;
 
-/* Random element of a dtype: int8 anything, floats in [-2, 2] (exact in the dtype). */
-static void rand_elems(int dt, uint8_t *p, size_t n) {
-    for (size_t i = 0; i < n; i++) {
+/* Random element of a dtype: int8 anything, floats in [-2, 2] (exact in the
+ * dtype); wide: any bit pattern of the float dtype but NaN (subnormals,
+ * infinities, products that overflow or underflow fp32's normal range). */
+static void rand_elems(int dt, uint8_t *p, size_t n, int wide) {
+    for (size_t i = 0; i < n && wide && dt != SHELL_INT8; i++) {
+        uint32_t u = rnd();
+        if (dt == SHELL_FP8) p[i] = (u & 0x7f) == 0x7f ? (uint8_t)(u & 0x80) : (uint8_t)u; /* 0x7f/0xff: NaN */
+        else {
+            uint16_t h = (uint16_t)u;
+            int nan = dt == SHELL_FP16 ? (h & 0x7c00) == 0x7c00 && (h & 0x3ff) : (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+            le16(p + 2 * i, nan ? (uint16_t)(h & 0x8000) : h);
+        }
+    }
+    for (size_t i = 0; i < n && !(wide && dt != SHELL_INT8); i++) {
         double v = ((double)(rnd() % 2001) - 1000.0) / 500.0;
         if (dt == SHELL_INT8) p[i] = (uint8_t)rnd();
         else if (dt == SHELL_FP16) le16(p + 2 * i, npk_fp16_from_f64(v));
@@ -28,6 +40,7 @@ typedef struct cfg {
     float alpha, beta;
     int i8;         /* INT8_OUT: int8 C and bias */
     unsigned shift; /* its requantization shift */
+    int wide;       /* float operands over the whole range (rand_elems) */
 } cfg;
 
 static int run_case(const cfg *c) {
@@ -44,8 +57,8 @@ static int run_case(const cfg *c) {
     size_t sa = a_lines * lda, sb = b_lines * ldb, sc = c_lines * ldc;
     uint8_t *A = malloc(sa + 1), *B = malloc(sb + 1), *C0 = malloc(sc + 1), *C = malloc(sc + 1), *R = malloc(sc + 1);
     uint8_t *bias = malloc(4 * c->n + 4);
-    rand_elems(c->dt, A, sa / es);
-    rand_elems(c->dt, B, sb / es);
+    rand_elems(c->dt, A, sa / es, c->wide);
+    rand_elems(c->dt, B, sb / es, c->wide);
     if (c->i8) fill_rand(C0, sc);
     for (size_t i = 0; i < sc / 4 && !c->i8; i++) {
         if (c->dt == SHELL_INT8) le32(C0 + 4 * i, rnd() % 20001 - 10000);
@@ -350,6 +363,34 @@ int main(void) {
         run_case(&c);
         reopen();
     }
+    /* Every variant of the shared kernels (include/npukit/gemm.h) the host runs,
+     * forced in turn: odd shapes that cross the register tiles (6 and 4 rows),
+     * the column panels (64 and 16) and the K blocks (int8 256, fp32 128), every
+     * dtype, both layouts and transposes, float operands over the whole range. */
+    static const npk_gemm_isa isas[] = {NPK_GEMM_PORTABLE, NPK_GEMM_AVX2, NPK_GEMM_AVX512};
+    for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
+        if (npk_gemm_set_isa(isas[v])) {
+            CHECK(isas[v] != NPK_GEMM_PORTABLE);
+            continue;
+        }
+        for (int dt = 0; dt < 4; dt++)
+            for (int t = 0; t < 4; t++) {
+                cfg c = {0};
+                c.dt = dt;
+                c.col = t == 3;
+                c.ta = t == 1;
+                c.tb = t >= 2;
+                c.m = 1 + 2 * (rnd() % 12);
+                c.n = 1 + 2 * (rnd() % 70);
+                c.k = 1 + 2 * (rnd() % 300);
+                c.pad = rnd() % 3;
+                c.wide = t & 1;
+                run_case(&c);
+                reopen();
+                cases++;
+            }
+    }
+    CHECK_EQ(npk_gemm_set_isa(NPK_GEMM_AUTO), 0);
     fprintf(stderr, "%d configurations\n", cases);
     npk_shell_close(SH);
     npk_port_close(P);

@@ -6,7 +6,7 @@
 #include "npukit/npu.h"
 #include "npukit/v0.h"
 #include "ops/ref.h"
-#include "sim/v0_internal.h"
+#include "npukit/gemm.h"
 
 #include <stdlib.h>
 
@@ -22,8 +22,14 @@ static void fill(int8_t *p, size_t n, int mode) {
 static npk_port *P;
 static npk_v0 *V;
 
+/* Every variant of the shared int8 kernel (include/npukit/gemm.h) the host
+ * runs, forced in turn, against the reference; odd shapes cross every tile,
+ * K block and column panel edge. */
 static void test_kernels(void) {
-    static const uint32_t shapes[][3] = {{1, 1, 1}, {6, 64, 4}, {7, 65, 5}, {13, 129, 515}, {5, 3, 1030}, {64, 200, 3}};
+    static const uint32_t shapes[][3] = {{1, 1, 1},    {6, 64, 4},  {7, 65, 5},  {13, 129, 515},
+                                         {5, 3, 1030}, {64, 200, 3}, {31, 17, 257}, {9, 80, 1}};
+    static const npk_gemm_isa isas[] = {NPK_GEMM_PORTABLE, NPK_GEMM_AVX2, NPK_GEMM_AVX512};
+    npk_gemm_ws ws = {0};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         uint32_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         size_t lda = k + 3, ldb = n + 5, ldc = n + 2;
@@ -33,22 +39,26 @@ static void test_kernels(void) {
             fill(A, m * lda, mode);
             fill(B, k * ldb, mode == 2 ? 1 : mode);
             npk_ref_matmul_s8s32(m, n, k, A, lda, B, ldb, want, ldc, 0, 0);
-            memset(got, 0x5A, m * ldc * 4);
-            CHECK_EQ(npk_v0_gemm_portable(m, n, k, A, lda, B, ldb, got, ldc), 0);
-            int bad = 0;
-            for (uint32_t i = 0; i < m; i++)
-                for (uint32_t j = 0; j < n; j++) bad += got[i * ldc + j] != want[i * ldc + j];
-            CHECK_EQ(bad, 0);
-            int rc = npk_v0_gemm_vnni(m, n, k, A, lda, B, ldb, got, ldc);
-            if (rc == -NPK_EUNSUPPORTED) continue; /* host without AVX-512 VNNI */
-            CHECK_EQ(rc, 0);
-            bad = 0;
-            for (uint32_t i = 0; i < m; i++)
-                for (uint32_t j = 0; j < n; j++) bad += got[i * ldc + j] != want[i * ldc + j];
-            CHECK_EQ(bad, 0);
+            for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
+                if (npk_gemm_set_isa(isas[v])) {
+                    CHECK(isas[v] != NPK_GEMM_PORTABLE); /* the portable kernel runs everywhere */
+                    continue;
+                }
+                CHECK_EQ(npk_gemm_active_isa(), isas[v]);
+                memset(got, 0x5A, m * ldc * 4);
+                CHECK_EQ(npk_gemm_s8s32(v & 1 ? &ws : NULL, m, n, k, A, lda, B, ldb, got, ldc), 0);
+                int bad = 0;
+                for (uint32_t i = 0; i < m; i++)
+                    for (uint32_t j = 0; j < n; j++) bad += got[i * ldc + j] != want[i * ldc + j];
+                for (uint32_t i = 0; i < m; i++) /* the padding between rows stays untouched */
+                    for (uint32_t j = n; j < ldc && i + 1 < m; j++) bad += got[i * ldc + j] != 0x5A5A5A5A;
+                CHECK_EQ(bad, 0);
+            }
         }
         free(A), free(B), free(want), free(got);
     }
+    CHECK_EQ(npk_gemm_set_isa(NPK_GEMM_AUTO), 0);
+    npk_gemm_ws_free(&ws);
 }
 
 static void check_matmul(uint32_t m, uint32_t n, uint32_t k, int relu, int mode) {
@@ -81,6 +91,16 @@ static void test_matmul(void) {
     /* beyond: tiled over M and K by the driver (K sum and ReLU finished on the host) */
     check_matmul(1100, 20, 1030, 1, 0);
     CHECK(strstr(npk_v0_last_route(V), "descriptor") != NULL);
+    /* through the device with each kernel variant forced: odd shapes across the
+     * register tiles, column panels and K blocks (the model keeps its packing
+     * buffers across descriptors, so sizes go up and down) */
+    static const npk_gemm_isa isas[] = {NPK_GEMM_PORTABLE, NPK_GEMM_AVX2, NPK_GEMM_AVX512};
+    for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
+        if (npk_gemm_set_isa(isas[v])) continue;
+        for (int i = 0; i < 4; i++)
+            check_matmul(1 + 2 * (rnd() % 40), 1 + 2 * (rnd() % 100), 1 + 2 * (rnd() % 300), i & 1, i == 3 ? 1 : 0);
+    }
+    CHECK_EQ(npk_gemm_set_isa(NPK_GEMM_AUTO), 0);
 }
 
 /* Matmul descriptor with strides wider than the rows, built by hand. */

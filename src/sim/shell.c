@@ -59,6 +59,7 @@ typedef struct shell {
     size_t npend, cappend;
     engine eng[SHX_NENG];
     shx_rset cur;
+    shx_scratch gemm_scr; /* the GEMM engine's host buffers, kept across descriptors */
     int had_work;
     /* performance counters */
     uint64_t perf_descs, perf_fetch, perf_dma, perf_gemm, perf_vec, perf_macs, perf_dma_bytes;
@@ -312,7 +313,7 @@ static void do_fetch(shell *s) {
     }
     /* engine descriptors */
     shx_rset_clear(&s->cur);
-    shx_ctx c = {s->dev.mem, &s->p, &s->cur, base, base + rsize};
+    shx_ctx c = {s->dev.mem, &s->p, &s->cur, base, base + rsize, &s->gemm_scr};
     shx_res x;
     shx_exec(&c, d, size, daddr, &x);
     int decode_err = x.err == SHELL_ERR_INVALID_OPCODE || x.err == SHELL_ERR_BAD_DESCRIPTOR || x.err == SHELL_ERR_ALIGNMENT;
@@ -602,6 +603,7 @@ static void shell_destroy(npk_dev *d) {
     shell *s = S(d);
     for (int e = 0; e < SHX_NENG; e++) shx_rset_free(&s->eng[e].rs);
     shx_rset_free(&s->cur);
+    shx_scratch_free(&s->gemm_scr);
     free(s->pend);
     free(s->ev);
     npk_regfile_fini(&s->rf);

@@ -229,21 +229,50 @@ static float load_float(unsigned dt, const uint8_t *p) {
     }
 }
 
-/* Read a stored matrix into a logical [R][C] array (float, int32 or raw u32
- * words when raw32), applying the transpose. */
-static int load_mat(shx_ctx *c, shx_res *x, const mat *m, unsigned dt, int trans, int raw32, void *out, uint32_t ncol,
+static float f_of(uint32_t u);
+
+static int host_le(void) {
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+/* How load_mat stores an element. */
+enum { LD_I8, LD_I8_AS_I32, LD_RAW32, LD_F32 };
+
+/* Read a stored matrix into a logical [R][ncol] array (int8, int8 widened to
+ * int32, raw u32 words or float: `kind`), applying the transpose. A line that
+ * is a logical row (row-major, no transpose) is read straight into its row
+ * when the bytes need no conversion (int8, and u32 words on a little-endian
+ * host), and BF16 lines are widened word by word; the rest goes element by
+ * element. Every line is one bus read either way. */
+static int load_mat(shx_ctx *c, shx_res *x, const mat *m, unsigned dt, int trans, int kind, void *out, uint32_t ncol,
                     uint8_t *line) {
     uint64_t lines = mat_lines(m), le = mat_line_elems(m);
+    int straight = !m->col && !trans;
     for (uint64_t l = 0; l < lines; l++) {
-        if (rd(c, x, m->base + l * m->ld, line, le * m->es)) return -1;
+        uint64_t addr = m->base + l * m->ld;
+        if (straight && (kind == LD_I8 || (kind == LD_RAW32 && host_le()))) {
+            uint8_t *dst = (uint8_t *)out + (size_t)l * ncol * (kind == LD_I8 ? 1 : 4);
+            if (rd(c, x, addr, dst, le * m->es)) return -1;
+            continue;
+        }
+        if (rd(c, x, addr, line, le * m->es)) return -1;
+        if (straight && kind == LD_F32 && dt == SHELL_BF16) {
+            float *o = (float *)out + (size_t)l * ncol;
+            for (uint64_t e = 0; e < le; e++) o[e] = f_of((uint32_t)shx_u16(line + 2 * e) << 16);
+            continue;
+        }
         for (uint64_t e = 0; e < le; e++) {
             uint64_t r = m->col ? e : l, cc = m->col ? l : e;
             uint64_t i = trans ? cc : r, j = trans ? r : cc;
             const uint8_t *p = line + e * m->es;
             size_t idx = (size_t)(i * ncol + j);
-            if (raw32) ((uint32_t *)out)[idx] = shx_u32(p);
-            else if (dt == SHELL_INT8) ((int32_t *)out)[idx] = (int8_t)p[0];
-            else ((float *)out)[idx] = load_float(dt, p);
+            switch (kind) {
+            case LD_I8: ((int8_t *)out)[idx] = (int8_t)p[0]; break;
+            case LD_I8_AS_I32: ((int32_t *)out)[idx] = (int8_t)p[0]; break;
+            case LD_RAW32: ((uint32_t *)out)[idx] = shx_u32(p); break;
+            default: ((float *)out)[idx] = load_float(dt, p); break;
+            }
         }
     }
     return 0;
@@ -285,6 +314,17 @@ static int32_t rq_float(float f, unsigned shift) {
     if (f != f) return 0;
     double v = rint((double)f / (double)((uint64_t)1 << shift));
     return v > 127 ? 127 : v < -128 ? -128 : (int32_t)v;
+}
+
+/* Scratch kept across GEMMs up to this many bytes (larger GEMMs free theirs). */
+#define SHX_SCRATCH_KEEP (256ull << 20)
+
+void shx_scratch_free(shx_scratch *s) {
+    npk_gemm_ws_free(&s->kern);
+    npk_gemm_ws_free(&s->a);
+    npk_gemm_ws_free(&s->b);
+    npk_gemm_ws_free(&s->acc);
+    npk_gemm_ws_free(&s->c);
 }
 
 static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc_addr, shx_res *x) {
@@ -371,16 +411,22 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
     size_t szA = (size_t)m * k, szB = (size_t)k * n, szC = (size_t)m * n;
     uint64_t maxline = (uint64_t)(m > n ? m : n);
     if (k > maxline) maxline = k;
-    void *a = malloc(szA ? szA * 4 : 4), *b = malloc(szB ? szB * 4 : 4);
-    uint32_t *cv = malloc(szC ? szC * 4 : 4), *biasv = malloc(n ? (size_t)n * 4 : 4), *acc = malloc(n ? (size_t)n * 4 : 4);
+    /* operands as the shared kernels take them (include/npukit/gemm.h):
+     * int8 stays int8, the float dtypes are widened to fp32 (exactly) */
+    size_t ebytes = dt == SHELL_INT8 ? 1 : 4;
+    shx_scratch *scr = c->scr;
+    void *a = npk_gemm_ws_reserve(&scr->a, szA * ebytes), *b = npk_gemm_ws_reserve(&scr->b, szB * ebytes);
+    uint32_t *cv = npk_gemm_ws_reserve(&scr->c, szC * 4), *acc = npk_gemm_ws_reserve(&scr->acc, szC * 4);
+    uint32_t *biasv = malloc(n ? (size_t)n * 4 : 4);
     uint8_t *line = malloc(maxline * 4 + 4), *bbuf = NULL;
     if (!a || !b || !cv || !biasv || !acc || !line) {
         fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 ": host out of memory", m, n, k);
         goto out;
     }
+    int kind = dt == SHELL_INT8 ? LD_I8 : LD_F32;
     if (m && n) {
-        if (k && (load_mat(c, x, &A, dt, ta, 0, a, k, line) || load_mat(c, x, &B, dt, tb, 0, b, n, line))) goto out;
-        if (need_c && load_mat(c, x, &C, dt, 0, !i8, cv, n, line)) goto out;
+        if (k && (load_mat(c, x, &A, dt, ta, kind, a, k, line) || load_mat(c, x, &B, dt, tb, kind, b, n, line))) goto out;
+        if (need_c && load_mat(c, x, &C, dt, 0, i8 ? LD_I8_AS_I32 : LD_RAW32, cv, n, line)) goto out;
         if (has_bias) {
             bbuf = malloc((size_t)n * ces);
             if (!bbuf || rd(c, x, bias, bbuf, (size_t)n * ces)) {
@@ -392,20 +438,25 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         }
     }
     if (c->p->timing_only) memset(cv, 0, szC ? szC * 4 : 4);
-    for (uint32_t i = 0; i < m && !c->p->timing_only; i++) {
+    else if (m && n) {
+        int rc = dt == SHELL_INT8 ? npk_gemm_s8s32(&scr->kern, m, n, k, a, k, b, n, (int32_t *)acc, n)
+                                  : npk_gemm_f32(&scr->kern, m, n, k, a, k, b, n, (float *)acc, n);
+        if (rc) {
+            fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 ": host out of memory", m, n,
+                 k);
+            goto out;
+        }
+    }
+    int plain = !has_alpha && !has_beta && !has_bias && epi == SHELL_EPI_NONE && !i8;
+    if (!c->p->timing_only && plain) cv = acc; /* C = the accumulators */
+    for (uint32_t i = 0; i < m && !c->p->timing_only && !plain; i++) {
+        const uint32_t *ar = acc + (size_t)i * n;
         if (dt == SHELL_INT8) {
-            const int32_t *ai = (const int32_t *)a + (size_t)i * k;
-            memset(acc, 0, (size_t)n * 4);
-            for (uint32_t kk = 0; kk < k; kk++) {
-                uint32_t av = (uint32_t)ai[kk];
-                const int32_t *br = (const int32_t *)b + (size_t)kk * n;
-                for (uint32_t j = 0; j < n; j++) acc[j] += av * (uint32_t)br[j];
-            }
             for (uint32_t j = 0; j < n; j++) {
                 size_t ci = (size_t)i * n + j;
                 uint32_t old = cv[ci], res;
                 if (!has_alpha && !has_beta) {
-                    uint32_t u = acc[j] + (has_bias ? biasv[j] : 0);
+                    uint32_t u = ar[j] + (has_bias ? biasv[j] : 0);
                     switch (epi) {
                     case SHELL_EPI_RELU: res = (int32_t)u < 0 ? 0 : u; break;
                     case SHELL_EPI_GELU: res = (uint32_t)to_i32(gelu_d((double)(int32_t)u)); break;
@@ -415,7 +466,7 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
                     }
                     if (i8) res = (uint32_t)rq_int((int32_t)res, shift);
                 } else {
-                    float f = (float)(int32_t)acc[j];
+                    float f = (float)(int32_t)ar[j];
                     if (has_alpha) f = f * alpha;
                     if (has_beta) f = f + beta * (float)(int32_t)old;
                     if (has_bias) f = f + (float)(int32_t)biasv[j];
@@ -431,17 +482,9 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
                 cv[ci] = res;
             }
         } else {
-            float *fa = (float *)acc;
-            const float *ai = (const float *)a + (size_t)i * k;
-            for (uint32_t j = 0; j < n; j++) fa[j] = 0.0f;
-            for (uint32_t kk = 0; kk < k; kk++) {
-                float av = ai[kk];
-                const float *br = (const float *)b + (size_t)kk * n;
-                for (uint32_t j = 0; j < n; j++) fa[j] = fa[j] + av * br[j];
-            }
             for (uint32_t j = 0; j < n; j++) {
                 size_t ci = (size_t)i * n + j;
-                float old = f_of(cv[ci]), f = fa[j];
+                float old = f_of(cv[ci]), f = f_of(ar[j]);
                 if (has_alpha) f = f * alpha;
                 if (has_beta) f = f + beta * old;
                 if (has_bias) f = f + f_of(biasv[j]);
@@ -456,9 +499,13 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
             }
         }
     }
-    /* write C line by line */
+    /* write C line by line (a row-major int32/fp32 row straight from cv on a little-endian host) */
     for (uint64_t l = 0; l < mat_lines(&C) && m && n; l++) {
         uint64_t le = mat_line_elems(&C);
+        if (!col && ces == 4 && host_le()) {
+            if (wr(c, x, C.base + l * C.ld, cv + l * n, le * 4)) break;
+            continue;
+        }
         for (uint64_t e = 0; e < le; e++) {
             uint64_t i = col ? e : l, j = col ? l : e;
             uint32_t v = cv[i * n + j];
@@ -473,13 +520,10 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         if (wr(c, x, C.base + l * C.ld, line, le * ces)) break;
     }
 out:
-    free(a);
-    free(b);
-    free(cv);
     free(biasv);
-    free(acc);
     free(line);
     free(bbuf);
+    if (scr->a.cap + scr->b.cap + scr->acc.cap + scr->c.cap + scr->kern.cap > SHX_SCRATCH_KEEP) shx_scratch_free(scr);
     x->macs = x->err ? 0 : macs;
     uint32_t rate = dt == SHELL_FP16 || dt == SHELL_BF16 ? c->p->gemm_fmacs : c->p->gemm_macs;
     uint64_t t = cdiv(macs, rate), tb2 = cdiv(io, c->p->gemm_bpc);

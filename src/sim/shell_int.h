@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npukit/gemm.h"
 #include "npukit/sim.h"
 
 /* Timing parameters (device options, docs/shell.md "Timing model"). */
@@ -67,7 +68,16 @@ typedef struct shx_ctx {
     const shx_params *p;
     shx_rset *rs;        /* ranges of this descriptor (filled by shx_exec) */
     uint64_t ring_lo, ring_hi; /* the command ring [lo, hi): engine writes there are DMA_FAULT */
+    struct shx_scratch *scr;   /* GEMM buffers kept across descriptors */
 } shx_ctx;
+
+/* The GEMM engine's host buffers, kept by the instance across descriptors (no
+ * allocation per GEMM): the kernels' packing, operands A and B, the
+ * accumulators and C. */
+typedef struct shx_scratch {
+    npk_gemm_ws kern, a, b, acc, c;
+} shx_scratch;
+void shx_scratch_free(shx_scratch *s);
 
 /* Execute the engine descriptor d (size units of 32 bytes, at guest address
  * desc_addr): memory effects now, duration and errors in *x. */

@@ -3,6 +3,7 @@
  * docs/v0.md. The functional datapath is src/sim/v0_exec.c, the timing
  * model and validation src/sim/v0_desc.c. */
 #include "npukit/error.h"
+#include "npukit/gemm.h"
 #include "npukit/opt.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
@@ -41,6 +42,7 @@ typedef struct v0 {
     uint32_t perf_fallbacks;
     npk_v0_engine_stats cur_stats, perf_stats; /* per-engine figures: executing descriptor, retired total */
     int timing_only; /* option timing_only: no functional compute */
+    npk_gemm_ws gemm_ws; /* the GEMM kernels' packing buffers, kept across descriptors */
 } v0;
 
 static v0 *V(npk_dev *d) { return (v0 *)d; }
@@ -189,7 +191,7 @@ static void dispatch(v0 *v) {
         latch(v, NPK_V0_ERR_WINDOW, idx, 1, fault);
         return;
     }
-    r = npk_v0_exec(v->dev.mem, &v->cur, v->timing_only, &fault);
+    r = npk_v0_exec(v->dev.mem, &v->gemm_ws, &v->cur, v->timing_only, &fault);
     if (r == NPK_BUS_HANG) {
         v->busy = v->hang = 1;
         return;
@@ -451,6 +453,7 @@ static void reset(npk_dev *d) {
 static void destroy(npk_dev *d) {
     v0 *v = V(d);
     npk_regfile_fini(&v->rf);
+    npk_gemm_ws_free(&v->gemm_ws);
     free(v);
 }
 

@@ -50,7 +50,8 @@ static int host_le(void) {
  * extent of guest memory (in-process port) and C overlaps neither, the
  * kernel reads the operands and writes int32 C (little-endian host) in
  * place; the DMA beats are accounted as the copy path's. Returns 1 when done. */
-static int matmul_direct(npk_mem *m, const npk_v0_desc *d, int relu, uint64_t M, uint64_t N, uint64_t K, int *oom_out) {
+static int matmul_direct(npk_mem *m, npk_gemm_ws *ws, const npk_v0_desc *d, int relu, uint64_t M, uint64_t N,
+                         uint64_t K, int *oom_out) {
     uint64_t a = npk_v0_desc_addr(d, NPK_V0_W_A_LO), b = npk_v0_desc_addr(d, NPK_V0_W_B_LO),
              c = npk_v0_desc_addr(d, NPK_V0_W_C_LO);
     uint64_t sa = d->w[NPK_V0_W_A_STRIDE], sb = d->w[NPK_V0_W_B_STRIDE], sc = d->w[NPK_V0_W_C_STRIDE];
@@ -61,7 +62,7 @@ static int matmul_direct(npk_mem *m, const npk_v0_desc *d, int relu, uint64_t M,
     const int8_t *B = npk_bus_direct(m, NPK_ACC_READ, b, sb, K, N, REQ);
     int32_t *C = npk_bus_direct(m, NPK_ACC_WRITE, c, sc, M, N * 4, REQ);
     if (!A || !B || !C || ((uintptr_t)C & 3)) return 0; /* (not reached: checked above) */
-    if (npk_v0_gemm_s8s32((uint32_t)M, (uint32_t)N, (uint32_t)K, A, (uint32_t)sa, B, (uint32_t)sb, C, (uint32_t)(sc / 4))) {
+    if (npk_gemm_s8s32(ws, (uint32_t)M, (uint32_t)N, (uint32_t)K, A, (uint32_t)sa, B, (uint32_t)sb, C, (uint32_t)(sc / 4))) {
         *oom_out = 1;
         return 1;
     }
@@ -71,10 +72,11 @@ static int matmul_direct(npk_mem *m, const npk_v0_desc *d, int relu, uint64_t M,
     return 1;
 }
 
-static npk_bus_resp exec_matmul(npk_mem *m, const npk_v0_desc *d, int relu, int tonly, uint64_t *fault) {
+static npk_bus_resp exec_matmul(npk_mem *m, npk_gemm_ws *ws, const npk_v0_desc *d, int relu, int tonly,
+                                uint64_t *fault) {
     uint64_t M = d->w[NPK_V0_W_SHAPE_M], N = d->w[NPK_V0_W_SHAPE_N], K = d->w[NPK_V0_W_SHAPE_K];
     int direct_oom = 0;
-    if (!tonly && matmul_direct(m, d, relu, M, N, K, &direct_oom)) return direct_oom ? oom(fault) : NPK_BUS_OK;
+    if (!tonly && matmul_direct(m, ws, d, relu, M, N, K, &direct_oom)) return direct_oom ? oom(fault) : NPK_BUS_OK;
     int8_t *A = malloc(M * K), *B = malloc(K * N);
     int32_t *C = malloc(M * N * sizeof *C);
     npk_bus_resp rc;
@@ -89,7 +91,7 @@ static npk_bus_resp exec_matmul(npk_mem *m, const npk_v0_desc *d, int relu, int 
         memset(C, 0, M * N * sizeof *C);
         goto write;
     }
-    if (npk_v0_gemm_s8s32((uint32_t)M, (uint32_t)N, (uint32_t)K, A, K, B, N, C, N)) {
+    if (npk_gemm_s8s32(ws, (uint32_t)M, (uint32_t)N, (uint32_t)K, A, K, B, N, C, N)) {
         rc = oom(fault);
         goto out;
     }
@@ -114,7 +116,8 @@ out:
     return rc;
 }
 
-static npk_bus_resp exec_conv(npk_mem *m, const npk_v0_desc *d, int relu, int tonly, uint64_t *fault) {
+static npk_bus_resp exec_conv(npk_mem *m, npk_gemm_ws *ws, const npk_v0_desc *d, int relu, int tonly,
+                              uint64_t *fault) {
     npk_v0_conv c;
     uint32_t oh, ow;
     npk_v0_desc_get_conv(d, &c);
@@ -152,7 +155,7 @@ static npk_bus_resp exec_conv(npk_mem *m, const npk_v0_desc *d, int relu, int to
                 }
             }
         }
-    if (npk_v0_gemm_s8s32((uint32_t)P, c.cout, (uint32_t)kk, col, kk, wt, c.cout, acc, c.cout)) {
+    if (npk_gemm_s8s32(ws, (uint32_t)P, c.cout, (uint32_t)kk, col, kk, wt, c.cout, acc, c.cout)) {
         rc = oom(fault);
         goto done;
     }
@@ -225,14 +228,14 @@ done:
     return rc;
 }
 
-npk_bus_resp npk_v0_exec(npk_mem *mem, const npk_v0_desc *d, int tonly, uint64_t *fault) {
+npk_bus_resp npk_v0_exec(npk_mem *mem, npk_gemm_ws *ws, const npk_v0_desc *d, int tonly, uint64_t *fault) {
     uint32_t op = npk_v0_desc_op(d);
     int relu = (npk_v0_desc_flags(d) & NPK_V0_F_RELU) != 0;
     switch (op) {
-    case NPK_V0_OP_MATMUL_S8: return exec_matmul(mem, d, relu, tonly, fault);
-    case NPK_V0_OP_MATMUL_S8_RELU: return exec_matmul(mem, d, 1, tonly, fault);
-    case NPK_V0_OP_CONV2D_S8: return exec_conv(mem, d, relu, tonly, fault);
-    case NPK_V0_OP_CONV2D_S8_RELU: return exec_conv(mem, d, 1, tonly, fault);
+    case NPK_V0_OP_MATMUL_S8: return exec_matmul(mem, ws, d, relu, tonly, fault);
+    case NPK_V0_OP_MATMUL_S8_RELU: return exec_matmul(mem, ws, d, 1, tonly, fault);
+    case NPK_V0_OP_CONV2D_S8: return exec_conv(mem, ws, d, relu, tonly, fault);
+    case NPK_V0_OP_CONV2D_S8_RELU: return exec_conv(mem, ws, d, 1, tonly, fault);
     case NPK_V0_OP_RELU: return exec_relu(mem, d, tonly, fault);
     case NPK_V0_OP_MAXPOOL_S8: return exec_pool(mem, d, relu, tonly, fault);
     default: return NPK_BUS_OK;

@@ -13,8 +13,11 @@
 #include "npukit/llm.h"
 #include "npukit/npkb.h"
 #include "npukit/trace.h"
+#include "npukit/gemm.h"
+#include "npukit/shell.h"
 #include "npukit/v0.h"
 #include "npukit/sim.h"
+#include "ops/ref_float.h"
 #include "ops/ref_ops.h"
 
 #include <inttypes.h>
@@ -311,6 +314,111 @@ out:
     if (v) npk_v0_close(v);
     npk_port_close(p);
     free(A), free(B), free(C), free(D), free(t);
+    return rc;
+}
+
+/* ---- shell: GEMM 512^3 through the device versus the v0 kernel ---------------- */
+
+/* Host GMAC/s of `repeat` shell GEMMs (npk_shell_gemm_host: guest buffers, the
+ * descriptor, the model's loads, kernel, epilogue and stores) into t. */
+static int time_shell_gemm(ctx *c, npk_shell *sh, const npk_shell_gemm_desc *g, const void *a, const void *b,
+                           void *out, double *t, const char *what) {
+    double macs = (double)g->m * g->n * g->k;
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, what, r, c->repeat);
+        double t0 = now();
+        if (npk_shell_gemm_host(sh, g, a, b, NULL, out)) return bench_fail(c, what);
+        t[r] = macs / (now() - t0) / 1e9;
+    }
+    cli_progress_end();
+    return 0;
+}
+
+static int bench_shell_gemm(ctx *c) {
+    const uint32_t n = c->size ? c->size : 512;
+    c->cur_size = n;
+    const size_t nn = (size_t)n * n;
+    const double macs = (double)nn * n;
+    int rc = 1;
+    uint8_t *a = malloc(2 * nn), *b = malloc(2 * nn);
+    uint32_t *out = malloc(4 * nn), *want = malloc(4 * nn);
+    double *t = calloc((size_t)c->repeat, sizeof *t);
+    npk_port *p = NULL;
+    npk_shell *sh = NULL;
+    npk_gemm_ws ws = {0};
+    if (!a || !b || !out || !want || !t) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        bench_fail(c, "setup");
+        goto out;
+    }
+    if (npk_port_open(&p, "sim", npk_shell_class.name, NULL) || npk_shell_open(&sh, p, NULL)) {
+        bench_fail(c, "shell");
+        goto out;
+    }
+    c->cur_threads = 1; /* the models and the kernel run on the calling thread */
+    /* the v0 kernel: the shared int8 kernel the v0 model runs, alone, on the int8 operands */
+    for (size_t i = 0; i < nn; i++) a[i] = (uint8_t)rnd8(), b[i] = (uint8_t)rnd8();
+    npk_gemm_s8s32(&ws, n, n, n, (const int8_t *)a, n, (const int8_t *)b, n, (int32_t *)want, n); /* warm-up */
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "v0 kernel", r, c->repeat);
+        double t0 = now();
+        if (npk_gemm_s8s32(&ws, n, n, n, (const int8_t *)a, n, (const int8_t *)b, n, (int32_t *)want, n)) {
+            bench_fail(c, "v0 kernel");
+            goto out;
+        }
+        t[r] = macs / (now() - t0) / 1e9;
+    }
+    cli_progress_end();
+    char kname[96], sname[2][96];
+    snprintf(kname, sizeof kname, "baseline: v0 int8 kernel %u^3 (%s), 1 thread", n,
+             npk_gemm_isa_name(npk_gemm_active_isa()));
+    add_samples(c, "baseline", "GMAC/s", t, c->repeat, kname);
+    for (int dt = 0; dt < 2; dt++) {
+        const char *dn = dt ? "bf16" : "int8";
+        for (size_t i = 0; i < nn && dt; i++) /* bf16 operands in [-2, 2) */
+            for (int m = 0; m < 2; m++) {
+                uint16_t h = npk_bf16_from_f64((double)(rnd8() * 4 + (rnd8() & 3)) / 256.0);
+                memcpy((m ? b : a) + 2 * i, &h, 2);
+            }
+        npk_shell_gemm_desc g = {0};
+        g.dtype = dt ? SHELL_BF16 : SHELL_INT8;
+        g.m = g.n = g.k = n;
+        /* one untimed run, checked against the CPU reference (bit-exact), and its modeled cycles */
+        uint32_t g0 = 0, g1 = 0;
+        npk_port_read32(p, SHELL_PERF_GEMM_CYCLES, &g0);
+        if (npk_shell_gemm_host(sh, &g, a, b, NULL, out)) {
+            bench_fail(c, "shell GEMM");
+            goto out;
+        }
+        npk_port_read32(p, SHELL_PERF_GEMM_CYCLES, &g1);
+        npk_ref_gemm rg = {(int)g.dtype, 0, 0, 0, n, n, n, a, (size_t)n * (dt ? 2 : 1), b, (size_t)n * (dt ? 2 : 1),
+                           NULL, (uint8_t *)want, 4 * (size_t)n, NULL, 0, 0, 1.0f, 0.0f, 0, 0, 0};
+        if (dt) npk_ref_gemm_run(&rg);
+        else npk_ref_gemm_i8(n, n, n, (const int8_t *)a, (const int8_t *)b, NULL, (int32_t *)want);
+        int same = !memcmp(out, want, 4 * nn);
+        if (!c->json) printf("  %-46s %s\n", dt ? "shell bf16 == CPU reference" : "shell int8 == CPU reference",
+                             same ? "yes (bit-exact)" : "NO");
+        if (!same) {
+            npk_err(NPK_EDEVICE, "the shell %s GEMM differs from the CPU reference", dn);
+            bench_fail(c, "check");
+            goto out;
+        }
+        snprintf(sname[dt], sizeof sname[dt], "shell %s GEMM %u^3 through the device, 1 thread", dn, n);
+        if (time_shell_gemm(c, sh, &g, a, b, out, t, sname[dt])) goto out;
+        add_samples(c, "npu", "GMAC/s", t, c->repeat, sname[dt]);
+        char mname[80], rname[80];
+        snprintf(mname, sizeof mname, "shell %s modeled GEMM engine time (PERF_GEMM_CYCLES)", dn);
+        add_modeled(c, "ms", (double)(uint32_t)(g1 - g0) / (double)npk_port_hz(p) * 1e3, mname);
+        snprintf(rname, sizeof rname, "shell %s / v0 kernel throughput, equal threads (1)", dn);
+        add_ratio(c, rname, sname[dt], kname, "higher");
+    }
+    rc = 0;
+out:
+    cli_progress_end();
+    npk_gemm_ws_free(&ws);
+    if (sh) npk_shell_close(sh);
+    npk_port_close(p);
+    free(a), free(b), free(out), free(want), free(t);
     return rc;
 }
 
@@ -1087,6 +1195,8 @@ typedef struct bench {
 
 static const bench suite[] = {
     {"v0-gemm-1024", "functional int8 GEMM 1024^3 on v0 versus oneDNN's int8 GEMM (same run)", bench_v0_gemm, 0, 0},
+    {"shell-gemm-512", "int8 and bf16 GEMM 512^3 through the shell device versus the v0 int8 kernel (same run)",
+     bench_shell_gemm, 0, 0},
     {"e1-mmio", "e1 MMIO register accesses per second through the in-process port", bench_e1_mmio, 0, 0},
     {"e1-matmul-64", "e1 tiled int8 matmul 64^3 (descriptor ring) versus the CPU reference", bench_e1_matmul, 0, 0},
     {"llm-pccx", "stories260K greedy decode, 64 positions: pccx INT4 versus the fp32 CPU decoder", bench_llm, 0, 0},
@@ -1150,7 +1260,7 @@ static const npk_opt bench_opts[] = {
      "CPUs); every baseline is also measured at 1 thread, the count set\n"
      "explicitly each time", offsetof(bench_args, threads_given) + 1},
     CLI_NUM("--size", NULL, U32, bench_args, size, NULL, 1, 4096, "N",
-      "M = N = K of the GEMM benches (v0-gemm-1024: 1024, e1-matmul-64: 64)"),
+      "M = N = K of the GEMM benches (v0-gemm-1024: 1024, shell-gemm-512: 512, e1-matmul-64: 64)"),
     CLI_STR("--trace", NULL, bench_args, trace_path, NULL, "FILE.json",
       "with exactly one NAME: write a Chrome/Perfetto trace of one extra\n(untimed) run of its device path"),
     CLI_STR("--shared", NULL, bench_args, shared, NPUKIT_SHARED_DIR_DEFAULT, "DIR",

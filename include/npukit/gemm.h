@@ -1,0 +1,76 @@
+/*
+ * npukit base layer: the shared GEMM kernels (issue 15 point 5).
+ *
+ * One kernel layer for every device model (v0 MATMUL_S8 and CONV2D_S8, the
+ * shell GEMM engine) and the CPU path. Two products, each with exactly one
+ * arithmetic, whatever instruction set runs it:
+ *
+ *  - npk_gemm_s8s32: C[i][j] = sum_k A[i][k] * B[k][j], int8 x int8 summed in
+ *    int32 wrapping modulo 2^32 (so the order of the sum does not matter).
+ *  - npk_gemm_f32: C[i][j] = (((0 + A[i][0]*B[0][j]) + A[i][1]*B[1][j]) + ...),
+ *    one fp32 multiplication and one fp32 addition per step, each rounded to
+ *    nearest-even, k = 0 .. K-1 in order (no FMA, no reassociation): the shell
+ *    spec's float GEMM (docs/shell.md 12; its bf16/fp16/fp8 products are exact
+ *    in fp32, so the multiplication never rounds there). Vectorized along N
+ *    only, which keeps every output's K order, so all variants are bit-equal.
+ *
+ * Variants, chosen at run time from the host's CPUID: AVX-512 (VNNI for int8),
+ * AVX2 (+FMA hosts; the float kernels still multiply and add separately), and
+ * a portable C path. NPUKIT_GEMM=portable|avx2|avx512 in the environment, or
+ * npk_gemm_set_isa, caps the variant (tests force each one).
+ *
+ * Leading dimensions are in elements. A workspace (npk_gemm_ws) holds the
+ * packing buffers across calls so steady-state calls do not allocate; NULL
+ * allocates per call. B is packed once per call (per K block and column
+ * panel), A once per call.
+ */
+#ifndef NPUKIT_GEMM_H
+#define NPUKIT_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum npk_gemm_isa {
+    NPK_GEMM_AUTO = 0,     /* the best the host has (or NPUKIT_GEMM's cap) */
+    NPK_GEMM_PORTABLE = 1, /* C, any host */
+    NPK_GEMM_AVX2 = 2,     /* x86-64 AVX2 + FMA */
+    NPK_GEMM_AVX512 = 3,   /* x86-64 AVX-512 F/BW/VNNI */
+} npk_gemm_isa;
+
+/* Packing buffers kept across calls; zero-initialise, release with npk_gemm_ws_free. */
+typedef struct npk_gemm_ws {
+    void *buf;
+    size_t cap;
+} npk_gemm_ws;
+void npk_gemm_ws_free(npk_gemm_ws *ws);
+/* A 64-byte aligned buffer of at least `bytes` held by ws (grown when short,
+ * the old contents dropped), or NULL when out of memory. Callers keep their
+ * own operand scratch in workspaces too, so repeated calls do not allocate. */
+void *npk_gemm_ws_reserve(npk_gemm_ws *ws, size_t bytes);
+
+/* Force a variant (NPK_GEMM_AUTO: back to the host's best). Returns 0, or
+ * -NPK_EUNSUPPORTED when the host (or this build) cannot run it. */
+int npk_gemm_set_isa(npk_gemm_isa isa);
+/* The variant the kernels use now, and its name ("avx512-vnni", "avx2", "portable"). */
+npk_gemm_isa npk_gemm_active_isa(void);
+const char *npk_gemm_isa_name(npk_gemm_isa isa);
+/* 1 when the host and this build can run the variant. */
+int npk_gemm_isa_supported(npk_gemm_isa isa);
+
+/* int8 x int8 -> int32 (wrapping). 0, or -NPK_ENOMEM (message set). */
+int npk_gemm_s8s32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda, const int8_t *B,
+                   size_t ldb, int32_t *C, size_t ldc);
+
+/* fp32 with sequential K accumulation from +0 (see above). 0, or -NPK_ENOMEM. */
+int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B,
+                 size_t ldb, float *C, size_t ldc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,558 @@
+/* The shared GEMM kernels (include/npukit/gemm.h): int8 x int8 -> int32 and
+ * fp32 with sequential K accumulation, each in three variants chosen at run
+ * time. All variants of one product are bit-identical: int32 sums wrap
+ * (order-free), and the float kernels vectorize along N only, so each output
+ * still sees k = 0 .. K-1 in order with one rounded multiply and one rounded
+ * add per step (this file is built with -ffp-contract=off: no FMA).
+ *
+ * Blocking (AVX-512): C is computed in 64-column panels; for each panel the K
+ * blocks run in order (the panel of C stays in L2 between them), B's block is
+ * packed once into an L1-sized buffer, and every 6-row tile of A (packed once
+ * per call) runs a 6 x 64 register tile of 24 zmm accumulators over it.
+ *  - int8: vpdpbusd multiplies uint8 x int8 in groups of four. A is made
+ *    unsigned by adding 128 (xor 0x80); the excess 128 * colsum(B) of each K
+ *    block is subtracted by starting the accumulators at -128 * colsum.
+ *  - fp32: one broadcast A element times four B vectors, multiplied then added.
+ * AVX2: 4 x 16 tiles (int8 through vpmaddwd on int16 pairs, exact). Portable:
+ * i-k-j loops with a vectorizable inner loop. */
+#include "npukit/gemm.h"
+
+#include "npukit/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPUKIT_NO_SIMD)
+#define GEMM_X86 1
+#include <immintrin.h>
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define T256 __attribute__((target("avx2,fma")))
+#endif
+
+/* ---- dispatch -------------------------------------------------------------------- */
+
+static int host_level = -1;                     /* best variant of this host */
+static npk_gemm_isa env_cap = NPK_GEMM_AUTO;    /* NPUKIT_GEMM */
+static npk_gemm_isa forced = NPK_GEMM_AUTO;     /* npk_gemm_set_isa */
+
+static void detect(void) {
+    if (host_level >= 0) return;
+    int lvl = NPK_GEMM_PORTABLE;
+#ifdef GEMM_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) lvl = NPK_GEMM_AVX2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vnni"))
+        lvl = NPK_GEMM_AVX512;
+#endif
+    const char *e = getenv("NPUKIT_GEMM");
+    if (e && !strcmp(e, "portable")) env_cap = NPK_GEMM_PORTABLE;
+    else if (e && !strcmp(e, "avx2")) env_cap = NPK_GEMM_AVX2;
+    else if (e && !strcmp(e, "avx512")) env_cap = NPK_GEMM_AVX512;
+    host_level = lvl;
+}
+
+int npk_gemm_isa_supported(npk_gemm_isa isa) {
+    detect();
+    return isa == NPK_GEMM_AUTO || (isa >= NPK_GEMM_PORTABLE && (int)isa <= host_level);
+}
+
+int npk_gemm_set_isa(npk_gemm_isa isa) {
+    if (!npk_gemm_isa_supported(isa))
+        return npk_err(NPK_EUNSUPPORTED, "GEMM kernel '%s' is not available on this host", npk_gemm_isa_name(isa));
+    forced = isa;
+    return 0;
+}
+
+npk_gemm_isa npk_gemm_active_isa(void) {
+    detect();
+    int lvl = host_level;
+    npk_gemm_isa cap = forced ? forced : env_cap;
+    if (cap && (int)cap < lvl) lvl = cap;
+    return (npk_gemm_isa)lvl;
+}
+
+const char *npk_gemm_isa_name(npk_gemm_isa isa) {
+    switch (isa) {
+    case NPK_GEMM_PORTABLE: return "portable";
+    case NPK_GEMM_AVX2: return "avx2";
+    case NPK_GEMM_AVX512: return "avx512-vnni";
+    default: return "auto";
+    }
+}
+
+/* ---- workspace ------------------------------------------------------------------- */
+
+void npk_gemm_ws_free(npk_gemm_ws *ws) {
+    if (!ws) return;
+    free(ws->buf);
+    ws->buf = NULL;
+    ws->cap = 0;
+}
+
+void *npk_gemm_ws_reserve(npk_gemm_ws *ws, size_t bytes) {
+    bytes = (bytes + 63) / 64 * 64 + 64;
+    if (ws->cap < bytes) {
+        free(ws->buf);
+        ws->buf = aligned_alloc(64, bytes);
+        ws->cap = ws->buf ? bytes : 0;
+    }
+    return ws->buf;
+}
+
+#ifdef GEMM_X86
+/* The packing buffer: the workspace's, or a fresh one returned in *own when
+ * there is no workspace. */
+static void *ws_get(npk_gemm_ws *ws, size_t bytes, void **own) {
+    *own = NULL;
+    if (!ws) return *own = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    return npk_gemm_ws_reserve(ws, bytes);
+}
+
+static int nomem(void) { return npk_err(NPK_ENOMEM, "out of memory for the GEMM packing buffers"); }
+
+static size_t up(size_t a, size_t b) { return (a + b - 1) / b * b; }
+#endif
+
+/* ---- portable -------------------------------------------------------------------- */
+
+static void s8_portable(uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda, const int8_t *B, size_t ldb,
+                        int32_t *C, size_t ldc) {
+    enum { KB = 256, NB = 512 };
+    for (uint32_t i = 0; i < M; i++) memset(C + (size_t)i * ldc, 0, (size_t)N * sizeof(int32_t));
+    for (uint32_t j0 = 0; j0 < N; j0 += NB) {
+        uint32_t nb = N - j0 < NB ? N - j0 : NB;
+        for (uint32_t k0 = 0; k0 < K; k0 += KB) {
+            uint32_t kb = K - k0 < KB ? K - k0 : KB;
+            for (uint32_t i = 0; i < M; i++) {
+                uint32_t *restrict c = (uint32_t *)(C + (size_t)i * ldc + j0);
+                const int8_t *a = A + (size_t)i * lda + k0;
+                for (uint32_t k = 0; k < kb; k++) {
+                    int32_t av = a[k];
+                    const int8_t *restrict b = B + (size_t)(k0 + k) * ldb + j0;
+                    for (uint32_t j = 0; j < nb; j++) c[j] += (uint32_t)(av * (int32_t)b[j]);
+                }
+            }
+        }
+    }
+}
+
+static void f32_portable(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb,
+                         float *C, size_t ldc) {
+    enum { NB = 256 };
+    for (uint32_t j0 = 0; j0 < N; j0 += NB) {
+        uint32_t nb = N - j0 < NB ? N - j0 : NB;
+        for (uint32_t i = 0; i < M; i++) {
+            float *restrict c = C + (size_t)i * ldc + j0;
+            const float *a = A + (size_t)i * lda;
+            for (uint32_t j = 0; j < nb; j++) c[j] = 0.0f;
+            for (uint32_t k = 0; k < K; k++) {
+                float av = a[k];
+                const float *restrict b = B + (size_t)k * ldb + j0;
+                for (uint32_t j = 0; j < nb; j++) c[j] = c[j] + av * b[j];
+            }
+        }
+    }
+}
+
+#ifdef GEMM_X86
+/* A into ap [ceil(M / mr)][K][mr] (rows >= M zero): one broadcast per element. */
+static void f32_pack_a(uint32_t M, uint32_t K, const float *A, size_t lda, uint32_t mr, float *ap) {
+    size_t mt = (M + mr - 1) / mr;
+    for (size_t t = 0; t < mt; t++)
+        for (uint32_t r = 0; r < mr; r++) {
+            size_t i = t * mr + r;
+            float *d = ap + t * (size_t)K * mr + r;
+            for (uint32_t k = 0; k < K; k++) d[(size_t)k * mr] = i < M ? A[i * lda + k] : 0.0f;
+        }
+}
+
+/* ---- AVX-512 ---------------------------------------------------------------------- */
+
+enum { MR = 6, NR = 64, KC8 = 512, KCF = 128 };
+
+/* gcc 12 spills the 24 accumulators when the _mm512_dpbusd_epi32 intrinsic is
+ * used (ties the destination badly); one inline vpdpbusd per group keeps
+ * them in registers (2x faster). acc += a (uint8) . b (int8) in groups of 4. */
+#define DP(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
+
+static __mmask16 colmask(uint32_t nj, unsigned v) {
+    if (nj >= 16 * (v + 1)) return 0xffff;
+    if (nj <= 16 * v) return 0;
+    return (__mmask16)((1u << (nj - 16 * v)) - 1);
+}
+
+/* The 6 x 64 register tile of both AVX-512 kernels: 24 accumulators, X run
+ * once per row r with that row's four vectors; rows >= ni are not stored. */
+#define TILE_VARS c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33, c40, c41, c42, c43, \
+                  c50, c51, c52, c53
+#define TILE_ROWS(X)                                                                                             \
+    X(0, c00, c01, c02, c03) X(1, c10, c11, c12, c13) X(2, c20, c21, c22, c23) X(3, c30, c31, c32, c33)        \
+        X(4, c40, c41, c42, c43) X(5, c50, c51, c52, c53)
+#define TILE_MASKS                                                                                      \
+    const __mmask16 m0 = colmask(nj, 0), m1 = colmask(nj, 1), m2 = colmask(nj, 2), m3 = colmask(nj, 3)
+#define TILE_STORE(T, STORE, r, x0, x1, x2, x3) \
+    if ((r) < ni) {                             \
+        T *cr = C + (size_t)(r) * ldc;          \
+        STORE(cr, m0, x0);                      \
+        STORE(cr + 16, m1, x1);                 \
+        STORE(cr + 32, m2, x2);                 \
+        STORE(cr + 48, m3, x3);                 \
+    }
+
+/* C[ni][nj] (= or +=) the 6 x 64 tile over kq groups of 4: ap [kq][6][4]
+ * uint8, bp [kq][64][4] int8, comp[64] the -128 * colsum correction. */
+T512 static void s8_kern(size_t kq, const uint8_t *ap, const int8_t *bp, const int32_t *comp, int32_t *C, size_t ldc,
+                         uint32_t ni, uint32_t nj, int accumulate) {
+    TILE_MASKS;
+    const __m512i k0 = _mm512_load_si512(comp), k1 = _mm512_load_si512(comp + 16), k2 = _mm512_load_si512(comp + 32),
+                  k3 = _mm512_load_si512(comp + 48);
+    __m512i TILE_VARS;
+#define INIT(r, x0, x1, x2, x3)                                                                     \
+    if ((r) < ni && accumulate) {                                                                   \
+        const int32_t *cr = C + (size_t)(r) * ldc;                                                  \
+        x0 = _mm512_add_epi32(k0, _mm512_maskz_loadu_epi32(m0, cr));                                \
+        x1 = _mm512_add_epi32(k1, _mm512_maskz_loadu_epi32(m1, cr + 16));                           \
+        x2 = _mm512_add_epi32(k2, _mm512_maskz_loadu_epi32(m2, cr + 32));                           \
+        x3 = _mm512_add_epi32(k3, _mm512_maskz_loadu_epi32(m3, cr + 48));                           \
+    } else {                                                                                        \
+        x0 = k0, x1 = k1, x2 = k2, x3 = k3;                                                         \
+    }
+    TILE_ROWS(INIT)
+#undef INIT
+    for (size_t q = 0; q < kq; q++) {
+        const int8_t *b = bp + q * (NR * 4);
+        const uint8_t *a = ap + q * (MR * 4);
+        __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 64), b2 = _mm512_load_si512(b + 128),
+                b3 = _mm512_load_si512(b + 192);
+        int32_t w;
+        __m512i av;
+#define ROW(r, x0, x1, x2, x3)  \
+    memcpy(&w, a + 4 * (r), 4); \
+    av = _mm512_set1_epi32(w);  \
+    DP(x0, av, b0);             \
+    DP(x1, av, b1);             \
+    DP(x2, av, b2);             \
+    DP(x3, av, b3);
+        TILE_ROWS(ROW)
+#undef ROW
+    }
+#define STORE(r, x0, x1, x2, x3) TILE_STORE(int32_t, _mm512_mask_storeu_epi32, r, x0, x1, x2, x3)
+    TILE_ROWS(STORE)
+#undef STORE
+}
+
+/* Pack rows [0, kc) x columns [0, nj) of B into bp [kq][64][4] (zero outside)
+ * and set comp[64] = -128 * the column sums. */
+T512 static void s8_pack_b(const int8_t *B, size_t ldb, uint32_t kc, uint32_t nj, int8_t *bp, int32_t *comp) {
+    size_t kq = (kc + 3) / 4;
+    const __m128i z = _mm_setzero_si128();
+    for (size_t q = 0; q < kq; q++) {
+        const int8_t *r[4];
+        for (unsigned t = 0; t < 4; t++) r[t] = 4 * q + t < kc ? B + (4 * q + t) * ldb : NULL;
+        int8_t *dst = bp + q * (NR * 4);
+        uint32_t jc = 0;
+        for (; jc + 16 <= nj; jc += 16) { /* 4 rows x 16 columns -> 16 groups of 4 */
+            __m128i r0 = r[0] ? _mm_loadu_si128((const __m128i *)(r[0] + jc)) : z;
+            __m128i r1 = r[1] ? _mm_loadu_si128((const __m128i *)(r[1] + jc)) : z;
+            __m128i r2 = r[2] ? _mm_loadu_si128((const __m128i *)(r[2] + jc)) : z;
+            __m128i r3 = r[3] ? _mm_loadu_si128((const __m128i *)(r[3] + jc)) : z;
+            __m128i t0 = _mm_unpacklo_epi8(r0, r1), t1 = _mm_unpackhi_epi8(r0, r1);
+            __m128i u0 = _mm_unpacklo_epi8(r2, r3), u1 = _mm_unpackhi_epi8(r2, r3);
+            __m128i *d = (__m128i *)(dst + jc * 4);
+            _mm_storeu_si128(d, _mm_unpacklo_epi16(t0, u0));
+            _mm_storeu_si128(d + 1, _mm_unpackhi_epi16(t0, u0));
+            _mm_storeu_si128(d + 2, _mm_unpacklo_epi16(t1, u1));
+            _mm_storeu_si128(d + 3, _mm_unpackhi_epi16(t1, u1));
+        }
+        for (; jc < NR; jc++)
+            for (unsigned t = 0; t < 4; t++) dst[jc * 4 + t] = jc < nj && r[t] ? r[t][jc] : 0;
+    }
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
+    for (size_t q = 0; q < kq; q++) {
+        const int8_t *b = bp + q * (NR * 4);
+        DP(s0, ones, _mm512_load_si512(b));
+        DP(s1, ones, _mm512_load_si512(b + 64));
+        DP(s2, ones, _mm512_load_si512(b + 128));
+        DP(s3, ones, _mm512_load_si512(b + 192));
+    }
+    const __m512i zero = _mm512_setzero_si512();
+    _mm512_store_si512(comp, _mm512_sub_epi32(zero, _mm512_slli_epi32(s0, 7)));
+    _mm512_store_si512(comp + 16, _mm512_sub_epi32(zero, _mm512_slli_epi32(s1, 7)));
+    _mm512_store_si512(comp + 32, _mm512_sub_epi32(zero, _mm512_slli_epi32(s2, 7)));
+    _mm512_store_si512(comp + 48, _mm512_sub_epi32(zero, _mm512_slli_epi32(s3, 7)));
+}
+
+/* A into ap [mt][KQ][6][4] as uint8 (int8 + 128), zero outside. */
+static void s8_pack_a(uint32_t M, uint32_t K, const int8_t *A, size_t lda, uint8_t *ap, size_t KQ) {
+    size_t mt = (M + MR - 1) / MR;
+    for (size_t t = 0; t < mt; t++) {
+        uint8_t *dst = ap + t * KQ * MR * 4;
+        for (uint32_t r = 0; r < MR; r++) {
+            size_t i = t * MR + r;
+            uint8_t *d = dst + r * 4;
+            if (i >= M) {
+                for (size_t q = 0; q < KQ; q++) memset(d + q * MR * 4, 0, 4);
+                continue;
+            }
+            const int8_t *src = A + i * lda;
+            uint32_t k = 0;
+            for (; k + 4 <= K; k += 4, d += MR * 4) {
+                uint32_t w;
+                memcpy(&w, src + k, 4);
+                w ^= 0x80808080u;
+                memcpy(d, &w, 4);
+            }
+            if (k < K) {
+                memset(d, 0, 4);
+                for (; k < K; k++) d[k & 3] = (uint8_t)(src[k] ^ 0x80);
+            }
+        }
+    }
+}
+
+T512 static int s8_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda,
+                          const int8_t *B, size_t ldb, int32_t *C, size_t ldc) {
+    size_t mt = (M + MR - 1) / MR, KQ = (K + 3) / 4;
+    /* K blocks of equal depth (<= KC8, multiple of 4) instead of KC8 + a thin rest */
+    uint32_t nkb = (K + KC8 - 1) / KC8, kcb = (uint32_t)up((K + nkb - 1) / nkb, 4);
+    size_t sz_a = up(mt * KQ * MR * 4, 64), sz_b = (size_t)kcb / 4 * NR * 4;
+    void *own;
+    uint8_t *buf = ws_get(ws, sz_a + sz_b + NR * sizeof(int32_t), &own);
+    if (!buf) return nomem();
+    uint8_t *ap = buf;
+    int8_t *bp = (int8_t *)(buf + sz_a);
+    int32_t *comp = (int32_t *)(buf + sz_a + sz_b);
+    s8_pack_a(M, K, A, lda, ap, KQ);
+    for (uint32_t j0 = 0; j0 < N; j0 += NR) {
+        uint32_t nj = N - j0 < NR ? N - j0 : NR;
+        for (uint32_t k0 = 0; k0 < K; k0 += kcb) {
+            uint32_t kc = K - k0 < kcb ? K - k0 : kcb;
+            size_t kq = (kc + 3) / 4;
+            s8_pack_b(B + (size_t)k0 * ldb + j0, ldb, kc, nj, bp, comp);
+            for (size_t t = 0; t < mt; t++) {
+                uint32_t i0 = (uint32_t)(t * MR), ni = M - i0 < MR ? M - i0 : MR;
+                s8_kern(kq, ap + (t * KQ + k0 / 4) * MR * 4, bp, comp, C + (size_t)i0 * ldc + j0, ldc, ni, nj, k0 != 0);
+            }
+        }
+    }
+    free(own);
+    return 0;
+}
+
+/* fp32: C[ni][nj] (= or +=, sequentially in k) the tile over kc steps:
+ * ap [kc][6], bp [kc][64]. */
+T512 static void f32_kern(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, uint32_t ni, uint32_t nj,
+                          int accumulate) {
+    TILE_MASKS;
+    const __m512 z = _mm512_castsi512_ps(_mm512_setzero_si512());
+    __m512 TILE_VARS;
+#define INIT(r, x0, x1, x2, x3)                               \
+    if ((r) < ni && accumulate) {                             \
+        const float *cr = C + (size_t)(r) * ldc;              \
+        x0 = _mm512_maskz_loadu_ps(m0, cr);                   \
+        x1 = _mm512_maskz_loadu_ps(m1, cr + 16);              \
+        x2 = _mm512_maskz_loadu_ps(m2, cr + 32);              \
+        x3 = _mm512_maskz_loadu_ps(m3, cr + 48);              \
+    } else {                                                  \
+        x0 = z, x1 = z, x2 = z, x3 = z;                       \
+    }
+    TILE_ROWS(INIT)
+#undef INIT
+    for (size_t k = 0; k < kc; k++) {
+        const float *b = bp + k * NR, *a = ap + k * MR;
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16), b2 = _mm512_load_ps(b + 32),
+               b3 = _mm512_load_ps(b + 48), av;
+#define ROW(r, x0, x1, x2, x3)                             \
+    av = _mm512_set1_ps(a[r]);                             \
+    x0 = _mm512_add_ps(x0, _mm512_mul_ps(av, b0));         \
+    x1 = _mm512_add_ps(x1, _mm512_mul_ps(av, b1));         \
+    x2 = _mm512_add_ps(x2, _mm512_mul_ps(av, b2));         \
+    x3 = _mm512_add_ps(x3, _mm512_mul_ps(av, b3));
+        TILE_ROWS(ROW)
+#undef ROW
+    }
+#define STORE(r, x0, x1, x2, x3) TILE_STORE(float, _mm512_mask_storeu_ps, r, x0, x1, x2, x3)
+    TILE_ROWS(STORE)
+#undef STORE
+}
+
+T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
+                           const float *B, size_t ldb, float *C, size_t ldc) {
+    size_t mt = (M + MR - 1) / MR;
+    uint32_t nkb = (K + KCF - 1) / KCF, kcb = (K + nkb - 1) / nkb;
+    size_t sz_a = up(mt * MR * (size_t)K * sizeof(float), 64), sz_b = (size_t)kcb * NR * sizeof(float);
+    void *own;
+    uint8_t *buf = ws_get(ws, sz_a + sz_b, &own);
+    if (!buf) return nomem();
+    float *ap = (float *)buf, *bp = (float *)(buf + sz_a);
+    f32_pack_a(M, K, A, lda, MR, ap);
+    for (uint32_t j0 = 0; j0 < N; j0 += NR) {
+        uint32_t nj = N - j0 < NR ? N - j0 : NR;
+        for (uint32_t k0 = 0; k0 < K; k0 += kcb) {
+            uint32_t kc = K - k0 < kcb ? K - k0 : kcb;
+            for (uint32_t k = 0; k < kc; k++) { /* B block: [kc][64], zero outside */
+                float *d = bp + (size_t)k * NR;
+                memcpy(d, B + (size_t)(k0 + k) * ldb + j0, nj * sizeof(float));
+                if (nj < NR) memset(d + nj, 0, (NR - nj) * sizeof(float));
+            }
+            for (size_t t = 0; t < mt; t++) {
+                uint32_t i0 = (uint32_t)(t * MR), ni = M - i0 < MR ? M - i0 : MR;
+                f32_kern(kc, ap + (t * (size_t)K + k0) * MR, bp, C + (size_t)i0 * ldc + j0, ldc, ni, nj, k0 != 0);
+            }
+        }
+    }
+    free(own);
+    return 0;
+}
+
+/* ---- AVX2 ------------------------------------------------------------------------- */
+
+enum { MR2 = 4, NR2 = 16, KC2 = 256 };
+
+/* tile[4][16] += A pairs ap [kh][4][2] int16 . B pairs bp [kh][16][2] int16 (vpmaddwd: exact). */
+T256 static void s8_kern2(size_t kh, const int16_t *ap, const int16_t *bp, int32_t *tile) {
+    __m256i c[MR2][2];
+    for (int r = 0; r < MR2; r++)
+        c[r][0] = _mm256_loadu_si256((const __m256i *)(tile + r * NR2)),
+        c[r][1] = _mm256_loadu_si256((const __m256i *)(tile + r * NR2 + 8));
+    for (size_t q = 0; q < kh; q++) {
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + q * NR2 * 2)),
+                b1 = _mm256_loadu_si256((const __m256i *)(bp + q * NR2 * 2 + 16));
+        for (int r = 0; r < MR2; r++) {
+            int32_t w;
+            memcpy(&w, ap + (q * MR2 + r) * 2, 4);
+            __m256i av = _mm256_set1_epi32(w);
+            c[r][0] = _mm256_add_epi32(c[r][0], _mm256_madd_epi16(av, b0));
+            c[r][1] = _mm256_add_epi32(c[r][1], _mm256_madd_epi16(av, b1));
+        }
+    }
+    for (int r = 0; r < MR2; r++)
+        _mm256_storeu_si256((__m256i *)(tile + r * NR2), c[r][0]),
+        _mm256_storeu_si256((__m256i *)(tile + r * NR2 + 8), c[r][1]);
+}
+
+T256 static int s8_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda,
+                        const int8_t *B, size_t ldb, int32_t *C, size_t ldc) {
+    size_t mt = (M + MR2 - 1) / MR2, KH = (K + 1) / 2;
+    size_t sz_a = up(mt * KH * MR2 * 2 * sizeof(int16_t), 64), sz_b = (size_t)KC2 / 2 * NR2 * 2 * sizeof(int16_t);
+    void *own;
+    uint8_t *buf = ws_get(ws, sz_a + sz_b, &own);
+    if (!buf) return nomem();
+    int16_t *ap = (int16_t *)buf, *bp = (int16_t *)(buf + sz_a);
+    for (size_t t = 0; t < mt; t++) /* A: [mt][KH][4][2] */
+        for (uint32_t r = 0; r < MR2; r++) {
+            size_t i = t * MR2 + r;
+            int16_t *d = ap + t * KH * MR2 * 2 + r * 2;
+            for (size_t k = 0; k < 2 * KH; k++)
+                d[(k / 2) * MR2 * 2 + (k & 1)] = i < M && k < K ? A[i * lda + k] : 0;
+        }
+    int32_t tile[MR2 * NR2];
+    for (uint32_t j0 = 0; j0 < N; j0 += NR2) {
+        uint32_t nj = N - j0 < NR2 ? N - j0 : NR2;
+        for (uint32_t k0 = 0; k0 < K; k0 += KC2) {
+            uint32_t kc = K - k0 < KC2 ? K - k0 : KC2;
+            size_t kh = (kc + 1) / 2;
+            for (size_t k = 0; k < 2 * kh; k++) /* B: [kh][16][2] */
+                for (uint32_t j = 0; j < NR2; j++)
+                    bp[(k / 2) * NR2 * 2 + j * 2 + (k & 1)] = k < kc && j < nj ? B[(k0 + k) * ldb + j0 + j] : 0;
+            for (size_t t = 0; t < mt; t++) {
+                uint32_t i0 = (uint32_t)(t * MR2), ni = M - i0 < MR2 ? M - i0 : MR2;
+                for (uint32_t r = 0; r < MR2; r++)
+                    for (uint32_t j = 0; j < NR2; j++)
+                        tile[r * NR2 + j] = k0 && r < ni && j < nj ? C[(i0 + r) * ldc + j0 + j] : 0;
+                s8_kern2(kh, ap + (t * KH + k0 / 2) * MR2 * 2, bp, tile);
+                for (uint32_t r = 0; r < ni; r++) memcpy(C + (i0 + r) * ldc + j0, tile + r * NR2, nj * sizeof(int32_t));
+            }
+        }
+    }
+    free(own);
+    return 0;
+}
+
+/* fp32: tile[4][16] = tile + sequential k of ap [kc][4] x bp [kc][16]. */
+T256 static void f32_kern2(size_t kc, const float *ap, const float *bp, float *tile) {
+    __m256 c[MR2][2];
+    for (int r = 0; r < MR2; r++)
+        c[r][0] = _mm256_loadu_ps(tile + r * NR2), c[r][1] = _mm256_loadu_ps(tile + r * NR2 + 8);
+    for (size_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_loadu_ps(bp + k * NR2), b1 = _mm256_loadu_ps(bp + k * NR2 + 8);
+        for (int r = 0; r < MR2; r++) {
+            __m256 av = _mm256_set1_ps(ap[k * MR2 + r]);
+            c[r][0] = _mm256_add_ps(c[r][0], _mm256_mul_ps(av, b0));
+            c[r][1] = _mm256_add_ps(c[r][1], _mm256_mul_ps(av, b1));
+        }
+    }
+    for (int r = 0; r < MR2; r++) _mm256_storeu_ps(tile + r * NR2, c[r][0]), _mm256_storeu_ps(tile + r * NR2 + 8, c[r][1]);
+}
+
+T256 static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
+                         const float *B, size_t ldb, float *C, size_t ldc) {
+    size_t mt = (M + MR2 - 1) / MR2;
+    size_t sz_a = up(mt * MR2 * (size_t)K * sizeof(float), 64), sz_b = (size_t)KC2 * NR2 * sizeof(float);
+    void *own;
+    uint8_t *buf = ws_get(ws, sz_a + sz_b, &own);
+    if (!buf) return nomem();
+    float *ap = (float *)buf, *bp = (float *)(buf + sz_a);
+    f32_pack_a(M, K, A, lda, MR2, ap);
+    float tile[MR2 * NR2];
+    for (uint32_t j0 = 0; j0 < N; j0 += NR2) {
+        uint32_t nj = N - j0 < NR2 ? N - j0 : NR2;
+        for (uint32_t k0 = 0; k0 < K; k0 += KC2) {
+            uint32_t kc = K - k0 < KC2 ? K - k0 : KC2;
+            for (uint32_t k = 0; k < kc; k++)
+                for (uint32_t j = 0; j < NR2; j++) bp[k * NR2 + j] = j < nj ? B[(k0 + k) * ldb + j0 + j] : 0.0f;
+            for (size_t t = 0; t < mt; t++) {
+                uint32_t i0 = (uint32_t)(t * MR2), ni = M - i0 < MR2 ? M - i0 : MR2;
+                for (uint32_t r = 0; r < MR2; r++)
+                    for (uint32_t j = 0; j < NR2; j++)
+                        tile[r * NR2 + j] = k0 && r < ni && j < nj ? C[(i0 + r) * ldc + j0 + j] : 0.0f;
+                f32_kern2(kc, ap + (t * K + k0) * MR2, bp, tile);
+                for (uint32_t r = 0; r < ni; r++) memcpy(C + (i0 + r) * ldc + j0, tile + r * NR2, nj * sizeof(float));
+            }
+        }
+    }
+    free(own);
+    return 0;
+}
+#endif /* GEMM_X86 */
+
+/* ---- entry points ------------------------------------------------------------------ */
+
+int npk_gemm_s8s32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda, const int8_t *B,
+                   size_t ldb, int32_t *C, size_t ldc) {
+    if (!M || !N) return 0;
+    if (!K) {
+        for (uint32_t i = 0; i < M; i++) memset(C + (size_t)i * ldc, 0, (size_t)N * sizeof *C);
+        return 0;
+    }
+    switch (npk_gemm_active_isa()) {
+#ifdef GEMM_X86
+    case NPK_GEMM_AVX512: return s8_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc);
+    case NPK_GEMM_AVX2: return s8_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc);
+#endif
+    default: (void)ws, s8_portable(M, N, K, A, lda, B, ldb, C, ldc); return 0;
+    }
+}
+
+int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B,
+                 size_t ldb, float *C, size_t ldc) {
+    if (!M || !N) return 0;
+    if (!K) {
+        for (uint32_t i = 0; i < M; i++)
+            for (uint32_t j = 0; j < N; j++) C[(size_t)i * ldc + j] = 0.0f;
+        return 0;
+    }
+    switch (npk_gemm_active_isa()) {
+#ifdef GEMM_X86
+    case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc);
+    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc);
+#endif
+    default: (void)ws, f32_portable(M, N, K, A, lda, B, ldb, C, ldc); return 0;
+    }
+}
