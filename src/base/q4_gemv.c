@@ -83,7 +83,8 @@ int npk_q4_isa_supported(npk_q4_isa isa) {
     case NPK_Q4_AVX2: return __builtin_cpu_supports("avx2");
     case NPK_Q4_AVX512:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512cd");
 #endif
     default: return 0;
     }
@@ -447,16 +448,63 @@ static void row_c(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int b
 }
 
 #ifdef Q4_X86
-/* The same with 16 lanes per vector; shifts below 64 (the caller checks). */
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) static void row_avx512(const npk_q4_mat *m,
-                                                                                     const npk_q4_ws *ws,
-                                                                                     const xrow *r, int base) {
+#define Q4_AVX512 "avx512f,avx512bw,avx512dq,avx512vl,avx512cd"
+
+/* Eight 128-bit two's complement sums (hi:lo) * 2^e rounded to BF16 as
+ * round128 does: the magnitude normalised to 64 bits with a sticky bit,
+ * then one RNE rounding at the BF16 unit (subnormals, overflow to inf). */
+__attribute__((target(Q4_AVX512))) static __m512i round8_avx512(__m512i lo, __m512i hi, int e) {
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), c64 = _mm512_set1_epi64(64);
+    __mmask8 neg = _mm512_cmplt_epi64_mask(hi, zero);
+    __m512i nlo = _mm512_sub_epi64(zero, lo);
+    __m512i nhi = _mm512_sub_epi64(_mm512_sub_epi64(zero, hi), _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(lo, zero), one));
+    lo = _mm512_mask_mov_epi64(lo, neg, nlo);
+    hi = _mm512_mask_mov_epi64(hi, neg, nhi);
+    __m512i sh = _mm512_sub_epi64(c64, _mm512_lzcnt_epi64(hi)); /* 0..64: bits of hi */
+    __m512i csh = _mm512_sub_epi64(c64, sh);
+    __m512i v = _mm512_or_si512(_mm512_sllv_epi64(hi, csh), _mm512_srlv_epi64(lo, sh));
+    __mmask8 st = _mm512_mask_cmpneq_epi64_mask(_mm512_cmpneq_epi64_mask(sh, zero), _mm512_sllv_epi64(lo, csh), zero);
+    v = _mm512_mask_or_epi64(v, st, v, one);
+    __m512i ev = _mm512_add_epi64(sh, _mm512_set1_epi64(e));
+    __mmask8 nz = _mm512_cmpneq_epi64_mask(v, zero);
+    __m512i top = _mm512_sub_epi64(_mm512_set1_epi64(63), _mm512_lzcnt_epi64(v));
+    __m512i E = _mm512_add_epi64(top, ev);
+    __m512i qe = _mm512_max_epi64(_mm512_sub_epi64(E, _mm512_set1_epi64(7)), _mm512_set1_epi64(-133));
+    __m512i d = _mm512_sub_epi64(qe, ev); /* bits dropped (< 0: exact, shift left) */
+    __m512i n = _mm512_or_si512(_mm512_srlv_epi64(v, d), _mm512_sllv_epi64(v, _mm512_sub_epi64(zero, d)));
+    __m512i rem = _mm512_sub_epi64(v, _mm512_sllv_epi64(n, d));
+    __m512i half = _mm512_sllv_epi64(one, _mm512_sub_epi64(d, one));
+    __mmask8 in = _mm512_cmpgt_epi64_mask(d, zero) & _mm512_cmple_epi64_mask(d, c64);
+    __mmask8 up = _mm512_cmpgt_epu64_mask(rem, half) |
+                  (_mm512_cmpeq_epi64_mask(rem, half) & _mm512_test_epi64_mask(n, one));
+    n = _mm512_mask_add_epi64(n, in & up, n, one);
+    __mmask8 carry = _mm512_cmpge_epu64_mask(n, _mm512_set1_epi64(256));
+    n = _mm512_mask_srli_epi64(n, carry, n, 1);
+    qe = _mm512_mask_add_epi64(qe, carry, qe, one);
+    __m512i biased = _mm512_add_epi64(qe, _mm512_set1_epi64(134));
+    __m512i r = _mm512_or_si512(_mm512_slli_epi64(biased, 7), _mm512_and_si512(n, _mm512_set1_epi64(0x7f)));
+    r = _mm512_mask_mov_epi64(r, _mm512_cmplt_epu64_mask(n, _mm512_set1_epi64(128)), n); /* subnormal */
+    r = _mm512_mask_mov_epi64(r, _mm512_cmpge_epi64_mask(biased, _mm512_set1_epi64(255)), _mm512_set1_epi64(0x7f80));
+    r = _mm512_mask_or_epi64(r, neg, r, _mm512_set1_epi64(0x8000));
+    return _mm512_maskz_mov_epi64(nz, r); /* an exact zero is +0 */
+}
+
+/* The same as row_c with 16 lanes per vector; shifts below 64 (the caller
+ * checks). The sums start from ws->lo/hi (old values) when init, else 0, and
+ * are rounded here into y. */
+__attribute__((target(Q4_AVX512))) static void row_avx512(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
+                                                          int base, int init, uint16_t *y) {
     const __m512i m1 = _mm512_set1_epi64(-1), c64 = _mm512_set1_epi64(64);
     for (uint32_t b = 0; b < m->nb; b++) {
         const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
-        uint64_t *plo = ws->lo + (size_t)b * LANES, *phi = ws->hi + (size_t)b * LANES;
-        __m512i lo0 = _mm512_loadu_si512(plo), lo1 = _mm512_loadu_si512(plo + 8);
-        __m512i hi0 = _mm512_loadu_si512(phi), hi1 = _mm512_loadu_si512(phi + 8);
+        const uint64_t *plo = ws->lo + (size_t)b * LANES, *phi = ws->hi + (size_t)b * LANES;
+        __m512i lo0 = _mm512_setzero_si512(), lo1 = lo0, hi0 = lo0, hi1 = lo0;
+        if (init) {
+            lo0 = _mm512_loadu_si512(plo);
+            lo1 = _mm512_loadu_si512(plo + 8);
+            hi0 = _mm512_loadu_si512(phi);
+            hi1 = _mm512_loadu_si512(phi + 8);
+        }
         for (uint32_t i = 0; i < r->nnz; i++) {
             uint32_t c = ws->nz[i], g = m->cg[c];
             const int8_t *wc = wb + (size_t)c * CH * LANES;
@@ -489,10 +537,11 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) static void row_av
             hi0 = _mm512_mask_sub_epi64(hi0, k0, hi0, m1); /* + 1 where the low word carried */
             hi1 = _mm512_mask_sub_epi64(hi1, k1, hi1, m1);
         }
-        _mm512_storeu_si512(plo, lo0);
-        _mm512_storeu_si512(plo + 8, lo1);
-        _mm512_storeu_si512(phi, hi0);
-        _mm512_storeu_si512(phi + 8, hi1);
+        uint32_t n0 = b * LANES, left = m->N - n0;
+        __mmask8 k0 = left >= 8 ? 0xff : (__mmask8)((1u << left) - 1);
+        __mmask8 k1 = left >= 16 ? 0xff : left <= 8 ? 0 : (__mmask8)((1u << (left - 8)) - 1);
+        _mm512_mask_cvtepi64_storeu_epi16(y + n0, k0, round8_avx512(lo0, hi0, base));
+        if (k1) _mm512_mask_cvtepi64_storeu_epi16(y + n0 + 8, k1, round8_avx512(lo1, hi1, base));
     }
 }
 
@@ -612,8 +661,12 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
         for (uint32_t n = 0; n < m->N; n++) y[n] = general(m, x, old, ws, split, n);
         return 0;
     }
-    memset(ws->lo, 0, m->Np * sizeof *ws->lo);
-    memset(ws->hi, 0, m->Np * sizeof *ws->hi);
+    int isa = (int)npk_q4_isa_active();
+    int sh64 = !r.nnz || r.cemax + m->sxmax - base < 64;
+    if (old || isa != NPK_Q4_AVX512 || !sh64) {
+        memset(ws->lo, 0, m->Np * sizeof *ws->lo);
+        memset(ws->hi, 0, m->Np * sizeof *ws->hi);
+    }
     if (old)
         for (uint32_t n = 0; n < m->N; n++) {
             uint16_t b = old[n];
@@ -621,14 +674,14 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
             int64_t mant = (int64_t)((b & 0x7fu) | ((b & 0x7f80u) ? 0x80u : 0));
             add128(&ws->lo[n], &ws->hi[n], b & 0x8000u ? -mant : mant, unit_exp(b) - base);
         }
-    int isa = (int)npk_q4_isa_active();
-    int sh64 = !r.nnz || r.cemax + m->sxmax - base < 64;
 #ifdef Q4_X86
-    if (isa == NPK_Q4_AVX512 && sh64) row_avx512(m, ws, &r, base);
-    else if (isa == NPK_Q4_AVX2 && sh64) row_avx2(m, ws, &r, base);
+    if (isa == NPK_Q4_AVX512 && sh64) {
+        row_avx512(m, ws, &r, base, old != NULL, y);
+        return 0;
+    }
+    if (isa == NPK_Q4_AVX2 && sh64) row_avx2(m, ws, &r, base);
     else row_c(m, ws, &r, base);
 #else
-    (void)isa;
     (void)sh64;
     row_c(m, ws, &r, base);
 #endif
