@@ -6,9 +6,11 @@
 //   node scripts/ort_run.js ORT_DIR [--qlinear|--float-nodes] TEST_DIR...
 //
 // --qlinear: the exact integer arithmetic of quantized models. Every
-// DequantizeLinear -> Conv/MatMul -> QuantizeLinear group is rewritten as the
-// QLinearConv / QLinearMatMul it denotes (the Q/DQ nodes' scales and zero
-// points become the operator's inputs) and ONNX Runtime runs the result at
+// DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear group is rewritten as the
+// QLinearConv / QLinearMatMul / com.microsoft QGemm it denotes (the Q/DQ nodes'
+// scales and zero points become the operator's inputs; a MatMul or Gemm without
+// the QuantizeLinear as MatMulIntegerToFloat / QGemm with a float output) and
+// ONNX Runtime runs the result at
 // graph optimisation level 'basic', so none of its QDQ transformations runs:
 // ONNX Runtime's own integer kernels compute every group, and every other
 // node in float as written. (At level 'all', ONNX Runtime leaves the groups
@@ -159,32 +161,40 @@ function qlinearModel(model) {
     if (n.op !== 'Conv' && n.op !== 'MatMul' && n.op !== 'Gemm') return;
     const dx = dqOf(n.in[0]), dw = dqOf(n.in[1]), db = n.in.length > 2 && n.in[2] ? dqOf(n.in[2]) : null;
     const qs = cons[n.out[0]] || [], q = qs.length === 1 ? nodes[qs[0]] : null;
-    if (!dx || !dw || (n.in.length > 2 && n.in[2] && !db) || !q || q.op !== 'QuantizeLinear' || q.in.length !== 3 ||
-        outputs.has(n.out[0]))
+    // no QuantizeLinear after a MatMul/Gemm: a float output (QGemm without y_scale, MatMulIntegerToFloat)
+    const fout = n.op !== 'Conv' && !(q && q.op === 'QuantizeLinear' && !outputs.has(n.out[0]));
+    if (!dx || !dw || (n.in.length > 2 && n.in[2] && !db) ||
+        (!fout && (!q || q.op !== 'QuantizeLinear' || q.in.length !== 3 || outputs.has(n.out[0]))) ||
+        (fout && qs.some((k) => nodes[k].op === 'QuantizeLinear')) || (n.op === 'Conv' && !q))
       return;
     let ins, op, attrs = n.attrs, domain = [];
+    const yout = fout ? n.out[0] : q.out[0];
     if (n.op === 'Gemm') {
       // ONNX has no quantized Gemm: ONNX Runtime's com.microsoft QGemm (A, scales and zero points, the
-      // int32 bias C, y_scale, y_zero_point; alpha 1, beta 1, transA 0 as npukit fuses)
+      // int32 bias C, y_scale, y_zero_point; transA, transB and alpha; without y_scale a float output).
+      // beta is dropped: npukit fuses a bias only when beta * its scale = alpha * a_scale * b_scale,
+      // where adding the int32 C to the sum is exact
       const named = attrs.map((a) => {
         const af = fields(fields(a)[0].body);
-        const name = utf8(af.find((y) => y.f === 1).body);
-        const fv = af.find((y) => y.f === 2), iv = af.find((y) => y.f === 3);
-        return { a, name, v: fv ? fv.body.readFloatLE(0) : iv ? Number(iv.v) : null };
+        return { a, name: utf8(af.find((y) => y.f === 1).body) };
       });
-      if (named.some((x) => (x.name === 'alpha' || x.name === 'beta') ? x.v !== 1 : x.name === 'transA' ? x.v !== 0 : false)) return;
-      attrs = named.filter((x) => x.name === 'transB').map((x) => x.a);
-      ins = [...dx.in, ...dw.in, db ? db.in[0] : '', q.in[1], q.in[2]];
+      attrs = named.filter((x) => x.name === 'transA' || x.name === 'transB' || x.name === 'alpha').map((x) => x.a);
+      ins = [...dx.in, ...dw.in, db ? db.in[0] : '', ...(fout ? [] : [q.in[1], q.in[2]])];
       op = 'QGemm';
+      domain = [lenField(7, Buffer.from('com.microsoft'))];
+      msDomain = true;
+    } else if (fout) {
+      ins = [dx.in[0], dw.in[0], dx.in[1], dw.in[1], dx.in[2] || '', dw.in[2] || ''];
+      op = 'MatMulIntegerToFloat';
       domain = [lenField(7, Buffer.from('com.microsoft'))];
       msDomain = true;
     } else {
       ins = [...dx.in, ...dw.in, q.in[1], q.in[2], ...(db ? [db.in[0]] : [])];
       op = n.op === 'Conv' ? 'QLinearConv' : 'QLinearMatMul';
     }
-    repl[i] = Buffer.concat([...ins.map((v) => lenField(1, Buffer.from(v))), lenField(2, Buffer.from(q.out[0])),
+    repl[i] = Buffer.concat([...ins.map((v) => lenField(1, Buffer.from(v))), lenField(2, Buffer.from(yout)),
       lenField(3, Buffer.from(n.name)), lenField(4, Buffer.from(op)), ...attrs, ...domain]);
-    drop.add(qs[0]);
+    if (!fout) drop.add(qs[0]);
   });
   let ni = 0;
   const parts = [];

@@ -21,9 +21,9 @@
  *
  * writes two quantized Gemm groups (QuantizeLinear -> DequantizeLinear -> Gemm
  * with DequantizeLinear weights and int32 bias -> QuantizeLinear): qdq_gemm, which
- * every device runs, and qdq_gemm_transa (transA = 1), which npukit leaves on the
- * CPU without a device limit, the planted case of `onnx-test --require-offload`
- * (tests/qdq_offload.cmakescript).
+ * every device runs, and qdq_gemm_dyn (its input reshaped by a shape given at run
+ * time), which npukit leaves on the CPU without a device limit, the planted case of
+ * `onnx-test --require-offload` (tests/qdq_offload.cmakescript).
  *
  *   onnx_gen --approx OUTDIR
  *
@@ -541,9 +541,11 @@ static void quant(void) {
         "pads=is:1,1,1,1", "u");
 }
 
-/* x [M, K] float (transA: [K, M]) -> QuantizeLinear -> DequantizeLinear -> Gemm (transB = 1,
- * per-channel int8 weights [N, K], int32 bias with scale x_scale * w_scale) -> QuantizeLinear. */
-static void qdq_gemm(const char *name, int trans_a) {
+/* x [M, K] float -> QuantizeLinear -> DequantizeLinear -> Gemm (transB = 1, per-channel int8
+ * weights [N, K], int32 bias with scale x_scale * w_scale) -> QuantizeLinear. dyn: the rows of x
+ * are first gathered at the indices NonZero finds in RandomUniform(1..2) > 0.5 (all M rows; a
+ * random operator is never folded), so the Gemm's shapes are known only when the model runs. */
+static void qdq_gemm(const char *name, int dyn) {
     enum { GM = 6, GK = 20, GN = 7 };
     char dir[4096], path[4200];
     snprintf(dir, sizeof dir, "%s/%s/test_data_set_0", outdir, name);
@@ -552,7 +554,7 @@ static void qdq_gemm(const char *name, int trans_a) {
         return;
     }
     ob_model *m = ob_new(13);
-    int64_t dx[2] = {trans_a ? GK : GM, trans_a ? GM : GK}, dw[2] = {GN, GK}, dn[1] = {GN};
+    int64_t dx[2] = {GM, GK}, dw[2] = {GN, GK}, dn[1] = {GN}, dm[1] = {GM}, zero = 0;
     float xs = 0.02f, ys = 0.05f, ws[GN], bs[GN];
     int8_t xz = 3, yz = -2, wq[GN * GK];
     int32_t bq[GN];
@@ -572,13 +574,24 @@ static void qdq_gemm(const char *name, int trans_a) {
     ob_init(m, "ws", NPK_DT_FLOAT, 1, dn, ws);
     ob_init(m, "bq", NPK_DT_INT32, 1, dn, bq);
     ob_init(m, "bs", NPK_DT_FLOAT, 1, dn, bs);
-    ob_node(m, "", "QuantizeLinear", "q_x", "x,xs,xz", "xq");
+    if (dyn) {
+        float half = 0.5f;
+        Onnx__NodeProto *r = ob_node(m, "", "RandomUniform", "random", "", "r");
+        ob_attr_ints(m, r, "shape", 1, dm);
+        ob_attr_f(m, r, "low", 1.0f);
+        ob_attr_f(m, r, "high", 2.0f);
+        ob_init(m, "half", NPK_DT_FLOAT, 0, NULL, &half);
+        ob_node(m, "", "Greater", "greater", "r,half", "keep");
+        ob_init(m, "ax0", NPK_DT_INT64, 1, (int64_t[1]){1}, &zero);
+        ob_node(m, "", "NonZero", "nonzero", "keep", "nz");
+        ob_node(m, "", "Squeeze", "squeeze", "nz,ax0", "rows");
+        ob_node(m, "", "Gather", "gather", "x,rows", "xr");
+    }
+    ob_node(m, "", "QuantizeLinear", "q_x", dyn ? "xr,xs,xz" : "x,xs,xz", "xq");
     ob_node(m, "", "DequantizeLinear", "dq_x", "xq,xs,xz", "xf");
     ob_attr_i(m, ob_node(m, "", "DequantizeLinear", "dq_w", "wq,ws", "wf"), "axis", 0);
     ob_attr_i(m, ob_node(m, "", "DequantizeLinear", "dq_b", "bq,bs", "bf"), "axis", 0);
-    Onnx__NodeProto *gm = ob_node(m, "", "Gemm", trans_a ? "gemm_ta" : "gemm", "xf,wf,bf", "yf");
-    ob_attr_i(m, gm, "transB", 1);
-    if (trans_a) ob_attr_i(m, gm, "transA", 1);
+    ob_attr_i(m, ob_node(m, "", "Gemm", dyn ? "gemm_dyn" : "gemm", "xf,wf,bf", "yf"), "transB", 1);
     ob_node(m, "", "QuantizeLinear", "q_y", "yf,ys,yz", "y");
     npk_tensor t;
     npk_tensor_alloc(&t, "x", NPK_DT_FLOAT, 2, dx);
@@ -756,13 +769,23 @@ static void qdq_case(const char *name, const char *op, const char *spec, int tra
 static void qdq_choice(void) {
     static const char *const ops[] = {"Conv", "MatMul", "Gemm"};
     static const char *const specs[] = {"fs1ds", "fs1ss", "fs2ds", "fs1qs", "fs1du", "fu1du", "fu2du", "fu1qu",
-                                        "is1ds", "is1qs", "iu1qu", "iu1ds", "fu1duz"};
+                                        "is1ds", "is1qs", "iu1qu", "iu1ds", "fu1duz", "fs1fs", "fu1fs", "is1fs", "iu2fs", "fu1fsz"};
     char name[64];
     for (size_t o = 0; o < 3; o++)
         for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
             snprintf(name, sizeof name, "qdq_%s_%s", ops[o], specs[k]);
             qdq_case(name, ops[o], specs[k], 0, 1.0f, 1.0f);
         }
+    /* Gemm's attributes (ONNX Runtime's QGemm takes transA and alpha; beta must be 1 with a bias) */
+    static const char *const gspecs[] = {"fu1du", "fu1fs", "fs1ds", "is1qs"};
+    for (size_t k = 0; k < sizeof gspecs / sizeof gspecs[0]; k++) {
+        snprintf(name, sizeof name, "qdq_Gemm_%s_transa", gspecs[k]);
+        qdq_case(name, "Gemm", gspecs[k], 1, 1.0f, 1.0f);
+        snprintf(name, sizeof name, "qdq_Gemm_%s_alpha", gspecs[k]);
+        qdq_case(name, "Gemm", gspecs[k], 1, 0.75f, 1.0f);
+        snprintf(name, sizeof name, "qdq_Gemm_%s_beta", gspecs[k]);
+        qdq_case(name, "Gemm", gspecs[k], 0, 0.5f, 2.0f);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -778,7 +801,7 @@ int main(int argc, char **argv) {
         if (qdq) qdq_choice();
         else if (planted) {
             qdq_gemm("qdq_gemm", 0);
-            qdq_gemm("qdq_gemm_transa", 1);
+            qdq_gemm("qdq_gemm_dyn", 1);
         } else {
             qdq_approx("qdq_add_u8", 0);
             qdq_approx("qdq_softmax_u8", 1);

@@ -12,6 +12,9 @@ struct npk_qmm {
     int a_val, b_val, azp_val, bzp_val, as_val, bs_val, ys_val, yzp_val, bias_val, out_val;
     int a_flip, b_flip;
     int b_kn;                    /* conv path: B is [K, N] (Gemm with transB = 0), else [N, K] */
+    int a_km;                    /* Gemm with transA = 1: A is [K, M] */
+    int fout;                    /* float output: float32(sum) * float32(alpha * a_scale * b_scale), no requantization */
+    float alpha;                 /* Gemm's alpha (1 otherwise), folded into the multiplier */
     int a_view, b_view;          /* matmul: views of A and B */
     int scr_a, scr_b, scr_c;     /* conv: im2col and weight matrices; both: int32 C */
     int64_t rows, mrows, n, k, groups;
@@ -41,9 +44,13 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     q.conv = cv_int || cv_q || cv_f || gm_f; /* Gemm: a 1x1 convolution of M images */
     q.qlinear = mm_q || cv_q || mm_f || cv_f || gm_f;
     q.a_view = q.b_view = q.scr_a = q.scr_b = q.scr_c = -1;
+    q.alpha = 1.0f;
     if (mm_f || cv_f || gm_f) {
         if (!npk_qdq_match(x, n, &g, why, wl)) return 0;
         q.b_kn = gm_f && !g.trans_b;
+        q.a_km = g.trans_a;
+        q.alpha = g.alpha;
+        q.fout = g.fout;
         q.a_val = g.a_val, q.as_val = g.as_val, q.azp_val = g.azp_val;
         q.b_val = g.b_val, q.bs_val = g.bs_val, q.bzp_val = g.bzp_val;
         q.ys_val = g.ys_val, q.yzp_val = g.yzp_val, q.bias_val = g.bias_val, q.out_val = g.out_val;
@@ -98,8 +105,8 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
         }
         npk_onnx_conv_params *p = &q.cp;
         p->nsp = 1;
-        p->n = a->dims[0];
-        p->c = a->dims[1];
+        p->n = a->dims[q.a_km ? 1 : 0];
+        p->c = a->dims[q.a_km ? 0 : 1];
         p->m = q.b_kn ? b->dims[1] : b->dims[0];
         p->group = 1;
         for (int i = 0; i < 3; i++) p->in[i] = p->k[i] = p->out[i] = p->stride[i] = p->dil[i] = 1;
@@ -180,8 +187,9 @@ int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char 
     **out = q;
     snprintf(devop, dl, "%s", d->opname);
     if (mm_f || cv_f || gm_f) {
-        snprintf(why, wl, "DequantizeLinear -> %s -> QuantizeLinear run as %s: %lld int8 product%s MxNxK %lldx%lldx%lld%s%s",
-                 nd->op, cv_f ? "QLinearConv" : gm_f ? "QGemm" : "QLinearMatMul", (long long)q.groups, q.groups > 1 ? "s" : "",
+        snprintf(why, wl, "DequantizeLinear -> %s%s run as %s: %lld int8 product%s MxNxK %lldx%lldx%lld%s%s",
+                 nd->op, q.fout ? " (float output)" : " -> QuantizeLinear",
+                 cv_f ? "QLinearConv" : gm_f ? "QGemm" : q.fout ? "MatMulIntegerToFloat" : "QLinearMatMul", (long long)q.groups, q.groups > 1 ? "s" : "",
                  (long long)q.rows, (long long)q.n, (long long)q.k, q.a_flip || q.b_flip ? ", uint8 offset to int8" : "",
                  g.direct[0] >= 0 || g.direct[1] >= 0 ? ", reads the integer input of a shared DequantizeLinear" : "");
         return 1;
@@ -280,7 +288,7 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
                     uint8_t *row = abuf + (size_t)((g / GB) * R + r) * q->lda + (size_t)((g % GB) * K);
                     int64_t s = 0, kk = 0;
                     for (int64_t c = 0; c < cpg; c++) {
-                        int64_t cbase = (nimg * p->c + g * cpg + c) * isz;
+                        int64_t cbase = q->a_km ? c * p->n + nimg : (nimg * p->c + g * cpg + c) * isz; /* transA: A is [K, M] */
                         for (int64_t k0 = 0; k0 < p->k[0]; k0++) {
                             int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
                             int in0 = i0 >= 0 && i0 < p->in[0];
@@ -319,7 +327,8 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
                     int64_t v = zx;
                     if (i0 >= 0 && i0 < p->in[0] && i1 >= 0 && i1 < p->in[1] && i2 >= 0 && i2 < p->in[2])
                         v = npk_ref_onnx_get_i(xt->data, xt->dtype,
-                                               (nimg * p->c + g * cpg + c) * isz + (i0 * p->in[1] + i1) * p->in[2] + i2);
+                                               q->a_km ? c * p->n + nimg
+                                                       : (nimg * p->c + g * cpg + c) * isz + (i0 * p->in[1] + i1) * p->in[2] + i2);
                     if (q->a_flip) v -= 128;
                     row[kk] = (uint8_t)(int8_t)v;
                     s += v;
@@ -485,7 +494,7 @@ epilogue:;
             int64_t cb = (q->b_flip ? 128 : 0) - geti(bzp, ch);
             cst[2 * ch] = cb;
             cst[2 * ch + 1] = ca * colsum[ch] + K * ca * cb + (bias ? geti(bias, ch) : 0);
-            mul[ch] = q->qlinear ? getf(as, 0) * getf(bs, ch) / ysc : 0.0f;
+            mul[ch] = q->qlinear ? q->alpha * getf(as, 0) * getf(bs, ch) / ysc : 0.0f;
         }
         for (int64_t g = 0; g < G; g++)
             for (int64_t r = 0; r < R; r++) {
@@ -496,6 +505,7 @@ epilogue:;
                     int64_t acc = (int64_t)crow[j] + cst[2 * ch] * rs + cst[2 * ch + 1];
                     int64_t oi = obase + ch * osz;
                     if (!q->qlinear) npk_ref_onnx_set_i(y->data, y->dtype, oi, acc);
+                    else if (q->fout) ((float *)y->data)[oi] = (float)(int32_t)acc * mul[ch];
                     else npk_ref_onnx_set_i(y->data, y->dtype, oi, npk_ref_onnx_requant((int64_t)(int32_t)acc, mul[ch], yz, y->dtype));
                 }
             }
@@ -517,8 +527,9 @@ epilogue:;
                 if (!q->qlinear) {
                     npk_ref_onnx_set_i(y->data, y->dtype, oi, acc);
                 } else {
-                    float mult = q->conv ? getf(as, 0) * getf(bs, ch) / ysc : getf(as, arow) * getf(bs, j) / ysc;
-                    npk_ref_onnx_set_i(y->data, y->dtype, oi, npk_ref_onnx_requant((int64_t)(int32_t)acc, mult, yz, y->dtype));
+                    float mult = q->conv ? q->alpha * getf(as, 0) * getf(bs, ch) / ysc : getf(as, arow) * getf(bs, j) / ysc;
+                    if (q->fout) ((float *)y->data)[oi] = (float)(int32_t)acc * mult;
+                    else npk_ref_onnx_set_i(y->data, y->dtype, oi, npk_ref_onnx_requant((int64_t)(int32_t)acc, mult, yz, y->dtype));
                 }
             }
         }

@@ -984,8 +984,9 @@ static void cpu_qdq_place(npk_exec *x, int n, npk_node_report *nr) {
     x->cpu_qdq[n] = q;
     size_t at = strlen(nr->why);
     if (at + 2 < sizeof nr->why)
-        snprintf(nr->why + at, sizeof nr->why - at, "%sDQ -> %s -> Q run on the CPU as %s (integer)", at ? "; " : "", nd->op,
-                 nd->op_id == NPK_OP_Conv ? "QLinearConv" : nd->op_id == NPK_OP_Gemm ? "QGemm" : "QLinearMatMul");
+        snprintf(nr->why + at, sizeof nr->why - at, "%sDQ -> %s%s run on the CPU as %s (integer)", at ? "; " : "", nd->op,
+                 q.fout ? "" : " -> Q",
+                 nd->op_id == NPK_OP_Conv ? "QLinearConv" : nd->op_id == NPK_OP_Gemm ? "QGemm" : q.fout ? "MatMulIntegerToFloat" : "QLinearMatMul");
 }
 
 void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, size_t total), void *ctx) {

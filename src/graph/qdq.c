@@ -33,7 +33,8 @@ static int scalar_const(npk_exec *x, int v) {
  * false off ARM), so the Conv and MatMul selectors refuse an int8 activation, and every
  * selector wants the activation and the output of one type. Its Gemm fusion (QGemm) also
  * needs the zero point input on B's DequantizeLinear (seen with ONNX Runtime 1.30: without
- * it the Gemm stays float). Checked against ONNX Runtime's optimised models of onnx_gen
+ * it the Gemm stays float), beta = 1 when there is a bias, and alpha = 1 (a Gemm with alpha 0.75
+ * stays float in ONNX Runtime 1.30, transA = 1 fuses). Checked against ONNX Runtime's optimised models of onnx_gen
  * --qdq's cases and the onnx-zoo models (tests/onnx_ort.cmakescript). */
 
 /* A constant scalar int8 zero point at input 2 of nd (its value in *zp). */
@@ -64,15 +65,27 @@ static int ort_qtype(npk_exec *x, int v) {
  * 0 with the reason otherwise. */
 static int ort_fuses(npk_exec *x, const npk_qdq *q, char *why, size_t wl) {
     const npk_node *nd = &npk_exec_graph(x)->nodes[q->node];
-    int ta = ort_qtype(x, q->a_val), tb = ort_qtype(x, q->b_val), ty = ort_qtype(x, q->out_val);
+    int ta = ort_qtype(x, q->a_val), tb = ort_qtype(x, q->b_val), ty = q->fout ? NPK_DT_FLOAT : ort_qtype(x, q->out_val);
     const char *r = NULL;
+    const npk_graph *g = npk_exec_graph(x);
+    int y_to_q = 0; /* a float output that also feeds a QuantizeLinear: ONNX Runtime's QLinear selector
+                       claims the group and refuses it (the node has other consumers) */
+    for (size_t i = 0; q->fout && i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++)
+            if (g->nodes[i].in[k] == q->out_val && g->nodes[i].op_id == NPK_OP_QuantizeLinear) y_to_q = 1;
     if (nd->op_id == NPK_OP_Gemm && q->bzp_val < 0)
         r = "B's DequantizeLinear has no zero point";
+    else if (y_to_q)
+        r = "its output feeds a QuantizeLinear and other nodes";
+    else if (nd->op_id == NPK_OP_Gemm && q->bias_val >= 0 && npk_node_attr_f(nd, "beta", 1.0) != 1.0)
+        r = "beta != 1 with a bias";
+    else if (q->alpha != 1.0f)
+        r = "alpha != 1";
     else if (nd->op_id != NPK_OP_Gemm && ta == NPK_DT_INT8)
         r = "int8 activation (x86 fuses uint8 ones)";
     else if (nd->op_id == NPK_OP_Gemm && ta == NPK_DT_INT8 && tb != NPK_DT_INT8)
         r = "int8 A, uint8 B";
-    else if (ta != ty)
+    else if (!q->fout && ta != ty)
         r = ta == NPK_DT_UINT8 ? "uint8 input, int8 output" : "input and output types differ";
     if (!r) return 1;
     snprintf(why, wl, "--qdq=ort: float as in ONNX Runtime (%s)", r);
@@ -87,21 +100,22 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     const npk_node *nd = &g->nodes[n];
     int conv = nd->op_id == NPK_OP_Conv, gemm = nd->op_id == NPK_OP_Gemm;
     int trans_b = gemm && npk_node_attr_i(nd, "transB", 0);
-    if (gemm && (npk_node_attr_i(nd, "transA", 0) || npk_node_attr_f(nd, "alpha", 1.0) != 1.0 ||
-                 (in_at(nd, 2) >= 0 && npk_node_attr_f(nd, "beta", 1.0) != 1.0))) {
-        snprintf(why, wl, "quantized Gemm with transA = 1, alpha != 1 or beta != 1: only transA = 0, alpha = beta = 1 are folded so far");
-        return 0;
-    }
+    int trans_a = gemm && npk_node_attr_i(nd, "transA", 0);
+    float alpha = gemm ? (float)npk_node_attr_f(nd, "alpha", 1.0) : 1.0f, beta = gemm ? (float)npk_node_attr_f(nd, "beta", 1.0) : 1.0f;
     int sx = 1, sw = 1;
     int dx = dq_feeding(x, in_at(nd, 0), n, 1, &sx), dw = dq_feeding(x, in_at(nd, 1), n, 1, &sw), db = -1;
     int yv = nd->out[0], qn = yv >= 0 ? npk_exec_only_consumer(x, yv) : -1;
-    if (dx < 0 || dw < 0 || qn < 0 || g->vals[yv].graph_output || g->nodes[qn].op_id != NPK_OP_QuantizeLinear) {
+    /* no QuantizeLinear after a MatMul/Gemm: a float output (ONNX Runtime's MatMulIntegerToFloat / QGemm
+     * without y_scale): float32(integer sum) * float32(alpha * a_scale * b_scale) */
+    int fout = qn < 0 || g->vals[yv].graph_output || g->nodes[qn].op_id != NPK_OP_QuantizeLinear;
+    if (dx < 0 || dw < 0 || (fout && conv)) {
         snprintf(why, wl, "float %s: not a DequantizeLinear -> %s -> QuantizeLinear subgraph", nd->op, nd->op);
         return 0;
     }
-    const npk_node *DX = &g->nodes[dx], *DW = &g->nodes[dw], *Q = &g->nodes[qn];
-    if (!scalar_const(x, in_at(DX, 1)) || !scalar_const(x, in_at(Q, 1)) || !npk_exec_const(x, in_at(DW, 1)) ||
-        (in_at(DX, 2) >= 0 && !scalar_const(x, in_at(DX, 2))) || (in_at(Q, 2) >= 0 && !scalar_const(x, in_at(Q, 2)))) {
+    if (fout) qn = -1;
+    const npk_node *DX = &g->nodes[dx], *DW = &g->nodes[dw], *Q = qn >= 0 ? &g->nodes[qn] : NULL;
+    if (!scalar_const(x, in_at(DX, 1)) || (Q && !scalar_const(x, in_at(Q, 1))) || !npk_exec_const(x, in_at(DW, 1)) ||
+        (in_at(DX, 2) >= 0 && !scalar_const(x, in_at(DX, 2))) || (Q && in_at(Q, 2) >= 0 && !scalar_const(x, in_at(Q, 2)))) {
         snprintf(why, wl, "quantized subgraph with non-constant or per-axis activation scales/zero points");
         npk_exec_offload_limit(x, n); /* not one integer product */
         return 0;
@@ -118,7 +132,8 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     }
     if ((conv || gemm) && in_at(nd, 2) >= 0) {
         /* the bias must be an int32 DequantizeLinear with scale x_scale * w_scale and zero point 0
-         * (Gemm: one value per column, C of shape [N] or [1, N]) */
+         * (Gemm: one value per column, C of shape [N] or [1, N]; beta * its scale equal to
+         * alpha * x_scale * w_scale in float32, so that it adds to the integer sum as it is) */
         db = dq_feeding(x, in_at(nd, 2), n, 0, NULL);
         const npk_tensor *bq = db >= 0 ? npk_exec_meta(x, in_at(&g->nodes[db], 0)) : NULL;
         if (bq && gemm) {
@@ -131,21 +146,24 @@ int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
         int ok = bq && bq->dtype == NPK_DT_INT32 && bs && npk_tensor_numel(bs) == (nws > 1 ? nws : 1);
         float xs = ((const float *)npk_exec_const(x, in_at(DX, 1))->data)[0];
         for (int64_t i = 0; ok && i < npk_tensor_numel(bs); i++)
-            if (((const float *)bs->data)[i] != xs * ((const float *)ws->data)[nws > 1 ? i : 0]) ok = 0;
+            if (beta * ((const float *)bs->data)[i] != alpha * xs * ((const float *)ws->data)[nws > 1 ? i : 0]) ok = 0;
         for (int64_t i = 0; ok && bz && i < npk_tensor_numel(bz); i++)
             if (npk_ref_onnx_get_i(bz->data, bz->dtype, i)) ok = 0;
         if (!ok) {
-            snprintf(why, wl, "the float bias is not an int32 DequantizeLinear with scale x_scale * w_scale");
+            snprintf(why, wl, "the float bias is not an int32 DequantizeLinear with scale alpha * x_scale * w_scale / beta");
             npk_exec_offload_limit(x, n); /* not one integer product */
             return 0;
         }
     }
     q->a_val = in_at(DX, 0), q->as_val = in_at(DX, 1), q->azp_val = in_at(DX, 2);
     q->b_val = in_at(DW, 0), q->bs_val = in_at(DW, 1), q->bzp_val = in_at(DW, 2);
-    q->ys_val = in_at(Q, 1), q->yzp_val = in_at(Q, 2), q->bias_val = db >= 0 ? in_at(&g->nodes[db], 0) : -1;
-    q->out_val = Q->out[0];
+    q->ys_val = Q ? in_at(Q, 1) : -1, q->yzp_val = Q ? in_at(Q, 2) : -1, q->bias_val = db >= 0 ? in_at(&g->nodes[db], 0) : -1;
+    q->out_val = Q ? Q->out[0] : yv;
     q->node = n;
     q->trans_b = trans_b;
+    q->trans_a = trans_a;
+    q->alpha = alpha;
+    q->fout = fout;
     /* a DequantizeLinear with other consumers (a residual Add) still runs for them; the
      * group reads its integer input directly */
     q->fuse[0] = sx ? dx : -1;
@@ -169,6 +187,7 @@ int npk_qdq_shape(npk_exec *x, int n) {
         int v = in_at(nd, k);
         if (v < 0 || g->vals[v].producer < 0 || g->nodes[g->vals[v].producer].op_id != NPK_OP_DequantizeLinear) return 0;
     }
+    if (nd->op_id != NPK_OP_Conv) return 1; /* MatMul/Gemm: a float output fuses too */
     int qn = nd->n_out > 0 && nd->out[0] >= 0 ? npk_exec_only_consumer(x, nd->out[0]) : -1;
     return qn >= 0 && g->nodes[qn].op_id == NPK_OP_QuantizeLinear;
 }
@@ -189,30 +208,46 @@ static int64_t opt_i(const npk_tensor *t, int64_t i) {
     return t ? npk_ref_onnx_get_i(t->data, t->dtype, npk_tensor_numel(t) > 1 ? i : 0) : 0;
 }
 
-/* DQ -> Gemm -> Q: y[m][n] = requant(sum_k (a[m][k] - a_zp)(b'[k][n] - b_zp[n]) + bias[n]) with the
- * multiplier float32(a_scale * b_scale[n] / y_scale), exactly as QLinearMatMul plus an int32 bias
- * (ONNX Runtime's QGemm); b' = B or B^T (transB). */
+/* The multiplier of output column j: float32(float32(alpha * a_scale) * b_scale[j]) / y_scale, in
+ * ONNX Runtime's QGemm order (alpha 1: QLinearMatMul's a_scale * b_scale / y_scale); a float
+ * output has no y_scale. */
+static float col_mult(const npk_qdq *q, float asc, const npk_tensor *bs, int64_t j, float ysc) {
+    float m = q->alpha * asc * ((const float *)bs->data)[npk_tensor_numel(bs) > 1 ? j : 0];
+    return q->fout ? m : m / ysc;
+}
+
+/* Output element i from the int32 sum acc: requantized, or float32(acc) * multiplier (float output). */
+static void put_out(const npk_qdq *q, npk_tensor *y, int64_t i, int32_t acc, float mult, int64_t yz) {
+    if (q->fout) ((float *)y->data)[i] = (float)acc * mult;
+    else npk_ref_onnx_set_i(y->data, y->dtype, i, npk_ref_onnx_requant(acc, mult, yz, y->dtype));
+}
+
+/* DQ -> Gemm (-> Q): y[m][n] = requant(sum_k (a'[m][k] - a_zp)(b'[k][n] - b_zp[n]) + bias[n]) with the
+ * multiplier float32(alpha * a_scale * b_scale[n] / y_scale), exactly ONNX Runtime's QGemm
+ * (QLinearMatMul plus an int32 bias); a' = A or A^T (transA), b' = B or B^T (transB). Without the
+ * QuantizeLinear the output is float32(sum) * float32(alpha * a_scale * b_scale[n]). */
 static int run_gemm_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
     const npk_tensor *a = npk_exec_host(x, q->a_val), *b = npk_exec_host(x, q->b_val);
-    const npk_tensor *as = npk_exec_host(x, q->as_val), *bs = npk_exec_host(x, q->bs_val), *ys = npk_exec_host(x, q->ys_val);
+    const npk_tensor *as = npk_exec_host(x, q->as_val), *bs = npk_exec_host(x, q->bs_val);
+    const npk_tensor *ys = q->ys_val >= 0 ? npk_exec_host(x, q->ys_val) : NULL;
     const npk_tensor *azp = q->azp_val >= 0 ? npk_exec_host(x, q->azp_val) : NULL;
     const npk_tensor *bzp = q->bzp_val >= 0 ? npk_exec_host(x, q->bzp_val) : NULL;
     const npk_tensor *yzp = q->yzp_val >= 0 ? npk_exec_host(x, q->yzp_val) : NULL;
     const npk_tensor *bias = q->bias_val >= 0 ? npk_exec_host(x, q->bias_val) : NULL;
-    if (!a || !b || !as || !bs || !ys || (q->azp_val >= 0 && !azp) || (q->bzp_val >= 0 && !bzp) ||
+    if (!a || !b || !as || !bs || (q->ys_val >= 0 && !ys) || (q->azp_val >= 0 && !azp) || (q->bzp_val >= 0 && !bzp) ||
         (q->yzp_val >= 0 && !yzp) || (q->bias_val >= 0 && !bias))
         return -NPK_EINVAL;
-    int64_t M = a->dims[0], K = a->dims[1], N = q->trans_b ? b->dims[0] : b->dims[1];
+    int64_t M = a->dims[q->trans_a ? 1 : 0], K = a->dims[q->trans_a ? 0 : 1], N = q->trans_b ? b->dims[0] : b->dims[1];
     npk_tensor *y = npk_exec_out_host(x, q->out_val);
     if (!y) return npk_err(NPK_ENOMEM, "out of memory");
     int64_t az = opt_i(azp, 0), yz = opt_i(yzp, 0);
-    float ysc = ((const float *)ys->data)[0], asc = ((const float *)as->data)[0];
+    float ysc = ys ? ((const float *)ys->data)[0] : 1.0f, asc = ((const float *)as->data)[0];
     *macs = (uint64_t)(M * N * K);
-    if (!npk_exec_golden(x)) {
+    if (!npk_exec_golden(x) && !q->trans_a && !q->fout) {
         int64_t nm = npk_tensor_numel(bs) > 1 ? N : 1;
         float *mult = malloc(sizeof(float) * (size_t)(nm ? nm : 1));
         if (!mult) return npk_err(NPK_ENOMEM, "out of memory");
-        for (int64_t j = 0; j < nm; j++) mult[j] = asc * ((const float *)bs->data)[nm > 1 ? j : 0] / ysc;
+        for (int64_t j = 0; j < nm; j++) mult[j] = col_mult(q, asc, bs, j, ysc);
         int rc = npk_fast_qgemm(a, b, q->trans_b, az, bzp, bias, mult, nm, yz, y);
         free(mult);
         if (rc <= 0) return rc < 0 ? npk_err(-rc, "out of memory") : 0;
@@ -221,18 +256,51 @@ static int run_gemm_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
         for (int64_t j = 0; j < N; j++) {
             int64_t acc = opt_i(bias, j), bz = opt_i(bzp, j);
             for (int64_t k = 0; k < K; k++)
-                acc += (npk_ref_onnx_get_i(a->data, a->dtype, m * K + k) - az) *
+                acc += (npk_ref_onnx_get_i(a->data, a->dtype, q->trans_a ? k * M + m : m * K + k) - az) *
                        (npk_ref_onnx_get_i(b->data, b->dtype, q->trans_b ? j * K + k : k * N + j) - bz);
-            float mult = asc * ((const float *)bs->data)[npk_tensor_numel(bs) > 1 ? j : 0] / ysc;
-            npk_ref_onnx_set_i(y->data, y->dtype, m * N + j, npk_ref_onnx_requant((int64_t)(int32_t)acc, mult, yz, y->dtype));
+            put_out(q, y, m * N + j, (int32_t)acc, col_mult(q, asc, bs, j, ysc), yz);
         }
     return 0;
+}
+
+/* DQ -> MatMul without a QuantizeLinear (ONNX Runtime's MatMulIntegerToFloat): the integer
+ * product (MatMulInteger, numpy batching) times float32(a_scale * b_scale[column]). */
+static int run_matmul_float_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
+    const npk_graph *g = npk_exec_graph(x);
+    const npk_tensor *as = npk_exec_host(x, q->as_val), *bs = npk_exec_host(x, q->bs_val);
+    npk_opctx c;
+    memset(&c, 0, sizeof c);
+    c.node = &g->nodes[q->node];
+    c.opset = g->opset;
+    c.run = !npk_exec_timing_only(x);
+    c.golden = npk_exec_golden(x);
+    c.n_in = 4;
+    c.n_out = 1;
+    int vals[4] = {q->a_val, q->b_val, q->azp_val, q->bzp_val};
+    for (int i = 0; i < 4; i++)
+        if (vals[i] >= 0 && !(c.in[i] = npk_exec_host(x, vals[i]))) return -NPK_EINVAL;
+    if (!as || !bs || !c.in[0] || !c.in[1]) return -NPK_EINVAL;
+    npk_tensor acc;
+    memset(&acc, 0, sizeof acc);
+    c.out[0] = &acc;
+    int rc = npk_onnx_op_handler(NPK_OP_MatMulInteger)(&c);
+    npk_tensor *y = rc ? NULL : npk_exec_out_host(x, q->out_val);
+    if (!rc && !y) rc = npk_err(NPK_ENOMEM, "out of memory");
+    if (!rc && c.run) {
+        int64_t nc = acc.rank ? acc.dims[acc.rank - 1] : 1, cnt = npk_tensor_numel(&acc);
+        float asc = ((const float *)as->data)[0];
+        for (int64_t i = 0; i < cnt; i++) put_out(q, y, i, ((const int32_t *)acc.data)[i], col_mult(q, asc, bs, i % nc, 1.0f), 0);
+    }
+    *macs = c.macs;
+    npk_tensor_free(&acc);
+    return rc;
 }
 
 int npk_qdq_run_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
     const npk_graph *g = npk_exec_graph(x);
     const npk_node *nd = &g->nodes[q->node];
     if (nd->op_id == NPK_OP_Gemm) return run_gemm_cpu(x, q, macs);
+    if (q->fout) return run_matmul_float_cpu(x, q, macs);
     int vals[9] = {q->a_val, q->as_val, q->azp_val, q->b_val, q->bs_val, q->bzp_val, q->ys_val, q->yzp_val, q->bias_val};
     npk_tensor zps[3];
     memset(zps, 0, sizeof zps);

@@ -13,6 +13,10 @@
 typedef struct npk_qdq {
     int node;             /* the Conv / MatMul / Gemm */
     int trans_b;          /* Gemm: B is [N, K] */
+    int trans_a;          /* Gemm: A is [K, M] */
+    float alpha;          /* Gemm: the product's factor (1 otherwise), folded into the multiplier */
+    int fout;             /* MatMul/Gemm without a QuantizeLinear: a float output, float32(sum) *
+                             float32(alpha * a_scale * b_scale) (ys_val, yzp_val -1) */
     int a_val, as_val, azp_val, b_val, bs_val, bzp_val, ys_val, yzp_val, bias_val, out_val; /* -1: absent */
     int fuse[4];          /* DequantizeLinear x, w, Q, DequantizeLinear bias folded into node (-1: none) */
     int direct[2];        /* a_val / b_val when their DequantizeLinear has other consumers and still runs
@@ -23,8 +27,8 @@ typedef struct npk_qdq {
  * Returns 1 and fills q, 0 with the reason in why. */
 int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl);
 /* Node n has the shape of a quantized group: a Conv/MatMul/Gemm whose inputs 0
- * and 1 are DequantizeLinear outputs and whose output goes only to a
- * QuantizeLinear (whether or not npk_qdq_match can fold it). */
+ * and 1 are DequantizeLinear outputs and, for a Conv, whose output goes only to
+ * a QuantizeLinear (whether or not npk_qdq_match can fold it). */
 int npk_qdq_shape(npk_exec *x, int n);
 /* Fold the group's Q/DQ nodes into its node and keep the values it reads
  * directly alive until it ran (call once, when the group is placed). */
