@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define E1_RING_ALLOC_BYTES 4096u /* the ring's E1_RING_ENTRIES * E1_DESC_BYTES, rounded up to 4 KiB */
+
 struct npk_e1 {
     npk_port *port;
     uint64_t timeout;
@@ -67,7 +69,9 @@ int npk_e1_open(npk_e1 **out, npk_port *port) {
     if (!e) return npk_err(NPK_ENOMEM, "out of memory");
     e->port = port;
     e->timeout = 10000000;
-    int rc = npk_port_alloc(port, E1_RING_ENTRIES * E1_DESC_BYTES, 16, &e->ring);
+    /* 4 KiB, so that the in-process port backs the ring with one host
+     * buffer and the model fetches descriptors in place (zero copy) */
+    int rc = npk_port_alloc(port, E1_RING_ALLOC_BYTES, 16, &e->ring);
     if (rc) {
         free(e);
         return npk_err_prefix(rc, "e1 driver: allocating the descriptor ring");

@@ -906,30 +906,35 @@ static uint64_t dma_burst(e1 *e, uint64_t max) {
     }
     if (!n) return 0;
     const uint32_t bytes = 4u * n;
-    uint8_t buf[64];
+    /* the beats' bytes: guest memory in place when it is one host buffer
+     * (npk_bus_direct counts the beats), else a copy through buf */
+    uint8_t buf[64], *p = npk_bus_direct(e->dev.mem, ds == DS_WRITE_ADDR ? NPK_ACC_WRITE : NPK_ACC_READ, addr, bytes, 1,
+                                         bytes, 4);
     if (ds == DS_WRITE_ADDR) {
         uint32_t op = e1_desc_opcode(w0), base = v[IX_GEMM_BASE];
         uint32_t src = (is_gemm(op) ? e1_gemm_base_c(base) : e1_gemm_base_b(base)) >> 2;
+        uint8_t *o = p ? p : buf;
         for (uint32_t i = 0; i < n; i++) {
             uint32_t w = v[IX_SCRATCH0 + ((src + (e->st.write_done >> 2) + i) & 15)];
-            buf[4 * i] = (uint8_t)w;
-            buf[4 * i + 1] = (uint8_t)(w >> 8);
-            buf[4 * i + 2] = (uint8_t)(w >> 16);
-            buf[4 * i + 3] = (uint8_t)(w >> 24);
+            o[4 * i] = (uint8_t)w;
+            o[4 * i + 1] = (uint8_t)(w >> 8);
+            o[4 * i + 2] = (uint8_t)(w >> 16);
+            o[4 * i + 3] = (uint8_t)(w >> 24);
         }
-        if (!npk_bus_burst(e->dev.mem, NPK_ACC_WRITE, addr, NULL, buf, bytes, 4, NULL)) return 0;
+        if (!p && !npk_bus_burst(e->dev.mem, NPK_ACC_WRITE, addr, NULL, buf, bytes, 4, NULL)) return 0;
         v[IX_DESC_BYTES_WRITTEN] += bytes;
         v[IX_DESC_WRITE_BEATS] += n;
         v[IX_PERF_SCRATCH_BYTES] += bytes;
         e->st.write_done = (e->st.write_done + bytes) & 63;
         e->st.dstate = end ? DS_ADVANCE : DS_WRITE_ADDR;
     } else {
-        if (!npk_bus_burst(e->dev.mem, NPK_ACC_READ, addr, buf, NULL, bytes, 4, NULL)) return 0;
+        if (!p && !npk_bus_burst(e->dev.mem, NPK_ACC_READ, addr, buf, NULL, bytes, 4, NULL)) return 0;
+        const uint8_t *in = p ? p : buf;
         v[IX_DESC_BYTES_READ] += bytes;
         v[IX_DESC_READ_BEATS] += n;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t w = (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 | (uint32_t)buf[4 * i + 2] << 16 |
-                         (uint32_t)buf[4 * i + 3] << 24;
+            uint32_t w = (uint32_t)in[4 * i] | (uint32_t)in[4 * i + 1] << 8 | (uint32_t)in[4 * i + 2] << 16 |
+                         (uint32_t)in[4 * i + 3] << 24;
             if (ds == DS_FETCH_ADDR) {
                 e->st.dw[e->st.fetch_word++] = w;
             } else {
