@@ -1,8 +1,10 @@
-/* npukit base: a growable text buffer (listings, reports, plans). */
+/* npukit base: a growable text buffer (listings, reports, plans) and the JSON/file output
+ * helpers every writer of traces, reports and benchmarks shares. */
 #ifndef NPUKIT_STRBUF_H
 #define NPUKIT_STRBUF_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct npk_strbuf {
     char *p;     /* NUL-terminated text (malloc'ed; NULL before the first append) */
@@ -17,5 +19,14 @@ void npk_strbuf_printf(npk_strbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* Write s as a JSON string literal: quotes, with '"' and '\\' escaped and control characters
+ * as \u00XX (NULL writes ""). */
+void npk_json_fputs(FILE *f, const char *s);
+
+/* Create (truncate) the file at path, call write(obj, f), close it. Errors name the file and
+ * `what` ("trace", "report", ...): -NPK_EIO when it cannot be opened or written, else the
+ * writer's own error. */
+int npk_write_file(const char *path, const char *what, int (*write)(const void *obj, FILE *f), const void *obj);
 
 #endif

@@ -1,5 +1,6 @@
 /* npukit base: a growable text buffer. */
 #include "npukit/strbuf.h"
+#include "npukit/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,4 +31,26 @@ void npk_strbuf_printf(npk_strbuf *b, const char *fmt, ...) {
         b->p = np;
         b->cap = nc;
     }
+}
+
+void npk_json_fputs(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+int npk_write_file(const char *path, const char *what, int (*write)(const void *obj, FILE *f), const void *obj) {
+    FILE *f = fopen(path, "w");
+    if (!f) return npk_err(NPK_EIO, "cannot open %s file '%s' for writing", what, path);
+    int rc = write(obj, f);
+    if (fclose(f) && !rc) rc = npk_err(NPK_EIO, "writing %s file '%s' failed", what, path);
+    return rc;
 }

@@ -5,6 +5,7 @@
 
 #include "npukit/graph.h"
 #include "npukit/report.h"
+#include "npukit/strbuf.h"
 
 #include <stdlib.h>
 
@@ -89,22 +90,11 @@ void npk_run_report_print(const npk_run_report *r, FILE *f) {
     fprintf(f, "  host time: %.3f ms\n", r->host_ms);
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 int npk_run_report_write_json(const npk_run_report *r, FILE *f) {
     fprintf(f, "{\"device\":");
-    json_str(f, r->device);
+    npk_json_fputs(f, r->device);
     fprintf(f, ",\"note\":");
-    json_str(f, r->note);
+    npk_json_fputs(f, r->note);
     fprintf(f, ",\"device_cycles\":%" PRIu64 ",\"device_busy_cycles\":%" PRIu64 ",\"device_hz\":%" PRIu64
                ",\"device_macs\":%" PRIu64 ",\"cpu_macs\":%" PRIu64 ",\"peak_macs_per_cycle\":%" PRIu64
                ",\"guest_bytes\":%" PRIu64 ",\"guest_naive_bytes\":%" PRIu64 ",\"staged_in_bytes\":%" PRIu64
@@ -114,13 +104,13 @@ int npk_run_report_write_json(const npk_run_report *r, FILE *f) {
     for (size_t i = 0; i < r->n_nodes; i++) {
         const npk_node_report *n = &r->nodes[i];
         fprintf(f, "%s{\"name\":", i ? "," : "");
-        json_str(f, n->name);
+        npk_json_fputs(f, n->name);
         fprintf(f, ",\"op\":");
-        json_str(f, n->op);
+        npk_json_fputs(f, n->op);
         fprintf(f, ",\"place\":\"%s\",\"device_op\":", place_name(n->place));
-        json_str(f, n->device_op);
+        npk_json_fputs(f, n->device_op);
         fprintf(f, ",\"why\":");
-        json_str(f, n->why);
+        npk_json_fputs(f, n->why);
         fprintf(f, ",\"macs\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"host_ms\":%.3f", n->macs, n->cycles, n->host_ms);
         if (n->place == NPK_PLACE_DEVICE && n->cycles && r->peak_macs_per_cycle)
             fprintf(f, ",\"utilization\":%.4f", node_util(r, n) / 100.0);

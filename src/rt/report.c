@@ -1,5 +1,6 @@
 /* Performance reports: aggregation, text and JSON. */
 #include "npukit/report.h"
+#include "npukit/strbuf.h"
 #include "npukit/npu.h"
 
 #include <inttypes.h>
@@ -214,24 +215,13 @@ void npk_report_print(const npk_report *r, FILE *f) {
     for (size_t i = 0; i < r->nnotes; i++) fprintf(f, "  %-26s %s\n", r->notes[i].key, r->notes[i].val);
 }
 
-static void jstr(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 int npk_report_write_json(const npk_report *r, FILE *f) {
     uint64_t cyc = npk_report_cycles(r), macs = macs_where(r, 1), cpu_macs = macs_where(r, 0);
     double secs = (double)cyc / (double)r->hz;
     fprintf(f, "{\"name\":");
-    jstr(f, r->name);
+    npk_json_fputs(f, r->name);
     fprintf(f, ",\"device\":");
-    jstr(f, r->device);
+    npk_json_fputs(f, r->device);
     fprintf(f, ",\"clock_hz\":%" PRIu64 ",\"peak_macs_per_cycle\":%" PRIu64 ",\"operators\":[", r->host_only ? 0 : r->hz,
             r->peak);
     size_t npu_ops = 0, host_ops = 0;
@@ -240,7 +230,7 @@ int npk_report_write_json(const npk_report *r, FILE *f) {
         if (o->on_npu) npu_ops += o->count;
         else host_ops += o->count;
         fprintf(f, "%s{\"name\":", i ? "," : "");
-        jstr(f, o->name);
+        npk_json_fputs(f, o->name);
         fprintf(f, ",\"where\":\"%s\",\"count\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"macs\":%" PRIu64
                    ",\"utilization\":%.6f}",
                 o->on_npu ? "npu" : "host", o->count, o->cycles, o->macs, util(r, o->macs, o->cycles) / 100.0);
@@ -253,7 +243,7 @@ int npk_report_write_json(const npk_report *r, FILE *f) {
             host_ops);
     for (size_t i = 0; i < r->nmems; i++) {
         fprintf(f, "%s", i ? "," : "");
-        jstr(f, r->mems[i].name);
+        npk_json_fputs(f, r->mems[i].name);
         fprintf(f, ":{\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64 "}", r->mems[i].rd, r->mems[i].wr);
     }
     fprintf(f, "},\"host_seconds\":%.6f", r->host_s);
@@ -268,18 +258,16 @@ int npk_report_write_json(const npk_report *r, FILE *f) {
     fprintf(f, ",\"notes\":{");
     for (size_t i = 0; i < r->nnotes; i++) {
         fprintf(f, "%s", i ? "," : "");
-        jstr(f, r->notes[i].key);
+        npk_json_fputs(f, r->notes[i].key);
         fputc(':', f);
-        jstr(f, r->notes[i].val);
+        npk_json_fputs(f, r->notes[i].val);
     }
     fprintf(f, "}}\n");
     return ferror(f) ? npk_err(NPK_EIO, "writing the JSON report failed") : 0;
 }
 
+static int report_writer(const void *r, FILE *f) { return npk_report_write_json(r, f); }
+
 int npk_report_write_json_file(const npk_report *r, const char *path) {
-    FILE *f = fopen(path, "w");
-    if (!f) return npk_err(NPK_EIO, "cannot open report file '%s' for writing", path);
-    int rc = npk_report_write_json(r, f);
-    if (fclose(f) && !rc) rc = npk_err(NPK_EIO, "writing report file '%s' failed", path);
-    return rc;
+    return npk_write_file(path, "report", report_writer, r);
 }

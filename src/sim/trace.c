@@ -1,6 +1,7 @@
 /* Chrome trace-event JSON on the simulated clock. */
 #include "npukit/trace.h"
 #include "npukit/error.h"
+#include "npukit/strbuf.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -222,17 +223,6 @@ uint64_t npk_trace_overlap_cycles(const npk_trace *t, const char *process, const
     return sum;
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* Microseconds with nanosecond-or-better resolution, printed exactly from integers. */
 static void print_us(FILE *f, uint64_t cycles, uint64_t hz) {
     if (!hz) hz = 1000000000ull;
@@ -247,7 +237,7 @@ int npk_trace_write(const npk_trace *t, FILE *f) {
     int first = 1;
     for (size_t i = 0; i < t->nprocs; i++) {
         fprintf(f, "%s{\"ph\":\"M\",\"pid\":%zu,\"name\":\"process_name\",\"args\":{\"name\":", first ? "" : ",\n", i + 1);
-        json_str(f, t->procs[i].name);
+        npk_json_fputs(f, t->procs[i].name);
         fprintf(f, ",\"clock_hz\":%" PRIu64 "}}", t->procs[i].hz);
         fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%zu,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%zu}}", i + 1,
                 i + 1);
@@ -255,7 +245,7 @@ int npk_trace_write(const npk_trace *t, FILE *f) {
         for (size_t j = 0; j < t->procs[i].ntracks; j++) {
             fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%zu,\"tid\":%zu,\"name\":\"thread_name\",\"args\":{\"name\":", i + 1,
                     j + 1);
-            json_str(f, t->procs[i].tracks[j]);
+            npk_json_fputs(f, t->procs[i].tracks[j]);
             fprintf(f, "}},\n{\"ph\":\"M\",\"pid\":%zu,\"tid\":%zu,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%zu}}",
                     i + 1, j + 1, j + 1);
         }
@@ -267,13 +257,13 @@ int npk_trace_write(const npk_trace *t, FILE *f) {
         first = 0;
         if (e->tid < 0) {
             fprintf(f, "\"ph\":\"C\",\"name\":");
-            json_str(f, e->name);
+            npk_json_fputs(f, e->name);
             fprintf(f, ",\"ts\":");
             print_us(f, e->start, hz);
             fprintf(f, ",\"args\":{\"value\":%.17g}}", e->value);
         } else {
             fprintf(f, "\"tid\":%d,\"ph\":\"X\",\"name\":", e->tid + 1);
-            json_str(f, e->name);
+            npk_json_fputs(f, e->name);
             fprintf(f, ",\"ts\":");
             print_us(f, e->start, hz);
             fprintf(f, ",\"dur\":");
@@ -286,10 +276,6 @@ int npk_trace_write(const npk_trace *t, FILE *f) {
     return ferror(f) ? npk_err(NPK_EIO, "writing the trace failed") : 0;
 }
 
-int npk_trace_write_file(const npk_trace *t, const char *path) {
-    FILE *f = fopen(path, "w");
-    if (!f) return npk_err(NPK_EIO, "cannot open trace file '%s' for writing", path);
-    int rc = npk_trace_write(t, f);
-    if (fclose(f) && !rc) rc = npk_err(NPK_EIO, "writing trace file '%s' failed", path);
-    return rc;
-}
+static int trace_writer(const void *t, FILE *f) { return npk_trace_write(t, f); }
+
+int npk_trace_write_file(const npk_trace *t, const char *path) { return npk_write_file(path, "trace", trace_writer, t); }

@@ -17,6 +17,7 @@
 #include "npukit/shell.h"
 #include "npukit/v0.h"
 #include "npukit/sim.h"
+#include "npukit/strbuf.h"
 #include "ops/ref_float.h"
 #include "ops/ref_ops.h"
 
@@ -1295,17 +1296,6 @@ static void help(void) {
     printf("A progress line is shown on a terminal (stderr) only.\n");
 }
 
-static void json_str(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') printf("\\%c", ch);
-        else if (ch < 0x20) printf("\\u%04x", ch);
-        else putchar(ch);
-    }
-    putchar('"');
-}
-
 /* Schema npukit.bench.v2 (docs/performance.md, "JSON"): stable field names;
  * a later version only adds fields. */
 static void print_json(const ctx *c) {
@@ -1317,11 +1307,11 @@ static void print_json(const ctx *c) {
     for (size_t i = 0; i < c->nfigs; i++) {
         const figure *f = &c->figs[i];
         printf("%s{\"bench\":", i ? "," : "");
-        json_str(f->bench);
+        npk_json_fputs(stdout, f->bench);
         printf(",\"figure\":");
-        json_str(f->name);
+        npk_json_fputs(stdout, f->name);
         printf(",\"kind\":\"%s\",\"unit\":", f->kind);
-        json_str(f->unit);
+        npk_json_fputs(stdout, f->unit);
         printf(",\"better\":\"%s\",\"threads\":%d,\"size\":", f->better, f->threads);
         if (f->size) printf("%u", f->size);
         else printf("null");
