@@ -96,4 +96,11 @@ static inline void test_model(const char *dir, int exact) {
     npk_graph_free(g);
 }
 
+/* test_model on SHARED/models/REL. */
+static inline void test_shared_model(const char *shared, const char *rel, int exact) {
+    char dir[900];
+    snprintf(dir, sizeof dir, "%.600s/models/%.200s", shared, rel);
+    test_model(dir, exact);
+}
+
 #endif

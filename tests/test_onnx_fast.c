@@ -337,12 +337,8 @@ int main(int argc, char **argv) {
     test_matmul();
     test_quant();
     test_elementwise();
-    char d[1024];
-    snprintf(d, sizeof d, "%s/models/cifar10-lenet-int8", shared);
-    test_model(d, 1);
-    snprintf(d, sizeof d, "%s/models/onnx-zoo/hello-deepa-qdq-s8", shared);
-    test_model(d, 1);
-    snprintf(d, sizeof d, "%s/models/onnx-zoo/ppocr-cls-mobile-v2", shared);
-    test_model(d, 0);
+    test_shared_model(shared, "cifar10-lenet-int8", 1);
+    test_shared_model(shared, "onnx-zoo/hello-deepa-qdq-s8", 1);
+    test_shared_model(shared, "onnx-zoo/ppocr-cls-mobile-v2", 0);
     return CHECK_DONE();
 }

@@ -788,7 +788,11 @@ static int op_maxpool(npk_opctx *c) {
     int64_t d[NPK_MAX_RANK];
     conv_out_dims(&p, d);
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d)) || (rc = npk_opctx_out(c, 1, NPK_DT_INT64, x->rank, d))) return rc;
-    if (c->run) npk_ref_onnx_maxpool(&p, x, c->out[0], c->n_out > 1 ? c->out[1] : NULL);
+    if (!c->run) return 0;
+    /* the fast kernel has no Indices output */
+    if (c->n_out > 1 && c->out[1]) rc = 1;
+    else if ((rc = FAST(c, npk_fast_maxpool(&p, x, c->out[0]))) < 0) return rc;
+    if (rc) npk_ref_onnx_maxpool(&p, x, c->out[0], c->n_out > 1 ? c->out[1] : NULL);
     return 0;
 }
 

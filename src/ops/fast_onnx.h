@@ -79,4 +79,11 @@ int npk_fast_global_pool(const npk_tensor *x, npk_tensor *y, int is_max);
 int npk_fast_qgemm(const npk_tensor *a, const npk_tensor *b, int trans_b, int64_t a_zp, const npk_tensor *b_zp,
                    const npk_tensor *bias, const float *mult, int64_t n_mult, int64_t y_zp, npk_tensor *y);
 
+/* MaxPool float32 / int8 / uint8 without the indices output, and Resize in
+ * nearest mode (every coordinate transformation but tf_crop_and_resize) on
+ * float32 / int8 / uint8: element picks, bit for bit the golden
+ * (fast_onnx_nn.c). */
+int npk_fast_maxpool(const npk_onnx_conv_params *p, const npk_tensor *x, npk_tensor *y);
+int npk_fast_resize(const npk_onnx_resize *r, const npk_tensor *x, npk_tensor *y);
+
 #endif

@@ -152,6 +152,7 @@ int npk_ref_onnx_resize(const npk_onnx_resize *r, const npk_tensor *x, npk_tenso
         if (extrap) {
             v = r->extrapolation;
         } else {
+            v = -0.0; /* the identity of the sum: a -0.0 taken whole (nearest) stays -0.0 */
             int k[NPK_MAX_RANK] = {0};
             for (;;) { /* every combination of taps */
                 double wgt = 1;
