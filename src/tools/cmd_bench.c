@@ -698,28 +698,61 @@ out:
 /* ---- LLM decode on pccx versus the fp32 CPU decoder ------------------------ */
 
 #define LLM_STEPS 64
+#define LLM15M_STEPS 16
 
-static int decode_once(ctx *c, npk_llm_decoder *d, const npk_llm_tokenizer *tk, const char *what, double *secs) {
+static int decode_once(ctx *c, npk_llm_decoder *d, const npk_llm_tokenizer *tk, const char *what, int steps,
+                       double *secs) {
     npk_llm_sampler s;
     if (npk_llm_sampler_init(&s, tk->vocab_size, 0.0f, 1)) return bench_fail(c, what);
     double t0 = now();
-    int n = npk_llm_generate(d, tk, "", LLM_STEPS, &s, NULL, NULL, NULL);
+    int n = npk_llm_generate(d, tk, "", steps, &s, NULL, NULL, NULL);
     *secs = now() - t0;
     npk_llm_sampler_free(&s);
     if (n < 0) return bench_fail(c, what);
     return 0;
 }
 
-static int bench_llm(ctx *c) {
-    char mp[1024], tp[1024];
-    snprintf(mp, sizeof mp, "%s/models/stories260K/stories260K.bin", c->shared);
-    snprintf(tp, sizeof tp, "%s/models/stories260K/tok512.bin", c->shared);
+/* The llama2.c run.c baseline: a binary built from llama2.c's run.c (not part
+ * of npukit, not built here: its source is not available offline) given as
+ * $NPUKIT_RUNC or found at ~/.cache/npukit/llama2c/run; NULL if there is none. */
+static const char *runc_path(char *buf, size_t n) {
+    const char *e = getenv("NPUKIT_RUNC");
+    if (e && *e) snprintf(buf, n, "%s", e);
+    else snprintf(buf, n, "%s/.cache/npukit/llama2c/run", getenv("HOME") ? getenv("HOME") : ".");
+    return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+/* One greedy run of run.c: its own "achieved tok/s" (load time excluded). */
+static int runc_once(ctx *c, const char *bin, const char *mp, const char *tp, int steps, double *tps) {
+    char cmd[4096], line[512];
+    snprintf(cmd, sizeof cmd, "'%s' '%s' -z '%s' -t 0 -n %d 2>&1", bin, mp, tp, steps);
+    FILE *f = popen(cmd, "r");
+    if (!f) return bench_fail(c, "run.c");
+    *tps = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *k = strstr(line, "achieved tok/s:");
+        if (k) *tps = strtod(k + strlen("achieved tok/s:"), NULL);
+    }
+    int st = pclose(f);
+    if (st != 0 || !(*tps > 0)) {
+        fprintf(stderr, "npu bench: %s did not report \"achieved tok/s\" (exit status %d)\n", bin, st);
+        return bench_fail(c, "run.c");
+    }
+    return 0;
+}
+
+/* Greedy decode of steps positions on pccx and on the fp32 CPU decoder (and
+ * run.c when there is one), alternating per repetition. */
+static int llm_compare(ctx *c, const char *mp, const char *tp, const char *label, int steps) {
     npk_llm_model *m = NULL;
     npk_llm_tokenizer *tk = NULL;
     int rc = 1;
-    double *tn = calloc((size_t)c->repeat, sizeof *tn), *tc = calloc((size_t)c->repeat, sizeof *tc);
-    if (!tn || !tc || npk_llm_model_load(mp, &m) || npk_llm_tokenizer_load(tp, m->cfg.vocab_size, &tk)) {
-        bench_fail(c, "stories260K (use --shared DIR)");
+    char rbuf[1024];
+    const char *runc = runc_path(rbuf, sizeof rbuf);
+    double *tn = calloc((size_t)c->repeat, sizeof *tn), *tc = calloc((size_t)c->repeat, sizeof *tc),
+           *tr = calloc((size_t)c->repeat, sizeof *tr);
+    if (!tn || !tc || !tr || npk_llm_model_load(mp, &m) || npk_llm_tokenizer_load(tp, m->cfg.vocab_size, &tk)) {
+        bench_fail(c, label);
         goto out;
     }
     npk_llm_stats st = {0};
@@ -732,7 +765,7 @@ static int bench_llm(ctx *c) {
             bench_fail(c, "pccx decoder");
             goto out;
         }
-        if (decode_once(c, d, tk, "pccx decode", &secs)) {
+        if (decode_once(c, d, tk, "pccx decode", steps, &secs)) {
             npk_llm_decoder_free(d);
             goto out;
         }
@@ -743,7 +776,7 @@ static int bench_llm(ctx *c) {
             bench_fail(c, "cpu decoder");
             goto out;
         }
-        if (decode_once(c, cpu, tk, "cpu decode", &secs)) {
+        if (decode_once(c, cpu, tk, "cpu decode", steps, &secs)) {
             npk_llm_decoder_free(cpu);
             goto out;
         }
@@ -751,12 +784,20 @@ static int bench_llm(ctx *c) {
         npk_llm_stats_get(cpu, &cs);
         tc[r] = (double)cs.tokens / secs;
         npk_llm_decoder_free(cpu);
+        if (runc && runc_once(c, runc, mp, tp, steps, &tr[r])) goto out;
     }
     cli_progress_end();
     add_samples(c, "npu", "tokens/s", tn, c->repeat, "pccx INT4 decode, host simulation");
     add_samples(c, "baseline", "tokens/s", tc, c->repeat, "baseline: fp32 CPU decoder");
     add_ratio(c, "pccx simulation / fp32 CPU speed", "pccx INT4 decode, host simulation", "baseline: fp32 CPU decoder",
               "higher");
+    if (runc) {
+        add_samples(c, "baseline", "tokens/s", tr, c->repeat, "baseline: llama2.c run.c ($NPUKIT_RUNC)");
+        add_ratio(c, "pccx simulation / run.c speed", "pccx INT4 decode, host simulation",
+                  "baseline: llama2.c run.c ($NPUKIT_RUNC)", "higher");
+        add_ratio(c, "fp32 CPU decoder / run.c speed", "baseline: fp32 CPU decoder",
+                  "baseline: llama2.c run.c ($NPUKIT_RUNC)", "higher");
+    }
     if (st.tokens && st.device_cycles) {
         double spt = (double)st.device_cycles / (double)st.device_hz / (double)st.tokens;
         add_modeled(c, "tokens/s", 1.0 / spt, "pccx modeled decode (device busy time)");
@@ -766,7 +807,7 @@ static int bench_llm(ctx *c) {
         npk_llm_pccx_opts po = {.trace_path = c->trace_path};
         npk_llm_decoder *d = NULL;
         double secs;
-        if (npk_llm_decoder_pccx(m, &po, &d) || decode_once(c, d, tk, "traced decode", &secs) ||
+        if (npk_llm_decoder_pccx(m, &po, &d) || decode_once(c, d, tk, "traced decode", steps, &secs) ||
             npk_llm_decoder_finish(d)) {
             if (!c->failed) bench_fail(c, "trace");
             npk_llm_decoder_free(d);
@@ -781,7 +822,32 @@ out:
     npk_llm_model_free(m);
     free(tn);
     free(tc);
+    free(tr);
     return rc;
+}
+
+static int bench_llm(ctx *c) {
+    char mp[1024], tp[1024];
+    snprintf(mp, sizeof mp, "%s/models/stories260K/stories260K.bin", c->shared);
+    snprintf(tp, sizeof tp, "%s/models/stories260K/tok512.bin", c->shared);
+    return llm_compare(c, mp, tp, "stories260K (use --shared DIR)", LLM_STEPS);
+}
+
+/* The stories15M shape with deterministic random weights (npu llm-synth
+ * --shape stories15M, seed 1), written once to ~/.cache/npukit/llm/. */
+static int bench_llm15m(ctx *c) {
+    char dir[1024], mp[1200], tp[1200];
+    snprintf(dir, sizeof dir, "%s/.cache/npukit/llm", getenv("HOME") ? getenv("HOME") : ".");
+    snprintf(mp, sizeof mp, "%s/stories15M-synth-s1.bin", dir);
+    snprintf(tp, sizeof tp, "%s/stories15M-synth-s1-tok.bin", dir);
+    if (access(mp, R_OK) || access(tp, R_OK)) {
+        npk_llm_config cfg;
+        char mk[1100];
+        snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
+        if (system(mk) != 0 || npk_llm_shape_parse("stories15M", &cfg) || npk_llm_synth_write(&cfg, 1, mp, tp))
+            return bench_fail(c, "stories15M synthetic checkpoint");
+    }
+    return llm_compare(c, mp, tp, "stories15M synthetic checkpoint", LLM15M_STEPS);
 }
 
 /* ---- ONNX: cifar10-lenet-int8 on an integer device versus the CPU reference -- */
@@ -1200,7 +1266,8 @@ static const bench suite[] = {
      bench_shell_gemm, 0, 0},
     {"e1-mmio", "e1 MMIO register accesses per second through the in-process port", bench_e1_mmio, 0, 0},
     {"e1-matmul-64", "e1 tiled int8 matmul 64^3 (descriptor ring) versus the CPU reference", bench_e1_matmul, 0, 0},
-    {"llm-pccx", "stories260K greedy decode, 64 positions: pccx INT4 versus the fp32 CPU decoder", bench_llm, 0, 0},
+    {"llm-pccx", "stories260K greedy decode, 64 positions: pccx INT4 versus the fp32 CPU decoder (and run.c)", bench_llm, 0, 0},
+    {"llm-pccx-15m", "stories15M shape (random weights, cached), 16 positions: the same comparison", bench_llm15m, 0, 0},
     {"onnx-%s-lenet", "ONNX cifar10-lenet-int8 on %s versus the CPU reference (same outputs)", bench_onnx_dev, 0, 1},
     {"v0-resnet50-layers", "ResNet-50's layer shapes: v0 modeled cycles versus measured Gemmini (tiled_conv_auto)",
      bench_v0_resnet50_layers, 0, 0},
