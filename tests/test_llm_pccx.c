@@ -82,8 +82,10 @@ int main(void) {
         npk_llm_stats st;
         npk_llm_stats_get(npu, &st);
         CHECK_EQ(st.tokens, steps);
-        /* Device counters: 7 GEMV per layer + the classifier, per token. */
-        CHECK_EQ(st.instr[NPK_PCCX_OP_GEMV], (uint64_t)steps * (7 * c->n_layers + 1));
+        /* Device counters: 7 GEMV per layer + the classifier, per token, and
+         * per layer the softmax's GEMVs: one 1 x 1 e_max load per head and
+         * one row sum over every head. */
+        CHECK_EQ(st.instr[NPK_PCCX_OP_GEMV], (uint64_t)steps * (7 * c->n_layers + 1 + c->n_layers * (c->n_heads + 1)));
         CHECK_EQ(st.instr[NPK_PCCX_OP_GEMM], 0);
         CHECK(st.instr[NPK_PCCX_OP_CVO] > 0); /* softmax, RMSNorm, RoPE sequences */
         for (int i = 0; i < 7; i++) CHECK_EQ(st.gemv_on_device[i], (uint64_t)steps * c->n_layers);
@@ -93,11 +95,20 @@ int main(void) {
         uint64_t per_tok = 5 * (2 * rec_bytes(d, d, 0) + 2 * rec_bytes(kv, d, 0) + 2 * rec_bytes(hd, d, 0) +
                                 rec_bytes(d, hd, 0)) +
                            rec_bytes(V, d, 0);
-        CHECK_EQ(st.weight_bytes, steps * per_tok);
+        /* + per layer the rows of ones (no scales): 8 e_max loads of 16 bytes,
+         * and the 1 x n row streamed once per head (n = position + 1) */
+        uint64_t ones = 0;
+        for (uint64_t p = 0; p < (uint64_t)steps; p++) ones += 5 * (8 * 16 + 8 * (((p + 2) / 2 + 15) / 16 * 16));
+        CHECK_EQ(st.weight_bytes, steps * per_tok + ones);
         /* The device did the projections' MACs (and more: SFU elements). */
         uint64_t macs = 5 * (d * d * 2 + kv * d * 2 + hd * d * 3) + V * d;
         CHECK(st.device_ops >= steps * macs);
         CHECK(st.device_cycles > 0);
+        /* The engines overlapped (async CVOs beside GEMVs and copies): the
+         * busy time is less than the engines' summed cycles. */
+        uint64_t eng = 0;
+        for (int i = 0; i < 4; i++) eng += st.engine_cycles[i];
+        CHECK(eng > st.device_cycles);
         CHECK(st.host_ops > 0);
     }
     npk_llm_decoder_free(npu);

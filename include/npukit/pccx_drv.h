@@ -143,6 +143,13 @@ int npk_pccx_wmat_upload_q4(npk_pccx *d, const int8_t *q, const float *scales, u
 /* Reserve the arena space of an n x k record with scales (group g) without
  * writing it: for a device in timing_only mode, which reads no weights. */
 int npk_pccx_wmat_reserve(npk_pccx *d, unsigned n, unsigned k, unsigned g, npk_pccx_wmat *out);
+/* Append a 1 x k record of INT4 ones without scales (w_scale 0): a GEMV with
+ * it sums each row of x exactly (one rounding, as REDUCE_SUM), and with
+ * k = 1 copies x[0] (with NPK_PCCX_FINDEMAX: loads e_max from L2 inside the
+ * queue). A prefix of a scale-less record is the record of a shorter row, so
+ * npk_pccx_wmat_ones_prefix(ones, k) serves any k <= ones->k. */
+int npk_pccx_wmat_ones(npk_pccx *d, unsigned k, npk_pccx_wmat *out);
+npk_pccx_wmat npk_pccx_wmat_ones_prefix(const npk_pccx_wmat *ones, unsigned k);
 /* Drop every uploaded matrix (the arena is reused from its start). */
 void npk_pccx_wmat_reset(npk_pccx *d);
 
@@ -173,6 +180,14 @@ int npk_pccx_copy_l2(npk_pccx *d, uint32_t dst, uint32_t src, size_t n);
  *   [-pi, pi]) to L2 words sin_dst / cos_dst. */
 int npk_pccx_softmax(npk_pccx *d, uint32_t src, uint32_t dst, uint32_t tmp, unsigned n, int use_emax);
 int npk_pccx_rmsnorm(npk_pccx *d, uint32_t x, uint32_t sq, uint32_t dst, uint32_t tmp, unsigned n, float eps);
+/* The two parts of npk_pccx_rmsnorm, for a caller that writes the scratch
+ * words itself (e.g. in the same transfer as the squares): the 16 BF16 values
+ * (two words) npk_pccx_rmsnorm writes at `tmp`, and the seven CVOs (async = 1
+ * issues them fire-and-forget: each waits for its inputs in the device's
+ * fence table). */
+void npk_pccx_rmsnorm_consts(unsigned n, float eps, uint16_t k[16]);
+int npk_pccx_rmsnorm_issue(npk_pccx *d, uint32_t x, uint32_t sq, uint32_t dst, uint32_t tmp, unsigned n,
+                           unsigned async);
 int npk_pccx_rope(npk_pccx *d, uint32_t ang, uint32_t sin_dst, uint32_t cos_dst, unsigned n);
 
 /* Device counters (registers 0x70..0xbc). */

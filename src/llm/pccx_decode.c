@@ -49,9 +49,10 @@ typedef struct pccx_dec {
     npk_trace *trace;
     char *trace_path;
     npk_pccx_wmat *w; /* [L][7] (q k v o w1 w2 w3) then cls at [7 * L] */
+    npk_pccx_wmat *emax_w; /* [n_heads] 1 x 1 ones: GEMV findemax loads a head's max into e_max */
+    npk_pccx_wmat ones;    /* 1 x seq_len ones right after them: a GEMV sums each head's row */
     /* L2 word addresses */
-    uint32_t a_x, a_sq, a_xn, a_tmp, a_q, a_k, a_v, a_att, a_h1, a_h3, a_hb, a_logits, a_ang, a_sin, a_cos,
-        a_smtmp, a_sc;
+    uint32_t a_ang, a_x, a_sq, a_tmp, a_xn, a_sin, a_cos, a_q, a_k, a_v, a_att, a_h1, a_h3, a_hb, a_logits, a_sc;
     /* host scratch */
     float *x;      /* [d] */
     float *q;      /* [d] */
@@ -63,6 +64,8 @@ typedef struct pccx_dec {
     float *kcache; /* [layer][seq][kv] the K cache (rotated, BF16 values) in host memory */
     float *vcache; /* [layer][seq][kv] the V cache */
     float *logits; /* [V] */
+    float *xn;     /* [words(d) * 8 + 2 * words(hs / 2) * 8] XN (and sin, cos) as read back */
+    uint16_t *sq16; /* [words(d) * 8 + 16] squares and the RMSNorm scratch words */
     float sinv[64], cosv[64]; /* [hs/2] for the current position (hs <= 128) */
     npk_pccx_stats base_stats; /* device counters at the end of setup */
     int timing;    /* timing-only: no weights, no host arithmetic, the same instructions */
@@ -79,6 +82,10 @@ static int l2_put(pccx_dec *s, uint32_t l2, const float *v, size_t n) {
     s->base.stats.host_bytes += 2 * n;
     return npk_pccx_write_f32(s->drv, l2, v, n);
 }
+static int l2_put16(pccx_dec *s, uint32_t l2, const uint16_t *v, size_t n) {
+    s->base.stats.host_bytes += 2 * n;
+    return npk_pccx_write_bf16(s->drv, l2, v, n);
+}
 static int l2_get(pccx_dec *s, uint32_t l2, float *v, size_t n) {
     int rc = npk_pccx_sync(s->drv);
     if (rc) return rc;
@@ -91,17 +98,32 @@ static int gemv(pccx_dec *s, int proj, uint32_t dest, uint32_t src, const npk_pc
     return npk_pccx_gemv_w(s->drv, dest, src, 1, w, flags);
 }
 
-/* XN[d] = rmsnorm(X) * gain, with the division on the device. */
-static int rmsnorm(pccx_dec *s, const float *gain) {
-    const int d = s->base.model->cfg.dim;
-    int rc = l2_get(s, s->a_x, s->x, (size_t)d);
-    if (rc) return rc;
-    float *tmp = s->q; /* [d] scratch: squares */
-    for (int i = 0; i < d && !s->timing; i++) tmp[i] = s->x[i] * s->x[i];
+/* XN[d] = rmsnorm(X) * gain, with the division on the device. x_known: the
+ * host holds X already (s->x, as BF16 values: the embedding it just wrote),
+ * so it is not read back. The squares and the sequence's two scratch words
+ * (n*eps, n) go to L2 in one transfer (a_tmp follows a_sq), the seven CVOs
+ * are issued async (each waits for its inputs in the fence table). With
+ * rope, the sin/cos the device computed meanwhile (a_sin, a_cos follow a_xn)
+ * come back in the same transfer as XN. */
+static int rmsnorm(pccx_dec *s, const float *gain, int x_known, int rope) {
+    const int d = s->base.model->cfg.dim, hs = s->base.model->cfg.head_size;
+    const uint32_t dw = words((uint32_t)d);
+    int rc;
+    if (!x_known && (rc = l2_get(s, s->a_x, s->x, (size_t)d)) != 0) return rc;
+    uint16_t *sq = s->sq16; /* [dw * 8 + 16]: squares, zero lanes, the two scratch words */
+    for (uint32_t i = 0; i < dw * 8; i++) sq[i] = 0;
+    for (int i = 0; i < d && !s->timing; i++) sq[i] = npk_bf16_from_f32(s->x[i] * s->x[i]);
+    npk_pccx_rmsnorm_consts((unsigned)d, 1e-5f, sq + dw * 8);
     s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)d;
-    if ((rc = l2_put(s, s->a_sq, tmp, (size_t)d)) != 0) return rc;
-    if ((rc = npk_pccx_rmsnorm(s->drv, s->a_x, s->a_sq, s->a_xn, s->a_tmp, (unsigned)d, 1e-5f)) != 0) return rc;
-    if ((rc = l2_get(s, s->a_xn, tmp, (size_t)d)) != 0) return rc;
+    if ((rc = l2_put16(s, s->a_sq, sq, (size_t)dw * 8 + 16)) != 0) return rc;
+    if ((rc = npk_pccx_rmsnorm_issue(s->drv, s->a_x, s->a_sq, s->a_xn, s->a_tmp, (unsigned)d, 1)) != 0) return rc;
+    float *tmp = s->xn; /* [dw * 8 + 2 * words(hs / 2) * 8] */
+    const uint32_t hw = words((uint32_t)(hs / 2));
+    if ((rc = l2_get(s, s->a_xn, tmp, rope ? (size_t)(s->a_cos + hw - s->a_xn) * 8 : (size_t)d)) != 0) return rc;
+    if (rope) {
+        memcpy(s->sinv, tmp + (s->a_sin - s->a_xn) * 8, sizeof(float) * (size_t)(hs / 2));
+        memcpy(s->cosv, tmp + (s->a_cos - s->a_xn) * 8, sizeof(float) * (size_t)(hs / 2));
+    }
     for (int i = 0; i < d && !s->timing; i++) tmp[i] *= gain[i];
     s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)d;
     return l2_put(s, s->a_xn, tmp, (size_t)d);
@@ -117,33 +139,34 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
     uint64_t *ops = s->base.stats.host_op_kinds;
     int rc;
 
-    /* X[d] = embedding[token] (BF16 in L2) */
-    const float *emb = s->timing ? s->zeros : m->token_embedding + (size_t)token * (size_t)d;
-    if ((rc = l2_put(s, s->a_x, emb, (size_t)d)) != 0) return rc;
-    ops[LLM_HOST_EMBED] += (uint64_t)d;
-
     /* RoPE angles for this position: theta_j = pos * 10000^(-2j/hs), j < hs/2,
-     * reduced to [-pi, pi] on the host; SIN and COS on the device, read back
-     * in one transfer (the two regions are adjacent). */
-    float ang[64], sc2[2 * 64];
+     * reduced to [-pi, pi] on the host, and X[d] = embedding[token] (BF16,
+     * the residual stream) in one transfer (a_ang is followed by a_x); SIN
+     * and COS run async on the SFU while the squares for the first RMSNorm
+     * travel, and come back with its XN. */
+    const float *emb = s->timing ? s->zeros : m->token_embedding + (size_t)token * (size_t)d;
     const uint32_t hw = words((uint32_t)(hs / 2));
+    float *ax = s->xn; /* [hw * 8 + d] scratch */
+    for (uint32_t j = 0; j < hw * 8; j++) ax[j] = 0.0f;
     for (int j = 0; j < hs / 2; j++) {
         double a = (double)pos * (1.0 / pow(10000.0, (double)(2 * j) / (double)hs));
-        ang[j] = (float)remainder(a, 2.0 * M_PI);
+        ax[j] = (float)remainder(a, 2.0 * M_PI);
     }
+    memcpy(ax + hw * 8, emb, sizeof(float) * (size_t)d);
+    for (int i = 0; i < d && !s->timing; i++) s->x[i] = npk_bf16_round_f32(emb[i]); /* what L2 holds */
     ops[LLM_HOST_ROPE] += 2ull * (uint64_t)(hs / 2);
-    if ((rc = l2_put(s, s->a_ang, ang, (size_t)(hs / 2))) != 0) return rc;
-    if ((rc = npk_pccx_rope(s->drv, s->a_ang, s->a_sin, s->a_cos, (unsigned)(hs / 2))) != 0) return rc;
-    if ((rc = l2_get(s, s->a_sin, sc2, (size_t)hw * 16)) != 0) return rc;
-    memcpy(s->sinv, sc2, sizeof(float) * (size_t)(hs / 2));
-    memcpy(s->cosv, sc2 + hw * 8, sizeof(float) * (size_t)(hs / 2));
+    ops[LLM_HOST_EMBED] += (uint64_t)d;
+    if ((rc = l2_put(s, s->a_ang, ax, (size_t)hw * 8 + (size_t)d)) != 0) return rc;
+    if ((rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_SIN, s->a_ang, s->a_sin, (unsigned)(hs / 2), 0, 1)) != 0 ||
+        (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_COS, s->a_ang, s->a_cos, (unsigned)(hs / 2), 0, 1)) != 0)
+        return rc;
 
     for (int l = 0; l < c->n_layers; l++) {
         const npk_pccx_wmat *w = s->w + 7 * l;
         float *kc = s->kcache + (size_t)l * (size_t)S * (size_t)kv; /* [S][kv], host memory */
         float *vc = s->vcache + (size_t)l * (size_t)S * (size_t)kv;
 
-        if ((rc = rmsnorm(s, at(m->rms_att, (size_t)l * d))) != 0) return rc;
+        if ((rc = rmsnorm(s, at(m->rms_att, (size_t)l * d), l == 0, l == 0)) != 0) return rc;
         if ((rc = gemv(s, P_Q, s->a_q, s->a_xn, &w[P_Q], 0)) != 0) return rc;
         if ((rc = gemv(s, P_K, s->a_k, s->a_xn, &w[P_K], 0)) != 0) return rc;
         if ((rc = gemv(s, P_V, s->a_v, s->a_xn, &w[P_V], 0)) != 0) return rc;
@@ -172,8 +195,11 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         }
 
         /* scores[h][t] = q_h . k_t / sqrt(hs); every head at a stride of
-         * ceil(n/8) words, written to the device in one transfer. */
+         * ceil(n/8) words, then each head's maximum (as BF16) in lane 0 of
+         * its own word, written to the device in one transfer. */
         const float inv = 1.0f / sqrtf((float)hs);
+        const uint32_t a_mx = s->a_sc + (uint32_t)nh * scw; /* [nh] words: maxima, then row sums */
+        float *mxw = s->sc + (size_t)nh * scw * 8;
         for (int h = 0; h < nh && !s->timing; h++) {
             float *sc = s->sc + (size_t)h * scw * 8;
             const float *qh = s->q + h * hs;
@@ -184,24 +210,39 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
                 sc[t] = acc * inv;
             }
             for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
+            float mx = npk_bf16_round_f32(sc[0]);
+            for (int t = 1; t < n; t++)
+                if (npk_bf16_round_f32(sc[t]) > mx) mx = npk_bf16_round_f32(sc[t]);
+            memset(mxw + (size_t)h * 8, 0, 8 * sizeof *mxw);
+            mxw[(size_t)h * 8] = mx;
         }
         ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 1);
-        if ((rc = l2_put(s, s->a_sc, s->sc, (size_t)nh * scw * 8)) != 0) return rc;
-        /* Softmax per head on the device: e_max = the head's max (as BF16). */
+        ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
+        if ((rc = l2_put(s, s->a_sc, s->sc, (size_t)(nh * scw + nh) * 8)) != 0) return rc;
+        /* Softmax on the device, inside the queue: per head a 1 x 1 GEMV
+         * findemax loads the head's maximum into e_max, then EXP sub_emax runs
+         * async on the SFU while the next head's GEMV runs (the CVO latches
+         * e_max when it starts); one GEMV with a row of ones sums every head's
+         * exponentials exactly (REDUCE_SUM's arithmetic, rows at the same
+         * stride) into the maxima's words. */
         for (int h = 0; h < nh; h++) {
-            float *sc = s->sc + (size_t)h * scw * 8;
-            float mx = npk_bf16_round_f32(sc[0]);
-            for (int t = 1; t < n && !s->timing; t++)
-                if (npk_bf16_round_f32(sc[t]) > mx) mx = npk_bf16_round_f32(sc[t]);
-            ops[LLM_HOST_SOFTMAX] += (uint64_t)n;
             uint32_t a = s->a_sc + (uint32_t)h * scw;
-            if ((rc = npk_pccx_set_emax(s->drv, npk_bf16_from_f32(mx))) != 0) return rc;
-            if ((rc = npk_pccx_softmax(s->drv, a, a, s->a_smtmp, (unsigned)n, 1)) != 0) return rc;
+            if ((rc = npk_pccx_gemv_w(s->drv, a_mx + (uint32_t)h, a_mx + (uint32_t)h, 1, &s->emax_w[h],
+                                      NPK_PCCX_FINDEMAX)) != 0 ||
+                (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_EXP, a, a, (unsigned)n, NPK_PCCX_CVO_SUB_EMAX, 1)) != 0)
+                return rc;
         }
-        /* ATT[d]: head h = sum_t p[h][t] v_t, probabilities read in one transfer. */
-        if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)nh * scw * 8)) != 0) return rc;
+        const npk_pccx_wmat ones = npk_pccx_wmat_ones_prefix(&s->ones, (unsigned)n);
+        if ((rc = npk_pccx_gemv_w(s->drv, a_mx, s->a_sc, (unsigned)nh, &ones, 0)) != 0) return rc;
+        /* ATT[d]: head h = sum_t p[h][t] v_t with p = e / sum, exponentials
+         * and sums read in one transfer. The division is the documented
+         * softmax's last step (SCALE recip_scale: x / scalar in double, one
+         * BF16 rounding), done here bit for bit where its result is consumed. */
+        if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)(nh * scw + nh) * 8)) != 0) return rc;
         for (int h = 0; h < nh && !s->timing; h++) {
-            const float *p = s->sc + (size_t)h * scw * 8;
+            float *p = s->sc + (size_t)h * scw * 8;
+            const double sum = (double)mxw[(size_t)h * 8];
+            for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
             float *o = s->att + h * hs;
             memset(o, 0, sizeof(float) * (size_t)hs);
             for (int t = 0; t < n; t++) {
@@ -209,13 +250,14 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
                 for (int i = 0; i < hs; i++) o[i] += p[t] * vt[i];
             }
         }
+        ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
         ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)hs;
         if ((rc = l2_put(s, s->a_att, s->att, (size_t)d)) != 0) return rc;
         /* X += wo ATT (GEMV accumulating into the residual stream) */
         if ((rc = gemv(s, P_O, s->a_x, s->a_att, &w[P_O], NPK_PCCX_ACCM)) != 0) return rc;
 
         /* FFN */
-        if ((rc = rmsnorm(s, at(m->rms_ffn, (size_t)l * d))) != 0) return rc;
+        if ((rc = rmsnorm(s, at(m->rms_ffn, (size_t)l * d), 0, 0)) != 0) return rc;
         if ((rc = gemv(s, P_W1, s->a_h1, s->a_xn, &w[P_W1], 0)) != 0) return rc;
         if ((rc = gemv(s, P_W3, s->a_h3, s->a_xn, &w[P_W3], 0)) != 0) return rc;
         /* h1 and h3 in one transfer (adjacent regions) */
@@ -230,7 +272,7 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         /* X += w2 HB */
         if ((rc = gemv(s, P_W2, s->a_x, s->a_hb, &w[P_W2], NPK_PCCX_ACCM)) != 0) return rc;
     }
-    if ((rc = rmsnorm(s, m->rms_final)) != 0) return rc;
+    if ((rc = rmsnorm(s, m->rms_final, 0, 0)) != 0) return rc;
     if ((rc = gemv(s, P_CLS, s->a_logits, s->a_xn, &s->w[7 * c->n_layers], 0)) != 0) return rc;
     return l2_get(s, s->a_logits, s->logits, (size_t)c->vocab_size);
 }
@@ -293,6 +335,9 @@ static void pccx_destroy(npk_llm_decoder *base) {
     free(s->kcache);
     free(s->vcache);
     free(s->logits);
+    free(s->xn);
+    free(s->sq16);
+    free(s->emax_w);
     free(s->zeros);
     free(s);
 }
@@ -325,10 +370,13 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     /* L2 map (word addresses), each region word aligned. */
     uint32_t a = 0;
 #define REGION(field, elems) (s->field = a, a += words((uint32_t)(elems)))
+    REGION(a_ang, hs / 2); /* the angles, then X: one transfer */
     REGION(a_x, d);
-    REGION(a_sq, d);
-    REGION(a_xn, d);
+    REGION(a_sq, d);      /* the squares, then the RMSNorm scratch: one transfer */
     REGION(a_tmp, 16);
+    REGION(a_xn, d);      /* XN, then sin and cos: one transfer */
+    REGION(a_sin, hs / 2);
+    REGION(a_cos, hs / 2);
     REGION(a_q, d);
     REGION(a_k, kv);
     REGION(a_v, kv);
@@ -337,11 +385,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     REGION(a_h3, hd);
     REGION(a_hb, hd);
     REGION(a_logits, V);
-    REGION(a_ang, hs / 2);
-    REGION(a_sin, hs / 2);
-    REGION(a_cos, hs / 2);
-    REGION(a_smtmp, 8);
-    REGION(a_sc, (uint64_t)c->n_heads * words(S) * 8);
+    REGION(a_sc, ((uint64_t)c->n_heads * words(S) + c->n_heads) * 8); /* scores, then maxima / sums */
     const uint64_t l2_end = a;
 #undef REGION
 
@@ -352,7 +396,10 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     s->qkv = calloc((size_t)(s->a_v + words(kv) - s->a_q) * 8, fsz);
     s->att = calloc(d, fsz);
     s->h1 = calloc((size_t)(s->a_h3 - s->a_h1) * 8 + hd, fsz);
-    s->sc = calloc((size_t)c->n_heads * words(S) * 8, fsz);
+    s->sc = calloc(((size_t)c->n_heads * words(S) + c->n_heads) * 8, fsz);
+    s->xn = calloc((size_t)(words(d) + 2 * words(hs / 2)) * 8, fsz);
+    s->sq16 = calloc((size_t)words(d) * 8 + 16, sizeof *s->sq16);
+    s->emax_w = calloc((size_t)c->n_heads, sizeof *s->emax_w);
     s->timing = !!opts->timing_only;
     s->zeros = calloc(d > V ? d : V, fsz);
     if (!s->timing) { /* timing-only keeps no cache (TinyLlama's would be 92 MB) */
@@ -362,7 +409,8 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     s->logits = calloc(V, fsz);
     s->w = calloc((size_t)7 * c->n_layers + 1, sizeof *s->w);
     int rc = 0;
-    if (!s->x || !s->q || !s->k || !s->qkv || !s->att || !s->h1 || !s->sc || (!s->timing && (!s->kcache || !s->vcache)) ||
+    if (!s->x || !s->q || !s->k || !s->qkv || !s->att || !s->h1 || !s->sc || !s->xn || !s->sq16 ||
+        !s->emax_w || (!s->timing && (!s->kcache || !s->vcache)) ||
         !s->logits || !s->zeros || !s->w) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto fail;
@@ -406,6 +454,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
             wbytes += (uint64_t)c->n_layers * (npk_pccx_wrec_size(shapes[i][0], shapes[i][1], g, 1) + 64);
         }
         wbytes += npk_pccx_wrec_size(V, d, G >= d ? 0 : G, 1) + 64;
+        wbytes += (uint64_t)c->n_heads * npk_pccx_wrec_size(1, 1, 0, 0) + npk_pccx_wrec_size(1, S, 0, 0) + 64;
     }
     npk_pccx_cfg dc = {.ws_bytes = wbytes + (1u << 16)};
     if ((rc = npk_pccx_open(&s->drv, s->port, &dc)) != 0) goto fail;
@@ -441,6 +490,12 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
                    : npk_pccx_wmat_upload(s->drv, m->wcls, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers]);
     if (rc) {
         npk_err_prefix(-rc, "classifier weights");
+        goto fail;
+    }
+    /* the softmax's rows of ones: n_heads 1 x 1 (e_max loads), then 1 x seq_len (row sums), consecutive */
+    for (int h = 0; h < c->n_heads && !rc; h++) rc = npk_pccx_wmat_ones(s->drv, 1, &s->emax_w[h]);
+    if (rc || (rc = npk_pccx_wmat_ones(s->drv, S, &s->ones)) != 0) {
+        npk_err_prefix(-rc, "softmax rows of ones");
         goto fail;
     }
     if ((rc = npk_pccx_stats_get(s->drv, &s->base_stats)) != 0) goto fail;

@@ -378,7 +378,9 @@ int npk_pccx_write_bf16(npk_pccx *d, uint32_t l2, const uint16_t *v, size_t n) {
             buf[2 * i] = (uint8_t)v[done + i];
             buf[2 * i + 1] = (uint8_t)(v[done + i] >> 8);
         }
-        if ((rc = quiesce(d))) break; /* the staging area may still be read by an earlier copy */
+        /* no drain first: every copy through the staging area is synced
+         * before its helper returns, so none still reads it, and async work
+         * already queued (a CVO) may overlap this copy */
         if ((rc = npk_port_mem_write(d->port, d->hwin_base + d->stage_off, buf, words * 16))) break;
         if ((rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words))) break;
         if ((rc = npk_pccx_memcpy(d, 1, 0, (uint32_t)(l2 + done / 8), 0, (uint32_t)(d->stage_off / 16), SCR_XFER, 0))) break;
@@ -496,6 +498,32 @@ int npk_pccx_wmat_upload(npk_pccx *d, const float *w, unsigned n, unsigned k, un
 
 void npk_pccx_wmat_reset(npk_pccx *d) { d->ws_next = 0; }
 
+int npk_pccx_wmat_ones(npk_pccx *d, unsigned k, npk_pccx_wmat *out) {
+    if (!k || k > 65535) return npk_err(NPK_EINVAL, "pccx ones row: k %u (1..65535)", k);
+    uint64_t size = npk_pccx_wrec_size(1, k, 0, 0);
+    if (size > d->ws_size - d->ws_next)
+        return npk_err(NPK_ENOMEM, "pccx weight arena full: %" PRIu64 " bytes needed, %" PRIu64 " of %" PRIu64 " free",
+                       size, d->ws_size - d->ws_next, d->ws_size);
+    uint8_t *rec = malloc(size);
+    if (!rec) return npk_err(NPK_ENOMEM, "out of memory");
+    memset(rec, 0, size);
+    for (unsigned i = 0; i < k; i++) rec[i / 2] |= (uint8_t)(1u << (4 * (i & 1))); /* INT4 1, low nibble = even */
+    uint64_t addr = d->ws_base + d->ws_next;
+    int rc = npk_port_mem_write(d->port, addr, rec, size);
+    free(rec);
+    if (rc) return rc;
+    d->ws_next += size;
+    *out = (npk_pccx_wmat){.n = 1, .k = (uint16_t)k, .g = 0, .w_scale = 0, .addr = addr, .bytes = size};
+    return 0;
+}
+
+npk_pccx_wmat npk_pccx_wmat_ones_prefix(const npk_pccx_wmat *ones, unsigned k) {
+    npk_pccx_wmat w = *ones;
+    w.k = (uint16_t)k;
+    w.bytes = npk_pccx_wrec_size(1, k, 0, 0);
+    return w;
+}
+
 static int mm_w(npk_pccx *d, unsigned op, uint32_t dest, uint32_t src, unsigned m, const npk_pccx_wmat *w,
                 unsigned flags) {
     if (!m || m > 65535) return npk_err(NPK_EINVAL, "pccx %s: %u rows (1..65535)", op ? "gemm" : "gemv", m);
@@ -538,23 +566,35 @@ int npk_pccx_softmax(npk_pccx *d, uint32_t src, uint32_t dst, uint32_t tmp, unsi
     return 0;
 }
 
+void npk_pccx_rmsnorm_consts(unsigned n, float eps, uint16_t k[16]) {
+    memset(k, 0, 16 * sizeof *k);
+    k[0] = npk_bf16_from_f64((double)n * eps);
+    k[8] = npk_bf16_from_f64((double)n);
+}
+
+int npk_pccx_rmsnorm_issue(npk_pccx *d, uint32_t x, uint32_t sq, uint32_t dst, uint32_t tmp, unsigned n,
+                           unsigned async) {
+    if (!n || n > 65535) return npk_err(NPK_EINVAL, "pccx rmsnorm: length %u (1..65535)", n);
+    if (tmp + 2 > d->l2_words) return npk_err(NPK_EINVAL, "pccx rmsnorm: scratch words at %u exceed L2", tmp);
+    int rc;
+    if ((rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, sq, tmp, n, NPK_PCCX_CVO_ACCM, async)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, tmp + 1, tmp + 1, 1, 0, async)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SCALE, tmp, tmp, 1, NPK_PCCX_CVO_RECIP_SCALE, async)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SQRT, tmp, tmp, 1, 0, async)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_RECIP, tmp, tmp, 1, 0, async)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, tmp, tmp, 1, 0, async)) ||
+        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SCALE, x, dst, n, 0, async)))
+        return rc;
+    return 0;
+}
+
 int npk_pccx_rmsnorm(npk_pccx *d, uint32_t x, uint32_t sq, uint32_t dst, uint32_t tmp, unsigned n, float eps) {
     if (!n || n > 65535) return npk_err(NPK_EINVAL, "pccx rmsnorm: length %u (1..65535)", n);
     if (tmp + 2 > d->l2_words) return npk_err(NPK_EINVAL, "pccx rmsnorm: scratch words at %u exceed L2", tmp);
-    uint16_t k[16] = {0};
-    k[0] = npk_bf16_from_f64((double)n * eps);
-    k[8] = npk_bf16_from_f64((double)n);
+    uint16_t k[16];
+    npk_pccx_rmsnorm_consts(n, eps, k);
     int rc = npk_pccx_write_bf16(d, tmp, k, 16);
-    if (rc) return rc;
-    if ((rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, sq, tmp, n, NPK_PCCX_CVO_ACCM, 0)) ||
-        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, tmp + 1, tmp + 1, 1, 0, 0)) ||
-        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SCALE, tmp, tmp, 1, NPK_PCCX_CVO_RECIP_SCALE, 0)) ||
-        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SQRT, tmp, tmp, 1, 0, 0)) ||
-        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_RECIP, tmp, tmp, 1, 0, 0)) ||
-        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_REDUCE_SUM, tmp, tmp, 1, 0, 0)) ||
-        (rc = npk_pccx_cvo(d, NPK_PCCX_CVO_SCALE, x, dst, n, 0, 0)))
-        return rc;
-    return 0;
+    return rc ? rc : npk_pccx_rmsnorm_issue(d, x, sq, dst, tmp, n, 0);
 }
 
 int npk_pccx_rope(npk_pccx *d, uint32_t ang, uint32_t sin_dst, uint32_t cos_dst, unsigned n) {
