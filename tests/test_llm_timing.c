@@ -12,10 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Run positions 0..n-1 (greedy tokens in a functional run, token 0 in a
- * timing-only one: timing does not depend on the values) and return the
- * decoder's counters. */
-static int run(npk_llm_model *m, int timing, int n, npk_llm_stats *st, int *nonzero_logits) {
+/* Run positions 0..n-1, the first P as one prefill (GEMM blocks; a fixed
+ * prompt), the rest one step each (greedy tokens in a functional run, token
+ * 0 in a timing-only one: timing does not depend on the values), and return
+ * the decoder's counters. */
+static int run(npk_llm_model *m, int timing, int P, int n, npk_llm_stats *st, int *nonzero_logits) {
     npk_llm_pccx_opts o = {0};
     o.timing_only = timing;
     npk_llm_decoder *d = NULL;
@@ -27,7 +28,17 @@ static int run(npk_llm_model *m, int timing, int n, npk_llm_stats *st, int *nonz
     }
     int tok = NPK_LLM_BOS;
     *nonzero_logits = 0;
-    for (int pos = 0; pos < n && !rc; pos++) {
+    if (P) {
+        int prompt[8] = {NPK_LLM_BOS, 300, 301, 302, 303, 304, 305, 306};
+        const float *l = NULL;
+        if (timing) memset(prompt, 0, sizeof prompt);
+        rc = npk_llm_prefill(d, prompt, P, &l);
+        CHECK_EQ(rc, 0);
+        for (int i = 0; !rc && i < m->cfg.vocab_size; i++) *nonzero_logits += l[i] != 0.0f;
+        tok = timing || rc ? 0 : npk_llm_argmax(l, m->cfg.vocab_size);
+        if (tok == NPK_LLM_BOS) tok = 3;
+    }
+    for (int pos = P; pos < n && !rc; pos++) {
         const float *l = NULL;
         rc = npk_llm_forward(d, tok, pos, &l);
         CHECK_EQ(rc, 0);
@@ -41,7 +52,7 @@ static int run(npk_llm_model *m, int timing, int n, npk_llm_stats *st, int *nonz
     return rc;
 }
 
-static void same_counters(npk_llm_model *m, int n) {
+static void same_counters(npk_llm_model *m, int P, int n) {
     npk_llm_model *shape = NULL;
     CHECK_EQ(npk_llm_model_shape(&m->cfg, "shape", &shape), 0);
     if (!shape) return;
@@ -49,7 +60,7 @@ static void same_counters(npk_llm_model *m, int n) {
     int nzf = 0, nzt = 0;
     memset(&f, 0, sizeof f);
     memset(&t, 0, sizeof t);
-    if (!run(m, 0, n, &f, &nzf) && !run(shape, 1, n, &t, &nzt)) {
+    if (!run(m, 0, P, n, &f, &nzf) && !run(shape, 1, P, n, &t, &nzt)) {
         CHECK_EQ(f.tokens, (uint64_t)n);
         CHECK_EQ(t.tokens, (uint64_t)n);
         CHECK(f.device_cycles > 0);
@@ -71,7 +82,8 @@ int main(void) {
     npk_llm_model *m = NULL;
     CHECK_EQ(npk_llm_model_load(NPUKIT_SHARED_DIR "/models/stories260K/stories260K.bin", &m), 0);
     if (m) {
-        same_counters(m, 12);
+        same_counters(m, 0, 12);
+        same_counters(m, 7, 12); /* a 7-token prompt as one GEMM block */
         npk_llm_model *shape = NULL;
         CHECK_EQ(npk_llm_model_shape(&m->cfg, "bare", &shape), 0);
         npk_llm_decoder *d = NULL;
@@ -89,7 +101,8 @@ int main(void) {
     m = NULL;
     CHECK_EQ(npk_llm_model_load(mp, &m), 0);
     if (m) {
-        same_counters(m, 3);
+        same_counters(m, 0, 3);
+        same_counters(m, 2, 3);
         npk_llm_pccx_opts o = {0};
         o.dev_opts = "l2_kib=16"; /* 1,024 words: the 32000 logits alone need 4,000 */
         npk_llm_decoder *d = NULL;

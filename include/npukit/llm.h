@@ -230,6 +230,8 @@ typedef struct npk_llm_pccx_opts {
                              G > 0 = one scale per output channel per G inputs
                              (each group is one GEMV accumulating into dest) */
     const char *trace_path; /* write a Chrome trace of the device here (NULL = none) */
+    int gemm_prefill_off;   /* 1: the prompt runs one GEMV step per token (the decode path) instead of
+                               GEMM blocks (npk_llm_prefill) */
     int timing_only;        /* 1: the device runs with timing_only=1 and no weights are read or
                                quantized (the model may be npk_llm_model_shape's): the same
                                instructions, cycles and counters as a functional run, no logits
@@ -243,6 +245,12 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
 
 /* Run one step. *logits points into the decoder (valid until the next call). */
 int npk_llm_forward(npk_llm_decoder *d, int token, int pos, const float **logits);
+/* Run the next n positions (tokens[0..n-1], a prompt) at once and return the
+ * logits of the last: the pccx decoder runs them as GEMM blocks of up to
+ * NPK_LLM_PCCX_MAX_BLOCK rows (every weight streamed once per block), the
+ * others one forward step each. The results are those of n forward steps. */
+int npk_llm_prefill(npk_llm_decoder *d, const int *tokens, int n, const float **logits);
+#define NPK_LLM_PCCX_MAX_BLOCK 64
 /* Counters so far. */
 void npk_llm_stats_get(const npk_llm_decoder *d, npk_llm_stats *st);
 /* Finish: write the outputs the decoder was asked for (the pccx trace file).

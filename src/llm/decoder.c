@@ -37,6 +37,31 @@ int npk_llm_forward(npk_llm_decoder *d, int token, int pos, const float **logits
     return 0;
 }
 
+int npk_llm_prefill(npk_llm_decoder *d, const int *tokens, int n, const float **logits) {
+    const npk_llm_config *c = &d->model->cfg;
+    *logits = NULL;
+    if (n <= 0 || d->next_pos + n > c->seq_len)
+        return npk_err(NPK_EINVAL, "prefill of %d positions from %d outside the context (0..%d)", n, d->next_pos,
+                       c->seq_len - 1);
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= c->vocab_size)
+            return npk_err(NPK_EINVAL, "token %d outside the vocabulary (0..%d)", tokens[i], c->vocab_size - 1);
+    if (!d->prefill) {
+        for (int i = 0; i < n; i++) {
+            int rc = npk_llm_forward(d, tokens[i], d->next_pos, logits);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    double t0 = now_s();
+    int rc = d->prefill(d, tokens, n, d->next_pos, logits);
+    d->stats.host_seconds += now_s() - t0;
+    if (rc) return rc;
+    d->next_pos += n;
+    d->stats.tokens += (uint64_t)n;
+    return 0;
+}
+
 void npk_llm_stats_get(const npk_llm_decoder *d, npk_llm_stats *st) { *st = d->stats; }
 
 int npk_llm_decoder_finish(npk_llm_decoder *d) { return d->finish ? d->finish(d) : 0; }
@@ -68,9 +93,13 @@ int npk_llm_generate(npk_llm_decoder *d, const npk_llm_tokenizer *t, const char 
         return npk_err(NPK_EINVAL, "the prompt has %d tokens, more than the %d steps", np, steps);
     }
     int token = ptok[0], emitted = 0;
+    /* a prompt of several tokens runs as one prefill where the decoder has one */
+    const int pre = d->prefill && np > 1 ? np : 0;
+    const float *plogits = NULL;
     for (int pos = 0; pos < steps; pos++) {
-        const float *logits;
-        rc = npk_llm_forward(d, token, pos, &logits);
+        const float *logits = plogits;
+        if (pos == 0 && pre) rc = npk_llm_prefill(d, ptok, pre, &plogits), logits = plogits;
+        else if (pos >= pre) rc = npk_llm_forward(d, token, pos, &logits);
         if (rc) {
             free(ptok);
             return npk_err_prefix(-rc, "position %d", pos);

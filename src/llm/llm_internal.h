@@ -22,6 +22,8 @@ struct npk_llm_decoder {
     npk_llm_stats stats;
     int next_pos; /* positions must come in order */
     int (*forward)(npk_llm_decoder *d, int token, int pos, const float **logits);
+    /* positions pos..pos+n-1 at once, the logits of the last (NULL = forward one by one) */
+    int (*prefill)(npk_llm_decoder *d, const int *tokens, int n, int pos, const float **logits);
     int (*finish)(npk_llm_decoder *d); /* NULL = nothing to do */
     void (*destroy)(npk_llm_decoder *d);
 };

@@ -66,7 +66,8 @@ typedef struct pccx_dec {
     float *logits; /* [V] */
     float *xn;     /* [words(d) * 8 + 2 * words(hs / 2) * 8] XN (and sin, cos) as read back */
     uint16_t *sq16; /* [words(d) * 8 + 16] squares and the RMSNorm scratch words */
-    float sinv[64], cosv[64]; /* [hs/2] for the current position (hs <= 128) */
+    float *sinv, *cosv; /* [mmax][64]: hs/2 values per row of the block (hs <= 128) */
+    int mmax;           /* rows a prefill block may have (L2 space, at most NPK_LLM_PCCX_MAX_BLOCK) */
     npk_pccx_stats base_stats; /* device counters at the end of setup */
     int timing;    /* timing-only: no weights, no host arithmetic, the same instructions */
     float *zeros;  /* [max(d, V)] what timing-only writes where data would go */
@@ -93,72 +94,133 @@ static int l2_get(pccx_dec *s, uint32_t l2, float *v, size_t n) {
     return npk_pccx_read_f32(s->drv, l2, v, n);
 }
 
-static int gemv(pccx_dec *s, int proj, uint32_t dest, uint32_t src, const npk_pccx_wmat *w, unsigned flags) {
-    s->base.stats.gemv_on_device[proj]++;
-    return npk_pccx_gemv_w(s->drv, dest, src, 1, w, flags);
-}
-
-/* XN[d] = rmsnorm(X) * gain, with the division on the device. x_known: the
- * host holds X already (s->x, as BF16 values: the embedding it just wrote),
- * so it is not read back. The squares and the sequence's two scratch words
- * (n*eps, n) go to L2 in one transfer (a_tmp follows a_sq), the seven CVOs
- * are issued async (each waits for its inputs in the fence table). With
- * rope, the sin/cos the device computed meanwhile (a_sin, a_cos follow a_xn)
- * come back in the same transfer as XN. */
-static int rmsnorm(pccx_dec *s, const float *gain, int x_known, int rope) {
-    const int d = s->base.model->cfg.dim, hs = s->base.model->cfg.head_size;
-    const uint32_t dw = words((uint32_t)d);
-    int rc;
-    if (!x_known && (rc = l2_get(s, s->a_x, s->x, (size_t)d)) != 0) return rc;
-    uint16_t *sq = s->sq16; /* [dw * 8 + 16]: squares, zero lanes, the two scratch words */
-    for (uint32_t i = 0; i < dw * 8; i++) sq[i] = 0;
-    for (int i = 0; i < d && !s->timing; i++) sq[i] = npk_bf16_from_f32(s->x[i] * s->x[i]);
-    npk_pccx_rmsnorm_consts((unsigned)d, 1e-5f, sq + dw * 8);
-    s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)d;
-    if ((rc = l2_put16(s, s->a_sq, sq, (size_t)dw * 8 + 16)) != 0) return rc;
-    if ((rc = npk_pccx_rmsnorm_issue(s->drv, s->a_x, s->a_sq, s->a_xn, s->a_tmp, (unsigned)d, 1)) != 0) return rc;
-    float *tmp = s->xn; /* [dw * 8 + 2 * words(hs / 2) * 8] */
-    const uint32_t hw = words((uint32_t)(hs / 2));
-    if ((rc = l2_get(s, s->a_xn, tmp, rope ? (size_t)(s->a_cos + hw - s->a_xn) * 8 : (size_t)d)) != 0) return rc;
-    if (rope) {
-        memcpy(s->sinv, tmp + (s->a_sin - s->a_xn) * 8, sizeof(float) * (size_t)(hs / 2));
-        memcpy(s->cosv, tmp + (s->a_cos - s->a_xn) * 8, sizeof(float) * (size_t)(hs / 2));
+/* Y[M rows] = W . X[M rows]: one GEMV for a single row (decode), one GEMM for
+ * several (prefill: the weights stream once for all rows). */
+static int mm(pccx_dec *s, int proj, uint32_t dest, uint32_t src, int M, const npk_pccx_wmat *w, unsigned flags) {
+    if (M == 1) {
+        s->base.stats.gemv_on_device[proj]++;
+        return npk_pccx_gemv_w(s->drv, dest, src, 1, w, flags);
     }
-    for (int i = 0; i < d && !s->timing; i++) tmp[i] *= gain[i];
-    s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)d;
-    return l2_put(s, s->a_xn, tmp, (size_t)d);
+    return npk_pccx_gemm_w(s->drv, dest, src, (unsigned)M, w, flags);
 }
 
-static int pccx_step(pccx_dec *s, int token, int pos) {
+/* The L2 map of a block of M rows (positions): every region row-major with
+ * its row stride, the regions each transfer moves adjacent. Nothing in L2
+ * outlives a block (the KV cache is in host memory), so the map is laid out
+ * again for every block. The scores follow everything (their size depends on
+ * the positions). */
+static void layout(pccx_dec *s, int M) {
+    const npk_llm_config *c = &s->base.model->cfg;
+    const uint32_t dw = words((uint32_t)c->dim), kvw = words((uint32_t)c->kv_dim), hdw = words((uint32_t)c->hidden_dim),
+                   hw = words((uint32_t)(c->head_size / 2)), m = (uint32_t)M;
+    uint32_t a = 0;
+#define REGION(field, n) (s->field = a, a += (n))
+    REGION(a_ang, m * hw); /* the angles, then X: one transfer */
+    REGION(a_x, m * dw);
+    REGION(a_sq, m * (dw + 2)); /* per row the squares, then the RMSNorm scratch words: one transfer */
+    REGION(a_xn, m * dw);       /* XN, then sin and cos: one transfer */
+    REGION(a_sin, m * hw);
+    REGION(a_cos, m * hw);
+    REGION(a_q, m * dw); /* q, k, v: one transfer */
+    REGION(a_k, m * kvw);
+    REGION(a_v, m * kvw);
+    REGION(a_att, m * dw);
+    REGION(a_h1, m * hdw); /* h1, h3: one transfer */
+    REGION(a_h3, m * hdw);
+    REGION(a_hb, m * hdw);
+    REGION(a_logits, words((uint32_t)c->vocab_size));
+    s->a_sc = a;
+#undef REGION
+}
+
+/* L2 words a block of M rows needs at most (scores at the longest context). */
+static uint64_t block_words(const npk_llm_config *c, int M) {
+    const uint64_t dw = words((uint32_t)c->dim), kvw = words((uint32_t)c->kv_dim), hdw = words((uint32_t)c->hidden_dim),
+                   hw = words((uint32_t)(c->head_size / 2));
+    uint64_t row = 3 * hw + 5 * dw + 2 + 2 * kvw + 3 * hdw + (uint64_t)c->n_heads * (words((uint32_t)c->seq_len) + 1);
+    return (uint64_t)M * row + words((uint32_t)c->vocab_size);
+}
+
+/* XN[r] = rmsnorm(X[r]) * gain for rows r0..r0+rows-1 of the block, with the
+ * division on the device. x_known: the host holds X already (s->x, as BF16
+ * values: the embeddings it just wrote), so it is not read back. Per row the
+ * squares and the sequence's two scratch words (n*eps, n) follow each other,
+ * all rows in one transfer; each row's seven CVOs are issued async (each
+ * waits for its inputs in the fence table). With rope, the sin/cos the
+ * device computed meanwhile (a_sin, a_cos follow a_xn) come back in the same
+ * transfer as XN. */
+static int rmsnorm(pccx_dec *s, const float *gain, int r0, int rows, int x_known, int rope) {
+    const int d = s->base.model->cfg.dim, hs = s->base.model->cfg.head_size;
+    const uint32_t dw = words((uint32_t)d), hw = words((uint32_t)(hs / 2));
+    const size_t rw = (size_t)dw * 8; /* row stride in elements */
+    float *x = s->x + (size_t)r0 * rw;
+    int rc;
+    if (!x_known && (rc = l2_get(s, s->a_x + (uint32_t)r0 * dw, x, (size_t)rows * rw)) != 0) return rc;
+    uint16_t *sq = s->sq16; /* per row: squares, zero lanes, the two scratch words */
+    for (int r = 0; r < rows; r++) {
+        uint16_t *q = sq + (size_t)r * (rw + 16);
+        for (size_t i = 0; i < rw; i++) q[i] = 0;
+        for (int i = 0; i < d && !s->timing; i++) q[i] = npk_bf16_from_f32(x[r * rw + i] * x[r * rw + i]);
+        npk_pccx_rmsnorm_consts((unsigned)d, 1e-5f, q + rw);
+    }
+    s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)rows * (uint64_t)d;
+    const uint32_t sq0 = s->a_sq + (uint32_t)r0 * (dw + 2);
+    if ((rc = l2_put16(s, sq0, sq, (size_t)rows * (rw + 16))) != 0) return rc;
+    for (int r = 0; r < rows; r++) {
+        uint32_t q = sq0 + (uint32_t)r * (dw + 2), xr = s->a_x + (uint32_t)(r0 + r) * dw;
+        if ((rc = npk_pccx_rmsnorm_issue(s->drv, xr, q, s->a_xn + (uint32_t)(r0 + r) * dw, q + dw, (unsigned)d, 1)) != 0)
+            return rc;
+    }
+    float *t = s->xn + (size_t)r0 * rw; /* [M][dw * 8], then sin and cos [M][hw * 8] each */
+    const uint32_t xn0 = s->a_xn + (uint32_t)r0 * dw;
+    if ((rc = l2_get(s, xn0, t, rope ? (size_t)(s->a_cos + (uint32_t)rows * hw - xn0) * 8 : (size_t)rows * rw)) != 0)
+        return rc;
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < d && !s->timing; i++) t[r * rw + i] *= gain[i];
+    s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)rows * (uint64_t)d;
+    return l2_put(s, xn0, t, (size_t)rows * rw);
+}
+
+/* Positions pos0..pos0+M-1 (tokens[0..M-1]) through every layer; the logits
+ * of the last one when want_logits. M = 1 is a decode step (GEMVs); M > 1 a
+ * prefill block (GEMMs: every weight record streamed once for the M rows).
+ * Row by row the arithmetic is the same, so the results are bit for bit. */
+static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_logits) {
     const npk_llm_model *m = s->base.model;
     const npk_llm_config *c = &m->cfg;
     const int d = c->dim, kv = c->kv_dim, hd = c->hidden_dim, hs = c->head_size, S = c->seq_len;
-    const int kv_mul = c->n_heads / c->n_kv_heads, n = pos + 1;
-    const int nh = c->n_heads;
-    const uint32_t scw = words((uint32_t)n); /* words per head's scores at this position */
+    const int kv_mul = c->n_heads / c->n_kv_heads, nh = c->n_heads;
+    const uint32_t dw = words((uint32_t)d), kvw = words((uint32_t)kv), hdw = words((uint32_t)hd),
+                   hw = words((uint32_t)(hs / 2));
+    const size_t rw = (size_t)dw * 8;
     uint64_t *ops = s->base.stats.host_op_kinds;
     int rc;
+    layout(s, M);
 
-    /* RoPE angles for this position: theta_j = pos * 10000^(-2j/hs), j < hs/2,
-     * reduced to [-pi, pi] on the host, and X[d] = embedding[token] (BF16,
-     * the residual stream) in one transfer (a_ang is followed by a_x); SIN
-     * and COS run async on the SFU while the squares for the first RMSNorm
+    /* Per row: RoPE angles theta_j = pos * 10000^(-2j/hs), j < hs/2, reduced
+     * to [-pi, pi] on the host, and X = embedding[token] (BF16, the residual
+     * stream); all rows' angles and X in one transfer (a_ang is followed by
+     * a_x). SIN and COS of every row (one CVO each: rows at a stride of hw
+     * words) run async on the SFU while the squares for the first RMSNorm
      * travel, and come back with its XN. */
-    const float *emb = s->timing ? s->zeros : m->token_embedding + (size_t)token * (size_t)d;
-    const uint32_t hw = words((uint32_t)(hs / 2));
-    float *ax = s->xn; /* [hw * 8 + d] scratch */
-    for (uint32_t j = 0; j < hw * 8; j++) ax[j] = 0.0f;
-    for (int j = 0; j < hs / 2; j++) {
-        double a = (double)pos * (1.0 / pow(10000.0, (double)(2 * j) / (double)hs));
-        ax[j] = (float)remainder(a, 2.0 * M_PI);
+    float *ax = s->xn; /* [M * hw * 8 + M * rw] scratch */
+    memset(ax, 0, sizeof(float) * ((size_t)M * hw * 8 + (size_t)M * rw));
+    for (int r = 0; r < M; r++) {
+        const int pos = pos0 + r;
+        const float *emb = s->timing ? s->zeros : m->token_embedding + (size_t)tokens[r] * (size_t)d;
+        for (int j = 0; j < hs / 2; j++) {
+            double a = (double)pos * (1.0 / pow(10000.0, (double)(2 * j) / (double)hs));
+            ax[(size_t)r * hw * 8 + j] = (float)remainder(a, 2.0 * M_PI);
+        }
+        memcpy(ax + (size_t)M * hw * 8 + r * rw, emb, sizeof(float) * (size_t)d);
+        for (int i = 0; i < d && !s->timing; i++) s->x[r * rw + i] = npk_bf16_round_f32(emb[i]); /* what L2 holds */
     }
-    memcpy(ax + hw * 8, emb, sizeof(float) * (size_t)d);
-    for (int i = 0; i < d && !s->timing; i++) s->x[i] = npk_bf16_round_f32(emb[i]); /* what L2 holds */
-    ops[LLM_HOST_ROPE] += 2ull * (uint64_t)(hs / 2);
-    ops[LLM_HOST_EMBED] += (uint64_t)d;
-    if ((rc = l2_put(s, s->a_ang, ax, (size_t)hw * 8 + (size_t)d)) != 0) return rc;
-    if ((rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_SIN, s->a_ang, s->a_sin, (unsigned)(hs / 2), 0, 1)) != 0 ||
-        (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_COS, s->a_ang, s->a_cos, (unsigned)(hs / 2), 0, 1)) != 0)
+    ops[LLM_HOST_ROPE] += 2ull * (uint64_t)M * (uint64_t)(hs / 2);
+    ops[LLM_HOST_EMBED] += (uint64_t)M * (uint64_t)d;
+    const unsigned alen = (unsigned)((M - 1) * hw * 8 + hs / 2);
+    if ((rc = l2_put(s, s->a_ang, ax, (size_t)M * hw * 8 + (size_t)M * rw)) != 0) return rc;
+    if ((rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_SIN, s->a_ang, s->a_sin, alen, 0, 1)) != 0 ||
+        (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_COS, s->a_ang, s->a_cos, alen, 0, 1)) != 0)
         return rc;
 
     for (int l = 0; l < c->n_layers; l++) {
@@ -166,129 +228,155 @@ static int pccx_step(pccx_dec *s, int token, int pos) {
         float *kc = s->kcache + (size_t)l * (size_t)S * (size_t)kv; /* [S][kv], host memory */
         float *vc = s->vcache + (size_t)l * (size_t)S * (size_t)kv;
 
-        if ((rc = rmsnorm(s, at(m->rms_att, (size_t)l * d), l == 0, l == 0)) != 0) return rc;
-        if ((rc = gemv(s, P_Q, s->a_q, s->a_xn, &w[P_Q], 0)) != 0) return rc;
-        if ((rc = gemv(s, P_K, s->a_k, s->a_xn, &w[P_K], 0)) != 0) return rc;
-        if ((rc = gemv(s, P_V, s->a_v, s->a_xn, &w[P_V], 0)) != 0) return rc;
-        /* q, k and v in one transfer (adjacent regions) */
-        if ((rc = l2_get(s, s->a_q, s->qkv, (size_t)(s->a_v + words((uint32_t)kv) - s->a_q) * 8)) != 0) return rc;
-        const float *q0 = s->qkv, *k0 = s->qkv + (s->a_k - s->a_q) * 8, *v0 = s->qkv + (s->a_v - s->a_q) * 8;
-        memcpy(s->q, q0, sizeof(float) * (size_t)d);
-        memcpy(s->k, k0, sizeof(float) * (size_t)kv);
-
-        /* RoPE rotation of each pair (i, i+1): q over d, k over kv. */
-        for (int i = 0; i < d; i += 2) {
-            float fc = s->cosv[(i % hs) / 2], fs = s->sinv[(i % hs) / 2];
-            for (int r = 0; r < (i < kv ? 2 : 1); r++) {
-                float *vec = r == 0 ? s->q : s->k;
-                float a0 = vec[i], a1 = vec[i + 1];
-                vec[i] = a0 * fc - a1 * fs;
-                vec[i + 1] = a0 * fs + a1 * fc;
+        if ((rc = rmsnorm(s, at(m->rms_att, (size_t)l * d), 0, M, l == 0, l == 0)) != 0) return rc;
+        if (l == 0)
+            for (int r = 0; r < M; r++) { /* this block's sin and cos, row r */
+                const float *t = s->xn + (size_t)(s->a_sin - s->a_xn) * 8 + (size_t)r * hw * 8;
+                memcpy(s->sinv + r * 64, t, sizeof(float) * (size_t)(hs / 2));
+                memcpy(s->cosv + r * 64, t + (size_t)M * hw * 8, sizeof(float) * (size_t)(hs / 2));
             }
-        }
-        ops[LLM_HOST_ROPE] += 6ull * (uint64_t)(d / 2 + kv / 2);
-        /* KV cache rows in host memory (DDR), in BF16 precision: the rotated
-         * k rounded as the device would store it, v as the GEMV wrote it. */
-        for (int i = 0; i < kv && !s->timing; i++) {
-            kc[(size_t)pos * kv + i] = npk_bf16_round_f32(s->k[i]);
-            vc[(size_t)pos * kv + i] = v0[i];
-        }
+        if ((rc = mm(s, P_Q, s->a_q, s->a_xn, M, &w[P_Q], 0)) != 0) return rc;
+        if ((rc = mm(s, P_K, s->a_k, s->a_xn, M, &w[P_K], 0)) != 0) return rc;
+        if ((rc = mm(s, P_V, s->a_v, s->a_xn, M, &w[P_V], 0)) != 0) return rc;
+        /* q, k and v of every row in one transfer (adjacent regions) */
+        if ((rc = l2_get(s, s->a_q, s->qkv, (size_t)(s->a_v + (uint32_t)M * kvw - s->a_q) * 8)) != 0) return rc;
 
-        /* scores[h][t] = q_h . k_t / sqrt(hs); every head at a stride of
-         * ceil(n/8) words, then each head's maximum (as BF16) in lane 0 of
-         * its own word, written to the device in one transfer. */
+        /* Scores, row by row (position pos0 + r sees positions 0..pos0+r):
+         * scores[h][t] = q_h . k_t / sqrt(hs), every head at a stride of
+         * ceil(n/8) words, then each head's maximum (as BF16) in lane 0 of its
+         * own word; all rows in one transfer. */
         const float inv = 1.0f / sqrtf((float)hs);
-        const uint32_t a_mx = s->a_sc + (uint32_t)nh * scw; /* [nh] words: maxima, then row sums */
-        float *mxw = s->sc + (size_t)nh * scw * 8;
-        for (int h = 0; h < nh && !s->timing; h++) {
-            float *sc = s->sc + (size_t)h * scw * 8;
-            const float *qh = s->q + h * hs;
-            for (int t = 0; t < n; t++) {
-                const float *kt = kc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
-                float acc = 0.0f;
-                for (int i = 0; i < hs; i++) acc += qh[i] * kt[i];
-                sc[t] = acc * inv;
+        uint32_t off = 0; /* words of the rows before this one */
+        for (int r = 0; r < M; r++) {
+            const int pos = pos0 + r, n = pos + 1;
+            const uint32_t scw = words((uint32_t)n);
+            float *q = s->q, *k = s->k;
+            memcpy(q, s->qkv + (size_t)r * rw, sizeof(float) * (size_t)d);
+            memcpy(k, s->qkv + (size_t)(s->a_k - s->a_q) * 8 + (size_t)r * kvw * 8, sizeof(float) * (size_t)kv);
+            const float *v0 = s->qkv + (size_t)(s->a_v - s->a_q) * 8 + (size_t)r * kvw * 8;
+            /* RoPE rotation of each pair (i, i+1): q over d, k over kv. */
+            for (int i = 0; i < d; i += 2) {
+                float fc = s->cosv[r * 64 + (i % hs) / 2], fs = s->sinv[r * 64 + (i % hs) / 2];
+                for (int z = 0; z < (i < kv ? 2 : 1); z++) {
+                    float *vec = z == 0 ? q : k;
+                    float a0 = vec[i], a1 = vec[i + 1];
+                    vec[i] = a0 * fc - a1 * fs;
+                    vec[i + 1] = a0 * fs + a1 * fc;
+                }
             }
-            for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
-            float mx = npk_bf16_round_f32(sc[0]);
-            for (int t = 1; t < n; t++)
-                if (npk_bf16_round_f32(sc[t]) > mx) mx = npk_bf16_round_f32(sc[t]);
-            memset(mxw + (size_t)h * 8, 0, 8 * sizeof *mxw);
-            mxw[(size_t)h * 8] = mx;
+            ops[LLM_HOST_ROPE] += 6ull * (uint64_t)(d / 2 + kv / 2);
+            /* KV cache rows in host memory (DDR), in BF16 precision: the
+             * rotated k rounded as the device would store it, v as the GEMV
+             * wrote it. */
+            for (int i = 0; i < kv && !s->timing; i++) {
+                kc[(size_t)pos * kv + i] = npk_bf16_round_f32(k[i]);
+                vc[(size_t)pos * kv + i] = v0[i];
+            }
+            float *scr = s->sc + (size_t)off * 8, *mxw = scr + (size_t)nh * scw * 8;
+            for (int h = 0; h < nh && !s->timing; h++) {
+                float *sc = scr + (size_t)h * scw * 8;
+                const float *qh = q + h * hs;
+                for (int t = 0; t < n; t++) {
+                    const float *kt = kc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
+                    float acc = 0.0f;
+                    for (int i = 0; i < hs; i++) acc += qh[i] * kt[i];
+                    sc[t] = acc * inv;
+                }
+                for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
+                float mx = npk_bf16_round_f32(sc[0]);
+                for (int t = 1; t < n; t++)
+                    if (npk_bf16_round_f32(sc[t]) > mx) mx = npk_bf16_round_f32(sc[t]);
+                memset(mxw + (size_t)h * 8, 0, 8 * sizeof *mxw);
+                mxw[(size_t)h * 8] = mx;
+            }
+            ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 1);
+            ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
+            off += (uint32_t)nh * scw + (uint32_t)nh;
         }
-        ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 1);
-        ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
-        if ((rc = l2_put(s, s->a_sc, s->sc, (size_t)(nh * scw + nh) * 8)) != 0) return rc;
+        if ((rc = l2_put(s, s->a_sc, s->sc, (size_t)off * 8)) != 0) return rc;
         /* Softmax on the device, inside the queue: per head a 1 x 1 GEMV
          * findemax loads the head's maximum into e_max, then EXP sub_emax runs
          * async on the SFU while the next head's GEMV runs (the CVO latches
-         * e_max when it starts); one GEMV with a row of ones sums every head's
-         * exponentials exactly (REDUCE_SUM's arithmetic, rows at the same
-         * stride) into the maxima's words. */
-        for (int h = 0; h < nh; h++) {
-            uint32_t a = s->a_sc + (uint32_t)h * scw;
-            if ((rc = npk_pccx_gemv_w(s->drv, a_mx + (uint32_t)h, a_mx + (uint32_t)h, 1, &s->emax_w[h],
-                                      NPK_PCCX_FINDEMAX)) != 0 ||
-                (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_EXP, a, a, (unsigned)n, NPK_PCCX_CVO_SUB_EMAX, 1)) != 0)
-                return rc;
-        }
-        const npk_pccx_wmat ones = npk_pccx_wmat_ones_prefix(&s->ones, (unsigned)n);
-        if ((rc = npk_pccx_gemv_w(s->drv, a_mx, s->a_sc, (unsigned)nh, &ones, 0)) != 0) return rc;
-        /* ATT[d]: head h = sum_t p[h][t] v_t with p = e / sum, exponentials
-         * and sums read in one transfer. The division is the documented
-         * softmax's last step (SCALE recip_scale: x / scalar in double, one
-         * BF16 rounding), done here bit for bit where its result is consumed. */
-        if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)(nh * scw + nh) * 8)) != 0) return rc;
-        for (int h = 0; h < nh && !s->timing; h++) {
-            float *p = s->sc + (size_t)h * scw * 8;
-            const double sum = (double)mxw[(size_t)h * 8];
-            for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
-            float *o = s->att + h * hs;
-            memset(o, 0, sizeof(float) * (size_t)hs);
-            for (int t = 0; t < n; t++) {
-                const float *vt = vc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
-                for (int i = 0; i < hs; i++) o[i] += p[t] * vt[i];
+         * e_max when it starts); per row one GEMV with a row of ones sums
+         * every head's exponentials exactly (REDUCE_SUM's arithmetic, rows at
+         * the same stride) into the maxima's words. */
+        off = 0;
+        for (int r = 0; r < M; r++) {
+            const int n = pos0 + r + 1;
+            const uint32_t scw = words((uint32_t)n), a_r = s->a_sc + off, a_mx = a_r + (uint32_t)nh * scw;
+            for (int h = 0; h < nh; h++) {
+                uint32_t a = a_r + (uint32_t)h * scw;
+                if ((rc = npk_pccx_gemv_w(s->drv, a_mx + (uint32_t)h, a_mx + (uint32_t)h, 1, &s->emax_w[h],
+                                          NPK_PCCX_FINDEMAX)) != 0 ||
+                    (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_EXP, a, a, (unsigned)n, NPK_PCCX_CVO_SUB_EMAX, 1)) != 0)
+                    return rc;
             }
+            const npk_pccx_wmat ones = npk_pccx_wmat_ones_prefix(&s->ones, (unsigned)n);
+            if ((rc = npk_pccx_gemv_w(s->drv, a_mx, a_r, (unsigned)nh, &ones, 0)) != 0) return rc;
+            off += (uint32_t)nh * scw + (uint32_t)nh;
         }
-        ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
-        ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)hs;
-        if ((rc = l2_put(s, s->a_att, s->att, (size_t)d)) != 0) return rc;
-        /* X += wo ATT (GEMV accumulating into the residual stream) */
-        if ((rc = gemv(s, P_O, s->a_x, s->a_att, &w[P_O], NPK_PCCX_ACCM)) != 0) return rc;
+        /* ATT[r][d]: head h = sum_t p[h][t] v_t with p = e / sum, exponentials
+         * and sums of every row read in one transfer. The division is the
+         * documented softmax's last step (SCALE recip_scale: x / scalar in
+         * double, one BF16 rounding), done here bit for bit where its result
+         * is consumed. */
+        if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)off * 8)) != 0) return rc;
+        off = 0;
+        memset(s->att, 0, sizeof(float) * (size_t)M * rw);
+        for (int r = 0; r < M; r++) {
+            const int n = pos0 + r + 1;
+            const uint32_t scw = words((uint32_t)n);
+            float *scr = s->sc + (size_t)off * 8, *mxw = scr + (size_t)nh * scw * 8;
+            for (int h = 0; h < nh && !s->timing; h++) {
+                float *p = scr + (size_t)h * scw * 8;
+                const double sum = (double)mxw[(size_t)h * 8];
+                for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
+                float *o = s->att + r * rw + h * hs;
+                for (int t = 0; t < n; t++) {
+                    const float *vt = vc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
+                    for (int i = 0; i < hs; i++) o[i] += p[t] * vt[i];
+                }
+            }
+            ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
+            ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)hs;
+            off += (uint32_t)nh * scw + (uint32_t)nh;
+        }
+        if ((rc = l2_put(s, s->a_att, s->att, (size_t)M * rw)) != 0) return rc;
+        /* X += wo ATT (accumulating into the residual stream) */
+        if ((rc = mm(s, P_O, s->a_x, s->a_att, M, &w[P_O], NPK_PCCX_ACCM)) != 0) return rc;
 
         /* FFN */
-        if ((rc = rmsnorm(s, at(m->rms_ffn, (size_t)l * d), 0, 0)) != 0) return rc;
-        if ((rc = gemv(s, P_W1, s->a_h1, s->a_xn, &w[P_W1], 0)) != 0) return rc;
-        if ((rc = gemv(s, P_W3, s->a_h3, s->a_xn, &w[P_W3], 0)) != 0) return rc;
-        /* h1 and h3 in one transfer (adjacent regions) */
-        if ((rc = l2_get(s, s->a_h1, s->h1, (size_t)(s->a_h3 - s->a_h1) * 8 + (size_t)hd)) != 0) return rc;
-        const float *h3 = s->h1 + (s->a_h3 - s->a_h1) * 8;
-        for (int i = 0; i < hd && !s->timing; i++) {
-            float a = s->h1[i];
-            s->h1[i] = a / (1.0f + expf(-a)) * h3[i]; /* silu(h1) * h3 */
-        }
-        ops[LLM_HOST_FFN] += 4ull * (uint64_t)hd;
-        if ((rc = l2_put(s, s->a_hb, s->h1, (size_t)hd)) != 0) return rc;
+        if ((rc = rmsnorm(s, at(m->rms_ffn, (size_t)l * d), 0, M, 0, 0)) != 0) return rc;
+        if ((rc = mm(s, P_W1, s->a_h1, s->a_xn, M, &w[P_W1], 0)) != 0) return rc;
+        if ((rc = mm(s, P_W3, s->a_h3, s->a_xn, M, &w[P_W3], 0)) != 0) return rc;
+        /* h1 and h3 of every row in one transfer (adjacent regions) */
+        const size_t hrw = (size_t)hdw * 8;
+        if ((rc = l2_get(s, s->a_h1, s->h1, 2 * (size_t)M * hrw)) != 0) return rc;
+        const float *h3 = s->h1 + (size_t)M * hrw;
+        for (int r = 0; r < M && !s->timing; r++)
+            for (int i = 0; i < hd; i++) {
+                float a = s->h1[r * hrw + i];
+                s->h1[r * hrw + i] = a / (1.0f + expf(-a)) * h3[r * hrw + i]; /* silu(h1) * h3 */
+            }
+        ops[LLM_HOST_FFN] += 4ull * (uint64_t)M * (uint64_t)hd;
+        if ((rc = l2_put(s, s->a_hb, s->h1, (size_t)M * hrw)) != 0) return rc;
         /* X += w2 HB */
-        if ((rc = gemv(s, P_W2, s->a_x, s->a_hb, &w[P_W2], NPK_PCCX_ACCM)) != 0) return rc;
+        if ((rc = mm(s, P_W2, s->a_x, s->a_hb, M, &w[P_W2], NPK_PCCX_ACCM)) != 0) return rc;
     }
-    if ((rc = rmsnorm(s, m->rms_final, 0, 0)) != 0) return rc;
-    if ((rc = gemv(s, P_CLS, s->a_logits, s->a_xn, &s->w[7 * c->n_layers], 0)) != 0) return rc;
+    if (!want_logits) return 0;
+    /* the last row only: its logits give the next token */
+    if ((rc = rmsnorm(s, m->rms_final, M - 1, 1, 0, 0)) != 0) return rc;
+    s->base.stats.gemv_on_device[P_CLS]++;
+    if ((rc = npk_pccx_gemv_w(s->drv, s->a_logits, s->a_xn + (uint32_t)(M - 1) * dw, 1, &s->w[7 * c->n_layers], 0)) != 0)
+        return rc;
     return l2_get(s, s->a_logits, s->logits, (size_t)c->vocab_size);
 }
 
-static int pccx_forward(npk_llm_decoder *base, int token, int pos, const float **logits) {
-    pccx_dec *s = (pccx_dec *)base;
-    uint64_t t0 = npk_port_cycles(s->port);
-    int rc = pccx_step(s, token, pos);
-    if (s->trace) {
-        char args[64];
-        snprintf(args, sizeof args, "\"pos\":%d,\"token\":%d,\"status\":%d", pos, token, rc);
-        npk_port_trace_host(s->port, "decode", "forward", t0, args);
-    }
-    if (rc) return npk_err_prefix(-rc, "pccx decode, position %d", pos);
+/* The decoder's counters from the device's (since setup), after a step. */
+static int sync_stats(pccx_dec *s, const float **logits) {
     npk_pccx_stats st;
-    if ((rc = npk_pccx_stats_get(s->drv, &st)) != 0) return rc;
+    int rc = npk_pccx_stats_get(s->drv, &st);
+    if (rc) return rc;
     npk_llm_stats *o = &s->base.stats;
     o->instr_total = 0;
     for (int i = 0; i < 5; i++) {
@@ -307,6 +395,38 @@ static int pccx_forward(npk_llm_decoder *base, int token, int pos, const float *
         memset(s->logits, 0, sizeof *s->logits * (size_t)s->base.model->cfg.vocab_size);
     *logits = s->logits;
     return 0;
+}
+
+static int pccx_forward(npk_llm_decoder *base, int token, int pos, const float **logits) {
+    pccx_dec *s = (pccx_dec *)base;
+    uint64_t t0 = npk_port_cycles(s->port);
+    int rc = pccx_block(s, &token, pos, 1, 1);
+    if (s->trace) {
+        char args[64];
+        snprintf(args, sizeof args, "\"pos\":%d,\"token\":%d,\"status\":%d", pos, token, rc);
+        npk_port_trace_host(s->port, "decode", "forward", t0, args);
+    }
+    if (rc) return npk_err_prefix(-rc, "pccx decode, position %d", pos);
+    return sync_stats(s, logits);
+}
+
+/* GEMM prefill: positions pos0..pos0+n-1 in blocks of up to mmax rows, the
+ * logits of the last one. */
+static int pccx_prefill(npk_llm_decoder *base, const int *tokens, int n, int pos0, const float **logits) {
+    pccx_dec *s = (pccx_dec *)base;
+    for (int done = 0; done < n;) {
+        int M = n - done < s->mmax ? n - done : s->mmax;
+        uint64_t t0 = npk_port_cycles(s->port);
+        int rc = pccx_block(s, tokens + done, pos0 + done, M, done + M == n);
+        if (s->trace) {
+            char args[80];
+            snprintf(args, sizeof args, "\"pos\":%d,\"rows\":%d,\"status\":%d", pos0 + done, M, rc);
+            npk_port_trace_host(s->port, "decode", "prefill", t0, args);
+        }
+        if (rc) return npk_err_prefix(-rc, "pccx prefill, positions %d..%d", pos0 + done, pos0 + done + M - 1);
+        done += M;
+    }
+    return sync_stats(s, logits);
 }
 
 static int pccx_finish(npk_llm_decoder *base) {
@@ -338,6 +458,8 @@ static void pccx_destroy(npk_llm_decoder *base) {
     free(s->xn);
     free(s->sq16);
     free(s->emax_w);
+    free(s->sinv);
+    free(s->cosv);
     free(s->zeros);
     free(s);
 }
@@ -367,38 +489,10 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     s->base.destroy = pccx_destroy;
     s->base.finish = pccx_finish;
 
-    /* L2 map (word addresses), each region word aligned. */
-    uint32_t a = 0;
-#define REGION(field, elems) (s->field = a, a += words((uint32_t)(elems)))
-    REGION(a_ang, hs / 2); /* the angles, then X: one transfer */
-    REGION(a_x, d);
-    REGION(a_sq, d);      /* the squares, then the RMSNorm scratch: one transfer */
-    REGION(a_tmp, 16);
-    REGION(a_xn, d);      /* XN, then sin and cos: one transfer */
-    REGION(a_sin, hs / 2);
-    REGION(a_cos, hs / 2);
-    REGION(a_q, d);
-    REGION(a_k, kv);
-    REGION(a_v, kv);
-    REGION(a_att, d);
-    REGION(a_h1, hd);
-    REGION(a_h3, hd);
-    REGION(a_hb, hd);
-    REGION(a_logits, V);
-    REGION(a_sc, ((uint64_t)c->n_heads * words(S) + c->n_heads) * 8); /* scores, then maxima / sums */
-    const uint64_t l2_end = a;
-#undef REGION
-
+    if (!opts->gemm_prefill_off) s->base.prefill = pccx_prefill;
     size_t fsz = sizeof(float);
-    s->x = calloc(d, fsz);
     s->q = calloc(d, fsz);
     s->k = calloc(kv, fsz);
-    s->qkv = calloc((size_t)(s->a_v + words(kv) - s->a_q) * 8, fsz);
-    s->att = calloc(d, fsz);
-    s->h1 = calloc((size_t)(s->a_h3 - s->a_h1) * 8 + hd, fsz);
-    s->sc = calloc(((size_t)c->n_heads * words(S) + c->n_heads) * 8, fsz);
-    s->xn = calloc((size_t)(words(d) + 2 * words(hs / 2)) * 8, fsz);
-    s->sq16 = calloc((size_t)words(d) * 8 + 16, sizeof *s->sq16);
     s->emax_w = calloc((size_t)c->n_heads, sizeof *s->emax_w);
     s->timing = !!opts->timing_only;
     s->zeros = calloc(d > V ? d : V, fsz);
@@ -409,8 +503,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     s->logits = calloc(V, fsz);
     s->w = calloc((size_t)7 * c->n_layers + 1, sizeof *s->w);
     int rc = 0;
-    if (!s->x || !s->q || !s->k || !s->qkv || !s->att || !s->h1 || !s->sc || !s->xn || !s->sq16 ||
-        !s->emax_w || (!s->timing && (!s->kcache || !s->vcache)) ||
+    if (!s->q || !s->k || !s->emax_w || (!s->timing && (!s->kcache || !s->vcache)) ||
         !s->logits || !s->zeros || !s->w) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto fail;
@@ -458,10 +551,31 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     }
     npk_pccx_cfg dc = {.ws_bytes = wbytes + (1u << 16)};
     if ((rc = npk_pccx_open(&s->drv, s->port, &dc)) != 0) goto fail;
-    if (l2_end > npk_pccx_l2_words(s->drv)) {
+    const uint64_t l2w = npk_pccx_l2_words(s->drv), l2_one = block_words(c, 1);
+    if (l2_one > l2w) {
         rc = npk_err(NPK_EUNSUPPORTED, "not supported yet: %s needs %llu L2 words for its activations, the device has %u "
-                     "(device option l2_kib)", m->name, (unsigned long long)l2_end, npk_pccx_l2_words(s->drv));
+                     "(device option l2_kib)", m->name, (unsigned long long)l2_one, npk_pccx_l2_words(s->drv));
         goto fail;
+    }
+    {
+        /* Rows per prefill block: as many as L2 holds beside the logits (the
+         * scores sized for the longest context), at most NPK_LLM_PCCX_MAX_BLOCK. */
+        const uint64_t row = block_words(c, 2) - l2_one, fit = (l2w - (l2_one - row)) / row;
+        s->mmax = (int)(fit > NPK_LLM_PCCX_MAX_BLOCK ? NPK_LLM_PCCX_MAX_BLOCK : fit);
+        const size_t M = (size_t)s->mmax, rw = (size_t)words(d) * 8, hw8 = (size_t)words(hs / 2) * 8;
+        s->x = calloc(M * rw, fsz);
+        s->qkv = calloc(M * (rw + 2 * (size_t)words(kv) * 8), fsz);
+        s->att = calloc(M * rw, fsz);
+        s->h1 = calloc(2 * M * (size_t)words(hd) * 8, fsz);
+        s->sc = calloc(M * ((size_t)c->n_heads * words(S) + (size_t)c->n_heads) * 8, fsz);
+        s->xn = calloc(M * (rw + 2 * hw8), fsz);
+        s->sq16 = calloc(M * (rw + 16), sizeof *s->sq16);
+        s->sinv = calloc(M * 64, fsz);
+        s->cosv = calloc(M * 64, fsz);
+        if (!s->x || !s->qkv || !s->att || !s->h1 || !s->sc || !s->xn || !s->sq16 || !s->sinv || !s->cosv) {
+            rc = npk_err(NPK_ENOMEM, "out of memory");
+            goto fail;
+        }
     }
     /* Quantize and upload in order of use: per layer q k v o w1 w3 w2, then cls. */
     for (int l = 0; l < c->n_layers; l++) {

@@ -16,7 +16,7 @@ typedef struct llm_args {
     uint64_t steps, seed, prompt_tokens;
     uint32_t group;
     double temperature, topp;
-    int report, accuracy, timing_only;
+    int report, accuracy, timing_only, gemv_prefill;
 } llm_args;
 
 #define LSTR(n, f, d, m, h) CLI_STR(n, NULL, llm_args, f, d, m, h)
@@ -56,6 +56,8 @@ static const npk_opt llm_opts[] = {
       "agreement with fp32 on stories260K; 0 = one scale per output channel, half the\n"
       "weight bytes; see docs/llm.md)"),
     LSTR("--port", port, NULL, "SPEC", "pccx: port spec (default sim)"),
+    LFLAG("--gemv-prefill", gemv_prefill,
+          "pccx: run the prompt one GEMV step per token (the decode path) instead of GEMM blocks, to compare"),
     LFLAG("--timing-only", timing_only,
           "pccx: run no weights (the device computes nothing) and print the modeled\n"
           "prefill and decode tokens/s, time to first token and the rooflines for\n"
@@ -226,10 +228,14 @@ static int timing_only_run(npk_llm_model *m, const char *label, const npk_llm_pc
     npk_llm_stats st0, st;
     memset(&st0, 0, sizeof st0);
     int rc = 0;
-    for (int pos = 0; pos < steps && !rc; pos++) {
-        const float *logits;
+    int *ptok = calloc((size_t)ptoks, sizeof *ptok); /* token 0: timing does not depend on values */
+    const float *logits;
+    if (!ptok) rc = npk_err(NPK_ENOMEM, "out of memory");
+    if (!rc) rc = npk_llm_prefill(d, ptok, ptoks, &logits); /* the prompt: GEMM blocks unless --gemv-prefill */
+    free(ptok);
+    if (!rc) npk_llm_stats_get(d, &st0);
+    for (int pos = ptoks; pos < steps && !rc; pos++) {
         rc = npk_llm_forward(d, 0, pos, &logits);
-        if (pos + 1 == ptoks) npk_llm_stats_get(d, &st0);
         cli_progress("llm", (uint64_t)pos + 1, (uint64_t)steps);
     }
     cli_progress_end();
@@ -239,7 +245,9 @@ static int timing_only_run(npk_llm_model *m, const char *label, const npk_llm_pc
     }
     npk_llm_stats_get(d, &st);
     const double hz = (double)st.device_hz, bw = pccx_opt(po->dev_opts, "ddr_gbps") * pccx_opt(po->dev_opts, "ddr_eff");
-    const double wb = (double)st.weight_bytes / (double)st.tokens, macs = (double)st.device_macs / (double)st.tokens;
+    /* per decode token (a GEMM prefill streams each weight once per block) */
+    const double dn = (double)(steps - ptoks);
+    const double wb = (double)(st.weight_bytes - st0.weight_bytes) / dn, macs = (double)(st.device_macs - st0.device_macs) / dn;
     const double pre_c = (double)st0.device_cycles / ptoks;
     const double dec_c = (double)(st.device_cycles - st0.device_cycles) / (double)(steps - ptoks);
     const double peak = hz * st.device_macs_per_cycle;
@@ -250,9 +258,9 @@ static int timing_only_run(npk_llm_model *m, const char *label, const npk_llm_pc
     printf("  device               pccx @ %.1f MHz, DDR %.2f GB/s x %.2f = %.2f GB/s, %u GEMV MAC/cycle\n", hz / 1e6,
            pccx_opt(po->dev_opts, "ddr_gbps"), pccx_opt(po->dev_opts, "ddr_eff"), bw, st.device_macs_per_cycle);
     if (po->group_size)
-        printf("  weights              INT4, one scale per %d inputs; %.0f bytes streamed per token\n", po->group_size, wb);
+        printf("  weights              INT4, one scale per %d inputs; %.0f bytes streamed per decode token\n", po->group_size, wb);
     else
-        printf("  weights              INT4, one scale per output channel; %.0f bytes streamed per token\n", wb);
+        printf("  weights              INT4, one scale per output channel; %.0f bytes streamed per decode token\n", wb);
     printf("  positions            0..%d: %d prompt (prefill), %d decode\n", steps - 1, ptoks, steps - ptoks);
     printf("  prefill              %.1f tokens/s (%.0f cycles/token)\n", hz / pre_c, pre_c);
     printf("  time to first token  %.3f ms\n", 1e3 * (double)st0.device_cycles / hz);
@@ -318,7 +326,8 @@ int cmd_llm(int argc, char **argv) {
             code = cli_usage_error("llm", "--prompt-tokens %llu leaves no decode position in %d steps",
                                    (unsigned long long)A.prompt_tokens, n);
         else {
-            npk_llm_pccx_opts po = {.port = port, .dev_opts = dev_opts, .group_size = (int)group, .trace_path = trace};
+            npk_llm_pccx_opts po = {.port = port, .dev_opts = dev_opts, .group_size = (int)group, .trace_path = trace,
+                                    .gemm_prefill_off = A.gemv_prefill};
             code = timing_only_run(m, A.shape ? A.shape : model_path, &po, n, (int)A.prompt_tokens, report, json_path);
         }
         free(dev_opts);
@@ -346,7 +355,8 @@ int cmd_llm(int argc, char **argv) {
         return cli_fail("llm: --trace: %s", npk_errmsg());
     }
     npk_llm_pccx_opts po = {.port = port, .dev_opts = dev_opts, .group_size = (int)group,
-                            .trace_path = trace ? (tro.tmp ? tro.tmp : trace) : NULL};
+                            .trace_path = trace ? (tro.tmp ? tro.tmp : trace) : NULL,
+                            .gemm_prefill_off = A.gemv_prefill};
     int code = 1;
     if (pccx)
         rc = npk_llm_decoder_pccx(m, &po, &d);
