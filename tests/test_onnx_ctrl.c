@@ -163,6 +163,93 @@ static void test_loop(void) {
     npk_graph_free(g);
 }
 
+/* Shape inference through the bodies (issue 14 point 2): the int8 output of an If (both branches
+ * [2, 4]), of a Loop (its loop-carried value keeps [2, 4]) and of a Scan (scan output: 2 slices
+ * of [4] stacked) is known at load, so the MatMulInteger after it runs on v0 (before: on the CPU,
+ * "shape depends on run-time data"), with the CPU's result. */
+static void test_infer_through(int kind) {
+    static const int64_t da[2] = {2, 4}, dw[2] = {4, 3};
+    static const int8_t av[8] = {1, -2, 3, -4, 5, -6, 7, -8}, wv8[12] = {1, 2, 3, -1, -2, -3, 4, 5, 6, 0, 1, -1};
+    ob_model *m = ob_new(13);
+    ob_input(m, "a", NPK_DT_INT8, 2, da);
+    ob_input(m, "c", NPK_DT_BOOL, 0, NULL);
+    ob_init(m, "w", NPK_DT_INT8, 2, dw, wv8);
+    Onnx__NodeProto *n;
+    Onnx__GraphProto s;
+    if (kind == 0) {
+        n = ob_node(m, "", "If", "cf", "c", "t");
+        const char *br[2] = {"then_branch", "else_branch"};
+        for (int k = 0; k < 2; k++) {
+            s = ob_sub_begin(m, br[k]);
+            ob_node(m, "", k ? "Neg" : "Identity", "b", "a", "bo");
+            ob_output(m, "bo", NPK_DT_INT8, 2, da);
+            ob_attr_graph(m, n, br[k], ob_sub_end(m, s));
+        }
+    } else if (kind == 1) {
+        int64_t trips = 2;
+        ob_init(m, "M", NPK_DT_INT64, 0, NULL, &trips);
+        n = ob_node(m, "", "Loop", "cf", "M,c,a", "t");
+        s = ob_sub_begin(m, "body");
+        ob_input(m, "i", NPK_DT_INT64, 0, NULL);
+        ob_input(m, "cin", NPK_DT_BOOL, 0, NULL);
+        ob_input(m, "v", NPK_DT_INT8, 2, da);
+        ob_node(m, "", "Identity", "ci", "cin", "cout");
+        ob_node(m, "", "Neg", "neg", "v", "v2");
+        ob_output(m, "cout", NPK_DT_BOOL, 0, NULL);
+        ob_output(m, "v2", NPK_DT_INT8, 2, da);
+        ob_attr_graph(m, n, "body", ob_sub_end(m, s));
+    } else {
+        ob_node(m, "", "Not", "not", "c", "nc"); /* Scan has no condition: read c once so it is used */
+        ob_output(m, "nc", NPK_DT_BOOL, 0, NULL);
+        n = ob_node(m, "", "Scan", "cf", "a", "t");
+        ob_attr_i(m, n, "num_scan_inputs", 1);
+        s = ob_sub_begin(m, "body");
+        ob_input(m, "row", NPK_DT_INT8, 1, (int64_t[1]){4});
+        ob_node(m, "", "Neg", "neg", "row", "r2");
+        ob_output(m, "r2", NPK_DT_INT8, 1, (int64_t[1]){4});
+        ob_attr_graph(m, n, "body", ob_sub_end(m, s));
+    }
+    ob_node(m, "", "MatMulInteger", "mm", "t,w", "y");
+    ob_output(m, "y", NPK_DT_INT32, -1, NULL);
+    npk_graph *g = load(m);
+    CHECK(g != NULL);
+    if (!g) return;
+    npk_tensor in[2];
+    CHECK_EQ(npk_tensor_alloc(&in[0], "a", NPK_DT_INT8, 2, da), 0);
+    memcpy(in[0].data, av, sizeof av);
+    CHECK_EQ(npk_tensor_alloc(&in[1], "c", NPK_DT_BOOL, 0, NULL), 0);
+    *(uint8_t *)in[1].data = 1;
+    int32_t want[6];
+    for (int i = 0; i < 2; i++) /* If: then = a; Loop: two negations = a; Scan: every row negated */
+        for (int j = 0; j < 3; j++) {
+            int32_t acc = 0;
+            for (int k = 0; k < 4; k++) acc += (kind == 2 ? -av[i * 4 + k] : av[i * 4 + k]) * wv8[k * 3 + j];
+            want[i * 3 + j] = acc;
+        }
+    const char *devs[2] = {"cpu", "v0"};
+    for (int d = 0; d < 2; d++) {
+        npk_run_opts o = {.device = devs[d]};
+        npk_tensor *outs = NULL;
+        size_t no = 0;
+        npk_run_report rep;
+        int rc = npk_graph_run(g, &o, in, 2, &outs, &no, &rep);
+        CHECK_EQ(rc, 0);
+        if (rc) fprintf(stderr, "%s\n", npk_errmsg());
+        int yk = kind == 2 ? 1 : 0; /* the Scan model's first output is nc */
+        CHECK(!rc && (int)no == yk + 1 && outs[yk].dtype == NPK_DT_INT32 && !memcmp(outs[yk].data, want, sizeof want));
+        for (size_t i = 0; !rc && d == 1 && i < rep.n_nodes; i++)
+            if (!strcmp(rep.nodes[i].op, "MatMulInteger")) {
+                CHECK_EQ(rep.nodes[i].place, NPK_PLACE_DEVICE);
+                if (rep.nodes[i].place != NPK_PLACE_DEVICE) fprintf(stderr, "kind %d: %s\n", kind, rep.nodes[i].why);
+            }
+        for (size_t k = 0; k < no; k++) npk_tensor_free(&outs[k]);
+        free(outs);
+        if (!rc) npk_run_report_fini(&rep);
+    }
+    for (int k = 0; k < 2; k++) npk_tensor_free(&in[k]);
+    npk_graph_free(g);
+}
+
 /* Version-specific forms without conformance data: Tile-1 (tiles, axis inputs) and
  * Upsample-1 (height_scale / width_scale attributes), against values computed here. */
 static void test_old_versions(void) {
@@ -218,5 +305,6 @@ int main(void) {
     test_unsupported_inside();
     test_undefined_outer();
     test_loop();
+    for (int k = 0; k < 3; k++) test_infer_through(k);
     return CHECK_DONE();
 }

@@ -1060,6 +1060,53 @@ int npk_graph_device_check(const char *device) {
     return npk_err(NPK_EINVAL, "unknown device '%s' (known: %s)", device ? device : "", npk_graph_device_names());
 }
 
+/* Shape inference of a control-flow body (exec.h). */
+int npk_graph_infer_body(npk_graph *g, const npk_run_opts *opts, const npk_tensor *const *in, npk_tensor *out, int *known) {
+    npk_exec X, *x = &X;
+    npk_run_report rep;
+    npk_run_opts o = {0};
+    if (opts) o = *opts;
+    o.device = "cpu";
+    memset(x, 0, sizeof X);
+    memset(&rep, 0, sizeof rep);
+    x->g = g;
+    x->opts = &o;
+    x->rep = &rep;
+    x->cur_node = -1;
+    size_t nv = g->n_vals;
+    rep.nodes = calloc(g->n_nodes + 1, sizeof(npk_node_report));
+    x->meta = calloc(nv + 1, sizeof(npk_tensor));
+    x->known = calloc(nv + 1, 1);
+    x->host = calloc(nv + 1, sizeof(npk_tensor *));
+    x->folded = calloc(nv + 1, sizeof(npk_tensor *));
+    int rc = 0;
+    if (!rep.nodes || !x->meta || !x->known || !x->host || !x->folded) rc = npk_err(NPK_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < g->n_in; i++) {
+        int v = g->in_vals[i];
+        if (v < 0 || !in[i]) continue;
+        x->meta[v].kind = in[i]->kind;
+        x->meta[v].dtype = in[i]->dtype;
+        x->meta[v].rank = in[i]->rank;
+        memcpy(x->meta[v].dims, in[i]->dims, sizeof in[i]->dims);
+        x->meta[v].data = in[i]->kind == NPK_KIND_TENSOR ? in[i]->data : NULL; /* borrowed; infer_all clears it */
+        x->known[v] = 1;
+    }
+    if (!rc) rc = infer_all(x);
+    for (size_t k = 0; !rc && k < g->n_out; k++) {
+        int v = g->out_vals[k];
+        known[k] = v >= 0 && x->known[v];
+        memset(&out[k], 0, sizeof out[k]);
+        if (!known[k]) continue;
+        out[k].kind = x->meta[v].kind;
+        out[k].dtype = x->meta[v].dtype;
+        out[k].rank = x->meta[v].rank;
+        memcpy(out[k].dims, x->meta[v].dims, sizeof out[k].dims);
+    }
+    exec_free(x);
+    free(rep.nodes);
+    return rc;
+}
+
 int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
                   npk_tensor **outputs, size_t *n_outputs, npk_run_report *rep) {
     npk_run_report local;

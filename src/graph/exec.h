@@ -83,6 +83,11 @@ const npk_dev_graph *npk_dev_graph_find(const char *name);
 const npk_graph *npk_exec_graph(npk_exec *x);
 /* 1 when the run asked for the golden kernels only (npk_run_opts.golden). */
 int npk_exec_golden(const npk_exec *x);
+/* Shape inference of a control-flow body g (a subgraph): in[i] describes body input i (kind,
+ * dtype, rank, dims; data only for a value that is the same on every run of the body, such as
+ * a constant or an outer-scope value known at load; NULL: unknown). Fills out[k] (no data) and
+ * known[k] for every body output. Returns 0 or an error of the body's inference. */
+int npk_graph_infer_body(npk_graph *g, const npk_run_opts *opts, const npk_tensor *const *in, npk_tensor *out, int *known);
 /* The run's QDQ fusion mode (NPK_QDQ_FUSED or NPK_QDQ_ORT). */
 int npk_exec_qdq_mode(const npk_exec *x);
 const npk_node *npk_exec_node(npk_exec *x, int n);

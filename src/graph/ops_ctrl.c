@@ -7,12 +7,17 @@
  * optional operators (Optional, OptionalHasElement, OptionalGetElement) work on
  * npk_tensor's sequence and optional kinds.
  *
- * Shape inference: the outputs of these nodes depend on run-time data (a
- * branch taken, a trip count, the elements of a sequence), so inference says
- * NPK_SHAPE_UNKNOWN and the executor computes them on the CPU when they run. */
+ * Shape inference looks through the bodies of If, Loop and Scan-9
+ * (npk_graph_infer_body): an If's outputs are known when its constant
+ * condition's branch, or both branches alike, give known shapes; a Loop's
+ * loop-carried values and a Scan's states when the body keeps their shapes; a
+ * Scan's outputs from the scan length. Everything else here (a Loop's scan
+ * outputs: the trip count is data; sequences) says NPK_SHAPE_UNKNOWN and the
+ * executor computes it on the CPU when the node runs. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/exec.h"
 #include "graph/ops.h"
 
 #define IN(i) ((i) < c->n_in ? c->in[i] : NULL)
@@ -106,17 +111,12 @@ static int take(npk_tensor *out, const npk_tensor *t, int axis, int64_t idx, int
     return 0;
 }
 
-/* Run the subgraph `sub` of node c with its declared inputs f[0..nf-1] and the
- * outer-scope values it reads (by name, from the node's implicit inputs). */
-static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, size_t nf, npk_tensor **outs, size_t *n) {
-    *outs = NULL;
-    *n = 0;
+/* The values the subgraph `sub` of node c reads, in its input order: its declared inputs
+ * f[0..nf-1], then the outer-scope values (by name, from the node's implicit inputs). */
+static int body_inputs(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, size_t nf, const npk_tensor **vals) {
     if (nf != sub->n_formal)
         return npk_err(NPK_EINVAL, "the body declares %zu inputs, the operator gives it %zu", sub->n_formal, nf);
-    npk_tensor *ins = calloc(sub->n_in + 1, sizeof *ins);
-    if (!ins) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = 0;
-    for (size_t i = 0; i < sub->n_in && !rc; i++) {
+    for (size_t i = 0; i < sub->n_in; i++) {
         const char *nm = sub->in_desc[i].name;
         const npk_tensor *v = NULL;
         if (i < nf) {
@@ -125,13 +125,30 @@ static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, si
             for (int k = c->n_in; k < c->n_in + c->n_outer && !v; k++)
                 if (c->node->in[k] >= 0 && !strcmp(c->graph->vals[c->node->in[k]].name, nm)) v = c->in[k];
         }
-        if (!v) {
-            rc = npk_err(NPK_EINVAL, "the body reads '%s', which has no value", nm);
-            break;
-        }
-        ins[i] = *v;
-        ins[i].name = (char *)nm; /* bound by name; npk_graph_run copies, never frees, its inputs */
+        if (!v) return npk_err(NPK_EINVAL, "the body reads '%s', which has no value", nm);
+        vals[i] = v;
     }
+    return 0;
+}
+
+/* Run the subgraph `sub` of node c with its declared inputs f[0..nf-1] and the
+ * outer-scope values it reads. */
+static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, size_t nf, npk_tensor **outs, size_t *n) {
+    *outs = NULL;
+    *n = 0;
+    npk_tensor *ins = calloc(sub->n_in + 1, sizeof *ins);
+    const npk_tensor **vals = calloc(sub->n_in + 1, sizeof *vals);
+    if (!ins || !vals) {
+        free(ins);
+        free(vals);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    int rc = body_inputs(c, sub, f, nf, vals);
+    for (size_t i = 0; !rc && i < sub->n_in; i++) {
+        ins[i] = *vals[i];
+        ins[i].name = (char *)sub->in_desc[i].name; /* bound by name; npk_graph_run copies, never frees, its inputs */
+    }
+    free(vals);
     if (!rc) {
         npk_run_opts o;
         memset(&o, 0, sizeof o);
@@ -146,6 +163,57 @@ static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, si
     free(ins);
     return rc;
 }
+
+/* Shape inference through the body `sub` (issue 14): the descriptions of its outputs, known[k]
+ * where inference found them; f[] as for run_body, without data where a value changes from one
+ * body run to the next. *nout = the body's output count. An error inside the body (shapes it
+ * refuses) only leaves the outputs unknown: the run reports it if the body runs. */
+static int infer_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, size_t nf, npk_tensor **out, int **known) {
+    const npk_tensor **vals = calloc(sub->n_in + 1, sizeof *vals);
+    *out = calloc(sub->n_out + 1, sizeof **out);
+    *known = calloc(sub->n_out + 1, sizeof **known);
+    int rc = !vals || !*out || !*known ? npk_err(NPK_ENOMEM, "out of memory") : body_inputs(c, sub, f, nf, vals);
+    if (!rc) {
+        npk_run_opts o;
+        memset(&o, 0, sizeof o);
+        o.golden = c->golden;
+        o.qdq = c->qdq;
+        o.seed = c->run_seed;
+        rc = npk_graph_infer_body(sub, &o, vals, *out, *known);
+        if (rc && rc != -NPK_ENOMEM) {
+            memset(*known, 0, (sub->n_out + 1) * sizeof **known);
+            rc = 0;
+        }
+    }
+    free(vals);
+    if (rc) {
+        free(*out);
+        free(*known);
+        *out = NULL;
+        *known = NULL;
+    }
+    return rc;
+}
+
+/* A value's description without its data (it changes from one body run to the next). */
+static npk_tensor meta_of(const npk_tensor *t) {
+    npk_tensor m;
+    memset(&m, 0, sizeof m);
+    if (!t) return m;
+    m.kind = t->kind;
+    m.dtype = t->dtype;
+    m.rank = t->rank;
+    memcpy(m.dims, t->dims, sizeof m.dims);
+    return m;
+}
+
+static int same_meta(const npk_tensor *a, const npk_tensor *b) {
+    return a->kind == NPK_KIND_TENSOR && b->kind == NPK_KIND_TENSOR && a->dtype == b->dtype && a->rank == b->rank &&
+           !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
+}
+
+/* Output k of the node described by t (a tensor), for inference. */
+static int set_out(npk_opctx *c, int k, const npk_tensor *t) { return npk_opctx_out(c, k, t->dtype, t->rank, t->dims); }
 
 static void free_outs(npk_tensor *o, size_t n) {
     for (size_t i = 0; o && i < n; i++) npk_tensor_free(&o[i]);
@@ -162,7 +230,32 @@ static npk_graph *body_attr(const npk_opctx *c, const char *name) {
 int npk_op_if(npk_opctx *c) {
     npk_graph *tb = body_attr(c, "then_branch"), *eb = body_attr(c, "else_branch");
     if (!tb || !eb) return npk_err(NPK_EINVAL, "If needs the graph attributes then_branch and else_branch");
-    if (!c->run) return NPK_SHAPE_UNKNOWN;
+    if (!c->run) { /* a constant condition picks its branch, else both branches must give the same shapes */
+        int pick = IN(0) && IN(0)->data && npk_tensor_numel(IN(0)) == 1 ? npk_ref_onnx_get_i(IN(0)->data, IN(0)->dtype, 0) != 0 : -1;
+        npk_tensor *o[2] = {NULL, NULL};
+        int *kn[2] = {NULL, NULL}, ok = 1, rc = 0;
+        for (int b = 0; b < 2 && !rc; b++) {
+            npk_graph *br = b ? eb : tb;
+            if (pick == b) continue; /* a constant condition: only the branch it takes (b 0 then, 1 else) */
+            if ((size_t)c->n_out != br->n_out) ok = 0;
+            else rc = infer_body(c, br, NULL, 0, &o[b], &kn[b]);
+        }
+        for (int k = 0; ok && !rc && k < c->n_out; k++) {
+            const npk_tensor *t = NULL;
+            for (int b = 0; b < 2; b++) {
+                if (!o[b]) continue;
+                if (!kn[b][k] || o[b][k].kind != NPK_KIND_TENSOR || (t && !same_meta(t, &o[b][k]))) ok = 0;
+                t = &o[b][k];
+            }
+            if (!t) ok = 0;
+        }
+        for (int k = 0; ok && !rc && k < c->n_out; k++) rc = set_out(c, k, o[o[0] ? 0 : 1] + k);
+        for (int b = 0; b < 2; b++) {
+            free(o[b]);
+            free(kn[b]);
+        }
+        return rc ? rc : ok ? 0 : NPK_SHAPE_UNKNOWN;
+    }
     int64_t cond;
     int rc = scalar_i(IN(0), "cond", &cond);
     if (rc) return rc;
@@ -249,7 +342,30 @@ int npk_op_loop(npk_opctx *c) {
     size_t K = body->n_out - 1 - N;
     if ((size_t)c->n_out != N + K)
         return npk_err(NPK_EINVAL, "Loop has %d outputs; its body gives %zu loop-carried and %zu scan outputs", c->n_out, N, K);
-    if (!c->run) return NPK_SHAPE_UNKNOWN;
+    if (!c->run) { /* the loop-carried values keep their shapes through the body (scan outputs: the trip count is data) */
+        if (K) return NPK_SHAPE_UNKNOWN;
+        npk_tensor it = meta_of(NULL), cv = meta_of(NULL), *st = calloc(N + 1, sizeof *st), *o = NULL;
+        const npk_tensor **f = calloc(N + 3, sizeof *f);
+        int *kn = NULL, ok = 1, rc = !st || !f ? npk_err(NPK_ENOMEM, "out of memory") : 0;
+        it.dtype = NPK_DT_INT64;
+        cv.dtype = NPK_DT_BOOL;
+        f[0] = &it;
+        f[1] = &cv;
+        for (size_t j = 0; !rc && j < N; j++) {
+            if (!c->in[2 + j]) ok = 0;
+            st[j] = meta_of(c->in[2 + j]);
+            f[2 + j] = &st[j];
+        }
+        if (!rc && ok) rc = infer_body(c, body, f, N + 2, &o, &kn);
+        for (size_t j = 0; !rc && ok && j < N; j++)
+            if (!kn[1 + j] || !same_meta(&o[1 + j], &st[j])) ok = 0;
+        for (size_t j = 0; !rc && ok && j < N; j++) rc = set_out(c, (int)j, &st[j]);
+        free(st);
+        free(f);
+        free(o);
+        free(kn);
+        return rc ? rc : ok ? 0 : NPK_SHAPE_UNKNOWN;
+    }
     int64_t M = -1, cond = 1;
     int rc = 0;
     if (IN(0) && (rc = scalar_i(IN(0), "M", &M))) return rc;
@@ -371,6 +487,49 @@ out:
     return rc;
 }
 
+/* Scan-9 shape inference: the states keep their shapes through the body; scan output k is the
+ * body's per-iteration output with the scan length inserted at scan_output_axes[k]. */
+static int scan_infer(npk_opctx *c, npk_graph *body, size_t N, size_t M, size_t K, const int64_t *in_axes,
+                      const int64_t *out_axes) {
+    npk_tensor m[NPK_OP_MAX_IO], *o = NULL;
+    const npk_tensor *f[NPK_OP_MAX_IO];
+    int *kn = NULL, ok = 1, rc = 0;
+    int64_t L = -1;
+    for (size_t j = 0; j < N + M; j++) {
+        const npk_tensor *t = c->in[j];
+        if (!t || t->kind != NPK_KIND_TENSOR) return NPK_SHAPE_UNKNOWN;
+        m[j] = meta_of(t);
+        f[j] = &m[j];
+        if (j < N) continue;
+        int ax;
+        if (npk_opc_axis(in_axes ? in_axes[j - N] : 0, t->rank, &ax)) return NPK_SHAPE_UNKNOWN;
+        if (L >= 0 && t->dims[ax] != L) return NPK_SHAPE_UNKNOWN; /* the run names the mismatch */
+        L = t->dims[ax];
+        for (int d = ax; d + 1 < t->rank; d++) m[j].dims[d] = m[j].dims[d + 1]; /* one slice */
+        m[j].rank--;
+    }
+    if (L <= 0) return NPK_SHAPE_UNKNOWN;
+    if ((rc = infer_body(c, body, f, N + M, &o, &kn))) return rc;
+    for (size_t j = 0; ok && j < N; j++)
+        if (!kn[j] || !same_meta(&o[j], &m[j])) ok = 0;
+    for (size_t k = 0; ok && k < K; k++) {
+        npk_tensor *p = &o[N + k];
+        int64_t a = out_axes ? out_axes[k] : 0;
+        if (a < 0) a += p->rank + 1;
+        if (!kn[N + k] || p->kind != NPK_KIND_TENSOR || a < 0 || a > p->rank || p->rank + 1 > NPK_MAX_RANK) {
+            ok = 0;
+            break;
+        }
+        for (int d = p->rank; d > a; d--) p->dims[d] = p->dims[d - 1];
+        p->dims[a] = L;
+        p->rank++;
+    }
+    for (size_t j = 0; ok && !rc && j < N + K; j++) rc = set_out(c, (int)j, j < N ? &m[j] : &o[j]);
+    free(o);
+    free(kn);
+    return rc ? rc : ok ? 0 : NPK_SHAPE_UNKNOWN;
+}
+
 /* An INTS attribute of n entries or none (NULL); an error when its length is wrong. */
 static int ints_n(const npk_opctx *c, const char *name, size_t n, const int64_t **v) {
     size_t k = npk_node_attr_ints(c->node, name, v);
@@ -399,7 +558,7 @@ int npk_op_scan(npk_opctx *c) {
     if ((rc = ints_n(c, "scan_input_axes", M, &in_axes))) return rc;
     if ((rc = ints_n(c, "scan_output_axes", K, &out_axes))) return rc;
     if ((rc = ints_n(c, "scan_output_directions", K, &out_dirs))) return rc;
-    if (!c->run) return NPK_SHAPE_UNKNOWN;
+    if (!c->run) return v8 ? NPK_SHAPE_UNKNOWN : scan_infer(c, body, N, M, K, in_axes, out_axes);
     const npk_tensor *st[NPK_OP_MAX_IO], *sc[NPK_OP_MAX_IO];
     for (size_t j = 0; j < N; j++)
         if ((rc = need_kind(st[j] = c->in[first + (int)j], NPK_KIND_TENSOR, "state input"))) return rc;
