@@ -631,30 +631,49 @@ static void test_engine_counters(void) {
 }
 
 /* gemmini_loop=1 (docs/v0.md "Gemmini calibration"): a 4x4 1x1 conv of 16
- * channels, DRAM latency 76: requests of one scratchpad row paced at
- * (76 + 4) / 16 = 5 cycles; input 16 + weights 16 requests (load 76 + 160),
- * one 16-cycle block pass + 3 issue, drain 35, output 16 requests (store
- * 76 + 80), descriptor fetch 76 + 8 + 1; all serialized. */
+ * channels, DRAM latency 76, 8 B/cycle: one tile (tiled_conv_auto keeps the
+ * whole conv). Load: 16 input pixel requests + 16 weight rows, paced at
+ * (76 + 4) / 16 = 5 cycles each (512 bytes at 8 B/cycle take only 64):
+ * 76 + 160. Array: one weight block, its 51-cycle latency + 16 pixel rows.
+ * Store: 16 pixel rows of 16 channels, 76 + 80. Descriptor fetch 76 + 8 + 1.
+ * One tile, so nothing overlaps. */
 static void test_gemmini_loop(void) {
     npk_v0_conv cv = {.h = 4, .w = 4, .cin = 16, .cout = 16, .ksize = 1, .stride_h = 1, .stride_w = 1, .dil = 1};
     npk_v0_desc d = npk_v0_desc_conv(0, NPK_V0_F_SIGNED, &cv, DATA, 64, DATA + 0x1000, 16, DATA + 0x2000, 64, 1);
     npk_v0_timing seed = {.dram_bw = 8, .dram_lat = 76}, g = seed;
     g.gemmini_loop = 1;
     npk_v0_engine_stats st = {0};
-    CHECK_EQ(npk_v0_model_stats(&d, &g, &st), 85 + 236 + 19 + 35 + 156);
-    CHECK_EQ(st.compute_cycles, 19);
-    CHECK_EQ(st.dma_cycles, 85 + 236 + 35 + 156);
+    CHECK_EQ(npk_v0_model_stats(&d, &g, &st), 85 + 236 + 67 + 156);
+    CHECK_EQ(st.compute_cycles, 67);
+    CHECK_EQ(st.dma_cycles, 85 + 236 + 156);
+    CHECK_EQ(st.dram_rd, 64 + 512);
+    CHECK_EQ(st.dram_wr, 256);
     CHECK(npk_v0_model_cycles(&d, &seed) != npk_v0_model_cycles(&d, &g));
-    /* matmuls keep the seed model under the option */
-    npk_v0_desc m = small_matmul(2);
-    CHECK_EQ(npk_v0_model_cycles(&m, &seed), npk_v0_model_cycles(&m, &g));
+    /* the schedule's array MACs add up to the descriptor's */
+    npk_v0_conv big = {.h = 56, .w = 56, .cin = 64, .cout = 64, .ksize = 3, .stride_h = 1, .stride_w = 1,
+                       .pad_h = 1, .pad_w = 1, .dil = 1};
+    npk_v0_desc db = npk_v0_desc_conv(0, NPK_V0_F_SIGNED, &big, DATA, 64, DATA, 64, DATA, 64, 1);
+    arr_sum as = {0, 0};
+    CHECK_EQ(npk_v0_model_schedule(&db, &g, sum_array, &as), npk_v0_model_cycles(&db, &g));
+    CHECK_EQ(as.macs, npk_v0_desc_macs(&db));
+    /* a matmul follows tiled_matmul_auto: 64 x 64 x 64 fits one tile; the
+     * load of 64 + 64 rows of 64 bytes is bandwidth-bound (8192 B at 8 B per
+     * cycle), 16 weight blocks stream 64 rows each, the int32 C (64 rows of
+     * 4 x 64 bytes, 16 KiB) is stored at 8 B per cycle */
+    npk_v0_desc m = npk_v0_desc_matmul(0, NPK_V0_F_SIGNED, 64, 64, 64, DATA, 64, DATA, 64, DATA + 0x4000, 256, 1);
+    npk_v0_matmul_tiling mt;
+    npk_v0_gemmini_matmul_tiling(&g, 64, 64, 64, &mt);
+    CHECK(mt.ti == 4 && mt.tj == 4 && mt.tk == 4 && mt.tiles == 1);
+    npk_v0_engine_stats sm = {0};
+    CHECK_EQ(npk_v0_model_stats(&m, &g, &sm), 85 + (76 + 1024) + 16 * (64 + 51) + (76 + 2048));
+    CHECK_EQ(sm.compute_cycles, 16 * (64 + 51));
     /* the device option reaches the model; the default is the seed model */
     open_dev("gemmini_loop=1,dram_lat=76", 8, NPK_V0_CTRL_ENABLE);
     put(0, d);
     wr(NPK_V0_REG_DESC_DOORBELL, 1);
     run();
     CHECK_EQ(rd(NPK_V0_REG_DESC_TAIL), 1);
-    CHECK_EQ(rd(NPK_V0_REG_PERF_CYCLES), 85 + 236 + 19 + 35 + 156);
+    CHECK_EQ(rd(NPK_V0_REG_PERF_CYCLES), 85 + 236 + 67 + 156);
     open_dev("dram_lat=76", 8, NPK_V0_CTRL_ENABLE);
     put(0, d);
     wr(NPK_V0_REG_DESC_DOORBELL, 1);

@@ -334,15 +334,35 @@ typedef struct npk_v0_timing {
     uint32_t rows, cols; /* systolic array PEs: 8, 16 or 32 each */
     uint32_t spad_bytes; /* scratchpad (A and B tiles, int8), both halves */
     uint32_t acc_bytes;  /* accumulator (C tiles, int32), both halves */
-    /* 1: convolutions follow Gemmini's tiled_conv_auto loop as measured
-     * (device option gemmini_loop, docs/v0.md "Gemmini calibration"):
-     * mvin, compute and mvout serialized, one DMA request per scratchpad or
-     * accumulator row (rows bytes), the input re-read per 4 x cols output
-     * channels, strided convs reading the full-resolution input window,
-     * requests paced by the in-flight limit ((dram_lat + 4) / 16 cycles
-     * each). 0 (default): the seed model. */
+    /* 1: convolutions and matmuls follow the loop Gemmini's software runs
+     * (device option gemmini_loop, docs/v0.md "Gemmini calibration"): the
+     * tiles tiled_conv_auto / tiled_matmul_auto choose for this scratchpad
+     * and accumulator (npk_v0_gemmini_conv_tiling, _matmul_tiling), each
+     * tile one hardware loop: loads of up to 64-byte requests, then per
+     * weight block one preload exposing the array latency and the computes,
+     * the output stored after the last reduction tile; two tile loops in
+     * flight (loads of the next tile beside the current compute).
+     * 0 (default): the seed model. */
     uint32_t gemmini_loop;
 } npk_v0_timing;
+/* Gemmini's software tiling (gemmini.h tiled_conv_auto) of a convolution
+ * for the geometry of t (rows = DIM, half of the scratchpad and of the
+ * accumulator per tile): tile sizes in output rows and columns, output
+ * channels, kernel rows and columns, input channels, and the number of
+ * tiles. 0, or -1 when the conv has no output or one element cannot fit. */
+typedef struct npk_v0_conv_tiling {
+    uint32_t orows, ocols, ochs, krows, kcols, kchs;
+    uint64_t tiles;
+} npk_v0_conv_tiling;
+int npk_v0_gemmini_conv_tiling(const npk_v0_timing *t, const npk_v0_conv *c, npk_v0_conv_tiling *out);
+/* tiled_matmul_auto's tiling of an m x n x k product: tile sizes in DIM
+ * blocks of M (ti), N (tj) and K (tk), and the number of tiles. */
+typedef struct npk_v0_matmul_tiling {
+    uint32_t ti, tj, tk;
+    uint64_t tiles;
+} npk_v0_matmul_tiling;
+void npk_v0_gemmini_matmul_tiling(const npk_v0_timing *t, uint64_t m, uint64_t n, uint64_t k,
+                                  npk_v0_matmul_tiling *out);
 /* 0, or -NPK_EINVAL with npk_errmsg naming the first bad parameter. */
 int npk_v0_timing_check(const npk_v0_timing *t);
 uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *t);

@@ -494,8 +494,8 @@ static const npk_opt opt_defs[] = {
     {"acc_kib", NULL, NPK_OPT_U32, offsetof(v0_params, acc_kib), "64", 1, 65536, 0, 0, 0, "KIB",
      "accumulator size (int32 C tiles, double-buffered); timing only", 0},
     {"gemmini_loop", NULL, NPK_OPT_BOOL, offsetof(v0_params, gemmini_loop), "0", 0, 1, 0, 0, 0, NULL,
-     "1: convolutions timed as Gemmini's tiled_conv_auto loop (serialized mvin/compute/mvout, one DMA request per "
-     "scratchpad row; with dram_lat=76 the calibration of docs/v0.md); timing only", 0},
+     "1: convolutions and matmuls timed as the loop Gemmini's software runs (tiled_conv_auto/tiled_matmul_auto "
+     "tiles, hardware loop schedule; with dram_bw=6 the calibration of docs/v0.md); timing only", 0},
     NPK_OPT_CLOCK_MHZ(v0_params, clock_mhz, "1000"),
     NPK_OPT_TIMING_ONLY(v0_params, timing_only),
 };

@@ -475,35 +475,249 @@ uint64_t npk_v0_model_stats(const npk_v0_desc *d, const npk_v0_timing *tp, npk_v
     return schedule(d, tp, &sc);
 }
 
-/* A convolution as Gemmini's tiled_conv_auto runs it (timing.gemmini_loop):
- * the DMA moves one scratchpad/accumulator row (rows bytes) per request,
- * requests are paced by the in-flight limit, and the loop's mvin, compute
- * and mvout do not overlap. Requests: the input window rows (strided convs
- * read every input pixel of the window, one request per pixel and rows
- * channels) once per 4 x cols output channels, the weights (one per kernel
- * position and input channel, per 4 x cols output channels), the output
- * (one per pixel and cols channels). Array: the same block passes as the
- * seed model (channel padding included). */
-static uint64_t gemmini_conv(const npk_v0_timing *t, const npk_v0_conv *c, uint32_t oh, uint32_t ow, uint64_t out_bytes,
-                             const sched *sc, uint64_t base) {
-    const uint64_t R = t->rows, C = t->cols, kk = (uint64_t)c->ksize * c->ksize;
-    uint64_t ih = (uint64_t)(oh - 1) * c->stride_h + c->ksize, iw = (uint64_t)(ow - 1) * c->stride_w + c->ksize;
-    uint64_t och_tiles = cdiv(c->cout, 4 * C), cin_blocks = cdiv(c->cin, R);
-    uint64_t in_req = ih * iw * cin_blocks * och_tiles, w_req = kk * c->cin * och_tiles;
-    uint64_t out_req = (uint64_t)oh * ow * cdiv(c->cout, C);
-    /* cycles per request x 16 (integer): in-flight pacing, bus/DRAM bytes, one issue per cycle */
-    uint64_t per16 = (uint64_t)t->dram_lat + T_REQ_BYTES / T_BUS_BYTES, bw16 = cdiv(16u * R, t->dram_bw);
-    if (per16 < bw16) per16 = bw16;
-    if (per16 < 16) per16 = 16;
-    uint64_t load = t->dram_lat + cdiv((in_req + w_req) * per16, 16), store = t->dram_lat + cdiv(out_req * per16, 16);
-    uint64_t passes = cdiv((uint64_t)oh * ow, R) * cdiv(c->cout, C) * kk * cin_blocks;
-    uint64_t compute = passes * R + T_ISSUE, drain = R + C + T_DRAIN_EXTRA;
-    uint64_t in_bytes = ih * iw * c->cin * och_tiles, w_bytes = kk * c->cin * c->cout;
-    emit(sc, NPK_V0_PH_LOAD, base, load, in_bytes + w_bytes, 0);
-    emit(sc, NPK_V0_PH_ARRAY, base + load, compute, 0, npk_v0_conv_macs(c, oh, ow));
-    emit(sc, NPK_V0_PH_STORE, base + load + compute, drain + store, (uint64_t)oh * ow * c->cout * out_bytes, 0);
-    onchip(sc, passes * (R * R + R * C), passes * 4u * R * C + 4u * oh * ow * c->cout);
-    return load + compute + drain + store;
+/* ---- Gemmini's software tiling and loop (timing.gemmini_loop, docs/v0.md
+ * "Gemmini calibration"). The tile search follows the rules of gemmini.h's
+ * tiled_conv_auto and tiled_matmul_auto (re-derived from their semantics);
+ * DIM is the array side (rows), a scratchpad row holds DIM int8 values, an
+ * accumulator row DIM int32 values, and half of each memory holds one tile
+ * (double buffering). */
+
+/* Scratchpad rows (A: input window, B: weights) or accumulator rows (C) of a
+ * conv tile a[] = {batches, orows, ocols, ochs, krows, kcols, kchs}. The
+ * input window is orows * stride + dilated kernel - 1 (what the measured
+ * software reserved; the 1x1 stride-2 "downsample" shortcut is not taken:
+ * the recorded tilings of measured.csv show it was not). */
+static uint64_t gconv_rows(const npk_v0_conv *c, uint64_t dim, const uint64_t a[7], int acc) {
+    uint64_t kr = a[4] + (uint64_t)(c->dil - 1) * (a[4] - 1), kc = a[5] + (uint64_t)(c->dil - 1) * (a[5] - 1);
+    uint64_t irows = a[1] * c->stride_h + kr - 1, icols = a[2] * c->stride_w + kc - 1;
+    uint64_t ocb = cdiv(a[3], dim), icb = cdiv(a[6], dim);
+    if (acc) return ocb * a[0] * a[1] * a[2];
+    return icb * a[0] * irows * icols + ocb * a[5] * a[4] * a[6];
+}
+
+static int gconv_fits(const npk_v0_conv *c, uint64_t dim, const uint64_t a[7], uint64_t spad_rows,
+                      uint64_t acc_rows) {
+    return gconv_rows(c, dim, a, 0) <= spad_rows && gconv_rows(c, dim, a, 1) <= acc_rows;
+}
+
+int npk_v0_gemmini_conv_tiling(const npk_v0_timing *tp, const npk_v0_conv *c, npk_v0_conv_tiling *out) {
+    uint32_t oh, ow;
+    memset(out, 0, sizeof *out);
+    if (npk_v0_conv_out(c, &oh, &ow)) return -1;
+    npk_v0_timing t = timing_norm(tp);
+    const uint64_t dim = t.rows;
+    const uint64_t spad_rows = t.spad_bytes / dim / 2, acc_rows = t.acc_bytes / (4u * dim) / 2;
+    enum { BATCH, OROWS, OCOLS, OCHS, KROWS, KCOLS, KCHS, NARG };
+    const uint64_t max[NARG] = {1, oh, ow, c->cout, c->ksize, c->ksize, c->cin};
+    uint64_t a[NARG];
+    memcpy(a, max, sizeof a);
+    /* shrink the largest dimension until both halves fit: channels by whole
+     * DIM blocks (first down to a multiple of DIM), the others by one; ocols
+     * is spared while it is at most DIM and orows can still shrink (it fills
+     * the array rows) */
+    while (!gconv_fits(c, dim, a, spad_rows, acc_rows)) {
+        int big = -1;
+        for (int i = 0; i < NARG; i++) {
+            if (i == OCOLS && a[i] <= dim && a[OROWS] > 1) continue;
+            if (big < 0 || a[i] > a[big]) big = i;
+        }
+        if (a[big] <= 1) return -1; /* cannot fit even one element: the geometry is too small */
+        if (big == OCHS || big == KCHS) {
+            a[big] = a[big] % dim ? a[big] / dim * dim : a[big] - dim;
+            if (!a[big]) a[big] = 1;
+        } else {
+            a[big]--;
+        }
+    }
+    /* then grow ocols as far as it fits, then every dimension by one, round
+     * robin in the order above, until none can grow */
+    while (a[OCOLS] < max[OCOLS]) {
+        a[OCOLS]++;
+        if (!gconv_fits(c, dim, a, spad_rows, acc_rows)) {
+            a[OCOLS]--;
+            break;
+        }
+    }
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (int i = 0; i < NARG; i++) {
+            if (a[i] >= max[i]) continue;
+            a[i]++;
+            if (gconv_fits(c, dim, a, spad_rows, acc_rows)) grew = 1;
+            else a[i]--;
+        }
+    }
+    out->orows = (uint32_t)a[OROWS], out->ocols = (uint32_t)a[OCOLS], out->ochs = (uint32_t)a[OCHS];
+    out->krows = (uint32_t)a[KROWS], out->kcols = (uint32_t)a[KCOLS], out->kchs = (uint32_t)a[KCHS];
+    out->tiles = cdiv(oh, a[OROWS]) * cdiv(ow, a[OCOLS]) * cdiv(c->cout, a[OCHS]) * cdiv(c->ksize, a[KROWS]) *
+                 cdiv(c->ksize, a[KCOLS]) * cdiv(c->cin, a[KCHS]);
+    return 0;
+}
+
+void npk_v0_gemmini_matmul_tiling(const npk_v0_timing *tp, uint64_t m, uint64_t n, uint64_t k,
+                                  npk_v0_matmul_tiling *out) {
+    npk_v0_timing t = timing_norm(tp);
+    const uint64_t dim = t.rows;
+    const uint64_t spad_rows = t.spad_bytes / dim / 2, acc_rows = t.acc_bytes / (4u * dim) / 2;
+    const uint64_t bi = cdiv(m, dim), bj = cdiv(n, dim), bk = cdiv(k, dim);
+    /* start from a square C tile filling half the accumulator and the K depth
+     * that fills half of the scratchpad's half beside it */
+    uint64_t mats_acc = acc_rows / dim, side = 1;
+    while ((side + 1) * (side + 1) <= mats_acc) side++;
+    uint64_t depth = spad_rows / 2 / dim / side;
+    if (!depth) depth = 1;
+    uint64_t ti = bi < side ? bi : side, tj = bj < side ? bj : side, tk = bk < depth ? bk : depth;
+#define MM_SPAD(i, j, kk) (((i) * (kk) + (kk) * (j)) * dim <= spad_rows)
+#define MM_ACC(i, j) ((i) * (j) * dim <= acc_rows)
+    /* then grow j, i, k by one block while A + B fit half the scratchpad and C half the accumulator */
+    for (int grew = 1; grew;) {
+        grew = 0;
+        if (tj < bj && MM_SPAD(ti, tj + 1, tk) && MM_ACC(ti, tj + 1)) tj++, grew = 1;
+        if (ti < bi && MM_SPAD(ti + 1, tj, tk) && MM_ACC(ti + 1, tj)) ti++, grew = 1;
+        if (tk < bk && MM_SPAD(ti, tj, tk + 1)) tk++, grew = 1;
+    }
+#undef MM_SPAD
+#undef MM_ACC
+    out->ti = (uint32_t)ti, out->tj = (uint32_t)tj, out->tk = (uint32_t)tk;
+    out->tiles = cdiv(bi, ti) * cdiv(bj, tj) * cdiv(bk, tk);
+}
+
+/* One tile step of the Gemmini loop: load, array and store durations. */
+typedef struct gstep {
+    uint64_t ld, ld_bytes, ex, macs, st, st_bytes;
+} gstep;
+
+/* The hardware loop unroller runs two loops concurrently: tile s + 1 loads
+ * while tile s computes (its scratchpad half is free once tile s - 1 has
+ * computed), a tile computes only after all of its loads completed, and its
+ * output is stored after it computed (the store path runs beside the loads). */
+typedef struct gpipe {
+    uint64_t rd, wr, ex_prev, ex_prev2, n;
+} gpipe;
+
+static void gpipe_step(gpipe *p, const gstep *s, const sched *sc, uint64_t base) {
+    uint64_t ld_start = p->rd > p->ex_prev2 ? p->rd : p->ex_prev2;
+    uint64_t ld_end = ld_start + s->ld;
+    uint64_t ex_start = ld_end > p->ex_prev ? ld_end : p->ex_prev;
+    uint64_t ex_end = ex_start + s->ex;
+    emit(sc, NPK_V0_PH_LOAD, base + ld_start, s->ld, s->ld_bytes, 0);
+    emit(sc, NPK_V0_PH_ARRAY, base + ex_start, s->ex, 0, s->macs);
+    if (s->st) {
+        uint64_t st_start = ex_end > p->wr ? ex_end : p->wr;
+        emit(sc, NPK_V0_PH_STORE, base + st_start, s->st, s->st_bytes, 0);
+        p->wr = st_start + s->st;
+    }
+    p->rd = ld_end;
+    p->ex_prev2 = p->ex_prev;
+    p->ex_prev = ex_end;
+    p->n++;
+}
+
+static uint64_t gpipe_end(const gpipe *p) {
+    uint64_t e = p->ex_prev > p->rd ? p->ex_prev : p->rd;
+    return e > p->wr ? e : p->wr;
+}
+
+/* A DMA transfer of `reqs` requests and `bytes` bytes: the DRAM latency once,
+ * then requests paced by the in-flight limit and bytes by the DRAM bandwidth
+ * (whichever is slower). */
+static uint64_t gdma(const npk_v0_timing *t, uint64_t reqs, uint64_t bytes) {
+    if (!reqs) return 0;
+    uint64_t pace = cdiv(reqs * (t->dram_lat + T_REQ_BYTES / T_BUS_BYTES), T_INFLIGHT);
+    uint64_t bw = cdiv(bytes, t->dram_bw);
+    if (pace < reqs) pace = reqs; /* one request issued per cycle */
+    return t->dram_lat + (pace > bw ? pace : bw);
+}
+
+/* Rows in [lo, lo + n) of a dimension of size `size` (padding outside). */
+static uint64_t inside(int64_t lo, uint64_t n, uint64_t size) {
+    int64_t hi = lo + (int64_t)n;
+    if (lo < 0) lo = 0;
+    if (hi > (int64_t)size) hi = (int64_t)size;
+    return hi > lo ? (uint64_t)(hi - lo) : 0;
+}
+
+/* A convolution as Gemmini's tiled_conv_auto runs it: the tiles of
+ * npk_v0_gemmini_conv_tiling in tiled_conv's loop order (output rows, output
+ * columns, output channels, kernel rows, kernel columns, input channels), each
+ * one hardware loop: mvin of the input window (one request per pixel and up to
+ * 64 channels; padding is written as zeros without DRAM traffic) and of the
+ * weights (one request per kernel position and input channel, up to 64 output
+ * channels), then per weight block (DIM output x DIM input channels of one
+ * kernel position) one preload and the compute instructions over the tile's
+ * pixels, each weight block exposing the array latency (rows + cols + 3 +
+ * rows, 51 cycles on 16x16); the int8 output is stored after the last
+ * reduction tile, one request per pixel and cols channels. */
+static uint64_t gemmini_conv(const npk_v0_timing *t, const npk_v0_conv *c, uint32_t oh, uint32_t ow, const sched *sc,
+                             uint64_t base) {
+    const uint64_t R = t->rows, C = t->cols, wset = R + C + T_DRAIN_EXTRA + R;
+    npk_v0_conv_tiling tl;
+    if (npk_v0_gemmini_conv_tiling(t, c, &tl)) return 0;
+    gpipe p = {0};
+    for (uint64_t or0 = 0; or0 < oh; or0 += tl.orows)
+        for (uint64_t oc0 = 0; oc0 < ow; oc0 += tl.ocols)
+            for (uint64_t q0 = 0; q0 < c->cout; q0 += tl.ochs)
+                for (uint64_t kr0 = 0; kr0 < c->ksize; kr0 += tl.krows)
+                    for (uint64_t kc0 = 0; kc0 < c->ksize; kc0 += tl.kcols)
+                        for (uint64_t k0 = 0; k0 < c->cin; k0 += tl.kchs) {
+                            uint64_t orr = oh - or0 < tl.orows ? oh - or0 : tl.orows;
+                            uint64_t occ = ow - oc0 < tl.ocols ? ow - oc0 : tl.ocols;
+                            uint64_t q = c->cout - q0 < tl.ochs ? c->cout - q0 : tl.ochs;
+                            uint64_t kr = c->ksize - kr0 < tl.krows ? c->ksize - kr0 : tl.krows;
+                            uint64_t kc = c->ksize - kc0 < tl.kcols ? c->ksize - kc0 : tl.kcols;
+                            uint64_t kch = c->cin - k0 < tl.kchs ? c->cin - k0 : tl.kchs;
+                            /* input window rows/cols inside the image */
+                            int64_t ir0 = (int64_t)(or0 * c->stride_h + kr0 * c->dil) - c->pad_h;
+                            int64_t ic0 = (int64_t)(oc0 * c->stride_w + kc0 * c->dil) - c->pad_w;
+                            uint64_t irn = (orr - 1) * c->stride_h + (kr - 1) * c->dil + 1;
+                            uint64_t icn = (occ - 1) * c->stride_w + (kc - 1) * c->dil + 1;
+                            uint64_t pix = inside(ir0, irn, c->h) * inside(ic0, icn, c->w);
+                            uint64_t in_req = pix * cdiv(kch, T_REQ_BYTES), w_req = kr * kc * kch * cdiv(q, T_REQ_BYTES);
+                            uint64_t in_b = pix * kch, w_b = kr * kc * kch * q;
+                            uint64_t ws = cdiv(q, C) * kr * kc * cdiv(kch, R);
+                            gstep s = {.ld = gdma(t, in_req + w_req, in_b + w_b), .ld_bytes = in_b + w_b,
+                                       .ex = ws * (orr * occ + wset), .macs = orr * occ * q * kr * kc * kch};
+                            onchip(sc, ws * orr * occ * R + ws * R * C, ws * orr * occ * 4u * C);
+                            if (k0 + kch >= c->cin && kr0 + kr >= c->ksize && kc0 + kc >= c->ksize) {
+                                s.st_bytes = orr * occ * q;
+                                s.st = gdma(t, orr * occ * cdiv(q, C), s.st_bytes);
+                                onchip(sc, 0, 4u * orr * occ * q);
+                            }
+                            gpipe_step(&p, &s, sc, base);
+                        }
+    return gpipe_end(&p);
+}
+
+/* A matmul as Gemmini's tiled_matmul_auto runs it: tiles of
+ * npk_v0_gemmini_matmul_tiling in the order i, j, k (k innermost), each one
+ * hardware loop: mvin of A (one request per row and up to 64 bytes) and B,
+ * per B block one preload exposing the array latency and the computes over
+ * the tile's rows, the int32 C stored after the last k tile (one request per
+ * row and cols values). */
+static uint64_t gemmini_matmul(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K, const sched *sc,
+                               uint64_t base) {
+    const uint64_t R = t->rows, C = t->cols, wset = R + C + T_DRAIN_EXTRA + R;
+    npk_v0_matmul_tiling tl;
+    npk_v0_gemmini_matmul_tiling(t, M, N, K, &tl);
+    const uint64_t TM = tl.ti * R, TN = tl.tj * R, TK = tl.tk * R;
+    gpipe p = {0};
+    for (uint64_t i0 = 0; i0 < M; i0 += TM)
+        for (uint64_t j0 = 0; j0 < N; j0 += TN)
+            for (uint64_t k0 = 0; k0 < K; k0 += TK) {
+                uint64_t mm = M - i0 < TM ? M - i0 : TM, nn = N - j0 < TN ? N - j0 : TN, kk = K - k0 < TK ? K - k0 : TK;
+                uint64_t reqs = mm * cdiv(kk, T_REQ_BYTES) + kk * cdiv(nn, T_REQ_BYTES);
+                uint64_t ws = cdiv(nn, C) * cdiv(kk, R);
+                gstep s = {.ld = gdma(t, reqs, mm * kk + kk * nn), .ld_bytes = mm * kk + kk * nn,
+                           .ex = ws * (mm + wset), .macs = mm * nn * kk};
+                onchip(sc, ws * mm * R + ws * R * C, ws * mm * 4u * C);
+                if (k0 + kk >= K) {
+                    s.st_bytes = mm * nn * 4u;
+                    s.st = gdma(t, mm * cdiv(nn, C), s.st_bytes);
+                    onchip(sc, 0, 4u * mm * nn);
+                }
+                gpipe_step(&p, &s, sc, base);
+            }
+    return gpipe_end(&p);
 }
 
 static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sched *sc) {
@@ -514,6 +728,9 @@ static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sc
     switch (op) {
     case NPK_V0_OP_MATMUL_S8:
     case NPK_V0_OP_MATMUL_S8_RELU:
+        if (t.gemmini_loop)
+            return fetch + gemmini_matmul(&t, d->w[NPK_V0_W_SHAPE_M], d->w[NPK_V0_W_SHAPE_N], d->w[NPK_V0_W_SHAPE_K],
+                                          sc, fetch);
         return fetch + tiled(&t, d->w[NPK_V0_W_SHAPE_M], d->w[NPK_V0_W_SHAPE_N], d->w[NPK_V0_W_SHAPE_K], 1, 1, 1, 1,
                              4, sc, fetch);
     case NPK_V0_OP_CONV2D_S8:
@@ -530,7 +747,7 @@ static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sc
          * position: the reduction is kk x ceil(cin / rows) blocks, so a
          * 3-channel 7x7 conv occupies the array like a 16-channel one (the
          * operand bytes stay those of the real channels) */
-        if (t.gemmini_loop) return fetch + gemmini_conv(&t, &c, oh, ow, 1, sc, fetch);
+        if (t.gemmini_loop) return fetch + gemmini_conv(&t, &c, oh, ow, sc, fetch);
         uint64_t cin_pad = cdiv(c.cin, t.rows) * t.rows;
         return fetch + tiled(&t, (uint64_t)oh * ow, c.cout, kk * cin_pad, num * c.cin, kk * cin_pad, c.cin,
                              cin_pad, 1, sc, fetch);

@@ -435,18 +435,54 @@ out:
 /* ---- v0: ResNet-50 layer shapes versus measured Gemmini cycles ---------------- */
 
 /* The columns of shared/data/gemmini-resnet50-layers/measured.csv the bench reads. */
-enum { L_C, L_K, L_P, L_Q, L_R, L_S, L_STRIDE, L_MESH, L_M1E, L_M1I, L_M1W, L_M2E, L_M2I, L_M2W, L_AUTO, L_NCOL };
+enum { L_C, L_K, L_P, L_Q, L_R, L_S, L_STRIDE, L_MESH, L_M1E, L_M1I, L_M1W, L_M2E, L_M2I, L_M2W, L_AUTO, L_TILING,
+       L_NCOL };
 static const char *const layer_cols[L_NCOL] = {
     "prob.C",          "prob.K",           "prob.P",          "prob.Q",          "prob.R",
     "prob.S",          "prob.Hstride",     "arch.meshX",      "arch.mem1_entries", "arch.mem1_instances",
     "arch.mem1_word-bits", "arch.mem2_entries", "arch.mem2_instances", "arch.mem2_word-bits",
-    "target.gemmini_auto_cycle"};
+    "target.gemmini_auto_cycle", "dse.auto_tiling"};
 
-/* Each layer of measured.csv as one tiled convolution (the loop nest Gemmini's
- * tiled_conv_auto runs, which is what the row measured) through v0's timing
- * model, on the row's array and SRAM geometry: accumulator = mem1 entries x
- * instances x word bits, scratchpad = mem2 entries x instances x word bits.
- * Same-padding (pad (R-1)/2) as in ResNet-50. docs/v0.md, "ResNet-50 layers". */
+/* One layer row as the descriptor v0 runs for it: a convolution (same
+ * padding (R-1)/2, input H = P x stride), or for a 1x1 layer on a 1x1 output
+ * (the FC layer) the matmul 1 x K x C that Gemmini's software runs for it
+ * (tiled_matmul_auto: the row's recorded tiling is a matmul tiling). */
+static npk_v0_desc layer_desc(const double *v, npk_v0_conv *cv) {
+    uint32_t R = (uint32_t)v[L_R], st = (uint32_t)v[L_STRIDE];
+    *cv = (npk_v0_conv){.h = (uint32_t)v[L_P] * st, .w = (uint32_t)v[L_Q] * st, .cin = (uint32_t)v[L_C],
+                        .cout = (uint32_t)v[L_K], .ksize = R, .stride_h = st, .stride_w = st,
+                        .pad_h = (R - 1) / 2, .pad_w = (R - 1) / 2, .dil = 1};
+    if (v[L_P] == 1 && v[L_Q] == 1 && R == 1)
+        return npk_v0_desc_matmul(0, NPK_V0_F_SIGNED, 1, cv->cout, cv->cin, 0, 0, 0, 0, 0, 0, 0);
+    return npk_v0_desc_conv(0, NPK_V0_F_SIGNED, cv, 0, 0, 0, 0, 0, 0, 0);
+}
+
+/* The tiling Gemmini's software picks for a layer (geometry t), in the
+ * notation of measured.csv's dse.auto_tiling: conv
+ * krows_kcols_ocols_orows_kchs_ochs_batches, matmul 1_1_I_1_K_J_1 (I, K, J
+ * in elements). */
+static void layer_tiling(const npk_v0_timing *t, const npk_v0_desc *d, const npk_v0_conv *cv, char *out, size_t n) {
+    if (npk_v0_desc_op(d) == NPK_V0_OP_MATMUL_S8) {
+        npk_v0_matmul_tiling m;
+        npk_v0_gemmini_matmul_tiling(t, 1, cv->cout, cv->cin, &m);
+        snprintf(out, n, "1_1_%u_1_%u_%u_1", m.ti * t->rows, m.tk * t->rows, m.tj * t->rows);
+        return;
+    }
+    npk_v0_conv_tiling g;
+    if (npk_v0_gemmini_conv_tiling(t, cv, &g)) {
+        snprintf(out, n, "none");
+        return;
+    }
+    snprintf(out, n, "%u_%u_%u_%u_%u_%u_1", g.krows, g.kcols, g.ocols, g.orows, g.kchs, g.ochs);
+}
+
+/* Each layer of measured.csv through v0's timing model: the seed model on the
+ * row's array and SRAM columns, and the Gemmini loop model (gemmini_loop=1,
+ * dram_bw=6) on the SRAM geometry whose tiling equals the row's recorded
+ * dse.auto_tiling (Gemmini's default 256 KiB scratchpad, 64 KiB accumulator;
+ * the bench counts the rows whose tiling it reproduces, for that geometry
+ * and for the row's arch.mem columns), plus the same model on the arch.mem
+ * columns' geometry (sensitivity). docs/v0.md, "ResNet-50 layers". */
 static int bench_v0_resnet50_layers(ctx *c) {
     char path[1024];
     snprintf(path, sizeof path, "%s/data/gemmini-resnet50-layers/measured.csv", c->shared);
@@ -461,7 +497,7 @@ static int bench_v0_resnet50_layers(ctx *c) {
     }
     memcpy(text, data, len);
     free(data);
-    int col[L_NCOL], rc = 0, row = 0, within = 0, within_seed = 0;
+    int col[L_NCOL], rc = 0, row = 0, within = 0, within_seed = 0, within_arch = 0, tile_dflt = 0, tile_arch = 0;
     for (int j = 0; j < L_NCOL; j++) col[j] = -1;
     char *save = NULL, *line = strtok_r(text, "\r\n", &save);
     if (line) {
@@ -475,22 +511,26 @@ static int bench_v0_resnet50_layers(ctx *c) {
     }
     for (int j = 0; j < L_NCOL && !rc; j++)
         if (col[j] < 0) rc = npk_err(NPK_EINVAL, "%s: no column '%s'", path, layer_cols[j]);
-    double logsum = 0, logseed = 0;
+    double logsum = 0, logseed = 0, logarch = 0;
     while (!rc && (line = strtok_r(NULL, "\r\n", &save)) != NULL) {
         double v[L_NCOL] = {0};
+        char rec[40] = "";
         int k = 0;
         for (char *f = line, *e; f; f = e ? e + 1 : NULL, k++) {
             e = strchr(f, ',');
             for (int j = 0; j < L_NCOL; j++)
-                if (col[j] == k) v[j] = strtod(f, NULL);
+                if (col[j] == k && j == L_TILING)
+                    snprintf(rec, sizeof rec, "%.*s", e ? (int)(e - f) : (int)strlen(f), f);
+                else if (col[j] == k)
+                    v[j] = strtod(f, NULL);
         }
         for (int j = 0; j < L_NCOL && !rc; j++)
-            if (!(v[j] > 0 && v[j] < 1e12)) rc = npk_err(NPK_EINVAL, "%s: row %d: bad %s", path, row + 2, layer_cols[j]);
+            if (j != L_TILING && !(v[j] > 0 && v[j] < 1e12))
+                rc = npk_err(NPK_EINVAL, "%s: row %d: bad %s", path, row + 2, layer_cols[j]);
         if (rc) break;
-        uint32_t R = (uint32_t)v[L_R], st = (uint32_t)v[L_STRIDE];
-        npk_v0_conv cv = {.h = (uint32_t)v[L_P] * st, .w = (uint32_t)v[L_Q] * st, .cin = (uint32_t)v[L_C],
-                          .cout = (uint32_t)v[L_K], .ksize = R, .stride_h = st, .stride_w = st,
-                          .pad_h = (R - 1) / 2, .pad_w = (R - 1) / 2, .dil = 1};
+        npk_v0_conv cv;
+        npk_v0_desc d = layer_desc(v, &cv);
+        /* the seed model on the row's columns */
         npk_v0_timing t = {.dram_bw = 8, .dram_lat = 20, .rows = (uint32_t)v[L_MESH], .cols = (uint32_t)v[L_MESH],
                            .acc_bytes = (uint32_t)(v[L_M1E] * v[L_M1I] * v[L_M1W] / 8),
                            .spad_bytes = (uint32_t)(v[L_M2E] * v[L_M2I] * v[L_M2W] / 8)};
@@ -498,29 +538,39 @@ static int bench_v0_resnet50_layers(ctx *c) {
             rc = -1;
             break;
         }
-        npk_v0_desc d = npk_v0_desc_conv(0, NPK_V0_F_SIGNED, &cv, 0, 0, 0, 0, 0, 0, 0);
-        /* the calibrated model: device options gemmini_loop=1,dram_lat=76 (docs/v0.md) */
-        npk_v0_timing tg = t;
-        tg.gemmini_loop = 1;
-        tg.dram_lat = 76;
-        uint64_t seed = npk_v0_model_cycles(&d, &t), cyc = npk_v0_model_cycles(&d, &tg), macs = npk_v0_desc_macs(&d);
-        char nm[96], gm[80];
+        /* the Gemmini loop model: device options gemmini_loop=1,dram_bw=6 on
+         * Gemmini's default SRAM (docs/v0.md "Gemmini calibration") */
+        npk_v0_timing tg = {.dram_bw = 6, .dram_lat = 76, .rows = t.rows, .cols = t.cols, .gemmini_loop = 1},
+                      ta = t;
+        ta.gemmini_loop = 1, ta.dram_bw = 6, ta.dram_lat = 76;
+        char til[40], tila[40];
+        layer_tiling(&tg, &d, &cv, til, sizeof til);
+        layer_tiling(&ta, &d, &cv, tila, sizeof tila);
+        tile_dflt += !strcmp(til, rec);
+        tile_arch += !strcmp(tila, rec);
+        uint64_t seed = npk_v0_model_cycles(&d, &t), cyc = npk_v0_model_cycles(&d, &tg),
+                 arch = npk_v0_model_cycles(&d, &ta), macs = npk_v0_desc_macs(&d);
+        char nm[160], gm[80];
         row++;
         snprintf(nm, sizeof nm, "L%02d c%u k%u %ux%u %ux%u/%u v0 modeled cycles (seed)", row, cv.cin, cv.cout,
-                 (uint32_t)v[L_P], (uint32_t)v[L_Q], R, R, st);
+                 (uint32_t)v[L_P], (uint32_t)v[L_Q], cv.ksize, cv.ksize, cv.stride_h);
         add_modeled(c, "cycles", (double)seed, nm);
-        snprintf(nm, sizeof nm, "L%02d v0 modeled cycles (gemmini_loop=1,dram_lat=76)", row);
+        snprintf(nm, sizeof nm, "L%02d v0 modeled cycles (gemmini_loop=1,dram_bw=6; tiling %s%s%s)", row, til,
+                 strcmp(til, rec) ? " != row " : " = row", strcmp(til, rec) ? rec : "");
         add_modeled(c, "cycles", (double)cyc, nm);
         snprintf(gm, sizeof gm, "L%02d Gemmini tiled_conv_auto cycles (measured)", row);
         add_fig(c, "baseline", "cycles", v[L_AUTO], v[L_AUTO], v[L_AUTO], 1, "%s", gm);
         add_modeled(c, "%", 100.0 * (double)macs / (v[L_MESH] * v[L_MESH] * (double)cyc),
-                    "v0 modeled array utilization (calibrated)");
-        double ratio = (double)cyc / v[L_AUTO], rs = (double)seed / v[L_AUTO];
-        add_fig(c, "ratio", "x", ratio, ratio, ratio, 1, "L%02d v0 calibrated / Gemmini (seed %.3f)", row, rs);
+                    "v0 modeled array utilization (Gemmini loop)");
+        double ratio = (double)cyc / v[L_AUTO], rs = (double)seed / v[L_AUTO], ra = (double)arch / v[L_AUTO];
+        add_fig(c, "ratio", "x", ratio, ratio, ratio, 1, "L%02d v0 Gemmini loop / Gemmini (seed %.3f, arch.mem %.3f)",
+                row, rs, ra);
         logsum += log(ratio);
         logseed += log(rs);
+        logarch += log(ra);
         within += ratio >= 0.75 && ratio <= 1.25;
         within_seed += rs >= 0.75 && rs <= 1.25;
+        within_arch += ra >= 0.75 && ra <= 1.25;
     }
     free(text);
     if (rc) return bench_fail(c, "measured.csv");
@@ -528,11 +578,15 @@ static int bench_v0_resnet50_layers(ctx *c) {
         npk_err(NPK_EINVAL, "%s: no rows", path);
         return bench_fail(c, "measured.csv");
     }
-    double g = exp(logsum / row), gs = exp(logseed / row);
+    double g = exp(logsum / row), gs = exp(logseed / row), ga = exp(logarch / row);
     add_fig(c, "ratio", "x", gs, gs, gs, 1, "seed model: geometric mean v0 / Gemmini over %d layers", row);
     add_modeled(c, "layers", within_seed, "seed model: layers within +-25% of Gemmini");
-    add_fig(c, "ratio", "x", g, g, g, 1, "calibrated: geometric mean v0 / Gemmini over %d layers", row);
-    add_modeled(c, "layers", within, "calibrated: layers within +-25% of Gemmini");
+    add_modeled(c, "layers", tile_dflt, "tiling equal to the row's dse.auto_tiling (256 KiB spad, 64 KiB acc)");
+    add_modeled(c, "layers", tile_arch, "tiling equal to the row's dse.auto_tiling (the row's arch.mem sizes)");
+    add_fig(c, "ratio", "x", g, g, g, 1, "Gemmini loop: geometric mean v0 / Gemmini over %d layers", row);
+    add_modeled(c, "layers", within, "Gemmini loop: layers within +-25% of Gemmini");
+    add_fig(c, "ratio", "x", ga, ga, ga, 1, "Gemmini loop on the arch.mem sizes: geometric mean over %d layers", row);
+    add_modeled(c, "layers", within_arch, "Gemmini loop on the arch.mem sizes: layers within +-25%");
     return 0;
 }
 
