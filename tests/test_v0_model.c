@@ -636,14 +636,18 @@ static void test_engine_counters(void) {
  * (76 + 4) / 16 = 5 cycles each (512 bytes at 8 B/cycle take only 64):
  * 76 + 160. Array: one weight block, its 51-cycle latency + 16 pixel rows.
  * Store: 16 pixel rows of 16 channels, 76 + 80. Descriptor fetch 76 + 8 + 1.
- * One tile, so nothing overlaps. */
+ * Before the loop, the software's tile search tested one candidate (the
+ * whole conv fits): 250 host cycles. One tile, so nothing overlaps. */
 static void test_gemmini_loop(void) {
     npk_v0_conv cv = {.h = 4, .w = 4, .cin = 16, .cout = 16, .ksize = 1, .stride_h = 1, .stride_w = 1, .dil = 1};
     npk_v0_desc d = npk_v0_desc_conv(0, NPK_V0_F_SIGNED, &cv, DATA, 64, DATA + 0x1000, 16, DATA + 0x2000, 64, 1);
     npk_v0_timing seed = {.dram_bw = 8, .dram_lat = 76}, g = seed;
     g.gemmini_loop = 1;
     npk_v0_engine_stats st = {0};
-    CHECK_EQ(npk_v0_model_stats(&d, &g, &st), 85 + 236 + 67 + 156);
+    npk_v0_conv_tiling ct;
+    CHECK_EQ(npk_v0_gemmini_conv_tiling(&g, &cv, &ct), 0);
+    CHECK(ct.tiles == 1 && ct.evals == 1);
+    CHECK_EQ(npk_v0_model_stats(&d, &g, &st), 85 + 250 + 236 + 67 + 156);
     CHECK_EQ(st.compute_cycles, 67);
     CHECK_EQ(st.dma_cycles, 85 + 236 + 156);
     CHECK_EQ(st.dram_rd, 64 + 512);
@@ -663,7 +667,7 @@ static void test_gemmini_loop(void) {
     npk_v0_desc m = npk_v0_desc_matmul(0, NPK_V0_F_SIGNED, 64, 64, 64, DATA, 64, DATA, 64, DATA + 0x4000, 256, 1);
     npk_v0_matmul_tiling mt;
     npk_v0_gemmini_matmul_tiling(&g, 64, 64, 64, &mt);
-    CHECK(mt.ti == 4 && mt.tj == 4 && mt.tk == 4 && mt.tiles == 1);
+    CHECK(mt.ti == 4 && mt.tj == 4 && mt.tk == 4 && mt.tiles == 1 && mt.evals == 0); /* nothing left to grow */
     npk_v0_engine_stats sm = {0};
     CHECK_EQ(npk_v0_model_stats(&m, &g, &sm), 85 + (76 + 1024) + 16 * (64 + 51) + (76 + 2048));
     CHECK_EQ(sm.compute_cycles, 16 * (64 + 51));
@@ -673,7 +677,7 @@ static void test_gemmini_loop(void) {
     wr(NPK_V0_REG_DESC_DOORBELL, 1);
     run();
     CHECK_EQ(rd(NPK_V0_REG_DESC_TAIL), 1);
-    CHECK_EQ(rd(NPK_V0_REG_PERF_CYCLES), 85 + 236 + 67 + 156);
+    CHECK_EQ(rd(NPK_V0_REG_PERF_CYCLES), 85 + 250 + 236 + 67 + 156);
     open_dev("dram_lat=76", 8, NPK_V0_CTRL_ENABLE);
     put(0, d);
     wr(NPK_V0_REG_DESC_DOORBELL, 1);

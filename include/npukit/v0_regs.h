@@ -353,6 +353,7 @@ typedef struct npk_v0_timing {
 typedef struct npk_v0_conv_tiling {
     uint32_t orows, ocols, ochs, krows, kcols, kchs;
     uint64_t tiles;
+    uint64_t evals; /* candidate tiles the search tested (host work, timed under gemmini_loop) */
 } npk_v0_conv_tiling;
 int npk_v0_gemmini_conv_tiling(const npk_v0_timing *t, const npk_v0_conv *c, npk_v0_conv_tiling *out);
 /* tiled_matmul_auto's tiling of an m x n x k product: tile sizes in DIM
@@ -360,6 +361,7 @@ int npk_v0_gemmini_conv_tiling(const npk_v0_timing *t, const npk_v0_conv *c, npk
 typedef struct npk_v0_matmul_tiling {
     uint32_t ti, tj, tk;
     uint64_t tiles;
+    uint64_t evals; /* candidate tiles the search tested */
 } npk_v0_matmul_tiling;
 void npk_v0_gemmini_matmul_tiling(const npk_v0_timing *t, uint64_t m, uint64_t n, uint64_t k,
                                   npk_v0_matmul_tiling *out);
@@ -391,7 +393,8 @@ typedef enum npk_v0_phase {
     NPK_V0_PH_LOAD,   /* operand DMA into the scratchpad (bytes: operand bytes) */
     NPK_V0_PH_STORE,  /* accumulator drain + output DMA (bytes: output bytes) */
     NPK_V0_PH_ARRAY,  /* a tile on the rows x cols array (macs) */
-    NPK_V0_PH_POOL    /* max-pool windows on the vector path */
+    NPK_V0_PH_POOL,   /* max-pool windows on the vector path */
+    NPK_V0_PH_HOST    /* gemmini_loop only: the software's tile search on the host core before the loop */
 } npk_v0_phase;
 typedef void (*npk_v0_phase_fn)(void *ctx, npk_v0_phase ph, uint64_t start, uint64_t dur, uint64_t bytes,
                                 uint64_t macs);

@@ -216,8 +216,8 @@ static void trace_depth(v0 *v) {
 /* One phase of the timing model's schedule as an engine event. */
 static void trace_phase(void *ctx, npk_v0_phase ph, uint64_t start, uint64_t dur, uint64_t bytes, uint64_t macs) {
     v0 *v = ctx;
-    static const char *const track[] = {"desc fetch", "dma", "dma", "array", "vector"};
-    static const char *const name[] = {"fetch+decode", "load", "drain+store", "tile", "maxpool"};
+    static const char *const track[] = {"desc fetch", "dma", "dma", "array", "vector", "host"};
+    static const char *const name[] = {"fetch+decode", "load", "drain+store", "tile", "maxpool", "tile search"};
     char args[160];
     uint64_t t0 = v->start_cycle + start;
     if (ph == NPK_V0_PH_ARRAY)

@@ -307,6 +307,9 @@ uint64_t npk_v0_desc_macs(const npk_v0_desc *d) {
 #define T_SPAD_DEFAULT (256u * 1024u) /* scratchpad 256 KiB, double-buffered */
 #define T_ACC_DEFAULT (64u * 1024u)   /* accumulator 64 KiB, double-buffered */
 #define T_DECODE 1u            /* wrapper decode/validate */
+#define T_HOST_FIT 250u        /* gemmini_loop: host (Rocket) cycles per test of a candidate tile in the
+                                  software's tile search: two evaluations of the scratchpad and accumulator
+                                  rows, about 15 multiplies at the 8-cycle iterative multiplier + the rest */
 
 /* The timing parameters with every 0 replaced by its default. */
 static npk_v0_timing timing_norm(const npk_v0_timing *tp) {
@@ -371,6 +374,7 @@ static void emit(const sched *sc, npk_v0_phase ph, uint64_t start, uint64_t dur,
     case NPK_V0_PH_FETCH: sc->st->dram_rd += bytes, sc->st->dma_cycles += dur; break;
     case NPK_V0_PH_LOAD: sc->st->dram_rd += bytes, sc->st->spad += bytes, sc->st->dma_cycles += dur; break;
     case NPK_V0_PH_STORE: sc->st->dram_wr += bytes, sc->st->dma_cycles += dur; break;
+    case NPK_V0_PH_HOST: break; /* neither a device engine nor DRAM */
     default: sc->st->compute_cycles += dur; break;
     }
 }
@@ -496,7 +500,8 @@ static uint64_t gconv_rows(const npk_v0_conv *c, uint64_t dim, const uint64_t a[
 }
 
 static int gconv_fits(const npk_v0_conv *c, uint64_t dim, const uint64_t a[7], uint64_t spad_rows,
-                      uint64_t acc_rows) {
+                      uint64_t acc_rows, uint64_t *evals) {
+    ++*evals;
     return gconv_rows(c, dim, a, 0) <= spad_rows && gconv_rows(c, dim, a, 1) <= acc_rows;
 }
 
@@ -515,7 +520,7 @@ int npk_v0_gemmini_conv_tiling(const npk_v0_timing *tp, const npk_v0_conv *c, np
      * DIM blocks (first down to a multiple of DIM), the others by one; ocols
      * is spared while it is at most DIM and orows can still shrink (it fills
      * the array rows) */
-    while (!gconv_fits(c, dim, a, spad_rows, acc_rows)) {
+    while (!gconv_fits(c, dim, a, spad_rows, acc_rows, &out->evals)) {
         int big = -1;
         for (int i = 0; i < NARG; i++) {
             if (i == OCOLS && a[i] <= dim && a[OROWS] > 1) continue;
@@ -533,7 +538,7 @@ int npk_v0_gemmini_conv_tiling(const npk_v0_timing *tp, const npk_v0_conv *c, np
      * robin in the order above, until none can grow */
     while (a[OCOLS] < max[OCOLS]) {
         a[OCOLS]++;
-        if (!gconv_fits(c, dim, a, spad_rows, acc_rows)) {
+        if (!gconv_fits(c, dim, a, spad_rows, acc_rows, &out->evals)) {
             a[OCOLS]--;
             break;
         }
@@ -543,7 +548,7 @@ int npk_v0_gemmini_conv_tiling(const npk_v0_timing *tp, const npk_v0_conv *c, np
         for (int i = 0; i < NARG; i++) {
             if (a[i] >= max[i]) continue;
             a[i]++;
-            if (gconv_fits(c, dim, a, spad_rows, acc_rows)) grew = 1;
+            if (gconv_fits(c, dim, a, spad_rows, acc_rows, &out->evals)) grew = 1;
             else a[i]--;
         }
     }
@@ -567,7 +572,8 @@ void npk_v0_gemmini_matmul_tiling(const npk_v0_timing *tp, uint64_t m, uint64_t 
     uint64_t depth = spad_rows / 2 / dim / side;
     if (!depth) depth = 1;
     uint64_t ti = bi < side ? bi : side, tj = bj < side ? bj : side, tk = bk < depth ? bk : depth;
-#define MM_SPAD(i, j, kk) (((i) * (kk) + (kk) * (j)) * dim <= spad_rows)
+    uint64_t evals = 0;
+#define MM_SPAD(i, j, kk) (++evals, ((i) * (kk) + (kk) * (j)) * dim <= spad_rows)
 #define MM_ACC(i, j) ((i) * (j) * dim <= acc_rows)
     /* then grow j, i, k by one block while A + B fit half the scratchpad and C half the accumulator */
     for (int grew = 1; grew;) {
@@ -578,7 +584,7 @@ void npk_v0_gemmini_matmul_tiling(const npk_v0_timing *tp, uint64_t m, uint64_t 
     }
 #undef MM_SPAD
 #undef MM_ACC
-    out->ti = (uint32_t)ti, out->tj = (uint32_t)tj, out->tk = (uint32_t)tk;
+    out->ti = (uint32_t)ti, out->tj = (uint32_t)tj, out->tk = (uint32_t)tk, out->evals = evals;
     out->tiles = cdiv(bi, ti) * cdiv(bj, tj) * cdiv(bk, tk);
 }
 
@@ -653,6 +659,9 @@ static uint64_t gemmini_conv(const npk_v0_timing *t, const npk_v0_conv *c, uint3
     const uint64_t R = t->rows, C = t->cols, wset = R + C + T_DRAIN_EXTRA + R;
     npk_v0_conv_tiling tl;
     if (npk_v0_gemmini_conv_tiling(t, c, &tl)) return 0;
+    const uint64_t host = tl.evals * T_HOST_FIT;
+    emit(sc, NPK_V0_PH_HOST, base, host, 0, 0);
+    base += host;
     gpipe p = {0};
     for (uint64_t or0 = 0; or0 < oh; or0 += tl.orows)
         for (uint64_t oc0 = 0; oc0 < ow; oc0 += tl.ocols)
@@ -685,7 +694,7 @@ static uint64_t gemmini_conv(const npk_v0_timing *t, const npk_v0_conv *c, uint3
                             }
                             gpipe_step(&p, &s, sc, base);
                         }
-    return gpipe_end(&p);
+    return host + gpipe_end(&p);
 }
 
 /* A matmul as Gemmini's tiled_matmul_auto runs it: tiles of
@@ -699,6 +708,9 @@ static uint64_t gemmini_matmul(const npk_v0_timing *t, uint64_t M, uint64_t N, u
     const uint64_t R = t->rows, C = t->cols, wset = R + C + T_DRAIN_EXTRA + R;
     npk_v0_matmul_tiling tl;
     npk_v0_gemmini_matmul_tiling(t, M, N, K, &tl);
+    const uint64_t host = tl.evals * T_HOST_FIT;
+    emit(sc, NPK_V0_PH_HOST, base, host, 0, 0);
+    base += host;
     const uint64_t TM = tl.ti * R, TN = tl.tj * R, TK = tl.tk * R;
     gpipe p = {0};
     for (uint64_t i0 = 0; i0 < M; i0 += TM)
@@ -717,7 +729,7 @@ static uint64_t gemmini_matmul(const npk_v0_timing *t, uint64_t M, uint64_t N, u
                 }
                 gpipe_step(&p, &s, sc, base);
             }
-    return gpipe_end(&p);
+    return host + gpipe_end(&p);
 }
 
 static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sched *sc) {

@@ -478,7 +478,7 @@ static void layer_tiling(const npk_v0_timing *t, const npk_v0_desc *d, const npk
 
 /* Each layer of measured.csv through v0's timing model: the seed model on the
  * row's array and SRAM columns, and the Gemmini loop model (gemmini_loop=1,
- * dram_bw=6) on the SRAM geometry whose tiling equals the row's recorded
+ * the default DRAM: 8 B/cycle, 20 cycles) on the SRAM geometry whose tiling equals the row's recorded
  * dse.auto_tiling (Gemmini's default 256 KiB scratchpad, 64 KiB accumulator;
  * the bench counts the rows whose tiling it reproduces, for that geometry
  * and for the row's arch.mem columns), plus the same model on the arch.mem
@@ -538,11 +538,12 @@ static int bench_v0_resnet50_layers(ctx *c) {
             rc = -1;
             break;
         }
-        /* the Gemmini loop model: device options gemmini_loop=1,dram_bw=6 on
-         * Gemmini's default SRAM (docs/v0.md "Gemmini calibration") */
-        npk_v0_timing tg = {.dram_bw = 6, .dram_lat = 76, .rows = t.rows, .cols = t.cols, .gemmini_loop = 1},
+        /* the Gemmini loop model: device option gemmini_loop=1 (everything
+         * else v0's defaults = Gemmini's default SRAM; docs/v0.md "Gemmini
+         * calibration") */
+        npk_v0_timing tg = {.dram_bw = 8, .dram_lat = 20, .rows = t.rows, .cols = t.cols, .gemmini_loop = 1},
                       ta = t;
-        ta.gemmini_loop = 1, ta.dram_bw = 6, ta.dram_lat = 76;
+        ta.gemmini_loop = 1, ta.dram_bw = 8, ta.dram_lat = 20;
         char til[40], tila[40];
         layer_tiling(&tg, &d, &cv, til, sizeof til);
         layer_tiling(&ta, &d, &cv, tila, sizeof tila);
@@ -555,7 +556,7 @@ static int bench_v0_resnet50_layers(ctx *c) {
         snprintf(nm, sizeof nm, "L%02d c%u k%u %ux%u %ux%u/%u v0 modeled cycles (seed)", row, cv.cin, cv.cout,
                  (uint32_t)v[L_P], (uint32_t)v[L_Q], cv.ksize, cv.ksize, cv.stride_h);
         add_modeled(c, "cycles", (double)seed, nm);
-        snprintf(nm, sizeof nm, "L%02d v0 modeled cycles (gemmini_loop=1,dram_bw=6; tiling %s%s%s)", row, til,
+        snprintf(nm, sizeof nm, "L%02d v0 modeled cycles (gemmini_loop=1; tiling %s%s%s)", row, til,
                  strcmp(til, rec) ? " != row " : " = row", strcmp(til, rec) ? rec : "");
         add_modeled(c, "cycles", (double)cyc, nm);
         snprintf(gm, sizeof gm, "L%02d Gemmini tiled_conv_auto cycles (measured)", row);
