@@ -379,19 +379,28 @@ uint16_t npk_bf16_round_u128(int neg, uint64_t hi, uint64_t lo, int e) { return 
 
 /* ---- exact BF16 sums ------------------------------------------------------------------ */
 
+/* Widen the exponent range [*lo, *hi] by the nonzero finite b; 0 if b is inf or NaN. */
+static inline int sum_range(uint16_t b, int *lo, int *hi) {
+    if ((b & 0x7f80u) == 0x7f80u) return 0;
+    if (b & 0x7fffu) {
+        int e = unit_exp(b);
+        if (e < *lo) *lo = e;
+        if (e > *hi) *hi = e;
+    }
+    return 1;
+}
+
+static inline int64_t signed_mant(uint16_t b) {
+    int64_t mant = (int64_t)((b & 0x7fu) | ((b & 0x7f80u) ? 0x80u : 0));
+    return b & 0x8000u ? -mant : mant;
+}
+
 uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const uint16_t *sub) {
     /* the terms' exponents: all finite and within the 128 bits, else the accumulator */
     int lo = 1 << 20, hi = -(1 << 20), ok = (uint64_t)n < (1ull << 40);
-    for (size_t i = 0; i < n + 2 && ok; i++) {
-        const uint16_t *b = i < n ? &x[i] : i == n ? first : sub;
-        if (!b) continue;
-        if ((*b & 0x7f80u) == 0x7f80u) ok = 0;
-        else if (*b & 0x7fffu) {
-            int e = unit_exp(*b);
-            if (e < lo) lo = e;
-            if (e > hi) hi = e;
-        }
-    }
+    if (first) ok &= sum_range(*first, &lo, &hi);
+    if (sub) ok &= sum_range(*sub, &lo, &hi);
+    for (size_t i = 0; i < n; i++) ok &= sum_range(x[i], &lo, &hi);
     int lg = 0;
     while (lg < 64 && (1ull << lg) < 2 * (uint64_t)n + 2) lg++;
     if (!ok || (hi >= lo && hi + 8 + lg - lo > 126)) {
@@ -406,14 +415,10 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
     }
     if (hi < lo) return 0;
     uint64_t L = 0, H = 0;
-    for (size_t i = 0; i < n + 2; i++) {
-        const uint16_t *b = i < n ? &x[i] : i == n ? first : sub;
-        if (!b || !(*b & 0x7fffu)) continue;
-        int64_t mant = (int64_t)((*b & 0x7fu) | ((*b & 0x7f80u) ? 0x80u : 0));
-        if (*b & 0x8000u) mant = -mant;
-        if (i == n + 1) mant = -mant * (int64_t)n; /* - n * sub (n < 2^40) */
-        add128(&L, &H, mant, unit_exp(*b) - lo);
-    }
+    if (first && (*first & 0x7fffu)) add128(&L, &H, signed_mant(*first), unit_exp(*first) - lo);
+    if (sub && (*sub & 0x7fffu)) add128(&L, &H, -signed_mant(*sub) * (int64_t)n, unit_exp(*sub) - lo); /* n < 2^40 */
+    for (size_t i = 0; i < n; i++)
+        if (x[i] & 0x7fffu) add128(&L, &H, signed_mant(x[i]), unit_exp(x[i]) - lo);
     int neg = H >> 63;
     if (neg) {
         L = ~L + 1;

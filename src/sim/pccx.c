@@ -258,7 +258,12 @@ static void trace_depth(pccx *p, uint64_t cycle) {
 
 static int l2_ok(const pccx *p, uint64_t lo, uint64_t words) { return lo + words <= p->l2w; }
 
-static float bf(uint16_t b) { return npk_bf16_to_f32(b); }
+static float bf(uint16_t b) { /* npk_bf16_to_f32, inlined: once per CVO element */
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 /* ---- GEMV / GEMM ------------------------------------------------------------------ */
 
