@@ -44,6 +44,7 @@ struct npk_exec {
                                DequantizeLinear folded into it), -1: none */
     npk_tensor **folded;    /* per value: constant-folded at inference (owned), NULL otherwise */
     int *dev_writer;        /* per value: view id of the device view producing it, or -1 */
+    int *consumer;          /* per value: its only consumer node, -1 none, -2 several (built on first use) */
     view *views;
     int n_views, cap_views;
     scratch *scr;
@@ -73,17 +74,30 @@ const npk_tensor *npk_exec_meta(npk_exec *x, int v) { return v >= 0 ? &x->meta[v
 int npk_exec_known(npk_exec *x, int v) { return v >= 0 && x->known[v]; }
 const npk_tensor *npk_exec_const(npk_exec *x, int v) { return v >= 0 ? x->g->vals[v].konst : NULL; }
 
-int npk_exec_only_consumer(npk_exec *x, int v) {
-    int who = -1;
+/* The consumer of every value, found in one pass over the edges the first
+ * time a backend or the QDQ matcher asks (partitioning asks for most values,
+ * and a scan of every node per question made it quadratic): the node, -1
+ * when none reads it, -2 when several do. */
+static int consumers_init(npk_exec *x) {
+    if (x->consumer) return 0;
+    size_t nv = x->g->n_vals;
+    if (!(x->consumer = malloc(sizeof(int) * (nv + 1)))) return -1;
+    for (size_t v = 0; v < nv; v++) x->consumer[v] = -1;
     for (size_t i = 0; i < x->g->n_nodes; i++) {
         const npk_node *nd = &x->g->nodes[i];
-        for (int k = 0; k < nd->n_in; k++)
-            if (nd->in[k] == v) {
-                if (who >= 0 && who != (int)i) return -1;
-                who = (int)i;
-            }
+        for (int k = 0; k < nd->n_in; k++) {
+            int v = nd->in[k];
+            if (v < 0 || (size_t)v >= nv) continue;
+            if (x->consumer[v] == -1) x->consumer[v] = (int)i;
+            else if (x->consumer[v] != (int)i) x->consumer[v] = -2;
+        }
     }
-    return who;
+    return 0;
+}
+
+int npk_exec_only_consumer(npk_exec *x, int v) {
+    if (v < 0 || (size_t)v >= x->g->n_vals || consumers_init(x)) return -1;
+    return x->consumer[v] < 0 ? -1 : x->consumer[v];
 }
 
 int npk_exec_sole_use(npk_exec *x, int v, int n) {
@@ -866,6 +880,7 @@ static void exec_free(npk_exec *x) {
             }
     free(x->folded);
     free(x->dev_writer);
+    free(x->consumer);
     free(x->views);
     free(x->scr);
     free(x->bufs);

@@ -6,6 +6,12 @@
 #include "ops/fast_gemm.h"
 
 #include <math.h>
+
+/* The elementwise kernels equal the golden bit for bit only if no clone
+ * fuses a multiply and an add (GCC does not in ISO C mode; clang would). */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +143,7 @@ static int64_t chunk_rows(int64_t K, int64_t row) {
                     }                                                                                             \
                 }
 
+NPK_CLONES
 static void im2col_f(const npk_onnx_conv_params *p, const float *x, int64_t xoff, int64_t cpg, int64_t r0,
                      int64_t nrows, float *col) {
 #define LOADF(i) x[i]
@@ -497,6 +504,7 @@ int npk_fast_quantize(const npk_tensor *x, const npk_tensor *scale, const npk_te
     return 0;
 }
 
+NPK_CLONES
 int npk_fast_dequantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis, npk_tensor *y) {
     if ((!is_q8(x->dtype) && x->dtype != NPK_DT_INT32) || scale->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT ||
         (zp && zp->dtype != x->dtype))
@@ -566,6 +574,7 @@ static void bstrides(const npk_tensor *t, const npk_tensor *y, int64_t *s) {
         }                                                                                                         \
     } while (0)
 
+NPK_CLONES
 int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
     if (a->dtype != NPK_DT_FLOAT || b->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || op == NPK_ONNX_POW) return 1;
     /* An empty output has nothing to compute, and the strides of its other
@@ -637,6 +646,7 @@ int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b,
             }                                                                                                     \
     } while (0)
 
+NPK_CLONES
 int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi) {
     if (is_q8(x->dtype) && y->dtype == x->dtype && (op == NPK_ONNX_RELU || op == NPK_ONNX_CLIP)) {
         int64_t n = npk_tensor_numel(x);
@@ -686,6 +696,7 @@ int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double 
     return 0;
 }
 
+NPK_CLONES
 int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta) {
     if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
     int64_t n = npk_tensor_numel(x);
@@ -701,6 +712,7 @@ int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, d
     return 0;
 }
 
+NPK_CLONES
 int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, const npk_tensor *mean,
                        const npk_tensor *var, double eps, npk_tensor *y) {
     if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || scale->dtype != NPK_DT_FLOAT ||
