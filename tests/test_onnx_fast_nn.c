@@ -115,10 +115,50 @@ static void test_resize(void) {
     npk_tensor_free(&x), npk_tensor_free(&y);
 }
 
+/* Quantize and requantize round and add the zero point in float (the golden
+ * in double): values where float could differ, around 2^24 and far beyond,
+ * infinities and NaN, every zero point sign and both 8-bit types. */
+static void test_quant_edges(void) {
+    static const float big[] = {16777215.0f, 16777216.0f, 16777218.0f, -16777215.0f, -16777216.0f, -16777218.0f,
+                                8388607.5f,  -8388608.5f, 1e30f,       -1e30f,       INFINITY,     -INFINITY,
+                                NAN,         127.5f,      -128.5f,     255.5f,       -0.5f,        0.5f};
+    static const int32_t accs[] = {2147483647, -2147483647 - 1, 16777217, -16777217, 255, -129, 0, 1};
+    enum { NB = sizeof big / sizeof big[0], NA = sizeof accs / sizeof accs[0] };
+    int64_t n = NB, na = NA, one = 1;
+    for (int u = 0; u < 2; u++) {
+        int dt = u ? NPK_DT_UINT8 : NPK_DT_INT8;
+        static const int zps[] = {-128, -3, 0, 5, 127, 255};
+        for (size_t zi = 0; zi < sizeof zps / sizeof zps[0]; zi++) {
+            if (!u && zps[zi] > 127) continue;
+            if (u && zps[zi] < 0) continue;
+            npk_tensor x = mk(NPK_DT_FLOAT, 1, &n), s = mk(NPK_DT_FLOAT, 0, &one), z = mk(dt, 0, &one);
+            memcpy(x.data, big, sizeof big);
+            ((float *)s.data)[0] = 1.0f;
+            if (u) ((uint8_t *)z.data)[0] = (uint8_t)zps[zi];
+            else ((int8_t *)z.data)[0] = (int8_t)zps[zi];
+            npk_tensor q1 = mk(dt, 1, &n), q2 = mk(dt, 1, &n);
+            CHECK_EQ(npk_fast_quantize(&x, &s, &z, 0, &q1), 0);
+            npk_ref_onnx_quantize(&x, &s, &z, 0, &q2);
+            CHECK(same_bits(&q1, &q2));
+            npk_tensor acc = mk(NPK_DT_INT32, 1, &na), r1 = mk(dt, 1, &na), r2 = mk(dt, 1, &na);
+            memcpy(acc.data, accs, sizeof accs);
+            for (int m = 0; m < 3; m++) {
+                float mult = m == 0 ? 1.0f : m == 1 ? 3.0f : 0.5f;
+                CHECK_EQ(npk_fast_requant_tensor(&acc, &mult, 1, 0, zps[zi], &r1), 0);
+                npk_ref_onnx_requant_tensor(&acc, &mult, 1, 0, zps[zi], &r2);
+                CHECK(same_bits(&r1, &r2));
+            }
+            npk_tensor all[8] = {x, s, z, q1, q2, acc, r1, r2};
+            free_all(all, 8);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     const char *shared = argc > 1 ? argv[1] : NPUKIT_SHARED_DIR;
     test_maxpool();
     test_resize();
+    test_quant_edges();
     /* Resize (nearest, asymmetric, floor) on float; MaxPool on int8 */
     test_shared_model(shared, "onnx-zoo/ppocr-v4-det", 0);
     test_shared_model(shared, "onnx-zoo/ppocr-cls-qdq-s8", 1);

@@ -448,19 +448,20 @@ static int64_t inner_from(const npk_tensor *x, int from) {
     return s;
 }
 
-/* saturate(rint(v) + z) as the golden: the sum in double, NaN -> 0 */
-static inline double q_round(float q, double z, double lo, double hi) {
-    double r = (double)q + z;
+/* saturate(rint(v) + z) as the golden (which adds in double; NaN -> 0), in
+ * float so that the rows vectorize 16 wide: z is an 8-bit zero point, so
+ * q + z is exact whenever |q| < 2^24, and a larger |q| saturates either
+ * way (the rounding of q + z keeps it outside [lo, hi]). */
+static inline float q_round(float q, float z, float lo, float hi) {
+    float r = q + z;
     if (r != r) r = 0;
     if (r < lo) r = lo;
     if (r > hi) r = hi;
     return r;
 }
 
-/* The rows of the quantizing loops, cloned so that nearbyintf inlines as one
- * rounding instruction where the machine has one. */
 NPK_CLONES
-static void requant_row(const int32_t *a, void *o, int s8, int64_t n, float mu, double z, double lo, double hi) {
+static void requant_row(const int32_t *a, void *o, int s8, int64_t n, float mu, float z, float lo, float hi) {
     if (s8)
         for (int64_t i = 0; i < n; i++) ((int8_t *)o)[i] = (int8_t)q_round(nearbyintf((float)a[i] * mu), z, lo, hi);
     else
@@ -468,7 +469,7 @@ static void requant_row(const int32_t *a, void *o, int s8, int64_t n, float mu, 
 }
 
 NPK_CLONES
-static void quant_row(const float *x, void *o, int s8, int64_t n, float s, double z, double lo, double hi) {
+static void quant_row(const float *x, void *o, int s8, int64_t n, float s, float z, float lo, float hi) {
     if (s8)
         for (int64_t i = 0; i < n; i++) ((int8_t *)o)[i] = (int8_t)q_round(nearbyintf(x[i] / s), z, lo, hi);
     else
@@ -477,11 +478,11 @@ static void quant_row(const float *x, void *o, int s8, int64_t n, float s, doubl
 
 int npk_fast_requant_tensor(const npk_tensor *acc, const float *mult, int64_t n_mult, int axis, int64_t y_zp,
                             npk_tensor *y) {
-    if (acc->dtype != NPK_DT_INT32 || !is_q8(y->dtype)) return 1;
+    if (acc->dtype != NPK_DT_INT32 || !is_q8(y->dtype) || y_zp < -255 || y_zp > 255) return 1; /* q_round's z */
     int64_t n = npk_tensor_numel(acc), inner = n_mult > 1 ? inner_from(acc, axis + 1) : n;
     const int32_t *a = acc->data;
     int s8 = y->dtype == NPK_DT_INT8;
-    double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255, z = (double)y_zp;
+    float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f, z = (float)y_zp;
     for (int64_t s = 0, blk = 0; s < n; s += inner, blk++) {
         int64_t e = s + inner < n ? s + inner : n;
         requant_row(a + s, (uint8_t *)y->data + s, s8, e - s, mult[n_mult > 1 ? blk % n_mult : 0], z, lo, hi);
@@ -496,10 +497,10 @@ int npk_fast_quantize(const npk_tensor *x, const npk_tensor *scale, const npk_te
     int64_t inner = ns > 1 ? inner_from(x, axis + 1) : n;
     const float *X = x->data, *S = scale->data;
     int s8 = y->dtype == NPK_DT_INT8;
-    double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+    float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
     for (int64_t s0 = 0, blk = 0; s0 < n; s0 += inner, blk++) {
         int64_t c = ns > 1 ? blk % x->dims[axis] : 0, e = s0 + inner < n ? s0 + inner : n;
-        quant_row(X + s0, (uint8_t *)y->data + s0, s8, e - s0, S[c], zp ? (double)q8_at(zp, c) : 0.0, lo, hi);
+        quant_row(X + s0, (uint8_t *)y->data + s0, s8, e - s0, S[c], zp ? (float)q8_at(zp, c) : 0.0f, lo, hi);
     }
     return 0;
 }
