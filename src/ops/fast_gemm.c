@@ -24,7 +24,9 @@ enum { MR = 4, KC = 128 };
 enum { PNB = 32 };
 
 static void sgemm_portable(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                           int64_t ldb, float *C, int64_t ldc) {
+                           int64_t ldb, float *C, int64_t ldc, int acc) {
+    if (!acc)
+        for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
     for (int64_t j0 = 0; j0 < N; j0 += PNB) {
         int64_t nb = N - j0 < PNB ? N - j0 : PNB;
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
@@ -74,7 +76,7 @@ static void sgemm_portable(int64_t M, int64_t N, int64_t K, const float *A, int6
 #define FOR_RV(M) FOR_V(M, 0) FOR_V(M, 1) FOR_V(M, 2) FOR_V(M, 3)
 #define FOR_R(M) M(0) M(1) M(2) M(3)
 
-static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, int tail, int64_t kc,
+static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, int tail, int ld, int64_t kc,
                                                                 const float *A, int64_t lda, const float *B,
                                                                 int64_t ldb, float *C, int64_t ldc) {
     const __mmask16 last = (__mmask16)((1u << tail) - 1u);
@@ -82,7 +84,7 @@ static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, i
 #define LIVE(r, v) ((r) < mr && (v) < nv)
 #define DECL(r, v)                                                                                                    \
     __m512 c##r##v = _mm512_setzero_ps();                                                                             \
-    if (LIVE(r, v)) c##r##v = _mm512_maskz_loadu_ps(MK(v), C + (r) * ldc + 16 * (v));
+    if (ld && LIVE(r, v)) c##r##v = _mm512_maskz_loadu_ps(MK(v), C + (r) * ldc + 16 * (v));
     FOR_RV(DECL)
     for (int64_t k = 0; k < kc; k++) {
         const float *bk = B + k * ldb;
@@ -110,9 +112,9 @@ static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, i
 }
 
 #define TILE_FN(ISA, MRV, NVV)                                                                                        \
-    static T##ISA void tile##ISA##_##MRV##_##NVV(int tail, int64_t kc, const float *A, int64_t lda, const float *B,   \
-                                                 int64_t ldb, float *C, int64_t ldc) {                                \
-        tile##ISA(MRV, NVV, tail, kc, A, lda, B, ldb, C, ldc);                                                        \
+    static T##ISA void tile##ISA##_##MRV##_##NVV(int tail, int ld, int64_t kc, const float *A, int64_t lda,           \
+                                                 const float *B, int64_t ldb, float *C, int64_t ldc) {                \
+        tile##ISA(MRV, NVV, tail, ld, kc, A, lda, B, ldb, C, ldc);                                                    \
     }
 #define TILE_ROW(ISA, MRV) TILE_FN(ISA, MRV, 1) TILE_FN(ISA, MRV, 2) TILE_FN(ISA, MRV, 3) TILE_FN(ISA, MRV, 4)
 #define TILE_ALL(ISA) TILE_ROW(ISA, 1) TILE_ROW(ISA, 2) TILE_ROW(ISA, 3) TILE_ROW(ISA, 4)
@@ -120,13 +122,13 @@ static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, i
 #define TILE_TAB(ISA) {{TILE_TAB_ROW(ISA, 1)}, {TILE_TAB_ROW(ISA, 2)}, {TILE_TAB_ROW(ISA, 3)}, {TILE_TAB_ROW(ISA, 4)}}
 
 TILE_ALL(512)
-typedef void (*tile_fn)(int, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t);
+typedef void (*tile_fn)(int, int, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t);
 static const tile_fn tiles512[MR][4] = TILE_TAB(512);
 
 /* The blocking around the tiles of one instruction set: column panels of
  * nvmax vectors of vw floats, KC rows of B, MR rows of A. */
 static void sgemm_tiles(const tile_fn (*tiles)[4], int vw, int nvmax, int64_t M, int64_t N, int64_t K,
-                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int acc) {
     int64_t panel = (int64_t)vw * nvmax;
     for (int64_t j0 = 0; j0 < N; j0 += panel) {
         int64_t nb = N - j0 < panel ? N - j0 : panel;
@@ -135,22 +137,22 @@ static void sgemm_tiles(const tile_fn (*tiles)[4], int vw, int nvmax, int64_t M,
             int64_t kc = K - k0 < KC ? K - k0 : KC;
             for (int64_t i = 0; i < M; i += MR) {
                 int mr = M - i < MR ? (int)(M - i) : MR;
-                tiles[mr - 1][nv - 1](tail, kc, A + i * lda + k0, lda, B + k0 * ldb + j0, ldb, C + i * ldc + j0, ldc);
+                tiles[mr - 1][nv - 1](tail, acc || k0 > 0, kc, A + i * lda + k0, lda, B + k0 * ldb + j0, ldb, C + i * ldc + j0, ldc);
             }
         }
     }
 }
 
 static void sgemm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                         float *C, int64_t ldc) {
-    sgemm_tiles(tiles512, 16, 4, M, N, K, A, lda, B, ldb, C, ldc);
+                         float *C, int64_t ldc, int acc) {
+    sgemm_tiles(tiles512, 16, 4, M, N, K, A, lda, B, ldb, C, ldc, acc);
 }
 
 /* ---- AVX2 + FMA: vectors of 8, tiles of up to 4 x 24 (12 accumulators) ------------------ */
 
 #define T256 __attribute__((target("avx2,fma")))
 
-static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, int tail, int64_t kc,
+static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, int tail, int ld, int64_t kc,
                                                                 const float *A, int64_t lda, const float *B,
                                                                 int64_t ldb, float *C, int64_t ldc) {
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -159,7 +161,7 @@ static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, i
 #define LD256(v, p) ((v) == nv - 1 ? _mm256_maskload_ps(p, last) : _mm256_loadu_ps(p))
 #define DECL(r, v)                                                                                                    \
     __m256 c##r##v = _mm256_setzero_ps();                                                                             \
-    if (LIVE(r, v) && (v) < 3) c##r##v = LD256(v, C + (r) * ldc + 8 * (v));
+    if (ld && LIVE(r, v) && (v) < 3) c##r##v = LD256(v, C + (r) * ldc + 8 * (v));
     FOR_RV(DECL)
     for (int64_t k = 0; k < kc; k++) {
         const float *bk = B + k * ldb;
@@ -196,14 +198,15 @@ TILE_ALL(256)
 static const tile_fn tiles256[MR][4] = TILE_TAB(256);
 
 static void sgemm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                       float *C, int64_t ldc) {
-    sgemm_tiles(tiles256, 8, 3, M, N, K, A, lda, B, ldb, C, ldc);
+                       float *C, int64_t ldc, int acc) {
+    sgemm_tiles(tiles256, 8, 3, M, N, K, A, lda, B, ldb, C, ldc, acc);
 }
 #endif
 
 /* ---- dispatch --------------------------------------------------------------------------- */
 
-typedef void (*sgemm_fn)(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t);
+typedef void (*sgemm_fn)(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t,
+                         int);
 
 static const struct {
     const char *name;
@@ -254,8 +257,11 @@ int npk_fast_sgemm_force(const char *name) {
 void npk_fast_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                     float *C, int64_t ldc, int acc) {
     if (M <= 0 || N <= 0) return;
-    if (!acc)
-        for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
-    if (K <= 0) return;
-    kernels[best()].fn(M, N, K, A, lda, B, ldb, C, ldc);
+    if (K <= 0) { /* no products: C or zeros */
+        if (!acc)
+            for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
+        return;
+    }
+    /* the tile kernels start their sums from zero without reading C */
+    kernels[best()].fn(M, N, K, A, lda, B, ldb, C, ldc, acc);
 }
