@@ -67,7 +67,7 @@ typedef struct e1 {
         npk_bus_resp bus_resp; /* response of the beat in flight */
         uint32_t bus_wait;     /* cycles until that response arrives */
         uint32_t bus_data;
-        /* gemm_operands' overlap answer for one GEMM configuration (CFG,
+        /* gemm_overlap_free's answer for one GEMM configuration (CFG,
          * BASE, STRIDE, S4); 0 = none yet (CFG 0 is no valid tile) */
         uint32_t ov_cfg, ov_base, ov_str, ov_s4, ov_ok;
         /* security */
@@ -712,52 +712,27 @@ static void e1_skip(e1 *e, uint64_t k) {
     e->dev.cycles += k;
 }
 
-/* The A (av[i][l]) and B (bv[l][j]) operands of a gm x gn x gk tile (within
- * the counters' 4/4/8 range) as gemm_mac reads them, when no C store of the
- * tile writes a scratchpad byte that A or B read (so every MAC of the tile
- * sees these values); 0 when one does (gemm_mac then runs MAC by MAC). The
- * answer depends on the configuration only and is kept for the next call. */
-static int gemm_operands(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, int32_t av[4][8], int32_t bv[8][4]) {
+/* 1 when no C store of a gm x gn x gk tile (within the counters' 4/4/8
+ * range) writes a scratchpad byte that its A or B operands occupy, so every
+ * MAC of the tile sees the operands as they were at its start (0: gemm_mac
+ * runs MAC by MAC). It depends on the configuration registers only, and the
+ * answer is kept for the next call. */
+static int gemm_overlap_free(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, uint32_t s4) {
     const uint32_t cfg = e->v[IX_GEMM_CFG], base = e->v[IX_GEMM_BASE], str = e->v[IX_GEMM_STRIDE];
+    if (e->st.ov_cfg == cfg && e->st.ov_base == base && e->st.ov_str == str && e->st.ov_s4 == s4) return (int)e->st.ov_ok;
     const uint32_t ba = e1_gemm_base_a(base), sa = e1_gemm_stride_a(str), bb = e1_gemm_base_b(base),
-                   sb = e1_gemm_stride_b(str), s4 = (uint32_t)e->st.gemm_s4;
-    const int known = e->st.ov_cfg == cfg && e->st.ov_base == base && e->st.ov_str == str && e->st.ov_s4 == s4;
-    if (known && !e->st.ov_ok) return 0;
-    uint64_t rd = 0; /* scratchpad bytes A and B read */
-    if (s4) {
-        for (uint32_t i = 0; i < gm; i++)
-            for (uint32_t l = 0; l < gk; l++) {
-                uint32_t a = ba + i * sa + l;
-                rd |= 1ull << ((a >> 1) & 63);
-                av[i][l] = sc_s4(e, a);
-            }
-        for (uint32_t l = 0; l < gk; l++)
-            for (uint32_t j = 0; j < gn; j++) {
-                uint32_t b = bb + l * sb + j;
-                rd |= 1ull << ((b >> 1) & 63);
-                bv[l][j] = sc_s4(e, b);
-            }
-    } else {
-        uint8_t sp[64]; /* the scratchpad as bytes (word w holds bytes 4w..4w+3, low first) */
-        for (unsigned w = 0; w < 16; w++) {
-            uint32_t x = e->v[IX_SCRATCH0 + w];
-            sp[4 * w] = (uint8_t)x, sp[4 * w + 1] = (uint8_t)(x >> 8), sp[4 * w + 2] = (uint8_t)(x >> 16),
-            sp[4 * w + 3] = (uint8_t)(x >> 24);
+                   sb = e1_gemm_stride_b(str);
+    uint64_t rd = 0; /* scratchpad bytes A and B occupy */
+    for (uint32_t i = 0; i < gm; i++)
+        for (uint32_t l = 0; l < gk; l++) {
+            uint32_t a = ba + i * sa + l;
+            rd |= 1ull << (s4 ? (a >> 1) & 63 : a & 63);
         }
-        for (uint32_t i = 0; i < gm; i++)
-            for (uint32_t l = 0; l < gk; l++) {
-                uint32_t a = (ba + i * sa + l) & 63;
-                rd |= 1ull << a;
-                av[i][l] = (int8_t)sp[a];
-            }
-        for (uint32_t l = 0; l < gk; l++)
-            for (uint32_t j = 0; j < gn; j++) {
-                uint32_t b = (bb + l * sb + j) & 63;
-                rd |= 1ull << b;
-                bv[l][j] = (int8_t)sp[b];
-            }
-    }
-    if (known) return 1;
+    for (uint32_t l = 0; l < gk; l++)
+        for (uint32_t j = 0; j < gn; j++) {
+            uint32_t b = bb + l * sb + j;
+            rd |= 1ull << (s4 ? (b >> 1) & 63 : b & 63);
+        }
     int ok = 1;
     for (uint32_t i = 0; i < gm; i++)
         for (uint32_t j = 0; j < gn; j++) {
@@ -766,6 +741,31 @@ static int gemm_operands(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, int32_t a
         }
     e->st.ov_cfg = cfg, e->st.ov_base = base, e->st.ov_str = str, e->st.ov_s4 = s4, e->st.ov_ok = (uint32_t)ok;
     return ok;
+}
+
+/* The A (av[i][l]) and B (bv[l][j]) operands of the tile as gemm_mac reads them. */
+static void gemm_values(const e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, uint32_t s4, int32_t av[4][8],
+                        int32_t bv[8][4]) {
+    const uint32_t base = e->v[IX_GEMM_BASE], str = e->v[IX_GEMM_STRIDE];
+    const uint32_t ba = e1_gemm_base_a(base), sa = e1_gemm_stride_a(str), bb = e1_gemm_base_b(base),
+                   sb = e1_gemm_stride_b(str);
+    if (s4) {
+        for (uint32_t i = 0; i < gm; i++)
+            for (uint32_t l = 0; l < gk; l++) av[i][l] = sc_s4(e, ba + i * sa + l);
+        for (uint32_t l = 0; l < gk; l++)
+            for (uint32_t j = 0; j < gn; j++) bv[l][j] = sc_s4(e, bb + l * sb + j);
+        return;
+    }
+    uint8_t sp[64]; /* the scratchpad as bytes (word w holds bytes 4w..4w+3, low first) */
+    for (unsigned w = 0; w < 16; w++) {
+        uint32_t x = e->v[IX_SCRATCH0 + w];
+        sp[4 * w] = (uint8_t)x, sp[4 * w + 1] = (uint8_t)(x >> 8), sp[4 * w + 2] = (uint8_t)(x >> 16),
+        sp[4 * w + 3] = (uint8_t)(x >> 24);
+    }
+    for (uint32_t i = 0; i < gm; i++)
+        for (uint32_t l = 0; l < gk; l++) av[i][l] = (int8_t)sp[(ba + i * sa + l) & 63];
+    for (uint32_t l = 0; l < gk; l++)
+        for (uint32_t j = 0; j < gn; j++) bv[l][j] = (int8_t)sp[(bb + l * sb + j) & 63];
 }
 
 /* GEMM engine cycles in a row while nothing else can happen: the engine
@@ -790,7 +790,8 @@ static uint64_t gemm_burst(e1 *e, uint64_t max) {
     uint64_t n = 0;
     int32_t av[4][8], bv[8][4];
     if (gm <= 4 && gn <= 4 && gk <= 8 && e->st.gi < gm && e->st.gj < gn && e->st.gl < gk &&
-        gemm_operands(e, gm, gn, gk, av, bv)) {
+        gemm_overlap_free(e, gm, gn, gk, (uint32_t)e->st.gemm_s4)) {
+        gemm_values(e, gm, gn, gk, (uint32_t)e->st.gemm_s4, av, bv);
         /* the operands cannot change under the run: the same MACs on registers */
         const uint32_t li = gm - 1, lj = gn - 1, ll = gk - 1, base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
         const uint32_t cb = e1_gemm_base_c(base), cs = e1_gemm_stride_c(str), to = (uint32_t)e->timing_only;
@@ -962,6 +963,125 @@ static uint64_t dma_burst(e1 *e, uint64_t max) {
     return cyc;
 }
 
+/* One whole descriptor in one step: the lowering's streamed GEMM with
+ * writeback (and any descriptor like it), from its fetch to its advance,
+ * while nothing else can happen: no engine busy, CTRL_STATUS.busy set, no
+ * trace, the fetch, the stream and the writeback each in plain memory
+ * (npk_bus_plain; the writeback in one host buffer), the GEMM configuration
+ * valid and free of C stores over A or B (gemm_overlap_free), and the whole
+ * descriptor inside the step budget and below the timeout. Its edges are
+ * then the ones edge(), dma_burst and gemm_burst run one after the other:
+ * 4 fetch beats, launch (stream starts), the stream beats, launch (GEMM
+ * starts), M*N*K MACs (the last one moves the engine to writeback), the
+ * writeback beats and the advance, T = 4(2+Lf) + 1 + B(2+Ls) + 1 + MNK +
+ * W(2+Lw) + 1 cycles, with the same counters, scratchpad, guest memory and
+ * state at the end. Anything else (another opcode, an error the launch would
+ * latch, a budget ending inside) returns 0: the engine is stepped. */
+static uint64_t desc_run(e1 *e, uint64_t max) {
+    uint32_t *v = e->v;
+    if (e->dev.trace || !e->st.desc_busy || e->st.dstate != DS_FETCH_ADDR || e->st.fetch_word ||
+        e->st.stream_done || e->st.write_done || e->st.gemm_busy || e->st.vec_busy || e->st.busy_count ||
+        !NPK_FEX(v[IX_CTRL_STATUS], E1_CTRL_STATUS_BUSY))
+        return 0;
+    npk_mem *m = e->dev.mem;
+    const uint32_t tmo = v[IX_DESC_TIMEOUT_COUNT], tail = v[IX_DESC_TAIL];
+    const uint32_t af = read_addr(e, DS_FETCH_ADDR);
+    uint32_t lf, ls, lw;
+    uint8_t raw[16];
+    if ((uint64_t)af + 16 > (1ull << 32) || !npk_bus_plain(m, af, 16, &lf) || npk_mem_peek(m, af, raw, 16)) return 0;
+    uint32_t dw[4];
+    for (int i = 0; i < 4; i++)
+        dw[i] = (uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
+                (uint32_t)raw[4 * i + 3] << 24;
+    const uint32_t w0 = dw[0], op = e1_desc_opcode(w0), off = e1_desc_scratch_off(w0), len = e1_desc_len(w0);
+    if (!is_gemm(op) || !e1_desc_valid_owner(w0) || !e1_desc_stream(w0) || !e1_desc_writeback(w0)) return 0;
+    if ((dw[1] & 3) || (off & 3) || !len || (len & 3) || off + len > 64) return 0; /* stream_ok */
+    const uint32_t cfg = v[IX_GEMM_CFG], base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
+    const uint32_t gm = e1_gemm_m(cfg), gn = e1_gemm_n(cfg), gk = e1_gemm_k(cfg), s4 = op == E1_OP_GEMM_S4;
+    const uint32_t wlen = (gm * gn * 4) & 63, cb = e1_gemm_base_c(base), cs = e1_gemm_stride_c(str);
+    if ((dw[2] & 3) || cb + wlen > 64 || !wlen || (wlen & 3)) return 0; /* wb_ok */
+    if (gm > 4 || gn > 4 || gk > 8) return 0;
+    if (!gemm_ok(e, (int)s4) || !gemm_overlap_free(e, gm, gn, gk, s4)) return 0;
+    const uint32_t as = dw[1], aw = dw[2], nb = len / 4, nw = wlen / 4, macs = gm * gn * gk;
+    if ((uint64_t)as + len > (1ull << 32) || (uint64_t)aw + wlen > (1ull << 32) || !npk_bus_plain(m, as, len, &ls) ||
+        !npk_bus_plain(m, aw, wlen, &lw))
+        return 0;
+    const uint64_t cf = 2u + (uint64_t)lf, csb = 2u + (uint64_t)ls, cw = 2u + (uint64_t)lw;
+    const uint64_t t_stream = 4 * cf + 1, t_gemm = t_stream + nb * csb + 1, t_wb = t_gemm + macs,
+                   T = t_wb + nw * cw + 1;
+    if (T > max || tmo + T > E1_DESC_TIMEOUT) return 0;
+    /* commit: first the only transfer that can be refused (nothing changed yet) */
+    uint8_t *pw = npk_bus_direct(m, NPK_ACC_WRITE, aw, wlen, 1, wlen, 4);
+    if (!pw) return 0;
+    const uint64_t t0 = e->dev.cycles;
+    if (!npk_bus_direct(m, NPK_ACC_READ, af, 16, 1, 16, 4)) (void)npk_bus_burst(m, NPK_ACC_READ, af, NULL, NULL, 16, 4, NULL);
+    uint8_t sbuf[64], *ps = npk_bus_direct(m, NPK_ACC_READ, as, len, 1, len, 4);
+    if (!ps) {
+        (void)npk_bus_burst(m, NPK_ACC_READ, as, sbuf, NULL, len, 4, NULL);
+        ps = sbuf;
+    }
+    for (int i = 0; i < 4; i++) e->st.dw[i] = dw[i];
+    for (uint32_t i = 0; i < nb; i++) {
+        uint32_t w = (uint32_t)ps[4 * i] | (uint32_t)ps[4 * i + 1] << 8 | (uint32_t)ps[4 * i + 2] << 16 |
+                     (uint32_t)ps[4 * i + 3] << 24;
+        v[IX_SCRATCH0 + (((off >> 2) + i) & 15)] = w;
+        e->st.bus_data = w;
+    }
+    /* the GEMM, cell by cell in the engine's order; C stores touch no operand */
+    int32_t av[4][8], bv[8][4];
+    gemm_values(e, gm, gn, gk, s4, av, bv);
+    for (uint32_t i = 0; i < gm; i++)
+        for (uint32_t j = 0; j < gn; j++) {
+            uint32_t acc = 0;
+            if (!e->timing_only)
+                for (uint32_t l = 0; l < gk; l++) acc += (uint32_t)(av[i][l] * bv[l][j]);
+            v[IX_SCRATCH0 + (((cb + i * cs + 4 * j) >> 2) & 15)] = acc;
+        }
+    for (uint32_t i = 0; i < nw; i++) {
+        uint32_t w = v[IX_SCRATCH0 + (((cb >> 2) + i) & 15)];
+        pw[4 * i] = (uint8_t)w, pw[4 * i + 1] = (uint8_t)(w >> 8), pw[4 * i + 2] = (uint8_t)(w >> 16),
+        pw[4 * i + 3] = (uint8_t)(w >> 24);
+    }
+    v[IX_PERF_STALL_CYCLES] += (uint32_t)(4 * cf + nb * csb + nw * cw);
+    v[IX_DESC_BYTES_READ] += 16 + len;
+    v[IX_DESC_READ_BEATS] += 4 + nb;
+    v[IX_DESC_BYTES_WRITTEN] += wlen;
+    v[IX_DESC_WRITE_BEATS] += nw;
+    v[IX_PERF_SCRATCH_BYTES] += len + 2 * macs + 4 * gm * gn + wlen;
+    v[IX_PERF_OPS]++;
+    v[IX_PERF_CYCLES] += macs;
+    v[IX_PERF_MACS] += macs;
+    e->st.gemm_s4 = (int)s4;
+    e->st.gi = e->st.gj = e->st.gl = 0;
+    e->st.gacc = 0;
+    e->st.eng_start = t0 + t_gemm;
+    e->st.eng_macs = macs;
+    e->st.bus_resp = NPK_BUS_OK;
+    e->st.bus_wait = 0;
+    e->st.ph_kind = PH_NONE; /* the writeback phase, closed */
+    e->st.ph_start = t0 + t_wb;
+    e->st.ph_bytes = wlen;
+    /* the advance (as edge()'s DS_ADVANCE) */
+    const uint32_t next = (tail + 1) % E1_RING_ENTRIES;
+    v[IX_DESC_TAIL] = next;
+    e->st.err_index = tail;
+    v[IX_DESC_STATUS] = E1_DS_DONE;
+    v[IX_DESC_TIMEOUT_COUNT] = 0;
+    e->dev.cycles = t0 + T;
+    if (next == v[IX_DESC_HEAD]) {
+        e->st.desc_busy = 0;
+        e->st.dstate = DS_IDLE;
+        v[IX_CTRL_STATUS] = E1_ST_DONE;
+        update_irq(e);
+    } else {
+        e->st.dstate = DS_FETCH_ADDR;
+        e->st.desc_start = t0 + T;
+        e->st.desc_macs_start = v[IX_PERF_MACS];
+        phase_open(e, PH_FETCH, t0 + T);
+    }
+    return T;
+}
+
 static void e1_step(npk_dev *d, uint64_t cycles) {
     e1 *e = E1(d);
     while (cycles) {
@@ -977,7 +1097,9 @@ static void e1_step(npk_dev *d, uint64_t cycles) {
                 cycles -= k;
                 continue;
             }
-            if ((k = e->st.gemm_busy ? gemm_burst(e, cycles) : dma_burst(e, cycles)) != 0) {
+            if (e->st.gemm_busy) k = gemm_burst(e, cycles);
+            else if (!(k = desc_run(e, cycles))) k = dma_burst(e, cycles);
+            if (k) {
                 cycles -= k;
                 continue;
             }
