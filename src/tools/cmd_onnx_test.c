@@ -35,10 +35,11 @@ static const npk_opt ot_opts[] = {
     {"--atol", NULL, NPK_OPT_F64, offsetof(ot_args, atol), "1e-7", 0, 0, 0, 1e300, 0, "A", "absolute float tolerance", 0},
     CLI_FLAG("--quiet", NULL, ot_args, quiet, "print only failures and the summary"),
     CLI_FLAG("--golden", NULL, ot_args, golden, "CPU nodes run the naive golden kernels instead of the fast ones"),
-    CLI_STR("--qdq", NULL, ot_args, qdq, "fused", "fused|ort",
+    CLI_STR("--qdq", NULL, ot_args, qdq, "ort", "fused|ort",
       "which DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear groups run as one\n"
-      "integer operator: fused = every group (what the devices compute), ort = only\n"
-      "those ONNX Runtime's x86 CPU provider fuses, the others in float on the CPU\n"
+      "integer operator: ort (the default here: test data are a runtime's recorded\n"
+      "outputs) = only those ONNX Runtime's x86 CPU provider fuses, the others in float\n"
+      "on the CPU; fused = every group (what the devices compute; npu run's default)\n"
       "(docs/onnx.md \"QDQ\")"),
     CLI_NUM("--max-bytes", NULL, U64, ot_args, max_bytes, "4294967296", 0, 0, "N",
       "fail a test whose model.onnx plus test-data files exceed N bytes, before\n" "loading anything (0 = no limit)"),
