@@ -1,7 +1,11 @@
 /* The kernels of src/ops/fast_onnx_small.c against the naive golden kernels
- * (src/ops/ref_onnx*.c) on pseudo-random shapes: integer results bit for bit,
- * float results within ONNX's backend tolerance. Then silero-vad-v5 through
- * npk_graph_run, fast against golden. */
+ * (src/ops/ref_onnx*.c) on pseudo-random shapes: QGemm (both B layouts, zero
+ * points per column, with and without bias, K past one int32 chunk) and Slice
+ * (any rank, negative steps, empty outputs) bit for bit; narrow convolutions
+ * (the GEMM's dot-product form) and LSTM (both directions and layouts,
+ * sequence lengths, initial states, peepholes, clip, input_forget, every
+ * activation, each optional output) within ONNX's backend tolerance. Then
+ * silero-vad-v5 through npk_graph_run, fast against golden. */
 #include "onnx_fast_check.h"
 #include "ops/fast_onnx.h"
 
@@ -72,9 +76,132 @@ static void test_qgemm(void) {
     free_all(t, 4);
 }
 
+/* ---- Conv with few output positions (silero-vad's STFT and encoder) -------------------------- */
+
+static void test_conv_narrow(void) {
+    /* c, m, group, input length, kernel, stride, pad: 1-D convolutions with 1 to 7 outputs (the GEMM's
+     * dot-product form for a narrow N) and one input channel in one group (a GEMM, not depthwise) */
+    static const int64_t cases[][7] = {{1, 40, 1, 576, 256, 128, 0}, {129, 16, 1, 3, 3, 1, 1}, {128, 8, 1, 3, 3, 2, 1},
+                                       {64, 8, 1, 2, 3, 2, 1},        {64, 12, 1, 1, 3, 1, 1},  {16, 1, 1, 1, 1, 1, 0},
+                                       {1, 5, 1, 30, 5, 4, 0},        {8, 8, 2, 20, 3, 3, 1}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t *cc = cases[ci];
+        npk_onnx_conv_params p;
+        memset(&p, 0, sizeof p);
+        p.nsp = 1, p.n = 1, p.c = cc[0], p.m = cc[1], p.group = cc[2];
+        for (int i = 0; i < 3; i++) p.in[i] = 1, p.k[i] = 1, p.stride[i] = 1, p.dil[i] = 1;
+        p.in[2] = cc[3], p.k[2] = cc[4], p.stride[2] = cc[5], p.pad_b[2] = p.pad_e[2] = cc[6];
+        CHECK_EQ(npk_ref_onnx_conv_resolve(&p, "NOTSET"), 0);
+        int64_t dx[3] = {1, p.c, p.in[2]}, dw[3] = {p.m, p.c / p.group, p.k[2]}, dy[3] = {1, p.m, p.out[2]};
+        npk_tensor t[5] = {rand_t(NPK_DT_FLOAT, 3, dx), rand_t(NPK_DT_FLOAT, 3, dw), rand_t(NPK_DT_FLOAT, 1, &p.m),
+                           mk(NPK_DT_FLOAT, 3, dy), mk(NPK_DT_FLOAT, 3, dy)};
+        CHECK_EQ(npk_fast_conv(&p, &t[0], &t[1], &t[2], &t[3]), 0);
+        npk_ref_onnx_conv(&p, &t[0], &t[1], &t[2], &t[4]);
+        CHECK(close_f(&t[3], &t[4], "narrow conv"));
+        free_all(t, 5);
+    }
+}
+
+/* ---- Slice --------------------------------------------------------------------------------- */
+
+static void test_slice(void) {
+    static const int dts[] = {NPK_DT_FLOAT, NPK_DT_INT8, NPK_DT_INT16, NPK_DT_INT64};
+    for (int it = 0; it < 400; it++) {
+        int r = 1 + (int)(rnd() % 4), dt = dts[rnd() % 4];
+        int64_t dx[4], dy[4], start[4], step[4];
+        for (int d = 0; d < r; d++) {
+            dx[d] = 1 + rnd() % 7;
+            step[d] = (int64_t)(rnd() % 3) + 1;
+            if (rnd() % 3 == 0) step[d] = -step[d];
+            int64_t s = step[d] < 0 ? -step[d] : step[d];
+            dy[d] = it % 50 == 7 && d == 0 ? 0 : 1 + (int64_t)(rnd() % (uint32_t)((dx[d] - 1) / s + 1));
+            int64_t span = dy[d] ? (dy[d] - 1) * s : 0, room = dx[d] - span; /* starts that keep every index inside */
+            int64_t lo = step[d] < 0 ? span : 0;
+            start[d] = lo + (int64_t)(rnd() % (uint32_t)room);
+        }
+        npk_tensor x = mk(dt, r, dx), yf = mk(dt, r, dy), yg = mk(dt, r, dy);
+        for (size_t b = 0; b < npk_tensor_bytes(&x); b++) ((uint8_t *)x.data)[b] = (uint8_t)rnd();
+        CHECK_EQ(npk_fast_slice(&x, start, step, &yf), 0);
+        npk_ref_onnx_slice(&x, start, step, &yg);
+        CHECK(same_bits(&yf, &yg));
+        npk_tensor t[3] = {x, yf, yg};
+        free_all(t, 3);
+    }
+}
+
+/* ---- LSTM ---------------------------------------------------------------------------------- */
+
+static void test_lstm(void) {
+    static const int acts[] = {NPK_ONNX_ACT_RELU, NPK_ONNX_ACT_TANH, NPK_ONNX_ACT_SIGMOID, NPK_ONNX_ACT_AFFINE,
+                               NPK_ONNX_ACT_LEAKYRELU, NPK_ONNX_ACT_SCALEDTANH, NPK_ONNX_ACT_HARDSIGMOID,
+                               NPK_ONNX_ACT_ELU, NPK_ONNX_ACT_SOFTSIGN, NPK_ONNX_ACT_SOFTPLUS};
+    for (int it = 0; it < 120; it++) {
+        npk_onnx_rnn p;
+        memset(&p, 0, sizeof p);
+        p.kind = NPK_ONNX_LSTM;
+        p.dirs = 1 + (int)(rnd() % 2);
+        p.reverse = p.dirs == 1 && rnd() % 2;
+        p.layout = (int)(rnd() % 2);
+        p.seq = 1 + rnd() % 4, p.batch = 1 + rnd() % 3, p.input = 1 + rnd() % 20, p.hidden = 1 + rnd() % 19;
+        if (it == 0) p.seq = 1, p.batch = 1, p.input = 128, p.hidden = 128, p.dirs = 1, p.reverse = 0, p.layout = 0;
+        p.clip = rnd() % 3 == 0 ? 0.5 + (double)(rnd() % 100) / 50 : 0;
+        p.input_forget = rnd() % 4 == 0;
+        int opt = it == 0 ? 0x7f : (int)rnd(); /* which optional inputs and outputs are present */
+        for (int k = 0; k < 6; k++) {
+            p.acts[k].fn = it % 3 ? (k % 3 ? NPK_ONNX_ACT_TANH : NPK_ONNX_ACT_SIGMOID) : acts[rnd() % 10];
+            p.acts[k].alpha = 0.1 + (double)(rnd() % 10) / 10;
+            p.acts[k].beta = (double)(rnd() % 10) / 20;
+        }
+        int64_t S = p.seq, N = p.batch, I = p.input, H = p.hidden, D = p.dirs;
+        int64_t dx[3] = {p.layout ? N : S, p.layout ? S : N, I}, dw[3] = {D, 4 * H, I}, dr[3] = {D, 4 * H, H};
+        int64_t db[2] = {D, 8 * H}, dp[2] = {D, 3 * H}, dl = N;
+        int64_t ds[3] = {p.layout ? N : D, p.layout ? D : N, H};
+        int64_t dy[4] = {p.layout ? N : S, p.layout ? S : D, p.layout ? D : N, H};
+        npk_tensor X = rand_t(NPK_DT_FLOAT, 3, dx), W = rand_t(NPK_DT_FLOAT, 3, dw), R = rand_t(NPK_DT_FLOAT, 3, dr),
+                   B = rand_t(NPK_DT_FLOAT, 2, db), P = rand_t(NPK_DT_FLOAT, 2, dp), h0 = rand_t(NPK_DT_FLOAT, 3, ds),
+                   c0 = rand_t(NPK_DT_FLOAT, 3, ds), L = mk(rnd() % 2 ? NPK_DT_INT32 : NPK_DT_INT64, 1, &dl);
+        for (int64_t n = 0; n < N; n++) {
+            int64_t len = (int64_t)(rnd() % (uint32_t)(S + 1));
+            if (L.dtype == NPK_DT_INT32) ((int32_t *)L.data)[n] = (int32_t)len;
+            else ((int64_t *)L.data)[n] = len;
+        }
+        npk_tensor out[6] = {mk(NPK_DT_FLOAT, 4, dy), mk(NPK_DT_FLOAT, 3, ds), mk(NPK_DT_FLOAT, 3, ds),
+                             mk(NPK_DT_FLOAT, 4, dy), mk(NPK_DT_FLOAT, 3, ds), mk(NPK_DT_FLOAT, 3, ds)};
+#define O(bit, t) (opt & (bit) ? (t) : NULL)
+        int rf = npk_fast_lstm(&p, &X, &W, &R, O(1, &B), O(2, &L), O(4, &h0), O(8, &c0), O(16, &P), O(32, &out[0]),
+                               O(64, &out[1]), O(128, &out[2]));
+        int rg = npk_ref_onnx_rnn(&p, &X, &W, &R, O(1, &B), O(2, &L), O(4, &h0), O(8, &c0), O(16, &P),
+                                  O(32, &out[3]), O(64, &out[4]), O(128, &out[5]));
+#undef O
+        CHECK_EQ(rf, 0);
+        CHECK_EQ(rg, 0);
+        for (int k = 0; k < 3; k++) {
+            char what[96];
+            snprintf(what, sizeof what, "lstm case %d output %d", it, k);
+            if (opt & (32 << k)) CHECK(close_f(&out[k], &out[k + 3], what));
+        }
+        npk_tensor t[8] = {X, W, R, B, P, h0, c0, L};
+        free_all(t, 8);
+        free_all(out, 6);
+    }
+    /* GRU and RNN stay with the golden */
+    npk_onnx_rnn q;
+    memset(&q, 0, sizeof q);
+    q.kind = NPK_ONNX_GRU;
+    int64_t d3[3] = {1, 1, 1};
+    npk_tensor t = rand_t(NPK_DT_FLOAT, 3, d3);
+    CHECK_EQ(npk_fast_lstm(&q, &t, &t, &t, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), 1);
+    npk_tensor_free(&t);
+}
+
 int main(int argc, char **argv) {
     const char *shared = argc > 1 ? argv[1] : NPUKIT_SHARED_DIR;
-    (void)shared;
     test_qgemm();
+    test_slice();
+    test_conv_narrow();
+    test_lstm();
+    char d[512];
+    snprintf(d, sizeof d, "%.400s/models/onnx-zoo/silero-vad-v5", shared);
+    test_model(d, 0);
     return CHECK_DONE();
 }

@@ -342,6 +342,7 @@ static int recurrent(npk_opctx *c, int kind) {
     if (!c->run) return 0;
     npk_tensor *Y = c->n_out > 0 ? c->out[0] : NULL, *Yh = c->n_out > 1 ? c->out[1] : NULL,
                *Yc = kind == NPK_ONNX_LSTM && c->n_out > 2 ? c->out[2] : NULL;
+    if (!c->golden && (rc = npk_fast_lstm(&p, X, W, R, B, L, h0, c0, P, Y, Yh, Yc)) <= 0) return rc;
     return npk_ref_onnx_rnn(&p, X, W, R, B, L, h0, c0, P, Y, Yh, Yc);
 }
 int npk_op_rnn(npk_opctx *c) { return recurrent(c, NPK_ONNX_RNN); }

@@ -237,7 +237,7 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
     const int64_t *in = p->in, *k = p->k, *o = p->out;
     int64_t cpg = p->c / p->group, mpg = p->m / p->group;
     int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], osz = o[0] * o[1] * o[2], K = cpg * ksz;
-    if (cpg == 1 && ksz > 1) { /* depthwise */
+    if (cpg == 1 && p->group > 1 && ksz > 1) { /* depthwise (one input channel, group 1: the GEMM) */
         for (int64_t n = 0; n < p->n; n++)
             for (int64_t m = 0; m < p->m; m++) {
                 float *acc = Y + (n * p->m + m) * osz;

@@ -1,9 +1,10 @@
 /* Fast CPU kernels for what small models spend their time in (issue 15
  * point 2: hello-deepa-qdq-s8, silero-vad-v5): the GEMV-shaped QGemm of a
- * quantized fully connected layer. Built at -O3 like fast_onnx.c; the naive
+ * quantized fully connected layer, Slice, and LSTM. Built at -O3 like fast_onnx.c; the naive
  * golden kernels stay the reference (tests/test_onnx_fast_small.c). */
 #include "ops/fast_onnx.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,5 +87,171 @@ int npk_fast_qgemm(const npk_tensor *a, const npk_tensor *b, int trans_b, int64_
         }
     }
     free(a16), free(s), free(t);
+    return 0;
+}
+
+/* ---- Slice --------------------------------------------------------------------------------- */
+
+int npk_fast_slice(const npk_tensor *x, const int64_t *start, const int64_t *step, npk_tensor *y) {
+    size_t es = npk_dtype_size(y->dtype);
+    if (x->dtype != y->dtype || x->rank != y->rank || y->dtype == NPK_DT_STRING || !(es == 1 || es == 2 || es == 4 || es == 8))
+        return 1;
+    int r = y->rank;
+    int64_t n = npk_tensor_numel(y);
+    if (!n) return 0;
+    if (r == 0) {
+        memcpy(y->data, x->data, es);
+        return 0;
+    }
+    /* source strides (elements) of x, and the source step per output step in each dim */
+    int64_t xs[NPK_MAX_RANK], idx[NPK_MAX_RANK] = {0}, off = 0;
+    xs[r - 1] = 1;
+    for (int d = r - 2; d >= 0; d--) xs[d] = xs[d + 1] * x->dims[d + 1];
+    for (int d = 0; d < r; d++) off += start[d] * xs[d];
+    int64_t row = y->dims[r - 1], s = step[r - 1];
+    const uint8_t *src = x->data;
+    uint8_t *dst = y->data;
+    for (int64_t done = 0; done < n; done += row) {
+        const uint8_t *p = src + (size_t)off * es;
+        if (s == 1) {
+            memcpy(dst, p, (size_t)row * es);
+        } else {
+            switch (es) {
+            case 1: for (int64_t j = 0; j < row; j++) dst[j] = p[j * s]; break;
+            case 2: for (int64_t j = 0; j < row; j++) memcpy(dst + 2 * j, p + 2 * j * s, 2); break;
+            case 4: for (int64_t j = 0; j < row; j++) memcpy(dst + 4 * j, p + 4 * j * s, 4); break;
+            default: for (int64_t j = 0; j < row; j++) memcpy(dst + 8 * j, p + 8 * j * s, 8); break;
+            }
+        }
+        dst += (size_t)row * es;
+        /* next row: odometer over dims r-2 .. 0 */
+        for (int d = r - 2; d >= 0; d--) {
+            off += step[d] * xs[d];
+            if (++idx[d] < y->dims[d]) break;
+            off -= step[d] * xs[d] * y->dims[d];
+            idx[d] = 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- LSTM ---------------------------------------------------------------------------------- */
+
+/* sum a[i] * b[i] in float, 16 independent lanes (so that it vectorizes without reassociation). */
+NPK_CLONES static float dotf(const float *a, const float *b, int64_t n) {
+    float acc[16] = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) acc[j] += a[i + j] * b[i + j];
+    float s = 0;
+    for (int j = 0; j < 16; j++) s += acc[j];
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+int npk_fast_sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                       float *C, int64_t ldc) {
+    float *bt = malloc(sizeof(float) * (size_t)(N * K + 1));
+    if (!bt) return -NPK_ENOMEM;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) bt[j * K + k] = B[k * ldb + j];
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) C[i * ldc + j] = dotf(A + i * lda, bt + j * K, K);
+    free(bt);
+    return 0;
+}
+
+static float actf(const npk_onnx_act *a, float x) {
+    switch (a->fn) {
+    case NPK_ONNX_ACT_RELU: return x > 0 ? x : 0;
+    case NPK_ONNX_ACT_TANH: return tanhf(x);
+    case NPK_ONNX_ACT_SIGMOID: return x >= 0 ? 1 / (1 + expf(-x)) : expf(x) / (1 + expf(x));
+    case NPK_ONNX_ACT_AFFINE: return (float)(a->alpha * x + a->beta);
+    case NPK_ONNX_ACT_LEAKYRELU: return x < 0 ? (float)(a->alpha * x) : x;
+    case NPK_ONNX_ACT_THRESHOLDEDRELU: return x > a->alpha ? x : 0;
+    case NPK_ONNX_ACT_SCALEDTANH: return (float)(a->alpha * tanh(a->beta * x));
+    case NPK_ONNX_ACT_HARDSIGMOID: return (float)fmax(0, fmin(1, a->alpha * x + a->beta));
+    case NPK_ONNX_ACT_ELU: return x < 0 ? (float)(a->alpha * (exp(x) - 1)) : x;
+    case NPK_ONNX_ACT_SOFTSIGN: return x / (1 + fabsf(x));
+    case NPK_ONNX_ACT_SOFTPLUS: return (float)log1p(exp(x));
+    default: return x;
+    }
+}
+
+static int f32(const npk_tensor *t) { return !t || t->dtype == NPK_DT_FLOAT; }
+
+int npk_fast_lstm(const npk_onnx_rnn *p, const npk_tensor *X, const npk_tensor *W, const npk_tensor *R,
+                  const npk_tensor *B, const npk_tensor *lens, const npk_tensor *h0, const npk_tensor *c0,
+                  const npk_tensor *P, npk_tensor *Y, npk_tensor *Yh, npk_tensor *Yc) {
+    if (p->kind != NPK_ONNX_LSTM || !f32(X) || !f32(W) || !f32(R) || !f32(B) || !f32(h0) || !f32(c0) || !f32(P) ||
+        !f32(Y) || !f32(Yh) || !f32(Yc) || (lens && lens->dtype != NPK_DT_INT32 && lens->dtype != NPK_DT_INT64))
+        return 1;
+    const int64_t S = p->seq, N = p->batch, I = p->input, H = p->hidden, G4 = 4 * H;
+    const float *x = X->data, *w = W->data, *rr = R->data, *b = B ? B->data : NULL, *pp = P ? P->data : NULL;
+    float clip = (float)p->clip;
+    /* xp[(t * N + n) * 4H + q]: x W^T + Wb + Rb for every step, one pass over W per row */
+    size_t nxp = (size_t)(S * N * G4) + 1, nh = (size_t)(N * H) + 1;
+    float *xp = malloc(sizeof(float) * nxp), *h = malloc(sizeof(float) * nh), *c = malloc(sizeof(float) * nh);
+    float *g = malloc(sizeof(float) * (size_t)(G4 + 1));
+    if (!xp || !h || !c || !g) {
+        free(xp), free(h), free(c), free(g);
+        return -NPK_ENOMEM;
+    }
+    if (Y) memset(Y->data, 0, npk_tensor_bytes(Y));
+    for (int dir = 0; dir < p->dirs; dir++) {
+        int rev = p->reverse || dir == 1;
+        const npk_onnx_act *af = &p->acts[dir * 3], *ag = &p->acts[dir * 3 + 1], *ah = &p->acts[dir * 3 + 2];
+        const float *wd = w + (int64_t)dir * G4 * I, *rd = rr + (int64_t)dir * G4 * H;
+        const float *bw = b ? b + (int64_t)dir * 2 * G4 : NULL, *br = bw ? bw + G4 : NULL;
+        const float *pd = pp ? pp + (int64_t)dir * 3 * H : NULL;
+        for (int64_t t = 0; t < S; t++)
+            for (int64_t n = 0; n < N; n++) {
+                const float *xr = x + (p->layout ? (n * S + t) * I : (t * N + n) * I);
+                float *o = xp + (t * N + n) * G4;
+                for (int64_t q = 0; q < G4; q++) o[q] = dotf(xr, wd + q * I, I) + (bw ? bw[q] + br[q] : 0.0f);
+            }
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < H; k++) {
+                int64_t si = p->layout ? (n * p->dirs + dir) * H + k : ((int64_t)dir * N + n) * H + k;
+                h[n * H + k] = h0 ? ((const float *)h0->data)[si] : 0;
+                c[n * H + k] = c0 ? ((const float *)c0->data)[si] : 0;
+            }
+        for (int64_t n = 0; n < N; n++) {
+            int64_t L = lens ? (lens->dtype == NPK_DT_INT32 ? ((const int32_t *)lens->data)[n]
+                                                            : ((const int64_t *)lens->data)[n])
+                             : S;
+            if (L < 0 || L > S) L = S;
+            float *hb = h + n * H, *cb = c + n * H;
+            for (int64_t step = 0; step < L; step++) {
+                int64_t t = rev ? L - 1 - step : step;
+                const float *o = xp + (t * N + n) * G4;
+                for (int64_t q = 0; q < G4; q++) g[q] = o[q] + dotf(hb, rd + q * H, H);
+                /* order i, o, f, c; peepholes [pi, po, pf] */
+#define CLIPF(v) (clip > 0 ? ((v) < -clip ? -clip : (v) > clip ? clip : (v)) : (v))
+                for (int64_t k = 0; k < H; k++) {
+                    float pi = pd ? pd[k] : 0, po = pd ? pd[H + k] : 0, pf = pd ? pd[2 * H + k] : 0;
+                    float it = actf(af, CLIPF(g[k] + pi * cb[k]));
+                    float ft = p->input_forget ? 1 - it : actf(af, CLIPF(g[2 * H + k] + pf * cb[k]));
+                    float ct = actf(ag, CLIPF(g[3 * H + k]));
+                    float cn = ft * cb[k] + it * ct;
+                    float ot = actf(af, CLIPF(g[H + k] + po * cn));
+                    cb[k] = cn;
+                    hb[k] = ot * actf(ah, cn);
+                }
+#undef CLIPF
+                if (Y) {
+                    float *yo = (float *)Y->data + (p->layout ? ((n * S + t) * p->dirs + dir) * H
+                                                              : ((t * p->dirs + dir) * N + n) * H);
+                    memcpy(yo, hb, sizeof(float) * (size_t)H);
+                }
+            }
+        }
+        for (int64_t n = 0; n < N; n++) {
+            int64_t so = p->layout ? (n * p->dirs + dir) * H : ((int64_t)dir * N + n) * H;
+            if (Yh) memcpy((float *)Yh->data + so, h + n * H, sizeof(float) * (size_t)H);
+            if (Yc) memcpy((float *)Yc->data + so, c + n * H, sizeof(float) * (size_t)H);
+        }
+    }
+    free(xp), free(h), free(c), free(g);
     return 0;
 }
