@@ -35,6 +35,9 @@ struct npk_exec {
     npk_tensor *meta;       /* per value */
     char *known;            /* per value */
     npk_tensor **host;      /* per value: host copy (owned) or NULL */
+    char *borrowed;         /* per value: host[v] shares its data with a run input or a folded constant (only
+                               the struct is ours) */
+    char *kconst;           /* per value: computed from the graph's constants alone (no input reaches it) */
     int *uses_left;         /* per value: consumers not yet run */
     int *place;             /* per node: npk_place */
     int *fused_into;        /* per node: device node it is folded into, or -1 */
@@ -42,7 +45,8 @@ struct npk_exec {
     uint64_t rand_draws;    /* random-node executions so far (the stream of unseeded random operators) */
     int (*direct)[2];       /* per node: values it reads without a graph edge (the integer input of a shared
                                DequantizeLinear folded into it), -1: none */
-    npk_tensor **folded;    /* per value: constant-folded at inference (owned), NULL otherwise */
+    npk_tensor **folded;    /* per value: constant-folded at inference (owned, or the graph's fold_cache entry),
+                               NULL otherwise */
     int *dev_writer;        /* per value: view id of the device view producing it, or -1 */
     int *consumer;          /* per value: its only consumer node, -1 none, -2 several (built on first use) */
     view *views;
@@ -302,6 +306,25 @@ static int stage_out(npk_exec *x, int id) {
     return 0;
 }
 
+/* host[v] = a struct of ours over t's data, which outlives the run (an input, a folded constant). */
+static int host_borrow(npk_exec *x, int v, const npk_tensor *t, const char *name) {
+    npk_tensor *h = malloc(sizeof *h);
+    if (!h) return npk_err(NPK_ENOMEM, "out of memory");
+    *h = *t;
+    h->name = (char *)name; /* never freed: borrowed structs are freed alone */
+    x->host[v] = h;
+    x->borrowed[v] = 1;
+    return 0;
+}
+
+static void host_drop(npk_exec *x, int v) {
+    if (!x->host[v]) return;
+    if (!x->borrowed[v]) npk_tensor_free(x->host[v]);
+    free(x->host[v]);
+    x->host[v] = NULL;
+    x->borrowed[v] = 0;
+}
+
 const npk_tensor *npk_exec_host(npk_exec *x, int v) {
     if (v < 0) return NULL;
     if (x->g->vals[v].konst) return x->g->vals[v].konst;
@@ -542,17 +565,8 @@ static int bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs) {
         if (g->is_sub && d->kind == NPK_KIND_OPTIONAL && t->kind != NPK_KIND_OPTIONAL) loose.kind = -1;
         int rc = check_input(&loose, t);
         if (rc) return rc;
-        int v = g->in_vals[i];
-        npk_tensor *h = calloc(1, sizeof *h);
-        if (!h) return npk_err(NPK_ENOMEM, "out of memory");
-        rc = npk_tensor_copy(h, t);
-        if (rc) {
-            free(h);
-            return rc;
-        }
-        free(h->name);
-        h->name = strdup(d->name);
-        x->host[v] = h;
+        /* the caller's tensor outlives the run: the run reads it in place */
+        if ((rc = host_borrow(x, g->in_vals[i], t, d->name))) return rc;
     }
     return 0;
 }
@@ -659,19 +673,64 @@ static int call_op(npk_opctx *c) {
  * constants or folded values, or a Shape/Size of a value with a known shape,
  * is computed once here when its outputs are small, so shape subgraphs
  * (Shape -> Gather -> Concat -> Reshape, as PyTorch and Paddle export them)
- * give every later node a known shape before partitioning. The node still
- * runs in order at execution (same result); a failure here only skips the fold. */
+ * give every later node a known shape before partitioning. A CPU node whose
+ * outputs are all folded does not run again at execution: it reads the folded
+ * values (the same result); a failure here only skips the fold.
+ *
+ * A node computed from the graph's constants alone (no input of the run
+ * reaches it, kconst) gives the same values in every run: its folded outputs
+ * are kept in the graph (fold_cache) and later runs take them from there
+ * (not with --golden, whose runs compute everything with the golden kernels). */
 #define NPK_FOLD_MAX_ELEMS 65536
+
+static int fold_cache_on(npk_exec *x) {
+    npk_graph *g = x->g;
+    if (npk_exec_golden(x)) return 0;
+    if (g->fold_cache && g->fold_n != g->n_vals) { /* the graph grew: start again */
+        for (size_t v = 0; v < g->fold_n; v++)
+            if (g->fold_cache[v]) {
+                npk_tensor_free(g->fold_cache[v]);
+                free(g->fold_cache[v]);
+            }
+        free(g->fold_cache);
+        g->fold_cache = NULL;
+    }
+    if (!g->fold_cache && (g->fold_cache = calloc(g->n_vals + 1, sizeof *g->fold_cache))) g->fold_n = g->n_vals;
+    return g->fold_cache != NULL;
+}
+
+static void fold_set(npk_exec *x, int v, npk_tensor *t) {
+    x->folded[v] = t;
+    x->meta[v].data = t->data;
+    x->meta[v].dtype = t->dtype;
+    x->meta[v].rank = t->rank;
+    memcpy(x->meta[v].dims, t->dims, sizeof t->dims);
+}
+
 static void fold_node(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
     int shape_only = nd->op_id == NPK_OP_Shape || nd->op_id == NPK_OP_Size;
     int64_t total = 0;
+    int kc = 1;
     if (npk_onnx_op_families(nd->op_id) & NPK_OPF_RANDOM) return; /* a draw is no constant */
     for (int k = 0; k < nd->n_in; k++) {
         int v = nd->in[k];
         if (v < 0) continue;
         if (x->meta[v].kind != NPK_KIND_TENSOR) return;
         if (!shape_only && !x->g->vals[v].konst && !x->folded[v]) return;
+        if (!x->kconst[v]) kc = 0;
+    }
+    npk_tensor **cache = kc && nd->n_out && fold_cache_on(x) ? x->g->fold_cache : NULL;
+    int cached = cache != NULL;
+    for (int k = 0; k < nd->n_out && cached; k++)
+        if (nd->out[k] >= 0 && !cache[nd->out[k]]) cached = 0;
+    if (cached) {
+        for (int k = 0; k < nd->n_out; k++)
+            if (nd->out[k] >= 0) {
+                fold_set(x, nd->out[k], cache[nd->out[k]]);
+                x->kconst[nd->out[k]] = 1;
+            }
+        return;
     }
     for (int k = 0; k < nd->n_out; k++) {
         int v = nd->out[k];
@@ -688,16 +747,23 @@ static void fold_node(npk_exec *x, int n) {
     int rc = call_op(&c);
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
         int v = nd->out[k];
-        if (!rc && v >= 0 && outs[k].data && (x->folded[v] = malloc(sizeof(npk_tensor)))) {
-            *x->folded[v] = outs[k];
-            x->meta[v].data = outs[k].data;
-            x->meta[v].dtype = outs[k].dtype;
-            x->meta[v].rank = outs[k].rank;
-            memcpy(x->meta[v].dims, outs[k].dims, sizeof outs[k].dims);
+        npk_tensor *t = NULL;
+        if (!rc && v >= 0 && outs[k].data && (t = malloc(sizeof *t))) {
+            *t = outs[k];
+            fold_set(x, v, t);
+            if (cache) { /* the graph owns it from now on */
+                cache[v] = t;
+                x->kconst[v] = 1;
+            }
         } else {
             npk_tensor_free(&outs[k]);
         }
     }
+}
+
+/* The fold of x->folded[v] is the graph's (fold_cache), not this run's. */
+static int fold_shared(const npk_exec *x, int v) {
+    return x->g->fold_cache && (size_t)v < x->g->fold_n && x->g->fold_cache[v] == x->folded[v];
 }
 
 static int infer_all(npk_exec *x) {
@@ -706,6 +772,7 @@ static int infer_all(npk_exec *x) {
         npk_tensor *m = &x->meta[v];
         const npk_tensor *src = g->vals[v].konst ? g->vals[v].konst : x->host[v];
         if (src) {
+            x->kconst[v] = g->vals[v].konst != NULL;
             m->kind = src->kind; /* a sequence / optional: its kind only, the elements stay on the host */
             m->dtype = src->dtype;
             m->rank = src->rank;
@@ -853,18 +920,15 @@ void npk_run_report_fini(npk_run_report *r) {
 
 static void exec_free(npk_exec *x) {
     npk_graph *g = x->g;
-    if (x->host)
-        for (size_t v = 0; v < g->n_vals; v++) {
-            if (x->host[v]) {
-                npk_tensor_free(x->host[v]);
-                free(x->host[v]);
-            }
-        }
+    if (x->host && x->borrowed)
+        for (size_t v = 0; v < g->n_vals; v++) host_drop(x, (int)v);
     if (x->be) {
         if (x->arena) npk_port_free(x->be->port(x->be), x->arena);
         x->be->close(x->be);
     }
     free(x->host);
+    free(x->borrowed);
+    free(x->kconst);
     free(x->meta);
     free(x->known);
     free(x->uses_left);
@@ -874,7 +938,7 @@ static void exec_free(npk_exec *x) {
     free(x->direct);
     if (x->folded)
         for (size_t v = 0; v < g->n_vals; v++)
-            if (x->folded[v]) {
+            if (x->folded[v] && !fold_shared(x, (int)v)) {
                 npk_tensor_free(x->folded[v]);
                 free(x->folded[v]);
             }
@@ -887,11 +951,7 @@ static void exec_free(npk_exec *x) {
 }
 
 static void release_value(npk_exec *x, int v) {
-    if (--x->uses_left[v] <= 0 && !x->g->vals[v].graph_output && x->host[v]) {
-        npk_tensor_free(x->host[v]);
-        free(x->host[v]);
-        x->host[v] = NULL;
-    }
+    if (--x->uses_left[v] <= 0 && !x->g->vals[v].graph_output) host_drop(x, v);
 }
 
 static void release_inputs(npk_exec *x, int n) {
@@ -921,6 +981,51 @@ static int timing_skip(npk_exec *x, int n) {
     return elems > 4096;
 }
 
+/* A CPU node whose outputs were all folded at inference: its outputs are the
+ * folded values (read in place). Returns 1 when it applied. */
+static int run_folded(npk_exec *x, int n) {
+    const npk_node *nd = &x->g->nodes[n];
+    int any = 0;
+    for (int k = 0; k < nd->n_out; k++) {
+        int v = nd->out[k];
+        if (v < 0) continue;
+        if (!x->folded[v] || x->host[v]) return 0;
+        any = 1;
+    }
+    if (!any) return 0;
+    for (int k = 0; k < nd->n_out; k++) {
+        int v = nd->out[k];
+        if (v >= 0 && host_borrow(x, v, x->folded[v], x->g->vals[v].name)) return -NPK_ENOMEM;
+    }
+    x->rep->cpu_macs += x->rep->nodes[n].macs;
+    return 1;
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze and Identity keep the bytes of their
+ * input: when this node is the last reader of an input the run owns, the
+ * output takes the input's buffer instead of a copy. Returns 1 when it
+ * applied, 0 to run the node as usual. */
+static int run_view(npk_exec *x, int n, npk_opctx *c, npk_tensor *outs) {
+    const npk_node *nd = &x->g->nodes[n];
+    int op = nd->op_id;
+    if (op != NPK_OP_Reshape && op != NPK_OP_Flatten && op != NPK_OP_Squeeze && op != NPK_OP_Unsqueeze &&
+        op != NPK_OP_Identity)
+        return 0;
+    int v = nd->in[0];
+    if (nd->n_out != 1 || nd->out[0] < 0 || v < 0 || !x->host[v] || x->borrowed[v] || x->uses_left[v] != 1 ||
+        x->g->vals[v].graph_output || x->dev_writer[v] >= 0 || x->host[v]->kind != NPK_KIND_TENSOR ||
+        npk_dtype_is_half(x->host[v]->dtype) || !x->host[v]->data)
+        return 0;
+    c->run = 0; /* the shape only */
+    int rc = npk_onnx_op_handler(op)(c);
+    c->run = 1;
+    if (rc || outs[0].dtype != x->host[v]->dtype || npk_tensor_numel(&outs[0]) != npk_tensor_numel(x->host[v]))
+        return 0; /* the usual run reports any error */
+    outs[0].data = x->host[v]->data;
+    x->host[v]->data = NULL;
+    return 1;
+}
+
 static int run_cpu_node(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
     npk_opctx c;
@@ -948,7 +1053,7 @@ static int run_cpu_node(npk_exec *x, int n) {
         c.in[k] = h;
     }
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
-    rc = call_op(&c);
+    rc = run_view(x, n, &c, outs) ? 0 : call_op(&c);
     if (rc == NPK_SHAPE_UNKNOWN) rc = npk_err(NPK_EINVAL, "output shape could not be determined");
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
         int v = nd->out[k];
@@ -1164,8 +1269,11 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
     x->cpu_qdq = calloc(nn + 1, sizeof(npk_qdq));
     x->direct = calloc(nn + 1, sizeof *x->direct);
     x->folded = calloc(nv + 1, sizeof(npk_tensor *));
+    x->borrowed = calloc(nv + 1, 1);
+    x->kconst = calloc(nv + 1, 1);
     x->dev_writer = calloc(nv + 1, sizeof(int));
-    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer || !x->cpu_qdq || !x->folded || !x->direct) {
+    if (!rep->nodes || !x->meta || !x->known || !x->host || !x->uses_left || !x->place || !x->fused_into || !x->dev_writer || !x->cpu_qdq || !x->folded || !x->direct ||
+        !x->borrowed || !x->kconst) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto done;
     }
@@ -1290,9 +1398,13 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
                 }
                 nr->macs = macs;
                 rep->cpu_macs += macs;
-            } else {
-                if ((rc = run_cpu_node(x, (int)n))) goto done;
+            } else if ((rc = run_folded(x, (int)n)) < 0) {
+                rc = npk_err(NPK_ENOMEM, "out of memory");
+                goto done;
+            } else if (!rc && (rc = run_cpu_node(x, (int)n))) {
+                goto done;
             }
+            rc = 0;
             if (x->be) nr->cycles = npk_port_cycles(x->be->port(x->be)) - cy0;
             npk_engine_figures e1;
             if (has_e && x->be->engines(x->be, &e1) == 0) {
@@ -1342,7 +1454,18 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
             goto done;
         }
         for (size_t i = 0; i < g->n_out; i++) {
-            const npk_tensor *h = npk_exec_host(x, g->out_vals[i]);
+            int v = g->out_vals[i], once = v >= 0 && x->host[v] && !x->borrowed[v];
+            for (size_t j = 0; j < g->n_out && once; j++)
+                if (j != i && g->out_vals[j] == v) once = 0;
+            if (once) { /* the run's own buffer: handed over, not copied */
+                outs[i] = *x->host[v];
+                free(x->host[v]);
+                x->host[v] = NULL;
+                free(outs[i].name);
+                outs[i].name = strdup(g->out_desc[i].name);
+                continue;
+            }
+            const npk_tensor *h = npk_exec_host(x, v);
             if (!h || (rc = npk_tensor_copy(&outs[i], h))) {
                 if (!rc) rc = -NPK_EINVAL;
                 for (size_t k = 0; k < i; k++) npk_tensor_free(&outs[k]);

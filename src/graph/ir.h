@@ -64,6 +64,9 @@ struct npk_graph {
     npk_value_desc *in_desc, *out_desc; /* declared types (names point into vals) */
     int is_sub;          /* a subgraph (control-flow body): inputs past n_formal are outer-scope values */
     size_t n_formal;     /* subgraph: the declared inputs (the outer-scope ones follow, kind -1: any value) */
+    npk_tensor **fold_cache; /* per value: computed from constants alone by an earlier run (exec.c), owned;
+                                fold_n values long (a graph that grew since drops it) */
+    size_t fold_n;
     void (*progress)(void *ctx, size_t done, size_t total); /* npk_graph_set_progress */
     void *progress_ctx;
 };

@@ -258,6 +258,12 @@ void npk_graph_free(npk_graph *g) {
         }
     }
     free(g->vals);
+    for (size_t i = 0; i < g->fold_n && g->fold_cache; i++)
+        if (g->fold_cache[i]) {
+            npk_tensor_free(g->fold_cache[i]);
+            free(g->fold_cache[i]);
+        }
+    free(g->fold_cache);
     for (size_t i = 0; i < g->n_nodes; i++) free_node(&g->nodes[i]);
     free(g->nodes);
     free(g->in_vals);

@@ -1,0 +1,86 @@
+/* The executor's per-run savings (issue 15 point 2) keep every run's values:
+ * nodes computed from constants alone are folded once and kept in the graph
+ * (fold_cache), folded CPU nodes do not run again, inputs are read in place,
+ * Reshape/Flatten/Squeeze/Unsqueeze/Identity take their input's buffer when
+ * they are its last reader, and the outputs a run owns are handed over. Each
+ * run here is compared with values computed by hand, the inputs and the cache
+ * must not change, and outputs must not alias inputs, the cache or each other
+ * (ASan runs this test too: a double free or a leak fails it). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "graph/onnx_build.h"
+#include "npukit/graph.h"
+
+static npk_graph *build(void) {
+    ob_model *m = ob_new(13);
+    int64_t dx[2] = {2, 3}, dw[2] = {3, 6}, one = 1, two = 2;
+    ob_input(m, "x", NPK_DT_FLOAT, 2, dx);
+    float w[18];
+    for (int i = 0; i < 18; i++) w[i] = (float)(i % 5) - 2.0f;
+    /* w comes from a Constant node (as inlined exporters write weights) */
+    Onnx__NodeProto *cn = ob_node(m, "", "Constant", "cw", "", "w");
+    Onnx__AttributeProto *a = ob_attr(m, cn, "value", 4 /* TENSOR */);
+    a->t = ob_tensor(m, "wv", NPK_DT_FLOAT, 2, dw, w);
+    ob_init(m, "st", NPK_DT_INT64, 1, &one, (int64_t[]){1});
+    ob_init(m, "en", NPK_DT_INT64, 1, &one, (int64_t[]){5});
+    ob_init(m, "ax", NPK_DT_INT64, 1, &one, (int64_t[]){1});
+    ob_init(m, "shp", NPK_DT_INT64, 1, &two, (int64_t[]){4, 2});
+    ob_init(m, "a0", NPK_DT_INT64, 1, &one, (int64_t[]){0});
+    ob_node(m, "", "Slice", "ws", "w,st,en,ax", "wsl");       /* constants only: folded once, cached */
+    ob_node(m, "", "MatMul", "mm", "x,wsl", "y");             /* [2, 4] */
+    ob_node(m, "", "Reshape", "rs", "y,shp", "yr");           /* last reader of y: takes its buffer */
+    ob_node(m, "", "Unsqueeze", "us", "yr,a0", "yu");         /* [1, 4, 2], again */
+    ob_node(m, "", "Identity", "idx", "x", "xo");             /* an input: copied, never taken */
+    ob_output(m, "yu", NPK_DT_FLOAT, -1, NULL);
+    ob_output(m, "xo", NPK_DT_FLOAT, -1, NULL);
+    ob_output(m, "x", NPK_DT_FLOAT, -1, NULL);                /* an input as an output */
+    ob_output(m, "wsl", NPK_DT_FLOAT, -1, NULL);              /* a cached constant as an output */
+    return ob_load(m);
+}
+
+int main(void) {
+    npk_graph *g = build();
+    CHECK(g != NULL);
+    if (!g) return CHECK_DONE();
+    int64_t dx[2] = {2, 3};
+    npk_tensor in;
+    CHECK_EQ(npk_tensor_alloc(&in, "x", NPK_DT_FLOAT, 2, dx), 0);
+    float w[18], xs[6], y[8], wsl[12];
+    for (int i = 0; i < 18; i++) w[i] = (float)(i % 5) - 2.0f;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++) wsl[r * 4 + c] = w[r * 6 + 1 + c];
+    for (int run = 0; run < 4; run++) {
+        for (int i = 0; i < 6; i++) ((float *)in.data)[i] = xs[i] = (float)(i * (run + 1)) - 2.5f;
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 4; j++) {
+                y[i * 4 + j] = 0;
+                for (int k = 0; k < 3; k++) y[i * 4 + j] += xs[i * 3 + k] * wsl[k * 4 + j];
+            }
+        npk_run_opts o = {.device = "cpu", .golden = run == 2};
+        npk_tensor *out = NULL;
+        size_t n = 0;
+        CHECK_EQ(npk_graph_run(g, &o, &in, 1, &out, &n, NULL), 0);
+        CHECK_EQ(n, 4);
+        if (n != 4) continue;
+        CHECK(out[0].rank == 3 && out[0].dims[0] == 1 && out[0].dims[1] == 4 && out[0].dims[2] == 2);
+        CHECK(!memcmp(out[0].data, y, sizeof y));
+        CHECK(!memcmp(out[1].data, xs, sizeof xs) && !memcmp(out[2].data, xs, sizeof xs));
+        CHECK(out[3].rank == 2 && out[3].dims[0] == 3 && out[3].dims[1] == 4 && !memcmp(out[3].data, wsl, sizeof wsl));
+        CHECK_STR(out[0].name, "yu");
+        CHECK_STR(out[3].name, "wsl");
+        /* no output shares a buffer with the input or another output */
+        for (size_t i = 0; i < n; i++) {
+            CHECK(out[i].data != in.data);
+            for (size_t j = 0; j < i; j++) CHECK(out[i].data != out[j].data);
+        }
+        /* scribbling on the outputs and the input changes nothing the next run sees */
+        for (size_t i = 0; i < n; i++) memset(out[i].data, 0x7f, npk_tensor_bytes(&out[i]));
+        for (size_t i = 0; i < n; i++) npk_tensor_free(&out[i]);
+        free(out);
+    }
+    npk_tensor_free(&in);
+    npk_graph_free(g);
+    return CHECK_DONE();
+}
