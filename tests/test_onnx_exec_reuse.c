@@ -3,7 +3,8 @@
  * (fold_cache), folded CPU nodes do not run again, inputs are read in place,
  * Reshape/Flatten/Squeeze/Unsqueeze/Identity take their input's buffer when
  * they are its last reader, and the outputs a run owns are handed over. Each
- * run here is compared with values computed by hand, the inputs and the cache
+ * run here is compared with values computed by hand (an If body folds what it
+ * computes from a constant of the outer graph once, too), the inputs and the cache
  * must not change, and outputs must not alias inputs, the cache or each other
  * (ASan runs this test too: a double free or a leak fails it). */
 #include <stdlib.h>
@@ -33,10 +34,24 @@ static npk_graph *build(void) {
     ob_node(m, "", "Reshape", "rs", "y,shp", "yr");           /* last reader of y: takes its buffer */
     ob_node(m, "", "Unsqueeze", "us", "yr,a0", "yu");         /* [1, 4, 2], again */
     ob_node(m, "", "Identity", "idx", "x", "xo");             /* an input: copied, never taken */
+    /* an If whose bodies compute from wsl, a constant of the outer graph: they fold it once too */
+    ob_input(m, "c", NPK_DT_BOOL, 0, NULL);
+    Onnx__NodeProto *br = ob_node(m, "", "If", "br", "c", "z");
+    Onnx__GraphProto sv = ob_sub_begin(m, "then");
+    ob_node(m, "", "Mul", "sq", "wsl,wsl", "wsq");
+    ob_node(m, "", "MatMul", "mt", "x,wsq", "z1");
+    ob_output(m, "z1", NPK_DT_FLOAT, -1, NULL);
+    ob_attr_graph(m, br, "then_branch", ob_sub_end(m, sv));
+    sv = ob_sub_begin(m, "else");
+    ob_node(m, "", "Neg", "ng", "wsl", "wng");
+    ob_node(m, "", "MatMul", "me", "x,wng", "z2");
+    ob_output(m, "z2", NPK_DT_FLOAT, -1, NULL);
+    ob_attr_graph(m, br, "else_branch", ob_sub_end(m, sv));
     ob_output(m, "yu", NPK_DT_FLOAT, -1, NULL);
     ob_output(m, "xo", NPK_DT_FLOAT, -1, NULL);
     ob_output(m, "x", NPK_DT_FLOAT, -1, NULL);                /* an input as an output */
     ob_output(m, "wsl", NPK_DT_FLOAT, -1, NULL);              /* a cached constant as an output */
+    ob_output(m, "z", NPK_DT_FLOAT, -1, NULL);
     return ob_load(m);
 }
 
@@ -45,25 +60,33 @@ int main(void) {
     CHECK(g != NULL);
     if (!g) return CHECK_DONE();
     int64_t dx[2] = {2, 3};
-    npk_tensor in;
-    CHECK_EQ(npk_tensor_alloc(&in, "x", NPK_DT_FLOAT, 2, dx), 0);
-    float w[18], xs[6], y[8], wsl[12];
+    npk_tensor ins[2];
+    CHECK_EQ(npk_tensor_alloc(&ins[0], "x", NPK_DT_FLOAT, 2, dx), 0);
+    CHECK_EQ(npk_tensor_alloc(&ins[1], "c", NPK_DT_BOOL, 0, NULL), 0);
+    float w[18], xs[6], y[8], wsl[12], z[8];
     for (int i = 0; i < 18; i++) w[i] = (float)(i % 5) - 2.0f;
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 4; c++) wsl[r * 4 + c] = w[r * 6 + 1 + c];
     for (int run = 0; run < 4; run++) {
-        for (int i = 0; i < 6; i++) ((float *)in.data)[i] = xs[i] = (float)(i * (run + 1)) - 2.5f;
+        for (int i = 0; i < 6; i++) ((float *)ins[0].data)[i] = xs[i] = (float)(i * (run + 1)) - 2.5f;
+        int cond = run != 1;
+        *(uint8_t *)ins[1].data = (uint8_t)cond;
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 4; j++) {
-                y[i * 4 + j] = 0;
-                for (int k = 0; k < 3; k++) y[i * 4 + j] += xs[i * 3 + k] * wsl[k * 4 + j];
+                y[i * 4 + j] = z[i * 4 + j] = 0;
+                for (int k = 0; k < 3; k++) {
+                    float ww = wsl[k * 4 + j];
+                    y[i * 4 + j] += xs[i * 3 + k] * ww;
+                    z[i * 4 + j] += xs[i * 3 + k] * (cond ? ww * ww : -ww);
+                }
             }
         npk_run_opts o = {.device = "cpu", .golden = run == 2};
         npk_tensor *out = NULL;
         size_t n = 0;
-        CHECK_EQ(npk_graph_run(g, &o, &in, 1, &out, &n, NULL), 0);
-        CHECK_EQ(n, 4);
-        if (n != 4) continue;
+        CHECK_EQ(npk_graph_run(g, &o, ins, 2, &out, &n, NULL), 0);
+        CHECK_EQ(n, 5);
+        if (n != 5) continue;
+        CHECK(!memcmp(out[4].data, z, sizeof z));
         CHECK(out[0].rank == 3 && out[0].dims[0] == 1 && out[0].dims[1] == 4 && out[0].dims[2] == 2);
         CHECK(!memcmp(out[0].data, y, sizeof y));
         CHECK(!memcmp(out[1].data, xs, sizeof xs) && !memcmp(out[2].data, xs, sizeof xs));
@@ -72,7 +95,7 @@ int main(void) {
         CHECK_STR(out[3].name, "wsl");
         /* no output shares a buffer with the input or another output */
         for (size_t i = 0; i < n; i++) {
-            CHECK(out[i].data != in.data);
+            CHECK(out[i].data != ins[0].data);
             for (size_t j = 0; j < i; j++) CHECK(out[i].data != out[j].data);
         }
         /* scribbling on the outputs and the input changes nothing the next run sees */
@@ -80,7 +103,8 @@ int main(void) {
         for (size_t i = 0; i < n; i++) npk_tensor_free(&out[i]);
         free(out);
     }
-    npk_tensor_free(&in);
+    npk_tensor_free(&ins[0]);
+    npk_tensor_free(&ins[1]);
     npk_graph_free(g);
     return CHECK_DONE();
 }

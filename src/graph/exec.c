@@ -37,7 +37,9 @@ struct npk_exec {
     npk_tensor **host;      /* per value: host copy (owned) or NULL */
     char *borrowed;         /* per value: host[v] shares its data with a run input or a folded constant (only
                                the struct is ours) */
-    char *kconst;           /* per value: computed from the graph's constants alone (no input reaches it) */
+    char *kconst;           /* per value: computed from the graph's constants alone (no input reaches it), or
+                               a body input its node declared constant (in_const) */
+    const char *in_const;   /* per graph input: the same in every run (npk_graph_run_body), or NULL */
     int *uses_left;         /* per value: consumers not yet run */
     int *place;             /* per node: npk_place */
     int *fused_into;        /* per node: device node it is folded into, or -1 */
@@ -682,6 +684,7 @@ static int call_op(npk_opctx *c) {
  * are kept in the graph (fold_cache) and later runs take them from there
  * (not with --golden, whose runs compute everything with the golden kernels). */
 #define NPK_FOLD_MAX_ELEMS 65536
+#define NPK_FOLD_CONST_MAX (1 << 22)
 
 static int fold_cache_on(npk_exec *x) {
     npk_graph *g = x->g;
@@ -717,7 +720,7 @@ static void fold_node(npk_exec *x, int n) {
         int v = nd->in[k];
         if (v < 0) continue;
         if (x->meta[v].kind != NPK_KIND_TENSOR) return;
-        if (!shape_only && !x->g->vals[v].konst && !x->folded[v]) return;
+        if (!shape_only && !x->g->vals[v].konst && !x->folded[v] && !x->kconst[v]) return;
         if (!x->kconst[v]) kc = 0;
     }
     npk_tensor **cache = kc && nd->n_out && fold_cache_on(x) ? x->g->fold_cache : NULL;
@@ -738,7 +741,9 @@ static void fold_node(npk_exec *x, int n) {
         if (!x->known[v] || x->meta[v].kind != NPK_KIND_TENSOR) return;
         total += npk_tensor_numel(&x->meta[v]);
     }
-    if (total > NPK_FOLD_MAX_ELEMS || !nd->n_out) return;
+    /* a Constant (weights, as inlined exporters write them) is copied once into the graph's
+     * cache up to NPK_FOLD_CONST_MAX elements, instead of once per run */
+    if (total > (cache && nd->op_id == NPK_OP_Constant ? NPK_FOLD_CONST_MAX : NPK_FOLD_MAX_ELEMS) || !nd->n_out) return;
     npk_opctx c;
     npk_tensor outs[NPK_OP_MAX_IO];
     memset(outs, 0, sizeof outs);
@@ -772,7 +777,8 @@ static int infer_all(npk_exec *x) {
         npk_tensor *m = &x->meta[v];
         const npk_tensor *src = g->vals[v].konst ? g->vals[v].konst : x->host[v];
         if (src) {
-            x->kconst[v] = g->vals[v].konst != NULL;
+            x->kconst[v] = g->vals[v].konst != NULL ||
+                           (x->in_const && g->vals[v].graph_input >= 0 && x->in_const[g->vals[v].graph_input]);
             m->kind = src->kind; /* a sequence / optional: its kind only, the elements stay on the host */
             m->dtype = src->dtype;
             m->rank = src->rank;
@@ -1053,6 +1059,9 @@ static int run_cpu_node(npk_exec *x, int n) {
         c.in[k] = h;
     }
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
+    char kc[NPK_OP_MAX_IN];
+    for (int k = 0; k < nd->n_in && k < NPK_OP_MAX_IN; k++) kc[k] = nd->in[k] >= 0 && x->kconst[nd->in[k]];
+    c.in_const = kc;
     rc = run_view(x, n, &c, outs) ? 0 : call_op(&c);
     if (rc == NPK_SHAPE_UNKNOWN) rc = npk_err(NPK_EINVAL, "output shape could not be determined");
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
@@ -1199,8 +1208,11 @@ int npk_graph_infer_body(npk_graph *g, const npk_run_opts *opts, const npk_tenso
     x->known = calloc(nv + 1, 1);
     x->host = calloc(nv + 1, sizeof(npk_tensor *));
     x->folded = calloc(nv + 1, sizeof(npk_tensor *));
+    x->borrowed = calloc(nv + 1, 1);
+    x->kconst = calloc(nv + 1, 1);
     int rc = 0;
-    if (!rep.nodes || !x->meta || !x->known || !x->host || !x->folded) rc = npk_err(NPK_ENOMEM, "out of memory");
+    if (!rep.nodes || !x->meta || !x->known || !x->host || !x->folded || !x->borrowed || !x->kconst)
+        rc = npk_err(NPK_ENOMEM, "out of memory");
     for (size_t i = 0; !rc && i < g->n_in; i++) {
         int v = g->in_vals[i];
         if (v < 0 || !in[i]) continue;
@@ -1227,8 +1239,21 @@ int npk_graph_infer_body(npk_graph *g, const npk_run_opts *opts, const npk_tenso
     return rc;
 }
 
+static int graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
+                     const char *in_const, npk_tensor **outputs, size_t *n_outputs, npk_run_report *rep);
+
 int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
                   npk_tensor **outputs, size_t *n_outputs, npk_run_report *rep) {
+    return graph_run(g, opts, inputs, n_inputs, NULL, outputs, n_outputs, rep);
+}
+
+int npk_graph_run_body(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
+                       const char *in_const, npk_tensor **outputs, size_t *n_outputs) {
+    return graph_run(g, opts, inputs, n_inputs, in_const, outputs, n_outputs, NULL);
+}
+
+static int graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
+                     const char *in_const, npk_tensor **outputs, size_t *n_outputs, npk_run_report *rep) {
     npk_run_report local;
     npk_run_opts defopts = {0};
     if (!opts) opts = &defopts;
@@ -1255,6 +1280,7 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
     clock_gettime(CLOCK_MONOTONIC, &x->t0);
     x->g = g;
     x->opts = opts;
+    x->in_const = in_const;
     x->rep = rep;
     x->cur_node = -1;
     size_t nv = g->n_vals, nn = g->n_nodes;
@@ -1290,7 +1316,11 @@ int npk_graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inpu
         x->dev_writer[v] = -1;
     }
     if ((rc = npk_graph_device_check(dev))) goto done;
-    if ((rc = npk_graph_check(g, NULL))) goto done;
+    /* the check walks every subgraph: once per graph (it has no state that a run changes) */
+    if (g->checked_nodes != g->n_nodes) {
+        if ((rc = npk_graph_check(g, NULL))) goto done;
+        g->checked_nodes = g->n_nodes;
+    }
     if ((rc = bind_inputs(x, inputs, n_inputs))) goto done;
     if ((rc = infer_all(x))) goto done;
 

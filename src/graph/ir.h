@@ -67,6 +67,7 @@ struct npk_graph {
     npk_tensor **fold_cache; /* per value: computed from constants alone by an earlier run (exec.c), owned;
                                 fold_n values long (a graph that grew since drops it) */
     size_t fold_n;
+    size_t checked_nodes; /* n_nodes when npk_graph_check last passed in npk_graph_run (0: never) */
     void (*progress)(void *ctx, size_t done, size_t total); /* npk_graph_set_progress */
     void *progress_ctx;
 };

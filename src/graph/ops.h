@@ -36,9 +36,17 @@ typedef struct npk_opctx {
     uint64_t run_seed;                     /* random operators without a seed attribute: npk_run_opts.seed */
     int qdq;                               /* npk_run_opts.qdq, for the bodies of control-flow nodes */
     uint64_t *draws;                       /* random-node executions so far in this run (NULL: none counted) */
+    const char *in_const;                  /* NULL, or per input: 1 when the value is the same in every run (a
+                                              constant, or folded from constants alone): control flow tells
+                                              its bodies, which fold what they compute from it once */
 } npk_opctx;
 
 typedef int (*npk_op_fn)(npk_opctx *c);
+
+/* npk_graph_run of a control-flow body on the CPU, with in_const[i] = 1 for the inputs that
+ * are the same in every run (npk_opctx.in_const of the node; NULL: none). */
+int npk_graph_run_body(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
+                       const char *in_const, npk_tensor **outputs, size_t *n_outputs);
 
 /* The operators npukit executes: X(Name, families, handler), Name being the ONNX
  * op_type. The import gives each node its id once (npk_node.op_id); backends

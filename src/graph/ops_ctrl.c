@@ -112,8 +112,10 @@ static int take(npk_tensor *out, const npk_tensor *t, int axis, int64_t idx, int
 }
 
 /* The values the subgraph `sub` of node c reads, in its input order: its declared inputs
- * f[0..nf-1], then the outer-scope values (by name, from the node's implicit inputs). */
-static int body_inputs(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, size_t nf, const npk_tensor **vals) {
+ * f[0..nf-1], then the outer-scope values (by name, from the node's implicit inputs); with
+ * kc, kc[i] = 1 for an outer-scope value the same in every run (npk_opctx.in_const). */
+static int body_inputs(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, size_t nf, const npk_tensor **vals,
+                       char *kc) {
     if (nf != sub->n_formal)
         return npk_err(NPK_EINVAL, "the body declares %zu inputs, the operator gives it %zu", sub->n_formal, nf);
     for (size_t i = 0; i < sub->n_in; i++) {
@@ -123,7 +125,10 @@ static int body_inputs(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f,
             v = f[i];
         } else {
             for (int k = c->n_in; k < c->n_in + c->n_outer && !v; k++)
-                if (c->node->in[k] >= 0 && !strcmp(c->graph->vals[c->node->in[k]].name, nm)) v = c->in[k];
+                if (c->node->in[k] >= 0 && !strcmp(c->graph->vals[c->node->in[k]].name, nm)) {
+                    v = c->in[k];
+                    if (kc) kc[i] = c->in_const && c->in_const[k];
+                }
         }
         if (!v) return npk_err(NPK_EINVAL, "the body reads '%s', which has no value", nm);
         vals[i] = v;
@@ -138,12 +143,14 @@ static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, si
     *n = 0;
     npk_tensor *ins = calloc(sub->n_in + 1, sizeof *ins);
     const npk_tensor **vals = calloc(sub->n_in + 1, sizeof *vals);
-    if (!ins || !vals) {
+    char *kc = calloc(sub->n_in + 1, 1);
+    if (!ins || !vals || !kc) {
         free(ins);
         free(vals);
+        free(kc);
         return npk_err(NPK_ENOMEM, "out of memory");
     }
-    int rc = body_inputs(c, sub, f, nf, vals);
+    int rc = body_inputs(c, sub, f, nf, vals, kc);
     for (size_t i = 0; !rc && i < sub->n_in; i++) {
         ins[i] = *vals[i];
         ins[i].name = (char *)sub->in_desc[i].name; /* bound by name; npk_graph_run copies, never frees, its inputs */
@@ -158,9 +165,10 @@ static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, si
         /* random operators in the body: each body run draws from its own seed, the run's seed
          * mixed with the count of random-node and body executions before it (docs/onnx.md) */
         o.seed = c->run_seed ^ ((c->draws ? ++*c->draws : 0) * 0xbf58476d1ce4e5b9ull);
-        rc = npk_graph_run(sub, &o, ins, sub->n_in, outs, n, NULL);
+        rc = npk_graph_run_body(sub, &o, ins, sub->n_in, kc, outs, n);
     }
     free(ins);
+    free(kc);
     return rc;
 }
 
@@ -172,7 +180,7 @@ static int infer_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, 
     const npk_tensor **vals = calloc(sub->n_in + 1, sizeof *vals);
     *out = calloc(sub->n_out + 1, sizeof **out);
     *known = calloc(sub->n_out + 1, sizeof **known);
-    int rc = !vals || !*out || !*known ? npk_err(NPK_ENOMEM, "out of memory") : body_inputs(c, sub, f, nf, vals);
+    int rc = !vals || !*out || !*known ? npk_err(NPK_ENOMEM, "out of memory") : body_inputs(c, sub, f, nf, vals, NULL);
     if (!rc) {
         npk_run_opts o;
         memset(&o, 0, sizeof o);
