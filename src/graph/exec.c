@@ -1351,7 +1351,10 @@ static int graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *i
         for (int k = 0; k < nd->n_in; k++)
             if (nd->in[k] >= 0 && !x->known[nd->in[k]]) known = 0;
         if (!x->be) {
-            snprintf(nr->why, sizeof nr->why, "%s", !strcmp(dev, "cpu") ? "--device cpu" : "the device takes no ONNX nodes (see the note)");
+            static const char on_cpu[] = "--device cpu", no_nodes[] = "the device takes no ONNX nodes (see the note)";
+            _Static_assert(sizeof no_nodes <= sizeof nr->why, "why holds the reason");
+            if (!strcmp(dev, "cpu")) memcpy(nr->why, on_cpu, sizeof on_cpu); /* per node and run: no printf */
+            else memcpy(nr->why, no_nodes, sizeof no_nodes);
             nr->offload_limit = 1;
             if (known) cpu_qdq_place(x, (int)n, nr);
             continue;
@@ -1398,7 +1401,8 @@ static int graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *i
         for (size_t n = 0; n < nn; n++) {
             npk_node_report *nr = &rep->nodes[n];
             const npk_node *nd = &g->nodes[n];
-            double t0 = now_ms(&x->t0);
+            /* per-node host times only for a report the caller reads (body runs and benches pass none) */
+            double t0 = rep != &local ? now_ms(&x->t0) : 0;
             uint64_t cy0 = x->be ? npk_port_cycles(x->be->port(x->be)) : 0;
             npk_engine_figures e0;
             int has_e = x->be && x->be->engines && x->place[n] == NPK_PLACE_DEVICE && x->be->engines(x->be, &e0) == 0;
@@ -1443,7 +1447,7 @@ static int graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *i
                                                    e1.acc - e0.acc, e1.compute_cycles - e0.compute_cycles,
                                                    e1.dma_cycles - e0.dma_cycles};
             }
-            nr->host_ms = now_ms(&x->t0) - t0;
+            if (rep != &local) nr->host_ms = now_ms(&x->t0) - t0;
             if (opts->trace) {
                 /* Host node events on the simulated clock (never the wall
                  * clock: traces are deterministic). With a device: the device
