@@ -8,6 +8,7 @@
  * rows of B per panel (the panel stays in L1/L2 while every row block of A
  * passes). */
 #include "ops/fast_gemm.h"
+#include "ops/fast_onnx.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -257,6 +258,8 @@ int npk_fast_sgemm_force(const char *name) {
 void npk_fast_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                     float *C, int64_t ldc, int acc) {
     if (M <= 0 || N <= 0) return;
+    /* 1-7 columns (a conv with few output positions): dot products along K */
+    if (N < 8 && K >= 16 && !npk_fast_sgemm_dot(M, N, K, A, lda, B, ldb, C, ldc, acc)) return;
     if (K <= 0) { /* no products: C or zeros */
         if (!acc)
             for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);

@@ -169,7 +169,7 @@ NPK_CLONES static void dot4(const float *a, const float *b0, const float *b1, co
 }
 
 int npk_fast_sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                       float *C, int64_t ldc) {
+                       float *C, int64_t ldc, int acc) {
     float *bt = malloc(sizeof(float) * (size_t)(N * K + 1));
     if (!bt) return -NPK_ENOMEM;
     for (int64_t k = 0; k < K; k++)
@@ -180,7 +180,7 @@ int npk_fast_sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
             float o[4];
             const float *b0 = bt + j * K;
             dot4(A + i * lda, b0, j + 1 < N ? b0 + K : b0, j + 2 < N ? b0 + 2 * K : b0, j + 3 < N ? b0 + 3 * K : b0, K, o);
-            for (int64_t q = 0; q < 4 && j + q < N; q++) C[i * ldc + j + q] = o[q];
+            for (int64_t q = 0; q < 4 && j + q < N; q++) C[i * ldc + j + q] = (acc ? C[i * ldc + j + q] : 0.0f) + o[q];
         }
     free(bt);
     return 0;
