@@ -35,6 +35,7 @@ struct npk_pccx {
     uint32_t l2_words, lanes; /* the device's L2 size and GEMV cores (registers CAP_L2_WORDS, CAP_LANES) */
     cc_entry cc[2][64];
     unsigned next[2];
+    uint8_t *stage; /* [STAGE_BYTES] host copy of the staging area, reused by every L2 transfer */
 };
 
 npk_port *npk_pccx_port(npk_pccx *d) { return d->port; }
@@ -72,7 +73,10 @@ int npk_pccx_open(npk_pccx **out, npk_port *port, const npk_pccx_cfg *cfg) {
     if (strcmp(npk_port_device(port), "pccx"))
         return npk_err(NPK_EINVAL, "pccx driver: the port is for device '%s'", npk_port_device(port));
     npk_pccx *d = calloc(1, sizeof *d);
-    if (!d) return npk_err(NPK_ENOMEM, "out of memory");
+    if (!d || !(d->stage = malloc(STAGE_BYTES))) {
+        free(d);
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
     d->port = port;
     if (cfg) d->cfg = *cfg;
     if (!d->cfg.hwin_bytes) d->cfg.hwin_bytes = 0x200000;
@@ -114,6 +118,7 @@ int npk_pccx_open(npk_pccx **out, npk_port *port, const npk_pccx_cfg *cfg) {
     *out = d;
     return 0;
 fail:
+    free(d->stage);
     free(d);
     return rc;
 }
@@ -122,6 +127,7 @@ void npk_pccx_close(npk_pccx *d) {
     if (!d) return;
     npk_port_free(d->port, d->hwin_base);
     npk_port_free(d->port, d->ws_base);
+    free(d->stage);
     free(d);
 }
 
@@ -364,67 +370,108 @@ static int l2_check(const npk_pccx *d, uint32_t l2, size_t n, const char *what) 
     return 0;
 }
 
+/* The L2 <-> host transfers go through the staging area at the top of the
+ * host window, STAGE_BYTES (32768 elements) at a time, with the driver's one
+ * host buffer (d->stage) as the bytes' copy: no allocation per transfer. */
+#define STAGE_ELEMS (STAGE_BYTES / 2)
+
+/* BF16 <-> float on the bits (npk_bf16_to_f32 / npk_bf16_from_f32 inlined:
+ * once per transferred element). */
+static inline float bf16_f32(uint32_t b) {
+    uint32_t u = b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint32_t f32_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) return NPK_BF16_QNAN;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return u >> 16;
+}
+
+/* The staged chunk of cnt elements (zero-padded to whole words in d->stage)
+ * to L2 word l2, synced: no copy still reads the staging area when a helper
+ * returns. No drain first: async work already queued (a CVO) may overlap
+ * this copy. */
+static int stage_to_l2(npk_pccx *d, uint32_t l2, size_t cnt) {
+    size_t words = (cnt + 7) / 8;
+    int rc;
+    if ((rc = npk_port_mem_write(d->port, d->hwin_base + d->stage_off, d->stage, words * 16)) ||
+        (rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words)) ||
+        (rc = npk_pccx_memcpy(d, 1, 0, l2, 0, (uint32_t)(d->stage_off / 16), SCR_XFER, 0)))
+        return rc;
+    return npk_pccx_sync(d);
+}
+
+/* cnt elements at L2 word l2 into d->stage. */
+static int l2_to_stage(npk_pccx *d, uint32_t l2, size_t cnt) {
+    size_t words = (cnt + 7) / 8;
+    int rc;
+    if ((rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words)) ||
+        (rc = npk_pccx_memcpy(d, 0, 1, 0, l2, (uint32_t)(d->stage_off / 16), SCR_XFER, 0)) ||
+        (rc = npk_pccx_sync(d)))
+        return rc;
+    return npk_port_mem_read(d->port, d->hwin_base + d->stage_off, d->stage, words * 16);
+}
+
+/* Zero the padding lanes of the last word of a chunk of cnt elements. */
+static void stage_pad(npk_pccx *d, size_t cnt) {
+    size_t end = (cnt + 7) / 8 * 16;
+    memset(d->stage + 2 * cnt, 0, end - 2 * cnt);
+}
+
 int npk_pccx_write_bf16(npk_pccx *d, uint32_t l2, const uint16_t *v, size_t n) {
     int rc = l2_check(d, l2, n, "pccx write");
-    if (rc) return rc;
-    uint8_t *buf = malloc(STAGE_BYTES);
-    if (!buf) return npk_err(NPK_ENOMEM, "out of memory");
-    size_t per = STAGE_BYTES / 2;
-    for (size_t done = 0; done < n && !rc; done += per) {
-        size_t cnt = n - done < per ? n - done : per;
-        size_t words = (cnt + 7) / 8;
-        memset(buf, 0, words * 16);
+    for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
+        size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
+        uint8_t *buf = d->stage;
         for (size_t i = 0; i < cnt; i++) {
             buf[2 * i] = (uint8_t)v[done + i];
             buf[2 * i + 1] = (uint8_t)(v[done + i] >> 8);
         }
-        /* no drain first: every copy through the staging area is synced
-         * before its helper returns, so none still reads it, and async work
-         * already queued (a CVO) may overlap this copy */
-        if ((rc = npk_port_mem_write(d->port, d->hwin_base + d->stage_off, buf, words * 16))) break;
-        if ((rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words))) break;
-        if ((rc = npk_pccx_memcpy(d, 1, 0, (uint32_t)(l2 + done / 8), 0, (uint32_t)(d->stage_off / 16), SCR_XFER, 0))) break;
-        rc = npk_pccx_sync(d);
+        stage_pad(d, cnt);
+        rc = stage_to_l2(d, (uint32_t)(l2 + done / 8), cnt);
     }
-    free(buf);
     return rc;
 }
 
 int npk_pccx_read_bf16(npk_pccx *d, uint32_t l2, uint16_t *v, size_t n) {
     int rc = l2_check(d, l2, n, "pccx read");
-    if (rc) return rc;
-    uint8_t *buf = malloc(STAGE_BYTES);
-    if (!buf) return npk_err(NPK_ENOMEM, "out of memory");
-    size_t per = STAGE_BYTES / 2;
-    for (size_t done = 0; done < n && !rc; done += per) {
-        size_t cnt = n - done < per ? n - done : per;
-        size_t words = (cnt + 7) / 8;
-        if ((rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words))) break;
-        if ((rc = npk_pccx_memcpy(d, 0, 1, 0, (uint32_t)(l2 + done / 8), (uint32_t)(d->stage_off / 16), SCR_XFER, 0))) break;
-        if ((rc = npk_pccx_sync(d))) break;
-        if ((rc = npk_port_mem_read(d->port, d->hwin_base + d->stage_off, buf, words * 16))) break;
+    for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
+        size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
+        if ((rc = l2_to_stage(d, (uint32_t)(l2 + done / 8), cnt))) break;
+        const uint8_t *buf = d->stage;
         for (size_t i = 0; i < cnt; i++) v[done + i] = (uint16_t)(buf[2 * i] | buf[2 * i + 1] << 8);
     }
-    free(buf);
     return rc;
 }
 
 int npk_pccx_write_f32(npk_pccx *d, uint32_t l2, const float *v, size_t n) {
-    uint16_t *b = malloc((n ? n : 1) * sizeof *b);
-    if (!b) return npk_err(NPK_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) b[i] = npk_bf16_from_f32(v[i]);
-    int rc = npk_pccx_write_bf16(d, l2, b, n);
-    free(b);
+    int rc = l2_check(d, l2, n, "pccx write");
+    for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
+        size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
+        uint8_t *buf = d->stage;
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t b = f32_bf16(v[done + i]);
+            buf[2 * i] = (uint8_t)b;
+            buf[2 * i + 1] = (uint8_t)(b >> 8);
+        }
+        stage_pad(d, cnt);
+        rc = stage_to_l2(d, (uint32_t)(l2 + done / 8), cnt);
+    }
     return rc;
 }
 
 int npk_pccx_read_f32(npk_pccx *d, uint32_t l2, float *v, size_t n) {
-    uint16_t *b = malloc((n ? n : 1) * sizeof *b);
-    if (!b) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = npk_pccx_read_bf16(d, l2, b, n);
-    if (!rc)
-        for (size_t i = 0; i < n; i++) v[i] = npk_bf16_to_f32(b[i]);
-    free(b);
+    int rc = l2_check(d, l2, n, "pccx read");
+    for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
+        size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
+        if ((rc = l2_to_stage(d, (uint32_t)(l2 + done / 8), cnt))) break;
+        const uint8_t *buf = d->stage;
+        for (size_t i = 0; i < cnt; i++) v[done + i] = bf16_f32((uint32_t)(buf[2 * i] | buf[2 * i + 1] << 8));
+    }
     return rc;
 }
 
