@@ -284,8 +284,10 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
                 }
                 for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
                 float mx = npk_bf16_round_f32(sc[0]);
-                for (int t = 1; t < n; t++)
-                    if (npk_bf16_round_f32(sc[t]) > mx) mx = npk_bf16_round_f32(sc[t]);
+                for (int t = 1; t < n; t++) {
+                    const float r = npk_bf16_round_f32(sc[t]);
+                    if (r > mx) mx = r;
+                }
                 memset(mxw + (size_t)h * 8, 0, 8 * sizeof *mxw);
                 mxw[(size_t)h * 8] = mx;
             }
@@ -333,8 +335,10 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
                 for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
                 float *o = s->att + r * rw + h * hs;
                 for (int t = 0; t < n; t++) {
-                    const float *vt = vc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
-                    for (int i = 0; i < hs; i++) o[i] += p[t] * vt[i];
+                    const float *restrict vt = vc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
+                    float *restrict oo = o;
+                    const float pt = p[t];
+                    for (int i = 0; i < hs; i++) oo[i] += pt * vt[i];
                 }
             }
             ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
