@@ -75,6 +75,16 @@ typedef struct pccx_dec {
 
 static uint32_t words(uint32_t n) { return (n + 7) / 8; }
 
+/* npk_bf16_round_f32 inlined (the attention loops round once per score). */
+static inline float bf16_round(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) u = (uint32_t)NPK_BF16_QNAN << 16;
+    else u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 /* p + off, or NULL for a model without weights (timing-only). */
 static const float *at(const float *p, size_t off) { return p ? p + off : NULL; }
 
@@ -269,7 +279,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
              * rotated k rounded as the device would store it, v as the GEMV
              * wrote it. */
             for (int i = 0; i < kv && !s->timing; i++) {
-                kc[(size_t)pos * kv + i] = npk_bf16_round_f32(k[i]);
+                kc[(size_t)pos * kv + i] = bf16_round(k[i]);
                 vc[(size_t)pos * kv + i] = v0[i];
             }
             float *scr = s->sc + (size_t)off * 8, *mxw = scr + (size_t)nh * scw * 8;
@@ -283,9 +293,9 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
                     sc[t] = acc * inv;
                 }
                 for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
-                float mx = npk_bf16_round_f32(sc[0]);
+                float mx = bf16_round(sc[0]);
                 for (int t = 1; t < n; t++) {
-                    const float r = npk_bf16_round_f32(sc[t]);
+                    const float r = bf16_round(sc[t]);
                     if (r > mx) mx = r;
                 }
                 memset(mxw + (size_t)h * 8, 0, 8 * sizeof *mxw);
