@@ -75,6 +75,23 @@ typedef struct pccx_dec {
 
 static uint32_t words(uint32_t n) { return (n + 7) / 8; }
 
+/* npk_bf16_to_f32(npk_bf16_from_f64(x)) with its normal-range path inlined
+ * (the softmax division rounds once per probability); the rest through it. */
+static inline float bf16_round_f64(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    const uint64_t mag = u & 0x7fffffffffffffffull;
+    if (mag < (uint64_t)(1023 - 126) << 52 || mag >= (uint64_t)(1023 + 127) << 52)
+        return npk_bf16_to_f32(npk_bf16_from_f64(x));
+    uint64_t r = (mag + 0xfffffffffffull + ((mag >> 45) & 1u)) >> 45; /* 7 fraction bits, ties to even */
+    uint32_t b = (uint32_t)(u >> 48 & 0x8000u) | (uint32_t)(r - ((uint64_t)896 << 7));
+    if (r >= (uint64_t)(896 + 255) << 7) return npk_bf16_to_f32(npk_bf16_from_f64(x)); /* overflow */
+    b <<= 16;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
 /* npk_bf16_round_f32 inlined (the attention loops round once per score). */
 static inline float bf16_round(float f) {
     uint32_t u;
@@ -342,7 +359,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
             for (int h = 0; h < nh && !s->timing; h++) {
                 float *p = scr + (size_t)h * scw * 8;
                 const double sum = (double)mxw[(size_t)h * 8];
-                for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
+                for (int t = 0; t < n; t++) p[t] = bf16_round_f64((double)p[t] / sum);
                 float *o = s->att + r * rw + h * hs;
                 for (int t = 0; t < n; t++) {
                     const float *restrict vt = vc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
