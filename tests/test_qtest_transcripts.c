@@ -145,7 +145,10 @@ static void replay(const char *dir, const char *name) {
             else fprintf(stderr, "%s: %d requests, output identical\n", name, requests);
         }
         free(out);
-        unlink(in_path);
+    }
+    if (ifd >= 0) {
+        if (!args) close(ifd);
+        unlink(in_path); /* never left behind, with or without a command line */
     }
     free(args);
     free(in.p);
