@@ -13,6 +13,12 @@
  *    spec's float GEMM (docs/shell.md 12; its bf16/fp16/fp8 products are exact
  *    in fp32, so the multiplication never rounds there). Vectorized along N
  *    only, which keeps every output's K order, so all variants are bit-equal.
+ *    When every product of the operands is exact in fp32 (npk_gemm_f32_fused:
+ *    finite operands, significands short enough, products in the normal
+ *    range, as for BF16/FP16/FP8 operands of moderate range), the SIMD
+ *    variants run one FMA per step instead: fma(a, b, acc) rounds once, and
+ *    with an exact product that is the same rounding as the separate add, so
+ *    the bits do not change; otherwise they multiply and add separately.
  *
  * Variants, chosen at run time from the host's CPUID: AVX-512 (VNNI for int8),
  * AVX2 (+FMA hosts; the float kernels still multiply and add separately), and
@@ -68,6 +74,12 @@ int npk_gemm_s8s32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const in
 /* fp32 with sequential K accumulation from +0 (see above). 0, or -NPK_ENOMEM. */
 int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B,
                  size_t ldb, float *C, size_t ldc);
+
+/* 1 when npk_gemm_f32 on these operands may fuse (the SIMD variants then run
+ * one FMA per step): every A[i][k] and B[k][j] finite, their significands at
+ * most 24 significant bits together, max|a| * max|b| < 2^127 and min|a| *
+ * min|b| >= 2^-126 over the non-zero elements, so every product is exact. */
+int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb);
 
 #ifdef __cplusplus
 }

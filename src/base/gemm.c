@@ -3,7 +3,8 @@
  * time. All variants of one product are bit-identical: int32 sums wrap
  * (order-free), and the float kernels vectorize along N only, so each output
  * still sees k = 0 .. K-1 in order with one rounded multiply and one rounded
- * add per step (this file is built with -ffp-contract=off: no FMA).
+ * add per step (this file is built with -ffp-contract=off: no implicit FMA;
+ * the explicit fused path below provably changes no bit).
  *
  * Blocking (AVX-512): C is computed in 64-column panels; for each panel the K
  * blocks run in order (the panel of C stays in L2 between them), B's block is
@@ -13,8 +14,13 @@
  *    unsigned by adding 128 (xor 0x80); the excess 128 * colsum(B) of each K
  *    block is subtracted by starting the accumulators at -128 * colsum.
  *  - fp32: one broadcast A element times four B vectors, multiplied then added.
+ *    When every product is exact (npk_gemm_f32_fused, checked once per call
+ *    over A and B), one FMA per step instead: the same bits, since an FMA
+ *    with an exact product rounds the same sum once (explicit intrinsics;
+ *    -ffp-contract=off keeps the compiler from fusing anything else).
  * AVX2: 4 x 16 tiles (int8 through vpmaddwd on int16 pairs, exact). Portable:
- * i-k-j loops with a vectorizable inner loop. */
+ * i-k-j loops with a vectorizable inner loop (always multiply, then add: a C
+ * fmaf is a library call on hosts without FMA). */
 #include "npukit/gemm.h"
 
 #include "npukit/error.h"
@@ -346,9 +352,11 @@ T512 static int s8_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, c
 }
 
 /* fp32: C[ni][nj] (= or +=, sequentially in k) the tile over kc steps:
- * ap [kc][6], bp [kc][64]. */
-T512 static void f32_kern(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, uint32_t ni, uint32_t nj,
-                          int accumulate) {
+ * ap [kc][6], bp [kc][64]; fused: one FMA per step (only for operands whose
+ * products are exact, see npk_gemm_f32_fused), else a rounded multiply and add. */
+T512 static inline __attribute__((always_inline)) void f32_kern(size_t kc, const float *ap, const float *bp, float *C,
+                                                               size_t ldc, uint32_t ni, uint32_t nj, int accumulate,
+                                                               const int fused) {
     TILE_MASKS;
     const __m512 z = _mm512_castsi512_ps(_mm512_setzero_si512());
     __m512 TILE_VARS;
@@ -370,11 +378,13 @@ T512 static void f32_kern(size_t kc, const float *ap, const float *bp, float *C,
                b3 = _mm512_load_ps(b + 48), av;
 #define ROW(r, x0, x1, x2, x3)                             \
     av = _mm512_set1_ps(a[r]);                             \
-    x0 = _mm512_add_ps(x0, _mm512_mul_ps(av, b0));         \
-    x1 = _mm512_add_ps(x1, _mm512_mul_ps(av, b1));         \
-    x2 = _mm512_add_ps(x2, _mm512_mul_ps(av, b2));         \
-    x3 = _mm512_add_ps(x3, _mm512_mul_ps(av, b3));
+    x0 = MAC512(x0, av, b0);                               \
+    x1 = MAC512(x1, av, b1);                               \
+    x2 = MAC512(x2, av, b2);                               \
+    x3 = MAC512(x3, av, b3);
+#define MAC512(x, a, b) (fused ? _mm512_fmadd_ps(a, b, x) : _mm512_add_ps(x, _mm512_mul_ps(a, b)))
         TILE_ROWS(ROW)
+#undef MAC512
 #undef ROW
     }
 #define STORE(r, x0, x1, x2, x3) TILE_STORE(float, _mm512_mask_storeu_ps, r, x0, x1, x2, x3)
@@ -382,8 +392,17 @@ T512 static void f32_kern(size_t kc, const float *ap, const float *bp, float *C,
 #undef STORE
 }
 
+T512 static void f32_kern_sep(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, uint32_t ni, uint32_t nj,
+                              int accumulate) {
+    f32_kern(kc, ap, bp, C, ldc, ni, nj, accumulate, 0);
+}
+T512 static void f32_kern_fma(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, uint32_t ni, uint32_t nj,
+                              int accumulate) {
+    f32_kern(kc, ap, bp, C, ldc, ni, nj, accumulate, 1);
+}
+
 T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
-                           const float *B, size_t ldb, float *C, size_t ldc) {
+                           const float *B, size_t ldb, float *C, size_t ldc, int fused) {
     size_t mt = (M + MR - 1) / MR;
     uint32_t nkb = (K + KCF - 1) / KCF, kcb = (K + nkb - 1) / nkb;
     size_t sz_a = up(mt * MR * (size_t)K * sizeof(float), 64), sz_b = (size_t)kcb * NR * sizeof(float);
@@ -403,7 +422,8 @@ T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, 
             }
             for (size_t t = 0; t < mt; t++) {
                 uint32_t i0 = (uint32_t)(t * MR), ni = M - i0 < MR ? M - i0 : MR;
-                f32_kern(kc, ap + (t * (size_t)K + k0) * MR, bp, C + (size_t)i0 * ldc + j0, ldc, ni, nj, k0 != 0);
+                (fused ? f32_kern_fma : f32_kern_sep)(kc, ap + (t * (size_t)K + k0) * MR, bp, C + (size_t)i0 * ldc + j0,
+                                                      ldc, ni, nj, k0 != 0);
             }
         }
     }
@@ -475,8 +495,10 @@ T256 static int s8_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, con
     return 0;
 }
 
-/* fp32: tile[4][16] = tile + sequential k of ap [kc][4] x bp [kc][16]. */
-T256 static void f32_kern2(size_t kc, const float *ap, const float *bp, float *tile) {
+/* fp32: tile[4][16] = tile + sequential k of ap [kc][4] x bp [kc][16]
+ * (fused: one FMA per step, as f32_kern). */
+T256 static inline __attribute__((always_inline)) void f32_kern2(size_t kc, const float *ap, const float *bp, float *tile,
+                                                                const int fused) {
     __m256 c[MR2][2];
     for (int r = 0; r < MR2; r++)
         c[r][0] = _mm256_loadu_ps(tile + r * NR2), c[r][1] = _mm256_loadu_ps(tile + r * NR2 + 8);
@@ -484,15 +506,27 @@ T256 static void f32_kern2(size_t kc, const float *ap, const float *bp, float *t
         __m256 b0 = _mm256_loadu_ps(bp + k * NR2), b1 = _mm256_loadu_ps(bp + k * NR2 + 8);
         for (int r = 0; r < MR2; r++) {
             __m256 av = _mm256_set1_ps(ap[k * MR2 + r]);
-            c[r][0] = _mm256_add_ps(c[r][0], _mm256_mul_ps(av, b0));
-            c[r][1] = _mm256_add_ps(c[r][1], _mm256_mul_ps(av, b1));
+            if (fused) {
+                c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
+                c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
+            } else {
+                c[r][0] = _mm256_add_ps(c[r][0], _mm256_mul_ps(av, b0));
+                c[r][1] = _mm256_add_ps(c[r][1], _mm256_mul_ps(av, b1));
+            }
         }
     }
     for (int r = 0; r < MR2; r++) _mm256_storeu_ps(tile + r * NR2, c[r][0]), _mm256_storeu_ps(tile + r * NR2 + 8, c[r][1]);
 }
 
+T256 static void f32_kern2_sep(size_t kc, const float *ap, const float *bp, float *tile) {
+    f32_kern2(kc, ap, bp, tile, 0);
+}
+T256 static void f32_kern2_fma(size_t kc, const float *ap, const float *bp, float *tile) {
+    f32_kern2(kc, ap, bp, tile, 1);
+}
+
 T256 static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
-                         const float *B, size_t ldb, float *C, size_t ldc) {
+                         const float *B, size_t ldb, float *C, size_t ldc, int fused) {
     size_t mt = (M + MR2 - 1) / MR2;
     size_t sz_a = up(mt * MR2 * (size_t)K * sizeof(float), 64), sz_b = (size_t)KC2 * NR2 * sizeof(float);
     void *own;
@@ -512,7 +546,7 @@ T256 static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, co
                 for (uint32_t r = 0; r < MR2; r++)
                     for (uint32_t j = 0; j < NR2; j++)
                         tile[r * NR2 + j] = k0 && r < ni && j < nj ? C[(i0 + r) * ldc + j0 + j] : 0.0f;
-                f32_kern2(kc, ap + (t * K + k0) * MR2, bp, tile);
+                (fused ? f32_kern2_fma : f32_kern2_sep)(kc, ap + (t * K + k0) * MR2, bp, tile);
                 for (uint32_t r = 0; r < ni; r++) memcpy(C + (i0 + r) * ldc + j0, tile + r * NR2, nj * sizeof(float));
             }
         }
@@ -521,6 +555,73 @@ T256 static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, co
     return 0;
 }
 #endif /* GEMM_X86 */
+
+/* ---- the fused path's exactness check ---------------------------------------------- */
+
+/* What npk_gemm_f32_fused needs of one operand: the OR of the magnitudes' bits, the
+ * largest magnitude and the smallest non-zero one (as bits; finite magnitudes
+ * order like their bits). */
+typedef struct f32_range {
+    uint32_t bits_or, max, min_m1; /* min_m1: smallest |x| - 1 over all x, wrapping (0xffffffff: no non-zero) */
+} f32_range;
+
+static void f32_scan(uint32_t rows, uint32_t cols, const float *X, size_t ld, f32_range *r) {
+    uint32_t o = 0, mx = 0, mn = 0xffffffffu;
+    for (uint32_t i = 0; i < rows; i++) {
+        const float *x = X + (size_t)i * ld;
+        for (uint32_t j = 0; j < cols; j++) {
+            uint32_t u;
+            memcpy(&u, x + j, 4);
+            u &= 0x7fffffffu;
+            o |= u;
+            mx = u > mx ? u : mx;
+            mn = u - 1 < mn ? u - 1 : mn; /* u = 0 wraps to the top: zeros never count */
+        }
+    }
+    r->bits_or = o, r->max = mx, r->min_m1 = mn;
+}
+
+static double f32_of_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Significant bits at most in any element's significand (24 for a full fp32
+ * significand, 8 for widened BF16, 11 FP16, 4 FP8 E4M3): 24 minus the
+ * trailing zero bits of the OR of the fraction fields. For a subnormal
+ * (fraction * 2^-149) the count is an upper bound too. */
+static unsigned f32_sig_bits(uint32_t bits_or) {
+    return 24u - (unsigned)__builtin_ctz((bits_or & 0x7fffffu) | 0x800000u);
+}
+
+/* 1 when every product A[i][k] * B[k][j] is exactly an fp32 number, so that
+ * fma(a, b, acc) == fl(fl(a * b) + acc) for every acc, bit for bit (signed
+ * zeros, infinite and NaN accumulators included: the product is the same
+ * exact value either way and the one rounding of the sum is the same):
+ *  - every operand finite;
+ *  - a product of a p-bit and a q-bit significand has at most p + q bits:
+ *    p + q <= 24 fits fp32's significand;
+ *  - max|a| * max|b| < 2^127 (no product overflows) and, when both have a
+ *    non-zero element, min|a| * min|b| >= 2^-126 over the non-zero ones (no
+ *    non-zero product falls below the normal range, where fp32 keeps fewer
+ *    bits); a zero operand gives an exact signed zero.
+ * The bounds are computed in double, where the product of two floats is exact.
+ * Costs one pass over A and B (O(MK + KN) against the GEMM's O(MNK)). */
+int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb) {
+    f32_range a, b;
+    if (!M || !N || !K) return 1; /* no product */
+    f32_scan(M, K, A, lda, &a);
+    if (a.max >= 0x7f800000u) return 0;
+    f32_scan(K, N, B, ldb, &b);
+    if (b.max >= 0x7f800000u) return 0;
+    if (f32_sig_bits(a.bits_or) + f32_sig_bits(b.bits_or) > 24) return 0;
+    if (f32_of_bits(a.max) * f32_of_bits(b.max) >= 0x1p127) return 0;
+    if (a.min_m1 != 0xffffffffu && b.min_m1 != 0xffffffffu &&
+        f32_of_bits(a.min_m1 + 1) * f32_of_bits(b.min_m1 + 1) < 0x1p-126)
+        return 0;
+    return 1;
+}
 
 /* ---- entry points ------------------------------------------------------------------ */
 
@@ -548,10 +649,14 @@ int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const floa
             for (uint32_t j = 0; j < N; j++) C[(size_t)i * ldc + j] = 0.0f;
         return 0;
     }
-    switch (npk_gemm_active_isa()) {
+    npk_gemm_isa isa = npk_gemm_active_isa();
 #ifdef GEMM_X86
-    case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc);
-    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc);
+    int fused = isa != NPK_GEMM_PORTABLE && npk_gemm_f32_fused(M, N, K, A, lda, B, ldb);
+#endif
+    switch (isa) {
+#ifdef GEMM_X86
+    case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
+    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
 #endif
     default: (void)ws, f32_portable(M, N, K, A, lda, B, ldb, C, ldc); return 0;
     }
