@@ -238,6 +238,7 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
     int64_t cpg = p->c / p->group, mpg = p->m / p->group;
     int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], osz = o[0] * o[1] * o[2], K = cpg * ksz;
     if (cpg == 1 && p->group > 1 && ksz > 1) { /* depthwise (one input channel, group 1: the GEMM) */
+        if (npk_fast_dw_ok(p)) return npk_fast_dw_f32(p, X, W, B, Y);
         for (int64_t n = 0; n < p->n; n++)
             for (int64_t m = 0; m < p->m; m++) {
                 float *acc = Y + (n * p->m + m) * osz;
@@ -298,6 +299,12 @@ int npk_fast_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, co
     if (!wq) return -NPK_ENOMEM;
     for (int64_t m = 0; m < p->m; m++) q8_to_i16(w, m * K, K, zp_of(w_zp, m), wq + m * K);
     int rc = 0;
+    if (cpg == 1 && ksz > 1 && npk_fast_dw_ok(p)) { /* depthwise, 2-D */
+        rc = npk_fast_dw_i32(p, x, zx, wq, Y);
+        for (int64_t i = 0; !rc && B && i < p->n * p->m; i++) add_bias_i32(Y + i * osz, osz, B[i % p->m]);
+        free(wq);
+        return rc;
+    }
     if (cpg == 1 && ksz > 1) { /* depthwise */
         int16_t *xq = malloc(sizeof(int16_t) * (size_t)isz);
         if (!xq) rc = -NPK_ENOMEM;

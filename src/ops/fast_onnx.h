@@ -37,6 +37,15 @@
 /* Conv, float32 x, w, b (or NULL), y. */
 int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w, const npk_tensor *b,
                   npk_tensor *y);
+/* Depthwise 2-D convolution (src/ops/fast_dw.c): npk_fast_dw_ok tells whether
+ * p is a geometry it takes (one input channel per group, 1-D or 2-D, no
+ * dilation, column stride 1 or 2, kernel at most 7 x 7). npk_fast_dw_f32:
+ * float32 y [N, M, out] from x, w [M, taps], bias b [M] or NULL.
+ * npk_fast_dw_i32: int32 sums of (x - zx) (w - w_zp) from an 8-bit x and
+ * int16 weights minus their zero points wq [M, taps], no bias. 0 or -NPK_ENOMEM. */
+int npk_fast_dw_ok(const npk_onnx_conv_params *p);
+int npk_fast_dw_f32(const npk_onnx_conv_params *p, const float *x, const float *w, const float *b, float *y);
+int npk_fast_dw_i32(const npk_onnx_conv_params *p, const npk_tensor *x, int32_t zx, const int16_t *wq, int32_t *y);
 /* ConvInteger / the accumulator of QLinearConv: 8-bit x, w, zero points as
  * npk_ref_onnx_conv_integer, int32 bias b (or NULL), int32 y. */
 int npk_fast_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,

@@ -1,0 +1,196 @@
+/* Depthwise 2-D convolution (one input channel per group) for the fast CPU
+ * path (fast_onnx.h, npk_fast_dw_f32 / npk_fast_dw_i32).
+ *
+ * One channel at a time: the input plane is copied once into a zero-padded
+ * plane split into column phases by the column stride (stride 2: even and odd
+ * padded columns side by side), so every (kh, kw) tap of a run of output
+ * columns reads contiguous memory with no bounds test. The sums are vectors of
+ * 16 lanes (GCC/clang vector extensions, lowered to the widest registers of
+ * each clone: AVX-512, AVX2, SSE), up to four independent ones at a time (two
+ * rows x 32 columns, or four rows x 16 columns for narrow rows), over every tap
+ * in order, then stored once. A run's columns beyond the row read the phase
+ * row's slack (zeros) and are not stored.
+ *
+ * Float sums are float32 in tap order (kh, kw), then the bias: within the
+ * float tolerance of the golden (docs/onnx.md); integer sums are exact. */
+#include "ops/fast_onnx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/* The geometry this kernel takes: 2-D (or 1-D) depthwise, no dilation,
+ * column stride 1 or 2, kernel at most 7 x 7. */
+int npk_fast_dw_ok(const npk_onnx_conv_params *p) {
+    return p->c / p->group == 1 && p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 && p->dil[1] == 1 &&
+           p->dil[2] == 1 && (p->stride[2] == 1 || p->stride[2] == 2) && p->stride[1] >= 1 && p->k[1] <= 7 &&
+           p->k[2] <= 7 && p->k[1] * p->k[2] > 1;
+}
+
+/* Plane geometry: PH padded rows, S phases of PW columns each. */
+typedef struct dwgeo {
+    int64_t H, W, OH, OW, KH, KW, SH, S, PT, PL, PH, PW;
+} dwgeo;
+
+static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
+    dwgeo g;
+    g.H = p->in[1], g.W = p->in[2], g.OH = p->out[1], g.OW = p->out[2];
+    g.KH = p->k[1], g.KW = p->k[2], g.SH = p->stride[1], g.S = p->stride[2];
+    g.PT = p->pad_b[1], g.PL = p->pad_b[2];
+    g.PH = (g.OH - 1) * g.SH + g.KH;
+    g.PW = (g.OW + cw - 1) / cw * cw + (g.KW - 1) / g.S + 1; /* runs of cw, the taps' reach, slack */
+    return g;
+}
+
+/* The padded, phase-split plane of one channel: plane[(ph * PH + r) * PW + j]
+ * = x[r - PT][j * S + ph - PL], 0 outside the input. */
+#define DW_FILL(T, SRC)                                                                                               \
+    for (int64_t ph = 0; ph < g->S; ph++) {                                                                        \
+        /* the phase's columns j with 0 <= j * S + ph - PL < W: [j0, j1) */                                        \
+        int64_t c0 = g->PL - ph, j0 = c0 <= 0 ? 0 : (c0 + g->S - 1) / g->S;                                        \
+        int64_t j1 = (g->W + g->PL - ph + g->S - 1) / g->S;                                                        \
+        if (j1 > g->PW) j1 = g->PW;                                                                                \
+        if (j1 < j0) j1 = j0;                                                                                      \
+        for (int64_t r = 0; r < g->PH; r++) {                                                                      \
+            T *d = plane + (ph * g->PH + r) * g->PW;                                                               \
+            int64_t ir = r - g->PT;                                                                                \
+            if (ir < 0 || ir >= g->H) {                                                                            \
+                memset(d, 0, sizeof(T) * (size_t)g->PW);                                                           \
+                continue;                                                                                          \
+            }                                                                                                      \
+            memset(d, 0, sizeof(T) * (size_t)j0);                                                                  \
+            int64_t o = ir * g->W + ph - g->PL;                                                                    \
+            if (g->S == 1)                                                                                         \
+                for (int64_t jj = j0; jj < j1; jj++) d[jj] = (T)(SRC(o + jj));                                    \
+            else                                                                                                   \
+                for (int64_t jj = j0; jj < j1; jj++) d[jj] = (T)(SRC(o + 2 * jj));                                \
+            memset(d + j1, 0, sizeof(T) * (size_t)(g->PW - j1));                                                  \
+        }                                                                                                          \
+    }
+
+/* y[oh][ow] = sum over taps t of w[t] * plane[oh * SH * PW + off[t] + ow] (+ bias), where tap
+ * t = (kh, kw) reads phase kw % S at row kh and column kw / S: off[t] = (kw % S) * PH * PW
+ * + kh * PW + kw / S. Two vectors of 16 lanes are summed at once (GCC/clang vector
+ * extensions; each clone lowers them to its widest registers): 32 columns of one row, or,
+ * for rows of at most 16 columns, 16 columns of two rows. V is the vector type, VU the
+ * same with element alignment (loads and stores at any column). */
+#define DW_STORE(T, V, yr, a, n)                                                                                     \
+    do {                                                                                                           \
+        V v_ = (a) + bias;                                                                                         \
+        if ((n) >= 16)                                                                                             \
+            *(VU *)(yr) = v_;                                                                                      \
+        else if ((n) > 0)                                                                                          \
+            memcpy((yr), &v_, sizeof(T) * (size_t)(n));                                                            \
+    } while (0)
+
+/* NR output rows from oh, NV vectors of 16 columns from o0: NR * NV independent sums, so that
+ * the additions of one tap do not wait for each other (up to 4 in flight). */
+#define DW_BLOCK(T, V, NR, NV)                                                                                        \
+    do {                                                                                                           \
+        const T *base = plane + oh * rs + o0;                                                                      \
+        V a[NR][NV];                                                                                               \
+        for (int r = 0; r < NR; r++)                                                                               \
+            for (int v = 0; v < NV; v++) a[r][v] = (V){0};                                                         \
+        for (int t = 0; t < nt; t++) {                                                                             \
+            const T *s = base + off[t];                                                                            \
+            T wt = w[t];                                                                                           \
+            for (int r = 0; r < NR; r++)                                                                           \
+                for (int v = 0; v < NV; v++) a[r][v] += wt * *(const VU *)(s + r * rs + 16 * v);                   \
+        }                                                                                                          \
+        for (int r = 0; r < NR; r++)                                                                               \
+            for (int v = 0; v < NV; v++) DW_STORE(T, V, y + (oh + r) * OW + o0 + 16 * v, a[r][v], OW - o0 - 16 * v); \
+    } while (0)
+
+/* Rows of more than 16 columns: runs of 32 columns (the last may store fewer), two rows at
+ * a time; rows of at most 16 columns: one vector, four rows at a time. */
+#define DW_RUN(T, V)                                                                                                  \
+    int64_t OW = g->OW, rs = g->SH * g->PW, oh = 0, o0 = 0;                                                        \
+    if (OW > 16) {                                                                                                 \
+        for (; oh + 1 < g->OH; oh += 2)                                                                            \
+            for (o0 = 0; o0 < OW; o0 += 32) DW_BLOCK(T, V, 2, 2);                                                  \
+        for (; oh < g->OH; oh++)                                                                                   \
+            for (o0 = 0; o0 < OW; o0 += 32) DW_BLOCK(T, V, 1, 2);                                                  \
+    } else {                                                                                                       \
+        for (; oh + 3 < g->OH; oh += 4) DW_BLOCK(T, V, 4, 1);                                                      \
+        for (; oh + 1 < g->OH; oh += 2) DW_BLOCK(T, V, 2, 1);                                                      \
+        for (; oh < g->OH; oh++) DW_BLOCK(T, V, 1, 1);                                                             \
+    }
+
+static void dw_offsets(const dwgeo *g, int64_t *off) {
+    for (int64_t kh = 0, t = 0; kh < g->KH; kh++)
+        for (int64_t kw = 0; kw < g->KW; kw++, t++) off[t] = (kw % g->S) * g->PH * g->PW + kh * g->PW + kw / g->S;
+}
+
+typedef float vf16 __attribute__((vector_size(64)));
+typedef float vf16u __attribute__((vector_size(64), aligned(4)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef int32_t vi16u __attribute__((vector_size(64), aligned(4)));
+
+NPK_CLONES
+static void dw_run_f(const dwgeo *g, const int64_t *off, const float *plane, const float *w, float bias, float *y) {
+    int nt = (int)(g->KH * g->KW);
+    typedef vf16u VU;
+    DW_RUN(float, vf16)
+}
+
+NPK_CLONES
+static void dw_run_i(const dwgeo *g, const int64_t *off, const int32_t *plane, const int32_t *w, int32_t bias, int32_t *y) {
+    int nt = (int)(g->KH * g->KW);
+    typedef vi16u VU;
+    DW_RUN(int32_t, vi16)
+}
+
+/* Columns per run: 32 (one row), or 16 for rows of at most 16 columns (two rows at a time). */
+static int64_t dw_cw(const npk_onnx_conv_params *p) { return p->out[2] <= 16 ? 16 : 32; }
+
+int npk_fast_dw_f32(const npk_onnx_conv_params *p, const float *x, const float *w, const float *b, float *y) {
+    dwgeo gg = dw_geo(p, dw_cw(p)), *g = &gg;
+    int64_t off[49];
+    dw_offsets(g, off);
+    float *plane = malloc(sizeof(float) * (size_t)(g->S * g->PH * g->PW));
+    if (!plane) return -NPK_ENOMEM;
+    int64_t isz = g->H * g->W, osz = g->OH * g->OW, ksz = g->KH * g->KW, mpg = p->m / p->group;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t m = 0; m < p->m; m++) {
+            if (m % mpg == 0) {
+                const float *xc = x + (n * p->c + m / mpg) * isz;
+#define SRCF(i) xc[i]
+                DW_FILL(float, SRCF)
+#undef SRCF
+            }
+            dw_run_f(g, off, plane, w + m * ksz, b ? b[m] : 0.0f, y + (n * p->m + m) * osz);
+        }
+    free(plane);
+    return 0;
+}
+
+int npk_fast_dw_i32(const npk_onnx_conv_params *p, const npk_tensor *x, int32_t zx, const int16_t *wq, int32_t *y) {
+    dwgeo gg = dw_geo(p, dw_cw(p)), *g = &gg;
+    int64_t off[49];
+    dw_offsets(g, off);
+    int32_t *plane = malloc(sizeof(int32_t) * (size_t)(g->S * g->PH * g->PW)), w[49];
+    if (!plane) return -NPK_ENOMEM;
+    int64_t isz = g->H * g->W, osz = g->OH * g->OW, ksz = g->KH * g->KW, mpg = p->m / p->group;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t m = 0; m < p->m; m++) {
+            if (m % mpg == 0) {
+                int64_t off = (n * p->c + m / mpg) * isz;
+                if (x->dtype == NPK_DT_INT8) {
+                    const int8_t *xc = (const int8_t *)x->data + off;
+#define SRCQ(i) (xc[i] - zx)
+                    DW_FILL(int32_t, SRCQ)
+                } else {
+                    const uint8_t *xc = (const uint8_t *)x->data + off;
+                    DW_FILL(int32_t, SRCQ)
+#undef SRCQ
+                }
+            }
+            for (int64_t i = 0; i < ksz; i++) w[i] = wq[m * ksz + i];
+            dw_run_i(g, off, plane, w, 0, y + (n * p->m + m) * osz);
+        }
+    free(plane);
+    return 0;
+}
