@@ -131,16 +131,41 @@ static void test_matmul(npk_lower *L, int small) {
                 npk_lt_free(&b);
             }
     npk_lower_set_batching(L, 1);
-    /* tile choice: fits the scratchpad; 3x3x7 int8 never chosen, int4 can use it */
+    /* tile choice: 3x3x7 int8 does not fit side by side (A 21 + B 21 + C 36 bytes), but
+     * with C at 0 growing over the A rows the engine has finished it does, and it is
+     * chosen (63 MACs per tile); int4 fits it packed */
     unsigned tm, tn, tk;
     npk_lower_pick_tile(L, 0, 64, 64, 64, &tm, &tn, &tk);
     npk_e1_gemm gl;
-    CHECK_EQ(npk_e1_gemm_layout(0, tm, tn, tk, &gl), 0);
-    CHECK_EQ(tm * tn * tk, 42); /* 3x2x7 or 2x3x7: A 21 + B 14 + C 24 bytes */
+    CHECK_EQ(npk_e1_gemm_layout(0, tm, tn, tk, &gl), -NPK_EINVAL);
+    CHECK_EQ(tm * tn * tk, 63);
     npk_lower_pick_tile(L, 1, 64, 64, 64, &tm, &tn, &tk);
     CHECK_EQ(tm * tn * tk, 63);
-    CHECK_EQ(npk_lower_set_tile(L, 0, 3, 3, 7), -NPK_EINVAL);
+    CHECK_EQ(npk_lower_set_tile(L, 0, 4, 1, 1), -NPK_EINVAL);
     CHECK(strstr(npk_errmsg(), "does not fit") != NULL);
+    /* every C-over-A tile, forced, ring and direct: exact (3x3x5 .. 3x3x7, edges of other shapes) */
+    for (unsigned fk = 5; fk <= 7; fk++)
+        for (int batching = 1; batching >= 0; batching--) {
+            CHECK_EQ(npk_lower_set_tile(L, 0, 3, 3, fk), 0);
+            npk_lower_set_batching(L, batching);
+            npk_ltensor a = T2(7, 16), b = T2(16, 8);
+            fill(&a, -128, 127);
+            fill(&b, -128, 127);
+            CHECK_EQ(npk_lower_matmul(L, 0, &a, &b, &o, &g, &ev), 0);
+            int32_t c[7 * 8];
+            naive_mm(&a, &b, c);
+            CHECK(eqv(&o.t[0], c, 7 * 8));
+            CHECK(same(&o, &g, "C over A"));
+            CHECK_EQ(ev.tiles, 3 * 3 * ((16 + fk - 1) / fk));
+            CHECK_EQ(ev.macs, 7 * 8 * 16);
+            CHECK_EQ(ev.desc_retries, 0);
+            npk_lower_out_free(&o);
+            npk_lower_out_free(&g);
+            npk_lt_free(&a);
+            npk_lt_free(&b);
+        }
+    npk_lower_set_batching(L, 1);
+    npk_lower_set_tile(L, 0, 0, 0, 0);
     /* a forced small tile still gives the exact result */
     CHECK_EQ(npk_lower_set_tile(L, 0, 2, 2, 3), 0);
     npk_ltensor a = T2(5, 7), b = T2(7, 4);

@@ -27,9 +27,11 @@
  * D = model width, B = batch, H = heads.
  *
  * GEMM tiles: the tile shape (m x n x k, m,n <= 3, k <= 7) is chosen so the
- * A|B image plus the word-aligned int32 C tile fit the 64-byte scratchpad
- * (3x2x7 for large int8 matmuls, 3x3x7 for int4; the reference's 3x3x7 int8
- * tile needs 78 bytes and is never used). Loop order: row blocks, column
+ * A|B image plus the word-aligned int32 C tile fit the 64-byte scratchpad,
+ * side by side or, for int8 3x3x5..3x3x7, with C at byte 0 growing over the
+ * A rows the engine has finished (docs/e1-lowering.md): 3x3x7 for large
+ * int8 and int4 matmuls. A ring timeout on such a long descriptor makes the
+ * context keep to shorter tiles from then on. Loop order: row blocks, column
  * blocks, K chunks; the host adds split-K int32 partials (wrapping).
  * With batching on (default), GEMM tiles go through the descriptor ring:
  * each tile's A|B image is staged in guest memory, one streamed descriptor

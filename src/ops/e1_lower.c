@@ -50,23 +50,81 @@ void npk_lower_set_batching(npk_lower *L, int on) { L->batching = on != 0; }
 
 /* ---- tile shapes ---- */
 
-/* Scratchpad bytes of the A|B image (word-aligned: the C base). */
-static unsigned image_bytes(int int4, unsigned m, unsigned n, unsigned k) {
-    unsigned elems = m * k + k * n;
-    unsigned ab = int4 ? (elems + 1) / 2 : elems;
-    return (ab + 3) & ~3u;
+/* Where a tile's operands sit in the scratchpad and how a descriptor streams
+ * them: g holds the GEMM registers, the stream covers scratchpad bytes
+ * [soff, soff + slen) and the staged image holds `lead` bytes before A, then
+ * A (m*k elements, row stride k) and B (k*n, row stride n). */
+typedef struct lw_layout {
+    npk_e1_gemm g;
+    unsigned soff, slen, lead;
+} lw_layout;
+
+/* 1 when no C store of the tile lands on a byte a later MAC reads (int8):
+ * the engine runs cells (i, j) in order and stores C[i][j] at the cell's
+ * last MAC, after that MAC's reads, so a store may cover A rows and B
+ * columns only later cells no longer read (e1-rtl-notes.md: "C may alias A
+ * or B for later cells"). */
+static int alias_safe(const npk_e1_gemm *g) {
+    for (unsigned c = 0; c < g->m * g->n; c++) {
+        unsigned cw = g->c_base + (c / g->n) * g->c_stride + 4 * (c % g->n); /* C[c]: bytes cw..cw+3 */
+        for (unsigned d = c + 1; d < g->m * g->n; d++) {
+            unsigned i = d / g->n, j = d % g->n;
+            for (unsigned l = 0; l < g->k; l++) {
+                unsigned a = g->a_base + i * g->a_stride + l, b = g->b_base + l * g->b_stride + j;
+                if ((a >= cw && a < cw + 4) || (b >= cw && b < cw + 4)) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The tile's layout: the packed one (A at 0, B after it, C word-aligned
+ * after B: npk_e1_gemm_layout) when A|B and C fit side by side; else, for
+ * int8, C at 0 and A|B at the top of the scratchpad (B ending at byte 64, A
+ * right below it), with C growing over the A rows the engine has finished
+ * (3x3x7: C 0..35, A 22..42, B 43..63, the stream 20..63). 0, or -1 when
+ * neither fits. */
+static int tile_layout(int int4, unsigned m, unsigned n, unsigned k, lw_layout *t) {
+    memset(t, 0, sizeof *t);
+    if (m < 1 || m > 3 || n < 1 || n > 3 || k < 1 || k > 7) return -1;
+    unsigned ab = int4 ? (m * k + k * n + 1) / 2 : m * k + k * n;
+    if (((ab + 3) & ~3u) + 4 * m * n <= E1_SCRATCH_BYTES) {
+        if (npk_e1_gemm_layout(int4, m, n, k, &t->g)) return -1;
+        t->slen = t->g.c_base;
+        return 0;
+    }
+    if (int4) return -1;
+    npk_e1_gemm *g = &t->g;
+    g->m = m, g->n = n, g->k = k;
+    g->b_base = E1_SCRATCH_BYTES - k * n;
+    g->a_base = g->b_base - m * k;
+    g->a_stride = k, g->b_stride = n;
+    g->c_base = 0, g->c_stride = 4 * n;
+    t->soff = g->a_base & ~3u;
+    t->slen = E1_SCRATCH_BYTES - t->soff;
+    t->lead = g->a_base - t->soff;
+    /* A and B end inside the scratchpad by construction, C (M*N words from 0) is at most 36 bytes */
+    if (m * k + k * n > E1_SCRATCH_BYTES - 4 || t->slen > 60 || g->c_stride > 15 || !alias_safe(g)) return -1;
+    return 0;
 }
 
 static int tile_fits(int int4, unsigned m, unsigned n, unsigned k) {
-    if (m < 1 || m > 3 || n < 1 || n > 3 || k < 1 || k > 7) return 0;
-    return image_bytes(int4, m, n, k) + 4 * m * n <= E1_SCRATCH_BYTES && m * k <= 63;
+    lw_layout t;
+    return !tile_layout(int4, m, n, k, &t);
 }
 
-/* Cycles of one streamed descriptor with writeback at zero memory latency
- * (fetch 4 words, stream, GEMM, writeback; 2 cycles per transaction). */
-static unsigned desc_cycles(int int4, unsigned m, unsigned n, unsigned k) {
-    return 2 * (4 + image_bytes(int4, m, n, k) / 4 + m * n) + m * n * k + 8;
+/* Cycles of one streamed descriptor with writeback at zero memory latency:
+ * fetch 4 words, launch, stream, launch, M*N*K MACs, writeback, advance
+ * (2 cycles per bus transaction; e1-rtl-notes.md). */
+static unsigned desc_cycles(const lw_layout *t) {
+    return 2 * (4 + t->slen / 4 + t->g.m * t->g.n) + t->g.m * t->g.n * t->g.k + 3;
 }
+
+/* The largest descriptor the automatic choice takes: 8 cycles below the
+ * 128-cycle ring timeout at zero memory latency (the 3x3x7 int8 tile takes
+ * 114), and 110 once a ring batch timed out (slower memory: every tile of
+ * at most 42 MACs, which leaves room for 1-2 cycles of latency per beat). */
+static unsigned desc_limit(const npk_lower *L) { return L && L->slow_mem ? 110u : 120u; }
 
 int npk_lower_set_tile(npk_lower *L, int int4, unsigned m, unsigned n, unsigned k) {
     int i = int4 != 0;
@@ -93,16 +151,17 @@ void npk_lower_pick_tile(npk_lower *L, int int4, unsigned M, unsigned K, unsigne
         return;
     }
     uint64_t best = UINT64_MAX;
-    unsigned bm = 1, bn = 1, bk = 1;
+    unsigned bm = 1, bn = 1, bk = 1, lim = desc_limit(L);
     for (unsigned k = 7; k >= 1; k--)
         for (unsigned m = 3; m >= 1; m--)
             for (unsigned n = 3; n >= 1; n--) {
-                if (!tile_fits(int4, m, n, k)) continue;
+                lw_layout t;
+                if (tile_layout(int4, m, n, k, &t)) continue;
                 /* leave margin below the ring's 128-cycle progress timeout */
-                if (desc_cycles(int4, m, n, k) > 110) continue;
-                uint64_t t = (uint64_t)((M + m - 1) / m) * ((N + n - 1) / n) * ((K + k - 1) / k);
-                if (t < best) {
-                    best = t;
+                if (desc_cycles(&t) > lim) continue;
+                uint64_t c = (uint64_t)((M + m - 1) / m) * ((N + n - 1) / n) * ((K + k - 1) / k);
+                if (c < best) {
+                    best = c;
                     bm = m;
                     bn = n;
                     bk = k;
@@ -235,27 +294,17 @@ static void tile_operands(const tile *t, unsigned K, unsigned N, const int32_t *
         for (unsigned j = 0; j < t->n; j++) b[l * t->n + j] = (int8_t)B[(size_t)(t->k0 + l) * N + t->j0 + j];
 }
 
-static int tile_direct(npk_lower *L, int int4, const tile *t, unsigned K, unsigned N, const int32_t *A,
-                       const int32_t *B, int32_t *C) {
-    int8_t a[21], b[21];
-    int32_t c[9];
-    tile_operands(t, K, N, A, B, a, b);
-    int rc = npk_e1_gemm_tile(L->e, int4, t->m, t->n, t->k, a, b, c);
-    if (rc) return rc;
-    note_tile(L, t);
-    accumulate(C, N, t, c);
-    return 0;
-}
-
-/* Scratchpad image of a tile as npk_e1_gemm_layout places it: A at element
- * 0 (row stride k), B at element m*k (row stride n), zeros after them up to
- * LW_SLOT_BYTES; int4 packs two elements per byte, low nibble first. Taken
- * from the [M][K] and [K][N] int32 matrices A and B. */
-static void tile_image(int int4, const tile *t, unsigned K, unsigned N, const int32_t *A, const int32_t *B,
-                       uint8_t *img) {
+/* Scratchpad image of a tile as its layout places it (from the stream's
+ * first byte): lay->lead zero bytes, A (row stride k), B (row stride n),
+ * zeros after them up to LW_SLOT_BYTES; int4 packs two elements per byte,
+ * low nibble first. Taken from the [M][K] and [K][N] int32 matrices A and
+ * B. */
+static void tile_image(int int4, const lw_layout *lay, const tile *t, unsigned K, unsigned N, const int32_t *A,
+                       const int32_t *B, uint8_t *img) {
     unsigned na = t->m * t->k, nb = t->k * t->n;
     if (!int4) {
         uint8_t *o = img;
+        for (unsigned i = 0; i < lay->lead; i++) *o++ = 0;
         for (unsigned i = 0; i < t->m; i++) {
             const int32_t *r = A + (size_t)(t->i0 + i) * K + t->k0;
             for (unsigned l = 0; l < t->k; l++) *o++ = (uint8_t)r[l];
@@ -264,7 +313,7 @@ static void tile_image(int int4, const tile *t, unsigned K, unsigned N, const in
             const int32_t *r = B + (size_t)(t->k0 + l) * N + t->j0;
             for (unsigned j = 0; j < t->n; j++) *o++ = (uint8_t)r[j];
         }
-        memset(o, 0, LW_SLOT_BYTES - (na + nb));
+        memset(o, 0, LW_SLOT_BYTES - (lay->lead + na + nb));
         return;
     }
     int8_t a[21], b[21];
@@ -276,33 +325,66 @@ static void tile_image(int int4, const tile *t, unsigned K, unsigned N, const in
     }
 }
 
-/* One ring batch of up to 7 same-shape tiles: stage A|B images in guest
- * memory, one streamed GEMM descriptor with writeback per tile. */
-static int tile_batch(npk_lower *L, int int4, const tile *ts, unsigned n, unsigned K, unsigned N, const int32_t *A,
-                      const int32_t *B, int32_t *C) {
+static int tile_direct(npk_lower *L, int int4, const tile *t, unsigned K, unsigned N, const int32_t *A,
+                       const int32_t *B, int32_t *C) {
+    int8_t a[21], b[21];
+    int32_t c[9];
+    lw_layout lay;
+    int rc;
+    if (tile_layout(int4, t->m, t->n, t->k, &lay))
+        return npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u tile does not fit the scratchpad", t->m, t->n, t->k);
+    if (!lay.soff) { /* the packed layout: the driver's tile */
+        tile_operands(t, K, N, A, B, a, b);
+        rc = npk_e1_gemm_tile(L->e, int4, t->m, t->n, t->k, a, b, c);
+    } else { /* C over finished A rows: the image at its offset, the GEMM on it, C read back */
+        uint8_t img[LW_SLOT_BYTES], raw[4 * 9];
+        tile_image(int4, &lay, t, K, N, A, B, img);
+        rc = npk_e1_scratch_write(L->e, lay.soff, img, lay.slen);
+        if (!rc) rc = npk_e1_gemm_run(L->e, &lay.g, int4);
+        if (!rc) rc = npk_e1_scratch_read(L->e, lay.g.c_base, raw, 4 * t->m * t->n);
+        for (unsigned i = 0; !rc && i < t->m * t->n; i++)
+            c[i] = (int32_t)((uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
+                             (uint32_t)raw[4 * i + 3] << 24);
+    }
+    if (rc) return rc;
+    note_tile(L, t);
+    accumulate(C, N, t, c);
+    return 0;
+}
+
+/* One ring batch of up to 7 same-shape tiles: stage their images in guest
+ * memory, one streamed GEMM descriptor with writeback per tile. Returns 1
+ * (nothing accumulated) when the ring timed out on a descriptor longer than
+ * the slow-memory limit: the caller plans the product again. */
+static int tile_batch(npk_lower *L, int int4, const lw_layout *lay, const tile *ts, unsigned n, unsigned K, unsigned N,
+                      const int32_t *A, const int32_t *B, int32_t *C) {
     npk_e1_tilecfg cfg;
     memset(&cfg, 0, sizeof cfg);
-    int rc = npk_e1_gemm_layout(int4, ts[0].m, ts[0].n, ts[0].k, &cfg.gemm);
-    if (rc) return rc;
-    unsigned len = cfg.gemm.c_base, cbytes = 4 * ts[0].m * ts[0].n;
+    cfg.gemm = lay->g;
+    unsigned len = lay->slen, cbytes = 4 * ts[0].m * ts[0].n;
+    int rc;
     npk_e1_desc d[LW_SLOTS];
     /* the slot images and writebacks: in guest memory itself when the port
      * has it in place, else staged with one write and read with one read */
     uint8_t local[LW_ARENA_USED], *direct = npk_port_direct(L->port, L->arena, LW_ARENA_USED);
     uint8_t *img = direct ? direct : local;
     for (unsigned s = 0; s < n; s++) {
-        tile_image(int4, &ts[s], K, N, A, B, img + s * LW_SLOT_BYTES);
+        tile_image(int4, lay, &ts[s], K, N, A, B, img + s * LW_SLOT_BYTES);
         uint64_t src = L->arena + s * LW_SLOT_BYTES, dst = L->arena + (LW_SLOTS + s) * LW_SLOT_BYTES;
-        d[s] = npk_e1_desc_stream(int4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, src, 0, len, dst);
+        d[s] = npk_e1_desc_stream(int4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, src, lay->soff, len, dst);
     }
     if (!direct && (rc = npk_port_mem_write(L->port, L->arena, img, (n - 1) * LW_SLOT_BYTES + len)))
         return npk_err_prefix(rc, "e1 lowering: staging the tiles");
     L->host |= NPK_HOST_STAGES_DESCRIPTORS;
     rc = npk_e1_submit(L->e, d, n, &cfg, 0, NULL);
     if (rc == -NPK_EDEVICE && e1_ds_code(npk_e1_last_fault(L->e)->desc_status) == E1_DS_TIMEOUT) {
-        /* memory too slow for the ring's progress timeout: the same tiles as
-         * direct MMIO commands (still on the NPU) */
+        /* memory too slow for the ring's progress timeout */
         L->retries++;
+        if (!L->slow_mem && desc_cycles(lay) > 110) {
+            L->slow_mem = 1; /* from now on tiles that leave room for latency */
+            return 1;
+        }
+        /* the same tiles as direct MMIO commands (still on the NPU) */
         for (unsigned s = 0; s < n; s++)
             if ((rc = tile_direct(L, int4, &ts[s], K, N, A, B, C))) return rc;
         return 0;
@@ -361,6 +443,7 @@ static void order_by_shape(tile *ts, size_t nt, tile *tmp) {
 
 int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const int32_t *A, const int32_t *B,
             int32_t *C) {
+again:;
     unsigned tm, tn, tk;
     npk_lower_pick_tile(L, int4, M, K, N, &tm, &tn, &tk);
     size_t nt = (size_t)((M + tm - 1) / tm) * ((N + tn - 1) / tn) * ((K + tk - 1) / tk);
@@ -383,16 +466,26 @@ int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const in
         /* group by shape: one GEMM configuration per ring batch */
         order_by_shape(ts, nt, ts + nt);
         size_t i = 0;
+        lw_layout lay;
+        memset(&lay, 0, sizeof lay);
         while (i < nt && !rc) {
             unsigned n = 1;
             while (n < LW_SLOTS && i + n < nt && ts[i + n].m == ts[i].m && ts[i + n].n == ts[i].n &&
                    ts[i + n].k == ts[i].k)
                 n++;
-            rc = tile_batch(L, int4, ts + i, n, K, N, A, B, C);
+            /* one layout per shape (the batches come grouped by shape) */
+            if ((lay.g.m != ts[i].m || lay.g.n != ts[i].n || lay.g.k != ts[i].k) &&
+                tile_layout(int4, ts[i].m, ts[i].n, ts[i].k, &lay)) {
+                rc = npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u tile does not fit the scratchpad", ts[i].m, ts[i].n,
+                             ts[i].k);
+                break;
+            }
+            rc = tile_batch(L, int4, &lay, ts + i, n, K, N, A, B, C);
             i += n;
         }
     }
     free(ts);
+    if (rc == 1) goto again; /* slow memory: the whole product again with tiles that leave room for it */
     return rc;
 }
 

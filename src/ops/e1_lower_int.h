@@ -19,6 +19,7 @@ struct npk_lower {
     npk_e1 *e;
     npk_port *port;
     int batching;
+    int slow_mem;           /* a ring batch timed out: tiles leave room for memory latency */
     unsigned force[2][3];   /* forced tile shape per int4 (0 = auto) */
     uint64_t arena;         /* guest staging: LW_SLOTS images, then LW_SLOTS writebacks */
     unsigned depth;         /* nesting level of lowerings (0 = top) */

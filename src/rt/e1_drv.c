@@ -523,7 +523,7 @@ static uint64_t batch_estimate(const npk_e1_desc *d, unsigned n, const npk_e1_ti
         uint32_t w0 = d[i].w[0];
         unsigned op = e1_desc_opcode(w0);
         c += 8 + 2; /* fetch + launch/advance */
-        if (e1_desc_stream(w0)) c += 2 * (e1_desc_len(w0) / 4);
+        if (e1_desc_stream(w0)) c += 2 * (e1_desc_len(w0) / 4) + 1; /* the beats and the second launch */
         if (op == E1_OP_GEMM_S8 || op == E1_OP_GEMM_S4) {
             const npk_e1_gemm *g = &cfg->gemm;
             c += (uint64_t)g->m * g->n * g->k;

@@ -713,32 +713,39 @@ static void e1_skip(e1 *e, uint64_t k) {
 }
 
 /* 1 when no C store of a gm x gn x gk tile (within the counters' 4/4/8
- * range) writes a scratchpad byte that its A or B operands occupy, so every
- * MAC of the tile sees the operands as they were at its start (0: gemm_mac
- * runs MAC by MAC). It depends on the configuration registers only, and the
- * answer is kept for the next call. */
+ * range) writes a scratchpad byte that a later MAC reads: every MAC of the
+ * tile then sees its operands as they were at the start of the tile (or of
+ * any run of its MACs), so they can be read once (0: gemm_mac runs MAC by
+ * MAC). A store over operand bytes that only earlier cells read is allowed
+ * (e1-rtl-notes.md: "C may alias A or B for later cells"; the lowering's
+ * 3x3x7 tile puts C over the A rows it has used). Cells run in the order
+ * (i, j), the store of cell (i, j) at its last MAC, after that MAC's reads.
+ * It depends on the configuration registers only, and the answer is kept
+ * for the next call. */
 static int gemm_overlap_free(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, uint32_t s4) {
     const uint32_t cfg = e->v[IX_GEMM_CFG], base = e->v[IX_GEMM_BASE], str = e->v[IX_GEMM_STRIDE];
     if (e->st.ov_cfg == cfg && e->st.ov_base == base && e->st.ov_str == str && e->st.ov_s4 == s4) return (int)e->st.ov_ok;
     const uint32_t ba = e1_gemm_base_a(base), sa = e1_gemm_stride_a(str), bb = e1_gemm_base_b(base),
-                   sb = e1_gemm_stride_b(str);
-    uint64_t rd = 0; /* scratchpad bytes A and B occupy */
+                   sb = e1_gemm_stride_b(str), cb = e1_gemm_base_c(base), cs = e1_gemm_stride_c(str);
+    uint64_t rows[4] = {0}, cols[4] = {0}; /* scratchpad bytes A row i and B column j occupy */
     for (uint32_t i = 0; i < gm; i++)
         for (uint32_t l = 0; l < gk; l++) {
             uint32_t a = ba + i * sa + l;
-            rd |= 1ull << (s4 ? (a >> 1) & 63 : a & 63);
+            rows[i] |= 1ull << (s4 ? (a >> 1) & 63 : a & 63);
         }
-    for (uint32_t l = 0; l < gk; l++)
-        for (uint32_t j = 0; j < gn; j++) {
+    for (uint32_t j = 0; j < gn; j++)
+        for (uint32_t l = 0; l < gk; l++) {
             uint32_t b = bb + l * sb + j;
-            rd |= 1ull << (s4 ? (b >> 1) & 63 : b & 63);
+            cols[j] |= 1ull << (s4 ? (b >> 1) & 63 : b & 63);
         }
     int ok = 1;
-    for (uint32_t i = 0; i < gm; i++)
-        for (uint32_t j = 0; j < gn; j++) {
-            uint32_t w = ((e1_gemm_base_c(base) + i * e1_gemm_stride_c(str) + 4 * j) >> 2) & 15;
-            if (rd & (0xfull << (4 * w))) ok = 0;
-        }
+    uint64_t later = 0; /* bytes read by the cells after the current one */
+    for (uint32_t c = gm * gn; c-- > 0;) {
+        const uint32_t i = c / gn, j = c % gn;
+        const uint32_t w = ((cb + i * cs + 4 * j) >> 2) & 15;
+        if (later & (0xfull << (4 * w))) ok = 0;
+        later |= rows[i] | cols[j];
+    }
     e->st.ov_cfg = cfg, e->st.ov_base = base, e->st.ov_str = str, e->st.ov_s4 = s4, e->st.ov_ok = (uint32_t)ok;
     return ok;
 }
@@ -968,7 +975,7 @@ static uint64_t dma_burst(e1 *e, uint64_t max) {
  * while nothing else can happen: no engine busy, CTRL_STATUS.busy set, no
  * trace, the fetch, the stream and the writeback each in plain memory
  * (npk_bus_plain; the writeback in one host buffer), the GEMM configuration
- * valid and free of C stores over A or B (gemm_overlap_free), and the whole
+ * valid and free of C stores over bytes a later MAC reads (gemm_overlap_free), and the whole
  * descriptor inside the step budget and below the timeout. Its edges are
  * then the ones edge(), dma_burst and gemm_burst run one after the other:
  * 4 fetch beats, launch (stream starts), the stream beats, launch (GEMM
@@ -1027,7 +1034,7 @@ static uint64_t desc_run(e1 *e, uint64_t max) {
         v[IX_SCRATCH0 + (((off >> 2) + i) & 15)] = w;
         e->st.bus_data = w;
     }
-    /* the GEMM, cell by cell in the engine's order; C stores touch no operand */
+    /* the GEMM, cell by cell in the engine's order; no C store touches an operand a later cell reads */
     int32_t av[4][8], bv[8][4];
     gemm_values(e, gm, gn, gk, s4, av, bv);
     for (uint32_t i = 0; i < gm; i++)
