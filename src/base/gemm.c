@@ -351,13 +351,17 @@ T512 static int s8_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, c
     return 0;
 }
 
-/* fp32: C[ni][nj] (= or +=, sequentially in k) the tile over kc steps:
- * ap [kc][6], bp [kc][64]; fused: one FMA per step (only for operands whose
- * products are exact, see npk_gemm_f32_fused), else a rounded multiply and add. */
-T512 static inline __attribute__((always_inline)) void f32_kern(size_t kc, const float *ap, const float *bp, float *C,
-                                                               size_t ldc, uint32_t ni, uint32_t nj, int accumulate,
-                                                               const int fused) {
+/* fp32: C[ni][nj] (= or +=, sequentially in k) the tile over kc steps: A's
+ * rows read in place (a, lda: one broadcast per element, folded into the
+ * arithmetic; rows >= ni repeat row 0 and are not stored), bp [kc][64];
+ * fused: one FMA per step (only for operands whose products are exact, see
+ * npk_gemm_f32_fused), else a rounded multiply and add. */
+T512 static inline __attribute__((always_inline)) void f32_kern(size_t kc, const float *a, size_t lda, const float *bp,
+                                                               float *C, size_t ldc, uint32_t ni, uint32_t nj,
+                                                               int accumulate, const int fused) {
     TILE_MASKS;
+    const float *a0 = a, *a1 = a + (1 < ni ? lda : 0), *a2 = a + (2 < ni ? 2 * lda : 0),
+                *a3 = a + (3 < ni ? 3 * lda : 0), *a4 = a + (4 < ni ? 4 * lda : 0), *a5 = a + (5 < ni ? 5 * lda : 0);
     const __m512 z = _mm512_castsi512_ps(_mm512_setzero_si512());
     __m512 TILE_VARS;
 #define INIT(r, x0, x1, x2, x3)                               \
@@ -373,11 +377,11 @@ T512 static inline __attribute__((always_inline)) void f32_kern(size_t kc, const
     TILE_ROWS(INIT)
 #undef INIT
     for (size_t k = 0; k < kc; k++) {
-        const float *b = bp + k * NR, *a = ap + k * MR;
+        const float *b = bp + k * NR;
         __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16), b2 = _mm512_load_ps(b + 32),
                b3 = _mm512_load_ps(b + 48), av;
 #define ROW(r, x0, x1, x2, x3)                             \
-    av = _mm512_set1_ps(a[r]);                             \
+    av = _mm512_set1_ps(a##r[k]);                          \
     x0 = MAC512(x0, av, b0);                               \
     x1 = MAC512(x1, av, b1);                               \
     x2 = MAC512(x2, av, b2);                               \
@@ -392,25 +396,22 @@ T512 static inline __attribute__((always_inline)) void f32_kern(size_t kc, const
 #undef STORE
 }
 
-T512 static void f32_kern_sep(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, uint32_t ni, uint32_t nj,
-                              int accumulate) {
-    f32_kern(kc, ap, bp, C, ldc, ni, nj, accumulate, 0);
+T512 static void f32_kern_sep(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
+                              uint32_t nj, int accumulate) {
+    f32_kern(kc, a, lda, bp, C, ldc, ni, nj, accumulate, 0);
 }
-T512 static void f32_kern_fma(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, uint32_t ni, uint32_t nj,
-                              int accumulate) {
-    f32_kern(kc, ap, bp, C, ldc, ni, nj, accumulate, 1);
+T512 static void f32_kern_fma(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
+                              uint32_t nj, int accumulate) {
+    f32_kern(kc, a, lda, bp, C, ldc, ni, nj, accumulate, 1);
 }
 
 T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
                            const float *B, size_t ldb, float *C, size_t ldc, int fused) {
     size_t mt = (M + MR - 1) / MR;
     uint32_t nkb = (K + KCF - 1) / KCF, kcb = (K + nkb - 1) / nkb;
-    size_t sz_a = up(mt * MR * (size_t)K * sizeof(float), 64), sz_b = (size_t)kcb * NR * sizeof(float);
     void *own;
-    uint8_t *buf = ws_get(ws, sz_a + sz_b, &own);
-    if (!buf) return nomem();
-    float *ap = (float *)buf, *bp = (float *)(buf + sz_a);
-    f32_pack_a(M, K, A, lda, MR, ap);
+    float *bp = ws_get(ws, (size_t)kcb * NR * sizeof(float), &own);
+    if (!bp) return nomem();
     for (uint32_t j0 = 0; j0 < N; j0 += NR) {
         uint32_t nj = N - j0 < NR ? N - j0 : NR;
         for (uint32_t k0 = 0; k0 < K; k0 += kcb) {
@@ -422,7 +423,7 @@ T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, 
             }
             for (size_t t = 0; t < mt; t++) {
                 uint32_t i0 = (uint32_t)(t * MR), ni = M - i0 < MR ? M - i0 : MR;
-                (fused ? f32_kern_fma : f32_kern_sep)(kc, ap + (t * (size_t)K + k0) * MR, bp, C + (size_t)i0 * ldc + j0,
+                (fused ? f32_kern_fma : f32_kern_sep)(kc, A + (size_t)i0 * lda + k0, lda, bp, C + (size_t)i0 * ldc + j0,
                                                       ldc, ni, nj, k0 != 0);
             }
         }
@@ -565,7 +566,8 @@ typedef struct f32_range {
     uint32_t bits_or, max, min_m1; /* min_m1: smallest |x| - 1 over all x, wrapping (0xffffffff: no non-zero) */
 } f32_range;
 
-static void f32_scan(uint32_t rows, uint32_t cols, const float *X, size_t ld, f32_range *r) {
+static inline __attribute__((always_inline)) void f32_scan_body(uint32_t rows, uint32_t cols, const float *X, size_t ld,
+                                                                f32_range *r) {
     uint32_t o = 0, mx = 0, mn = 0xffffffffu;
     for (uint32_t i = 0; i < rows; i++) {
         const float *x = X + (size_t)i * ld;
@@ -579,6 +581,24 @@ static void f32_scan(uint32_t rows, uint32_t cols, const float *X, size_t ld, f3
         }
     }
     r->bits_or = o, r->max = mx, r->min_m1 = mn;
+}
+
+/* The same loop built for the host's vector unit (unsigned min/max). */
+#ifdef GEMM_X86
+T512 static void f32_scan512(uint32_t rows, uint32_t cols, const float *X, size_t ld, f32_range *r) {
+    f32_scan_body(rows, cols, X, ld, r);
+}
+T256 static void f32_scan256(uint32_t rows, uint32_t cols, const float *X, size_t ld, f32_range *r) {
+    f32_scan_body(rows, cols, X, ld, r);
+}
+#endif
+static void f32_scan(uint32_t rows, uint32_t cols, const float *X, size_t ld, f32_range *r) {
+#ifdef GEMM_X86
+    npk_gemm_isa isa = npk_gemm_active_isa();
+    if (isa == NPK_GEMM_AVX512) return f32_scan512(rows, cols, X, ld, r);
+    if (isa == NPK_GEMM_AVX2) return f32_scan256(rows, cols, X, ld, r);
+#endif
+    f32_scan_body(rows, cols, X, ld, r);
 }
 
 static double f32_of_bits(uint32_t u) {

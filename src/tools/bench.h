@@ -16,5 +16,9 @@ int bench_dnnl_set_threads(int n);
 /* C[M][N] int32 = A[M][K] int8 x B[K][N] int8, row major, with oneDNN's
  * dnnl_gemm_s8s8s32. Returns 0, or -1 (failure or no oneDNN). */
 int bench_dnnl_gemm_s8(int M, int N, int K, const int8_t *A, const int8_t *B, int32_t *C);
+/* C[M][N] = A[M][K] x B[K][N], fp32, row major, with oneDNN's dnnl_sgemm (its
+ * own summation order and FMAs: the fp32 peer of an exact sequential GEMM, not
+ * a bit-exact one). Returns 0, or -1 (failure or no oneDNN). */
+int bench_dnnl_sgemm(int M, int N, int K, const float *A, const float *B, float *C);
 
 #endif

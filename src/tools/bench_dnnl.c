@@ -1,6 +1,7 @@
-/* oneDNN baseline for npu bench: its int8 GEMM (dnnl_gemm_s8s8s32), linked
- * into npu when cmake/bench.cmake finds oneDNN (libdnnl-dev) at build time.
- * Without it the functions report "baseline unavailable". */
+/* oneDNN baselines for npu bench: its int8 GEMM (dnnl_gemm_s8s8s32) and its
+ * fp32 GEMM (dnnl_sgemm), linked into npu when cmake/bench.cmake finds oneDNN
+ * (libdnnl-dev) at build time. Without it the functions report "baseline
+ * unavailable". */
 #include "bench.h"
 
 #include <stdio.h>
@@ -44,6 +45,10 @@ int bench_dnnl_gemm_s8(int M, int N, int K, const int8_t *A, const int8_t *B, in
     /* row major C[M][N] = A[M][K] x B[K][N], no offsets, fixed C offset 0 */
     return dnnl_gemm_s8s8s32('N', 'N', 'F', M, N, K, 1.0f, A, K, 0, B, N, 0, 0.0f, C, N, &co) == dnnl_success ? 0 : -1;
 }
+
+int bench_dnnl_sgemm(int M, int N, int K, const float *A, const float *B, float *C) {
+    return dnnl_sgemm('N', 'N', M, N, K, 1.0f, A, K, B, N, 0.0f, C, N) == dnnl_success ? 0 : -1;
+}
 #else
 int bench_dnnl_available(void) { return 0; }
 const char *bench_dnnl_version(void) { return "baseline unavailable (npu was built without oneDNN, libdnnl-dev)"; }
@@ -53,6 +58,10 @@ int bench_dnnl_set_threads(int n) {
     return 0;
 }
 int bench_dnnl_gemm_s8(int M, int N, int K, const int8_t *A, const int8_t *B, int32_t *C) {
+    (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;
+    return -1;
+}
+int bench_dnnl_sgemm(int M, int N, int K, const float *A, const float *B, float *C) {
     (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;
     return -1;
 }

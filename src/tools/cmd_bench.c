@@ -344,6 +344,101 @@ static int time_shell_gemm(ctx *c, npk_shell *sh, const npk_shell_gemm_desc *g, 
     return 0;
 }
 
+/* The fp32 rows of shell-gemm: the BF16 operands a, b (n x n) widened to fp32
+ * and run by the shared fp32 kernel alone (the shell's exact sequential sum,
+ * checked against `want`, the reference's result), and by oneDNN's sgemm at 1
+ * thread, the honest fp32 peer (its own order and FMAs: checked to agree
+ * within fp32 summation error); ratios of the shell's BF16 GEMM (`shell`) to
+ * both. */
+static int shell_gemm_f32_peers(ctx *c, uint32_t n, const uint8_t *a, const uint8_t *b, const float *want,
+                                const char *shell) {
+    const size_t nn = (size_t)n * n;
+    const double macs = (double)nn * n;
+    int rc = 1;
+    float *fa = malloc(4 * nn), *fb = malloc(4 * nn), *fc = malloc(4 * nn);
+    double *t = calloc((size_t)c->repeat, sizeof *t);
+    npk_gemm_ws ws = {0};
+    if (!fa || !fb || !fc || !t) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        bench_fail(c, "setup");
+        goto out;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        uint16_t ha, hb;
+        memcpy(&ha, a + 2 * i, 2), memcpy(&hb, b + 2 * i, 2);
+        fa[i] = npk_bf16_to_f32(ha), fb[i] = npk_bf16_to_f32(hb);
+    }
+    int fused = npk_gemm_f32_fused(n, n, n, fa, n, fb, n);
+    char kname[120], dname[120];
+    snprintf(kname, sizeof kname, "shared fp32 kernel alone %u^3 (%s, %s), 1 thread, CPU time", n,
+             npk_gemm_isa_name(npk_gemm_active_isa()), fused ? "fused" : "multiply+add");
+    npk_gemm_f32(&ws, n, n, n, fa, n, fb, n, fc, n); /* warm-up */
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "fp32 kernel", r, c->repeat);
+        double t0 = cpu_now();
+        if (npk_gemm_f32(&ws, n, n, n, fa, n, fb, n, fc, n)) {
+            bench_fail(c, "fp32 kernel");
+            goto out;
+        }
+        t[r] = macs / (cpu_now() - t0) / 1e9;
+    }
+    cli_progress_end();
+    if (memcmp(fc, want, 4 * nn)) {
+        npk_err(NPK_EDEVICE, "the shared fp32 kernel differs from the CPU reference");
+        bench_fail(c, "check");
+        goto out;
+    }
+    add_samples(c, "npu", "GMAC/s", t, c->repeat, kname);
+    if (!bench_dnnl_available()) {
+        if (!c->json) printf("  %-46s %s\n", "oneDNN sgemm", bench_dnnl_version());
+        rc = 0;
+        goto out;
+    }
+    /* one thread, set explicitly: CPU time of the calling thread is the whole
+     * work only then (no OpenMP: the count cannot be set, no figure) */
+    int deflt = bench_dnnl_threads();
+    if (bench_dnnl_set_threads(1) <= 0) {
+        if (!c->json) printf("  %-46s %s\n", "oneDNN sgemm", "skipped: its thread count cannot be set");
+        rc = 0;
+        goto out;
+    }
+    c->cur_threads = 1;
+    bench_dnnl_sgemm((int)n, (int)n, (int)n, fa, fb, fc); /* warm-up: JIT */
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "oneDNN sgemm", r, c->repeat);
+        double t0 = cpu_now();
+        if (bench_dnnl_sgemm((int)n, (int)n, (int)n, fa, fb, fc)) {
+            bench_dnnl_set_threads(deflt);
+            npk_err(NPK_EIO, "dnnl_sgemm failed");
+            bench_fail(c, "oneDNN sgemm");
+            goto out;
+        }
+        t[r] = macs / (cpu_now() - t0) / 1e9;
+    }
+    cli_progress_end();
+    bench_dnnl_set_threads(deflt);
+    /* operands in [-2, 2): |error| <= n * 4 * n * 2^-24 for any summation order */
+    double worst = 0, tol = (double)n * n * 4 * 0x1p-24;
+    for (size_t i = 0; i < nn; i++) worst = fmax(worst, fabs((double)fc[i] - (double)want[i]));
+    if (!c->json) printf("  %-46s %s (max |diff| %.3g)\n", "oneDNN sgemm ~= CPU reference", worst <= tol ? "yes" : "NO",
+                         worst);
+    if (worst > tol) {
+        npk_err(NPK_EDEVICE, "oneDNN's sgemm differs from the CPU reference by %g (more than %g)", worst, tol);
+        bench_fail(c, "check");
+        goto out;
+    }
+    snprintf(dname, sizeof dname, "baseline: %s sgemm (fp32) %u^3 (CPU time), 1 thread", bench_dnnl_version(), n);
+    add_samples(c, "baseline", "GMAC/s", t, c->repeat, dname);
+    add_ratio(c, "shell bf16 / oneDNN sgemm throughput, equal threads (1)", shell, dname, "higher");
+    add_ratio(c, "shared fp32 kernel / oneDNN sgemm throughput, equal threads (1)", kname, dname, "higher");
+    rc = 0;
+out:
+    cli_progress_end();
+    npk_gemm_ws_free(&ws);
+    free(fa), free(fb), free(fc), free(t);
+    return rc;
+}
+
 static int bench_shell_gemm(ctx *c) {
     const uint32_t n = c->size ? c->size : 512;
     c->cur_size = n;
@@ -421,6 +516,7 @@ static int bench_shell_gemm(ctx *c) {
         add_modeled(c, "ms", (double)(uint32_t)(g1 - g0) / (double)npk_port_hz(p) * 1e3, mname);
         snprintf(rname, sizeof rname, "shell %s / v0 kernel throughput, equal threads (1)", dn);
         add_ratio(c, rname, sname[dt], kname, "higher");
+        if (dt && shell_gemm_f32_peers(c, n, a, b, (const float *)want, sname[dt])) goto out;
     }
     rc = 0;
 out:
@@ -1333,7 +1429,8 @@ typedef struct bench {
 
 static const bench suite[] = {
     {"v0-gemm-1024", "functional int8 GEMM 1024^3 on v0 versus oneDNN's int8 GEMM (same run)", bench_v0_gemm, 0, 0},
-    {"shell-gemm-512", "int8 and bf16 GEMM 512^3 through the shell device versus the v0 int8 kernel (same run)",
+    {"shell-gemm-512",
+     "int8 and bf16 GEMM 512^3 through the shell device versus the v0 int8 kernel and oneDNN's sgemm (same run)",
      bench_shell_gemm, 0, 0},
     {"e1-mmio", "e1 MMIO register accesses per second through the in-process port", bench_e1_mmio, 0, 0},
     {"e1-matmul-64", "e1 tiled int8 matmul 64^3 (descriptor ring) versus the CPU reference", bench_e1_matmul, 0, 0},
