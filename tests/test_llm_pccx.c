@@ -82,19 +82,23 @@ int main(void) {
         npk_llm_stats st;
         npk_llm_stats_get(npu, &st);
         CHECK_EQ(st.tokens, steps);
-        /* Device counters: 7 GEMV per layer + the classifier, per token, and
-         * per layer the softmax's GEMVs: one 1 x 1 e_max load per head and
-         * one row sum over every head. */
-        CHECK_EQ(st.instr[NPK_PCCX_OP_GEMV], (uint64_t)steps * (7 * c->n_layers + 1 + c->n_layers * (c->n_heads + 1)));
+        /* Device counters, per token: per layer 5 projection GEMVs (q|k|v
+         * fused, o, w1, w3, w2) and two RMSNorm sums of squares, the final
+         * RMSNorm's sum and the classifier, and per layer the softmax's
+         * GEMVs: one 1 x 1 e_max load per head and one row sum over every
+         * head. */
+        CHECK_EQ(st.instr[NPK_PCCX_OP_GEMV], (uint64_t)steps * (7 * c->n_layers + 2 + c->n_layers * (c->n_heads + 1)));
         CHECK_EQ(st.instr[NPK_PCCX_OP_GEMM], 0);
         CHECK(st.instr[NPK_PCCX_OP_CVO] > 0); /* softmax, RMSNorm, RoPE sequences */
         for (int i = 0; i < 7; i++) CHECK_EQ(st.gemv_on_device[i], (uint64_t)steps * c->n_layers);
         CHECK_EQ(st.gemv_on_device[7], steps);
-        /* Every weight byte streamed: per layer q k v o w1 w2 w3, then the classifier. */
+        /* Every weight byte streamed: per layer q|k|v (one record) o w1 w2
+         * w3, then the classifier; each RMSNorm's 1 x d row of ones (INT4,
+         * no scales: 32 bytes). */
         uint64_t d = 64, kv = 32, hd = 172, V = 512;
-        uint64_t per_tok = 5 * (2 * rec_bytes(d, d, 0) + 2 * rec_bytes(kv, d, 0) + 2 * rec_bytes(hd, d, 0) +
+        uint64_t per_tok = 5 * (rec_bytes(d + 2 * kv, d, 0) + rec_bytes(d, d, 0) + 2 * rec_bytes(hd, d, 0) +
                                 rec_bytes(d, hd, 0)) +
-                           rec_bytes(V, d, 0);
+                           rec_bytes(V, d, 0) + 11 * 32;
         /* + per layer the rows of ones (no scales): 8 e_max loads of 16 bytes,
          * and the 1 x n row streamed once per head (n = position + 1) */
         uint64_t ones = 0;

@@ -161,6 +161,13 @@ void npk_pccx_wmat_reset(npk_pccx *d);
 int npk_pccx_gemv_w(npk_pccx *d, uint32_t dest, uint32_t src, unsigned m, const npk_pccx_wmat *w, unsigned flags);
 int npk_pccx_gemm_w(npk_pccx *d, uint32_t dest, uint32_t src, unsigned m, const npk_pccx_wmat *w, unsigned flags);
 
+/* Point the weight stream at w's record now (syncs first when instructions
+ * are pending; nothing when the stream is already there). A WS_ADDR write
+ * discards the weight FIFO, so a caller that knows which record comes next
+ * points the stream at it before the transfers and CVOs that precede its
+ * GEMV: the FIFO fills meanwhile (docs/pccx.md section 6). */
+int npk_pccx_wstream_at(npk_pccx *d, const npk_pccx_wmat *w);
+
 /* Copy n elements (ceil(n/8) whole words) L2 -> L2. */
 int npk_pccx_copy_l2(npk_pccx *d, uint32_t dst, uint32_t src, size_t n);
 

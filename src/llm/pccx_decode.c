@@ -4,7 +4,9 @@
  * At creation every projection is quantized to INT4 (npk_pccx_wmat_upload:
  * symmetric, scale = max|w| / 7 per output channel, or per group of G inputs
  * of each channel) and appended to the weight-stream arena in the order the
- * step uses them: per layer wq wk wv wo w1 w3 w2, then the classifier.
+ * step uses them: per layer the attention RMSNorm's row of ones, wq|wk|wv
+ * (one record), wo, the FFN RMSNorm's ones, w1 w3 w2; then the final
+ * RMSNorm's ones and the classifier.
  *
  * One step (token t at position pos), d = dim, kv = kv_dim, hd = hidden_dim,
  * hs = head_size, n = pos + 1:
@@ -14,13 +16,14 @@
  *   per layer:
  *     host  SQ[d] = X^2;  dev: RMSNorm sequence X, SQ -> XN[d] = X / rms(X)
  *     host  XN *= rms_att[l] (element-wise, not expressible in the ISA)
- *     dev   GEMV Q[d] = wq XN;  K[kv] = wk XN;  V[kv] = wv XN
+ *     dev   GEMV Q[d] | K[kv] | V[kv] = [wq; wk; wv] XN (one record)
  *     host  RoPE rotation of Q and K with the device's sin/cos; K -> K cache,
- *           V -> V cache (both in L2, [layer][pos][kv] BF16)
- *     host  scores[h][0..n) = q_h . k_t / sqrt(hs), read from the L2 K cache
- *     dev   per head: e_max := max (register), CVO EXP sub_emax,
- *           REDUCE_SUM, SCALE recip_scale  (the documented softmax)
- *     host  ATT[d]: head h = sum_t p[h][t] v_t (from the L2 V cache)
+ *           V -> V cache (host memory, [layer][pos][kv] BF16 values)
+ *     host  scores[h][0..n) = q_h . k_t / sqrt(hs) and each head's max
+ *     dev   per head: e_max := max (1 x 1 GEMV findemax), CVO EXP sub_emax;
+ *           the row sums (one GEMV against ones)
+ *     host  ATT[d]: head h = sum_t (e[h][t] / sum_h) v_t (SCALE recip's
+ *           arithmetic for the division)
  *     dev   GEMV accm X += wo ATT   (the residual add is the accumulation)
  *     host+dev  RMSNorm as above with rms_ffn -> XN
  *     dev   GEMV H1[hd] = w1 XN;  H3[hd] = w3 XN
@@ -48,16 +51,17 @@ typedef struct pccx_dec {
     npk_pccx *drv;
     npk_trace *trace;
     char *trace_path;
-    npk_pccx_wmat *w; /* [L][7] (q k v o w1 w2 w3) then cls at [7 * L] */
+    npk_pccx_wmat *w; /* [L][7]: q (the fused q|k|v record; k, v unused) o w1 w2 w3, then cls at [7 * L] */
+    npk_pccx_wmat *nones; /* [2 L + 1] 1 x dim ones, one per RMSNorm, in the stream before its projection */
     npk_pccx_wmat *emax_w; /* [n_heads] 1 x 1 ones: GEMV findemax loads a head's max into e_max */
     npk_pccx_wmat ones;    /* 1 x seq_len ones right after them: a GEMV sums each head's row */
     /* L2 word addresses */
-    uint32_t a_ang, a_x, a_sq, a_tmp, a_xn, a_sin, a_cos, a_q, a_k, a_v, a_att, a_h1, a_h3, a_hb, a_logits, a_sc;
+    uint32_t a_ang, a_x, a_sq, a_xn, a_sin, a_cos, a_q, a_att, a_h1, a_h3, a_hb, a_logits, a_sc;
     /* host scratch */
     float *x;      /* [d] */
     float *q;      /* [d] */
     float *k;      /* [kv] */
-    float *qkv;    /* q, k, v as read from L2 in one transfer */
+    float *qkv;    /* per row q | k | v (the fused GEMV's output row) as read from L2 in one transfer */
     float *att;    /* [d] attention output */
     float *h1;     /* h1 then h3 as read from L2 in one transfer */
     float *sc;     /* [n_heads][ceil(n/8) * 8] scores, then probabilities */
@@ -65,7 +69,7 @@ typedef struct pccx_dec {
     float *vcache; /* [layer][seq][kv] the V cache */
     float *logits; /* [V] */
     float *xn;     /* [words(d) * 8 + 2 * words(hs / 2) * 8] XN (and sin, cos) as read back */
-    uint16_t *sq16; /* [words(d) * 8 + 16] squares and the RMSNorm scratch words */
+    uint16_t *sq16; /* the first layer's angles, X, squares and RMSNorm scratch words, as BF16 */
     float *sinv, *cosv; /* [mmax][64]: hs/2 values per row of the block (hs <= 128) */
     int mmax;           /* rows a prefill block may have (L2 space, at most NPK_LLM_PCCX_MAX_BLOCK) */
     npk_pccx_stats base_stats; /* device counters at the end of setup */
@@ -74,6 +78,9 @@ typedef struct pccx_dec {
 } pccx_dec;
 
 static uint32_t words(uint32_t n) { return (n + 7) / 8; }
+
+/* Words of one row of the fused q | k | v projection's output. */
+static uint32_t qkv_words(const npk_llm_config *c) { return words((uint32_t)(c->dim + 2 * c->kv_dim)); }
 
 /* npk_bf16_to_f32(npk_bf16_from_f64(x)) with its normal-range path inlined
  * (the softmax division rounds once per probability); the rest through it. */
@@ -138,19 +145,17 @@ static int mm(pccx_dec *s, int proj, uint32_t dest, uint32_t src, int M, const n
  * the positions). */
 static void layout(pccx_dec *s, int M) {
     const npk_llm_config *c = &s->base.model->cfg;
-    const uint32_t dw = words((uint32_t)c->dim), kvw = words((uint32_t)c->kv_dim), hdw = words((uint32_t)c->hidden_dim),
+    const uint32_t dw = words((uint32_t)c->dim), hdw = words((uint32_t)c->hidden_dim),
                    hw = words((uint32_t)(c->head_size / 2)), m = (uint32_t)M;
     uint32_t a = 0;
 #define REGION(field, n) (s->field = a, a += (n))
     REGION(a_ang, m * hw); /* the angles, then X: one transfer */
     REGION(a_x, m * dw);
-    REGION(a_sq, m * (dw + 2)); /* per row the squares, then the RMSNorm scratch words: one transfer */
+    REGION(a_sq, m * dw + m + 1); /* the squares' rows, a word n*eps per row, a word n: one transfer */
     REGION(a_xn, m * dw);       /* XN, then sin and cos: one transfer */
     REGION(a_sin, m * hw);
     REGION(a_cos, m * hw);
-    REGION(a_q, m * dw); /* q, k, v: one transfer */
-    REGION(a_k, m * kvw);
-    REGION(a_v, m * kvw);
+    REGION(a_q, m * qkv_words(c)); /* per row q | k | v (one GEMV): one transfer */
     REGION(a_att, m * dw);
     REGION(a_h1, m * hdw); /* h1, h3: one transfer */
     REGION(a_h3, m * hdw);
@@ -168,34 +173,62 @@ static uint64_t block_words(const npk_llm_config *c, int M) {
     return (uint64_t)M * row + words((uint32_t)c->vocab_size);
 }
 
+/* The squares of rows r0..r0+rows-1 of X (s->x, as the host holds them) and
+ * the RMSNorm sequence's constants, laid out as the a_sq region expects
+ * (rows x dw words of squares, one word n*eps per row, one word n), at sq.
+ * Returns the element count. */
+static size_t sq_build(pccx_dec *s, uint16_t *sq, int r0, int rows) {
+    const int d = s->base.model->cfg.dim;
+    const size_t rw = (size_t)words((uint32_t)d) * 8, n = (size_t)rows * rw + (size_t)rows * 8 + 8;
+    memset(sq, 0, n * sizeof *sq);
+    for (int r = 0; r < rows && !s->timing; r++)
+        for (int i = 0; i < d; i++) {
+            const float x = s->x[(size_t)(r0 + r) * rw + (size_t)i];
+            sq[(size_t)r * rw + (size_t)i] = npk_bf16_from_f32(x * x);
+        }
+    uint16_t k[16];
+    npk_pccx_rmsnorm_consts((unsigned)d, 1e-5f, k);
+    for (int r = 0; r < rows; r++) sq[(size_t)rows * rw + (size_t)r * 8] = k[0];
+    sq[(size_t)rows * rw + (size_t)rows * 8] = k[8];
+    s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)rows * (uint64_t)d;
+    return n;
+}
+
 /* XN[r] = rmsnorm(X[r]) * gain for rows r0..r0+rows-1 of the block, with the
- * division on the device. x_known: the host holds X already (s->x, as BF16
- * values: the embeddings it just wrote), so it is not read back. Per row the
- * squares and the sequence's two scratch words (n*eps, n) follow each other,
- * all rows in one transfer; each row's seven CVOs are issued async (each
+ * division on the device. sq_sent: the squares are in L2 already (the first
+ * layer's, which travel with the embeddings the host wrote), else X is read
+ * back, squared and written with the sequence's scratch words in one
+ * transfer. The driver's documented sequence with its first step, the sum of
+ * the squares onto n*eps, as one GEMV (GEMM for several rows) against the
+ * row of ones `ones` (REDUCE_SUM's arithmetic: the exact sum with the old
+ * value, one rounding; the scalar register it would also set is overwritten
+ * by the next step), which lets the next step, loading n into the scalar
+ * register, start beside it; the other six CVOs per row are async (each
  * waits for its inputs in the fence table). With rope, the sin/cos the
  * device computed meanwhile (a_sin, a_cos follow a_xn) come back in the same
  * transfer as XN. */
-static int rmsnorm(pccx_dec *s, const float *gain, int r0, int rows, int x_known, int rope) {
+static int rmsnorm(pccx_dec *s, const float *gain, int r0, int rows, int sq_sent, int rope, const npk_pccx_wmat *ones) {
     const int d = s->base.model->cfg.dim, hs = s->base.model->cfg.head_size;
     const uint32_t dw = words((uint32_t)d), hw = words((uint32_t)(hs / 2));
     const size_t rw = (size_t)dw * 8; /* row stride in elements */
-    float *x = s->x + (size_t)r0 * rw;
     int rc;
-    if (!x_known && (rc = l2_get(s, s->a_x + (uint32_t)r0 * dw, x, (size_t)rows * rw)) != 0) return rc;
-    uint16_t *sq = s->sq16; /* per row: squares, zero lanes, the two scratch words */
-    for (int r = 0; r < rows; r++) {
-        uint16_t *q = sq + (size_t)r * (rw + 16);
-        for (size_t i = 0; i < rw; i++) q[i] = 0;
-        for (int i = 0; i < d && !s->timing; i++) q[i] = npk_bf16_from_f32(x[r * rw + i] * x[r * rw + i]);
-        npk_pccx_rmsnorm_consts((unsigned)d, 1e-5f, q + rw);
+    if (!sq_sent) {
+        if ((rc = l2_get(s, s->a_x + (uint32_t)r0 * dw, s->x + (size_t)r0 * rw, (size_t)rows * rw)) != 0) return rc;
+        const size_t n = sq_build(s, s->sq16, r0, rows);
+        if ((rc = l2_put16(s, s->a_sq, s->sq16, n)) != 0) return rc;
     }
-    s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)rows * (uint64_t)d;
-    const uint32_t sq0 = s->a_sq + (uint32_t)r0 * (dw + 2);
-    if ((rc = l2_put16(s, sq0, sq, (size_t)rows * (rw + 16))) != 0) return rc;
+    const uint32_t e0 = s->a_sq + (uint32_t)rows * dw, nw = e0 + (uint32_t)rows; /* n*eps words, the n word */
     for (int r = 0; r < rows; r++) {
-        uint32_t q = sq0 + (uint32_t)r * (dw + 2), xr = s->a_x + (uint32_t)(r0 + r) * dw;
-        if ((rc = npk_pccx_rmsnorm_issue(s->drv, xr, q, s->a_xn + (uint32_t)(r0 + r) * dw, q + dw, (unsigned)d, 1)) != 0)
+        const uint32_t t = e0 + (uint32_t)r, xr = s->a_x + (uint32_t)(r0 + r) * dw, yr = s->a_xn + (uint32_t)(r0 + r) * dw;
+        if ((rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_REDUCE_SUM, nw, nw, 1, 0, 1)) != 0) return rc; /* scalar = n */
+        if (r == 0 && (rc = rows == 1 ? npk_pccx_gemv_w(s->drv, e0, s->a_sq, 1, ones, NPK_PCCX_ACCM)
+                                      : npk_pccx_gemm_w(s->drv, e0, s->a_sq, (unsigned)rows, ones, NPK_PCCX_ACCM)) != 0)
+            return rc;
+        if ((rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_SCALE, t, t, 1, NPK_PCCX_CVO_RECIP_SCALE, 1)) != 0 ||
+            (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_SQRT, t, t, 1, 0, 1)) != 0 ||
+            (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_RECIP, t, t, 1, 0, 1)) != 0 ||
+            (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_REDUCE_SUM, t, t, 1, 0, 1)) != 0 || /* scalar = 1/rms */
+            (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_SCALE, xr, yr, (unsigned)d, 0, 1)) != 0)
             return rc;
     }
     float *t = s->xn + (size_t)r0 * rw; /* [M][dw * 8], then sin and cos [M][hw * 8] each */
@@ -217,8 +250,8 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
     const npk_llm_config *c = &m->cfg;
     const int d = c->dim, kv = c->kv_dim, hd = c->hidden_dim, hs = c->head_size, S = c->seq_len;
     const int kv_mul = c->n_heads / c->n_kv_heads, nh = c->n_heads;
-    const uint32_t dw = words((uint32_t)d), kvw = words((uint32_t)kv), hdw = words((uint32_t)hd),
-                   hw = words((uint32_t)(hs / 2));
+    const uint32_t dw = words((uint32_t)d), hdw = words((uint32_t)hd), hw = words((uint32_t)(hs / 2)),
+                   qkvw = qkv_words(c);
     const size_t rw = (size_t)dw * 8;
     uint64_t *ops = s->base.stats.host_op_kinds;
     int rc;
@@ -245,7 +278,16 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
     ops[LLM_HOST_ROPE] += 2ull * (uint64_t)M * (uint64_t)(hs / 2);
     ops[LLM_HOST_EMBED] += (uint64_t)M * (uint64_t)d;
     const unsigned alen = (unsigned)((M - 1) * hw * 8 + hs / 2);
-    if ((rc = l2_put(s, s->a_ang, ax, (size_t)M * hw * 8 + (size_t)M * rw)) != 0) return rc;
+    /* The first RMSNorm's squares and scratch words follow X (a_sq follows
+     * a_x): the host knows X, so they travel in the same transfer. */
+    {
+        const size_t nax = (size_t)M * hw * 8 + (size_t)M * rw;
+        for (size_t i = 0; i < nax; i++) s->sq16[i] = npk_bf16_from_f32(ax[i]);
+        const size_t nsq = sq_build(s, s->sq16 + nax, 0, M);
+        if ((rc = npk_pccx_wstream_at(s->drv, &s->nones[0])) != 0 || /* the FIFO fills from here */
+            (rc = l2_put16(s, s->a_ang, s->sq16, nax + nsq)) != 0)
+            return rc;
+    }
     if ((rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_SIN, s->a_ang, s->a_sin, alen, 0, 1)) != 0 ||
         (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_COS, s->a_ang, s->a_cos, alen, 0, 1)) != 0)
         return rc;
@@ -255,18 +297,18 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
         float *kc = s->kcache + (size_t)l * (size_t)S * (size_t)kv; /* [S][kv], host memory */
         float *vc = s->vcache + (size_t)l * (size_t)S * (size_t)kv;
 
-        if ((rc = rmsnorm(s, at(m->rms_att, (size_t)l * d), 0, M, l == 0, l == 0)) != 0) return rc;
+        if ((rc = rmsnorm(s, at(m->rms_att, (size_t)l * d), 0, M, l == 0, l == 0, &s->nones[2 * l])) != 0) return rc;
         if (l == 0)
             for (int r = 0; r < M; r++) { /* this block's sin and cos, row r */
                 const float *t = s->xn + (size_t)(s->a_sin - s->a_xn) * 8 + (size_t)r * hw * 8;
                 memcpy(s->sinv + r * 64, t, sizeof(float) * (size_t)(hs / 2));
                 memcpy(s->cosv + r * 64, t + (size_t)M * hw * 8, sizeof(float) * (size_t)(hs / 2));
             }
+        /* q | k | v = [wq; wk; wv] XN: one record (the three matrices' rows
+         * in order, each row quantized as it would be alone), one GEMV */
         if ((rc = mm(s, P_Q, s->a_q, s->a_xn, M, &w[P_Q], 0)) != 0) return rc;
-        if ((rc = mm(s, P_K, s->a_k, s->a_xn, M, &w[P_K], 0)) != 0) return rc;
-        if ((rc = mm(s, P_V, s->a_v, s->a_xn, M, &w[P_V], 0)) != 0) return rc;
-        /* q, k and v of every row in one transfer (adjacent regions) */
-        if ((rc = l2_get(s, s->a_q, s->qkv, (size_t)(s->a_v + (uint32_t)M * kvw - s->a_q) * 8)) != 0) return rc;
+        if (M == 1) s->base.stats.gemv_on_device[P_K]++, s->base.stats.gemv_on_device[P_V]++;
+        if ((rc = l2_get(s, s->a_q, s->qkv, (size_t)M * qkvw * 8)) != 0) return rc;
 
         /* Scores, row by row (position pos0 + r sees positions 0..pos0+r):
          * scores[h][t] = q_h . k_t / sqrt(hs), every head at a stride of
@@ -278,9 +320,9 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
             const int pos = pos0 + r, n = pos + 1;
             const uint32_t scw = words((uint32_t)n);
             float *q = s->q, *k = s->k;
-            memcpy(q, s->qkv + (size_t)r * rw, sizeof(float) * (size_t)d);
-            memcpy(k, s->qkv + (size_t)(s->a_k - s->a_q) * 8 + (size_t)r * kvw * 8, sizeof(float) * (size_t)kv);
-            const float *v0 = s->qkv + (size_t)(s->a_v - s->a_q) * 8 + (size_t)r * kvw * 8;
+            const float *row = s->qkv + (size_t)r * qkvw * 8, *v0 = row + d + kv;
+            memcpy(q, row, sizeof(float) * (size_t)d);
+            memcpy(k, row + d, sizeof(float) * (size_t)kv);
             /* RoPE rotation of each pair (i, i+1): q over d, k over kv. */
             for (int i = 0; i < d; i += 2) {
                 float fc = s->cosv[r * 64 + (i % hs) / 2], fs = s->sinv[r * 64 + (i % hs) / 2];
@@ -350,6 +392,9 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
          * double, one BF16 rounding), done here bit for bit where its result
          * is consumed. */
         if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)off * 8)) != 0) return rc;
+        /* the stream left wo's record for the softmax's rows of ones: back
+         * to it now, so that the FIFO fills during the transfer of ATT */
+        if ((rc = npk_pccx_wstream_at(s->drv, &w[P_O])) != 0) return rc;
         off = 0;
         memset(s->att, 0, sizeof(float) * (size_t)M * rw);
         for (int r = 0; r < M; r++) {
@@ -377,7 +422,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
         if ((rc = mm(s, P_O, s->a_x, s->a_att, M, &w[P_O], NPK_PCCX_ACCM)) != 0) return rc;
 
         /* FFN */
-        if ((rc = rmsnorm(s, at(m->rms_ffn, (size_t)l * d), 0, M, 0, 0)) != 0) return rc;
+        if ((rc = rmsnorm(s, at(m->rms_ffn, (size_t)l * d), 0, M, 0, 0, &s->nones[2 * l + 1])) != 0) return rc;
         if ((rc = mm(s, P_W1, s->a_h1, s->a_xn, M, &w[P_W1], 0)) != 0) return rc;
         if ((rc = mm(s, P_W3, s->a_h3, s->a_xn, M, &w[P_W3], 0)) != 0) return rc;
         /* h1 and h3 of every row in one transfer (adjacent regions) */
@@ -396,7 +441,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
     }
     if (!want_logits) return 0;
     /* the last row only: its logits give the next token */
-    if ((rc = rmsnorm(s, m->rms_final, M - 1, 1, 0, 0)) != 0) return rc;
+    if ((rc = rmsnorm(s, m->rms_final, M - 1, 1, 0, 0, &s->nones[2 * c->n_layers])) != 0) return rc;
     s->base.stats.gemv_on_device[P_CLS]++;
     if ((rc = npk_pccx_gemv_w(s->drv, s->a_logits, s->a_xn + (uint32_t)(M - 1) * dw, 1, &s->w[7 * c->n_layers], 0)) != 0)
         return rc;
@@ -489,6 +534,7 @@ static void pccx_destroy(npk_llm_decoder *base) {
     free(s->xn);
     free(s->sq16);
     free(s->emax_w);
+    free(s->nones);
     free(s->sinv);
     free(s->cosv);
     free(s->zeros);
@@ -504,9 +550,9 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
                    S = (uint32_t)c->seq_len, V = (uint32_t)c->vocab_size, hs = (uint32_t)c->head_size;
     if (opts->group_size < 0 || opts->group_size > NPK_LLM_PCCX_MAX_GROUP)
         return npk_err(NPK_EINVAL, "pccx: group size %d out of range 0..%d", opts->group_size, NPK_LLM_PCCX_MAX_GROUP);
-    if (d > 65535 || hd > 65535 || V > 65535)
-        return npk_err(NPK_EUNSUPPORTED, "not supported yet: %s: dimensions above 65535 (dim %u, hidden %u, vocab %u) "
-                       "exceed the pccx 16-bit shape fields", m->name, d, hd, V);
+    if (d + 2 * kv > 65535 || hd > 65535 || V > 65535)
+        return npk_err(NPK_EUNSUPPORTED, "not supported yet: %s: dimensions above 65535 (dim + 2 kv_dim %u, hidden %u, "
+                       "vocab %u) exceed the pccx 16-bit shape fields", m->name, d + 2 * kv, hd, V);
     if (hs > 128)
         return npk_err(NPK_EUNSUPPORTED, "not supported yet: head size %u > 128 on pccx", hs);
     if (!opts->timing_only && !m->token_embedding)
@@ -525,6 +571,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     s->q = calloc(d, fsz);
     s->k = calloc(kv, fsz);
     s->emax_w = calloc((size_t)c->n_heads, sizeof *s->emax_w);
+    s->nones = calloc((size_t)2 * c->n_layers + 1, sizeof *s->nones);
     s->timing = !!opts->timing_only;
     s->zeros = calloc(d > V ? d : V, fsz);
     if (!s->timing) { /* timing-only keeps no cache (TinyLlama's would be 92 MB) */
@@ -534,7 +581,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     s->logits = calloc(V, fsz);
     s->w = calloc((size_t)7 * c->n_layers + 1, sizeof *s->w);
     int rc = 0;
-    if (!s->q || !s->k || !s->emax_w || (!s->timing && (!s->kcache || !s->vcache)) ||
+    if (!s->q || !s->k || !s->emax_w || !s->nones || (!s->timing && (!s->kcache || !s->vcache)) ||
         !s->logits || !s->zeros || !s->w) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto fail;
@@ -572,11 +619,12 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     uint64_t wbytes = 0;
     unsigned G = (unsigned)opts->group_size;
     {
-        unsigned shapes[7][2] = {{d, d}, {kv, d}, {kv, d}, {d, d}, {hd, d}, {d, hd}, {hd, d}};
-        for (int i = 0; i < 7; i++) {
+        unsigned shapes[5][2] = {{d + 2 * kv, d}, {d, d}, {hd, d}, {d, hd}, {hd, d}};
+        for (int i = 0; i < 5; i++) {
             unsigned g = G >= shapes[i][1] ? 0 : G;
             wbytes += (uint64_t)c->n_layers * (npk_pccx_wrec_size(shapes[i][0], shapes[i][1], g, 1) + 64);
         }
+        wbytes += (uint64_t)(2 * c->n_layers + 1) * npk_pccx_wrec_size(1, d, 0, 0); /* the RMSNorms' ones */
         wbytes += npk_pccx_wrec_size(V, d, G >= d ? 0 : G, 1) + 64;
         wbytes += (uint64_t)c->n_heads * npk_pccx_wrec_size(1, 1, 0, 0) + npk_pccx_wrec_size(1, S, 0, 0) + 64;
     }
@@ -600,7 +648,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
         s->h1 = calloc(2 * M * (size_t)words(hd) * 8, fsz);
         s->sc = calloc(M * ((size_t)c->n_heads * words(S) + (size_t)c->n_heads) * 8, fsz);
         s->xn = calloc(M * (rw + 2 * hw8), fsz);
-        s->sq16 = calloc(M * (rw + 16), sizeof *s->sq16);
+        s->sq16 = calloc(M * (hw8 + 2 * rw + 8) + 8, sizeof *s->sq16);
         s->sinv = calloc(M * 64, fsz);
         s->cosv = calloc(M * 64, fsz);
         if (!s->x || !s->qkv || !s->att || !s->h1 || !s->sc || !s->xn || !s->sq16 || !s->sinv || !s->cosv) {
@@ -608,29 +656,43 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
             goto fail;
         }
     }
-    /* Quantize and upload in order of use: per layer q k v o w1 w3 w2, then cls. */
-    for (int l = 0; l < c->n_layers; l++) {
+    /* Quantize and upload in order of use: per layer the attention RMSNorm's
+     * ones, q|k|v (one record: wq, wk, wv's rows in order), o, the FFN
+     * RMSNorm's ones, w1 w3 w2; then the final RMSNorm's ones and cls. */
+    float *wqkv = s->timing ? NULL : malloc(sizeof(float) * (size_t)(d + 2 * kv) * d);
+    if (!s->timing && !wqkv) {
+        rc = npk_err(NPK_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int l = 0; l < c->n_layers && !rc; l++) {
+        if (wqkv) {
+            memcpy(wqkv, m->wq + (size_t)l * d * d, sizeof(float) * (size_t)d * d);
+            memcpy(wqkv + (size_t)d * d, m->wk + (size_t)l * kv * d, sizeof(float) * (size_t)kv * d);
+            memcpy(wqkv + (size_t)(d + kv) * d, m->wv + (size_t)l * kv * d, sizeof(float) * (size_t)kv * d);
+        }
         struct {
-            int idx;
+            int idx; /* -1, -2: the attention / FFN RMSNorm's ones */
             const float *w;
             unsigned n, k;
         } order[7] = {
-            {P_Q, at(m->wq, (size_t)l * d * d), d, d},    {P_K, at(m->wk, (size_t)l * kv * d), kv, d},
-            {P_V, at(m->wv, (size_t)l * kv * d), kv, d},  {P_O, at(m->wo, (size_t)l * d * d), d, d},
-            {P_W1, at(m->w1, (size_t)l * hd * d), hd, d}, {P_W3, at(m->w3, (size_t)l * hd * d), hd, d},
+            {-1, NULL, 1, d},  {P_Q, wqkv, d + 2 * kv, d},  {P_O, at(m->wo, (size_t)l * d * d), d, d},
+            {-2, NULL, 1, d},  {P_W1, at(m->w1, (size_t)l * hd * d), hd, d}, {P_W3, at(m->w3, (size_t)l * hd * d), hd, d},
             {P_W2, at(m->w2, (size_t)l * d * hd), d, hd},
         };
-        for (int i = 0; i < 7; i++) {
+        for (int i = 0; i < 7 && !rc; i++) {
             unsigned g = G >= order[i].k ? 0 : G; /* a group covering the row is per-channel */
+            if (order[i].idx < 0) {
+                rc = npk_pccx_wmat_ones(s->drv, d, &s->nones[2 * l - 1 - order[i].idx]);
+                continue;
+            }
             npk_pccx_wmat *wm = &s->w[7 * l + order[i].idx];
             rc = s->timing ? npk_pccx_wmat_reserve(s->drv, order[i].n, order[i].k, g, wm)
                            : npk_pccx_wmat_upload(s->drv, order[i].w, order[i].n, order[i].k, g, wm);
-            if (rc) {
-                npk_err_prefix(-rc, "layer %d weights", l);
-                goto fail;
-            }
         }
+        if (rc) npk_err_prefix(-rc, "layer %d weights", l);
     }
+    free(wqkv);
+    if (rc || (rc = npk_pccx_wmat_ones(s->drv, d, &s->nones[2 * c->n_layers])) != 0) goto fail;
     rc = s->timing ? npk_pccx_wmat_reserve(s->drv, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers])
                    : npk_pccx_wmat_upload(s->drv, m->wcls, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers]);
     if (rc) {

@@ -311,6 +311,8 @@ static int set_ws_ptr(npk_pccx *d, uint64_t addr) {
     return 0;
 }
 
+int npk_pccx_wstream_at(npk_pccx *d, const npk_pccx_wmat *w) { return set_ws_ptr(d, w->addr); }
+
 static int set_reg16(npk_pccx *d, uint32_t off, uint16_t v) {
     int rc = quiesce(d);
     return rc ? rc : wr(d, off, v);
