@@ -1,28 +1,13 @@
 /* The fp32 reference decoder reproduces llama2.c's greedy output for
  * stories260K byte for byte (expected-greedy-200.txt ships with the model). */
 #include "check.h"
+#include "llm_textbuf.h"
 #include "npukit/llm.h"
 #include "npukit/npu.h"
 
 #include <stdlib.h>
 
 #define MODEL_DIR NPUKIT_SHARED_DIR "/models/stories260K"
-
-typedef struct buf {
-    char *s;
-    size_t n, cap;
-} buf;
-
-static void emit(const char *piece, void *user) {
-    buf *b = user;
-    size_t l = strlen(piece);
-    if (b->n + l + 1 > b->cap) {
-        b->cap = (b->n + l + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->n, piece, l + 1);
-    b->n += l;
-}
 
 static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
