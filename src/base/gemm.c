@@ -18,7 +18,8 @@
  *    over A and B), one FMA per step instead: the same bits, since an FMA
  *    with an exact product rounds the same sum once (explicit intrinsics;
  *    -ffp-contract=off keeps the compiler from fusing anything else).
- * AVX2: 4 x 16 tiles (int8 through vpmaddwd on int16 pairs, exact). Portable:
+ * AVX2: int8 in 4 x 16 tiles through vpmaddwd on int16 pairs (exact), fp32 in
+ * 6 x 16 tiles of 12 ymm accumulators (fused as above). Portable:
  * i-k-j loops with a vectorizable inner loop (always multiply, then add: a C
  * fmaf is a library call on hosts without FMA). */
 #include "npukit/gemm.h"
@@ -166,17 +167,6 @@ static void f32_portable(uint32_t M, uint32_t N, uint32_t K, const float *A, siz
 }
 
 #ifdef GEMM_X86
-/* A into ap [ceil(M / mr)][K][mr] (rows >= M zero): one broadcast per element. */
-static void f32_pack_a(uint32_t M, uint32_t K, const float *A, size_t lda, uint32_t mr, float *ap) {
-    size_t mt = (M + mr - 1) / mr;
-    for (size_t t = 0; t < mt; t++)
-        for (uint32_t r = 0; r < mr; r++) {
-            size_t i = t * mr + r;
-            float *d = ap + t * (size_t)K * mr + r;
-            for (uint32_t k = 0; k < K; k++) d[(size_t)k * mr] = i < M ? A[i * lda + k] : 0.0f;
-        }
-}
-
 /* ---- AVX-512 ---------------------------------------------------------------------- */
 
 enum { MR = 6, NR = 64, KC8 = 512, KCF = 128 };
@@ -496,59 +486,80 @@ T256 static int s8_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, con
     return 0;
 }
 
-/* fp32: tile[4][16] = tile + sequential k of ap [kc][4] x bp [kc][16]
- * (fused: one FMA per step, as f32_kern). */
-T256 static inline __attribute__((always_inline)) void f32_kern2(size_t kc, const float *ap, const float *bp, float *tile,
-                                                                const int fused) {
-    __m256 c[MR2][2];
-    for (int r = 0; r < MR2; r++)
-        c[r][0] = _mm256_loadu_ps(tile + r * NR2), c[r][1] = _mm256_loadu_ps(tile + r * NR2 + 8);
-    for (size_t k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_loadu_ps(bp + k * NR2), b1 = _mm256_loadu_ps(bp + k * NR2 + 8);
-        for (int r = 0; r < MR2; r++) {
-            __m256 av = _mm256_set1_ps(ap[k * MR2 + r]);
-            if (fused) {
-                c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
-                c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
-            } else {
-                c[r][0] = _mm256_add_ps(c[r][0], _mm256_mul_ps(av, b0));
-                c[r][1] = _mm256_add_ps(c[r][1], _mm256_mul_ps(av, b1));
-            }
-        }
+/* fp32: C[ni][nj] (= or +=, sequentially in k) a 6 x 16 tile (12 ymm
+ * accumulators) over kc steps: A's rows in place (rows >= ni repeat row 0 and
+ * are not stored), bp [kc][16]; fused: one FMA per step (see f32_kern). */
+enum { MRF2 = 6 };
+T256 static inline __attribute__((always_inline)) void f32_kern2(size_t kc, const float *a, size_t lda, const float *bp,
+                                                                float *C, size_t ldc, uint32_t ni, uint32_t nj,
+                                                                int accumulate, const int fused) {
+    const float *a0 = a, *a1 = a + (1 < ni ? lda : 0), *a2 = a + (2 < ni ? 2 * lda : 0),
+                *a3 = a + (3 < ni ? 3 * lda : 0), *a4 = a + (4 < ni ? 4 * lda : 0), *a5 = a + (5 < ni ? 5 * lda : 0);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj), lane),
+                  m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj - 8), lane);
+    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+#define ROWS2(X) X(0, c00, c01) X(1, c10, c11) X(2, c20, c21) X(3, c30, c31) X(4, c40, c41) X(5, c50, c51)
+#define INIT(r, x0, x1)                                   \
+    if (accumulate && (r) < ni) {                         \
+        x0 = _mm256_maskload_ps(C + (r) * ldc, m0);       \
+        x1 = _mm256_maskload_ps(C + (r) * ldc + 8, m1);   \
+    } else {                                              \
+        x0 = x1 = _mm256_setzero_ps();                    \
     }
-    for (int r = 0; r < MR2; r++) _mm256_storeu_ps(tile + r * NR2, c[r][0]), _mm256_storeu_ps(tile + r * NR2 + 8, c[r][1]);
+    ROWS2(INIT)
+#undef INIT
+    for (size_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_load_ps(bp + k * NR2), b1 = _mm256_load_ps(bp + k * NR2 + 8), av;
+#define ROW(r, x0, x1)                                                      \
+    av = _mm256_broadcast_ss(a##r + k);                                     \
+    if (fused) {                                                            \
+        x0 = _mm256_fmadd_ps(av, b0, x0);                                   \
+        x1 = _mm256_fmadd_ps(av, b1, x1);                                   \
+    } else {                                                                \
+        x0 = _mm256_add_ps(x0, _mm256_mul_ps(av, b0));                      \
+        x1 = _mm256_add_ps(x1, _mm256_mul_ps(av, b1));                      \
+    }
+        ROWS2(ROW)
+#undef ROW
+    }
+#define STORE(r, x0, x1)                                  \
+    if ((r) < ni) {                                       \
+        _mm256_maskstore_ps(C + (r) * ldc, m0, x0);       \
+        _mm256_maskstore_ps(C + (r) * ldc + 8, m1, x1);   \
+    }
+    ROWS2(STORE)
+#undef STORE
+#undef ROWS2
 }
-
-T256 static void f32_kern2_sep(size_t kc, const float *ap, const float *bp, float *tile) {
-    f32_kern2(kc, ap, bp, tile, 0);
+T256 static void f32_kern2_sep(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
+                               uint32_t nj, int accumulate) {
+    f32_kern2(kc, a, lda, bp, C, ldc, ni, nj, accumulate, 0);
 }
-T256 static void f32_kern2_fma(size_t kc, const float *ap, const float *bp, float *tile) {
-    f32_kern2(kc, ap, bp, tile, 1);
+T256 static void f32_kern2_fma(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
+                               uint32_t nj, int accumulate) {
+    f32_kern2(kc, a, lda, bp, C, ldc, ni, nj, accumulate, 1);
 }
 
 T256 static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
                          const float *B, size_t ldb, float *C, size_t ldc, int fused) {
-    size_t mt = (M + MR2 - 1) / MR2;
-    size_t sz_a = up(mt * MR2 * (size_t)K * sizeof(float), 64), sz_b = (size_t)KC2 * NR2 * sizeof(float);
+    size_t mt = (M + MRF2 - 1) / MRF2;
     void *own;
-    uint8_t *buf = ws_get(ws, sz_a + sz_b, &own);
-    if (!buf) return nomem();
-    float *ap = (float *)buf, *bp = (float *)(buf + sz_a);
-    f32_pack_a(M, K, A, lda, MR2, ap);
-    float tile[MR2 * NR2];
+    float *bp = ws_get(ws, (size_t)KC2 * NR2 * sizeof(float), &own);
+    if (!bp) return nomem();
     for (uint32_t j0 = 0; j0 < N; j0 += NR2) {
         uint32_t nj = N - j0 < NR2 ? N - j0 : NR2;
         for (uint32_t k0 = 0; k0 < K; k0 += KC2) {
             uint32_t kc = K - k0 < KC2 ? K - k0 : KC2;
-            for (uint32_t k = 0; k < kc; k++)
-                for (uint32_t j = 0; j < NR2; j++) bp[k * NR2 + j] = j < nj ? B[(k0 + k) * ldb + j0 + j] : 0.0f;
+            for (uint32_t k = 0; k < kc; k++) { /* B block: [kc][16], zero outside */
+                float *d = bp + (size_t)k * NR2;
+                memcpy(d, B + (size_t)(k0 + k) * ldb + j0, nj * sizeof(float));
+                if (nj < NR2) memset(d + nj, 0, (NR2 - nj) * sizeof(float));
+            }
             for (size_t t = 0; t < mt; t++) {
-                uint32_t i0 = (uint32_t)(t * MR2), ni = M - i0 < MR2 ? M - i0 : MR2;
-                for (uint32_t r = 0; r < MR2; r++)
-                    for (uint32_t j = 0; j < NR2; j++)
-                        tile[r * NR2 + j] = k0 && r < ni && j < nj ? C[(i0 + r) * ldc + j0 + j] : 0.0f;
-                (fused ? f32_kern2_fma : f32_kern2_sep)(kc, ap + (t * K + k0) * MR2, bp, tile);
-                for (uint32_t r = 0; r < ni; r++) memcpy(C + (i0 + r) * ldc + j0, tile + r * NR2, nj * sizeof(float));
+                uint32_t i0 = (uint32_t)(t * MRF2), ni = M - i0 < MRF2 ? M - i0 : MRF2;
+                (fused ? f32_kern2_fma : f32_kern2_sep)(kc, A + (size_t)i0 * lda + k0, lda, bp,
+                                                        C + (size_t)i0 * ldc + j0, ldc, ni, nj, k0 != 0);
             }
         }
     }
