@@ -182,6 +182,52 @@ static void test_matmul(npk_lower *L, int small) {
     npk_lt_free(&b);
 }
 
+/* Banded products (depthwise convolution rows): exact against the golden and
+ * a loop written here, ring and direct, the tile count the picker promised,
+ * and 9 outputs per 3x3x7 tile for 5 taps against 3 for the im2col product. */
+static void test_band(npk_lower *L) {
+    npk_lower_out o, g;
+    npk_lower_evidence ev;
+    static const unsigned shapes[][4] = {{2, 5, 96, 5}, {3, 5, 17, 5}, {7, 3, 10, 3}, {1, 2, 4, 7}, {4, 1, 1, 1}, {5, 2, 8, 6}};
+    for (int batching = 1; batching >= 0; batching--)
+        for (unsigned s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            unsigned R = shapes[s][0], O = shapes[s][1], W = shapes[s][2], F = shapes[s][3], P = W + F - 1;
+            npk_ltensor ln = T3(R, O, P), tp = T2(O, F);
+            fill(&ln, -128, 127);
+            fill(&tp, -128, 127);
+            npk_lower_set_batching(L, batching);
+            CHECK_EQ(npk_lower_band_matmul(L, &ln, &tp, &o, &g, &ev), 0);
+            CHECK(same(&o, &g, "band"));
+            int32_t *want = calloc((size_t)R * W, sizeof *want);
+            for (unsigned r = 0; r < R; r++)
+                for (unsigned x = 0; x < W; x++)
+                    for (unsigned k = 0; k < O * F; k++)
+                        want[r * W + x] += ln.data[(r * O + k / F) * P + x + k % F] * tp.data[k];
+            CHECK(eqv(&o.t[0], want, (size_t)R * W));
+            CHECK_EQ(ev.tiles, npk_lower_band_tiles(L, R, O, W, F));
+            CHECK_EQ(batching ? ev.desc[E1_OP_GEMM_S8] : ev.direct[E1_OP_GEMM_S8], ev.tiles);
+            free(want);
+            npk_lower_out_free(&o);
+            npk_lower_out_free(&g);
+            npk_lt_free(&ln);
+            npk_lt_free(&tp);
+        }
+    npk_lower_set_batching(L, 1);
+    CHECK_EQ(npk_lower_band_tiles(L, 3, 5, 96, 5), 32 * 5); /* 3x3x7: 9 outputs per tile */
+    unsigned tm, tn, tk;
+    npk_lower_pick_tile(L, 0, 3 * 96, 25, 1, &tm, &tn, &tk); /* the same convolution as im2col x taps */
+    CHECK_EQ((uint64_t)((3 * 96 + tm - 1) / tm) * ((25 + tk - 1) / tk), 96 * 4);
+    /* 8 taps fit no tile; operands are checked first */
+    npk_ltensor ln = T3(1, 1, 9), tp = T2(1, 8), bad = T2(2, 3);
+    CHECK_EQ(npk_lower_band_tiles(L, 1, 1, 2, 8), 0);
+    CHECK_EQ(npk_lower_band_matmul(L, &ln, &tp, &o, &g, &ev), -NPK_EUNSUPPORTED);
+    CHECK_EQ(npk_lower_band_matmul(L, &ln, &bad, &o, &g, &ev), -NPK_EINVAL);
+    CHECK(strstr(npk_errmsg(), "taps") != NULL);
+    npk_lt_free(&ln);
+    npk_lt_free(&tp);
+    npk_lt_free(&bad);
+}
+
 static void test_batch_qkv_conv(npk_lower *L) {
     npk_lower_out o, g;
     npk_lower_evidence ev;
@@ -1018,6 +1064,7 @@ static void run_all(npk_port *port, int small) {
     if (!L) return;
     test_matmul(L, small);
     test_batch_qkv_conv(L);
+    test_band(L);
     test_precisions(L);
     test_elementwise(L);
     test_mlps(L);

@@ -251,6 +251,21 @@ void npk_decoder_args_default(npk_decoder_args *a);
 /* result:i32[M][N] = lhs[M][K] x rhs[K][N]. */
 int npk_lower_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *out,
                      npk_lower_out *golden, npk_lower_evidence *ev);
+/* A banded product, the shape of a convolution along one axis with stride 1
+ * (a depthwise convolution's rows): result:i32[R][W] with
+ * result[r][x] = sum over o < O, f < F of lines[r][o][x+f] * taps[o][f], for
+ * lines[R][O][P] and taps[O][F] int8, W = P - F + 1. Its GEMM tiles run n
+ * consecutive outputs x at once: for rows r0.., outputs x0.. and one o,
+ * A = lines[r][o][x0 .. x0+n+F-2] (m x (n+F-1)) and B = the band
+ * B[l][j] = taps[o][l-j] (0 outside 0..F-1), C accumulated over o on the
+ * host (split-K). With F = 5, a 3x3x7 tile gives 9 outputs (45 of its 63
+ * MACs are taps, the rest multiply the band's zeros), where the im2col
+ * product [R*W][O*F] x [O*F][1] takes 3 outputs per 3x1x7 tile. */
+int npk_lower_band_matmul(npk_lower *L, const npk_ltensor *lines, const npk_ltensor *taps, npk_lower_out *out,
+                          npk_lower_out *golden, npk_lower_evidence *ev);
+/* The GEMM tiles npk_lower_band_matmul takes for R x O lines of W outputs and
+ * F taps (0 when F > 7: no tile holds one output). */
+uint64_t npk_lower_band_tiles(npk_lower *L, unsigned R, unsigned O, unsigned W, unsigned F);
 /* result:i32[B][H][M][N] = lhs[B][H][M][K] x rhs[B][H][K][N] per (batch, head). */
 int npk_lower_batch_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_ltensor *rhs,
                            npk_lower_out *out, npk_lower_out *golden, npk_lower_evidence *ev);

@@ -25,9 +25,63 @@ typedef struct e1be {
 
 static npk_port *e1_port(npk_backend *b) { return ((e1be *)b->priv)->port; }
 
+/* A depthwise group (one output column) whose im2col rows are a band
+ * along the innermost axis: run it as npk_lower_band_matmul on the input
+ * lines when that takes fewer GEMM tiles than the im2col product (a 5x5
+ * kernel: 9 outputs per tile instead of 3). 1: not taken (the caller runs
+ * the product), 0 or an error: done. */
+static int e1_band(e1be *s, uint32_t m, uint32_t n, uint32_t k, const int8_t *a, uint32_t lda, const int8_t *bm,
+                   uint32_t ldb, int32_t *c, uint32_t ldc, const npk_qmm_rows *rows) {
+    if (!rows || n != 1 || !rows->ow || !rows->kw || m % rows->ow || k % rows->kw) return 1;
+    const uint32_t ow = rows->ow, kw = rows->kw, rg = m / ow, no = k / kw, pl = ow + kw - 1;
+    unsigned tm, tn, tk;
+    npk_lower_pick_tile(s->L, 0, m, k, n, &tm, &tn, &tk);
+    uint64_t band = npk_lower_band_tiles(s->L, rg, no, ow, kw), plain = (uint64_t)((m + tm - 1) / tm) * ((k + tk - 1) / tk);
+    if (!band || band >= plain) return 1;
+    npk_ltensor lines, taps;
+    memset(&lines, 0, sizeof lines);
+    memset(&taps, 0, sizeof taps);
+    int rc = npk_lt_alloc2(&taps, no, kw);
+    if (!rc) {
+        lines.rank = 3;
+        lines.dim[0] = rg, lines.dim[1] = no, lines.dim[2] = pl;
+        if (!(lines.data = malloc((size_t)rg * no * pl * sizeof *lines.data))) rc = npk_err(NPK_ENOMEM, "out of memory");
+    }
+    if (rc) {
+        npk_lt_free(&taps);
+        npk_lt_free(&lines);
+        return rc;
+    }
+    /* line (g, o) at position p: the im2col element of output x = min(p, ow - 1), tap p - x */
+    for (uint32_t g = 0; g < rg; g++)
+        for (uint32_t o = 0; o < no; o++)
+            for (uint32_t p = 0; p < pl; p++) {
+                uint32_t x = p < ow ? p : ow - 1;
+                lines.data[((size_t)g * no + o) * pl + p] = a[(size_t)(g * ow + x) * lda + o * kw + (p - x)];
+            }
+    for (uint32_t i = 0; i < k; i++) taps.data[i] = bm[(size_t)i * ldb];
+    npk_lower_out out;
+    memset(&out, 0, sizeof out);
+    rc = npk_lower_band_matmul(s->L, &lines, &taps, &out, NULL, NULL);
+    if (!rc) {
+        const npk_ltensor *r = npk_lower_out_get(&out, "result");
+        if (!r || npk_lt_numel(r) != (size_t)m) {
+            rc = npk_err(NPK_EDEVICE, "e1: band lowering returned no %ux%u result", rg, ow);
+        } else {
+            for (uint32_t i = 0; i < m; i++) *(int32_t *)((uint8_t *)c + (size_t)i * ldc) = r->data[i];
+        }
+    }
+    npk_lower_out_free(&out);
+    npk_lt_free(&lines);
+    npk_lt_free(&taps);
+    return rc;
+}
+
 static int e1_host_gemm(npk_backend *b, uint32_t m, uint32_t n, uint32_t k, const int8_t *a, uint32_t lda,
-                        const int8_t *bm, uint32_t ldb, int32_t *c, uint32_t ldc) {
+                        const int8_t *bm, uint32_t ldb, int32_t *c, uint32_t ldc, const npk_qmm_rows *rows) {
     e1be *s = b->priv;
+    int brc = e1_band(s, m, n, k, a, lda, bm, ldb, c, ldc, rows);
+    if (brc != 1) return brc;
     npk_ltensor lhs, rhs;
     memset(&lhs, 0, sizeof lhs);
     memset(&rhs, 0, sizeof rhs);

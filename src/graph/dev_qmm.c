@@ -429,11 +429,15 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
             rc = npk_err(NPK_ENOMEM, "out of memory");
             goto out;
         }
+        /* the im2col rows along the innermost axis, for a band product (stride 1, no dilation) */
+        const npk_onnx_conv_params *p = &q->cp;
+        npk_qmm_rows rows = {(uint32_t)p->out[2], (uint32_t)p->k[2]};
+        const int band = q->conv && !q->a_km && p->stride[2] == 1 && p->dil[2] == 1 && p->k[2] > 1 && p->out[2] > 1;
         for (int64_t g = 0; g < G; g++) {
             int64_t ar0 = q->aoff ? q->aoff[g] : g * R, br0 = q->boff ? q->boff[g] : g * K;
             if ((rc = d->host_gemm(be, (uint32_t)R, (uint32_t)N, (uint32_t)K, (const int8_t *)abuf + (size_t)ar0 * q->lda, q->lda,
                                    (const int8_t *)bbuf + (size_t)br0 * q->ldb, q->ldb,
-                                   (int32_t *)((uint8_t *)cbuf + (size_t)(g * R) * q->ldc), q->ldc)))
+                                   (int32_t *)((uint8_t *)cbuf + (size_t)(g * R) * q->ldc), q->ldc, band ? &rows : NULL)))
                 goto out;
         }
         goto epilogue;

@@ -23,12 +23,23 @@ typedef int (*npk_qmm_gemm_fn)(npk_backend *b, uint32_t m, uint32_t n, uint32_t 
                                uint64_t bm, uint32_t ldb, uint64_t c, uint32_t ldc);
 typedef int (*npk_qmm_flush_fn)(npk_backend *b);
 
+/* The structure of a convolution's im2col matrix A along the innermost
+ * spatial axis when it has stride 1 and no dilation: A's rows come in runs
+ * of ow consecutive outputs and K in runs of kw taps along that axis, so
+ * A[g*ow + x][o*kw + f] depends on x + f only (the input line (g, o) at
+ * position x + f, padding included): a device may use the band instead of
+ * the im2col rows. */
+typedef struct npk_qmm_rows {
+    uint32_t ow, kw;
+} npk_qmm_rows;
+
 /* A device without guest-memory tensors (e1: a 64-byte scratchpad that its
  * lowering layer tiles through): C[m][n] int32 = A[m][k] x B[k][n] int8 on
  * host matrices with the given row pitches (bytes for A and B, elements of
- * C are int32 at ldc bytes). */
+ * C are int32 at ldc bytes). rows: A's convolution structure, or NULL. */
 typedef int (*npk_qmm_host_gemm_fn)(npk_backend *b, uint32_t m, uint32_t n, uint32_t k, const int8_t *a, uint32_t lda,
-                                    const int8_t *bm, uint32_t ldb, int32_t *c, uint32_t ldc);
+                                    const int8_t *bm, uint32_t ldb, int32_t *c, uint32_t ldc,
+                                    const npk_qmm_rows *rows);
 
 typedef struct npk_qmm_dev {
     uint32_t max_m, max_n, max_k;   /* per-descriptor limits (M, N tiled; K split into host-summed chunks) */

@@ -265,8 +265,12 @@ int lw_relu(npk_lower *L, const int32_t *in, int32_t *out, size_t n) {
     return 0;
 }
 
+/* One GEMM tile: C[m][n] += A[m][k] x B[k][n], each operand given by its
+ * first element and row pitch (elements) in the caller's int32 matrices. */
 typedef struct tile {
-    unsigned i0, j0, k0, m, n, k;
+    const int32_t *a, *b;
+    int32_t *c;
+    unsigned lda, ldb, ldc, m, n, k;
 } tile;
 
 static void note_tile(npk_lower *L, const tile *t) {
@@ -278,46 +282,43 @@ static void note_tile(npk_lower *L, const tile *t) {
     }
 }
 
-static void accumulate(int32_t *C, unsigned N, const tile *t, const int32_t *c) {
+static void accumulate(const tile *t, const int32_t *c) {
     for (unsigned i = 0; i < t->m; i++)
         for (unsigned j = 0; j < t->n; j++) {
-            int32_t *d = &C[(size_t)(t->i0 + i) * N + t->j0 + j];
+            int32_t *d = &t->c[(size_t)i * t->ldc + j];
             *d = (int32_t)((uint32_t)*d + (uint32_t)c[i * t->n + j]);
         }
 }
 
-static void tile_operands(const tile *t, unsigned K, unsigned N, const int32_t *A, const int32_t *B, int8_t *a,
-                          int8_t *b) {
+static void tile_operands(const tile *t, int8_t *a, int8_t *b) {
     for (unsigned i = 0; i < t->m; i++)
-        for (unsigned l = 0; l < t->k; l++) a[i * t->k + l] = (int8_t)A[(size_t)(t->i0 + i) * K + t->k0 + l];
+        for (unsigned l = 0; l < t->k; l++) a[i * t->k + l] = (int8_t)t->a[(size_t)i * t->lda + l];
     for (unsigned l = 0; l < t->k; l++)
-        for (unsigned j = 0; j < t->n; j++) b[l * t->n + j] = (int8_t)B[(size_t)(t->k0 + l) * N + t->j0 + j];
+        for (unsigned j = 0; j < t->n; j++) b[l * t->n + j] = (int8_t)t->b[(size_t)l * t->ldb + j];
 }
 
 /* Scratchpad image of a tile as its layout places it (from the stream's
  * first byte): lay->lead zero bytes, A (row stride k), B (row stride n),
  * zeros after them up to LW_SLOT_BYTES; int4 packs two elements per byte,
- * low nibble first. Taken from the [M][K] and [K][N] int32 matrices A and
- * B. */
-static void tile_image(int int4, const lw_layout *lay, const tile *t, unsigned K, unsigned N, const int32_t *A,
-                       const int32_t *B, uint8_t *img) {
+ * low nibble first. */
+static void tile_image(int int4, const lw_layout *lay, const tile *t, uint8_t *img) {
     unsigned na = t->m * t->k, nb = t->k * t->n;
     if (!int4) {
         uint8_t *o = img;
         for (unsigned i = 0; i < lay->lead; i++) *o++ = 0;
         for (unsigned i = 0; i < t->m; i++) {
-            const int32_t *r = A + (size_t)(t->i0 + i) * K + t->k0;
+            const int32_t *r = t->a + (size_t)i * t->lda;
             for (unsigned l = 0; l < t->k; l++) *o++ = (uint8_t)r[l];
         }
         for (unsigned l = 0; l < t->k; l++) {
-            const int32_t *r = B + (size_t)(t->k0 + l) * N + t->j0;
+            const int32_t *r = t->b + (size_t)l * t->ldb;
             for (unsigned j = 0; j < t->n; j++) *o++ = (uint8_t)r[j];
         }
         memset(o, 0, LW_SLOT_BYTES - (lay->lead + na + nb));
         return;
     }
     int8_t a[21], b[21];
-    tile_operands(t, K, N, A, B, a, b);
+    tile_operands(t, a, b);
     memset(img, 0, LW_SLOT_BYTES);
     for (unsigned e = 0; e < na + nb; e++) {
         int8_t v = e < na ? a[e] : b[e - na];
@@ -325,8 +326,7 @@ static void tile_image(int int4, const lw_layout *lay, const tile *t, unsigned K
     }
 }
 
-static int tile_direct(npk_lower *L, int int4, const tile *t, unsigned K, unsigned N, const int32_t *A,
-                       const int32_t *B, int32_t *C) {
+static int tile_direct(npk_lower *L, int int4, const tile *t) {
     int8_t a[21], b[21];
     int32_t c[9];
     lw_layout lay;
@@ -334,11 +334,11 @@ static int tile_direct(npk_lower *L, int int4, const tile *t, unsigned K, unsign
     if (tile_layout(int4, t->m, t->n, t->k, &lay))
         return npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u tile does not fit the scratchpad", t->m, t->n, t->k);
     if (!lay.soff) { /* the packed layout: the driver's tile */
-        tile_operands(t, K, N, A, B, a, b);
+        tile_operands(t, a, b);
         rc = npk_e1_gemm_tile(L->e, int4, t->m, t->n, t->k, a, b, c);
     } else { /* C over finished A rows: the image at its offset, the GEMM on it, C read back */
         uint8_t img[LW_SLOT_BYTES], raw[4 * 9];
-        tile_image(int4, &lay, t, K, N, A, B, img);
+        tile_image(int4, &lay, t, img);
         rc = npk_e1_scratch_write(L->e, lay.soff, img, lay.slen);
         if (!rc) rc = npk_e1_gemm_run(L->e, &lay.g, int4);
         if (!rc) rc = npk_e1_scratch_read(L->e, lay.g.c_base, raw, 4 * t->m * t->n);
@@ -348,7 +348,7 @@ static int tile_direct(npk_lower *L, int int4, const tile *t, unsigned K, unsign
     }
     if (rc) return rc;
     note_tile(L, t);
-    accumulate(C, N, t, c);
+    accumulate(t, c);
     return 0;
 }
 
@@ -356,8 +356,7 @@ static int tile_direct(npk_lower *L, int int4, const tile *t, unsigned K, unsign
  * memory, one streamed GEMM descriptor with writeback per tile. Returns 1
  * (nothing accumulated) when the ring timed out on a descriptor longer than
  * the slow-memory limit: the caller plans the product again. */
-static int tile_batch(npk_lower *L, int int4, const lw_layout *lay, const tile *ts, unsigned n, unsigned K, unsigned N,
-                      const int32_t *A, const int32_t *B, int32_t *C) {
+static int tile_batch(npk_lower *L, int int4, const lw_layout *lay, const tile *ts, unsigned n) {
     npk_e1_tilecfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gemm = lay->g;
@@ -369,7 +368,7 @@ static int tile_batch(npk_lower *L, int int4, const lw_layout *lay, const tile *
     uint8_t local[LW_ARENA_USED], *direct = npk_port_direct(L->port, L->arena, LW_ARENA_USED);
     uint8_t *img = direct ? direct : local;
     for (unsigned s = 0; s < n; s++) {
-        tile_image(int4, lay, &ts[s], K, N, A, B, img + s * LW_SLOT_BYTES);
+        tile_image(int4, lay, &ts[s], img + s * LW_SLOT_BYTES);
         uint64_t src = L->arena + s * LW_SLOT_BYTES, dst = L->arena + (LW_SLOTS + s) * LW_SLOT_BYTES;
         d[s] = npk_e1_desc_stream(int4 ? E1_OP_GEMM_S4 : E1_OP_GEMM_S8, src, lay->soff, len, dst);
     }
@@ -386,7 +385,7 @@ static int tile_batch(npk_lower *L, int int4, const lw_layout *lay, const tile *
         }
         /* the same tiles as direct MMIO commands (still on the NPU) */
         for (unsigned s = 0; s < n; s++)
-            if ((rc = tile_direct(L, int4, &ts[s], K, N, A, B, C))) return rc;
+            if ((rc = tile_direct(L, int4, &ts[s]))) return rc;
         return 0;
     }
     if (rc) return rc;
@@ -402,19 +401,19 @@ static int tile_batch(npk_lower *L, int int4, const lw_layout *lay, const tile *
             c[i] = (int32_t)((uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
                              (uint32_t)raw[4 * i + 3] << 24);
         note_tile(L, &ts[s]);
-        accumulate(C, N, &ts[s], c);
+        accumulate(&ts[s], c);
     }
     return 0;
 }
 
 /* The ring batches' order: tiles grouped by shape, largest shapes first
  * (shape key m*100 + n*10 + k: m, n, k < 10), each shape's tiles in the
- * reference order of ts (what a stable sort by shape gives); at most 8
- * shapes (full or edge block in each of M, N, K). ts is reordered in place
- * through tmp (nt tiles). */
+ * reference order of ts (what a stable sort by shape gives); at most
+ * LW_SHAPES shapes. ts is reordered in place through tmp (nt tiles). */
+#define LW_SHAPES 16
 static void order_by_shape(tile *ts, size_t nt, tile *tmp) {
-    unsigned key[8], nk = 0;
-    size_t at[8] = {0};
+    unsigned key[LW_SHAPES], nk = 0;
+    size_t at[LW_SHAPES] = {0};
     for (size_t i = 0; i < nt; i++) {
         unsigned k = ts[i].m * 100 + ts[i].n * 10 + ts[i].k, s = 0;
         while (s < nk && key[s] != k) s++;
@@ -441,6 +440,36 @@ static void order_by_shape(tile *ts, size_t nt, tile *tmp) {
     memcpy(ts, tmp, nt * sizeof *ts);
 }
 
+/* Run nt tiles (ts has room for 2*nt: the second half reorders them):
+ * direct MMIO one by one, or ring batches of up to 7 tiles of one shape.
+ * The C blocks must be zeroed by the caller. 1: a ring timed out on a long
+ * descriptor (slow memory), plan again with L->slow_mem set. */
+static int run_tiles(npk_lower *L, int int4, tile *ts, size_t nt) {
+    int rc = 0;
+    if (!L->batching) {
+        for (size_t i = 0; i < nt && !rc; i++) rc = tile_direct(L, int4, &ts[i]);
+        return rc;
+    }
+    /* group by shape: one GEMM configuration per ring batch */
+    order_by_shape(ts, nt, ts + nt);
+    size_t i = 0;
+    lw_layout lay;
+    memset(&lay, 0, sizeof lay);
+    while (i < nt && !rc) {
+        unsigned n = 1;
+        while (n < LW_SLOTS && i + n < nt && ts[i + n].m == ts[i].m && ts[i + n].n == ts[i].n && ts[i + n].k == ts[i].k)
+            n++;
+        /* one layout per shape (the batches come grouped by shape) */
+        if ((lay.g.m != ts[i].m || lay.g.n != ts[i].n || lay.g.k != ts[i].k) &&
+            tile_layout(int4, ts[i].m, ts[i].n, ts[i].k, &lay))
+            return npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u tile does not fit the scratchpad", ts[i].m, ts[i].n,
+                           ts[i].k);
+        rc = tile_batch(L, int4, &lay, ts + i, n);
+        i += n;
+    }
+    return rc;
+}
+
 int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const int32_t *A, const int32_t *B,
             int32_t *C) {
 again:;
@@ -454,36 +483,13 @@ again:;
     for (unsigned i0 = 0; i0 < M; i0 += tm)
         for (unsigned j0 = 0; j0 < N; j0 += tn)
             for (unsigned k0 = 0; k0 < K; k0 += tk) {
-                tile t = {i0, j0, k0, M - i0 < tm ? M - i0 : tm, N - j0 < tn ? N - j0 : tn, K - k0 < tk ? K - k0 : tk};
+                tile t = {A + (size_t)i0 * K + k0, B + (size_t)k0 * N + j0, C + (size_t)i0 * N + j0, K, N, N,
+                          M - i0 < tm ? M - i0 : tm, N - j0 < tn ? N - j0 : tn, K - k0 < tk ? K - k0 : tk};
                 ts[c++] = t;
             }
     memset(C, 0, (size_t)M * N * sizeof *C);
     if (K > tk) L->host |= NPK_HOST_ACCUMULATES_SPLIT_K;
-    int rc = 0;
-    if (!L->batching) {
-        for (size_t i = 0; i < nt && !rc; i++) rc = tile_direct(L, int4, &ts[i], K, N, A, B, C);
-    } else {
-        /* group by shape: one GEMM configuration per ring batch */
-        order_by_shape(ts, nt, ts + nt);
-        size_t i = 0;
-        lw_layout lay;
-        memset(&lay, 0, sizeof lay);
-        while (i < nt && !rc) {
-            unsigned n = 1;
-            while (n < LW_SLOTS && i + n < nt && ts[i + n].m == ts[i].m && ts[i + n].n == ts[i].n &&
-                   ts[i + n].k == ts[i].k)
-                n++;
-            /* one layout per shape (the batches come grouped by shape) */
-            if ((lay.g.m != ts[i].m || lay.g.n != ts[i].n || lay.g.k != ts[i].k) &&
-                tile_layout(int4, ts[i].m, ts[i].n, ts[i].k, &lay)) {
-                rc = npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u tile does not fit the scratchpad", ts[i].m, ts[i].n,
-                             ts[i].k);
-                break;
-            }
-            rc = tile_batch(L, int4, &lay, ts + i, n, K, N, A, B, C);
-            i += n;
-        }
-    }
+    int rc = run_tiles(L, int4, ts, nt);
     free(ts);
     if (rc == 1) goto again; /* slow memory: the whole product again with tiles that leave room for it */
     return rc;
@@ -501,6 +507,83 @@ int npk_lower_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_l
     unsigned d[2] = {lhs->dim[0], rhs->dim[1]};
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
     rc = r ? lw_gemm(L, int4, lhs->dim[0], lhs->dim[1], rhs->dim[1], lhs->data, rhs->data, r->data) : -NPK_ENOMEM;
+    return lw_close(&op, rc);
+}
+
+/* The band tile: m rows, n outputs (K = n + F - 1 <= 7) with the fewest
+ * tiles among shapes that fit and keep the descriptor within desc_limit. */
+static uint64_t band_pick(npk_lower *L, unsigned R, unsigned O, unsigned W, unsigned F, unsigned *bm, unsigned *bn) {
+    uint64_t best = 0;
+    *bm = *bn = 0;
+    for (unsigned n = 3; n >= 1; n--) {
+        unsigned k = n + F - 1;
+        if (k > 7) continue;
+        for (unsigned m = 3; m >= 1; m--) {
+            lw_layout t;
+            if (tile_layout(0, m, n, k, &t) || desc_cycles(&t) > desc_limit(L)) continue;
+            uint64_t c = (uint64_t)((R + m - 1) / m) * ((W + n - 1) / n) * O;
+            if (!best || c < best) best = c, *bm = m, *bn = n;
+        }
+    }
+    return best;
+}
+
+uint64_t npk_lower_band_tiles(npk_lower *L, unsigned R, unsigned O, unsigned W, unsigned F) {
+    unsigned m, n;
+    return F && W ? band_pick(L, R, O, W, F, &m, &n) : 0;
+}
+
+int npk_lower_band_matmul(npk_lower *L, const npk_ltensor *lines, const npk_ltensor *taps, npk_lower_out *out,
+                          npk_lower_out *golden, npk_lower_evidence *ev) {
+    LW_OPEN(op, L, "band_matmul", out, golden, ev, g,
+            golden ? npk_golden_band_matmul(lines, taps, g) : npk_golden_band_matmul_check(lines, taps));
+    const unsigned R = lines->dim[0], O = lines->dim[1], P = lines->dim[2], F = taps->dim[1], W = P - F + 1;
+    unsigned d[2] = {R, W};
+    npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
+    int rc = r ? 0 : -NPK_ENOMEM;
+    tile *ts = NULL;
+    int32_t *band = NULL;
+again:
+    if (!rc) {
+        unsigned tm, tn;
+        if (!band_pick(L, R, O, W, F, &tm, &tn)) {
+            rc = npk_err(NPK_EUNSUPPORTED, "e1 lowering: %u taps per line do not fit a GEMM tile (K <= 7)", F);
+            goto done;
+        }
+        const unsigned kb = tn + F - 1; /* the band block of one o: kb x tn, row pitch tn */
+        size_t nt = (size_t)((R + tm - 1) / tm) * ((W + tn - 1) / tn) * O;
+        free(ts);
+        free(band);
+        ts = malloc(2 * nt * sizeof *ts);
+        band = calloc((size_t)O * kb * tn, sizeof *band);
+        if (!ts || !band) {
+            rc = npk_err(NPK_ENOMEM, "out of memory (%zu band tiles)", nt);
+            goto done;
+        }
+        for (unsigned o = 0; o < O; o++)
+            for (unsigned l = 0; l < kb; l++)
+                for (unsigned j = 0; j < tn; j++)
+                    if (l >= j && l - j < F) band[((size_t)o * kb + l) * tn + j] = taps->data[(size_t)o * F + l - j];
+        size_t c = 0;
+        for (unsigned i0 = 0; i0 < R; i0 += tm)
+            for (unsigned x0 = 0; x0 < W; x0 += tn)
+                for (unsigned o = 0; o < O; o++) {
+                    unsigned n = W - x0 < tn ? W - x0 : tn;
+                    tile t = {lines->data + ((size_t)i0 * O + o) * P + x0, band + (size_t)o * kb * tn,
+                              r->data + (size_t)i0 * W + x0, O * P, tn, W, R - i0 < tm ? R - i0 : tm, n, n + F - 1};
+                    ts[c++] = t;
+                }
+        memset(r->data, 0, (size_t)R * W * sizeof *r->data);
+        if (O > 1) L->host |= NPK_HOST_ACCUMULATES_SPLIT_K;
+        rc = run_tiles(L, 0, ts, nt);
+        if (rc == 1) {
+            rc = 0;
+            goto again; /* slow memory: again with tiles that leave room for it */
+        }
+    }
+done:
+    free(ts);
+    free(band);
     return lw_close(&op, rc);
 }
 

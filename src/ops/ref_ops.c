@@ -206,6 +206,35 @@ int npk_golden_matmul(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, 
     return 0;
 }
 
+int npk_golden_band_matmul_check(const npk_ltensor *lines, const npk_ltensor *taps) {
+    TRY(npk_ck_rank(lines, "lines", 3));
+    TRY(npk_ck_rank(taps, "taps", 2));
+    TRY(ck_dim("taps", 0, taps->dim[0], lines->dim[1], "taps per line of lines"));
+    if (taps->dim[1] > lines->dim[2])
+        return npk_err(NPK_EINVAL, "field 'lines': %u positions per line, fewer than the %u taps", lines->dim[2],
+                       taps->dim[1]);
+    TRY(ck_i8(lines, "lines"));
+    TRY(ck_i8(taps, "taps"));
+    return 0;
+}
+
+int npk_golden_band_matmul(const npk_ltensor *lines, const npk_ltensor *taps, npk_lower_out *g) {
+    TRY(npk_golden_band_matmul_check(lines, taps));
+    unsigned R = lines->dim[0], O = lines->dim[1], P = lines->dim[2], F = taps->dim[1], W = P - F + 1;
+    unsigned d[2] = {R, W};
+    npk_ltensor *r = npk_out_add(g, "result", NPK_LD_I32, 2, d);
+    if (!r) return -NPK_ENOMEM;
+    for (unsigned i = 0; i < R; i++)
+        for (unsigned x = 0; x < W; x++) {
+            uint32_t s = 0;
+            for (unsigned o = 0; o < O; o++)
+                for (unsigned f = 0; f < F; f++)
+                    s += (uint32_t)(lines->data[((size_t)i * O + o) * P + x + f] * taps->data[(size_t)o * F + f]);
+            r->data[(size_t)i * W + x] = (int32_t)s;
+        }
+    return 0;
+}
+
 static int ck_batch(const char *lf, const char *rf, const npk_ltensor *lhs, const npk_ltensor *rhs, unsigned raxis,
                     const char *what) {
     TRY(npk_ck_rank(lhs, lf, 4));

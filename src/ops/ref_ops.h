@@ -49,6 +49,10 @@ int npk_f16_to_q88(int bf16, uint32_t bits, int32_t *q);
 int npk_golden_matmul(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *g);
 /* The operand checks of npk_golden_matmul alone (rank, K, int8/int4 range). */
 int npk_golden_matmul_check(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs);
+/* lines [R][O][P] x taps [O][F] -> "result" [R][P-F+1]: result[r][x] = sum over o, f of
+ * lines[r][o][x+f] * taps[o][f] (int8 operands, int32 wrapping sums). */
+int npk_golden_band_matmul(const npk_ltensor *lines, const npk_ltensor *taps, npk_lower_out *g);
+int npk_golden_band_matmul_check(const npk_ltensor *lines, const npk_ltensor *taps);
 int npk_golden_batch_matmul(int int4, const npk_ltensor *lhs, const npk_ltensor *rhs, npk_lower_out *g);
 int npk_golden_qkv_projection(const npk_ltensor *input, const npk_ltensor *packed_weight, unsigned shift,
                               npk_lower_out *g);
