@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "npukit/cpu.h"
+
 static int check_failures;
 static int check_count;
 
@@ -40,6 +42,14 @@ static int check_count;
                     check_a_ ? check_a_ : "(null)", check_b_ ? check_b_ : "(null)");                         \
         }                                                                                                   \
     } while (0)
+
+/* Runs the statement after it once per instruction-set level this host has
+ * (include/npukit/cpu.h: c, avx2, avx512, avx512vnni), forced in turn with
+ * npk_isa_force, so every variant of every kernel module meets its golden; the
+ * caller restores npk_isa_force(NPK_ISA_AUTO) after. */
+#define FOR_EACH_ISA(l) \
+    for (int l = NPK_ISA_C; l < NPK_ISA_COUNT; l++) \
+        if (npk_isa_force((npk_isa)l) == 0)
 
 /* End of main: prints a summary and returns the exit code. */
 #define CHECK_DONE()                                                                            \

@@ -21,7 +21,9 @@ static uint32_t rnd(void) {
     return (uint32_t)(rng >> 33);
 }
 
-static const npk_gemm_isa isas[] = {NPK_GEMM_PORTABLE, NPK_GEMM_AVX2, NPK_GEMM_AVX512};
+/* Every variant of the shared kernels the host runs: each instruction-set level
+ * (include/npukit/cpu.h) but avx512, whose variant is avx2's (AVX-512 needs VNNI). */
+#define FOR_EACH_VARIANT(l) FOR_EACH_ISA(l) if (l != NPK_ISA_AVX512)
 static npk_gemm_ws WS;
 static int fused_seen, plain_seen;
 
@@ -64,20 +66,16 @@ static void run(int dt, uint32_t M, uint32_t N, uint32_t K, const uint8_t *ra, c
         CHECK_EQ(fused, want_fused);
     }
     fused ? fused_seen++ : plain_seen++;
-    for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
-        if (npk_gemm_set_isa(isas[v])) {
-            CHECK(isas[v] != NPK_GEMM_PORTABLE);
-            continue;
-        }
+    FOR_EACH_VARIANT(l) {
         for (size_t i = 0; i < (size_t)M * ldc; i++) C[i] = -7.0f;
-        CHECK_EQ(npk_gemm_f32(v & 1 ? NULL : &WS, M, N, K, A, lda, B, ldb, C, ldc), 0);
+        CHECK_EQ(npk_gemm_f32(l & 1 ? NULL : &WS, M, N, K, A, lda, B, ldb, C, ldc), 0);
         int bad = 0;
         for (uint32_t i = 0; i < M && !bad; i++)
             for (uint32_t j = 0; j < N && !bad; j++) {
                 uint32_t got = bits(C[i * ldc + j]), exp = bits(want[(size_t)i * N + j]);
                 if (got != exp) {
                     fprintf(stderr, "%s (%s, %ux%ux%u, fused %d): C[%u][%u] = 0x%08x (%g), golden 0x%08x (%g)\n", what,
-                            npk_gemm_isa_name(isas[v]), M, N, K, fused, i, j, got, C[i * ldc + j], exp,
+                            npk_gemm_isa_name(npk_gemm_active_isa()), M, N, K, fused, i, j, got, C[i * ldc + j], exp,
                             want[(size_t)i * N + j]);
                     bad = 1;
                 }
@@ -86,7 +84,7 @@ static void run(int dt, uint32_t M, uint32_t N, uint32_t K, const uint8_t *ra, c
             for (uint32_t j = N; j < ldc; j++) bad |= C[i * ldc + j] != -7.0f;
         CHECK(!bad);
     }
-    CHECK_EQ(npk_gemm_set_isa(NPK_GEMM_AUTO), 0);
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     free(A), free(B), free(C), free(want);
 }
 
@@ -213,12 +211,11 @@ static void test_f32_widths(void) {
                 }
                 want[(size_t)i * N + j] = acc;
             }
-        for (size_t v = 0; v < LEN(isas); v++) {
-            if (npk_gemm_set_isa(isas[v])) continue;
+        FOR_EACH_VARIANT(l) {
             CHECK_EQ(npk_gemm_f32(&WS, M, N, K, A, K, B, N, C, N), 0);
             CHECK(!memcmp(C, want, 4 * (size_t)M * N));
         }
-        CHECK_EQ(npk_gemm_set_isa(NPK_GEMM_AUTO), 0);
+        CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
         free(A), free(B), free(C), free(want);
     }
 }

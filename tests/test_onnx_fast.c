@@ -178,61 +178,6 @@ static void test_matmul(void) {
             }
 }
 
-/* The float GEMM kernels one by one (AVX-512, AVX2, portable: those the CPU
- * has) against a double-precision product: every tile shape (row tails 1-3,
- * column tails of each vector width, one column), K across the KC = 128
- * block, padded leading dimensions, and accumulation into C. */
-static void test_sgemm(void) {
-    static const char *const names[] = {"avx512", "avx2", "portable"};
-    static const int64_t ms[] = {1, 3, 4, 5, 8, 13}, ns[] = {1, 7, 16, 17, 24, 33, 64, 65, 130}, ks[] = {1, 5, 128, 300};
-    int ran = 0;
-    for (size_t kn = 0; kn < sizeof names / sizeof names[0]; kn++) {
-        if (npk_fast_sgemm_force(names[kn])) continue; /* this CPU lacks it */
-        ran++;
-        CHECK(!strcmp(npk_fast_sgemm_kernel(), names[kn]));
-        for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
-            for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++)
-                for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++)
-                    for (int acc = 0; acc < 2; acc++) {
-                        int64_t M = ms[a], N = ns[b], K = ks[c], lda = K + 3, ldb = N + 5, ldc = N + 2;
-                        float *A = malloc(sizeof(float) * (size_t)(M * lda)), *B = malloc(sizeof(float) * (size_t)(K * ldb));
-                        float *C = malloc(sizeof(float) * (size_t)(M * ldc)), *C0 = malloc(sizeof(float) * (size_t)(M * ldc));
-                        for (int64_t i = 0; i < M * lda; i++) A[i] = frnd();
-                        for (int64_t i = 0; i < K * ldb; i++) B[i] = frnd();
-                        for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = frnd();
-                        npk_fast_sgemm(M, N, K, A, lda, B, ldb, C, ldc, acc);
-                        int ok = 1;
-                        for (int64_t i = 0; i < M && ok; i++)
-                            for (int64_t j = 0; j < ldc && ok; j++) {
-                                float got = C[i * ldc + j];
-                                if (j >= N) { /* the padding between rows is never written */
-                                    ok = got == C0[i * ldc + j];
-                                    continue;
-                                }
-                                double want = acc ? C0[i * ldc + j] : 0.0, mag = fabs(want);
-                                for (int64_t k = 0; k < K; k++) {
-                                    want += (double)A[i * lda + k] * B[k * ldb + j];
-                                    mag += fabs((double)A[i * lda + k] * B[k * ldb + j]);
-                                }
-                                /* float32 sums: the error bound grows with the sum of magnitudes */
-                                ok = fabs((double)got - want) <= 1e-6 + 1e-5 * mag;
-                                if (!ok)
-                                    fprintf(stderr, "sgemm %s M%lld N%lld K%lld acc%d: C[%lld][%lld] %.9g, want %.9g\n",
-                                            names[kn], (long long)M, (long long)N, (long long)K, acc, (long long)i,
-                                            (long long)j, got, want);
-                            }
-                        CHECK(ok);
-                        free(A), free(B), free(C), free(C0);
-                    }
-        /* the operators on top of it, with this kernel */
-        test_conv();
-        test_matmul();
-    }
-    CHECK(ran >= 1); /* the portable kernel always runs */
-    CHECK_EQ(npk_fast_sgemm_force("nosuch"), -1);
-    CHECK_EQ(npk_fast_sgemm_force(NULL), 0);
-}
-
 /* ---- quantization and elementwise --------------------------------------------------------------- */
 
 static void test_quant(void) {
@@ -339,13 +284,68 @@ static void test_elementwise(void) {
 
 /* ---- whole models: fast path against golden ---------------------------------------------- */
 
+/* The float GEMM kernels one by one (AVX-512, AVX2, portable: those the CPU
+ * has) against a double-precision product: every tile shape (row tails 1-3,
+ * column tails of each vector width, one column), K across the KC = 128
+ * block, padded leading dimensions, and accumulation into C. Then the
+ * operators on top, with each instruction-set level's copies of every loop
+ * (and the shared integer GEMM's variant of that level). */
+static void test_levels(void) {
+    static const char *const names[] = {"portable", "avx2", "avx512", "avx512"};
+    static const int64_t ms[] = {1, 3, 4, 5, 8, 13}, ns[] = {1, 7, 16, 17, 24, 33, 64, 65, 130}, ks[] = {1, 5, 128, 300};
+    int ran = 0;
+    uint64_t seed = rs;
+    FOR_EACH_ISA(kn) { /* the same cases at every level */
+        rs = seed;
+        ran++;
+        CHECK_STR(npk_fast_sgemm_kernel(), names[kn]);
+        for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+            for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++)
+                for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++)
+                    for (int acc = 0; acc < 2; acc++) {
+                        int64_t M = ms[a], N = ns[b], K = ks[c], lda = K + 3, ldb = N + 5, ldc = N + 2;
+                        float *A = malloc(sizeof(float) * (size_t)(M * lda)), *B = malloc(sizeof(float) * (size_t)(K * ldb));
+                        float *C = malloc(sizeof(float) * (size_t)(M * ldc)), *C0 = malloc(sizeof(float) * (size_t)(M * ldc));
+                        for (int64_t i = 0; i < M * lda; i++) A[i] = frnd();
+                        for (int64_t i = 0; i < K * ldb; i++) B[i] = frnd();
+                        for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = frnd();
+                        npk_fast_sgemm(M, N, K, A, lda, B, ldb, C, ldc, acc);
+                        int ok = 1;
+                        for (int64_t i = 0; i < M && ok; i++)
+                            for (int64_t j = 0; j < ldc && ok; j++) {
+                                float got = C[i * ldc + j];
+                                if (j >= N) { /* the padding between rows is never written */
+                                    ok = got == C0[i * ldc + j];
+                                    continue;
+                                }
+                                double want = acc ? C0[i * ldc + j] : 0.0, mag = fabs(want);
+                                for (int64_t k = 0; k < K; k++) {
+                                    want += (double)A[i * lda + k] * B[k * ldb + j];
+                                    mag += fabs((double)A[i * lda + k] * B[k * ldb + j]);
+                                }
+                                /* float32 sums: the error bound grows with the sum of magnitudes */
+                                ok = fabs((double)got - want) <= 1e-6 + 1e-5 * mag;
+                                if (!ok)
+                                    fprintf(stderr, "sgemm %s M%lld N%lld K%lld acc%d: C[%lld][%lld] %.9g, want %.9g\n",
+                                            names[kn], (long long)M, (long long)N, (long long)K, acc, (long long)i,
+                                            (long long)j, got, want);
+                            }
+                        CHECK(ok);
+                        free(A), free(B), free(C), free(C0);
+                    }
+        /* the operators on top of it, with this level */
+        test_conv();
+        test_matmul();
+        test_quant();
+        test_elementwise();
+    }
+    CHECK_EQ(ran, npk_isa_host() + 1); /* c always runs */
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
+}
+
 int main(int argc, char **argv) {
     const char *shared = argc > 1 ? argv[1] : NPUKIT_SHARED_DIR;
-    test_sgemm();
-    test_conv();
-    test_matmul();
-    test_quant();
-    test_elementwise();
+    test_levels();
     test_shared_model(shared, "cifar10-lenet-int8", 1);
     test_shared_model(shared, "onnx-zoo/hello-deepa-qdq-s8", 1);
     test_shared_model(shared, "onnx-zoo/ppocr-cls-mobile-v2", 0);

@@ -158,7 +158,12 @@ int main(int argc, char **argv) {
     const char *shared = argc > 1 ? argv[1] : NPUKIT_SHARED_DIR;
     test_maxpool();
     test_resize();
-    test_quant_edges();
+    uint64_t seed = rs;
+    FOR_EACH_ISA(l) { /* each level's copies of the quantization loops, on the same cases */
+        rs = seed;
+        test_quant_edges();
+    }
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     /* Resize (nearest, asymmetric, floor) on float; MaxPool on int8 */
     test_shared_model(shared, "onnx-zoo/ppocr-v4-det", 0);
     test_shared_model(shared, "onnx-zoo/ppocr-cls-qdq-s8", 1);

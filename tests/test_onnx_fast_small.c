@@ -196,10 +196,15 @@ static void test_lstm(void) {
 
 int main(int argc, char **argv) {
     const char *shared = argc > 1 ? argv[1] : NPUKIT_SHARED_DIR;
-    test_qgemm();
+    uint64_t seed = rs;
+    FOR_EACH_ISA(l) { /* each level's copies of the loops, on the same cases */
+        rs = seed;
+        test_qgemm();
+        test_conv_narrow();
+        test_lstm();
+    }
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     test_slice();
-    test_conv_narrow();
-    test_lstm();
     char d[512];
     snprintf(d, sizeof d, "%.400s/models/onnx-zoo/silero-vad-v5", shared);
     test_model(d, 0);

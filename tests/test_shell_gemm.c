@@ -367,12 +367,8 @@ int main(void) {
      * forced in turn: odd shapes that cross the register tiles (6 and 4 rows),
      * the column panels (64 and 16) and the K blocks (int8 256, fp32 128), every
      * dtype, both layouts and transposes, float operands over the whole range. */
-    static const npk_gemm_isa isas[] = {NPK_GEMM_PORTABLE, NPK_GEMM_AVX2, NPK_GEMM_AVX512};
-    for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
-        if (npk_gemm_set_isa(isas[v])) {
-            CHECK(isas[v] != NPK_GEMM_PORTABLE);
-            continue;
-        }
+    FOR_EACH_ISA(l) {
+        if (l == NPK_ISA_AVX512) continue; /* the avx2 kernels again (AVX-512 needs VNNI) */
         for (int dt = 0; dt < 4; dt++)
             for (int t = 0; t < 4; t++) {
                 cfg c = {0};
@@ -390,7 +386,7 @@ int main(void) {
                 cases++;
             }
     }
-    CHECK_EQ(npk_gemm_set_isa(NPK_GEMM_AUTO), 0);
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     fprintf(stderr, "%d configurations\n", cases);
     npk_shell_close(SH);
     npk_port_close(P);

@@ -28,7 +28,6 @@ static npk_v0 *V;
 static void test_kernels(void) {
     static const uint32_t shapes[][3] = {{1, 1, 1},    {6, 64, 4},  {7, 65, 5},  {13, 129, 515},
                                          {5, 3, 1030}, {64, 200, 3}, {31, 17, 257}, {9, 80, 1}};
-    static const npk_gemm_isa isas[] = {NPK_GEMM_PORTABLE, NPK_GEMM_AVX2, NPK_GEMM_AVX512};
     npk_gemm_ws ws = {0};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         uint32_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
@@ -39,14 +38,13 @@ static void test_kernels(void) {
             fill(A, m * lda, mode);
             fill(B, k * ldb, mode == 2 ? 1 : mode);
             npk_ref_matmul_s8s32(m, n, k, A, lda, B, ldb, want, ldc, 0, 0);
-            for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
-                if (npk_gemm_set_isa(isas[v])) {
-                    CHECK(isas[v] != NPK_GEMM_PORTABLE); /* the portable kernel runs everywhere */
-                    continue;
-                }
-                CHECK_EQ(npk_gemm_active_isa(), isas[v]);
+            FOR_EACH_ISA(l) {
+                /* the variant of each level: AVX-512 only with VNNI */
+                CHECK_EQ(npk_gemm_active_isa(), l >= NPK_ISA_AVX512VNNI ? NPK_GEMM_AVX512
+                                                : l >= NPK_ISA_AVX2      ? NPK_GEMM_AVX2
+                                                                         : NPK_GEMM_PORTABLE);
                 memset(got, 0x5A, m * ldc * 4);
-                CHECK_EQ(npk_gemm_s8s32(v & 1 ? &ws : NULL, m, n, k, A, lda, B, ldb, got, ldc), 0);
+                CHECK_EQ(npk_gemm_s8s32(l & 1 ? &ws : NULL, m, n, k, A, lda, B, ldb, got, ldc), 0);
                 int bad = 0;
                 for (uint32_t i = 0; i < m; i++)
                     for (uint32_t j = 0; j < n; j++) bad += got[i * ldc + j] != want[i * ldc + j];
@@ -57,7 +55,7 @@ static void test_kernels(void) {
         }
         free(A), free(B), free(want), free(got);
     }
-    CHECK_EQ(npk_gemm_set_isa(NPK_GEMM_AUTO), 0);
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     npk_gemm_ws_free(&ws);
 }
 
@@ -94,13 +92,12 @@ static void test_matmul(void) {
     /* through the device with each kernel variant forced: odd shapes across the
      * register tiles, column panels and K blocks (the model keeps its packing
      * buffers across descriptors, so sizes go up and down) */
-    static const npk_gemm_isa isas[] = {NPK_GEMM_PORTABLE, NPK_GEMM_AVX2, NPK_GEMM_AVX512};
-    for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
-        if (npk_gemm_set_isa(isas[v])) continue;
+    FOR_EACH_ISA(l) {
+        if (l == NPK_ISA_AVX512) continue; /* the avx2 kernel again */
         for (int i = 0; i < 4; i++)
             check_matmul(1 + 2 * (rnd() % 40), 1 + 2 * (rnd() % 100), 1 + 2 * (rnd() % 300), i & 1, i == 3 ? 1 : 0);
     }
-    CHECK_EQ(npk_gemm_set_isa(NPK_GEMM_AUTO), 0);
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
 }
 
 /* Matmul descriptor with strides wider than the rows, built by hand. */

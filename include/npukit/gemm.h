@@ -20,10 +20,12 @@
  *    with an exact product that is the same rounding as the separate add, so
  *    the bits do not change; otherwise they multiply and add separately.
  *
- * Variants, chosen at run time from the host's CPUID: AVX-512 (VNNI for int8),
- * AVX2 (+FMA hosts; the float kernels still multiply and add separately), and
- * a portable C path. NPUKIT_GEMM=portable|avx2|avx512 in the environment, or
- * npk_gemm_set_isa, caps the variant (tests force each one).
+ * Variants, chosen at run time from the instruction-set level of
+ * include/npukit/cpu.h: AVX-512 with VNNI (level avx512vnni; the fp32 kernel
+ * runs there too), AVX2 (+FMA; levels avx2 and avx512: the float kernels
+ * still multiply and add separately), and a portable C path (level c).
+ * NPUKIT_ISA in the environment or npk_isa_force caps the level of every
+ * kernel module at once (tests force each one).
  *
  * Leading dimensions are in elements. A workspace (npk_gemm_ws) holds the
  * packing buffers across calls so steady-state calls do not allocate; NULL
@@ -40,11 +42,11 @@
 extern "C" {
 #endif
 
+/* The variants (the level of include/npukit/cpu.h that runs each). */
 typedef enum npk_gemm_isa {
-    NPK_GEMM_AUTO = 0,     /* the best the host has (or NPUKIT_GEMM's cap) */
-    NPK_GEMM_PORTABLE = 1, /* C, any host */
-    NPK_GEMM_AVX2 = 2,     /* x86-64 AVX2 + FMA */
-    NPK_GEMM_AVX512 = 3,   /* x86-64 AVX-512 F/BW/VNNI */
+    NPK_GEMM_PORTABLE = 1, /* C, any host: level c */
+    NPK_GEMM_AVX2 = 2,     /* x86-64 AVX2 + FMA: levels avx2 and avx512 */
+    NPK_GEMM_AVX512 = 3,   /* x86-64 AVX-512 F/BW/VNNI: level avx512vnni */
 } npk_gemm_isa;
 
 /* Packing buffers kept across calls; zero-initialise, release with npk_gemm_ws_free. */
@@ -58,14 +60,10 @@ void npk_gemm_ws_free(npk_gemm_ws *ws);
  * own operand scratch in workspaces too, so repeated calls do not allocate. */
 void *npk_gemm_ws_reserve(npk_gemm_ws *ws, size_t bytes);
 
-/* Force a variant (NPK_GEMM_AUTO: back to the host's best). Returns 0, or
- * -NPK_EUNSUPPORTED when the host (or this build) cannot run it. */
-int npk_gemm_set_isa(npk_gemm_isa isa);
-/* The variant the kernels use now, and its name ("avx512-vnni", "avx2", "portable"). */
+/* The variant the kernels use now (from npk_isa_active()), and its name
+ * ("avx512-vnni", "avx2", "portable"). */
 npk_gemm_isa npk_gemm_active_isa(void);
 const char *npk_gemm_isa_name(npk_gemm_isa isa);
-/* 1 when the host and this build can run the variant. */
-int npk_gemm_isa_supported(npk_gemm_isa isa);
 
 /* int8 x int8 -> int32 (wrapping). 0, or -NPK_ENOMEM (message set). */
 int npk_gemm_s8s32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda, const int8_t *B,

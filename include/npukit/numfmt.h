@@ -102,11 +102,10 @@ npk_q4_ws *npk_q4_ws_new(void);
 void npk_q4_ws_free(npk_q4_ws *ws);
 /* One row: x[0..K) BF16, old[0..N) BF16 to add (or NULL), y[0..N). 0 or an npk error. */
 int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uint16_t *y, npk_q4_ws *ws);
-/* The kernel variant: chosen at run time from the CPU (AUTO); tests force each. */
-typedef enum npk_q4_isa { NPK_Q4_AUTO, NPK_Q4_C, NPK_Q4_AVX2, NPK_Q4_AVX512 } npk_q4_isa;
-int npk_q4_isa_supported(npk_q4_isa isa);
-/* Use isa from now on (AUTO: the best the CPU has); -NPK_EINVAL if the CPU lacks it. */
-int npk_q4_set_isa(npk_q4_isa isa);
+/* The kernel variant, chosen at run time from the instruction-set level of
+ * include/npukit/cpu.h (avx512 from level avx512, avx2 from level avx2; tests
+ * force every level with npk_isa_force). */
+typedef enum npk_q4_isa { NPK_Q4_C = 1, NPK_Q4_AVX2, NPK_Q4_AVX512 } npk_q4_isa;
 npk_q4_isa npk_q4_isa_active(void);
 const char *npk_q4_isa_name(npk_q4_isa isa);
 

@@ -24,6 +24,7 @@
  * fmaf is a library call on hosts without FMA). */
 #include "npukit/gemm.h"
 
+#include "npukit/cpu.h"
 #include "npukit/error.h"
 
 #include <stdlib.h>
@@ -33,7 +34,7 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPUKIT_NO_SIMD)
+#ifdef NPK_ISA_X86
 #define GEMM_X86 1
 #include <immintrin.h>
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vnni")))
@@ -42,45 +43,15 @@
 
 /* ---- dispatch -------------------------------------------------------------------- */
 
-static int host_level = -1;                     /* best variant of this host */
-static npk_gemm_isa env_cap = NPK_GEMM_AUTO;    /* NPUKIT_GEMM */
-static npk_gemm_isa forced = NPK_GEMM_AUTO;     /* npk_gemm_set_isa */
-
-static void detect(void) {
-    if (host_level >= 0) return;
-    int lvl = NPK_GEMM_PORTABLE;
-#ifdef GEMM_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) lvl = NPK_GEMM_AVX2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vnni"))
-        lvl = NPK_GEMM_AVX512;
-#endif
-    const char *e = getenv("NPUKIT_GEMM");
-    if (e && !strcmp(e, "portable")) env_cap = NPK_GEMM_PORTABLE;
-    else if (e && !strcmp(e, "avx2")) env_cap = NPK_GEMM_AVX2;
-    else if (e && !strcmp(e, "avx512")) env_cap = NPK_GEMM_AVX512;
-    host_level = lvl;
-}
-
-int npk_gemm_isa_supported(npk_gemm_isa isa) {
-    detect();
-    return isa == NPK_GEMM_AUTO || (isa >= NPK_GEMM_PORTABLE && (int)isa <= host_level);
-}
-
-int npk_gemm_set_isa(npk_gemm_isa isa) {
-    if (!npk_gemm_isa_supported(isa))
-        return npk_err(NPK_EUNSUPPORTED, "GEMM kernel '%s' is not available on this host", npk_gemm_isa_name(isa));
-    forced = isa;
-    return 0;
-}
-
+/* The variant of the active level (include/npukit/cpu.h): the AVX-512 kernels
+ * need VNNI (an AVX-512 host without it runs the AVX2 kernels), AVX2 needs FMA. */
 npk_gemm_isa npk_gemm_active_isa(void) {
-    detect();
-    int lvl = host_level;
-    npk_gemm_isa cap = forced ? forced : env_cap;
-    if (cap && (int)cap < lvl) lvl = cap;
-    return (npk_gemm_isa)lvl;
+#ifdef GEMM_X86
+    npk_isa l = npk_isa_active();
+    if (l >= NPK_ISA_AVX512VNNI) return NPK_GEMM_AVX512;
+    if (l >= NPK_ISA_AVX2) return NPK_GEMM_AVX2;
+#endif
+    return NPK_GEMM_PORTABLE;
 }
 
 const char *npk_gemm_isa_name(npk_gemm_isa isa) {
@@ -88,8 +59,8 @@ const char *npk_gemm_isa_name(npk_gemm_isa isa) {
     case NPK_GEMM_PORTABLE: return "portable";
     case NPK_GEMM_AVX2: return "avx2";
     case NPK_GEMM_AVX512: return "avx512-vnni";
-    default: return "auto";
     }
+    return "?";
 }
 
 /* ---- workspace ------------------------------------------------------------------- */

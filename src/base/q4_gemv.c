@@ -25,11 +25,13 @@
  * single products elsewhere.
  *
  * The chunk sums and the 128-bit adds have an AVX-512 and an AVX2 version
- * beside the portable C, chosen at run time (npk_q4_set_isa to force one;
- * tests run every one the CPU has against the per-product accumulator).
+ * beside the portable C, chosen at run time from the level of
+ * include/npukit/cpu.h (npk_isa_force or NPUKIT_ISA caps it; tests run every
+ * one the CPU has against the per-product accumulator).
  *
  * Also here, on the same 128-bit sums: npk_bf16_round_u128 and the exact
  * BF16 reduction of the CVO unit (npk_bf16_sum). */
+#include "npukit/cpu.h"
 #include "npukit/error.h"
 #include "npukit/numfmt.h"
 
@@ -37,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPUKIT_NO_SIMD)
+#ifdef NPK_ISA_X86
 #define Q4_X86 1
 #include <immintrin.h>
 #endif
@@ -73,48 +75,24 @@ struct npk_q4_ws {
 
 /* ---- ISA choice -------------------------------------------------------------- */
 
-static int isa_active = -1;
-
-int npk_q4_isa_supported(npk_q4_isa isa) {
-    switch (isa) {
-    case NPK_Q4_AUTO:
-    case NPK_Q4_C: return 1;
+/* The variant of the active level (include/npukit/cpu.h): AVX-512 from level
+ * avx512 (F/BW/DQ/VL/CD; VNNI not needed), AVX2 from level avx2. */
+npk_q4_isa npk_q4_isa_active(void) {
 #ifdef Q4_X86
-    case NPK_Q4_AVX2: return __builtin_cpu_supports("avx2");
-    case NPK_Q4_AVX512:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-               __builtin_cpu_supports("avx512cd");
+    npk_isa l = npk_isa_active();
+    if (l >= NPK_ISA_AVX512) return NPK_Q4_AVX512;
+    if (l >= NPK_ISA_AVX2) return NPK_Q4_AVX2;
 #endif
-    default: return 0;
-    }
+    return NPK_Q4_C;
 }
 
 const char *npk_q4_isa_name(npk_q4_isa isa) {
     switch (isa) {
-    case NPK_Q4_AUTO: return "auto";
     case NPK_Q4_C: return "c";
     case NPK_Q4_AVX2: return "avx2";
     case NPK_Q4_AVX512: return "avx512";
     }
     return "?";
-}
-
-npk_q4_isa npk_q4_isa_active(void) {
-    if (isa_active < 0) {
-        isa_active = NPK_Q4_C;
-        if (npk_q4_isa_supported(NPK_Q4_AVX512)) isa_active = NPK_Q4_AVX512;
-        else if (npk_q4_isa_supported(NPK_Q4_AVX2)) isa_active = NPK_Q4_AVX2;
-    }
-    return (npk_q4_isa)isa_active;
-}
-
-int npk_q4_set_isa(npk_q4_isa isa) {
-    if (!npk_q4_isa_supported(isa))
-        return npk_err(NPK_EINVAL, "the exact GEMV kernel '%s' is not available on this CPU", npk_q4_isa_name(isa));
-    isa_active = -1;
-    if (isa != NPK_Q4_AUTO) isa_active = (int)isa;
-    return 0;
 }
 
 /* ---- weights ----------------------------------------------------------------- */
@@ -453,12 +431,11 @@ static void row_c(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int b
 }
 
 #ifdef Q4_X86
-#define Q4_AVX512 "avx512f,avx512bw,avx512dq,avx512vl,avx512cd"
 
 /* Eight 128-bit two's complement sums (hi:lo) * 2^e rounded to BF16 as
  * round128 does: the magnitude normalised to 64 bits with a sticky bit,
  * then one RNE rounding at the BF16 unit (subnormals, overflow to inf). */
-__attribute__((target(Q4_AVX512))) static __m512i round8_avx512(__m512i lo, __m512i hi, int e) {
+NPK_TARGET_AVX512 static __m512i round8_avx512(__m512i lo, __m512i hi, int e) {
     const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), c64 = _mm512_set1_epi64(64);
     __mmask8 neg = _mm512_cmplt_epi64_mask(hi, zero);
     __m512i nlo = _mm512_sub_epi64(zero, lo);
@@ -497,7 +474,7 @@ __attribute__((target(Q4_AVX512))) static __m512i round8_avx512(__m512i lo, __m5
 /* The same as row_c with 16 lanes per vector; shifts below 64 (the caller
  * checks). The sums start from ws->lo/hi (old values) when init, else 0, and
  * are rounded here into y. */
-__attribute__((target(Q4_AVX512))) static void row_avx512(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
+NPK_TARGET_AVX512 static void row_avx512(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
                                                           int base, int init, uint16_t *y) {
     const __m512i m1 = _mm512_set1_epi64(-1), c64 = _mm512_set1_epi64(64);
     for (uint32_t b = 0; b < m->nb; b++) {
@@ -551,7 +528,7 @@ __attribute__((target(Q4_AVX512))) static void row_avx512(const npk_q4_mat *m, c
 }
 
 /* (hi:lo) += T * 2^sh for 4 lanes, 0 <= sh < 64. */
-__attribute__((target("avx2"))) static inline void acc4_avx2(__m256i *lo, __m256i *hi, __m256i T, __m256i sh) {
+NPK_TARGET_AVX2 static inline void acc4_avx2(__m256i *lo, __m256i *hi, __m256i T, __m256i sh) {
     const __m256i c64 = _mm256_set1_epi64x(64), flip = _mm256_set1_epi64x((long long)0x8000000000000000ull);
     __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), T);
     __m256i a = _mm256_sllv_epi64(T, sh);
@@ -563,7 +540,7 @@ __attribute__((target("avx2"))) static inline void acc4_avx2(__m256i *lo, __m256
     *hi = _mm256_sub_epi64(_mm256_add_epi64(*hi, h), carry);
 }
 
-__attribute__((target("avx2"))) static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
+NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
                                                      int base) {
     for (uint32_t b = 0; b < m->nb; b++) {
         const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;

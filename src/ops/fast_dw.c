@@ -129,15 +129,17 @@ typedef float vf16u __attribute__((vector_size(64), aligned(4)));
 typedef int32_t vi16 __attribute__((vector_size(64)));
 typedef int32_t vi16u __attribute__((vector_size(64), aligned(4)));
 
-NPK_CLONES
-static void dw_run_f(const dwgeo *g, const int64_t *off, const float *plane, const float *w, float bias, float *y) {
+NPK_ISA_CLONES_VOID(dw_run_f, (const dwgeo *g, const int64_t *off, const float *plane, const float *w, float bias,
+                               float *y),
+                    (g, off, plane, w, bias, y)) {
     int nt = (int)(g->KH * g->KW);
     typedef vf16u VU;
     DW_RUN(float, vf16)
 }
 
-NPK_CLONES
-static void dw_run_i(const dwgeo *g, const int64_t *off, const int32_t *plane, const int32_t *w, int32_t bias, int32_t *y) {
+NPK_ISA_CLONES_VOID(dw_run_i, (const dwgeo *g, const int64_t *off, const int32_t *plane, const int32_t *w,
+                               int32_t bias, int32_t *y),
+                    (g, off, plane, w, bias, y)) {
     int nt = (int)(g->KH * g->KW);
     typedef vi16u VU;
     DW_RUN(int32_t, vi16)

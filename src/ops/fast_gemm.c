@@ -10,10 +10,12 @@
 #include "ops/fast_gemm.h"
 #include "ops/fast_onnx.h"
 
+#include "npukit/cpu.h"
+
 #include <stddef.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(NPK_FAST_GEMM_PORTABLE_ONLY)
+#ifdef NPK_ISA_X86
 #define NPK_GEMM_X86 1
 #include <immintrin.h>
 #endif
@@ -68,7 +70,7 @@ static void sgemm_portable(int64_t M, int64_t N, int64_t K, const float *A, int6
 
 /* ---- AVX-512: vectors of 16, tiles of up to 4 x 64 (16 accumulators) ------------------- */
 
-#define T512 __attribute__((target("avx512f")))
+#define T512 NPK_TARGET_AVX512
 
 /* The accumulators are named variables (c<row><vector>), not an array, so
  * that they stay in registers; a tile with fewer rows or vectors leaves the
@@ -151,7 +153,7 @@ static void sgemm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_
 
 /* ---- AVX2 + FMA: vectors of 8, tiles of up to 4 x 24 (12 accumulators) ------------------ */
 
-#define T256 __attribute__((target("avx2,fma")))
+#define T256 NPK_TARGET_AVX2
 
 static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, int tail, int ld, int64_t kc,
                                                                 const float *A, int64_t lda, const float *B,
@@ -206,53 +208,24 @@ static void sgemm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
 
 /* ---- dispatch --------------------------------------------------------------------------- */
 
+/* The kernel of the active level (include/npukit/cpu.h): avx512 from level
+ * avx512 (VNNI not needed), avx2 from level avx2 (AVX2 + FMA), else portable. */
 typedef void (*sgemm_fn)(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t,
                          int);
 
-static const struct {
+static sgemm_fn kernel(const char **name) {
+#ifdef NPK_GEMM_X86
+    npk_isa l = npk_isa_active();
+    if (l >= NPK_ISA_AVX512) return *name = "avx512", sgemm_avx512;
+    if (l >= NPK_ISA_AVX2) return *name = "avx2", sgemm_avx2;
+#endif
+    return *name = "portable", sgemm_portable;
+}
+
+const char *npk_fast_sgemm_kernel(void) {
     const char *name;
-    sgemm_fn fn;
-} kernels[] = {
-#ifdef NPK_GEMM_X86
-    {"avx512", sgemm_avx512},
-    {"avx2", sgemm_avx2},
-#endif
-    {"portable", sgemm_portable},
-};
-enum { NKERNELS = sizeof kernels / sizeof kernels[0] };
-
-static int has_kernel(int i) {
-#ifdef NPK_GEMM_X86
-    __builtin_cpu_init();
-    if (kernels[i].fn == sgemm_avx512) return __builtin_cpu_supports("avx512f");
-    if (kernels[i].fn == sgemm_avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
-    return kernels[i].fn == sgemm_portable;
-}
-
-static int chosen = -1; /* index into kernels; the best the CPU has, found once */
-
-static int best(void) {
-    if (chosen < 0) {
-        int i = 0;
-        while (!has_kernel(i)) i++; /* the portable kernel always qualifies */
-        chosen = i;
-    }
-    return chosen;
-}
-
-const char *npk_fast_sgemm_kernel(void) { return kernels[best()].name; }
-
-int npk_fast_sgemm_force(const char *name) {
-    chosen = -1;
-    if (!name) return 0;
-    for (int i = 0; i < NKERNELS; i++)
-        if (!strcmp(kernels[i].name, name)) {
-            if (!has_kernel(i)) return -1;
-            chosen = i;
-            return 0;
-        }
-    return -1;
+    kernel(&name);
+    return name;
 }
 
 void npk_fast_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
@@ -266,5 +239,6 @@ void npk_fast_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
         return;
     }
     /* the tile kernels start their sums from zero without reading C */
-    kernels[best()].fn(M, N, K, A, lda, B, ldb, C, ldc, acc);
+    const char *name;
+    kernel(&name)(M, N, K, A, lda, B, ldb, C, ldc, acc);
 }

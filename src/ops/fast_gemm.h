@@ -1,7 +1,8 @@
 /*
  * The float32 GEMM under the fast CPU kernels (fast_onnx.c; issue 15 point 2):
  * register-blocked micro-kernels with fused multiply-add for AVX-512 and
- * AVX2+FMA, picked once at run time from the CPU's features, and a portable C
+ * AVX2+FMA, picked at run time from the instruction-set level of
+ * include/npukit/cpu.h (npk_isa_force / NPUKIT_ISA cap it), and a portable C
  * version for every other machine. Sums in float32 (the golden of
  * ref_onnx*.c sums in double); tests/test_onnx_fast.c holds every variant to
  * ONNX's backend tolerance against the golden.
@@ -15,10 +16,8 @@
 void npk_fast_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                     float *C, int64_t ldc, int acc);
 
-/* The kernel npk_fast_sgemm uses: "avx512", "avx2" or "portable". */
+/* The kernel npk_fast_sgemm uses now: "avx512" (level avx512), "avx2" (level
+ * avx2) or "portable". */
 const char *npk_fast_sgemm_kernel(void);
-/* Force a kernel by name for tests (NULL: the CPU's best); returns 0, or -1
- * when the CPU lacks it. */
-int npk_fast_sgemm_force(const char *name);
 
 #endif

@@ -1,7 +1,7 @@
 /* Fast CPU kernels for Conv, MatMul, Gemm and the quantization loops (see
- * fast_onnx.h). Compiled with -O3 (cmake/onnx.cmake); the GEMM and
- * depthwise inner kernels are cloned for AVX-512 and AVX2 and chosen at run
- * time (target_clones), with a portable C version for every other machine. */
+ * fast_onnx.h). Compiled with -O3 (cmake/onnx.cmake); the hot loops are
+ * compiled for AVX-512, AVX2 and portable C and chosen per call from the
+ * instruction-set level (NPK_ISA_CLONES of npukit/cpu.h). */
 #include "ops/fast_onnx.h"
 #include "ops/fast_gemm.h"
 
@@ -64,9 +64,9 @@ enum { MR = 4, NB = 32, KB = 256 };
 /* The float GEMM is npk_fast_sgemm (fast_gemm.c). This one takes int16
  * operands and makes exact int32 sums (the callers bound K so that no sum
  * overflows). */
-NPK_CLONES
-static void igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B, int64_t ldb,
-                  int32_t *C, int64_t ldc) {
+NPK_ISA_CLONES_VOID(igemm, (int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B,
+                            int64_t ldb, int32_t *C, int64_t ldc),
+                    (M, N, K, A, lda, B, ldb, C, ldc)) {
     GEMM_BODY(int16_t, int16_t, int32_t)
 }
 
@@ -143,9 +143,9 @@ static int64_t chunk_rows(int64_t K, int64_t row) {
                     }                                                                                             \
                 }
 
-NPK_CLONES
-static void im2col_f(const npk_onnx_conv_params *p, const float *x, int64_t xoff, int64_t cpg, int64_t r0,
-                     int64_t nrows, float *col) {
+NPK_ISA_CLONES_VOID(im2col_f, (const npk_onnx_conv_params *p, const float *x, int64_t xoff, int64_t cpg, int64_t r0,
+                               int64_t nrows, float *col),
+                    (p, x, xoff, cpg, r0, nrows, col)) {
 #define LOADF(i) x[i]
     IM2COL_BODY(float, 0.0f, LOADF)
 #undef LOADF
@@ -171,16 +171,17 @@ static int is_pointwise(const npk_onnx_conv_params *p) {
 }
 
 /* Depthwise (one input channel per group): y row += w * x row, directly. */
-NPK_CLONES
-static void dw_row_f(float *y, const float *x, int64_t off, float w, int64_t lo, int64_t hi, int64_t s) {
+NPK_ISA_CLONES_VOID(dw_row_f, (float *y, const float *x, int64_t off, float w, int64_t lo, int64_t hi, int64_t s),
+                    (y, x, off, w, lo, hi, s)) {
     if (s == 1)
         for (int64_t j = lo; j < hi; j++) y[j] += w * x[off + j];
     else
         for (int64_t j = lo; j < hi; j++) y[j] += w * x[off + j * s];
 }
 
-NPK_CLONES
-static void dw_row_i(int32_t *y, const int16_t *x, int64_t off, int32_t w, int64_t lo, int64_t hi, int64_t s) {
+NPK_ISA_CLONES_VOID(dw_row_i, (int32_t *y, const int16_t *x, int64_t off, int32_t w, int64_t lo, int64_t hi,
+                               int64_t s),
+                    (y, x, off, w, lo, hi, s)) {
     if (s == 1)
         for (int64_t j = lo; j < hi; j++) y[j] += w * (int32_t)x[off + j];
     else
@@ -467,16 +468,17 @@ static inline float q_round(float q, float z, float lo, float hi) {
     return r;
 }
 
-NPK_CLONES
-static void requant_row(const int32_t *a, void *o, int s8, int64_t n, float mu, float z, float lo, float hi) {
+NPK_ISA_CLONES_VOID(requant_row, (const int32_t *a, void *o, int s8, int64_t n, float mu, float z, float lo,
+                                  float hi),
+                    (a, o, s8, n, mu, z, lo, hi)) {
     if (s8)
         for (int64_t i = 0; i < n; i++) ((int8_t *)o)[i] = (int8_t)q_round(nearbyintf((float)a[i] * mu), z, lo, hi);
     else
         for (int64_t i = 0; i < n; i++) ((uint8_t *)o)[i] = (uint8_t)q_round(nearbyintf((float)a[i] * mu), z, lo, hi);
 }
 
-NPK_CLONES
-static void quant_row(const float *x, void *o, int s8, int64_t n, float s, float z, float lo, float hi) {
+NPK_ISA_CLONES_VOID(quant_row, (const float *x, void *o, int s8, int64_t n, float s, float z, float lo, float hi),
+                    (x, o, s8, n, s, z, lo, hi)) {
     if (s8)
         for (int64_t i = 0; i < n; i++) ((int8_t *)o)[i] = (int8_t)q_round(nearbyintf(x[i] / s), z, lo, hi);
     else
@@ -512,8 +514,9 @@ int npk_fast_quantize(const npk_tensor *x, const npk_tensor *scale, const npk_te
     return 0;
 }
 
-NPK_CLONES
-int npk_fast_dequantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis, npk_tensor *y) {
+NPK_ISA_CLONES(int, fast_dequantize, (const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis,
+                                      npk_tensor *y),
+               (x, scale, zp, axis, y)) {
     if ((!is_q8(x->dtype) && x->dtype != NPK_DT_INT32) || scale->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT ||
         (zp && zp->dtype != x->dtype))
         return 1;
@@ -539,6 +542,9 @@ int npk_fast_dequantize(const npk_tensor *x, const npk_tensor *scale, const npk_
         }
     }
     return 0;
+}
+int npk_fast_dequantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis, npk_tensor *y) {
+    return fast_dequantize(x, scale, zp, axis, y);
 }
 
 /* ---- elementwise float32 ----------------------------------------------------------------
@@ -582,8 +588,8 @@ static void bstrides(const npk_tensor *t, const npk_tensor *y, int64_t *s) {
         }                                                                                                         \
     } while (0)
 
-NPK_CLONES
-int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
+NPK_ISA_CLONES(int, fast_binary, (npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y),
+               (op, a, b, y)) {
     if (a->dtype != NPK_DT_FLOAT || b->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || op == NPK_ONNX_POW) return 1;
     /* An empty output has nothing to compute, and the strides of its other
      * dimensions may not even fit in 64 bits (fuzz_onnx regression
@@ -635,6 +641,9 @@ int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b,
     }
     return 0;
 }
+int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
+    return fast_binary(op, a, b, y);
+}
 
 /* Relu and Clip on 8-bit integers (quantized models keep them on int8):
  * the golden's integer rule, v < 0 -> 0, and v compared in double with the
@@ -654,8 +663,9 @@ int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b,
             }                                                                                                     \
     } while (0)
 
-NPK_CLONES
-int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi) {
+NPK_ISA_CLONES(int, fast_unary, (npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo,
+                                 double hi),
+               (op, x, y, alpha, lo, hi)) {
     if (is_q8(x->dtype) && y->dtype == x->dtype && (op == NPK_ONNX_RELU || op == NPK_ONNX_CLIP)) {
         int64_t n = npk_tensor_numel(x);
         if (op == NPK_ONNX_CLIP && ((!isinf(lo) && !(fabs(lo) < 9e18)) || (!isinf(hi) && !(fabs(hi) < 9e18))))
@@ -703,9 +713,12 @@ int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double 
     }
     return 0;
 }
+int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi) {
+    return fast_unary(op, x, y, alpha, lo, hi);
+}
 
-NPK_CLONES
-int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta) {
+NPK_ISA_CLONES(int, fast_hard, (int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta),
+               (swish, x, y, alpha, beta)) {
     if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
     int64_t n = npk_tensor_numel(x);
     const float *X = x->data;
@@ -719,10 +732,13 @@ int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, d
         for (int64_t i = 0; i < n; i++) Y[i] = (float)fmax(0, fmin(1, alpha * (double)X[i] + beta));
     return 0;
 }
+int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta) {
+    return fast_hard(swish, x, y, alpha, beta);
+}
 
-NPK_CLONES
-int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, const npk_tensor *mean,
-                       const npk_tensor *var, double eps, npk_tensor *y) {
+NPK_ISA_CLONES(int, fast_batchnorm, (const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias,
+                                     const npk_tensor *mean, const npk_tensor *var, double eps, npk_tensor *y),
+               (x, scale, bias, mean, var, eps, y)) {
     if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || scale->dtype != NPK_DT_FLOAT ||
         bias->dtype != NPK_DT_FLOAT || mean->dtype != NPK_DT_FLOAT || var->dtype != NPK_DT_FLOAT)
         return 1;
@@ -738,6 +754,10 @@ int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_t
         }
     }
     return 0;
+}
+int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, const npk_tensor *mean,
+                       const npk_tensor *var, double eps, npk_tensor *y) {
+    return fast_batchnorm(x, scale, bias, mean, var, eps, y);
 }
 
 /* ---- ConvTranspose, global pooling ------------------------------------------------------- */

@@ -21,18 +21,10 @@
 
 #include "ops/ref_onnx.h"
 
-/* Hot loops are cloned for AVX-512 and AVX2 and chosen at run time
- * (target_clones), with a portable C version for every other machine. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
-/* Not with clang: clang 14 names the dispatcher of an external cloned function "f.ifunc", so
- * calls from other files (npk_fast_binary, ...) do not link (found by CI's clang fuzz build). */
-#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__) && !defined(__clang__)
-#define NPK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef NPK_CLONES
-#define NPK_CLONES
-#endif
+/* Hot loops are compiled for the avx512, avx2 and c instruction-set levels and
+ * picked per call from the level of npukit/cpu.h (NPK_ISA_CLONES; npk_isa_force
+ * and NPUKIT_ISA cap it). */
+#include "npukit/cpu.h"
 
 /* Conv, float32 x, w, b (or NULL), y. */
 int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w, const npk_tensor *b,

@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* dotf and dot4 give the same bits in every instruction-set copy only if no
+ * copy fuses a multiply and an add (GCC does not in ISO C mode; clang would). */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 /* ---- QGemm --------------------------------------------------------------------------------- */
 
 /* Products of one K-chunk (at most QK elements, so that no int32 sum of
@@ -16,7 +22,8 @@ enum { QK = 32768 };
 
 /* s[j] = sum_k a[k] * b[j][k] (B^T: rows of K contiguous), j < N. */
 #define DOT_ROWS(NAME, TB)                                                                                            \
-    NPK_CLONES static void NAME(const int16_t *a, const TB *b, int64_t ldb, int64_t K, int64_t N, int64_t *s) {       \
+    NPK_ISA_CLONES_VOID(NAME, (const int16_t *a, const TB *b, int64_t ldb, int64_t K, int64_t N, int64_t *s),          \
+                        (a, b, ldb, K, N, s)) {                                                                        \
         for (int64_t j = 0; j < N; j++) {                                                                             \
             const TB *r = b + j * ldb;                                                                                \
             int32_t acc = 0;                                                                                          \
@@ -29,7 +36,8 @@ DOT_ROWS(dot_rows_u8, uint8_t)
 
 /* s[j] += sum_k a[k] * b[k][j] (B: rows of N contiguous), through an int32 row. */
 #define AXPY_ROWS(NAME, TB)                                                                                           \
-    NPK_CLONES static void NAME(const int16_t *a, const TB *b, int64_t ldb, int64_t K, int64_t N, int32_t *t) {       \
+    NPK_ISA_CLONES_VOID(NAME, (const int16_t *a, const TB *b, int64_t ldb, int64_t K, int64_t N, int32_t *t),          \
+                        (a, b, ldb, K, N, t)) {                                                                        \
         memset(t, 0, sizeof(int32_t) * (size_t)N);                                                                    \
         for (int64_t k = 0; k < K; k++) {                                                                             \
             const TB *r = b + k * ldb;                                                                                \
@@ -138,7 +146,7 @@ int npk_fast_slice(const npk_tensor *x, const int64_t *start, const int64_t *ste
 /* ---- LSTM ---------------------------------------------------------------------------------- */
 
 /* sum a[i] * b[i] in float, 16 independent lanes (so that it vectorizes without reassociation). */
-NPK_CLONES static float dotf(const float *a, const float *b, int64_t n) {
+NPK_ISA_CLONES(float, dotf, (const float *a, const float *b, int64_t n), (a, b, n)) {
     float acc[16] = {0};
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
@@ -150,8 +158,9 @@ NPK_CLONES static float dotf(const float *a, const float *b, int64_t n) {
 }
 
 /* dotf of a with four vectors at once (each sum in dotf's order: the same bits). */
-NPK_CLONES static void dot4(const float *a, const float *b0, const float *b1, const float *b2, const float *b3,
-                            int64_t n, float *out) {
+NPK_ISA_CLONES_VOID(dot4, (const float *a, const float *b0, const float *b1, const float *b2, const float *b3,
+                           int64_t n, float *out),
+                    (a, b0, b1, b2, b3, n, out)) {
     float c0[16] = {0}, c1[16] = {0}, c2[16] = {0}, c3[16] = {0};
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
