@@ -5,6 +5,8 @@
 #include "ops/fast_onnx.h"
 #include "ops/fast_gemm.h"
 
+#include "npukit/gemm.h"
+
 #include <math.h>
 
 /* The elementwise kernels equal the golden bit for bit only if no clone
@@ -14,61 +16,6 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- GEMM cores -------------------------------------------------------------------
- * C[M][N] (row stride ldc) = A[M][K] (lda) x B[K][N] (ldb), row major; B is read
- * by rows in panels of NB columns that stay in L1 while every row of A passes. */
-
-enum { MR = 4, NB = 32, KB = 256 };
-
-/* One body for both element types: TA/TB the operands, TC the sums. */
-#define GEMM_BODY(TA, TB, TC)                                                                                         \
-    for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(TC) * (size_t)N);                               \
-    for (int64_t j0 = 0; j0 < N; j0 += NB) {                                                                      \
-        int64_t nb = N - j0 < NB ? N - j0 : NB;                                                                   \
-        for (int64_t k0 = 0; k0 < K; k0 += KB) {                                                                  \
-            int64_t kend = K - k0 < KB ? K : k0 + KB;                                                             \
-            int64_t i = 0;                                                                                        \
-            if (nb == NB) {                                                                                       \
-                for (; i + MR <= M; i += MR) {                                                                    \
-                    TC acc[MR][NB];                                                                               \
-                    for (int r = 0; r < MR; r++)                                                                  \
-                        for (int j = 0; j < NB; j++) acc[r][j] = C[(i + r) * ldc + j0 + j];                       \
-                    for (int64_t k = k0; k < kend; k++) {                                                         \
-                        const TB *b = B + k * ldb + j0;                                                           \
-                        TC a0 = A[i * lda + k], a1 = A[(i + 1) * lda + k], a2 = A[(i + 2) * lda + k],             \
-                           a3 = A[(i + 3) * lda + k];                                                             \
-                        for (int j = 0; j < NB; j++) {                                                            \
-                            TC bj = b[j];                                                                         \
-                            acc[0][j] += a0 * bj;                                                                 \
-                            acc[1][j] += a1 * bj;                                                                 \
-                            acc[2][j] += a2 * bj;                                                                 \
-                            acc[3][j] += a3 * bj;                                                                 \
-                        }                                                                                         \
-                    }                                                                                             \
-                    for (int r = 0; r < MR; r++)                                                                  \
-                        for (int j = 0; j < NB; j++) C[(i + r) * ldc + j0 + j] = acc[r][j];                       \
-                }                                                                                                 \
-            }                                                                                                     \
-            for (; i < M; i++) {                                                                                  \
-                TC *c = C + i * ldc + j0;                                                                         \
-                for (int64_t k = k0; k < kend; k++) {                                                             \
-                    const TB *b = B + k * ldb + j0;                                                               \
-                    TC a = A[i * lda + k];                                                                        \
-                    for (int64_t j = 0; j < nb; j++) c[j] += a * (TC)b[j];                                        \
-                }                                                                                                 \
-            }                                                                                                     \
-        }                                                                                                         \
-    }
-
-/* The float GEMM is npk_fast_sgemm (fast_gemm.c). This one takes int16
- * operands and makes exact int32 sums (the callers bound K so that no sum
- * overflows). */
-NPK_ISA_CLONES_VOID(igemm, (int64_t M, int64_t N, int64_t K, const int16_t *A, int64_t lda, const int16_t *B,
-                            int64_t ldb, int32_t *C, int64_t ldc),
-                    (M, N, K, A, lda, B, ldb, C, ldc)) {
-    GEMM_BODY(int16_t, int16_t, int32_t)
-}
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -151,16 +98,20 @@ NPK_ISA_CLONES_VOID(im2col_f, (const npk_onnx_conv_params *p, const float *x, in
 #undef LOADF
 }
 
-static void im2col_q(const npk_onnx_conv_params *p, const npk_tensor *xt, int32_t zx, int64_t xoff, int64_t cpg,
-                     int64_t r0, int64_t nrows, int16_t *col) {
+/* im2col of an 8-bit x as the int8 x' of the integer GEMMs (see below); the
+ * padding reads zx', so that it contributes x' - zx' = 0. */
+static void im2col_s8(const npk_onnx_conv_params *p, const npk_tensor *xt, int8_t zx, int64_t xoff, int64_t cpg,
+                      int64_t r0, int64_t nrows, int8_t *col) {
     if (xt->dtype == NPK_DT_INT8) {
         const int8_t *x = xt->data;
-#define LOADQ(i) (int16_t)(x[i] - zx)
-        IM2COL_BODY(int16_t, 0, LOADQ)
+#define LOADS(i) x[i]
+        IM2COL_BODY(int8_t, zx, LOADS)
+#undef LOADS
     } else {
         const uint8_t *x = xt->data;
-        IM2COL_BODY(int16_t, 0, LOADQ)
-#undef LOADQ
+#define LOADU(i) (int8_t)(x[i] ^ 0x80)
+        IM2COL_BODY(int8_t, zx, LOADU)
+#undef LOADU
     }
 }
 
@@ -277,6 +228,67 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
     return 0;
 }
 
+/* ---- integer GEMMs: the shared exact kernel ---------------------------------------
+ * MatMulInteger, ConvInteger and the QLinearConv accumulator run npk_gemm_s8s32
+ * (include/npukit/gemm.h: AVX-512 VNNI, AVX2 or C, bit-identical), the kernel of
+ * the v0 and shell models. An 8-bit operand v with zero point z enters as the
+ * int8 v' (uint8: v - 128, the top bit flipped; int8: v) with z' alike, so
+ * v - z = v' - z', and
+ *   sum_k (a'_k - za')(b'_k - zb') = sum_k a'_k b'_k - zb' sum_k a'_k - za' sum_k b'_k + K za' zb':
+ * the kernel's product and a correction per row and column, all modulo 2^32.
+ * The exact sum fits int32 (K <= NPK_FAST_KMAX), so the wrapped one is it. */
+
+/* z' of a zero point (NULL: 0) of an operand of dtype dt (element i when there is one per row). */
+static int32_t zp_s8(const npk_tensor *zp, int dt, int64_t i) {
+    return zp_of(zp, i) - (dt == NPK_DT_UINT8 ? 128 : 0);
+}
+
+/* The operand as int8 v': the tensor's own bytes when it is int8 (no copy),
+ * else the flipped copy in buf (n elements from off). */
+static const int8_t *as_s8(const npk_tensor *t, int64_t off, int64_t n, int8_t *buf) {
+    if (t->dtype == NPK_DT_INT8) return (const int8_t *)t->data + off;
+    const uint8_t *s = (const uint8_t *)t->data + off;
+    for (int64_t i = 0; i < n; i++) buf[i] = (int8_t)(s[i] ^ 0x80);
+    return buf;
+}
+
+/* sum[j] = sum_k b[k][j] for j < n (int32: |sum| < K * 128). */
+static void col_sums(const int8_t *b, int64_t ldb, int64_t K, int64_t n, int32_t *sum) {
+    memset(sum, 0, sizeof(int32_t) * (size_t)n);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < n; j++) sum[j] += b[k * ldb + j];
+}
+
+/* sum[i] = sum_k a[i][k] for i < m. */
+static void row_sums(const int8_t *a, int64_t lda, int64_t m, int64_t K, int32_t *sum) {
+    for (int64_t i = 0; i < m; i++) {
+        int32_t s = 0;
+        for (int64_t k = 0; k < K; k++) s += a[i * lda + k];
+        sum[i] = s;
+    }
+}
+
+/* C[i][j] += rc[i] - ca[i] * cs[j] for i < m, j < n, modulo 2^32 (cs NULL: no column term). */
+static void correct(int32_t *C, int64_t ldc, int64_t m, int64_t n, const int32_t *rc, const int32_t *ca,
+                    const int32_t *cs) {
+    for (int64_t i = 0; i < m; i++) {
+        uint32_t *c = (uint32_t *)(C + i * ldc), r = (uint32_t)rc[i], a = (uint32_t)ca[i];
+        if (cs && a)
+            for (int64_t j = 0; j < n; j++) c[j] += r - a * (uint32_t)cs[j];
+        else if (r)
+            for (int64_t j = 0; j < n; j++) c[j] += r;
+    }
+}
+
+/* npk_gemm_s8s32 on int64 shapes (the callers keep them below 2^32). */
+static int gemm_s8(npk_gemm_ws *ws, int64_t M, int64_t N, int64_t K, const int8_t *A, int64_t lda, const int8_t *B,
+                   int64_t ldb, int32_t *C, int64_t ldc) {
+    int rc = npk_gemm_s8s32(ws, (uint32_t)M, (uint32_t)N, (uint32_t)K, A, (size_t)lda, B, (size_t)ldb, C, (size_t)ldc);
+    return rc ? -NPK_ENOMEM : 0;
+}
+
+static int fits_u32(int64_t a, int64_t b, int64_t c) { return a <= UINT32_MAX && b <= UINT32_MAX && c <= UINT32_MAX; }
+
 /* ---- integer convolution --------------------------------------------------------- */
 
 /* y += bias per channel, wrapping modulo 2^32 as the golden's int64 sum stored in int32. */
@@ -292,21 +304,21 @@ int npk_fast_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, co
     const int64_t *in = p->in, *k = p->k, *o = p->out;
     int64_t cpg = p->c / p->group, mpg = p->m / p->group;
     int64_t isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2], osz = o[0] * o[1] * o[2], K = cpg * ksz;
-    if (K > NPK_FAST_KMAX) return 1;
-    int32_t zx = zp_of(x_zp, 0), *Y = y->data;
+    if (K > NPK_FAST_KMAX || !fits_u32(mpg, osz, K)) return 1;
+    int32_t *Y = y->data;
     const int32_t *B = b ? b->data : NULL;
-    /* weights minus their zero points, int16 [M][K] */
-    int16_t *wq = malloc(sizeof(int16_t) * (size_t)(p->m * K));
-    if (!wq) return -NPK_ENOMEM;
-    for (int64_t m = 0; m < p->m; m++) q8_to_i16(w, m * K, K, zp_of(w_zp, m), wq + m * K);
-    int rc = 0;
-    if (cpg == 1 && ksz > 1 && npk_fast_dw_ok(p)) { /* depthwise, 2-D */
-        rc = npk_fast_dw_i32(p, x, zx, wq, Y);
-        for (int64_t i = 0; !rc && B && i < p->n * p->m; i++) add_bias_i32(Y + i * osz, osz, B[i % p->m]);
-        free(wq);
-        return rc;
-    }
-    if (cpg == 1 && ksz > 1) { /* depthwise */
+    if (cpg == 1 && ksz > 1) { /* depthwise: directly, on int16 values minus their zero points */
+        int32_t zx = zp_of(x_zp, 0);
+        int16_t *wq = malloc(sizeof(int16_t) * (size_t)(p->m * K));
+        if (!wq) return -NPK_ENOMEM;
+        for (int64_t m = 0; m < p->m; m++) q8_to_i16(w, m * K, K, zp_of(w_zp, m), wq + m * K);
+        int rc = 0;
+        if (npk_fast_dw_ok(p)) { /* 2-D (src/ops/fast_dw.c) */
+            rc = npk_fast_dw_i32(p, x, zx, wq, Y);
+            for (int64_t i = 0; !rc && B && i < p->n * p->m; i++) add_bias_i32(Y + i * osz, osz, B[i % p->m]);
+            free(wq);
+            return rc;
+        }
         int16_t *xq = malloc(sizeof(int16_t) * (size_t)isz);
         if (!xq) rc = -NPK_ENOMEM;
         for (int64_t n = 0; !rc && n < p->n; n++)
@@ -321,35 +333,49 @@ int npk_fast_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, co
         free(wq);
         return rc;
     }
+    /* A = the weights w' [M][K]; per output channel: z'_w, and rc = bias - zx' rowsum(w') + K zx' z'_w */
+    int8_t zx = (int8_t)zp_s8(x_zp, x->dtype, 0);
     int pw = is_pointwise(p);
     int64_t row = o[2], nrows_all = o[0] * o[1], crows = chunk_rows(K, row);
-    int64_t colsz = pw ? K * osz : K * row * (crows < nrows_all ? crows : nrows_all);
-    int16_t *col = malloc(sizeof(int16_t) * (size_t)colsz);
-    if (!col) {
-        free(wq);
-        return -NPK_ENOMEM;
+    int64_t ncol = pw ? osz : row * (crows < nrows_all ? crows : nrows_all);
+    int need_col = !pw || x->dtype != NPK_DT_INT8;
+    int8_t *wbuf = w->dtype == NPK_DT_INT8 ? NULL : malloc((size_t)(p->m * K));
+    int8_t *col = need_col ? malloc((size_t)(K * ncol)) : NULL;
+    int32_t *rc = malloc(sizeof(int32_t) * (size_t)(2 * p->m + ncol)), *zw = rc + p->m, *cs = zw + p->m;
+    npk_gemm_ws ws = {0};
+    int err = (w->dtype != NPK_DT_INT8 && !wbuf) || (need_col && !col) || !rc ? -NPK_ENOMEM : 0;
+    const int8_t *W = err ? NULL : as_s8(w, 0, p->m * K, wbuf);
+    int any_zw = 0;
+    if (!err) {
+        row_sums(W, K, p->m, K, rc);
+        for (int64_t m = 0; m < p->m; m++) {
+            zw[m] = zp_s8(w_zp, w->dtype, m);
+            any_zw |= zw[m] != 0;
+            rc[m] = (int32_t)((B ? (uint32_t)B[m] : 0u) - (uint32_t)zx * (uint32_t)rc[m] +
+                              (uint32_t)K * (uint32_t)zx * (uint32_t)zw[m]);
+        }
     }
-    for (int64_t n = 0; n < p->n; n++)
-        for (int64_t g = 0; g < p->group; g++) {
+    for (int64_t n = 0; !err && n < p->n; n++)
+        for (int64_t g = 0; !err && g < p->group; g++) {
             int64_t xoff = (n * p->c + g * cpg) * isz;
             int32_t *yg = Y + (n * p->m + g * mpg) * osz;
-            const int16_t *wg = wq + g * mpg * K;
-            if (pw) {
-                q8_to_i16(x, xoff, K * osz, zx, col);
-                igemm(mpg, osz, K, wg, K, col, osz, yg, osz);
-            } else {
-                for (int64_t r0 = 0; r0 < nrows_all; r0 += crows) {
-                    int64_t nr = nrows_all - r0 < crows ? nrows_all - r0 : crows;
-                    im2col_q(p, x, zx, xoff, cpg, r0, nr, col);
-                    igemm(mpg, nr * row, K, wg, K, col, nr * row, yg + r0 * row, osz);
-                }
+            const int8_t *wg = W + g * mpg * K;
+            for (int64_t r0 = 0; !err && r0 < nrows_all; r0 += pw ? nrows_all : crows) {
+                int64_t nr = pw ? nrows_all : (nrows_all - r0 < crows ? nrows_all - r0 : crows), nc = nr * row;
+                const int8_t *bm = col;
+                if (pw) bm = as_s8(x, xoff, K * osz, col); /* x itself is B [K][osz] */
+                else im2col_s8(p, x, zx, xoff, cpg, r0, nr, col);
+                int32_t *yc = yg + r0 * row;
+                if ((err = gemm_s8(&ws, mpg, nc, K, wg, K, bm, nc, yc, osz))) break;
+                if (any_zw) col_sums(bm, nc, K, nc, cs);
+                correct(yc, osz, mpg, nc, rc + g * mpg, zw + g * mpg, any_zw ? cs : NULL);
             }
-            if (B)
-                for (int64_t m = 0; m < mpg; m++) add_bias_i32(yg + m * osz, osz, B[g * mpg + m]);
         }
+    npk_gemm_ws_free(&ws);
+    free(wbuf);
     free(col);
-    free(wq);
-    return 0;
+    free(rc);
+    return err;
 }
 
 /* ---- matrix products ---------------------------------------------------------------- */
@@ -375,31 +401,46 @@ int npk_fast_matmul_integer(const npk_tensor *a, const npk_tensor *b, const npk_
     npk_onnx_mm_plan p;
     if (npk_onnx_mm_plan_init(&p, a, b)) return -NPK_ENOMEM;
     int rc = 0;
-    int16_t *aq = NULL, *bq = NULL;
-    if (p.k > NPK_FAST_KMAX) {
+    int8_t *abuf = NULL, *bbuf = NULL;
+    int32_t *sums = NULL;
+    npk_gemm_ws ws = {0};
+    if (p.k > NPK_FAST_KMAX || !fits_u32(p.m, p.n, p.k)) {
         rc = 1;
         goto out;
     }
-    aq = malloc(sizeof(int16_t) * (size_t)(p.m * p.k));
-    bq = malloc(sizeof(int16_t) * (size_t)(p.k * p.n));
-    if (!aq || !bq) {
+    /* z' per row i of A and per column j of B */
+    abuf = a->dtype == NPK_DT_INT8 ? NULL : malloc((size_t)(p.m * p.k) + 1);
+    bbuf = b->dtype == NPK_DT_INT8 ? NULL : malloc((size_t)(p.k * p.n) + 1);
+    sums = malloc(sizeof(int32_t) * (size_t)(2 * p.m + 2 * p.n + 1));
+    if ((a->dtype != NPK_DT_INT8 && !abuf) || (b->dtype != NPK_DT_INT8 && !bbuf) || !sums) {
         rc = -NPK_ENOMEM;
         goto out;
     }
+    int32_t *za = sums, *rs = za + p.m, *zb = rs + p.m, *cs = zb + p.n;
+    int any_za = 0, any_zb = 0;
+    for (int64_t i = 0; i < p.m; i++) any_za |= (za[i] = zp_s8(a_zp, a->dtype, i)) != 0;
+    for (int64_t j = 0; j < p.n; j++) any_zb |= (zb[j] = zp_s8(b_zp, b->dtype, j)) != 0;
     for (int64_t t = 0; t < p.batch; t++) {
-        /* a_zp per row, b_zp per column: subtract them while widening */
-        for (int64_t i = 0; i < p.m; i++) q8_to_i16(a, p.aoff[t] + i * p.k, p.k, zp_of(a_zp, i), aq + i * p.k);
-        for (int64_t kk = 0; kk < p.k; kk++) {
-            int16_t *r = bq + kk * p.n;
-            q8_to_i16(b, p.boff[t] + kk * p.n, p.n, zp_of(b_zp, 0), r);
-            if (b_zp && npk_tensor_numel(b_zp) > 1) /* per column: undo the scalar, take each column's */
-                for (int64_t j = 0; j < p.n; j++) r[j] = (int16_t)(r[j] + zp_of(b_zp, 0) - zp_of(b_zp, j));
+        const int8_t *A = as_s8(a, p.aoff[t], p.m * p.k, abuf), *Bm = as_s8(b, p.boff[t], p.k * p.n, bbuf);
+        int32_t *C = (int32_t *)y->data + t * p.m * p.n;
+        if ((rc = gemm_s8(&ws, p.m, p.n, p.k, A, p.k, Bm, p.n, C, p.n))) goto out;
+        /* - zb'_j rowsum_i - za'_i colsum_j + K za'_i zb'_j */
+        if (any_zb) row_sums(A, p.k, p.m, p.k, rs);
+        if (any_za) col_sums(Bm, p.n, p.k, p.n, cs);
+        if (!any_za && !any_zb) continue;
+        for (int64_t i = 0; i < p.m; i++) {
+            uint32_t *c = (uint32_t *)(C + i * p.n), zai = (uint32_t)za[i], r = any_zb ? (uint32_t)rs[i] : 0;
+            for (int64_t j = 0; j < p.n; j++) {
+                uint32_t zbj = (uint32_t)zb[j], csj = any_za ? (uint32_t)cs[j] : 0;
+                c[j] += (uint32_t)p.k * zai * zbj - zbj * r - zai * csj;
+            }
         }
-        igemm(p.m, p.n, p.k, aq, p.k, bq, p.n, (int32_t *)y->data + t * p.m * p.n, p.n);
     }
 out:
-    free(aq);
-    free(bq);
+    npk_gemm_ws_free(&ws);
+    free(abuf);
+    free(bbuf);
+    free(sums);
     free(p.aoff);
     free(p.boff);
     return rc;
