@@ -20,13 +20,14 @@
  *    -ffp-contract=off keeps the compiler from fusing anything else).
  * AVX2: int8 in 4 x 16 tiles through vpmaddwd on int16 pairs (exact), fp32 in
  * 6 x 16 tiles of 12 ymm accumulators (fused as above). Portable:
- * i-k-j loops with a vectorizable inner loop (always multiply, then add: a C
- * fmaf is a library call on hosts without FMA). */
+ * i-k-j loops over 4 rows with a vectorizable inner loop (fused through fmaf
+ * only where that is the hardware instruction, FP_FAST_FMAF). */
 #include "npukit/gemm.h"
 
 #include "npukit/cpu.h"
 #include "npukit/error.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,20 +120,59 @@ static void s8_portable(uint32_t M, uint32_t N, uint32_t K, const int8_t *A, siz
     }
 }
 
+/* fp32, portable: i-k-j over 4 rows of C at a time (each B element loaded
+ * once per 4 rows), every output's k in order; fused: fmaf, used only where
+ * the C library's fmaf is the hardware instruction (FP_FAST_FMAF, e.g.
+ * AArch64 or -mfma; on plain x86-64 it is a library routine, slower than the
+ * separate multiply and add that give the same bits). */
+#if defined(FP_FAST_FMAF)
+#define PORTABLE_FMA 1
+#else
+#define PORTABLE_FMA 0
+#endif
+static inline void f32_portable_rows(uint32_t K, const float *A, size_t lda, uint32_t ni, const float *B, size_t ldb,
+                                     uint32_t nb, float *C, size_t ldc, const int fused) {
+    float *restrict c0 = C, *restrict c1 = C + (ni > 1 ? ldc : 0), *restrict c2 = C + (ni > 2 ? 2 * ldc : 0),
+                    *restrict c3 = C + (ni > 3 ? 3 * ldc : 0);
+    for (uint32_t j = 0; j < nb; j++) c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;
+    if (ni < 4) { /* one row at a time */
+        for (uint32_t r = 0; r < ni; r++) {
+            float *restrict c = C + (size_t)r * ldc;
+            const float *a = A + (size_t)r * lda;
+            for (uint32_t k = 0; k < K; k++) {
+                const float av = a[k], *restrict b = B + (size_t)k * ldb;
+                for (uint32_t j = 0; j < nb; j++) c[j] = fused ? fmaf(av, b[j], c[j]) : c[j] + av * b[j];
+            }
+        }
+        return;
+    }
+    for (uint32_t k = 0; k < K; k++) {
+        const float a0 = A[k], a1 = A[lda + k], a2 = A[2 * lda + k], a3 = A[3 * lda + k];
+        const float *restrict b = B + (size_t)k * ldb;
+        for (uint32_t j = 0; j < nb; j++) {
+            const float bj = b[j];
+            if (fused) {
+                c0[j] = fmaf(a0, bj, c0[j]), c1[j] = fmaf(a1, bj, c1[j]);
+                c2[j] = fmaf(a2, bj, c2[j]), c3[j] = fmaf(a3, bj, c3[j]);
+            } else {
+                c0[j] = c0[j] + a0 * bj, c1[j] = c1[j] + a1 * bj;
+                c2[j] = c2[j] + a2 * bj, c3[j] = c3[j] + a3 * bj;
+            }
+        }
+    }
+}
+
 static void f32_portable(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb,
-                         float *C, size_t ldc) {
+                         float *C, size_t ldc, int fused) {
     enum { NB = 256 };
     for (uint32_t j0 = 0; j0 < N; j0 += NB) {
         uint32_t nb = N - j0 < NB ? N - j0 : NB;
-        for (uint32_t i = 0; i < M; i++) {
-            float *restrict c = C + (size_t)i * ldc + j0;
-            const float *a = A + (size_t)i * lda;
-            for (uint32_t j = 0; j < nb; j++) c[j] = 0.0f;
-            for (uint32_t k = 0; k < K; k++) {
-                float av = a[k];
-                const float *restrict b = B + (size_t)k * ldb + j0;
-                for (uint32_t j = 0; j < nb; j++) c[j] = c[j] + av * b[j];
-            }
+        for (uint32_t i0 = 0; i0 < M; i0 += 4) {
+            uint32_t ni = M - i0 < 4 ? M - i0 : 4;
+            const float *a = A + (size_t)i0 * lda, *b = B + j0;
+            float *c = C + (size_t)i0 * ldc + j0;
+            if (PORTABLE_FMA && fused) f32_portable_rows(K, a, lda, ni, b, ldb, nb, c, ldc, 1);
+            else f32_portable_rows(K, a, lda, ni, b, ldb, nb, c, ldc, 0);
         }
     }
 }
@@ -660,6 +700,9 @@ int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const floa
     case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
     case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
 #endif
-    default: (void)ws, f32_portable(M, N, K, A, lda, B, ldb, C, ldc); return 0;
+    default:
+        (void)ws;
+        f32_portable(M, N, K, A, lda, B, ldb, C, ldc, PORTABLE_FMA && npk_gemm_f32_fused(M, N, K, A, lda, B, ldb));
+        return 0;
     }
 }
