@@ -56,20 +56,23 @@ typedef struct pccx_dec {
     npk_pccx_wmat *emax_w; /* [n_heads] 1 x 1 ones: GEMV findemax loads a head's max into e_max */
     npk_pccx_wmat ones;    /* 1 x seq_len ones right after them: a GEMV sums each head's row */
     /* L2 word addresses */
-    uint32_t a_ang, a_x, a_sq, a_xn, a_sin, a_cos, a_q, a_att, a_h1, a_h3, a_hb, a_logits, a_sc;
+    uint32_t a_ang, a_x, a_sq, a_xn, a_sin, a_cos, a_q, a_att, a_h1, a_hb, a_logits, a_sc;
     /* host scratch */
     float *x;      /* [d] */
     float *q;      /* [d] */
     float *k;      /* [kv] */
     float *qkv;    /* per row q | k | v (the fused GEMV's output row) as read from L2 in one transfer */
     float *att;    /* [d] attention output */
-    float *h1;     /* h1 then h3 as read from L2 in one transfer */
+    float *h1;     /* [M][words(2 hd) * 8] per row h1 | h3 as read from L2, then [M][words(hd) * 8] silu(h1) * h3 */
     float *sc;     /* [n_heads][ceil(n/8) * 8] scores, then probabilities */
     float *kcache; /* [layer][seq][kv] the K cache (rotated, BF16 values) in host memory */
     float *vcache; /* [layer][seq][kv] the V cache */
     float *logits; /* [V] */
     float *xn;     /* [words(d) * 8 + 2 * words(hs / 2) * 8] XN (and sin, cos) as read back */
     uint16_t *sq16; /* the first layer's angles, X, squares and RMSNorm scratch words, as BF16 */
+    uint16_t *sc16; /* [n_heads * words(seq) + n_heads][8] a step's scores, then exponentials, as BF16 */
+    uint64_t hw_in, hw_out; /* host-window buffers of sc16's size (softmax_piped's transfers) */
+    int hw_ok;              /* they were allocated */
     float *sinv, *cosv; /* [mmax][64]: hs/2 values per row of the block (hs <= 128) */
     int mmax;           /* rows a prefill block may have (L2 space, at most NPK_LLM_PCCX_MAX_BLOCK) */
     npk_pccx_stats base_stats; /* device counters at the end of setup */
@@ -157,8 +160,7 @@ static void layout(pccx_dec *s, int M) {
     REGION(a_cos, m * hw);
     REGION(a_q, m * qkv_words(c)); /* per row q | k | v (one GEMV): one transfer */
     REGION(a_att, m * dw);
-    REGION(a_h1, m * hdw); /* h1, h3: one transfer */
-    REGION(a_h3, m * hdw);
+    REGION(a_h1, m * words(2 * (uint32_t)c->hidden_dim)); /* per row h1 | h3 (one GEMV): one transfer */
     REGION(a_hb, m * hdw);
     REGION(a_logits, words((uint32_t)c->vocab_size));
     s->a_sc = a;
@@ -239,6 +241,93 @@ static int rmsnorm(pccx_dec *s, const float *gain, int r0, int rows, int sq_sent
         for (int i = 0; i < d && !s->timing; i++) t[r * rw + i] *= gain[i];
     s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)rows * (uint64_t)d;
     return l2_put(s, xn0, t, (size_t)rows * rw);
+}
+
+/* The softmax's device part for the scores the host put in s->sc (rows of
+ * M positions from pos0, `off` words in all): scores to L2, per head e_max
+ * and EXP, per row the sums; exponentials and sums back into s->sc. */
+static int softmax_rows(pccx_dec *s, int pos0, int M, uint32_t off) {
+    const int nh = s->base.model->cfg.n_heads;
+    int rc;
+    if ((rc = l2_put(s, s->a_sc, s->sc, (size_t)off * 8)) != 0) return rc;
+    /* Softmax on the device, inside the queue: per head (after the first)
+     * a 1 x 1 GEMV findemax loads the head's maximum into e_max, then EXP
+     * sub_emax runs async on the SFU while the next head's GEMV runs (the
+     * CVO latches e_max when it starts); per row one GEMV with a row of
+     * ones sums every head's exponentials exactly (REDUCE_SUM's
+     * arithmetic, rows at the same stride) into the maxima's words. */
+    off = 0;
+    for (int r = 0; r < M; r++) {
+        const int n = pos0 + r + 1;
+        const uint32_t scw = words((uint32_t)n), a_r = s->a_sc + off, a_mx = a_r + (uint32_t)nh * scw;
+        for (int h = 0; h < nh; h++) {
+            uint32_t a = a_r + (uint32_t)h * scw;
+            if ((r || h) && (rc = npk_pccx_gemv_w(s->drv, a_mx + (uint32_t)h, a_mx + (uint32_t)h, 1, &s->emax_w[h],
+                                                  NPK_PCCX_FINDEMAX)) != 0)
+                return rc;
+            if ((rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_EXP, a, a, (unsigned)n, NPK_PCCX_CVO_SUB_EMAX, 1)) != 0)
+                return rc;
+        }
+        const npk_pccx_wmat ones = npk_pccx_wmat_ones_prefix(&s->ones, (unsigned)n);
+        if ((rc = npk_pccx_gemv_w(s->drv, a_mx, a_r, (unsigned)nh, &ones, 0)) != 0) return rc;
+        off += (uint32_t)nh * scw + (uint32_t)nh;
+    }
+    if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)off * 8)) != 0) return rc;
+    return 0;
+}
+
+/* Async transfer of `nw` words between L2 word l2 and the host window at
+ * byte offset hoff: host -> L2 when to_l2, else L2 -> host. */
+static int xfer(pccx_dec *s, int to_l2, uint32_t l2, uint64_t hoff, uint32_t nw, unsigned async) {
+    const int sh = npk_pccx_fmap_entry(s->drv, 1, 8, (uint16_t)nw);
+    if (sh < 0) return sh;
+    const uint32_t aux = (uint32_t)(hoff / 16);
+    return to_l2 ? npk_pccx_memcpy(s->drv, 1, 0, l2, 0, aux, (unsigned)sh, async)
+                 : npk_pccx_memcpy(s->drv, 0, 1, 0, l2, aux, (unsigned)sh, async);
+}
+
+/* softmax_rows for one position (a decode step, n = pos + 1 scores per
+ * head), with the transfers beside the EXPs: the first head's scores go in a
+ * transfer of their own, so its EXP starts as soon as they arrive while the
+ * other heads' scores and the maxima follow; each head's exponentials go
+ * back to the host (fire-and-forget MEMCPY, into a host-window buffer) while
+ * the EXP two heads later runs (two, not one: the copy waits for its EXP to
+ * complete, and instructions start in order, so a copy of the previous
+ * head's would hold the next findemax GEMV back by that EXP's latency), and
+ * only the last two heads and the sums travel after the row-sum GEMV. The
+ * same instructions on the same data as softmax_rows, in another order and
+ * with the transfers split: the same results. */
+static int softmax_piped(pccx_dec *s, int n) {
+    const int nh = s->base.model->cfg.n_heads;
+    const uint32_t scw = words((uint32_t)n), tot = (uint32_t)nh * scw + (uint32_t)nh, a_mx = s->a_sc + (uint32_t)nh * scw;
+    const size_t ne = (size_t)tot * 8;
+    const uint64_t hb = npk_pccx_hwin_base(s->drv);
+    int rc;
+    for (size_t i = 0; i < ne; i++) s->sc16[i] = npk_bf16_from_f32(s->sc[i]);
+    s->base.stats.host_bytes += 2 * ne;
+    if ((rc = npk_port_mem_write(s->port, hb + s->hw_in, s->sc16, ne * 2)) != 0 ||
+        (rc = xfer(s, 1, s->a_sc, s->hw_in, scw, 1)) != 0 ||
+        (rc = xfer(s, 1, s->a_sc + scw, s->hw_in + (uint64_t)scw * 16, tot - scw, 1)) != 0)
+        return rc;
+    for (int h = 0; h < nh; h++) {
+        const uint32_t a = s->a_sc + (uint32_t)h * scw;
+        if (h && (rc = npk_pccx_gemv_w(s->drv, a_mx + (uint32_t)h, a_mx + (uint32_t)h, 1, &s->emax_w[h],
+                                       NPK_PCCX_FINDEMAX)) != 0)
+            return rc;
+        if ((rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_EXP, a, a, (unsigned)n, NPK_PCCX_CVO_SUB_EMAX, 1)) != 0) return rc;
+        if (h >= 2 &&
+            (rc = xfer(s, 0, a - 2 * scw, s->hw_out + (uint64_t)(h - 2) * scw * 16, scw, 1)) != 0)
+            return rc;
+    }
+    const npk_pccx_wmat ones = npk_pccx_wmat_ones_prefix(&s->ones, (unsigned)n);
+    const uint32_t last = nh >= 2 ? (uint32_t)nh - 2 : 0; /* the heads not sent yet, then the sums */
+    if ((rc = npk_pccx_gemv_w(s->drv, a_mx, s->a_sc, (unsigned)nh, &ones, 0)) != 0 ||
+        (rc = xfer(s, 0, s->a_sc + last * scw, s->hw_out + (uint64_t)last * scw * 16, tot - last * scw, 0)) != 0 ||
+        (rc = npk_pccx_sync(s->drv)) != 0 || (rc = npk_port_mem_read(s->port, hb + s->hw_out, s->sc16, ne * 2)) != 0)
+        return rc;
+    for (size_t i = 0; i < ne; i++) s->sc[i] = npk_bf16_to_f32(s->sc16[i]);
+    s->base.stats.host_bytes += 2 * ne;
+    return 0;
 }
 
 /* Positions pos0..pos0+M-1 (tokens[0..M-1]) through every layer; the logits
@@ -364,34 +453,20 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
             ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
             off += (uint32_t)nh * scw + (uint32_t)nh;
         }
-        if ((rc = l2_put(s, s->a_sc, s->sc, (size_t)off * 8)) != 0) return rc;
-        /* Softmax on the device, inside the queue: per head a 1 x 1 GEMV
-         * findemax loads the head's maximum into e_max, then EXP sub_emax runs
-         * async on the SFU while the next head's GEMV runs (the CVO latches
-         * e_max when it starts); per row one GEMV with a row of ones sums
-         * every head's exponentials exactly (REDUCE_SUM's arithmetic, rows at
-         * the same stride) into the maxima's words. */
-        off = 0;
-        for (int r = 0; r < M; r++) {
-            const int n = pos0 + r + 1;
-            const uint32_t scw = words((uint32_t)n), a_r = s->a_sc + off, a_mx = a_r + (uint32_t)nh * scw;
-            for (int h = 0; h < nh; h++) {
-                uint32_t a = a_r + (uint32_t)h * scw;
-                if ((rc = npk_pccx_gemv_w(s->drv, a_mx + (uint32_t)h, a_mx + (uint32_t)h, 1, &s->emax_w[h],
-                                          NPK_PCCX_FINDEMAX)) != 0 ||
-                    (rc = npk_pccx_cvo(s->drv, NPK_PCCX_CVO_EXP, a, a, (unsigned)n, NPK_PCCX_CVO_SUB_EMAX, 1)) != 0)
-                    return rc;
-            }
-            const npk_pccx_wmat ones = npk_pccx_wmat_ones_prefix(&s->ones, (unsigned)n);
-            if ((rc = npk_pccx_gemv_w(s->drv, a_mx, a_r, (unsigned)nh, &ones, 0)) != 0) return rc;
-            off += (uint32_t)nh * scw + (uint32_t)nh;
+        /* The first head's maximum goes to e_max through the EMAX register:
+         * the queue is drained here anyway (the q|k|v read), so the first EXP
+         * starts right after the scores' transfer. The value is the 1 x 1
+         * findemax GEMV's (its output, max + nothing, is exact; an exact zero
+         * is +0). The stream goes to the next head's row of ones meanwhile. */
+        {
+            uint16_t e0 = npk_bf16_from_f32(s->sc[(size_t)nh * words((uint32_t)pos0 + 1) * 8]);
+            if (e0 == 0x8000u) e0 = 0;
+            if ((rc = npk_pccx_wstream_at(s->drv, nh > 1 ? &s->emax_w[1] : &s->ones)) != 0 ||
+                (rc = npk_pccx_set_emax(s->drv, e0)) != 0)
+                return rc;
         }
-        /* ATT[r][d]: head h = sum_t p[h][t] v_t with p = e / sum, exponentials
-         * and sums of every row read in one transfer. The division is the
-         * documented softmax's last step (SCALE recip_scale: x / scalar in
-         * double, one BF16 rounding), done here bit for bit where its result
-         * is consumed. */
-        if ((rc = l2_get(s, s->a_sc, s->sc, (size_t)off * 8)) != 0) return rc;
+        if ((rc = M == 1 && s->hw_ok && off <= 65535 ? softmax_piped(s, pos0 + 1) : softmax_rows(s, pos0, M, off)) != 0)
+            return rc;
         /* the stream left wo's record for the softmax's rows of ones: back
          * to it now, so that the FIFO fills during the transfer of ATT */
         if ((rc = npk_pccx_wstream_at(s->drv, &w[P_O])) != 0) return rc;
@@ -423,19 +498,19 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
 
         /* FFN */
         if ((rc = rmsnorm(s, at(m->rms_ffn, (size_t)l * d), 0, M, 0, 0, &s->nones[2 * l + 1])) != 0) return rc;
+        /* h1 | h3 = [w1; w3] XN: one record, one GEMV (as q | k | v) */
         if ((rc = mm(s, P_W1, s->a_h1, s->a_xn, M, &w[P_W1], 0)) != 0) return rc;
-        if ((rc = mm(s, P_W3, s->a_h3, s->a_xn, M, &w[P_W3], 0)) != 0) return rc;
-        /* h1 and h3 of every row in one transfer (adjacent regions) */
-        const size_t hrw = (size_t)hdw * 8;
-        if ((rc = l2_get(s, s->a_h1, s->h1, 2 * (size_t)M * hrw)) != 0) return rc;
-        const float *h3 = s->h1 + (size_t)M * hrw;
+        if (M == 1) s->base.stats.gemv_on_device[P_W3]++;
+        const size_t hrw = (size_t)hdw * 8, h13 = (size_t)words(2 * (uint32_t)hd) * 8;
+        if ((rc = l2_get(s, s->a_h1, s->h1, (size_t)M * h13)) != 0) return rc;
+        float *hb = s->h1 + (size_t)M * h13;
         for (int r = 0; r < M && !s->timing; r++)
             for (int i = 0; i < hd; i++) {
-                float a = s->h1[r * hrw + i];
-                s->h1[r * hrw + i] = a / (1.0f + expf(-a)) * h3[r * hrw + i]; /* silu(h1) * h3 */
+                float a = s->h1[r * h13 + i];
+                hb[r * hrw + i] = a / (1.0f + expf(-a)) * s->h1[r * h13 + hd + i]; /* silu(h1) * h3 */
             }
         ops[LLM_HOST_FFN] += 4ull * (uint64_t)M * (uint64_t)hd;
-        if ((rc = l2_put(s, s->a_hb, s->h1, (size_t)M * hrw)) != 0) return rc;
+        if ((rc = l2_put(s, s->a_hb, hb, (size_t)M * hrw)) != 0) return rc;
         /* X += w2 HB */
         if ((rc = mm(s, P_W2, s->a_x, s->a_hb, M, &w[P_W2], NPK_PCCX_ACCM)) != 0) return rc;
     }
@@ -533,6 +608,7 @@ static void pccx_destroy(npk_llm_decoder *base) {
     free(s->logits);
     free(s->xn);
     free(s->sq16);
+    free(s->sc16);
     free(s->emax_w);
     free(s->nones);
     free(s->sinv);
@@ -550,9 +626,9 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
                    S = (uint32_t)c->seq_len, V = (uint32_t)c->vocab_size, hs = (uint32_t)c->head_size;
     if (opts->group_size < 0 || opts->group_size > NPK_LLM_PCCX_MAX_GROUP)
         return npk_err(NPK_EINVAL, "pccx: group size %d out of range 0..%d", opts->group_size, NPK_LLM_PCCX_MAX_GROUP);
-    if (d + 2 * kv > 65535 || hd > 65535 || V > 65535)
-        return npk_err(NPK_EUNSUPPORTED, "not supported yet: %s: dimensions above 65535 (dim + 2 kv_dim %u, hidden %u, "
-                       "vocab %u) exceed the pccx 16-bit shape fields", m->name, d + 2 * kv, hd, V);
+    if (d + 2 * kv > 65535 || 2 * hd > 65535 || V > 65535)
+        return npk_err(NPK_EUNSUPPORTED, "not supported yet: %s: dimensions above 65535 (dim + 2 kv_dim %u, 2 hidden %u, "
+                       "vocab %u) exceed the pccx 16-bit shape fields", m->name, d + 2 * kv, 2 * hd, V);
     if (hs > 128)
         return npk_err(NPK_EUNSUPPORTED, "not supported yet: head size %u > 128 on pccx", hs);
     if (!opts->timing_only && !m->token_embedding)
@@ -619,8 +695,8 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     uint64_t wbytes = 0;
     unsigned G = (unsigned)opts->group_size;
     {
-        unsigned shapes[5][2] = {{d + 2 * kv, d}, {d, d}, {hd, d}, {d, hd}, {hd, d}};
-        for (int i = 0; i < 5; i++) {
+        unsigned shapes[4][2] = {{d + 2 * kv, d}, {d, d}, {2 * hd, d}, {d, hd}};
+        for (int i = 0; i < 4; i++) {
             unsigned g = G >= shapes[i][1] ? 0 : G;
             wbytes += (uint64_t)c->n_layers * (npk_pccx_wrec_size(shapes[i][0], shapes[i][1], g, 1) + 64);
         }
@@ -630,6 +706,17 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     }
     npk_pccx_cfg dc = {.ws_bytes = wbytes + (1u << 16)};
     if ((rc = npk_pccx_open(&s->drv, s->port, &dc)) != 0) goto fail;
+    {
+        /* a decode step's scores and exponentials through host-window buffers (softmax_piped) */
+        const uint64_t scb = ((uint64_t)c->n_heads * words(S) + (uint64_t)c->n_heads) * 16;
+        s->sc16 = malloc(scb);
+        if (!s->sc16) {
+            rc = npk_err(NPK_ENOMEM, "out of memory");
+            goto fail;
+        }
+        s->hw_ok = scb / 16 <= 65535 && !npk_pccx_hwin_alloc(s->drv, scb, &s->hw_in) &&
+                   !npk_pccx_hwin_alloc(s->drv, scb, &s->hw_out);
+    }
     const uint64_t l2w = npk_pccx_l2_words(s->drv), l2_one = block_words(c, 1);
     if (l2_one > l2w) {
         rc = npk_err(NPK_EUNSUPPORTED, "not supported yet: %s needs %llu L2 words for its activations, the device has %u "
@@ -645,7 +732,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
         s->x = calloc(M * rw, fsz);
         s->qkv = calloc(M * (rw + 2 * (size_t)words(kv) * 8), fsz);
         s->att = calloc(M * rw, fsz);
-        s->h1 = calloc(2 * M * (size_t)words(hd) * 8, fsz);
+        s->h1 = calloc(M * ((size_t)words(2 * hd) + words(hd)) * 8, fsz);
         s->sc = calloc(M * ((size_t)c->n_heads * words(S) + (size_t)c->n_heads) * 8, fsz);
         s->xn = calloc(M * (rw + 2 * hw8), fsz);
         s->sq16 = calloc(M * (hw8 + 2 * rw + 8) + 8, sizeof *s->sq16);
@@ -659,28 +746,37 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     /* Quantize and upload in order of use: per layer the attention RMSNorm's
      * ones, q|k|v (one record: wq, wk, wv's rows in order), o, the FFN
      * RMSNorm's ones, w1 w3 w2; then the final RMSNorm's ones and cls. */
-    float *wqkv = s->timing ? NULL : malloc(sizeof(float) * (size_t)(d + 2 * kv) * d);
-    if (!s->timing && !wqkv) {
+    /* one buffer for the fused matrices: [wq; wk; wv] (d + 2 kv rows), [w1; w3] (2 hd rows) */
+    const size_t fused_rows = d + 2 * kv > 2 * hd ? d + 2 * kv : 2 * hd;
+    float *wfused = s->timing ? NULL : malloc(sizeof(float) * fused_rows * d);
+    if (!s->timing && !wfused) {
         rc = npk_err(NPK_ENOMEM, "out of memory");
         goto fail;
     }
     for (int l = 0; l < c->n_layers && !rc; l++) {
-        if (wqkv) {
-            memcpy(wqkv, m->wq + (size_t)l * d * d, sizeof(float) * (size_t)d * d);
-            memcpy(wqkv + (size_t)d * d, m->wk + (size_t)l * kv * d, sizeof(float) * (size_t)kv * d);
-            memcpy(wqkv + (size_t)(d + kv) * d, m->wv + (size_t)l * kv * d, sizeof(float) * (size_t)kv * d);
+        if (wfused) {
+            memcpy(wfused, m->wq + (size_t)l * d * d, sizeof(float) * (size_t)d * d);
+            memcpy(wfused + (size_t)d * d, m->wk + (size_t)l * kv * d, sizeof(float) * (size_t)kv * d);
+            memcpy(wfused + (size_t)(d + kv) * d, m->wv + (size_t)l * kv * d, sizeof(float) * (size_t)kv * d);
         }
         struct {
             int idx; /* -1, -2: the attention / FFN RMSNorm's ones */
             const float *w;
             unsigned n, k;
         } order[7] = {
-            {-1, NULL, 1, d},  {P_Q, wqkv, d + 2 * kv, d},  {P_O, at(m->wo, (size_t)l * d * d), d, d},
+            {-1, NULL, 1, d},  {P_Q, wfused, d + 2 * kv, d},  {P_O, at(m->wo, (size_t)l * d * d), d, d},  /* w1: [w1; w3] */
             {-2, NULL, 1, d},  {P_W1, at(m->w1, (size_t)l * hd * d), hd, d}, {P_W3, at(m->w3, (size_t)l * hd * d), hd, d},
             {P_W2, at(m->w2, (size_t)l * d * hd), d, hd},
         };
         for (int i = 0; i < 7 && !rc; i++) {
             unsigned g = G >= order[i].k ? 0 : G; /* a group covering the row is per-channel */
+            if (order[i].idx == P_W3) continue; /* in w1's record */
+            if (order[i].idx == P_W1 && wfused) {
+                memcpy(wfused, m->w1 + (size_t)l * hd * d, sizeof(float) * (size_t)hd * d);
+                memcpy(wfused + (size_t)hd * d, m->w3 + (size_t)l * hd * d, sizeof(float) * (size_t)hd * d);
+                order[i].w = wfused;
+            }
+            if (order[i].idx == P_W1) order[i].n = 2 * hd;
             if (order[i].idx < 0) {
                 rc = npk_pccx_wmat_ones(s->drv, d, &s->nones[2 * l - 1 - order[i].idx]);
                 continue;
@@ -691,7 +787,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
         }
         if (rc) npk_err_prefix(-rc, "layer %d weights", l);
     }
-    free(wqkv);
+    free(wfused);
     if (rc || (rc = npk_pccx_wmat_ones(s->drv, d, &s->nones[2 * c->n_layers])) != 0) goto fail;
     rc = s->timing ? npk_pccx_wmat_reserve(s->drv, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers])
                    : npk_pccx_wmat_upload(s->drv, m->wcls, V, d, G >= d ? 0 : G, &s->w[7 * c->n_layers]);
