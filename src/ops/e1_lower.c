@@ -50,15 +50,6 @@ void npk_lower_set_batching(npk_lower *L, int on) { L->batching = on != 0; }
 
 /* ---- tile shapes ---- */
 
-/* Where a tile's operands sit in the scratchpad and how a descriptor streams
- * them: g holds the GEMM registers, the stream covers scratchpad bytes
- * [soff, soff + slen) and the staged image holds `lead` bytes before A, then
- * A (m*k elements, row stride k) and B (k*n, row stride n). */
-typedef struct lw_layout {
-    npk_e1_gemm g;
-    unsigned soff, slen, lead;
-} lw_layout;
-
 /* 1 when no C store of the tile lands on a byte a later MAC reads (int8):
  * the engine runs cells (i, j) in order and stores C[i][j] at the cell's
  * last MAC, after that MAC's reads, so a store may cover A rows and B
@@ -108,6 +99,16 @@ static int tile_layout(int int4, unsigned m, unsigned n, unsigned k, lw_layout *
     return 0;
 }
 
+/* tile_layout through the context's table (L may be NULL: computed). NULL when the tile does not fit. */
+static const lw_layout *layout_of(npk_lower *L, int int4, unsigned m, unsigned n, unsigned k, lw_layout *tmp) {
+    if (m < 1 || m > 3 || n < 1 || n > 3 || k < 1 || k > 7) return NULL;
+    if (!L) return tile_layout(int4, m, n, k, tmp) ? NULL : tmp;
+    unsigned char *st = &L->lay_state[int4 != 0][m - 1][n - 1][k - 1];
+    lw_layout *t = &L->lay[int4 != 0][m - 1][n - 1][k - 1];
+    if (!*st) *st = tile_layout(int4, m, n, k, t) ? 2 : 1;
+    return *st == 1 ? t : NULL;
+}
+
 static int tile_fits(int int4, unsigned m, unsigned n, unsigned k) {
     lw_layout t;
     return !tile_layout(int4, m, n, k, &t);
@@ -155,10 +156,10 @@ void npk_lower_pick_tile(npk_lower *L, int int4, unsigned M, unsigned K, unsigne
     for (unsigned k = 7; k >= 1; k--)
         for (unsigned m = 3; m >= 1; m--)
             for (unsigned n = 3; n >= 1; n--) {
-                lw_layout t;
-                if (tile_layout(int4, m, n, k, &t)) continue;
+                lw_layout tmp;
+                const lw_layout *t = layout_of(L, int4, m, n, k, &tmp);
                 /* leave margin below the ring's 128-cycle progress timeout */
-                if (desc_cycles(&t) > lim) continue;
+                if (!t || desc_cycles(t) > lim) continue;
                 uint64_t c = (uint64_t)((M + m - 1) / m) * ((N + n - 1) / n) * ((K + k - 1) / k);
                 if (c < best) {
                     best = c;
@@ -329,19 +330,19 @@ static void tile_image(int int4, const lw_layout *lay, const tile *t, uint8_t *i
 static int tile_direct(npk_lower *L, int int4, const tile *t) {
     int8_t a[21], b[21];
     int32_t c[9];
-    lw_layout lay;
+    lw_layout tmp;
     int rc;
-    if (tile_layout(int4, t->m, t->n, t->k, &lay))
-        return npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u tile does not fit the scratchpad", t->m, t->n, t->k);
-    if (!lay.soff) { /* the packed layout: the driver's tile */
+    const lw_layout *lay = layout_of(L, int4, t->m, t->n, t->k, &tmp);
+    if (!lay) return npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u tile does not fit the scratchpad", t->m, t->n, t->k);
+    if (!lay->soff) { /* the packed layout: the driver's tile */
         tile_operands(t, a, b);
         rc = npk_e1_gemm_tile(L->e, int4, t->m, t->n, t->k, a, b, c);
     } else { /* C over finished A rows: the image at its offset, the GEMM on it, C read back */
         uint8_t img[LW_SLOT_BYTES], raw[4 * 9];
-        tile_image(int4, &lay, t, img);
-        rc = npk_e1_scratch_write(L->e, lay.soff, img, lay.slen);
-        if (!rc) rc = npk_e1_gemm_run(L->e, &lay.g, int4);
-        if (!rc) rc = npk_e1_scratch_read(L->e, lay.g.c_base, raw, 4 * t->m * t->n);
+        tile_image(int4, lay, t, img);
+        rc = npk_e1_scratch_write(L->e, lay->soff, img, lay->slen);
+        if (!rc) rc = npk_e1_gemm_run(L->e, &lay->g, int4);
+        if (!rc) rc = npk_e1_scratch_read(L->e, lay->g.c_base, raw, 4 * t->m * t->n);
         for (unsigned i = 0; !rc && i < t->m * t->n; i++)
             c[i] = (int32_t)((uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
                              (uint32_t)raw[4 * i + 3] << 24);
@@ -453,18 +454,16 @@ static int run_tiles(npk_lower *L, int int4, tile *ts, size_t nt) {
     /* group by shape: one GEMM configuration per ring batch */
     order_by_shape(ts, nt, ts + nt);
     size_t i = 0;
-    lw_layout lay;
-    memset(&lay, 0, sizeof lay);
     while (i < nt && !rc) {
         unsigned n = 1;
         while (n < LW_SLOTS && i + n < nt && ts[i + n].m == ts[i].m && ts[i + n].n == ts[i].n && ts[i + n].k == ts[i].k)
             n++;
-        /* one layout per shape (the batches come grouped by shape) */
-        if ((lay.g.m != ts[i].m || lay.g.n != ts[i].n || lay.g.k != ts[i].k) &&
-            tile_layout(int4, ts[i].m, ts[i].n, ts[i].k, &lay))
+        lw_layout tmp;
+        const lw_layout *lay = layout_of(L, int4, ts[i].m, ts[i].n, ts[i].k, &tmp);
+        if (!lay)
             return npk_err(NPK_EINVAL, "e1 lowering: a %ux%ux%u tile does not fit the scratchpad", ts[i].m, ts[i].n,
                            ts[i].k);
-        rc = tile_batch(L, int4, &lay, ts + i, n);
+        rc = tile_batch(L, int4, lay, ts + i, n);
         i += n;
     }
     return rc;
@@ -519,8 +518,9 @@ static uint64_t band_pick(npk_lower *L, unsigned R, unsigned O, unsigned W, unsi
         unsigned k = n + F - 1;
         if (k > 7) continue;
         for (unsigned m = 3; m >= 1; m--) {
-            lw_layout t;
-            if (tile_layout(0, m, n, k, &t) || desc_cycles(&t) > desc_limit(L)) continue;
+            lw_layout tmp;
+            const lw_layout *t = layout_of(L, 0, m, n, k, &tmp);
+            if (!t || desc_cycles(t) > desc_limit(L)) continue;
             uint64_t c = (uint64_t)((R + m - 1) / m) * ((W + n - 1) / n) * O;
             if (!best || c < best) best = c, *bm = m, *bn = n;
         }

@@ -15,6 +15,15 @@
 #define LW_ARENA_USED (2 * LW_SLOTS * LW_SLOT_BYTES)
 #define LW_ARENA_BYTES 4096u
 
+/* Where a tile's operands sit in the scratchpad and how a descriptor streams
+ * them: g holds the GEMM registers, the stream covers scratchpad bytes
+ * [soff, soff + slen) and the staged image holds `lead` bytes before A, then
+ * A (m*k elements, row stride k) and B (k*n, row stride n). */
+typedef struct lw_layout {
+    npk_e1_gemm g;
+    unsigned soff, slen, lead;
+} lw_layout;
+
 struct npk_lower {
     npk_e1 *e;
     npk_port *port;
@@ -26,6 +35,9 @@ struct npk_lower {
     uint32_t host;          /* NPK_HOST_* bits of the current lowering */
     uint64_t tiles, pad_values, retries;
     unsigned tile_m, tile_n, tile_k;
+    /* tile layouts by [int4][m-1][n-1][k-1]: 0 not computed, 1 fits (lay), 2 does not fit */
+    unsigned char lay_state[2][3][3][7];
+    lw_layout lay[2][3][3][7];
 };
 
 /* One lowering in flight: its outputs, golden and evidence span. */

@@ -462,6 +462,7 @@ int npk_e1_cmdbuf_check(const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *
     const npk_e1_gemm *gemm = cfg && !cfg->vrelu ? &cfg->gemm : NULL;
     if (n < 1 || n > E1_RING_MAX_PENDING)
         return npk_err(NPK_EINVAL, "e1: a command buffer holds 1..7 descriptors, not %u", n);
+    unsigned checked = 0; /* GEMM opcodes whose configuration check passed */
     for (unsigned i = 0; i < n; i++) {
         uint32_t w0 = d[i].w[0];
         unsigned op = e1_desc_opcode(w0);
@@ -498,8 +499,10 @@ int npk_e1_cmdbuf_check(const npk_e1_desc *d, unsigned n, const npk_e1_tilecfg *
         }
         if (op == E1_OP_GEMM_S8 || op == E1_OP_GEMM_S4) {
             if (!gemm) return npk_err(NPK_EINVAL, "descriptor %u: GEMM needs a GEMM configuration", i);
-            int rc = npk_e1_gemm_check(gemm, op == E1_OP_GEMM_S4);
+            /* one configuration for the buffer: checked for the first descriptor of each opcode */
+            int rc = checked & (1u << op) ? 0 : npk_e1_gemm_check(gemm, op == E1_OP_GEMM_S4);
             if (rc) return npk_err_prefix(rc, "descriptor %u", i);
+            checked |= 1u << op;
         }
         if (op == E1_OP_VRELU_S8) {
             if (!cfg || !cfg->vrelu) return npk_err(NPK_EINVAL, "descriptor %u: VRELU needs a VRELU configuration", i);

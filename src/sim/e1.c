@@ -764,11 +764,15 @@ static void gemm_values(const e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, uint
         return;
     }
     uint8_t sp[64]; /* the scratchpad as bytes (word w holds bytes 4w..4w+3, low first) */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(sp, &e->v[IX_SCRATCH0], sizeof sp); /* the host's word layout is the scratchpad's */
+#else
     for (unsigned w = 0; w < 16; w++) {
         uint32_t x = e->v[IX_SCRATCH0 + w];
         sp[4 * w] = (uint8_t)x, sp[4 * w + 1] = (uint8_t)(x >> 8), sp[4 * w + 2] = (uint8_t)(x >> 16),
         sp[4 * w + 3] = (uint8_t)(x >> 24);
     }
+#endif
     for (uint32_t i = 0; i < gm; i++)
         for (uint32_t l = 0; l < gk; l++) av[i][l] = (int8_t)sp[(ba + i * sa + l) & 63];
     for (uint32_t l = 0; l < gk; l++)
@@ -1034,15 +1038,21 @@ static uint64_t desc_run(e1 *e, uint64_t max) {
         v[IX_SCRATCH0 + (((off >> 2) + i) & 15)] = w;
         e->st.bus_data = w;
     }
-    /* the GEMM, cell by cell in the engine's order; no C store touches an operand a later cell reads */
-    int32_t av[4][8], bv[8][4];
+    /* the GEMM, cell by cell in the engine's order; no C store touches an operand a later cell reads.
+     * The operands as rows of 8 (A rows, B columns), zero past K: a fixed-length dot product per cell
+     * (the zero lanes add 0; |products| <= 2^14 and at most 7 of them, so the int32 sum is exact) */
+    int32_t av[4][8], bv[8][4], bt[4][8];
     gemm_values(e, gm, gn, gk, s4, av, bv);
     for (uint32_t i = 0; i < gm; i++)
+        for (uint32_t l = gk; l < 8; l++) av[i][l] = 0;
+    for (uint32_t j = 0; j < gn; j++)
+        for (uint32_t l = 0; l < 8; l++) bt[j][l] = l < gk ? bv[l][j] : 0;
+    for (uint32_t i = 0; i < gm; i++)
         for (uint32_t j = 0; j < gn; j++) {
-            uint32_t acc = 0;
+            int32_t acc = 0;
             if (!e->timing_only)
-                for (uint32_t l = 0; l < gk; l++) acc += (uint32_t)(av[i][l] * bv[l][j]);
-            v[IX_SCRATCH0 + (((cb + i * cs + 4 * j) >> 2) & 15)] = acc;
+                for (uint32_t l = 0; l < 8; l++) acc += av[i][l] * bt[j][l];
+            v[IX_SCRATCH0 + (((cb + i * cs + 4 * j) >> 2) & 15)] = (uint32_t)acc;
         }
     for (uint32_t i = 0; i < nw; i++) {
         uint32_t w = v[IX_SCRATCH0 + (((cb >> 2) + i) & 15)];
