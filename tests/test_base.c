@@ -121,6 +121,22 @@ static void test_tensor(void) {
     CHECK_EQ(npk_tensor_alloc(&t, NULL, NPK_DT_FLOAT, 2, huge), -NPK_EINVAL);
     CHECK_EQ(npk_tensor_alloc(&t, NULL, NPK_DT_STRING, 1, dims), -NPK_EUNSUPPORTED);
     CHECK(strstr(npk_errmsg(), "string") != NULL);
+    /* npk_tensor_alloc zeroes the data, npk_tensor_alloc_raw does not, with the same checks */
+    CHECK_EQ(npk_tensor_alloc(&t, NULL, NPK_DT_INT32, 3, dims), 0);
+    int zeros = 1;
+    for (int i = 0; i < 24; i++) zeros &= ((int32_t *)t.data)[i] == 0;
+    CHECK(zeros);
+    npk_tensor_free(&t);
+    CHECK_EQ(npk_tensor_alloc_raw(&t, "r", NPK_DT_INT32, 3, dims), 0);
+    CHECK_EQ(npk_tensor_bytes(&t), 96);
+    CHECK_STR(t.name, "r");
+    ((int32_t *)t.data)[23] = 7; /* all 24 elements are writable */
+    npk_tensor_free(&t);
+    CHECK_EQ(npk_tensor_alloc_raw(&t, NULL, NPK_DT_FLOAT, 2, huge), -NPK_EINVAL);
+    CHECK_EQ(npk_tensor_alloc_raw(&t, NULL, NPK_DT_STRING, 1, dims), -NPK_EUNSUPPORTED);
+    CHECK_EQ(npk_tensor_alloc_raw(&t, NULL, NPK_DT_FLOAT, 0, NULL), 0); /* a scalar: one element */
+    CHECK(t.data != NULL);
+    npk_tensor_free(&t);
 }
 
 int main(void) {

@@ -85,6 +85,9 @@ int64_t npk_tensor_numel(const npk_tensor *t);
 size_t npk_tensor_bytes(const npk_tensor *t);
 /* Allocate t's data (zeroed) for the given type and shape; name is copied (may be NULL). */
 int npk_tensor_alloc(npk_tensor *t, const char *name, int dtype, int rank, const int64_t *dims);
+/* The same without zeroing the data (its contents are indeterminate): for a
+ * caller that writes every element before anything reads one. */
+int npk_tensor_alloc_raw(npk_tensor *t, const char *name, int dtype, int rank, const int64_t *dims);
 /* Free the data, the elements (recursively) and the name, and zero the struct. */
 void npk_tensor_free(npk_tensor *t);
 /* Deep copy (elements of sequences and optionals included). */

@@ -48,7 +48,7 @@ int64_t npk_tensor_checked_numel(int rank, const int64_t *dims, size_t es) {
     return n;
 }
 
-int npk_tensor_alloc(npk_tensor *t, const char *name, int dt, int rank, const int64_t *dims) {
+static int tensor_alloc(npk_tensor *t, const char *name, int dt, int rank, const int64_t *dims, int zero) {
     memset(t, 0, sizeof *t);
     size_t es = npk_dtype_size(dt);
     if (!es) return npk_err(NPK_EUNSUPPORTED, "element type %s is not supported", npk_dtype_name(dt));
@@ -58,7 +58,7 @@ int npk_tensor_alloc(npk_tensor *t, const char *name, int dt, int rank, const in
     t->dtype = dt;
     t->rank = rank;
     if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-    t->data = calloc((size_t)(n ? n : 1), es);
+    t->data = zero ? calloc((size_t)(n ? n : 1), es) : malloc((size_t)(n ? n : 1) * es);
     if (!t->data) return npk_err(NPK_ENOMEM, "out of memory for a %lld-element tensor", (long long)n);
     if (name && !(t->name = strdup(name))) {
         free(t->data);
@@ -66,6 +66,14 @@ int npk_tensor_alloc(npk_tensor *t, const char *name, int dt, int rank, const in
         return npk_err(NPK_ENOMEM, "out of memory");
     }
     return 0;
+}
+
+int npk_tensor_alloc(npk_tensor *t, const char *name, int dt, int rank, const int64_t *dims) {
+    return tensor_alloc(t, name, dt, rank, dims, 1);
+}
+
+int npk_tensor_alloc_raw(npk_tensor *t, const char *name, int dt, int rank, const int64_t *dims) {
+    return tensor_alloc(t, name, dt, rank, dims, 0);
 }
 
 void npk_tensor_free(npk_tensor *t) {

@@ -23,7 +23,7 @@ static int fast_rc(int rc) {
 static int is_fl(int dt) { return dt == NPK_DT_FLOAT || dt == NPK_DT_DOUBLE; }
 static int is_q8(int dt) { return dt == NPK_DT_INT8 || dt == NPK_DT_UINT8; }
 
-int npk_opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims) {
+static int opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims, int zero) {
     if (k >= c->n_out || !c->out[k]) return 0; /* output not requested */
     npk_tensor *t = c->out[k];
     if (rank > NPK_MAX_RANK) return npk_err(NPK_EUNSUPPORTED, "output rank %d exceeds %d", rank, NPK_MAX_RANK);
@@ -33,7 +33,7 @@ int npk_opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims)
         char *name = t->name;
         t->name = NULL;
         npk_tensor_free(t);
-        int rc = npk_tensor_alloc(t, NULL, dtype, rank, dims);
+        int rc = zero ? npk_tensor_alloc(t, NULL, dtype, rank, dims) : npk_tensor_alloc_raw(t, NULL, dtype, rank, dims);
         t->name = name;
         return rc;
     }
@@ -41,6 +41,14 @@ int npk_opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims)
     t->rank = rank;
     if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
     return 0;
+}
+
+int npk_opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims) {
+    return opctx_out(c, k, dtype, rank, dims, 1);
+}
+
+int npk_opctx_out_raw(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims) {
+    return opctx_out(c, k, dtype, rank, dims, 0);
 }
 
 static int need(const npk_opctx *c, int i, const char *what) {
@@ -233,7 +241,7 @@ static int op_transpose(npk_opctx *c) {
         if (perm[i] < 0 || perm[i] >= x->rank || seen[perm[i]]++) return npk_err(NPK_EINVAL, "perm is not a permutation");
         d[i] = x->dims[perm[i]];
     }
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, d))) return rc; /* written whole */
     if (c->run) npk_ref_onnx_transpose(x, perm, c->out[0]);
     return 0;
 }
@@ -256,7 +264,7 @@ static int op_concat(npk_opctx *c) {
             if (k != axis && t->dims[k] != x->dims[k]) return npk_err(NPK_EINVAL, "input %d's dimension %d differs", i, k);
         d[axis] += t->dims[axis];
     }
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, d))) return rc; /* written whole */
     if (c->run) npk_ref_onnx_concat((const npk_tensor *const *)c->in, c->n_in, axis, c->out[0]);
     return 0;
 }
@@ -324,7 +332,7 @@ static int binary(npk_opctx *c, npk_onnx_binop op) {
         sv.rank = a->rank - 1;
         sv.dims[0] = b->dims[0];
         for (int i = 1; i < sv.rank; i++) sv.dims[i] = one;
-        if ((rc = npk_opctx_out(c, 0, a->dtype, a->rank, a->dims))) return rc;
+        if ((rc = npk_opctx_out_raw(c, 0, a->dtype, a->rank, a->dims))) return rc; /* written whole */
         if (c->run && FAST(c, npk_fast_binary(op, a, &sv, c->out[0]))) npk_ref_onnx_binary(op, a, &sv, c->out[0]);
         return 0;
     }
@@ -335,7 +343,7 @@ static int binary(npk_opctx *c, npk_onnx_binop op) {
     }
     if ((op == NPK_ONNX_PRELU) && (ro != a->rank || memcmp(d, a->dims, sizeof(int64_t) * (size_t)ro)))
         return npk_err(NPK_EINVAL, "slope does not broadcast to X's shape");
-    if ((rc = npk_opctx_out(c, 0, a->dtype, ro, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, a->dtype, ro, d))) return rc; /* written whole */
     if (c->run && FAST(c, npk_fast_binary(op, a, b, c->out[0]))) npk_ref_onnx_binary(op, a, b, c->out[0]);
     return 0;
 }
@@ -353,7 +361,7 @@ static int unary(npk_opctx *c, npk_onnx_unop op, int float_only, double alpha, d
     const npk_tensor *x = IN(0);
     if ((rc = check_numeric(x, "X"))) return rc;
     if (float_only && (rc = check_float(x, "X"))) return rc;
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, x->dims))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, x->dims))) return rc; /* written whole */
     if (c->run && FAST(c, npk_fast_unary(op, x, c->out[0], alpha, lo, hi))) npk_ref_onnx_unary(op, x, c->out[0], alpha, lo, hi);
     return 0;
 }
@@ -460,7 +468,9 @@ static int op_batchnorm(npk_opctx *c) {
     if (c->opset < 14 && c->n_out > 1)
         return npk_err(NPK_EUNSUPPORTED, "training-mode outputs of BatchNormalization-%lld are not supported", (long long)c->opset);
     if (!train && c->n_out > 1) return npk_err(NPK_EINVAL, "extra outputs need training_mode = 1");
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, x->dims))) return rc;
+    /* inference writes y whole (fast and golden); training keeps the zeroed buffers */
+    if ((rc = train ? npk_opctx_out(c, 0, x->dtype, x->rank, x->dims) : npk_opctx_out_raw(c, 0, x->dtype, x->rank, x->dims)))
+        return rc;
     int64_t cd = x->dims[1];
     if (train) {
         if ((rc = npk_opctx_out(c, 1, IN(3)->dtype, 1, &cd)) || (rc = npk_opctx_out(c, 2, IN(4)->dtype, 1, &cd))) return rc;
@@ -523,7 +533,7 @@ static int op_matmul(npk_opctx *c) {
     if (a->dtype != b->dtype) return npk_err(NPK_EINVAL, "A and B have different types");
     int64_t d[NPK_MAX_RANK];
     if ((rc = matmul_shape(a, b, &r, d))) return rc;
-    if ((rc = npk_opctx_out(c, 0, a->dtype, r, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, a->dtype, r, d))) return rc; /* written whole (K = 0: zeros) */
     int64_t n = 1;
     for (int i = 0; i < r; i++) n *= d[i];
     c->macs = (uint64_t)n * (uint64_t)a->dims[a->rank - 1];
@@ -549,7 +559,7 @@ static int op_gemm(npk_opctx *c) {
             return npk_err(NPK_EINVAL, "C does not broadcast to [%lld, %lld]", (long long)m, (long long)n);
     }
     int64_t d[2] = {m, n};
-    if ((rc = npk_opctx_out(c, 0, a->dtype, 2, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, a->dtype, 2, d))) return rc; /* written whole (K = 0: zeros) */
     c->macs = (uint64_t)m * (uint64_t)n * (uint64_t)k;
     double alpha = npk_node_attr_f(c->node, "alpha", 1.0), beta = npk_node_attr_f(c->node, "beta", 1.0);
     if (c->run && (rc = FAST(c, npk_fast_gemm(a, b, cc, alpha, beta, ta, tb, c->out[0]))) < 0) return rc;
@@ -714,7 +724,7 @@ static int op_conv(npk_opctx *c) {
     if (b && (b->dtype != x->dtype || npk_tensor_numel(b) != p.m)) return npk_err(NPK_EINVAL, "B must be [%lld] of X's type", (long long)p.m);
     int64_t d[NPK_MAX_RANK];
     conv_out_dims(&p, d);
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, d))) return rc; /* written whole */
     c->macs = conv_macs(&p);
     if (c->run && (rc = FAST(c, npk_fast_conv(&p, x, w, b, c->out[0]))) < 0) return rc;
     if (c->run && rc) npk_ref_onnx_conv(&p, x, w, b, c->out[0]);
@@ -731,7 +741,7 @@ static int op_convinteger(npk_opctx *c) {
     if ((rc = check_zp(IN(2), x, "x_zero_point", 1)) || (rc = check_zp(IN(3), w, "w_zero_point", p.m))) return rc;
     int64_t d[NPK_MAX_RANK];
     conv_out_dims(&p, d);
-    if ((rc = npk_opctx_out(c, 0, NPK_DT_INT32, x->rank, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, NPK_DT_INT32, x->rank, d))) return rc; /* written whole */
     c->macs = conv_macs(&p);
     if (c->run && (rc = FAST(c, npk_fast_conv_integer(&p, x, w, IN(2), IN(3), NULL, c->out[0]))) < 0) return rc;
     if (c->run && rc) npk_ref_onnx_conv_integer(&p, x, w, IN(2), IN(3), NULL, c->out[0]);
@@ -754,11 +764,11 @@ static int op_qlinearconv(npk_opctx *c) {
     if (b && (b->dtype != NPK_DT_INT32 || npk_tensor_numel(b) != p.m)) return npk_err(NPK_EINVAL, "B must be int32 [%lld]", (long long)p.m);
     int64_t d[NPK_MAX_RANK];
     conv_out_dims(&p, d);
-    if ((rc = npk_opctx_out(c, 0, IN(7)->dtype, x->rank, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, IN(7)->dtype, x->rank, d))) return rc; /* written whole */
     c->macs = conv_macs(&p);
     if (!c->run) return 0;
-    npk_tensor acc;
-    if ((rc = npk_tensor_alloc(&acc, NULL, NPK_DT_INT32, x->rank, d))) return rc;
+    npk_tensor acc; /* written whole by either convolution */
+    if ((rc = npk_tensor_alloc_raw(&acc, NULL, NPK_DT_INT32, x->rank, d))) return rc;
     if ((rc = FAST(c, npk_fast_conv_integer(&p, x, w, IN(2), IN(5), b, &acc))) < 0) {
         npk_tensor_free(&acc);
         return rc;
@@ -787,7 +797,8 @@ static int op_maxpool(npk_opctx *c) {
     if ((rc = npk_onnx_conv_params_of(c, x, NULL, 1, &p))) return rc;
     int64_t d[NPK_MAX_RANK];
     conv_out_dims(&p, d);
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d)) || (rc = npk_opctx_out(c, 1, NPK_DT_INT64, x->rank, d))) return rc;
+    /* Y written whole (fast and golden), Indices zeroed */
+    if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, d)) || (rc = npk_opctx_out(c, 1, NPK_DT_INT64, x->rank, d))) return rc;
     if (!c->run) return 0;
     /* the fast kernel has no Indices output */
     if (c->n_out > 1 && c->out[1]) rc = 1;
@@ -818,7 +829,7 @@ static int global_pool(npk_opctx *c, int is_max) {
     if (x->rank < 2) return npk_err(NPK_EINVAL, "X must have rank >= 2");
     int64_t d[NPK_MAX_RANK];
     for (int i = 0; i < x->rank; i++) d[i] = i < 2 ? x->dims[i] : 1;
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, d))) return rc; /* written whole */
     if (c->run && FAST(c, npk_fast_global_pool(x, c->out[0], is_max))) npk_ref_onnx_global_pool(x, c->out[0], is_max);
     return 0;
 }
@@ -853,7 +864,7 @@ static int op_quantize(npk_opctx *c) {
     if (IN(1)->dtype != NPK_DT_FLOAT) return npk_err(NPK_EINVAL, "y_scale must be float");
     if (zp && !is_q8(zp->dtype)) return npk_err(NPK_EINVAL, "y_zero_point must be int8 or uint8");
     if ((rc = quant_params(c, x, &axis))) return rc;
-    if ((rc = npk_opctx_out(c, 0, zp ? zp->dtype : NPK_DT_UINT8, x->rank, x->dims))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, zp ? zp->dtype : NPK_DT_UINT8, x->rank, x->dims))) return rc; /* written whole */
     if (c->run && (rc = FAST(c, npk_fast_quantize(x, IN(1), zp, axis, c->out[0]))) < 0) return rc;
     if (c->run && rc) npk_ref_onnx_quantize(x, IN(1), zp, axis, c->out[0]);
     return 0;
@@ -867,7 +878,7 @@ static int op_dequantize(npk_opctx *c) {
     if (IN(1)->dtype != NPK_DT_FLOAT) return npk_err(NPK_EINVAL, "x_scale must be float");
     if (zp && zp->dtype != x->dtype) return npk_err(NPK_EINVAL, "x_zero_point must have x's type");
     if ((rc = quant_params(c, x, &axis))) return rc;
-    if ((rc = npk_opctx_out(c, 0, NPK_DT_FLOAT, x->rank, x->dims))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, NPK_DT_FLOAT, x->rank, x->dims))) return rc; /* written whole */
     if (c->run && (rc = FAST(c, npk_fast_dequantize(x, IN(1), zp, axis, c->out[0]))) < 0) return rc;
     if (c->run && rc) npk_ref_onnx_dequantize(x, IN(1), zp, axis, c->out[0]);
     return 0;

@@ -285,8 +285,13 @@ int npk_opc_axis(int64_t a, int rank, int *out);
 int npk_opc_axes(npk_opctx *c, int64_t *axes, int attr_opset_limit);
 int npk_opc_identity(npk_opctx *c);
 
-/* Set output k's type and shape; with c->run also allocate its data. */
+/* Set output k's type and shape; with c->run also allocate its data, zeroed. */
 int npk_opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims);
+/* The same with the data not zeroed (issue 15 point 2: zeroing cost 8-10 % of
+ * the ppocr models' CPU time): only for an output that every kernel the
+ * handler may call, the fast one and the golden, writes whole. Each use says
+ * so at its call (the operators listed in docs/onnx.md, "Fast CPU kernels"). */
+int npk_opctx_out_raw(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims);
 
 /* Resolve convolution/pooling parameters from the node's attributes and the
  * metadata of x (and w for convolutions, NULL for pooling). */

@@ -35,7 +35,8 @@ static int unary(npk_opctx *c, npk_onnx_unop2 op, int cls, int out_dt, double p0
     if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
     if ((rc = check_type(x, cls, "X"))) return rc;
-    if ((rc = npk_opctx_out(c, 0, out_dt ? out_dt : x->dtype, x->rank, x->dims))) return rc;
+    /* written whole (npk_fast_hard, npk_ref_onnx_unary2) */
+    if ((rc = npk_opctx_out_raw(c, 0, out_dt ? out_dt : x->dtype, x->rank, x->dims))) return rc;
     double p[2] = {p0, p1};
     if (c->run && !c->golden && (op == NPK_ONNX_HARDSIGMOID || op == NPK_ONNX_HARDSWISH) &&
         !npk_fast_hard(op == NPK_ONNX_HARDSWISH, x, c->out[0], p0, p1))

@@ -169,7 +169,7 @@ static int resize(npk_opctx *c, int upsample) {
         if (!(r.scales[i] > 0)) return npk_err(NPK_EINVAL, "scale %d is not positive", i);
         d[i] = sz ? ((const int64_t *)sz->data)[i] : (int64_t)floor((double)x->dims[i] * r.scales[i] + 1e-9 * 0);
     }
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
+    if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, d))) return rc; /* written whole */
     if (c->run && (c->golden || (rc = npk_fast_resize(&r, x, c->out[0])) != 0)) {
         if (rc < 0) return npk_err(-rc, "out of memory");
         return npk_ref_onnx_resize(&r, x, c->out[0]);
