@@ -293,8 +293,9 @@ static int xfer(pccx_dec *s, int to_l2, uint32_t l2, uint64_t hoff, uint32_t nw,
  * back to the host (fire-and-forget MEMCPY, into a host-window buffer) while
  * the EXP two heads later runs (two, not one: the copy waits for its EXP to
  * complete, and instructions start in order, so a copy of the previous
- * head's would hold the next findemax GEMV back by that EXP's latency), and
- * only the last two heads and the sums travel after the row-sum GEMV. The
+ * head's would hold the next findemax GEMV back by that EXP's latency; the
+ * last head but one's follows the last EXP), and only the last head and the
+ * sums travel after the row-sum GEMV. The
  * same instructions on the same data as softmax_rows, in another order and
  * with the transfers split: the same results. */
 static int softmax_piped(pccx_dec *s, int n) {
@@ -319,8 +320,12 @@ static int softmax_piped(pccx_dec *s, int n) {
             (rc = xfer(s, 0, a - 2 * scw, s->hw_out + (uint64_t)(h - 2) * scw * 16, scw, 1)) != 0)
             return rc;
     }
+    /* the last head but one: its EXP completes while the last one runs */
+    if (nh >= 2 && (rc = xfer(s, 0, s->a_sc + (uint32_t)(nh - 2) * scw, s->hw_out + (uint64_t)(nh - 2) * scw * 16, scw,
+                               1)) != 0)
+        return rc;
     const npk_pccx_wmat ones = npk_pccx_wmat_ones_prefix(&s->ones, (unsigned)n);
-    const uint32_t last = nh >= 2 ? (uint32_t)nh - 2 : 0; /* the heads not sent yet, then the sums */
+    const uint32_t last = (uint32_t)nh - 1; /* the head not sent yet, then the sums */
     if ((rc = npk_pccx_gemv_w(s->drv, a_mx, s->a_sc, (unsigned)nh, &ones, 0)) != 0 ||
         (rc = xfer(s, 0, s->a_sc + last * scw, s->hw_out + (uint64_t)last * scw * 16, tot - last * scw, 0)) != 0 ||
         (rc = npk_pccx_sync(s->drv)) != 0 || (rc = npk_port_mem_read(s->port, hb + s->hw_out, s->sc16, ne * 2)) != 0)

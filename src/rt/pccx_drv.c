@@ -15,7 +15,6 @@
 #include <string.h>
 
 #define NCACHE 60          /* driver-managed constant-cache entries 0..59 */
-#define SCR_XFER 63        /* fmap scratch entry for the L2 <-> host helpers */
 #define SCR_COPY 62        /* fmap scratch entry for copy_l2 */
 #define STAGE_BYTES 65536u /* staging area at the top of the host window */
 
@@ -399,20 +398,19 @@ static inline uint32_t f32_bf16(float f) {
  * this copy. */
 static int stage_to_l2(npk_pccx *d, uint32_t l2, size_t cnt) {
     size_t words = (cnt + 7) / 8;
-    int rc;
-    if ((rc = npk_port_mem_write(d->port, d->hwin_base + d->stage_off, d->stage, words * 16)) ||
-        (rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words)) ||
-        (rc = npk_pccx_memcpy(d, 1, 0, l2, 0, (uint32_t)(d->stage_off / 16), SCR_XFER, 0)))
-        return rc;
+    int rc = npk_port_mem_write(d->port, d->hwin_base + d->stage_off, d->stage, words * 16);
+    int sh = rc ? rc : npk_pccx_fmap_entry(d, 1, 8, (uint16_t)words); /* a cached shape: no MEMSET per copy */
+    if (sh < 0 || (rc = npk_pccx_memcpy(d, 1, 0, l2, 0, (uint32_t)(d->stage_off / 16), (unsigned)sh, 0)))
+        return sh < 0 ? sh : rc;
     return npk_pccx_sync(d);
 }
 
 /* cnt elements at L2 word l2 into d->stage. */
 static int l2_to_stage(npk_pccx *d, uint32_t l2, size_t cnt) {
     size_t words = (cnt + 7) / 8;
-    int rc;
-    if ((rc = scratch_shape(d, SCR_XFER, 1, 8, (uint16_t)words)) ||
-        (rc = npk_pccx_memcpy(d, 0, 1, 0, l2, (uint32_t)(d->stage_off / 16), SCR_XFER, 0)) ||
+    int rc, sh = npk_pccx_fmap_entry(d, 1, 8, (uint16_t)words);
+    if (sh < 0) return sh;
+    if ((rc = npk_pccx_memcpy(d, 0, 1, 0, l2, (uint32_t)(d->stage_off / 16), (unsigned)sh, 0)) ||
         (rc = npk_pccx_sync(d)))
         return rc;
     return npk_port_mem_read(d->port, d->hwin_base + d->stage_off, d->stage, words * 16);
