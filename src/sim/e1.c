@@ -114,6 +114,25 @@ static inline int32_t sc_s4(const e1 *e, uint32_t nib) {
     return (int32_t)n - ((n & 8) ? 16 : 0);
 }
 
+/* Little-endian 32-bit words from / to bytes (one load or store on a little-endian host). */
+static inline uint32_t ld_le32(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+#else
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+#endif
+}
+
+static inline void st_le32(uint8_t *p, uint32_t w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &w, 4);
+#else
+    p[0] = (uint8_t)w, p[1] = (uint8_t)(w >> 8), p[2] = (uint8_t)(w >> 16), p[3] = (uint8_t)(w >> 24);
+#endif
+}
+
 static uint32_t latency_of(uint32_t op) {
     switch (op) {
     case E1_OP_MUL_LO: case E1_OP_MAC_S16: case E1_OP_EXP2_NEG_Q0_8: return 2;
@@ -1001,9 +1020,7 @@ static uint64_t desc_run(e1 *e, uint64_t max) {
     uint8_t raw[16];
     if ((uint64_t)af + 16 > (1ull << 32) || !npk_bus_plain(m, af, 16, &lf) || npk_mem_peek(m, af, raw, 16)) return 0;
     uint32_t dw[4];
-    for (int i = 0; i < 4; i++)
-        dw[i] = (uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
-                (uint32_t)raw[4 * i + 3] << 24;
+    for (int i = 0; i < 4; i++) dw[i] = ld_le32(raw + 4 * i);
     const uint32_t w0 = dw[0], op = e1_desc_opcode(w0), off = e1_desc_scratch_off(w0), len = e1_desc_len(w0);
     if (!is_gemm(op) || !e1_desc_valid_owner(w0) || !e1_desc_stream(w0) || !e1_desc_writeback(w0)) return 0;
     if ((dw[1] & 3) || (off & 3) || !len || (len & 3) || off + len > 64) return 0; /* stream_ok */
@@ -1032,33 +1049,36 @@ static uint64_t desc_run(e1 *e, uint64_t max) {
         ps = sbuf;
     }
     for (int i = 0; i < 4; i++) e->st.dw[i] = dw[i];
-    for (uint32_t i = 0; i < nb; i++) {
-        uint32_t w = (uint32_t)ps[4 * i] | (uint32_t)ps[4 * i + 1] << 8 | (uint32_t)ps[4 * i + 2] << 16 |
-                     (uint32_t)ps[4 * i + 3] << 24;
-        v[IX_SCRATCH0 + (((off >> 2) + i) & 15)] = w;
-        e->st.bus_data = w;
-    }
+    for (uint32_t i = 0; i < nb; i++) v[IX_SCRATCH0 + (((off >> 2) + i) & 15)] = ld_le32(ps + 4 * i);
+    e->st.bus_data = ld_le32(ps + 4 * (nb - 1));
     /* the GEMM, cell by cell in the engine's order; no C store touches an operand a later cell reads.
      * The operands as rows of 8 (A rows, B columns), zero past K: a fixed-length dot product per cell
      * (the zero lanes add 0; |products| <= 2^14 and at most 7 of them, so the int32 sum is exact) */
-    int32_t av[4][8], bv[8][4], bt[4][8];
-    gemm_values(e, gm, gn, gk, s4, av, bv);
-    for (uint32_t i = 0; i < gm; i++)
-        for (uint32_t l = gk; l < 8; l++) av[i][l] = 0;
-    for (uint32_t j = 0; j < gn; j++)
-        for (uint32_t l = 0; l < 8; l++) bt[j][l] = l < gk ? bv[l][j] : 0;
+    int32_t av[4][8] = {{0}}, bt[4][8] = {{0}}; /* zero past K */
+    if (s4) {
+        int32_t bv[8][4];
+        gemm_values(e, gm, gn, gk, s4, av, bv);
+        for (uint32_t j = 0; j < gn; j++)
+            for (uint32_t l = 0; l < gk; l++) bt[j][l] = bv[l][j];
+    } else { /* int8: straight from the scratchpad bytes */
+        const uint32_t ba = e1_gemm_base_a(base), sa = e1_gemm_stride_a(str), bb = e1_gemm_base_b(base),
+                       sb = e1_gemm_stride_b(str);
+        uint8_t sp[64];
+        for (unsigned w = 0; w < 16; w++) st_le32(sp + 4 * w, v[IX_SCRATCH0 + w]);
+        for (uint32_t i = 0; i < gm; i++)
+            for (uint32_t l = 0; l < gk; l++) av[i][l] = (int8_t)sp[(ba + i * sa + l) & 63];
+        for (uint32_t j = 0; j < gn; j++)
+            for (uint32_t l = 0; l < gk; l++) bt[j][l] = (int8_t)sp[(bb + l * sb + j) & 63];
+    }
     for (uint32_t i = 0; i < gm; i++)
         for (uint32_t j = 0; j < gn; j++) {
-            int32_t acc = 0;
-            if (!e->timing_only)
-                for (uint32_t l = 0; l < 8; l++) acc += av[i][l] * bt[j][l];
+            const int32_t *x = av[i], *y = bt[j];
+            int32_t acc = e->timing_only ? 0
+                                         : x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] +
+                                               x[5] * y[5] + x[6] * y[6] + x[7] * y[7];
             v[IX_SCRATCH0 + (((cb + i * cs + 4 * j) >> 2) & 15)] = (uint32_t)acc;
         }
-    for (uint32_t i = 0; i < nw; i++) {
-        uint32_t w = v[IX_SCRATCH0 + (((cb >> 2) + i) & 15)];
-        pw[4 * i] = (uint8_t)w, pw[4 * i + 1] = (uint8_t)(w >> 8), pw[4 * i + 2] = (uint8_t)(w >> 16),
-        pw[4 * i + 3] = (uint8_t)(w >> 24);
-    }
+    for (uint32_t i = 0; i < nw; i++) st_le32(pw + 4 * i, v[IX_SCRATCH0 + (((cb >> 2) + i) & 15)]);
     v[IX_PERF_STALL_CYCLES] += (uint32_t)(4 * cf + nb * csb + nw * cw);
     v[IX_DESC_BYTES_READ] += 16 + len;
     v[IX_DESC_READ_BEATS] += 4 + nb;
