@@ -132,13 +132,11 @@ static void s8_portable(uint32_t M, uint32_t N, uint32_t K, const int8_t *A, siz
 #endif
 static inline void f32_portable_rows(uint32_t K, const float *A, size_t lda, uint32_t ni, const float *B, size_t ldb,
                                      uint32_t nb, float *C, size_t ldc, const int fused) {
-    float *restrict c0 = C, *restrict c1 = C + (ni > 1 ? ldc : 0), *restrict c2 = C + (ni > 2 ? 2 * ldc : 0),
-                    *restrict c3 = C + (ni > 3 ? 3 * ldc : 0);
-    for (uint32_t j = 0; j < nb; j++) c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;
     if (ni < 4) { /* one row at a time */
         for (uint32_t r = 0; r < ni; r++) {
             float *restrict c = C + (size_t)r * ldc;
             const float *a = A + (size_t)r * lda;
+            for (uint32_t j = 0; j < nb; j++) c[j] = 0.0f;
             for (uint32_t k = 0; k < K; k++) {
                 const float av = a[k], *restrict b = B + (size_t)k * ldb;
                 for (uint32_t j = 0; j < nb; j++) c[j] = fused ? fmaf(av, b[j], c[j]) : c[j] + av * b[j];
@@ -146,6 +144,8 @@ static inline void f32_portable_rows(uint32_t K, const float *A, size_t lda, uin
         }
         return;
     }
+    float *restrict c0 = C, *restrict c1 = C + ldc, *restrict c2 = C + 2 * ldc, *restrict c3 = C + 3 * ldc;
+    for (uint32_t j = 0; j < nb; j++) c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;
     for (uint32_t k = 0; k < K; k++) {
         const float a0 = A[k], a1 = A[lda + k], a2 = A[2 * lda + k], a3 = A[3 * lda + k];
         const float *restrict b = B + (size_t)k * ldb;
