@@ -55,7 +55,67 @@ static npk_graph *build(void) {
     return ob_load(m);
 }
 
+/* The memo of a body's shape inference (npk_graph.infer_memo) follows the inputs' shapes: x is
+ * [N, 3] with N given per run, an If (condition an input) gives x + 1 or x * 2 of x's shape, and
+ * s = Shape(If's output) is folded at inference from the If's inferred shape (it does not run
+ * again), so a memo kept across different N would give a stale s. */
+static void test_infer_memo(void) {
+    ob_model *m = ob_new(13);
+    int64_t dx[2] = {-1, 3}, one = 1;
+    ob_input(m, "x", NPK_DT_FLOAT, 2, dx);
+    ob_input(m, "c", NPK_DT_BOOL, 0, NULL);
+    ob_init(m, "k", NPK_DT_FLOAT, 1, &one, (float[]){2.0f});
+    Onnx__NodeProto *br = ob_node(m, "", "If", "br", "c", "z");
+    Onnx__GraphProto sv = ob_sub_begin(m, "then");
+    ob_node(m, "", "Add", "ad", "x,k", "z1");
+    ob_output(m, "z1", NPK_DT_FLOAT, -1, NULL);
+    ob_attr_graph(m, br, "then_branch", ob_sub_end(m, sv));
+    sv = ob_sub_begin(m, "else");
+    ob_node(m, "", "Mul", "mu", "x,k", "z2");
+    ob_output(m, "z2", NPK_DT_FLOAT, -1, NULL);
+    ob_attr_graph(m, br, "else_branch", ob_sub_end(m, sv));
+    ob_node(m, "", "Shape", "sh", "z", "s");
+    ob_output(m, "z", NPK_DT_FLOAT, -1, NULL);
+    ob_output(m, "s", NPK_DT_INT64, -1, NULL);
+    npk_graph *g = ob_load(m);
+    CHECK(g != NULL);
+    if (!g) return;
+    /* the then branch with N = 2, 2 (the memo), 5 (not the memo's), 3; the else branch once */
+    static const int64_t rows[] = {2, 2, 5, 4, 3};
+    static const int conds[] = {1, 1, 1, 0, 1};
+    for (int run = 0; run < 5; run++) {
+        int64_t d[2] = {rows[run], 3};
+        npk_tensor ins[2];
+        CHECK_EQ(npk_tensor_alloc(&ins[0], "x", NPK_DT_FLOAT, 2, d), 0);
+        CHECK_EQ(npk_tensor_alloc(&ins[1], "c", NPK_DT_BOOL, 0, NULL), 0);
+        int cond = conds[run];
+        *(uint8_t *)ins[1].data = (uint8_t)cond;
+        for (int64_t i = 0; i < d[0] * 3; i++) ((float *)ins[0].data)[i] = (float)i - 1.5f;
+        npk_run_opts o = {.device = "cpu", .golden = run == 4};
+        npk_tensor *out = NULL;
+        size_t n = 0;
+        CHECK_EQ(npk_graph_run(g, &o, ins, 2, &out, &n, NULL), 0);
+        CHECK_EQ(n, 2);
+        if (n == 2) {
+            CHECK(out[0].rank == 2 && out[0].dims[0] == d[0] && out[0].dims[1] == 3);
+            int ok = 1;
+            for (int64_t i = 0; i < d[0] * 3; i++)
+                ok &= ((float *)out[0].data)[i] == (cond ? ((float)i - 1.5f) + 2.0f : ((float)i - 1.5f) * 2.0f);
+            CHECK(ok);
+            CHECK(out[1].dtype == NPK_DT_INT64 && npk_tensor_numel(&out[1]) == 2);
+            if (npk_tensor_numel(&out[1]) == 2)
+                CHECK(((int64_t *)out[1].data)[0] == d[0] && ((int64_t *)out[1].data)[1] == 3);
+        }
+        for (size_t i = 0; i < n; i++) npk_tensor_free(&out[i]);
+        free(out);
+        npk_tensor_free(&ins[0]);
+        npk_tensor_free(&ins[1]);
+    }
+    npk_graph_free(g);
+}
+
 int main(void) {
+    test_infer_memo();
     npk_graph *g = build();
     CHECK(g != NULL);
     if (!g) return CHECK_DONE();

@@ -68,6 +68,9 @@ struct npk_graph {
                                 fold_n values long (a graph that grew since drops it) */
     size_t fold_n;
     size_t checked_nodes; /* n_nodes when npk_graph_check last passed in npk_graph_run (0: never) */
+    void *infer_memo;     /* a body: its last shape inference through npk_graph_infer_body and the
+                             signature of the inputs it had (ops_ctrl.c, infer_body), one malloc'ed
+                             block, owned; NULL: none yet */
     void (*progress)(void *ctx, size_t done, size_t total); /* npk_graph_set_progress */
     void *progress_ctx;
 };

@@ -172,28 +172,101 @@ static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, si
     return rc;
 }
 
+/* The signature of a body's shape inference: what npk_graph_infer_body reads of its inputs
+ * (kind, type, shape, and the data of tensors that have data at inference: constants and
+ * folded values) and the options that reach its nodes. *len = 0: too much data to keep
+ * (more than 64 KiB), no memo. */
+typedef struct memo_head {
+    size_t key_len, n_out;
+} memo_head;
+
+static unsigned char *memo_key(const npk_graph *sub, const npk_tensor *const *vals, const npk_run_opts *o, size_t *len) {
+    size_t n = sizeof(int) * 2 + sizeof(uint64_t), data = 0;
+    for (size_t i = 0; i < sub->n_in; i++) {
+        const npk_tensor *v = vals[i];
+        n += sizeof(int) * 4 + sizeof v->dims;
+        if (v->kind == NPK_KIND_TENSOR && v->data) data += npk_tensor_bytes(v);
+    }
+    *len = 0;
+    if (data > ((size_t)1 << 16)) return NULL;
+    unsigned char *k = malloc(n + data), *p = k;
+    if (!k) return NULL;
+    memcpy(p, &o->golden, sizeof(int)), p += sizeof(int);
+    memcpy(p, &o->qdq, sizeof(int)), p += sizeof(int);
+    memcpy(p, &o->seed, sizeof(uint64_t)), p += sizeof(uint64_t);
+    for (size_t i = 0; i < sub->n_in; i++) {
+        const npk_tensor *v = vals[i];
+        int h[4] = {v->kind, v->dtype, v->rank, v->kind == NPK_KIND_TENSOR && v->data};
+        int64_t d[NPK_MAX_RANK] = {0};
+        memcpy(d, v->dims, sizeof(int64_t) * (size_t)(v->rank > 0 && v->rank <= NPK_MAX_RANK ? v->rank : 0));
+        memcpy(p, h, sizeof h), p += sizeof h;
+        memcpy(p, d, sizeof d), p += sizeof d;
+        if (h[3] && npk_tensor_bytes(v)) memcpy(p, v->data, npk_tensor_bytes(v)), p += npk_tensor_bytes(v);
+    }
+    *len = (size_t)(p - k);
+    return k;
+}
+
 /* Shape inference through the body `sub` (issue 14): the descriptions of its outputs, known[k]
  * where inference found them; f[] as for run_body, without data where a value changes from one
  * body run to the next. *nout = the body's output count. An error inside the body (shapes it
- * refuses) only leaves the outputs unknown: the run reports it if the body runs. */
+ * refuses) only leaves the outputs unknown: the run reports it if the body runs.
+ * Memo (issue 15 point 2): the result depends only on the inputs' signature (memo_key) and the
+ * body, so the body keeps its last result (npk_graph.infer_memo) and an inference with the
+ * same signature copies it instead of inferring again: every run of silero-vad inferred both
+ * branches of its If (hundreds of nodes) before. */
 static int infer_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, size_t nf, npk_tensor **out, int **known) {
     const npk_tensor **vals = calloc(sub->n_in + 1, sizeof *vals);
     *out = calloc(sub->n_out + 1, sizeof **out);
     *known = calloc(sub->n_out + 1, sizeof **known);
-    int rc = !vals || !*out || !*known ? npk_err(NPK_ENOMEM, "out of memory") : body_inputs(c, sub, f, nf, vals, NULL);
+    npk_tensor *vm = calloc(sub->n_in + 1, sizeof *vm);
+    int rc = !vals || !vm || !*out || !*known ? npk_err(NPK_ENOMEM, "out of memory") : body_inputs(c, sub, f, nf, vals, NULL);
+    /* the body sees the data of inputs of at most 16 elements (flags, scalars, shapes: what
+     * shapes depend on); larger ones by type and shape alone, so that the memo serves every
+     * run with the same shapes (a shape that depends on a large value's data, as NonZero's,
+     * is left unknown here and computed when the body runs) */
+    for (size_t i = 0; !rc && i < sub->n_in; i++) {
+        vm[i] = *vals[i];
+        vm[i].name = NULL;
+        if (vm[i].kind != NPK_KIND_TENSOR || npk_tensor_numel(&vm[i]) > 16) vm[i].data = NULL;
+        vals[i] = &vm[i];
+    }
     if (!rc) {
         npk_run_opts o;
         memset(&o, 0, sizeof o);
         o.golden = c->golden;
         o.qdq = c->qdq;
         o.seed = c->run_seed;
-        rc = npk_graph_infer_body(sub, &o, vals, *out, *known);
-        if (rc && rc != -NPK_ENOMEM) {
-            memset(*known, 0, (sub->n_out + 1) * sizeof **known);
-            rc = 0;
+        size_t klen = 0;
+        unsigned char *key = memo_key(sub, vals, &o, &klen);
+        const memo_head *mh = sub->infer_memo;
+        const unsigned char *mk = mh ? (const unsigned char *)(mh + 1) : NULL;
+        if (key && mh && mh->key_len == klen && mh->n_out == sub->n_out && !memcmp(mk, key, klen)) {
+            memcpy(*out, mk + klen, sizeof **out * sub->n_out);
+            memcpy(*known, mk + klen + sizeof **out * sub->n_out, sizeof **known * sub->n_out);
+        } else {
+            rc = npk_graph_infer_body(sub, &o, vals, *out, *known);
+            if (rc && rc != -NPK_ENOMEM) {
+                memset(*known, 0, (sub->n_out + 1) * sizeof **known);
+                rc = 0;
+            }
+            memo_head *m = NULL;
+            size_t sz = sizeof *m + klen + (sizeof **out + sizeof **known) * sub->n_out;
+            if (!rc && key && (m = malloc(sz))) { /* outputs without data: plain structs */
+                m->key_len = klen;
+                m->n_out = sub->n_out;
+                unsigned char *p = (unsigned char *)(m + 1);
+                memcpy(p, key, klen);
+                memcpy(p + klen, *out, sizeof **out * sub->n_out);
+                memcpy(p + klen + sizeof **out * sub->n_out, *known, sizeof **known * sub->n_out);
+                free(sub->infer_memo);
+                sub->infer_memo = m;
+            }
         }
+        free(key);
     }
     free(vals);
+    free(vm);
     if (rc) {
         free(*out);
         free(*known);
