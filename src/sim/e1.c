@@ -1054,7 +1054,9 @@ static uint64_t desc_run(e1 *e, uint64_t max) {
     /* the GEMM, cell by cell in the engine's order; no C store touches an operand a later cell reads.
      * The operands as rows of 8 (A rows, B columns), zero past K: a fixed-length dot product per cell
      * (the zero lanes add 0; |products| <= 2^14 and at most 7 of them, so the int32 sum is exact) */
-    int32_t av[4][8] = {{0}}, bt[4][8] = {{0}}; /* zero past K */
+    int32_t av[4][8], bt[4][8]; /* the rows in use, zero past K (fixed-size clears: a few vector stores) */
+    for (uint32_t i = 0; i < gm; i++) memset(av[i], 0, sizeof av[i]);
+    for (uint32_t j = 0; j < gn; j++) memset(bt[j], 0, sizeof bt[j]);
     if (s4) {
         int32_t bv[8][4];
         gemm_values(e, gm, gn, gk, s4, av, bv);
