@@ -308,11 +308,13 @@ static void test_elementwise(void) {
     npk_ref_onnx_batchnorm(&bn[0], &bn[1], &bn[2], &bn[3], &bn[4], 1e-5, &bn[6]);
     CHECK(same_bits(&bn[5], &bn[6]));
     free_all(bn, 7);
-    int64_t gd[4] = {2, 3, 5, 7}, go[4] = {2, 3, 1, 1};
-    for (int mx = 0; mx < 2; mx++) {
+    /* 6 channels (one at a time), 22 (two blocks of eight summed together, then six) */
+    int64_t gds[2][4] = {{2, 3, 5, 7}, {2, 11, 9, 13}};
+    for (int mx = 0; mx < 4; mx++) {
+        int64_t *gd = gds[mx / 2], go[4] = {gd[0], gd[1], 1, 1};
         npk_tensor t[3] = {rand_t(NPK_DT_FLOAT, 4, gd), mk(NPK_DT_FLOAT, 4, go), mk(NPK_DT_FLOAT, 4, go)};
-        CHECK_EQ(npk_fast_global_pool(&t[0], &t[1], mx), 0);
-        npk_ref_onnx_global_pool(&t[0], &t[2], mx);
+        CHECK_EQ(npk_fast_global_pool(&t[0], &t[1], mx % 2), 0);
+        npk_ref_onnx_global_pool(&t[0], &t[2], mx % 2);
         CHECK(same_bits(&t[1], &t[2]));
         free_all(t, 3);
     }
