@@ -65,7 +65,8 @@ typedef struct pccx_dec {
     float *att;    /* [d] attention output */
     float *h1;     /* [M][words(2 hd) * 8] per row h1 | h3 as read from L2, then [M][words(hd) * 8] silu(h1) * h3 */
     float *sc;     /* [n_heads][ceil(n/8) * 8] scores, then probabilities */
-    float *kcache; /* [layer][seq][kv] the K cache (rotated, BF16 values) in host memory */
+    float *kcache; /* [layer][kv][seq_pad] the K cache (rotated, BF16 values) in host memory, transposed:
+                      a channel's keys of every position in a row, so the scores run 8 positions at once */
     float *vcache; /* [layer][seq][kv] the V cache */
     float *logits; /* [V] */
     float *xn;     /* [words(d) * 8 + 2 * words(hs / 2) * 8] XN (and sin, cos) as read back */
@@ -111,6 +112,16 @@ static inline float bf16_round(float f) {
     memcpy(&f, &u, sizeof f);
     return f;
 }
+
+/* Four floats at any float address (GCC and clang vector extension, one SSE
+ * register on x86-64): the host attention's loops run 8 lanes at once in two
+ * of them, with the scalar code's operations in its order per lane (no
+ * contraction in C11 mode), so the results are the same bits. */
+typedef float v4f __attribute__((vector_size(16), aligned(4)));
+
+/* The K cache's row length: seq_len rounded up to whole words, so that the
+ * scores of a head's last word read inside its row. */
+static size_t kc_row(const npk_llm_config *c) { return ((size_t)c->seq_len + 7) & ~(size_t)7; }
 
 /* p + off, or NULL for a model without weights (timing-only). */
 static const float *at(const float *p, size_t off) { return p ? p + off : NULL; }
@@ -388,7 +399,8 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
 
     for (int l = 0; l < c->n_layers; l++) {
         const npk_pccx_wmat *w = s->w + 7 * l;
-        float *kc = s->kcache + (size_t)l * (size_t)S * (size_t)kv; /* [S][kv], host memory */
+        const size_t Sp = kc_row(c);
+        float *kc = s->kcache ? s->kcache + (size_t)l * Sp * (size_t)kv : NULL; /* [kv][Sp], host memory */
         float *vc = s->vcache + (size_t)l * (size_t)S * (size_t)kv;
 
         if ((rc = rmsnorm(s, at(m->rms_att, (size_t)l * d), 0, M, l == 0, l == 0, &s->nones[2 * l])) != 0) return rc;
@@ -432,18 +444,24 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
              * rotated k rounded as the device would store it, v as the GEMV
              * wrote it. */
             for (int i = 0; i < kv && !s->timing; i++) {
-                kc[(size_t)pos * kv + i] = bf16_round(k[i]);
+                kc[(size_t)i * Sp + (size_t)pos] = bf16_round(k[i]);
                 vc[(size_t)pos * kv + i] = v0[i];
             }
             float *scr = s->sc + (size_t)off * 8, *mxw = scr + (size_t)nh * scw * 8;
             for (int h = 0; h < nh && !s->timing; h++) {
                 float *sc = scr + (size_t)h * scw * 8;
-                const float *qh = q + h * hs;
-                for (int t = 0; t < n; t++) {
-                    const float *kt = kc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
-                    float acc = 0.0f;
-                    for (int i = 0; i < hs; i++) acc += qh[i] * kt[i];
-                    sc[t] = acc * inv;
+                const float *qh = q + h * hs, *kh = kc + (size_t)(h / kv_mul) * (size_t)hs * Sp;
+                /* 8 positions per step, each summed over i in order from
+                 * +0 (the words past n read stale keys; zeroed below) */
+                for (uint32_t t = 0; t < scw * 8; t += 8) {
+                    v4f a0 = {0}, a1 = {0};
+                    for (int i = 0; i < hs; i++) {
+                        const float *kr = kh + (size_t)i * Sp + t;
+                        a0 += qh[i] * *(const v4f *)kr;
+                        a1 += qh[i] * *(const v4f *)(kr + 4);
+                    }
+                    *(v4f *)(sc + t) = a0 * inv;
+                    *(v4f *)(sc + t + 4) = a1 * inv;
                 }
                 for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
                 float mx = bf16_round(sc[0]);
@@ -486,11 +504,22 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
                 const double sum = (double)mxw[(size_t)h * 8];
                 for (int t = 0; t < n; t++) p[t] = bf16_round_f64((double)p[t] / sum);
                 float *o = s->att + r * rw + h * hs;
-                for (int t = 0; t < n; t++) {
-                    const float *restrict vt = vc + (size_t)t * kv + (size_t)(h / kv_mul) * hs;
-                    float *restrict oo = o;
+                const float *vh = vc + (size_t)(h / kv_mul) * hs;
+                int i0 = 0; /* each o[i] sums over t in order, 8 lanes of i at once */
+                for (; i0 + 8 <= hs; i0 += 8) {
+                    v4f a0 = *(v4f *)(o + i0), a1 = *(v4f *)(o + i0 + 4);
+                    for (int t = 0; t < n; t++) {
+                        const float *vr = vh + (size_t)t * kv + i0;
+                        a0 += p[t] * *(const v4f *)vr;
+                        a1 += p[t] * *(const v4f *)(vr + 4);
+                    }
+                    *(v4f *)(o + i0) = a0;
+                    *(v4f *)(o + i0 + 4) = a1;
+                }
+                for (int t = 0; t < n && i0 < hs; t++) {
+                    const float *restrict vt = vh + (size_t)t * kv;
                     const float pt = p[t];
-                    for (int i = 0; i < hs; i++) oo[i] += pt * vt[i];
+                    for (int i = i0; i < hs; i++) o[i] += pt * vt[i];
                 }
             }
             ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
@@ -656,7 +685,7 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
     s->timing = !!opts->timing_only;
     s->zeros = calloc(d > V ? d : V, fsz);
     if (!s->timing) { /* timing-only keeps no cache (TinyLlama's would be 92 MB) */
-        s->kcache = calloc((size_t)c->n_layers * S * kv, fsz);
+        s->kcache = calloc((size_t)c->n_layers * kc_row(c) * kv, fsz);
         s->vcache = calloc((size_t)c->n_layers * S * kv, fsz);
     }
     s->logits = calloc(V, fsz);
