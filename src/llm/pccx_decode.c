@@ -113,6 +113,21 @@ static inline float bf16_round(float f) {
     return f;
 }
 
+/* npk_bf16_from_f32 through the inlined rounding (the same 16 bits), and
+ * npk_bf16_to_f32 inlined: once per score each way in the softmax. */
+static inline uint16_t bf16_bits(float f) {
+    const float r = bf16_round(f);
+    uint32_t u;
+    memcpy(&u, &r, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+static inline float bf16_float(uint16_t b) {
+    const uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 /* Four floats at any float address (GCC and clang vector extension, one SSE
  * register on x86-64): the host attention's loops run 8 lanes at once in two
  * of them, with the scalar code's operations in its order per lane (no
@@ -197,7 +212,7 @@ static size_t sq_build(pccx_dec *s, uint16_t *sq, int r0, int rows) {
     for (int r = 0; r < rows && !s->timing; r++)
         for (int i = 0; i < d; i++) {
             const float x = s->x[(size_t)(r0 + r) * rw + (size_t)i];
-            sq[(size_t)r * rw + (size_t)i] = npk_bf16_from_f32(x * x);
+            sq[(size_t)r * rw + (size_t)i] = bf16_bits(x * x);
         }
     uint16_t k[16];
     npk_pccx_rmsnorm_consts((unsigned)d, 1e-5f, k);
@@ -315,7 +330,7 @@ static int softmax_piped(pccx_dec *s, int n) {
     const size_t ne = (size_t)tot * 8;
     const uint64_t hb = npk_pccx_hwin_base(s->drv);
     int rc;
-    for (size_t i = 0; i < ne; i++) s->sc16[i] = npk_bf16_from_f32(s->sc[i]);
+    for (size_t i = 0; i < ne; i++) s->sc16[i] = bf16_bits(s->sc[i]);
     s->base.stats.host_bytes += 2 * ne;
     if ((rc = npk_port_mem_write(s->port, hb + s->hw_in, s->sc16, ne * 2)) != 0 ||
         (rc = xfer(s, 1, s->a_sc, s->hw_in, scw, 1)) != 0 ||
@@ -341,7 +356,7 @@ static int softmax_piped(pccx_dec *s, int n) {
         (rc = xfer(s, 0, s->a_sc + last * scw, s->hw_out + (uint64_t)last * scw * 16, tot - last * scw, 0)) != 0 ||
         (rc = npk_pccx_sync(s->drv)) != 0 || (rc = npk_port_mem_read(s->port, hb + s->hw_out, s->sc16, ne * 2)) != 0)
         return rc;
-    for (size_t i = 0; i < ne; i++) s->sc[i] = npk_bf16_to_f32(s->sc16[i]);
+    for (size_t i = 0; i < ne; i++) s->sc[i] = bf16_float(s->sc16[i]);
     s->base.stats.host_bytes += 2 * ne;
     return 0;
 }
@@ -387,7 +402,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
      * a_x): the host knows X, so they travel in the same transfer. */
     {
         const size_t nax = (size_t)M * hw * 8 + (size_t)M * rw;
-        for (size_t i = 0; i < nax; i++) s->sq16[i] = npk_bf16_from_f32(ax[i]);
+        for (size_t i = 0; i < nax; i++) s->sq16[i] = bf16_bits(ax[i]);
         const size_t nsq = sq_build(s, s->sq16 + nax, 0, M);
         if ((rc = npk_pccx_wstream_at(s->drv, &s->nones[0])) != 0 || /* the FIFO fills from here */
             (rc = l2_put16(s, s->a_ang, s->sq16, nax + nsq)) != 0)

@@ -1616,7 +1616,7 @@ static const bench suite[] = {
      bench_shell_gemm, 0, 0},
     {"e1-mmio", "e1 MMIO register accesses per second through the in-process port", bench_e1_mmio, 0, 0},
     {"e1-matmul-64", "e1 tiled int8 matmul 64^3 (descriptor ring) versus the CPU reference", bench_e1_matmul, 0, 0},
-    {"llm-pccx", "stories260K greedy decode, 200 positions (--size N): pccx INT4 versus the fp32 CPU decoder and run.c, CPU time", bench_llm, 0, 0},
+    {"llm-pccx", "stories260K greedy decode (200 positions; --size N sets them): pccx INT4 versus the fp32 CPU decoder and run.c, CPU time", bench_llm, 0, 0},
     {"llm-pccx-15m", "stories15M shape (random weights, cached), 16 positions (--size N): the same comparison", bench_llm15m, 0, 0},
     {"onnx-%s-lenet", "ONNX cifar10-lenet-int8 on %s versus the CPU reference (same outputs)", bench_onnx_dev, 0, 1},
     {"v0-resnet50-layers", "ResNet-50's layer shapes: v0 modeled cycles versus measured Gemmini (tiled_conv_auto)",
