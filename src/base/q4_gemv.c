@@ -245,15 +245,18 @@ static int unit_exp(uint16_t b) {
 
 typedef struct {
     int ok;            /* every chunk finite with span <= CSPAN */
-    uint32_t nnz;      /* chunks holding a nonzero value */
-    int cemin, cemax, chimax;
+    uint32_t nnz;      /* narrow chunks holding a nonzero value */
+    uint32_t nwide;    /* finite chunks spanning more than CSPAN */
+    uint32_t ninf;     /* chunks holding an infinity or NaN */
+    int cemin, cemax, chimax; /* chimax: of the narrow and the wide chunks */
+    int wlo;           /* the least unit exponent in the wide chunks */
 } xrow;
 
 /* x[0..K) into ws->xa / ws->ce / ws->nz. */
 static void xsplit(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *r) {
     r->ok = 1;
-    r->nnz = 0;
-    r->cemin = 1 << 20;
+    r->nnz = r->nwide = r->ninf = 0;
+    r->cemin = r->wlo = 1 << 20;
     r->cemax = r->chimax = -(1 << 20);
     for (uint32_t c = 0; c < m->nch; c++) {
         uint32_t k0 = c * CH, k1 = k0 + CH < m->K ? k0 + CH : m->K;
@@ -269,6 +272,12 @@ static void xsplit(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *
         int32_t *xa = ws->xa + k0;
         ws->ce[c] = lo;
         if (!ok || (hi >= lo && hi - lo > CSPAN)) {
+            if (!ok) r->ninf++;
+            else { /* wide: its products one at a time (row_wide) */
+                r->nwide++;
+                if (lo < r->wlo) r->wlo = lo;
+                if (hi > r->chimax) r->chimax = hi;
+            }
             r->ok = 0;
             ok = 0;
             ws->ce[c] = CE_BAD;
@@ -589,6 +598,48 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
 
 /* ---- one row ------------------------------------------------------------------------ */
 
+/* The magnitude of the 128-bit two's complement sum (hi:lo) * 2^base as BF16. */
+static inline uint16_t round_sum(uint64_t lo, uint64_t hi, int base) {
+    int neg = hi >> 63;
+    if (neg) {
+        lo = ~lo + 1;
+        hi = ~hi + (lo == 0);
+    }
+    return round128(neg, hi, lo, base);
+}
+
+/* A row whose chunks are all finite, some spanning more than CSPAN binades
+ * (softmax weights), every term inside the 128 bits above base (the caller
+ * checks): per output one 128-bit sum of the old value, each narrow chunk's
+ * integer sum and each wide chunk's single products w * x * s (below 2^35 at
+ * the unit of x times that of s), rounded once. */
+static void row_wide(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, const npk_q4_ws *ws, int base,
+                     uint16_t *y) {
+    for (uint32_t n = 0; n < m->N; n++) {
+        uint64_t lo = 0, hi = 0;
+        if (old && (old[n] & 0x7fffu)) add128(&lo, &hi, signed_mant(old[n]), unit_exp(old[n]) - base);
+        const int8_t *wn = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
+        for (uint32_t c = 0; c < m->nch; c++) {
+            size_t gi = (size_t)m->cg[c] * m->Np + n;
+            int64_t sm = m->sm[gi];
+            if (!sm) continue;
+            int sx = m->sx[gi] - base;
+            uint32_t k0 = c * CH, k1 = k0 + CH < m->K ? k0 + CH : m->K;
+            if (ws->ce[c] != CE_BAD) {
+                int64_t S = 0;
+                for (uint32_t k = k0; k < k1; k++) S += (int64_t)wn[(size_t)k * LANES] * ws->xa[k];
+                if (S) add128(&lo, &hi, S * sm, ws->ce[c] + sx);
+                continue;
+            }
+            for (uint32_t k = k0; k < k1; k++) {
+                int w = wn[(size_t)k * LANES];
+                if (w && (x[k] & 0x7fffu)) add128(&lo, &hi, w * signed_mant(x[k]) * sm, unit_exp(x[k]) + sx);
+            }
+        }
+        y[n] = round_sum(lo, hi, base);
+    }
+}
+
 /* The general path for output n: the exact accumulator. */
 static uint16_t general(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, const npk_q4_ws *ws,
                         int split, uint32_t n) {
@@ -619,11 +670,13 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
     xrow r = {0};
     int split = m->chunked;
     if (split) xsplit(m, x, ws, &r);
-    int fast = m->fast && r.ok;
+    int wide = m->fast && !r.ok && !r.ninf; /* finite, some chunks wide: row_wide */
+    int fast = m->fast && (r.ok || wide);
     int base = 0, top = -(1 << 20);
     if (fast) {
-        base = r.nnz ? r.cemin + m->sxmin : 1 << 20;
-        if (r.nnz) top = r.chimax + 38 + m->sxmax;
+        int lo = wide && r.wlo < r.cemin ? r.wlo : r.cemin;
+        base = r.nnz || wide ? lo + m->sxmin : 1 << 20;
+        if (r.nnz || wide) top = r.chimax + 38 + m->sxmax;
         if (old)
             for (uint32_t n = 0; n < m->N && fast; n++) {
                 uint16_t b = old[n];
@@ -635,12 +688,16 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
                 }
             }
         int lg = 0;
-        while ((1u << lg) < r.nnz + 2u) lg++;
+        while ((1u << lg) < r.nnz + CH * r.nwide + 2u) lg++;
         if (base == 1 << 20) base = 0; /* nothing nonzero: every output is +0 */
         if (top + lg - base > 126) fast = 0;
     }
     if (!fast) {
         for (uint32_t n = 0; n < m->N; n++) y[n] = general(m, x, old, ws, split, n);
+        return 0;
+    }
+    if (wide) {
+        row_wide(m, x, old, ws, base, y);
         return 0;
     }
     int isa = (int)npk_q4_isa_active();
@@ -667,14 +724,6 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
     (void)sh64;
     row_c(m, ws, &r, base);
 #endif
-    for (uint32_t n = 0; n < m->N; n++) {
-        uint64_t lo = ws->lo[n], hi = ws->hi[n];
-        int neg = hi >> 63;
-        if (neg) { /* magnitude of the two's complement */
-            lo = ~lo + 1;
-            hi = ~hi + (lo == 0);
-        }
-        y[n] = round128(neg, hi, lo, base);
-    }
+    for (uint32_t n = 0; n < m->N; n++) y[n] = round_sum(ws->lo[n], ws->hi[n], base);
     return 0;
 }
