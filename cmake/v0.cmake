@@ -5,6 +5,9 @@
 # built against oneDNN (Debian libdnnl-dev, listed in .ci/packages) only when found.
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/sim/v0_exec.c PROPERTIES COMPILE_OPTIONS "-O3")
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/base/gemm.c PROPERTIES COMPILE_OPTIONS "-O3;-ffp-contract=off")
+# The reassociating float GEMM of the ONNX CPU path (its tiles fuse explicitly, its dot
+# products never: the same options as when it lived in src/ops).
+set_source_files_properties(${CMAKE_SOURCE_DIR}/src/base/gemm_f32_reassoc.c PROPERTIES COMPILE_OPTIONS "-O3")
 
 find_path(NPUKIT_DNNL_INCLUDE oneapi/dnnl/dnnl.h)
 find_library(NPUKIT_DNNL_LIB dnnl)

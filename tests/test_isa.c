@@ -1,13 +1,12 @@
 /* The one instruction-set choice of every kernel module (include/npukit/cpu.h):
  * NPUKIT_ISA caps the level, npk_isa_force overrides it, and each module's
- * variant follows the level (the shared GEMMs need VNNI for AVX-512, the exact
- * INT4 GEMV and the fast float GEMM do not). */
+ * variant follows the level (npk_gemm_s8s32 and npk_gemm_f32 need VNNI for AVX-512,
+ * the exact INT4 GEMV and npk_gemm_f32_reassoc do not). */
 #include "check.h"
 #include "npukit/cpu.h"
 #include "npukit/error.h"
 #include "npukit/gemm.h"
 #include "npukit/numfmt.h"
-#include "ops/fast_gemm.h"
 
 #include <stdlib.h>
 
@@ -17,7 +16,7 @@ static void check_modules(npk_isa l) {
                                     : l >= NPK_ISA_AVX2      ? NPK_GEMM_AVX2
                                                              : NPK_GEMM_PORTABLE);
     CHECK_EQ(npk_q4_isa_active(), l >= NPK_ISA_AVX512 ? NPK_Q4_AVX512 : l >= NPK_ISA_AVX2 ? NPK_Q4_AVX2 : NPK_Q4_C);
-    CHECK_STR(npk_fast_sgemm_kernel(), l >= NPK_ISA_AVX512 ? "avx512" : l >= NPK_ISA_AVX2 ? "avx2" : "portable");
+    CHECK_STR(npk_gemm_f32_reassoc_kernel(), l >= NPK_ISA_AVX512 ? "avx512" : l >= NPK_ISA_AVX2 ? "avx2" : "portable");
 }
 
 int main(void) {

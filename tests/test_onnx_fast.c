@@ -14,8 +14,8 @@
 
 #include "check.h"
 #include "onnx_fast_check.h"
+#include "npukit/gemm.h"
 #include "npukit/graph.h"
-#include "ops/fast_gemm.h"
 #include "ops/fast_onnx.h"
 #include "ops/ref_onnx.h"
 
@@ -336,7 +336,7 @@ static void test_levels(void) {
     FOR_EACH_ISA(kn) { /* the same cases at every level */
         rs = seed;
         ran++;
-        CHECK_STR(npk_fast_sgemm_kernel(), names[kn]);
+        CHECK_STR(npk_gemm_f32_reassoc_kernel(), names[kn]);
         for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
             for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++)
                 for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++)
@@ -347,7 +347,7 @@ static void test_levels(void) {
                         for (int64_t i = 0; i < M * lda; i++) A[i] = frnd();
                         for (int64_t i = 0; i < K * ldb; i++) B[i] = frnd();
                         for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = frnd();
-                        npk_fast_sgemm(M, N, K, A, lda, B, ldb, C, ldc, acc);
+                        npk_gemm_f32_reassoc(M, N, K, A, lda, B, ldb, C, ldc, acc);
                         int ok = 1;
                         for (int64_t i = 0; i < M && ok; i++)
                             for (int64_t j = 0; j < ldc && ok; j++) {

@@ -2,8 +2,9 @@
  * npukit base layer: the shared GEMM kernels (issue 15 point 5).
  *
  * One kernel layer for every device model (v0 MATMUL_S8 and CONV2D_S8, the
- * shell GEMM engine) and the CPU path. Two products, each with exactly one
- * arithmetic, whatever instruction set runs it:
+ * shell GEMM engine) and the CPU path. Two products with exactly one
+ * arithmetic, whatever instruction set runs them, and one float product in
+ * the fastest order:
  *
  *  - npk_gemm_s8s32: C[i][j] = sum_k A[i][k] * B[k][j], int8 x int8 summed in
  *    int32 wrapping modulo 2^32 (so the order of the sum does not matter).
@@ -19,6 +20,11 @@
  *    variants run one FMA per step instead: fma(a, b, acc) rounds once, and
  *    with an exact product that is the same rounding as the separate add, so
  *    the bits do not change; otherwise they multiply and add separately.
+ *  - npk_gemm_f32_reassoc: the same sum in float32 in whatever order and
+ *    fusion is fastest (FMA tiles, k blocked by 128; 1-7 columns as
+ *    dot products in 16 lanes), for paths with a tolerance (the ONNX CPU
+ *    path, held to ONNX's backend tolerance against the double-summing
+ *    golden): deterministic for one variant, not bit-equal across variants.
  *
  * Variants, chosen at run time from the instruction-set level of
  * include/npukit/cpu.h: AVX-512 with VNNI (level avx512vnni; the fp32 kernel
@@ -78,6 +84,16 @@ int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const floa
  * most 24 significant bits together, max|a| * max|b| < 2^127 and min|a| *
  * min|b| >= 2^-126 over the non-zero elements, so every product is exact. */
 int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb);
+
+/* C[M][N] (row stride ldc) = (acc ? C : 0) + A[M][K] (lda) x B[K][N] (ldb), row major,
+ * float32 in the fastest order (see above; not the shell's arithmetic). Own variants
+ * (the level of include/npukit/cpu.h): AVX-512 tiles from level avx512, AVX2 + FMA
+ * tiles from level avx2, portable C below. Needs no workspace; a narrow N that cannot
+ * get its scratch runs in the tiles instead, so it never fails. */
+void npk_gemm_f32_reassoc(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                          int64_t ldb, float *C, int64_t ldc, int acc);
+/* The variant npk_gemm_f32_reassoc runs now: "avx512", "avx2" or "portable". */
+const char *npk_gemm_f32_reassoc_kernel(void);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,6 @@
  * compiled for AVX-512, AVX2 and portable C and chosen per call from the
  * instruction-set level (NPK_ISA_CLONES of npukit/cpu.h). */
 #include "ops/fast_onnx.h"
-#include "ops/fast_gemm.h"
 
 #include "npukit/gemm.h"
 
@@ -215,12 +214,12 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
                 for (int64_t m = 0; m < mpg; m++)
                     for (int64_t i = 0; i < osz; i++) yg[m * osz + i] = B[g * mpg + m];
             if (pw) {
-                npk_fast_sgemm(mpg, osz, K, wg, K, X + xoff, isz, yg, osz, B != NULL);
+                npk_gemm_f32_reassoc(mpg, osz, K, wg, K, X + xoff, isz, yg, osz, B != NULL);
             } else {
                 for (int64_t r0 = 0; r0 < nrows_all; r0 += crows) {
                     int64_t nr = nrows_all - r0 < crows ? nrows_all - r0 : crows;
                     im2col_f(p, X, xoff, cpg, r0, nr, col);
-                    npk_fast_sgemm(mpg, nr * row, K, wg, K, col, nr * row, yg + r0 * row, osz, B != NULL);
+                    npk_gemm_f32_reassoc(mpg, nr * row, K, wg, K, col, nr * row, yg + r0 * row, osz, B != NULL);
                 }
             }
         }
@@ -387,7 +386,7 @@ int npk_fast_matmul(const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
     const float *A = a->data, *B = b->data;
     float *Y = y->data;
     for (int64_t t = 0; t < p.batch; t++)
-        npk_fast_sgemm(p.m, p.n, p.k, A + p.aoff[t], p.k, B + p.boff[t], p.n, Y + t * p.m * p.n, p.n, 0);
+        npk_gemm_f32_reassoc(p.m, p.n, p.k, A + p.aoff[t], p.k, B + p.boff[t], p.n, Y + t * p.m * p.n, p.n, 0);
     free(p.aoff);
     free(p.boff);
     return 0;
@@ -469,7 +468,7 @@ int npk_fast_gemm(const npk_tensor *a, const npk_tensor *b, const npk_tensor *c,
             for (int64_t kk = 0; kk < k; kk++) bt[kk * n + j] = B[j * k + kk];
         B = bt;
     }
-    npk_fast_sgemm(m, n, k, A, k, B, n, Y, n, 0);
+    npk_gemm_f32_reassoc(m, n, k, A, k, B, n, Y, n, 0);
     int64_t cs0 = 0, cs1 = 0;
     if (c) {
         int64_t c0 = c->rank >= 2 ? c->dims[c->rank - 2] : 1, c1 = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
@@ -830,7 +829,7 @@ int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, 
         for (int64_t ic = 0; ic < cg; ic++)
             for (int64_t r = 0; r < R; r++) wt[r * cg + ic] = W[(g * cg + ic) * R + r];
         for (int64_t n = 0; n < p->n; n++) {
-            npk_fast_sgemm(R, isz, cg, wt, cg, X + (n * p->c + g * cg) * isz, isz, col, isz, 0);
+            npk_gemm_f32_reassoc(R, isz, cg, wt, cg, X + (n * p->c + g * cg) * isz, isz, col, isz, 0);
             /* col2im: scatter-add every (oc, k) row into the output */
             for (int64_t oc = 0; oc < mg; oc++) {
                 float *yc = Y + (n * p->m + g * mg + oc) * osz;

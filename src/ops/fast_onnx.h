@@ -81,12 +81,6 @@ int npk_fast_global_pool(const npk_tensor *x, npk_tensor *y, int is_max);
  * value or one per column; bit for bit the golden (npk_ref_onnx_requant). */
 int npk_fast_qgemm(const npk_tensor *a, const npk_tensor *b, int trans_b, int64_t a_zp, const npk_tensor *b_zp,
                    const npk_tensor *bias, const float *mult, int64_t n_mult, int64_t y_zp, npk_tensor *y);
-/* C[M][N] = (acc ? C : 0) + A[M][K] x B[K][N] (row strides lda, ldb, ldc) for a narrow N
- * (npk_fast_sgemm of a conv with 1-7 output positions): B's columns transposed once, then
- * float dot products of length K, four columns per pass over a row of A. 0 = done, < 0 =
- * out of memory (the caller's GEMM then runs). */
-int npk_fast_sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                       float *C, int64_t ldc, int acc);
 /* Slice with resolved starts and steps per dimension (as npk_ref_onnx_slice): rows of the
  * last dimension copied whole when its step is 1; any dtype of 1, 2, 4 or 8 bytes. */
 int npk_fast_slice(const npk_tensor *x, const int64_t *start, const int64_t *step, npk_tensor *y);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* dotf and dot4 give the same bits in every instruction-set copy only if no
- * copy fuses a multiply and an add (GCC does not in ISO C mode; clang would). */
+/* dotf gives the same bits in every instruction-set copy only if no copy
+ * fuses a multiply and an add (GCC does not in ISO C mode; clang would). */
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -155,44 +155,6 @@ NPK_ISA_CLONES(float, dotf, (const float *a, const float *b, int64_t n), (a, b, 
     for (int j = 0; j < 16; j++) s += acc[j];
     for (; i < n; i++) s += a[i] * b[i];
     return s;
-}
-
-/* dotf of a with four vectors at once (each sum in dotf's order: the same bits). */
-NPK_ISA_CLONES_VOID(dot4, (const float *a, const float *b0, const float *b1, const float *b2, const float *b3,
-                           int64_t n, float *out),
-                    (a, b0, b1, b2, b3, n, out)) {
-    float c0[16] = {0}, c1[16] = {0}, c2[16] = {0}, c3[16] = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) {
-            float x = a[i + j];
-            c0[j] += x * b0[i + j];
-            c1[j] += x * b1[i + j];
-            c2[j] += x * b2[i + j];
-            c3[j] += x * b3[i + j];
-        }
-    float s[4] = {0, 0, 0, 0};
-    for (int j = 0; j < 16; j++) s[0] += c0[j], s[1] += c1[j], s[2] += c2[j], s[3] += c3[j];
-    for (; i < n; i++) s[0] += a[i] * b0[i], s[1] += a[i] * b1[i], s[2] += a[i] * b2[i], s[3] += a[i] * b3[i];
-    memcpy(out, s, sizeof s);
-}
-
-int npk_fast_sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                       float *C, int64_t ldc, int acc) {
-    float *bt = malloc(sizeof(float) * (size_t)(N * K + 1));
-    if (!bt) return -NPK_ENOMEM;
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j < N; j++) bt[j * K + k] = B[k * ldb + j];
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j += 4) {
-            /* four columns per pass over A's row (a missing column repeats column j) */
-            float o[4];
-            const float *b0 = bt + j * K;
-            dot4(A + i * lda, b0, j + 1 < N ? b0 + K : b0, j + 2 < N ? b0 + 2 * K : b0, j + 3 < N ? b0 + 3 * K : b0, K, o);
-            for (int64_t q = 0; q < 4 && j + q < N; q++) C[i * ldc + j + q] = (acc ? C[i * ldc + j + q] : 0.0f) + o[q];
-        }
-    free(bt);
-    return 0;
 }
 
 static float actf(const npk_onnx_act *a, float x) {

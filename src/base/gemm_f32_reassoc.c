@@ -1,4 +1,5 @@
-/* The float32 GEMM of the fast CPU kernels (see fast_gemm.h).
+/* npk_gemm_f32_reassoc (include/npukit/gemm.h): the float32 GEMM of the ONNX
+ * CPU path, in the fastest order rather than a fixed one.
  *
  * C is computed in tiles of MR = 4 rows x NV vectors of columns, the tile's
  * sums held in registers over a block of KC values of k: per k, NV loads of a
@@ -6,13 +7,15 @@
  * last vector of a tile is loaded and stored under a mask, so any N runs
  * without packing or padding. Blocks: column panels of NV vectors, KC = 128
  * rows of B per panel (the panel stays in L1/L2 while every row block of A
- * passes). */
-#include "ops/fast_gemm.h"
-#include "ops/fast_onnx.h"
+ * passes). Fewer than 8 columns with K >= 16 take dot products along K
+ * instead (sgemm_dot, at the end of this file). */
+#include "npukit/gemm.h"
 
 #include "npukit/cpu.h"
+#include "npukit/error.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef NPK_ISA_X86
@@ -222,17 +225,20 @@ static sgemm_fn kernel(const char **name) {
     return *name = "portable", sgemm_portable;
 }
 
-const char *npk_fast_sgemm_kernel(void) {
+const char *npk_gemm_f32_reassoc_kernel(void) {
     const char *name;
     kernel(&name);
     return name;
 }
 
-void npk_fast_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                    float *C, int64_t ldc, int acc) {
+static int sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                     float *C, int64_t ldc, int acc);
+
+void npk_gemm_f32_reassoc(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                          int64_t ldb, float *C, int64_t ldc, int acc) {
     if (M <= 0 || N <= 0) return;
     /* 1-7 columns (a conv with few output positions): dot products along K */
-    if (N < 8 && K >= 16 && !npk_fast_sgemm_dot(M, N, K, A, lda, B, ldb, C, ldc, acc)) return;
+    if (N < 8 && K >= 16 && !sgemm_dot(M, N, K, A, lda, B, ldb, C, ldc, acc)) return;
     if (K <= 0) { /* no products: C or zeros */
         if (!acc)
             for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
@@ -241,4 +247,54 @@ void npk_fast_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda
     /* the tile kernels start their sums from zero without reading C */
     const char *name;
     kernel(&name)(M, N, K, A, lda, B, ldb, C, ldc, acc);
+}
+
+/* ---- narrow N: dot products along K ------------------------------------------------------ */
+
+/* dot4 gives the same bits in every instruction-set copy only if no copy
+ * fuses a multiply and an add (GCC does not in ISO C mode; clang would). */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/* Four dot products of a with b0..b3 at once, each summed in 16 float lanes then the
+ * lanes in order, then the tail (no FMA: the same bits in every instruction-set copy). */
+NPK_ISA_CLONES_VOID(dot4, (const float *a, const float *b0, const float *b1, const float *b2, const float *b3,
+                           int64_t n, float *out),
+                    (a, b0, b1, b2, b3, n, out)) {
+    float c0[16] = {0}, c1[16] = {0}, c2[16] = {0}, c3[16] = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) {
+            float x = a[i + j];
+            c0[j] += x * b0[i + j];
+            c1[j] += x * b1[i + j];
+            c2[j] += x * b2[i + j];
+            c3[j] += x * b3[i + j];
+        }
+    float s[4] = {0, 0, 0, 0};
+    for (int j = 0; j < 16; j++) s[0] += c0[j], s[1] += c1[j], s[2] += c2[j], s[3] += c3[j];
+    for (; i < n; i++) s[0] += a[i] * b0[i], s[1] += a[i] * b1[i], s[2] += a[i] * b2[i], s[3] += a[i] * b3[i];
+    memcpy(out, s, sizeof s);
+}
+
+/* C = (acc ? C : 0) + A x B for a narrow N (1-7 columns, a conv with few output positions):
+ * B's columns transposed once, then dot products of length K, four columns per pass over a
+ * row of A. 0 = done, < 0 = out of memory (the caller's tiles then run). */
+static int sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                     float *C, int64_t ldc, int acc) {
+    float *bt = malloc(sizeof(float) * (size_t)(N * K + 1));
+    if (!bt) return -NPK_ENOMEM;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) bt[j * K + k] = B[k * ldb + j];
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j += 4) {
+            /* four columns per pass over A's row (a missing column repeats column j) */
+            float o[4];
+            const float *b0 = bt + j * K;
+            dot4(A + i * lda, b0, j + 1 < N ? b0 + K : b0, j + 2 < N ? b0 + 2 * K : b0, j + 3 < N ? b0 + 3 * K : b0, K, o);
+            for (int64_t q = 0; q < 4 && j + q < N; q++) C[i * ldc + j + q] = (acc ? C[i * ldc + j + q] : 0.0f) + o[q];
+        }
+    free(bt);
+    return 0;
 }
