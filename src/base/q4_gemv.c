@@ -608,16 +608,42 @@ static inline uint16_t round_sum(uint64_t lo, uint64_t hi, int base) {
     return round128(neg, hi, lo, base);
 }
 
+/* w[0..3) += T * 2^sh, 0 <= sh < 192, two's complement (the caller bounds the sum). */
+static inline void add192(uint64_t *w, int64_t T, int sh) {
+    uint64_t u = (uint64_t)T, s = T < 0 ? ~(uint64_t)0 : 0, a0, a1, a2;
+    int q = sh >> 6, r = sh & 63;
+    uint64_t b0 = u << r, b1 = r ? (u >> (64 - r)) | (s << r) : s;
+    if (q == 0) {
+        a0 = b0;
+        a1 = b1;
+        a2 = s;
+    } else if (q == 1) {
+        a0 = 0;
+        a1 = b0;
+        a2 = b1;
+    } else {
+        a0 = a1 = 0;
+        a2 = b0;
+    }
+    w[0] += a0;
+    uint64_t c = w[0] < a0, t = w[1] + a1, c1 = t < a1;
+    t += c;
+    c1 |= t < c;
+    w[1] = t;
+    w[2] += a2 + c1;
+}
+
 /* A row whose chunks are all finite, some spanning more than CSPAN binades
- * (softmax weights), every term inside the 128 bits above base (the caller
- * checks): per output one 128-bit sum of the old value, each narrow chunk's
- * integer sum and each wide chunk's single products w * x * s (below 2^35 at
- * the unit of x times that of s), rounded once. */
+ * (softmax weights) or the row more than the 128 bits, every term inside
+ * 192 bits above base (the caller checks): per output one 192-bit sum of the
+ * old value, each narrow chunk's integer sum and each wide chunk's single
+ * products w * x * s (below 2^35 at the unit of x times that of s), rounded
+ * once (the lowest word only as a sticky bit when the top one is nonzero). */
 static void row_wide(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, const npk_q4_ws *ws, int base,
                      uint16_t *y) {
     for (uint32_t n = 0; n < m->N; n++) {
-        uint64_t lo = 0, hi = 0;
-        if (old && (old[n] & 0x7fffu)) add128(&lo, &hi, signed_mant(old[n]), unit_exp(old[n]) - base);
+        uint64_t w3[3] = {0, 0, 0};
+        if (old && (old[n] & 0x7fffu)) add192(w3, signed_mant(old[n]), unit_exp(old[n]) - base);
         const int8_t *wn = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
         for (uint32_t c = 0; c < m->nch; c++) {
             size_t gi = (size_t)m->cg[c] * m->Np + n;
@@ -628,15 +654,21 @@ static void row_wide(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old
             if (ws->ce[c] != CE_BAD) {
                 int64_t S = 0;
                 for (uint32_t k = k0; k < k1; k++) S += (int64_t)wn[(size_t)k * LANES] * ws->xa[k];
-                if (S) add128(&lo, &hi, S * sm, ws->ce[c] + sx);
+                if (S) add192(w3, S * sm, ws->ce[c] + sx);
                 continue;
             }
             for (uint32_t k = k0; k < k1; k++) {
                 int w = wn[(size_t)k * LANES];
-                if (w && (x[k] & 0x7fffu)) add128(&lo, &hi, w * signed_mant(x[k]) * sm, unit_exp(x[k]) + sx);
+                if (w && (x[k] & 0x7fffu)) add192(w3, w * signed_mant(x[k]) * sm, unit_exp(x[k]) + sx);
             }
         }
-        y[n] = round_sum(lo, hi, base);
+        int neg = w3[2] >> 63;
+        if (neg) { /* magnitude of the two's complement */
+            w3[0] = ~w3[0] + 1;
+            w3[1] = ~w3[1] + (w3[0] == 0);
+            w3[2] = ~w3[2] + (w3[0] == 0 && w3[1] == 0);
+        }
+        y[n] = w3[2] ? round128(neg, w3[2], w3[1] | (w3[0] != 0), base + 64) : round128(neg, w3[1], w3[0], base);
     }
 }
 
@@ -690,7 +722,10 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
         int lg = 0;
         while ((1u << lg) < r.nnz + CH * r.nwide + 2u) lg++;
         if (base == 1 << 20) base = 0; /* nothing nonzero: every output is +0 */
-        if (top + lg - base > 126) fast = 0;
+        if (fast && top + lg - base > 126) { /* wider than the 128-bit kernels: row_wide's 192 bits */
+            if (top + lg - base <= 190 && !r.ninf) wide = 1;
+            else fast = 0;
+        }
     }
     if (!fast) {
         for (uint32_t n = 0; n < m->N; n++) y[n] = general(m, x, old, ws, split, n);
