@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,12 +36,40 @@ extern "C" {
 /* ---- conversions ---------------------------------------------------------- */
 float npk_fp16_to_f32(uint16_t h);
 uint16_t npk_fp16_from_f64(double x);
-float npk_bf16_to_f32(uint16_t b);
-uint16_t npk_bf16_from_f64(double x);
+/* The bf16 <-> binary32 conversions are inline (hot loops of the models and
+ * decoders convert once per element); the rare cases of npk_bf16_from_f64
+ * (subnormal results, zero, infinities, NaN, overflow) are out of line. */
+static inline float npk_bf16_to_f32(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+uint16_t npk_bf16_from_f64_rare_(double x);
+static inline uint16_t npk_bf16_from_f64(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    uint64_t mag = u & 0x7fffffffffffffffull;
+    /* Normal BF16 results (|x| >= 2^-126, finite): round the 52 fraction bits
+     * to 7 on the bits (ties to even; a carry steps the exponent), rebias. */
+    if (mag >= (uint64_t)(1023 - 126) << 52 && mag < 0x7ff0000000000000ull) {
+        mag = (mag + 0xfffffffffffull + ((mag >> 45) & 1u)) >> 45;
+        uint16_t sg = (uint16_t)(u >> 48 & 0x8000u);
+        if (mag >= (uint64_t)(896 + 255) << 7) return sg | 0x7f80u; /* overflow */
+        return (uint16_t)(sg | (mag - ((uint64_t)896 << 7)));
+    }
+    return npk_bf16_from_f64_rare_(x);
+}
 /* The same rounding as npk_bf16_from_f64((double)f), on the bits of f. */
-uint16_t npk_bf16_from_f32(float f);
+static inline uint16_t npk_bf16_from_f32(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) return NPK_BF16_QNAN;
+    u += 0x7fffu + ((u >> 16) & 1u); /* RNE on the dropped 16 bits; carries into the exponent */
+    return (uint16_t)(u >> 16);
+}
 /* f rounded to the nearest bf16 value (RNE), as a float. */
-float npk_bf16_round_f32(float f);
+static inline float npk_bf16_round_f32(float f) { return npk_bf16_to_f32(npk_bf16_from_f32(f)); }
 /* 1 for NaN encodings. */
 int npk_bf16_isnan(uint16_t b);
 float npk_fp8_to_f32(uint8_t v); /* E4M3 */

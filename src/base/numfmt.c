@@ -43,25 +43,9 @@ uint16_t npk_fp16_from_f64(double x) {
     return (uint16_t)(s | round_mag(a, 10, 15));
 }
 
-float npk_bf16_to_f32(uint16_t b) {
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-uint16_t npk_bf16_from_f64(double x) {
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    uint64_t mag = u & 0x7fffffffffffffffull;
-    /* Normal BF16 results (|x| >= 2^-126, finite): round the 52 fraction bits
-     * to 7 on the bits (ties to even; a carry steps the exponent), rebias. */
-    if (mag >= (uint64_t)(1023 - 126) << 52 && mag < 0x7ff0000000000000ull) {
-        mag = (mag + 0xfffffffffffull + ((mag >> 45) & 1u)) >> 45;
-        uint16_t sg = (uint16_t)(u >> 48 & 0x8000u);
-        if (mag >= (uint64_t)(896 + 255) << 7) return sg | 0x7f80u; /* overflow */
-        return (uint16_t)(sg | (mag - ((uint64_t)896 << 7)));
-    }
+/* npk_bf16_from_f64 (include/npukit/numfmt.h) for what its inline normal path
+ * does not take: subnormal results, zero, infinities, NaN. */
+uint16_t npk_bf16_from_f64_rare_(double x) {
     if (isnan(x)) return NPK_BF16_QNAN;
     uint16_t s = signbit(x) ? 0x8000 : 0;
     double a = fabs(x);
@@ -71,16 +55,6 @@ uint16_t npk_bf16_from_f64(double x) {
     if (m >= 0x7f80) return s | 0x7f80;
     return (uint16_t)(s | m);
 }
-
-uint16_t npk_bf16_from_f32(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) return NPK_BF16_QNAN;
-    u += 0x7fffu + ((u >> 16) & 1u); /* RNE on the dropped 16 bits; carries into the exponent */
-    return (uint16_t)(u >> 16);
-}
-
-float npk_bf16_round_f32(float f) { return npk_bf16_to_f32(npk_bf16_from_f32(f)); }
 
 int npk_bf16_isnan(uint16_t b) { return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu); }
 

@@ -86,48 +86,6 @@ static uint32_t words(uint32_t n) { return (n + 7) / 8; }
 /* Words of one row of the fused q | k | v projection's output. */
 static uint32_t qkv_words(const npk_llm_config *c) { return words((uint32_t)(c->dim + 2 * c->kv_dim)); }
 
-/* npk_bf16_to_f32(npk_bf16_from_f64(x)) with its normal-range path inlined
- * (the softmax division rounds once per probability); the rest through it. */
-static inline float bf16_round_f64(double x) {
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    const uint64_t mag = u & 0x7fffffffffffffffull;
-    if (mag < (uint64_t)(1023 - 126) << 52 || mag >= (uint64_t)(1023 + 127) << 52)
-        return npk_bf16_to_f32(npk_bf16_from_f64(x));
-    uint64_t r = (mag + 0xfffffffffffull + ((mag >> 45) & 1u)) >> 45; /* 7 fraction bits, ties to even */
-    uint32_t b = (uint32_t)(u >> 48 & 0x8000u) | (uint32_t)(r - ((uint64_t)896 << 7));
-    if (r >= (uint64_t)(896 + 255) << 7) return npk_bf16_to_f32(npk_bf16_from_f64(x)); /* overflow */
-    b <<= 16;
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-/* npk_bf16_round_f32 inlined (the attention loops round once per score). */
-static inline float bf16_round(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) u = (uint32_t)NPK_BF16_QNAN << 16;
-    else u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* npk_bf16_from_f32 through the inlined rounding (the same 16 bits), and
- * npk_bf16_to_f32 inlined: once per score each way in the softmax. */
-static inline uint16_t bf16_bits(float f) {
-    const float r = bf16_round(f);
-    uint32_t u;
-    memcpy(&u, &r, sizeof u);
-    return (uint16_t)(u >> 16);
-}
-static inline float bf16_float(uint16_t b) {
-    const uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* Four floats at any float address (GCC and clang vector extension, one SSE
  * register on x86-64): the host attention's loops run 8 lanes at once in two
  * of them, with the scalar code's operations in its order per lane (no
@@ -212,7 +170,7 @@ static size_t sq_build(pccx_dec *s, uint16_t *sq, int r0, int rows) {
     for (int r = 0; r < rows && !s->timing; r++)
         for (int i = 0; i < d; i++) {
             const float x = s->x[(size_t)(r0 + r) * rw + (size_t)i];
-            sq[(size_t)r * rw + (size_t)i] = bf16_bits(x * x);
+            sq[(size_t)r * rw + (size_t)i] = npk_bf16_from_f32(x * x);
         }
     uint16_t k[16];
     npk_pccx_rmsnorm_consts((unsigned)d, 1e-5f, k);
@@ -330,7 +288,7 @@ static int softmax_piped(pccx_dec *s, int n) {
     const size_t ne = (size_t)tot * 8;
     const uint64_t hb = npk_pccx_hwin_base(s->drv);
     int rc;
-    for (size_t i = 0; i < ne; i++) s->sc16[i] = bf16_bits(s->sc[i]);
+    for (size_t i = 0; i < ne; i++) s->sc16[i] = npk_bf16_from_f32(s->sc[i]);
     s->base.stats.host_bytes += 2 * ne;
     if ((rc = npk_port_mem_write(s->port, hb + s->hw_in, s->sc16, ne * 2)) != 0 ||
         (rc = xfer(s, 1, s->a_sc, s->hw_in, scw, 1)) != 0 ||
@@ -356,7 +314,7 @@ static int softmax_piped(pccx_dec *s, int n) {
         (rc = xfer(s, 0, s->a_sc + last * scw, s->hw_out + (uint64_t)last * scw * 16, tot - last * scw, 0)) != 0 ||
         (rc = npk_pccx_sync(s->drv)) != 0 || (rc = npk_port_mem_read(s->port, hb + s->hw_out, s->sc16, ne * 2)) != 0)
         return rc;
-    for (size_t i = 0; i < ne; i++) s->sc[i] = bf16_float(s->sc16[i]);
+    for (size_t i = 0; i < ne; i++) s->sc[i] = npk_bf16_to_f32(s->sc16[i]);
     s->base.stats.host_bytes += 2 * ne;
     return 0;
 }
@@ -402,7 +360,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
      * a_x): the host knows X, so they travel in the same transfer. */
     {
         const size_t nax = (size_t)M * hw * 8 + (size_t)M * rw;
-        for (size_t i = 0; i < nax; i++) s->sq16[i] = bf16_bits(ax[i]);
+        for (size_t i = 0; i < nax; i++) s->sq16[i] = npk_bf16_from_f32(ax[i]);
         const size_t nsq = sq_build(s, s->sq16 + nax, 0, M);
         if ((rc = npk_pccx_wstream_at(s->drv, &s->nones[0])) != 0 || /* the FIFO fills from here */
             (rc = l2_put16(s, s->a_ang, s->sq16, nax + nsq)) != 0)
@@ -459,7 +417,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
              * rotated k rounded as the device would store it, v as the GEMV
              * wrote it. */
             for (int i = 0; i < kv && !s->timing; i++) {
-                kc[(size_t)i * Sp + (size_t)pos] = bf16_round(k[i]);
+                kc[(size_t)i * Sp + (size_t)pos] = npk_bf16_round_f32(k[i]);
                 vc[(size_t)pos * kv + i] = v0[i];
             }
             float *scr = s->sc + (size_t)off * 8, *mxw = scr + (size_t)nh * scw * 8;
@@ -479,9 +437,9 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
                     *(v4f *)(sc + t + 4) = a1 * inv;
                 }
                 for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
-                float mx = bf16_round(sc[0]);
+                float mx = npk_bf16_round_f32(sc[0]);
                 for (int t = 1; t < n; t++) {
-                    const float r = bf16_round(sc[t]);
+                    const float r = npk_bf16_round_f32(sc[t]);
                     if (r > mx) mx = r;
                 }
                 memset(mxw + (size_t)h * 8, 0, 8 * sizeof *mxw);
@@ -517,7 +475,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
             for (int h = 0; h < nh && !s->timing; h++) {
                 float *p = scr + (size_t)h * scw * 8;
                 const double sum = (double)mxw[(size_t)h * 8];
-                for (int t = 0; t < n; t++) p[t] = bf16_round_f64((double)p[t] / sum);
+                for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
                 float *o = s->att + r * rw + h * hs;
                 const float *vh = vc + (size_t)(h / kv_mul) * hs;
                 int i0 = 0; /* each o[i] sums over t in order, 8 lanes of i at once */
