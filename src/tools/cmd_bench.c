@@ -13,6 +13,7 @@
 #include "npukit/llm.h"
 #include "npukit/npkb.h"
 #include "npukit/trace.h"
+#include "npukit/cpu.h"
 #include "npukit/gemm.h"
 #include "npukit/shell.h"
 #include "npukit/v0.h"
@@ -195,6 +196,39 @@ static int8_t rnd8(void) {
 
 /* ---- v0: int8 GEMM 1024^3 versus oneDNN ------------------------------------ */
 
+/* The v0 product C of the n x n operands A, B against the golden (the CPU
+ * reference of src/ops/ref_ops.h, exact int32 sums); prints the verdict. 0, or
+ * 1 (bench failed) when they differ. */
+static int check_v0_exact(ctx *c, uint32_t n, const int8_t *A, const int8_t *B, const int32_t *C) {
+    size_t nn = (size_t)n * n;
+    npk_ltensor a = {0}, b = {0};
+    npk_lower_out g = {0};
+    int rc = 1;
+    if (npk_lt_alloc2(&a, n, n) || npk_lt_alloc2(&b, n, n)) {
+        bench_fail(c, "golden");
+        goto out;
+    }
+    for (size_t i = 0; i < nn; i++) a.data[i] = A[i], b.data[i] = B[i];
+    if (npk_golden_matmul(0, &a, &b, &g)) {
+        bench_fail(c, "golden");
+        goto out;
+    }
+    const npk_ltensor *r = npk_lower_out_get(&g, "result");
+    size_t off = 0;
+    for (size_t i = 0; r && i < nn; i++) off += r->data[i] != C[i];
+    if (!c->json) printf("  %-46s %s\n", "v0 output == exact product (golden)", r && !off ? "yes (bit-exact)" : "NO");
+    if (!r || off) {
+        npk_err(NPK_EDEVICE, "the v0 result differs from the golden in %zu of %zu elements", off, nn);
+        bench_fail(c, "check");
+        goto out;
+    }
+    rc = 0;
+out:
+    npk_lt_free(&a), npk_lt_free(&b);
+    npk_lower_out_free(&g);
+    return rc;
+}
+
 static int bench_v0_gemm(ctx *c) {
     const uint32_t n = c->size ? c->size : 1024;
     c->cur_size = n;
@@ -238,6 +272,7 @@ static int bench_v0_gemm(ctx *c) {
     }
     cli_progress_end();
     npk_v0_read_counters(v, &c1);
+    if (check_v0_exact(c, n, A, B, C)) goto out;
     char vname[80];
     snprintf(vname, sizeof vname, "v0 int8 GEMM %u^3 (driver+DMA+compute), 1 thread", n);
     add_samples(c, "npu", "GMAC/s", t, c->repeat, vname);
@@ -283,12 +318,20 @@ static int bench_v0_gemm(ctx *c) {
             add_samples(c, "baseline", "GMAC/s", t, c->repeat, name[pass]);
         }
         if (deflt > 0) bench_dnnl_set_threads(deflt);
-        int same = !memcmp(C, D, (size_t)n * n * 4);
-        if (!c->json) printf("  %-46s %s\n", "v0 output == oneDNN output", same ? "yes (bit-exact)" : "NO");
-        if (!same) {
-            npk_err(NPK_EDEVICE, "the v0 result differs from oneDNN's");
-            bench_fail(c, "check");
-            goto out;
+        /* npukit is judged against the exact golden (check_v0_exact, below); oneDNN only
+         * where it is exact: without VNNI its int8 kernel sums two products in 16 bits
+         * (vpmaddubsw) and saturates, which is named, not blamed on v0 (issue 26). */
+        size_t off = 0;
+        for (size_t i = 0; i < (size_t)n * n; i++) off += C[i] != D[i];
+        if (!c->json) {
+            if (!off)
+                printf("  %-46s %s\n", "oneDNN output == exact product", "yes (bit-exact)");
+            else
+                printf("  %-46s NO: %zu of %zu elements differ (%s)\n", "oneDNN output == exact product", off,
+                       (size_t)n * n,
+                       npk_isa_host() >= NPK_ISA_AVX512VNNI
+                           ? "oneDNN inexact on this host"
+                           : "oneDNN inexact on this host: no AVX512_VNNI, its int8 kernel sums pairs of products in 16 bits, which saturate");
         }
         add_ratio(c, set1 ? "v0 / oneDNN throughput, equal threads (1)" : "v0 / oneDNN throughput", vname, name[0],
                   "higher");
