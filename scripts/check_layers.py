@@ -20,7 +20,7 @@ RANK = {"base": 0, "model": 1, "rt": 2, "ops": 3, "graph": 4, "llm": 4, "tools":
 
 # Public headers by layer (include/npukit/). Device headers follow patterns.
 HEADER_LAYER = {
-    "error.h": "base", "numfmt.h": "base", "gemm.h": "base", "cpu.h": "base", "tensor.h": "base", "strbuf.h": "base",
+    "error.h": "base", "numfmt.h": "base", "gemm.h": "base", "cpu.h": "base", "tensor.h": "base", "strbuf.h": "base", "range.h": "base",
     "opt.h": "base",
     "sim.h": "model", "trace.h": "model", "regfield.h": "model",
     "devices.def": "model", "pccx_isa.h": "model", "shell_desc.h": "model",

@@ -9,6 +9,7 @@
 
 #include "npukit/error.h"
 #include "npukit/numfmt.h"
+#include "npukit/range.h"
 #include "npukit/tensor.h"
 
 static float f32(uint32_t u) {
@@ -139,6 +140,33 @@ static void test_tensor(void) {
     npk_tensor_free(&t);
 }
 
+/* Guest ranges (issue 32): a range may end exactly at 2^64 but never wrap. */
+static void test_range(void) {
+    uint64_t last = 0, span = 0;
+    CHECK(npk_range_ok(0, 0, &last) && last == 0);
+    CHECK(npk_range_ok(UINT64_MAX, 1, &last) && last == UINT64_MAX);
+    CHECK(npk_range_ok(UINT64_MAX - 15, 16, &last) && last == UINT64_MAX);
+    CHECK(!npk_range_ok(UINT64_MAX - 15, 17, NULL));
+    CHECK(!npk_range_ok(0xfffffffffffff000ull, 0x2040, NULL)); /* issue 32 case 7 */
+    CHECK(npk_range_ok(0, UINT64_MAX, &last) && last == UINT64_MAX - 1);
+    CHECK(npk_range_ok(1, UINT64_MAX, &last) && last == UINT64_MAX);
+    CHECK(!npk_range_ok(2, UINT64_MAX, NULL));
+    CHECK(npk_range_span(3, 100, 10, &span) && span == 210);
+    CHECK(npk_range_span(0, 100, 10, &span) && span == 0);
+    CHECK(npk_range_span(1, UINT64_MAX, 10, &span) && span == 10); /* one row: the stride does not count */
+    CHECK(!npk_range_span(3, 1ull << 63, 1, &span) && span == UINT64_MAX);
+    CHECK(!npk_range_span(2, UINT64_MAX - 4, 5, &span)); /* (2-1)*(2^64-5) + 5 = 2^64 */
+    CHECK(npk_range_span(2, UINT64_MAX - 5, 5, &span) && span == UINT64_MAX);
+    CHECK(!npk_range2d_ok(UINT64_MAX - 15, 2, 16, 16, NULL)); /* issue 32: A at 2^64 - 16, two rows */
+    CHECK(npk_range2d_ok(UINT64_MAX - 31, 2, 16, 16, &last) && last == UINT64_MAX);
+    CHECK(npk_range_overlap(0x1000, 0x80, 0x107f, 1));
+    CHECK(!npk_range_overlap(0x1000, 0x80, 0x1080, 1));
+    CHECK(!npk_range_overlap(0x1000, 0, 0x1000, 1));
+    CHECK(npk_range_overlap(UINT64_MAX - 15, 16, UINT64_MAX, 1)); /* both end at 2^64 */
+    CHECK(npk_range_within(0x1010, 0x10, 0x1000, 0x20) && !npk_range_within(0x1010, 0x11, 0x1000, 0x20));
+    CHECK(npk_range_within(UINT64_MAX - 15, 16, UINT64_MAX - 31, 32));
+}
+
 int main(void) {
     test_error();
     test_fp16();
@@ -146,5 +174,6 @@ int main(void) {
     test_fp8();
     test_xacc();
     test_tensor();
+    test_range();
     return CHECK_DONE();
 }

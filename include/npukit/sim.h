@@ -72,7 +72,9 @@ npk_bus_resp npk_bus_write(npk_mem *m, uint64_t addr, const void *buf, size_t le
  * at the first failing beat. Returns its response; *done_bytes (may be NULL)
  * gets the bytes moved before the failure, *fault_addr that beat's address,
  * *cycles the summed latency of the beats issued. buf may be NULL: the beats
- * are checked, counted and timed, but no data moves (timing-only models). */
+ * are checked, counted and timed, but no data moves (timing-only models).
+ * A transfer whose range wraps past 2^64 (npukit/range.h) issues no beat: it
+ * returns NPK_BUS_ERROR with nothing moved and *fault_addr = addr. */
 npk_bus_resp npk_bus_copy_in(npk_mem *m, uint64_t addr, void *buf, size_t len, size_t beat,
                              size_t *done_bytes, uint64_t *fault_addr, uint64_t *cycles);
 npk_bus_resp npk_bus_copy_out(npk_mem *m, uint64_t addr, const void *buf, size_t len, size_t beat,

@@ -1,5 +1,6 @@
 /* Sparse guest memory with a memory map, per-region latency and fault injection. */
 #include "npukit/error.h"
+#include "npukit/range.h"
 #include "npukit/sim.h"
 
 #include <errno.h>
@@ -163,25 +164,24 @@ static page *get_page(npk_mem *m, uint64_t pfn) {
 static const region *find_region(const npk_mem *m, uint64_t addr, size_t len) {
     for (size_t i = 0; i < m->nregions; i++) {
         const region *r = &m->regions[i];
-        if (addr >= r->base && addr - r->base < r->size && len <= r->size - (addr - r->base))
-            return r;
+        if (addr >= r->base && addr - r->base < r->size && len <= r->size - (addr - r->base)) return r;
     }
     return NULL;
 }
 
 /* 1 if [addr, addr+len) is memory under the map. */
 static int mapped(const npk_mem *m, uint64_t addr, size_t len) {
-    if (len && addr + len - 1 < addr) return 0; /* wraps the address space */
+    if (!npk_range_ok(addr, len, NULL)) return 0; /* wraps the address space */
     if (!m->nregions) return 1;
     return find_region(m, addr, len) != NULL;
 }
 
 int npk_mem_map(npk_mem *m, uint64_t base, uint64_t size, uint32_t latency, const char *name) {
-    if (!size || base + size - 1 < base)
+    if (!size || !npk_range_ok(base, size, NULL))
         return npk_err(NPK_EINVAL, "memory region 0x%" PRIx64 "+0x%" PRIx64 " is empty or wraps", base, size);
     for (size_t i = 0; i < m->nregions; i++) {
         const region *r = &m->regions[i];
-        if (base < r->base + r->size && r->base < base + size)
+        if (npk_range_overlap(base, size, r->base, r->size))
             return npk_err(NPK_EINVAL, "memory region 0x%" PRIx64 "+0x%" PRIx64 " overlaps region '%s'", base,
                            size, r->name);
     }
@@ -286,7 +286,7 @@ uint64_t npk_mem_used(const npk_mem *m) { return ((uint64_t)m->npages << PAGE_SH
  * before a failure are zero, which reads the same as absent. */
 static int reserve(npk_mem *m, uint64_t addr, size_t len) {
     if (!len) return 0;
-    if (addr + len - 1 < addr)
+    if (!npk_range_ok(addr, len, NULL))
         return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu wraps around the address space", addr, len);
     uint64_t first = addr >> PAGE_SHIFT, last = (addr + len - 1) >> PAGE_SHIFT, missing = 0;
     for (uint64_t pfn = first; pfn <= last; pfn++)
@@ -324,7 +324,7 @@ static int reserve_all(npk_mem *m, uint64_t addr, size_t len) {
 int npk_mem_poke(npk_mem *m, uint64_t addr, const void *buf, size_t len) {
     if (!mapped(m, addr, len))
         return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu is outside the memory map", addr, len);
-    if (len && addr + len - 1 < addr)
+    if (!npk_range_ok(addr, len, NULL))
         return npk_err(NPK_EBUS, "address 0x%" PRIx64 "+%zu wraps around the address space", addr, len);
     int rc = reserve_all(m, addr, len);
     if (rc) return rc;
@@ -371,7 +371,7 @@ static npk_bus_resp check_faults(npk_mem *m, npk_access acc, uint64_t addr, size
     for (size_t i = 0; i < m->nfaults; i++) {
         fault_rule *r = &m->faults[i];
         if (!(r->f.access & acc)) continue;
-        if (r->f.len && !(addr < r->f.addr + r->f.len && r->f.addr < addr + len)) continue;
+        if (r->f.len && !npk_range_overlap(addr, len, r->f.addr, r->f.len)) continue;
         uint64_t idx = r->seen++;
         if (r->f.count && r->fired >= r->f.count) continue;
         if (r->f.beat >= 0 && idx != (uint64_t)r->f.beat) continue;
@@ -391,7 +391,7 @@ static npk_bus_resp beat(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, 
             lat = r->latency;
         else
             resp = NPK_BUS_ERROR;
-    } else if (len && addr + len - 1 < addr) {
+    } else if (!npk_range_ok(addr, len, NULL)) {
         resp = NPK_BUS_ERROR;
     }
     if (resp == NPK_BUS_OK && m->nfaults) resp = check_faults(m, acc, addr, len);
@@ -424,7 +424,7 @@ npk_bus_resp npk_bus_write(npk_mem *m, uint64_t addr, const void *buf, size_t le
 int npk_bus_plain(const npk_mem *m, uint64_t addr, size_t len, uint32_t *latency) {
     if (!len || m->nfaults || m->watch) return 0;
     const region *r = m->nregions ? find_region(m, addr, len) : NULL;
-    if (m->nregions ? r == NULL : addr + len - 1 < addr) return 0;
+    if (m->nregions ? r == NULL : !npk_range_ok(addr, len, NULL)) return 0;
     if (latency) *latency = r ? r->latency : m->default_latency;
     return 1;
 }
@@ -459,6 +459,16 @@ static npk_bus_resp copy(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, 
     uint64_t cyc = 0;
     npk_bus_resp resp = NPK_BUS_OK;
     if (!beat_bytes) beat_bytes = 16;
+    if (!npk_range_ok(addr, len, NULL)) {
+        /* A transfer past 2^64 would wrap to address 0: refused before any
+         * beat, as a bus error at its start address (nothing moves). */
+        m->stats.errors++;
+        if (m->watch) m->watch(m->watch_ctx, acc, addr, len, NPK_BUS_ERROR);
+        if (done) *done = 0;
+        if (fault_addr) *fault_addr = addr;
+        if (cycles) *cycles = 0;
+        return NPK_BUS_ERROR;
+    }
     uint32_t blat;
     if (npk_bus_burst(m, acc, addr, rbuf, wbuf, len, beat_bytes, &blat)) {
         if (done) *done = len;
@@ -483,11 +493,11 @@ static npk_bus_resp copy(npk_mem *m, npk_access acc, uint64_t addr, void *rbuf, 
 }
 
 int npk_mem_attach(npk_mem *m, uint64_t base, uint64_t size) {
-    if (!size || base + size < base || size > SIZE_MAX) return npk_err(NPK_EINVAL, "bad extent 0x%" PRIx64 "+%" PRIu64, base, size);
+    if (!size || !npk_range_ok(base, size, NULL) || size > SIZE_MAX) return npk_err(NPK_EINVAL, "bad extent 0x%" PRIx64 "+%" PRIu64, base, size);
     if (!mapped(m, base, (size_t)size))
         return npk_err(NPK_EBUS, "extent 0x%" PRIx64 "+%" PRIu64 " is outside the memory map", base, size);
     for (size_t e = 0; e < m->next_n; e++)
-        if (base < m->ext[e].base + m->ext[e].size && m->ext[e].base < base + size)
+        if (npk_range_overlap(base, size, m->ext[e].base, m->ext[e].size))
             return npk_err(NPK_EINVAL, "extent 0x%" PRIx64 "+%" PRIu64 " overlaps another", base, size);
     if (m->limit_pages && ((uint64_t)m->npages << PAGE_SHIFT) + m->ext_bytes + size > npk_mem_limit(m))
         return npk_err(NPK_ENOMEM, "guest memory cap of %" PRIu64 " bytes reached", npk_mem_limit(m));
@@ -500,9 +510,11 @@ int npk_mem_attach(npk_mem *m, uint64_t base, uint64_t size) {
     for (uint64_t pfn = base >> PAGE_SHIFT; pfn <= (base + size - 1) >> PAGE_SHIFT; pfn++) {
         const page *pg = find_page(m, pfn);
         if (!pg) continue;
-        uint64_t lo = pfn << PAGE_SHIFT > base ? pfn << PAGE_SHIFT : base;
-        uint64_t hi = (pfn + 1) << PAGE_SHIFT < base + size ? (pfn + 1) << PAGE_SHIFT : base + size;
-        memcpy(data + (lo - base), pg->data + (lo & (PAGE_SIZE - 1)), (size_t)(hi - lo));
+        /* offsets from base (an extent may end exactly at 2^64) */
+        uint64_t lo = pfn << PAGE_SHIFT > base ? (pfn << PAGE_SHIFT) - base : 0;
+        uint64_t hi = (pfn << PAGE_SHIFT) + PAGE_SIZE - base; /* modulo 2^64: exact, below 2^64 */
+        if (hi > size) hi = size;
+        memcpy(data + lo, pg->data + ((base + lo) & (PAGE_SIZE - 1)), (size_t)(hi - lo));
     }
     m->ext[m->next_n++] = (extent){base, size, data};
     m->ext_bytes += size;
@@ -525,7 +537,9 @@ void *npk_mem_direct(npk_mem *m, uint64_t addr, uint64_t len) {
 void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes,
                      size_t beat_bytes) {
     if (!rows || !rowbytes || m->nfaults || m->watch || (stride < rowbytes && rows > 1)) return NULL;
-    uint64_t span = (rows - 1) * stride + rowbytes;
+    uint64_t span;
+    if (!npk_range_span(rows, stride, rowbytes, &span) || !npk_range_ok(base, span, NULL) || span > SIZE_MAX)
+        return NULL; /* the caller's copy path reports the wrap */
     if (m->nregions && !find_region(m, base, (size_t)span)) return NULL;
     void *p = ext_ptr(m, base, span);
     if (!p) return NULL;

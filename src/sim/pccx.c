@@ -20,6 +20,7 @@
 #include "npukit/pccx_model.h"
 #include "npukit/pccx_regs.h"
 #include "npukit/pccx_isa.h"
+#include "npukit/range.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 #include "npukit/numfmt.h"
@@ -328,7 +329,8 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     uint64_t wbytes = div_up(div_up(N * K, 2), 16) * 16;
     uint64_t rec = npk_pccx_wrec_size((unsigned)N, (unsigned)K, (unsigned)(ws[2]), wscale);
     const uint64_t ws_addr = reg64(p, NPK_PCCX_WS_ADDR_LO), ws_limit = reg64(p, NPK_PCCX_WS_LIMIT_LO);
-    if (ws_limit && (ws_addr + rec > ws_limit || ws_addr + rec < ws_addr))
+    uint64_t ws_last;
+    if (!npk_range_ok(ws_addr, rec, &ws_last) || (ws_limit && ws_last >= ws_limit))
         return raise_fault(p, NPK_PCCX_FAULT_WS_RANGE, w, ws_addr);
     uint8_t *r = NULL;
     uint64_t got = 0, faddr = 0, lat = 0;
@@ -479,8 +481,9 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
         if (!l2_ok(p, l2a, words)) return raise_fault(p, NPK_PCCX_FAULT_L2_RANGE, w, l2a);
         uint64_t off = (uint64_t)in.aux * 16;
         uint64_t hwin_base = reg64(p, NPK_PCCX_HWIN_BASE_LO);
-        if (off + bytes > REG(p, HWIN_SIZE)) return raise_fault(p, NPK_PCCX_FAULT_HOST_RANGE, w, hwin_base + off);
         uint64_t haddr = hwin_base + off;
+        if (off + bytes > REG(p, HWIN_SIZE) || off > UINT64_MAX - hwin_base || !npk_range_ok(haddr, bytes, NULL))
+            return raise_fault(p, NPK_PCCX_FAULT_HOST_RANGE, w, haddr);
         size_t done = 0;
         uint64_t faddr = 0;
         uint8_t *b = p->timing_only ? NULL : bytebuf(p, bytes);

@@ -15,6 +15,7 @@
 #include "npukit/shell_model.h"
 #include "npukit/shell_regs.h"
 #include "npukit/shell_desc.h"
+#include "npukit/range.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 
@@ -163,7 +164,7 @@ static int ring_ok(shell *s, uint64_t *bad_addr) {
     uint32_t size = R(s, SHELL_CQ_SIZE), tail = R(s, SHELL_CQ_TAIL);
     uint64_t base = (uint64_t)R(s, SHELL_CQ_BASE_HI) << 32 | R(s, SHELL_CQ_BASE_LO);
     *bad_addr = base;
-    if (base % 32 || size < 64 || size > (1u << 30) || (size & (size - 1))) return 0;
+    if (base % 32 || size < 64 || size > (1u << 30) || (size & (size - 1)) || !npk_range_ok(base, size, NULL)) return 0;
     if (tail % 32 || tail >= size) {
         *bad_addr = base + tail;
         return 0;

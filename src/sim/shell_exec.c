@@ -8,6 +8,7 @@
 #include "npukit/shell_regs.h"
 #include "npukit/shell_desc.h"
 #include "npukit/numfmt.h"
+#include "npukit/range.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -35,21 +36,41 @@ static void fail(shx_res *x, uint32_t code, uint64_t addr, const char *fmt, ...)
     va_end(ap);
 }
 
-static void add_range(shx_ctx *c, uint64_t lo, uint64_t len, int write) {
-    if (!len) return;
+/* Record an operand range for the hazard check. A range that wraps past 2^64
+ * latches DMA_FAULT at its start address and returns -1 (nothing runs). */
+static int add_range(shx_ctx *c, shx_res *x, uint64_t lo, uint64_t len, int write) {
+    uint64_t last;
+    if (!len) return 0;
+    if (!npk_range_ok(lo, len, &last)) {
+        fail(x, SHELL_ERR_DMA_FAULT, lo, "range 0x%" PRIx64 "+0x%" PRIx64 " wraps past 2^64", lo, len);
+        return -1;
+    }
     shx_rset *rs = c->rs;
     if (rs->n == rs->cap) {
         size_t nc = rs->cap ? rs->cap * 2 : 8;
         shx_range *nr = realloc(rs->r, nc * sizeof *nr);
         if (!nr) {
             rs->all = 1; /* conservative: serialise against everything */
-            return;
+            return 0;
         }
         rs->r = nr;
         rs->cap = nc;
     }
-    uint64_t hi = lo + len < lo ? UINT64_MAX : lo + len;
+    uint64_t hi = last == UINT64_MAX ? UINT64_MAX : last + 1;
     rs->r[rs->n++] = (shx_range){lo, hi, write};
+    return 0;
+}
+
+/* The same for rows x rowbytes, stride apart (the span must not overflow). */
+static int add_range2d(shx_ctx *c, shx_res *x, uint64_t base, uint64_t rows, uint64_t stride, uint64_t rowbytes,
+                       int write) {
+    uint64_t span;
+    if (!npk_range_span(rows, stride, rowbytes, &span)) {
+        fail(x, SHELL_ERR_DMA_FAULT, base, "%" PRIu64 " rows of %" PRIu64 " bytes, %" PRIu64 " apart, at 0x%" PRIx64
+             " wrap past 2^64", rows, rowbytes, stride, base);
+        return -1;
+    }
+    return add_range(c, x, base, span, write);
 }
 
 void shx_rset_clear(shx_rset *r) {
@@ -74,7 +95,13 @@ int shx_conflict(const shx_rset *a, const shx_rset *b) {
 
 static int bus_xfer(shx_ctx *c, shx_res *x, int write, uint64_t addr, void *buf, size_t len) {
     if (!len) return 0;
-    if (write && addr < c->ring_hi && c->ring_lo < addr + len) {
+    if (!npk_range_ok(addr, len, NULL)) {
+        /* past 2^64 the address would wrap to 0: refused before any beat */
+        fail(x, SHELL_ERR_DMA_FAULT, addr, "%s of %zu bytes at 0x%" PRIx64 " wraps past 2^64", write ? "write" : "read",
+             len, addr);
+        return -1;
+    }
+    if (write && npk_range_overlap(addr, len, c->ring_lo, c->ring_hi - c->ring_lo)) {
         /* A write onto the live command ring would be decoded as descriptors
          * later: refuse it (DMA_FAULT at the first ring byte), after the part
          * below the ring, like a bus error on that beat. */
@@ -117,6 +144,11 @@ static void dma_time(shx_ctx *c, shx_res *x, uint64_t entries, uint64_t extra_by
 
 /* memmove semantics through a bounce buffer; x->bytes counts completed bytes. */
 static int move(shx_ctx *c, shx_res *x, uint64_t src, uint64_t dst, uint64_t n, uint8_t *buf) {
+    if (!npk_range_ok(src, n, NULL) || !npk_range_ok(dst, n, NULL)) {
+        uint64_t at = npk_range_ok(src, n, NULL) ? dst : src;
+        fail(x, SHELL_ERR_DMA_FAULT, at, "transfer of %" PRIu64 " bytes at 0x%" PRIx64 " wraps past 2^64", n, at);
+        return -1;
+    }
     int backward = dst > src && dst - src < n;
     uint64_t done = 0;
     while (done < n) {
@@ -135,8 +167,7 @@ static void exec_dma_copy(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_
     x->engine = SHX_DMA;
     if (n > SHX_MAX_BYTES)
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "DMA_COPY of %" PRIu32 " bytes exceeds the model's 1 GiB limit", n);
-    add_range(c, src, n, 0);
-    add_range(c, dst, n, 1);
+    if (add_range(c, x, src, n, 0) || add_range(c, x, dst, n, 1)) return;
     move(c, x, src, dst, n, buf);
     dma_time(c, x, 0, 0);
     snprintf(x->args, sizeof x->args, "\"bytes\":%" PRIu32 ",\"src\":\"0x%" PRIx64 "\",\"dst\":\"0x%" PRIx64 "\"", n,
@@ -154,10 +185,7 @@ static void exec_dma_strided(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, s
     if (rows > 1 && dp < rb)
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
                     "DMA_STRIDED DST_STRIDE %u is below ROW_BYTES %" PRIu32 ": destination rows would overlap", d[29], rb);
-    if (rows) {
-        add_range(c, src, (rows - 1) * sp + rb, 0);
-        add_range(c, dst, (rows - 1) * dp + rb, 1);
-    }
+    if (add_range2d(c, x, src, rows, sp, rb, 0) || add_range2d(c, x, dst, rows, dp, rb, 1)) return;
     for (uint32_t r = 0; r < rows; r++) {
         if (rd(c, x, src + r * sp, buf, rb) || wr(c, x, dst + r * dp, buf, rb)) break;
         x->bytes += rb;
@@ -180,7 +208,7 @@ static void exec_dma_list(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "list of %" PRIu32 " entries exceeds the model's limit of %u", count,
                     SHX_MAX_ENTRIES);
     if (count > 64) c->rs->all = 1;
-    else add_range(c, list, (uint64_t)count * es, 0);
+    else if (add_range(c, x, list, (uint64_t)count * es, 0)) return;
     uint64_t off = 0;
     uint32_t i;
     for (i = 0; i < count; i++) {
@@ -192,10 +220,7 @@ static void exec_dma_list(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_
             fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "list moves more than the model's 1 GiB limit");
             break;
         }
-        if (count <= 64) {
-            add_range(c, addr, n, !gather);
-            add_range(c, local + off, n, gather);
-        }
+        if (count <= 64 && (add_range(c, x, addr, n, !gather) || add_range(c, x, local + off, n, gather))) break;
         if (gather ? move(c, x, addr, local + off, n, buf) : move(c, x, local + off, addr, n, buf)) break;
         off += n;
     }
@@ -216,9 +241,8 @@ typedef struct mat {
 static uint64_t mat_lines(const mat *m) { return m->col ? m->scols : m->srows; }
 static uint64_t mat_line_elems(const mat *m) { return m->col ? m->srows : m->scols; }
 
-static void mat_range(shx_ctx *c, const mat *m, int write) {
-    uint64_t l = mat_lines(m), len = mat_line_elems(m) * m->es;
-    if (l && len) add_range(c, m->base, (l - 1) * m->ld + len, write);
+static int mat_range(shx_ctx *c, shx_res *x, const mat *m, int write) {
+    return add_range2d(c, x, m->base, mat_lines(m), m->ld, mat_line_elems(m) * m->es, write);
 }
 
 static float load_float(unsigned dt, const uint8_t *p) {
@@ -398,12 +422,9 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
                     "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 " exceeds the model's %llu-element operand limit", m, n, k,
                     (unsigned long long)SHX_MAX_ELEMS);
     int need_c = has_beta || epi == SHELL_EPI_ADD || epi == SHELL_EPI_MUL;
-    if (m && n && k) {
-        mat_range(c, &A, 0);
-        mat_range(c, &B, 0);
-    }
-    mat_range(c, &C, 1);
-    if (has_bias && m) add_range(c, bias, (uint64_t)n * ces, 0);
+    if (m && n && k && (mat_range(c, x, &A, 0) || mat_range(c, x, &B, 0))) return;
+    if (mat_range(c, x, &C, 1)) return;
+    if (has_bias && m && add_range(c, x, bias, (uint64_t)n * ces, 0)) return;
 
     uint64_t macs = (uint64_t)m * n * k;
     uint64_t io = (uint64_t)m * k * es + (uint64_t)k * n * es + (uint64_t)m * n * ces * (need_c ? 2 : 1) +
@@ -625,8 +646,7 @@ static void exec_vec(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_res *
     if (rowwise && rl && count % rl)
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "VEC_OP of %zu elements is not a whole number of %zu-element rows",
                     count, rl);
-    add_range(c, src, bytes, 0);
-    add_range(c, dst, bytes, 1);
+    if (add_range(c, x, src, bytes, 0) || add_range(c, x, dst, bytes, 1)) return;
     uint8_t *xs = malloc(bytes + 1), *ys = malloc(bytes + 1);
     double *v = malloc((rl ? rl : 1) * sizeof *v), *g = malloc((rl ? rl : 1) * sizeof *g);
     if (!xs || !ys || !v || !g) {
@@ -728,8 +748,7 @@ static void exec_softmax(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_r
     size_t n = rb / es;
     if ((uint64_t)rb * rows > SHX_MAX_BYTES)
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "SOFTMAX of more than the model's 1 GiB limit");
-    add_range(c, src, (uint64_t)rb * rows, 0);
-    add_range(c, dst, (uint64_t)rb * rows, 1);
+    if (add_range(c, x, src, (uint64_t)rb * rows, 0) || add_range(c, x, dst, (uint64_t)rb * rows, 1)) return;
     uint8_t *buf = malloc(rb + 1);
     double *v = malloc((n ? n : 1) * sizeof *v);
     if (!buf || !v) {

@@ -5,6 +5,7 @@
 #include "npukit/error.h"
 #include "npukit/gemm.h"
 #include "npukit/opt.h"
+#include "npukit/range.h"
 #include "npukit/sim.h"
 #include "npukit/trace.h"
 #include "npukit/v0_model.h"
@@ -105,12 +106,18 @@ static void retire(v0 *v, uint16_t flags, int by_cpu) {
 }
 
 /* Check the tensor [base, base + (rows-1)*stride + rowbytes) against
- * TENSOR_MEM; returns 1 with *fault = its first byte outside the window. */
+ * TENSOR_MEM; returns 1 with *fault = its first byte outside the window. A
+ * tensor that wraps past 2^64 is outside with or without a window (*fault =
+ * its base). */
 static int outside_window(v0 *v, uint64_t base, uint64_t rows, uint64_t stride, uint64_t rowbytes, uint64_t *fault) {
+    uint64_t ext;
+    if (!npk_range_span(rows, stride, rowbytes, &ext) || !npk_range_ok(base, ext, NULL)) {
+        *fault = base;
+        return 1;
+    }
     uint64_t len = reg(v, NPK_V0_REG_TENSOR_MEM_LEN);
     if (!len) return 0;
     uint64_t wb = reg(v, NPK_V0_REG_TENSOR_MEM_BASE_LO) | (uint64_t)reg(v, NPK_V0_REG_TENSOR_MEM_BASE_HI) << 32;
-    uint64_t ext = (rows - 1) * stride + rowbytes;
     if (base < wb || base - wb >= len) {
         *fault = base;
         return 1;

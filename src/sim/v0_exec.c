@@ -3,6 +3,8 @@
  * which the tests use as the reference. */
 #include "sim/v0_internal.h"
 
+#include "npukit/range.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +57,11 @@ static int matmul_direct(npk_mem *m, npk_gemm_ws *ws, const npk_v0_desc *d, int 
     uint64_t a = npk_v0_desc_addr(d, NPK_V0_W_A_LO), b = npk_v0_desc_addr(d, NPK_V0_W_B_LO),
              c = npk_v0_desc_addr(d, NPK_V0_W_C_LO);
     uint64_t sa = d->w[NPK_V0_W_A_STRIDE], sb = d->w[NPK_V0_W_B_STRIDE], sc = d->w[NPK_V0_W_C_STRIDE];
-    uint64_t ea = a + (M - 1) * sa + K, eb = b + (K - 1) * sb + N, ec = c + (M - 1) * sc + 4 * N;
+    uint64_t ea, eb, ec; /* last bytes */
+    if (!npk_range2d_ok(a, M, sa, K, &ea) || !npk_range2d_ok(b, K, sb, N, &eb) || !npk_range2d_ok(c, M, sc, 4 * N, &ec))
+        return 0; /* the copy path reports it */
+    ea++, eb++, ec++;
+    if (!ea || !eb || !ec) return 0; /* ends at 2^64: no extent reaches there in practice */
     if (!host_le() || sc % 4 || (c < ea && a < ec) || (c < eb && b < ec)) return 0;
     if (!npk_mem_direct(m, a, ea - a) || !npk_mem_direct(m, b, eb - b) || !npk_mem_direct(m, c, ec - c)) return 0;
     const int8_t *A = npk_bus_direct(m, NPK_ACC_READ, a, sa, M, K, REQ);
