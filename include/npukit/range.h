@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Guest address ranges in overflow-safe arithmetic: the one helper every
  * model uses to check an (address, length) or a (base, rows x stride) range a
