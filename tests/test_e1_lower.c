@@ -1085,15 +1085,14 @@ int main(void) {
         npk_port_close(p);
     }
     rs = 0x1234567u;
+    /* the qtest pass is part of the test: npu is built beside it, so a port
+     * that does not open is a failure, not a skip */
     int rc = npk_port_open(&p, "qtest-spawn:" NPU_BIN, "e1", NULL);
-    if (rc == -NPK_EUNSUPPORTED) {
-        fprintf(stderr, "qtest port not available: %s\n", npk_errmsg());
-    } else {
-        CHECK_EQ(rc, 0);
-        if (!rc) {
-            run_all(p, 1);
-            npk_port_close(p);
-        }
+    if (rc) fprintf(stderr, "qtest port: %s\n", npk_errmsg());
+    CHECK_EQ(rc, 0);
+    if (!rc) {
+        run_all(p, 1);
+        npk_port_close(p);
     }
     return CHECK_DONE();
 }

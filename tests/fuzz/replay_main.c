@@ -1,7 +1,10 @@
 /* Runs a libFuzzer entry point over files without libFuzzer: every file
  * named on the command line (directories are walked one level deep). Used
  * by ctest to replay the committed seed corpora and crash regressions in
- * the normal and sanitizer builds. */
+ * the normal and sanitizer builds. The first argument is the target's seed
+ * corpus: it must exist and hold at least one input, else the replay fails (a
+ * renamed or lost corpus must not pass as "replayed 0 inputs"); the others
+ * (crash regressions) may be absent. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,9 +43,19 @@ static int run_file(const char *path) {
 
 int main(int argc, char **argv) {
     int files = 0, fails = 0;
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s CORPUS_DIR [REGRESSION_DIR...]\n", argv[0]);
+        return 2;
+    }
     for (int i = 1; i < argc; i++) {
         struct stat st;
-        if (stat(argv[i], &st)) continue; /* a missing corpus directory is fine */
+        if (stat(argv[i], &st)) {
+            if (i == 1) {
+                fprintf(stderr, "seed corpus %s is missing\n", argv[i]);
+                fails++;
+            }
+            continue; /* a target without crash regressions has no such directory */
+        }
         if (S_ISDIR(st.st_mode)) {
             DIR *d = opendir(argv[i]);
             struct dirent *e;
@@ -65,6 +78,10 @@ int main(int argc, char **argv) {
         } else {
             fails += run_file(argv[i]);
             files++;
+        }
+        if (i == 1 && files == 0) {
+            fprintf(stderr, "seed corpus %s holds no input\n", argv[i]);
+            fails++;
         }
     }
     printf("replayed %d inputs\n", files);
