@@ -3,7 +3,7 @@
  * include/npukit/error.h, included here).
  *
  * Every driver in npukit talks to its device through an npk_port. A port
- * is one of:
+ * is one row of the port table (npk_port_infos, `npu ports`), today one of:
  *
  *   "sim"                 the in-process device model (default)
  *   "qtest:PATH"          an external model speaking QEMU's qtest text
@@ -38,6 +38,16 @@ struct npk_sim; /* include/npukit/sim.h */
 /* Open a port to a device ("e1", "v0", "shell", "pccx"). spec NULL means "sim".
  * opts are device/model options for the in-process model (NULL for defaults). */
 int npk_port_open(npk_port **out, const char *spec, const char *device, const char *opts);
+
+/* The port table: one row per kind of port, in the order `npu ports` lists them
+ * (src/rt/ports.def). name is what npk_port_kind returns, syntax the specs the
+ * row takes ("qtest:PATH, qtest-spawn:NPU"), help one line saying what it is. */
+typedef struct npk_port_info {
+    const char *name, *syntax, *help;
+} npk_port_info;
+const npk_port_info *const *npk_port_infos(size_t *n);
+/* Every row's syntax: "sim, sim:mem-limit=BYTES, qtest:PATH, ... or uio:/dev/uioN". */
+const char *npk_port_specs(void);
 void npk_port_close(npk_port *p);
 
 /* 32-bit register access at a byte offset inside the device's MMIO window. */

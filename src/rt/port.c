@@ -1,45 +1,47 @@
-/* The port layer: one API over the in-process model, qtest and UIO. */
+/* The port layer: one API over every row of the port table (src/rt/ports.def),
+ * and the guest-buffer allocator every port shares. */
 #include "port.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Default guest-memory arena for buffers (sim and qtest ports). */
+/* Default guest-memory arena for buffers (a backend's open may replace it: uio). */
 #define ARENA_BASE 0x80000000ull
 #define ARENA_SIZE 0x400000000ull /* 16 GiB of addresses (pages are only taken when written): a 4B-parameter INT4 weight stream is 1.7 GB */
 
-/* "sim:mem-limit=BYTES": the in-process model with port options. */
-static int open_sim_with(npk_port *p, const char *popts, const char *opts) {
-    uint64_t limit = 0;
-    if (strncmp(popts, "mem-limit=", 10))
-        return npk_err(NPK_EINVAL, "unknown sim port option '%s' (known: mem-limit=BYTES[K|M|G|T])", popts);
-    if (npk_parse_size(popts + 10, &limit)) return npk_err(NPK_EINVAL, "sim port mem-limit: %s", npk_errmsg());
-    int rc = npk_port_open_sim(p, opts);
-    if (!rc) npk_mem_set_limit(npk_sim_mem(p->sim), limit);
-    return rc;
+/* The row of the port table that takes spec, and what follows its scheme. */
+static const npk_port_backend *port_row(const char *spec, const char **arg) {
+    size_t n;
+    const npk_port_backend *const *rows = npk_port_rows(&n);
+    if (!spec || !*spec) {
+        *arg = "";
+        return rows[0];
+    }
+    for (size_t i = 0; i < n; i++)
+        for (const char *const *s = rows[i]->schemes; *s; s++) {
+            size_t len = strlen(*s);
+            if ((*s)[len - 1] == ':' ? !strncmp(spec, *s, len) : !strcmp(spec, *s)) {
+                *arg = spec + len; /* "" after an exact match */
+                return rows[i];
+            }
+        }
+    return NULL;
 }
 
 int npk_port_open(npk_port **out, const char *spec, const char *device, const char *opts) {
     *out = NULL;
     const npk_dev_class *cls = npk_dev_class_find(device);
     if (!cls) return npk_dev_unknown(device);
+    const char *arg;
+    const npk_port_backend *be = port_row(spec, &arg);
+    if (!be) return npk_err(NPK_EINVAL, "unknown port '%s' (expected %s)", spec, npk_port_specs());
     npk_port *p = calloc(1, sizeof *p);
     if (!p) return npk_err(NPK_ENOMEM, "out of memory");
     p->cls = cls;
+    p->be = be;
     p->arena_base = ARENA_BASE;
     p->arena_size = ARENA_SIZE;
-    int rc;
-    if (!spec || !*spec || !strcmp(spec, "sim"))
-        rc = npk_port_open_sim(p, opts);
-    else if (!strncmp(spec, "sim:", 4))
-        rc = open_sim_with(p, spec + 4, opts);
-    else if (!strncmp(spec, "qtest:", 6) || !strncmp(spec, "qtest-spawn:", 12))
-        rc = npk_port_open_qtest(p, spec, opts);
-    else if (!strncmp(spec, "uio:", 4))
-        rc = npk_port_open_uio(p, spec + 4);
-    else
-        rc = npk_err(NPK_EINVAL, "unknown port '%s' (expected sim, sim:mem-limit=BYTES, qtest:PATH, qtest-spawn:NPU or uio:/dev/uioN)",
-                     spec);
+    int rc = be->open(p, spec, arg, opts);
     if (rc) {
         free(p);
         return rc;
@@ -90,10 +92,10 @@ int npk_port_wait(npk_port *p, uint64_t cycles) {
 
 int npk_port_irq(npk_port *p, int line) { return p->be->irq(p, line); }
 uint64_t npk_port_cycles(const npk_port *p) { return p->cycles; }
-uint64_t npk_port_hz(const npk_port *p) { return p->hz ? p->hz : p->cls->hz; }
+uint64_t npk_port_hz(const npk_port *p) { return npk_port_clock(p); }
 uint64_t npk_port_mmio_count(const npk_port *p) { return p->mmio_count; }
 const char *npk_port_device(const npk_port *p) { return p->cls->name; }
-const char *npk_port_kind(const npk_port *p) { return p->be->kind; }
+const char *npk_port_kind(const npk_port *p) { return p->be->info.name; }
 npk_sim *npk_port_sim(npk_port *p) { return p->sim; }
 
 /* First-fit allocator over the port's arena; blocks kept sorted. */
@@ -115,11 +117,7 @@ int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr) {
             b->next = next;
             *link = b;
             *addr = a;
-            /* in-process port: back the allocation with one host buffer so the
-             * driver and the model can use it in place (zero copy); if it
-             * overlaps an earlier one it stays paged (still exact, copied) */
-            if (p->sim && size >= 4096 && !npk_mem_direct(npk_sim_mem(p->sim), a, size))
-                (void)npk_mem_attach(npk_sim_mem(p->sim), a, size);
+            if (p->be->allocated) p->be->allocated(p, a, size);
             return 0;
         }
         if (!next) break;
@@ -150,7 +148,7 @@ int npk_port_reserve(npk_port *p, uint64_t addr, uint64_t size) {
 }
 
 void *npk_port_direct(npk_port *p, uint64_t addr, uint64_t len) {
-    return p->sim ? npk_mem_direct(npk_sim_mem(p->sim), addr, len) : NULL;
+    return p->be->direct ? p->be->direct(p, addr, len) : NULL;
 }
 
 void npk_port_free(npk_port *p, uint64_t addr) {

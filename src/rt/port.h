@@ -1,4 +1,12 @@
-/* Internal: the port backend interface (sim, qtest, uio). */
+/* Internal: the port table's row type and the port state every backend shares.
+ *
+ * Each port backend (sim, qtest, uio, ...) is one row of the port table:
+ * `const npk_port_backend npk_<name>_port`, defined beside its code in
+ * src/rt/port_<name>.c and listed once in src/rt/ports.def. src/rt/port.c
+ * (the generic port API, the guest-buffer allocator) reaches the backends only
+ * through the table (src/rt/ports.c) and never names one; a backend uses only
+ * this header's inline helpers, never a function of port.c. docs/architecture.md,
+ * "How to add a port". */
 #ifndef NPUKIT_RT_PORT_H
 #define NPUKIT_RT_PORT_H
 
@@ -7,7 +15,15 @@
 #include "npukit/sim.h"
 
 typedef struct npk_port_backend {
-    const char *kind;
+    npk_port_info info; /* name (npk_port_kind), spec syntax, one line of help (npu ports) */
+    /* Specs this row takes: an entry ending in ':' is a prefix ("qtest:" takes
+     * "qtest:PATH"), any other must equal the spec ("sim"). The first row of
+     * ports.def is also the port of an empty or NULL spec. */
+    const char *schemes[4];
+    /* Fill p->impl (p->be is already this row). spec is the whole spec (NULL for the
+     * default port), arg what follows the matched scheme ("" for an exact match),
+     * opts the device options. On failure everything it took is released. */
+    int (*open)(npk_port *p, const char *spec, const char *arg, const char *opts);
     int (*read32)(npk_port *p, uint32_t off, uint32_t *val);
     int (*write32)(npk_port *p, uint32_t off, uint32_t val);
     int (*write64)(npk_port *p, uint32_t off, uint64_t val); /* NULL: two 32-bit writes, low first */
@@ -16,6 +32,12 @@ typedef struct npk_port_backend {
     int (*wait)(npk_port *p, uint64_t cycles);
     int (*irq)(npk_port *p, int line);
     void (*close)(npk_port *p);
+    /* Optional (NULL: none): the host pointer of guest memory (npk_port_direct); a new
+     * allocation of the port's arena (the in-process port backs it with one host buffer);
+     * a trace set on the port (the in-process model records its device events in it). */
+    void *(*direct)(npk_port *p, uint64_t addr, uint64_t len);
+    void (*allocated)(npk_port *p, uint64_t addr, uint64_t size);
+    void (*set_trace)(npk_port *p, struct npk_trace *t);
 } npk_port_backend;
 
 typedef struct npk_alloc_block {
@@ -38,14 +60,15 @@ struct npk_port {
     npk_job *job;         /* innermost running job */
     npk_job last_job;     /* the last job that ended */
     int have_last_job;
-    /* guest memory arena for npk_port_alloc */
+    /* guest memory arena for npk_port_alloc (a backend may narrow it in open) */
     uint64_t arena_base, arena_size;
     npk_alloc_block *blocks; /* live allocations, sorted by address */
 };
 
-/* Backend constructors: fill p->be and p->impl. */
-int npk_port_open_sim(npk_port *p, const char *opts);
-int npk_port_open_qtest(npk_port *p, const char *target, const char *opts);
-int npk_port_open_uio(npk_port *p, const char *target);
+/* The device clock in Hz (npk_port_hz): the instance's, else the class's. */
+static inline uint64_t npk_port_clock(const npk_port *p) { return p->hz ? p->hz : p->cls->hz; }
+
+/* The port table (src/rt/ports.c, from src/rt/ports.def), in its order. */
+const npk_port_backend *const *npk_port_rows(size_t *n);
 
 #endif

@@ -329,7 +329,7 @@ static uint64_t cycles_at(uint64_t ns, uint64_t hz) {
 static int qt_wait(npk_port *p, uint64_t cycles) {
     qt *c = Q(p);
     if (!cycles) return 0;
-    uint64_t hz = npk_port_hz(p);
+    uint64_t hz = npk_port_clock(p);
     uint64_t target = cycles_at(c->ns, hz) + cycles;
     unsigned __int128 tns = ((unsigned __int128)target * 1000000000u + hz - 1) / hz;
     if (tns > UINT64_MAX) return npk_err(NPK_EINVAL, "qtest: waiting %" PRIu64 " cycles overflows the clock", cycles);
@@ -392,18 +392,6 @@ static void qt_close(npk_port *p) {
     free_qt(Q(p));
     p->impl = NULL;
 }
-
-static const npk_port_backend qtest_backend = {
-    .kind = "qtest",
-    .read32 = qt_read32,
-    .write32 = qt_write32,
-    .write64 = qt_write64,
-    .mem_read = qt_mem_read,
-    .mem_write = qt_mem_write,
-    .wait = qt_wait,
-    .irq = qt_irq,
-    .close = qt_close,
-};
 
 static int connect_socket(qt *c, const char *path) {
     struct sockaddr_un sa;
@@ -507,7 +495,9 @@ static int spawn(qt *c, const char *npu, const char *device, const char *opts) {
     return 0;
 }
 
-int npk_port_open_qtest(npk_port *p, const char *target, const char *opts) {
+/* "qtest:PATH" or "qtest-spawn:NPU" (target): connect or spawn, then the handshake. */
+static int qtest_open(npk_port *p, const char *target, const char *arg, const char *opts) {
+    (void)arg;
     qt *c = calloc(1, sizeof *c);
     if (!c) return npk_err(NPK_ENOMEM, "out of memory");
     c->fd = -1;
@@ -563,6 +553,21 @@ int npk_port_open_qtest(npk_port *p, const char *target, const char *opts) {
         return rc;
     }
     p->impl = c;
-    p->be = &qtest_backend;
     return 0;
 }
+
+const npk_port_backend npk_qtest_port = {
+    .info = {"qtest", "qtest:PATH, qtest-spawn:NPU",
+             "a device model in another process over QEMU's qtest protocol: the Unix socket PATH of `npu qtest --socket`, "
+             "or a child `NPU qtest --device D` this port starts"},
+    .schemes = {"qtest:", "qtest-spawn:"},
+    .open = qtest_open,
+    .read32 = qt_read32,
+    .write32 = qt_write32,
+    .write64 = qt_write64,
+    .mem_read = qt_mem_read,
+    .mem_write = qt_mem_write,
+    .wait = qt_wait,
+    .irq = qt_irq,
+    .close = qt_close,
+};

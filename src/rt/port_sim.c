@@ -1,6 +1,8 @@
 /* Port backend: the in-process device model. */
 #include "port.h"
 
+#include <string.h>
+
 static int sim_read32(npk_port *p, uint32_t off, uint32_t *val) {
     uint64_t v;
     int rc = npk_sim_read(p->sim, p->cls->mmio_base + off, 4, &v);
@@ -33,8 +35,41 @@ static int sim_irq(npk_port *p, int line) { return npk_sim_irq(p->sim, line); }
 
 static void sim_close(npk_port *p) { npk_sim_free(p->sim); }
 
-static const npk_port_backend sim_backend = {
-    .kind = "sim",
+/* in-process port: back an allocation with one host buffer so the driver and
+ * the model can use it in place (zero copy); if it overlaps an earlier one it
+ * stays paged (still exact, copied) */
+static void sim_allocated(npk_port *p, uint64_t addr, uint64_t size) {
+    if (size >= 4096 && !npk_mem_direct(npk_sim_mem(p->sim), addr, size))
+        (void)npk_mem_attach(npk_sim_mem(p->sim), addr, size);
+}
+
+static void *sim_direct(npk_port *p, uint64_t addr, uint64_t len) {
+    return npk_mem_direct(npk_sim_mem(p->sim), addr, len);
+}
+
+static void sim_set_trace(npk_port *p, struct npk_trace *t) { npk_sim_dev(p->sim)->trace = t; }
+
+/* "sim" or "sim:mem-limit=BYTES": the in-process model, with a guest-memory cap. */
+static int sim_open(npk_port *p, const char *spec, const char *arg, const char *opts) {
+    uint64_t limit = 0;
+    int with = spec && *spec && strcmp(spec, "sim"); /* "sim:..." */
+    if (with) {
+        if (strncmp(arg, "mem-limit=", 10))
+            return npk_err(NPK_EINVAL, "unknown sim port option '%s' (known: mem-limit=BYTES[K|M|G|T])", arg);
+        if (npk_parse_size(arg + 10, &limit)) return npk_err(NPK_EINVAL, "sim port mem-limit: %s", npk_errmsg());
+    }
+    p->sim = npk_sim_new(p->cls->name, opts);
+    if (!p->sim) return npk_err_prefix(NPK_EINVAL, "opening the in-process %s model", p->cls->name);
+    p->hz = npk_sim_hz(p->sim);
+    if (with) npk_mem_set_limit(npk_sim_mem(p->sim), limit);
+    return 0;
+}
+
+const npk_port_backend npk_sim_port = {
+    .info = {"sim", "sim, sim:mem-limit=BYTES",
+             "the in-process device model (the default); mem-limit caps its guest memory (default 4G, K/M/G/T, 0 = none)"},
+    .schemes = {"sim", "sim:"},
+    .open = sim_open,
     .read32 = sim_read32,
     .write32 = sim_write32,
     .write64 = sim_write64,
@@ -43,12 +78,7 @@ static const npk_port_backend sim_backend = {
     .wait = sim_wait,
     .irq = sim_irq,
     .close = sim_close,
+    .direct = sim_direct,
+    .allocated = sim_allocated,
+    .set_trace = sim_set_trace,
 };
-
-int npk_port_open_sim(npk_port *p, const char *opts) {
-    p->sim = npk_sim_new(p->cls->name, opts);
-    if (!p->sim) return npk_err_prefix(NPK_EINVAL, "opening the in-process %s model", p->cls->name);
-    p->be = &sim_backend;
-    p->hz = npk_sim_hz(p->sim);
-    return 0;
-}

@@ -22,10 +22,10 @@ void npk_port_set_trace(npk_port *p, npk_trace *t) {
     else npk_port_remove_job_hooks(p, &h);
     if (t) {
         /* the device first, then the host: process ids in a fixed order */
-        npk_trace_process(t, p->cls->name, npk_port_hz(p));
-        npk_trace_process(t, "host", npk_port_hz(p));
+        npk_trace_process(t, p->cls->name, npk_port_clock(p));
+        npk_trace_process(t, "host", npk_port_clock(p));
     }
-    if (p->sim) npk_sim_dev(p->sim)->trace = t;
+    if (p->be->set_trace) p->be->set_trace(p, t);
 }
 
 npk_trace *npk_port_trace(const npk_port *p) { return p ? p->trace : NULL; }

@@ -124,7 +124,7 @@ static int uio_mem_write(npk_port *p, uint64_t addr, const void *buf, size_t len
 }
 
 static int uio_wait(npk_port *p, uint64_t cycles) {
-    uint64_t hz = npk_port_hz(p);
+    uint64_t hz = npk_port_clock(p);
     unsigned __int128 ns = ((unsigned __int128)cycles * 1000000000u + hz - 1) / hz;
     struct timespec ts;
     ts.tv_sec = ns / 1000000000u > (unsigned __int128)INT32_MAX ? INT32_MAX : (time_t)(ns / 1000000000u);
@@ -158,18 +158,6 @@ static void uio_close(npk_port *p) {
     p->impl = NULL;
 }
 
-static const npk_port_backend uio_backend = {
-    .kind = "uio",
-    .read32 = uio_read32,
-    .write32 = uio_write32,
-    .write64 = uio_write64,
-    .mem_read = uio_mem_read,
-    .mem_write = uio_mem_write,
-    .wait = uio_wait,
-    .irq = uio_irq,
-    .close = uio_close,
-};
-
 /* Read one number (base 0: the sysfs files use 0x.. hex) from a small file. */
 static int read_sysfs_u64(const char *path, uint64_t *v) {
     FILE *f = fopen(path, "r");
@@ -201,7 +189,10 @@ static const char *base_name(const char *path) {
     return s ? s + 1 : path;
 }
 
-int npk_port_open_uio(npk_port *p, const char *target) {
+/* "uio:" target: the device path and its options. */
+static int uio_open(npk_port *p, const char *whole, const char *target, const char *opts) {
+    (void)whole;
+    (void)opts; /* device options belong to the hardware */
     uio *u = calloc(1, sizeof *u);
     if (!u) return npk_err(NPK_ENOMEM, "out of memory");
     u->fd = u->mfd = -1;
@@ -416,9 +407,24 @@ int npk_port_open_uio(npk_port *p, const char *target) {
     } else {
         p->arena_size = 0; /* no buffer: allocations fail with a message */
     }
-    p->be = &uio_backend;
 out:
     free(spec);
     if (rc) uio_close(p);
     return rc;
 }
+
+const npk_port_backend npk_uio_port = {
+    .info = {"uio", "uio:/dev/uioN",
+             "real hardware through Linux UIO: map 0 is the register window; guest memory is a physically contiguous buffer "
+             "(,mem=PATH,phys=ADDR,size=BYTES[,off=BYTES][,sysfs=DIR])"},
+    .schemes = {"uio:"},
+    .open = uio_open,
+    .read32 = uio_read32,
+    .write32 = uio_write32,
+    .write64 = uio_write64,
+    .mem_read = uio_mem_read,
+    .mem_write = uio_mem_write,
+    .wait = uio_wait,
+    .irq = uio_irq,
+    .close = uio_close,
+};

@@ -21,6 +21,7 @@ typedef struct npu_cmd {
 /* Commands (each in its own cmd_*.c file). */
 int cmd_demo(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_ports(int argc, char **argv);
 int cmd_onnx_ops(int argc, char **argv);
 int cmd_qtest(int argc, char **argv);
 int cmd_asm(int argc, char **argv);

@@ -15,7 +15,7 @@ typedef struct demo_args {
     int report;
 } demo_args;
 static const npk_opt demo_opts[] = {
-    CLI_STR("--port", NULL, demo_args, port, "sim", "SPEC", "sim (in-process model), qtest:SOCKET or qtest-spawn:NPU"),
+    CLI_STR("--port", NULL, demo_args, port, "sim", "SPEC", "port to the device (npu ports lists them)"),
     CLI_FLAG("--report", NULL, demo_args, report, "also print a performance summary (cycles, MACs, TOPS, MMIO)"),
     CLI_STR("--report-json", NULL, demo_args, json, NULL, "FILE", "write the performance summary as JSON to FILE"),
     CLI_STR("--trace", NULL, demo_args, trace, NULL, "FILE.json",

@@ -1,4 +1,5 @@
-/* npu devices: list the device models (generated from the device table). */
+/* npu devices, npu ports: list the device models and the ports (generated from
+ * the device and port tables). */
 #include "cli.h"
 #include "npukit/devtab.h"
 #include "npukit/opt.h"
@@ -6,15 +7,26 @@
 
 #include <inttypes.h>
 
-int cmd_devices(int argc, char **argv) {
+/* The arguments of a listing command: --help (prints usage and returns 1 with
+ * *rc = 0) or none (returns 0); anything else is a usage error (returns 1). */
+static int listing_args(const char *cmd, const char *usage, int argc, char **argv, int *rc) {
+    *rc = 0;
     if (cli_wants_help(argc, argv)) {
-        printf("usage: npu devices\n\nLists every device model: name, MMIO window, clock, IRQ lines, command-stream\n"
-               "format and options (pass them with --device-opt KEY=VALUE[,KEY=VALUE...]).\n\noptions:\n");
+        printf("usage: npu %s\n\n%s\n\noptions:\n", cmd, usage);
         cli_help_opts(NULL, 0);
-        return 0;
+        return 1;
     }
-    int urc = cli_parse("devices", NULL, 0, NULL, argc, argv, NULL, 0, NULL);
-    if (urc) return urc;
+    *rc = cli_parse(cmd, NULL, 0, NULL, argc, argv, NULL, 0, NULL);
+    return *rc != 0;
+}
+
+int cmd_devices(int argc, char **argv) {
+    int rc;
+    if (listing_args("devices",
+                     "Lists every device model: name, MMIO window, clock, IRQ lines, command-stream\n"
+                     "format and options (pass them with --device-opt KEY=VALUE[,KEY=VALUE...]).",
+                     argc, argv, &rc))
+        return rc;
     size_t n;
     const npk_dev_rt *const *r = npk_dev_rts(&n);
     for (size_t i = 0; i < n; i++) {
@@ -28,5 +40,19 @@ int cmd_devices(int argc, char **argv) {
             npk_opt_help(c->opts, c->n_opts, stdout, 9);
         }
     }
+    return 0;
+}
+
+/* npu ports: list the kinds of port (generated from the port table). */
+int cmd_ports(int argc, char **argv) {
+    int rc;
+    if (listing_args("ports",
+                     "Lists every kind of port a driver can reach a device through: its spec syntax (the\n"
+                     "value of --port) and what it is (docs/ports.md).",
+                     argc, argv, &rc))
+        return rc;
+    size_t n;
+    const npk_port_info *const *r = npk_port_infos(&n);
+    for (size_t i = 0; i < n; i++) printf("%-6s %s\n       %s\n", r[i]->name, r[i]->syntax, r[i]->help);
     return 0;
 }

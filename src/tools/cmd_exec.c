@@ -14,7 +14,7 @@ typedef struct exec_args {
     int check, no_golden;
 } exec_args;
 static const npk_opt exec_opts[] = {
-    CLI_STR("--port", NULL, exec_args, port, "sim", "SPEC", "sim, qtest:SOCKET, qtest-spawn:NPU or uio:/dev/uioN"),
+    CLI_STR("--port", NULL, exec_args, port, "sim", "SPEC", "port to the device (npu ports lists them)"),
     CLI_LIST("--tensors", NULL, exec_args, tensors, "FILE",
       "tensor data to bind (replaces the package's): {OP: {FIELD: data}}\n(repeatable, at most 16)"),
     CLI_FLAG("--check", NULL, exec_args, check, "check the package only (no device)"),

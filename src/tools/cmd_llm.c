@@ -55,7 +55,7 @@ static const npk_opt llm_opts[] = {
       "pccx: one INT4 scale per G inputs of each output channel (default 8: 90% top-1\n"
       "agreement with fp32 on stories260K; 0 = one scale per output channel, half the\n"
       "weight bytes; see docs/llm.md)"),
-    LSTR("--port", port, NULL, "SPEC", "pccx: port spec (default sim)"),
+    LSTR("--port", port, NULL, "SPEC", "pccx: port to the device (default sim; npu ports lists them)"),
     LFLAG("--gemv-prefill", gemv_prefill,
           "pccx: run the prompt one GEMV step per token (the decode path) instead of GEMM blocks, to compare"),
     LFLAG("--timing-only", timing_only,

@@ -25,7 +25,7 @@ static const npk_opt lower_opts[] = {
     CLI_LIST("--tensors", NULL, lower_args, tensors, "FILE",
       "tensor data for an e1-format module: {OP: {FIELD: data}} or {OP.FIELD: data},\n"
       "JSON or YAML (repeatable, at most 16; later files replace earlier bindings)"),
-    LSTR("--port", port, "sim", "SPEC", "sim (in-process model), qtest:SOCKET or qtest-spawn:NPU"),
+    LSTR("--port", port, "sim", "SPEC", "port to the device (npu ports lists them)"),
     LSTR("--trace", trace, NULL, "FILE.json",
          "write a Chrome/Perfetto trace: the device's engines (sim port only)\n"
          "and the host's lowering steps on the simulated clock"),

@@ -29,7 +29,7 @@ static const npk_opt ot_opts[] = {
       "fail a test when an integer matrix product (MatMulInteger, ConvInteger,\n"
       "QLinearMatMul, QLinearConv, or a DequantizeLinear -> Conv/MatMul/Gemm ->\n"
       "QuantizeLinear group) ran on the CPU without a documented device limit,\n" "naming every such node"),
-    CLI_STR("--port", NULL, ot_args, port, NULL, "SPEC", "port to the device (default sim)"),
+    CLI_STR("--port", NULL, ot_args, port, NULL, "SPEC", "port to the device (default sim; npu ports lists them)"),
     {"--rtol", NULL, NPK_OPT_F64, offsetof(ot_args, rtol), "1e-3", 0, 0, 0, 1e300, 0, "R",
      "relative float tolerance: |got - expected| <= A + R |expected|", 0},
     {"--atol", NULL, NPK_OPT_F64, offsetof(ot_args, atol), "1e-7", 0, 0, 0, 1e300, 0, "A", "absolute float tolerance", 0},

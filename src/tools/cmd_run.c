@@ -49,7 +49,7 @@ static const npk_opt run_opts[] = {
     RSTR("--trace", trace_path, "FILE.json",
          "write a Chrome/Perfetto trace: the device's engines and the host's\n"
          "nodes and driver steps on the simulated clock (deterministic)"),
-    RSTR("--port", port, "SPEC", "port to the device (default sim; see include/npukit/npu.h)"),
+    RSTR("--port", port, "SPEC", "port to the device (default sim; npu ports lists them)"),
     CLI_FLAG("--golden", NULL, run_args, golden,
       "run the nodes on the CPU with the naive golden kernels (the independent\n"
       "reference) instead of the fast ones (docs/onnx.md)"),

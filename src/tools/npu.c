@@ -21,6 +21,7 @@ static const npu_cmd commands[] = {
     {"sweep", "run a design-space sweep (devices x parameters x workloads), locally or with MPI", cmd_sweep},
     {"bench", "run the benchmark suite with same-run baselines", cmd_bench},
     {"devices", "list the device models with their clocks and register windows", cmd_devices},
+    {"ports", "list the kinds of port (--port): in-process model, qtest, hardware", cmd_ports},
 };
 
 static void usage(FILE *f) {
