@@ -24,10 +24,13 @@ static npk_v0 *V;
 
 /* Every variant of the shared int8 kernel (include/npukit/gemm.h) the host
  * runs, forced in turn, against the reference; odd shapes cross every tile,
- * K block and column panel edge. */
+ * K block and column panel edge (AVX2: 6 x 16 tiles, K blocks up to 512, column
+ * blocks of 256), and the all -128 / 127 operands are the pair sums that a
+ * 16-bit accumulation (vpmaddubsw) would saturate. */
 static void test_kernels(void) {
     static const uint32_t shapes[][3] = {{1, 1, 1},    {6, 64, 4},  {7, 65, 5},  {13, 129, 515},
-                                         {5, 3, 1030}, {64, 200, 3}, {31, 17, 257}, {9, 80, 1}};
+                                         {5, 3, 1030}, {64, 200, 3}, {31, 17, 257}, {9, 80, 1},
+                                         {7, 300, 1100}, {12, 529, 33}, {19, 16, 1024}};
     npk_gemm_ws ws = {0};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         uint32_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];

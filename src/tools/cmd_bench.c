@@ -197,36 +197,24 @@ static int8_t rnd8(void) {
 /* ---- v0: int8 GEMM 1024^3 versus oneDNN ------------------------------------ */
 
 /* The v0 product C of the n x n operands A, B against the golden (the CPU
- * reference of src/ops/ref_ops.h, exact int32 sums); prints the verdict. 0, or
- * 1 (bench failed) when they differ. */
+ * reference npk_ref_gemm_i8: plain loops, exact int32 sums); prints the verdict.
+ * 0, or 1 (bench failed) when they differ. */
 static int check_v0_exact(ctx *c, uint32_t n, const int8_t *A, const int8_t *B, const int32_t *C) {
-    size_t nn = (size_t)n * n;
-    npk_ltensor a = {0}, b = {0};
-    npk_lower_out g = {0};
-    int rc = 1;
-    if (npk_lt_alloc2(&a, n, n) || npk_lt_alloc2(&b, n, n)) {
-        bench_fail(c, "golden");
-        goto out;
+    size_t nn = (size_t)n * n, off = 0;
+    int32_t *g = malloc(nn * sizeof *g);
+    if (!g) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        return bench_fail(c, "golden"), 1;
     }
-    for (size_t i = 0; i < nn; i++) a.data[i] = A[i], b.data[i] = B[i];
-    if (npk_golden_matmul(0, &a, &b, &g)) {
-        bench_fail(c, "golden");
-        goto out;
-    }
-    const npk_ltensor *r = npk_lower_out_get(&g, "result");
-    size_t off = 0;
-    for (size_t i = 0; r && i < nn; i++) off += r->data[i] != C[i];
-    if (!c->json) printf("  %-46s %s\n", "v0 output == exact product (golden)", r && !off ? "yes (bit-exact)" : "NO");
-    if (!r || off) {
+    npk_ref_gemm_i8(n, n, n, A, B, NULL, g);
+    for (size_t i = 0; i < nn; i++) off += g[i] != C[i];
+    free(g);
+    if (!c->json) printf("  %-46s %s\n", "v0 output == exact product (golden)", off ? "NO" : "yes (bit-exact)");
+    if (off) {
         npk_err(NPK_EDEVICE, "the v0 result differs from the golden in %zu of %zu elements", off, nn);
-        bench_fail(c, "check");
-        goto out;
+        return bench_fail(c, "check"), 1;
     }
-    rc = 0;
-out:
-    npk_lt_free(&a), npk_lt_free(&b);
-    npk_lower_out_free(&g);
-    return rc;
+    return 0;
 }
 
 static int bench_v0_gemm(ctx *c) {
