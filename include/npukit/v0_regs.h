@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "npukit/error.h"
+#include "npukit/energy.h"
 #include "npukit/regfield.h"
 
 #ifdef __cplusplus
@@ -344,6 +345,10 @@ typedef struct npk_v0_timing {
      * flight (loads of the next tile beside the current compute).
      * 0 (default): the seed model. */
     uint32_t gemmini_loop;
+    /* Technology node of the energy and area model in nm (device option
+     * tech_nm: 45, 40, 28, 16, 7; 0 = NPK_TECH_DEFAULT_NM). Never changes
+     * cycles. */
+    uint32_t tech_nm;
 } npk_v0_timing;
 /* Gemmini's software tiling (gemmini.h tiled_conv_auto) of a convolution
  * for the geometry of t (rows = DIM, half of the scratchpad and of the
@@ -378,9 +383,22 @@ uint64_t npk_v0_model_cycles(const npk_v0_desc *d, const npk_v0_timing *t);
  * loads, drain + stores). compute >= dma: compute-bound. */
 typedef struct npk_v0_engine_stats {
     uint64_t dram_rd, dram_wr, spad, acc, compute_cycles, dma_cycles;
+    /* Access counts of the same schedule (the energy model's input,
+     * docs/energy.md): MACs on the array, scratchpad words (rows int8) read
+     * and written, accumulator rows (cols int32) read and written (reads:
+     * accumulate read-modify-writes and drains), weight blocks preloaded into
+     * the PE registers, int8 element operations of the ReLU / pool units. */
+    uint64_t macs, spad_rd, spad_wr, acc_rd, acc_wr, preloads, vec_ops;
 } npk_v0_engine_stats;
 /* Cycles (= npk_v0_model_cycles) and, added into *st, the descriptor's figures. */
 uint64_t npk_v0_model_stats(const npk_v0_desc *d, const npk_v0_timing *t, npk_v0_engine_stats *st);
+/* The energy model of v0 (src/sim/v0_energy.c, docs/energy.md): the energy
+ * of the counted accesses st over `cycles` at `hz` on the geometry and
+ * technology node of t (leakage over the modeled time included), and the
+ * area of that configuration. */
+void npk_v0_energy(const npk_v0_timing *t, const npk_v0_engine_stats *st, uint64_t cycles, uint64_t hz,
+                   npk_energy *e);
+void npk_v0_area(const npk_v0_timing *t, npk_area *a);
 /* The same model as a schedule: the phases it accounts for, each with its
  * start (cycles after the descriptor's dispatch), duration, bytes moved and
  * MACs. Phases on different units overlap (the array computes a tile while

@@ -481,6 +481,7 @@ typedef struct v0_params {
     uint32_t dram_bw, dram_lat;
     uint32_t rows, cols, spad_kib, acc_kib;
     int gemmini_loop;
+    uint32_t tech_nm;
     uint32_t clock_mhz;
     int timing_only;
 } v0_params;
@@ -503,6 +504,8 @@ static const npk_opt opt_defs[] = {
     {"gemmini_loop", NULL, NPK_OPT_BOOL, offsetof(v0_params, gemmini_loop), "0", 0, 1, 0, 0, 0, NULL,
      "1: convolutions and matmuls timed as the loop Gemmini's software runs (tiled_conv_auto/tiled_matmul_auto "
      "tiles, hardware loop schedule; with dram_bw=6 the calibration of docs/v0.md); timing only", 0},
+    {"tech_nm", NULL, NPK_OPT_U32, offsetof(v0_params, tech_nm), "40", 7, 45, 0, 0, 0, "45|40|28|16|7",
+     "technology node of the energy and area model (docs/energy.md); never changes cycles", 0},
     NPK_OPT_CLOCK_MHZ(v0_params, clock_mhz, "1000"),
     NPK_OPT_TIMING_ONLY(v0_params, timing_only),
 };
@@ -522,6 +525,7 @@ static int parse_opts(v0 *v, const char *opts) {
     v->timing.spad_bytes = p.spad_kib * 1024u;
     v->timing.acc_bytes = p.acc_kib * 1024u;
     v->timing.gemmini_loop = (uint32_t)p.gemmini_loop;
+    v->timing.tech_nm = p.tech_nm;
     rc = npk_v0_timing_check(&v->timing);
     if (rc) return rc;
     uint32_t geom = NPK_FMASK(NPK_V0_CAPS_ROWS) | NPK_FMASK(NPK_V0_CAPS_COLS);

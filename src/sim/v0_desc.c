@@ -320,11 +320,13 @@ static npk_v0_timing timing_norm(const npk_v0_timing *tp) {
     if (!t.cols) t.cols = 16;
     if (!t.spad_bytes) t.spad_bytes = T_SPAD_DEFAULT;
     if (!t.acc_bytes) t.acc_bytes = T_ACC_DEFAULT;
+    if (!t.tech_nm) t.tech_nm = NPK_TECH_DEFAULT_NM;
     return t;
 }
 
 int npk_v0_timing_check(const npk_v0_timing *tp) {
     npk_v0_timing t = timing_norm(tp);
+    if (npk_tech_check(t.tech_nm)) return -NPK_EINVAL;
     if (t.rows != 8 && t.rows != 16 && t.rows != 32)
         return npk_err(NPK_EINVAL, "v0 option rows=%u: the array has 8, 16 or 32 rows", t.rows);
     if (t.cols != 8 && t.cols != 16 && t.cols != 32)
@@ -375,8 +377,16 @@ static void emit(const sched *sc, npk_v0_phase ph, uint64_t start, uint64_t dur,
     case NPK_V0_PH_LOAD: sc->st->dram_rd += bytes, sc->st->spad += bytes, sc->st->dma_cycles += dur; break;
     case NPK_V0_PH_STORE: sc->st->dram_wr += bytes, sc->st->dma_cycles += dur; break;
     case NPK_V0_PH_HOST: break; /* neither a device engine nor DRAM */
-    default: sc->st->compute_cycles += dur; break;
+    default: sc->st->compute_cycles += dur, sc->st->macs += macs; break;
     }
+}
+/* Access counts of the energy model (npk_v0_engine_stats): scratchpad words
+ * read / written, accumulator rows read / written, weight blocks preloaded. */
+static void access(const sched *sc, uint64_t spad_rd, uint64_t spad_wr, uint64_t acc_rd, uint64_t acc_wr,
+                   uint64_t preloads) {
+    if (!sc->st) return;
+    sc->st->spad_rd += spad_rd, sc->st->spad_wr += spad_wr, sc->st->acc_rd += acc_rd, sc->st->acc_wr += acc_wr;
+    sc->st->preloads += preloads;
 }
 /* On-chip traffic the phases do not carry (scratchpad reads, accumulator). */
 static void onchip(const sched *sc, uint64_t spad, uint64_t acc) {
@@ -451,10 +461,20 @@ static uint64_t tiled(const npk_v0_timing *t, uint64_t M, uint64_t N, uint64_t K
                  * the scratchpad and writes R x C int32 partial sums */
                 uint64_t passes = cdiv(mm, R) * cdiv(nn, C) * cdiv(kk, R);
                 onchip(sc, passes * (R * R + R * C), passes * 4u * R * C);
+                /* words: the A rows and B rows each pass streams / preloads
+                 * (their real reduction indices: the channel padding enters
+                 * the array as zeros, not read from the scratchpad), the DMA
+                 * fills; accumulator rows: every pass writes R rows, all but
+                 * the first reduction block read them first */
+                uint64_t first = k0 ? 0 : cdiv(mm, R) * cdiv(nn, C) * R;
+                uint64_t rk = real_k(k0 + kk, k_real, k_pad) - real_k(k0, k_real, k_pad);
+                access(sc, cdiv(passes * 2u * R * rk, kk), cdiv(mm * a_bytes + kk * nn, R), passes * R - first,
+                       passes * R, passes);
                 if (k0 + tk * R >= K) {
                     pending_store += R + C + T_DRAIN_EXTRA + dma(t, mm, nn * out_bytes);
                     store_bytes += mm * nn * out_bytes;
                     onchip(sc, 0, 4u * mm * nn); /* drained for the store */
+                    access(sc, 0, 0, mm * cdiv(nn, C), 0, 0);
                 }
             }
     emit(sc, NPK_V0_PH_ARRAY, base + total, prev_compute, 0, prev_macs);
@@ -687,10 +707,22 @@ static uint64_t gemmini_conv(const npk_v0_timing *t, const npk_v0_conv *c, uint3
                             gstep s = {.ld = gdma(t, in_req + w_req, in_b + w_b), .ld_bytes = in_b + w_b,
                                        .ex = ws * (orr * occ + wset), .macs = orr * occ * q * kr * kc * kch};
                             onchip(sc, ws * orr * occ * R + ws * R * C, ws * orr * occ * 4u * C);
+                            /* words: the tile's pixels per weight block, the
+                             * weight rows preloaded, the DMA fills (pixel x
+                             * channel block, kernel position x channel x
+                             * output block); accumulator rows: one per pixel
+                             * and weight block, read first unless it is the
+                             * first block of the output's reduction */
+                            uint64_t first = k0 || kr0 || kc0 ? 0 : cdiv(q, C) * orr * occ;
+                            uint64_t kpad = cdiv(kch, R) * R; /* channel padding enters as zeros */
+                            access(sc, cdiv((ws * orr * occ + ws * R) * kch, kpad),
+                                   pix * cdiv(kch, R) + kr * kc * kch * cdiv(q, C),
+                                   ws * orr * occ - first, ws * orr * occ, ws);
                             if (k0 + kch >= c->cin && kr0 + kr >= c->ksize && kc0 + kc >= c->ksize) {
                                 s.st_bytes = orr * occ * q;
                                 s.st = gdma(t, orr * occ * cdiv(q, C), s.st_bytes);
                                 onchip(sc, 0, 4u * orr * occ * q);
+                                access(sc, 0, 0, orr * occ * cdiv(q, C), 0, 0);
                             }
                             gpipe_step(&p, &s, sc, base);
                         }
@@ -722,10 +754,13 @@ static uint64_t gemmini_matmul(const npk_v0_timing *t, uint64_t M, uint64_t N, u
                 gstep s = {.ld = gdma(t, reqs, mm * kk + kk * nn), .ld_bytes = mm * kk + kk * nn,
                            .ex = ws * (mm + wset), .macs = mm * nn * kk};
                 onchip(sc, ws * mm * R + ws * R * C, ws * mm * 4u * C);
+                access(sc, ws * mm + ws * R, mm * cdiv(kk, R) + kk * cdiv(nn, C), ws * mm - (k0 ? 0 : cdiv(nn, C) * mm),
+                       ws * mm, ws);
                 if (k0 + kk >= K) {
                     s.st_bytes = mm * nn * 4u;
                     s.st = gdma(t, mm * cdiv(nn, C), s.st_bytes);
                     onchip(sc, 0, 4u * mm * nn);
+                    access(sc, 0, 0, mm * cdiv(nn, C), 0, 0);
                 }
                 gpipe_step(&p, &s, sc, base);
             }
@@ -770,6 +805,8 @@ static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sc
         emit(sc, NPK_V0_PH_LOAD, fetch, in, m * n, 0);
         emit(sc, NPK_V0_PH_STORE, fetch + in, out, m * n, 0);
         onchip(sc, m * n, 0); /* read back out through the ReLU write path */
+        access(sc, m * cdiv(n, t.rows), m * cdiv(n, t.rows), 0, 0, 0);
+        if (sc->st) sc->st->vec_ops += m * n;
         return fetch + in + out;
     }
     case NPK_V0_OP_MAXPOOL_S8: {
@@ -783,6 +820,9 @@ static uint64_t schedule(const npk_v0_desc *d, const npk_v0_timing *tp, const sc
         emit(sc, NPK_V0_PH_POOL, fetch + in, pool, 0, 0);
         emit(sc, NPK_V0_PH_STORE, fetch + in + pool, out, (uint64_t)oh * ow * p.c, 0);
         onchip(sc, (uint64_t)oh * ow * p.c * p.win_h * p.win_w, 0); /* the window reads */
+        access(sc, (uint64_t)oh * ow * cdiv(p.c, t.rows) * p.win_h * p.win_w, (uint64_t)p.h * p.w * cdiv(p.c, t.rows),
+               0, 0, 0);
+        if (sc->st) sc->st->vec_ops += (uint64_t)oh * ow * p.c * p.win_h * p.win_w;
         return fetch + in + pool + out;
     }
     default:

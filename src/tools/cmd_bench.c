@@ -65,6 +65,7 @@ typedef struct ctx {
     const npk_strlist *models; /* --model: the ONNX models to run (none: all) */
     const char *trace_path; /* trace one extra run of the device path (one bench only) */
     const char *device;     /* the device of a per-device bench */
+    const char *data_path;  /* --data: v0-resnet50-layers' CSV instead of the shared one */
     int json;
     figure *figs;
     size_t nfigs;
@@ -566,13 +567,13 @@ out:
 /* ---- v0: ResNet-50 layer shapes versus measured Gemmini cycles ---------------- */
 
 /* The columns of shared/data/gemmini-resnet50-layers/measured.csv the bench reads. */
-enum { L_C, L_K, L_P, L_Q, L_R, L_S, L_STRIDE, L_MESH, L_M1E, L_M1I, L_M1W, L_M2E, L_M2I, L_M2W, L_AUTO, L_TILING,
-       L_NCOL };
+enum { L_C, L_K, L_P, L_Q, L_R, L_S, L_STRIDE, L_MESH, L_M1E, L_M1I, L_M1W, L_M2E, L_M2I, L_M2W, L_AUTO, L_ENERGY,
+       L_AREA, L_TILING, L_NCOL };
 static const char *const layer_cols[L_NCOL] = {
     "prob.C",          "prob.K",           "prob.P",          "prob.Q",          "prob.R",
     "prob.S",          "prob.Hstride",     "arch.meshX",      "arch.mem1_entries", "arch.mem1_instances",
     "arch.mem1_word-bits", "arch.mem2_entries", "arch.mem2_instances", "arch.mem2_word-bits",
-    "target.gemmini_auto_cycle", "dse.auto_tiling"};
+    "target.gemmini_auto_cycle", "target.energy", "target.area", "dse.auto_tiling"};
 
 /* One layer row as the descriptor v0 runs for it: a convolution (same
  * padding (R-1)/2, input H = P x stride), or for a 1x1 layer on a 1x1 output
@@ -607,6 +608,16 @@ static void layer_tiling(const npk_v0_timing *t, const npk_v0_desc *d, const npk
     snprintf(out, n, "%u_%u_%u_%u_%u_%u_1", g.krows, g.kcols, g.ocols, g.orows, g.kchs, g.ochs);
 }
 
+/* The name of a layer's energy figure with its breakdown (pJ classes in uJ). */
+static const char *nm_energy(char *buf, size_t n, int row, const npk_energy *e) {
+    snprintf(buf, n,
+             "L%02d v0 energy (MAC %.1f, PE regs %.1f, scratchpad %.1f, accumulator %.1f, DRAM %.1f, DMA %.1f, "
+             "leakage %.1f uJ)",
+             row, e->compute_pj / 1e6, e->reg_pj / 1e6, e->sram_pj / 1e6, e->acc_pj / 1e6, e->dram_pj / 1e6,
+             e->dma_pj / 1e6, e->leak_pj / 1e6);
+    return buf;
+}
+
 /* Each layer of measured.csv through v0's timing model: the seed model on the
  * row's array and SRAM columns, and the Gemmini loop model (gemmini_loop=1,
  * the default DRAM: 8 B/cycle, 20 cycles) on the SRAM geometry whose tiling equals the row's recorded
@@ -616,7 +627,8 @@ static void layer_tiling(const npk_v0_timing *t, const npk_v0_desc *d, const npk
  * columns' geometry (sensitivity). docs/v0.md, "ResNet-50 layers". */
 static int bench_v0_resnet50_layers(ctx *c) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/data/gemmini-resnet50-layers/measured.csv", c->shared);
+    if (c->data_path) snprintf(path, sizeof path, "%s", c->data_path);
+    else snprintf(path, sizeof path, "%s/data/gemmini-resnet50-layers/measured.csv", c->shared);
     uint8_t *data = NULL;
     size_t len = 0;
     if (cli_read_file(path, &data, &len)) return bench_fail(c, path);
@@ -642,7 +654,8 @@ static int bench_v0_resnet50_layers(ctx *c) {
     }
     for (int j = 0; j < L_NCOL && !rc; j++)
         if (col[j] < 0) rc = npk_err(NPK_EINVAL, "%s: no column '%s'", path, layer_cols[j]);
-    double logsum = 0, logseed = 0, logarch = 0;
+    double logsum = 0, logseed = 0, logarch = 0, loge = 0, elo = 1e300, ehi = 0, area_ratio = 0;
+    int e_within = 0;
     while (!rc && (line = strtok_r(NULL, "\r\n", &save)) != NULL) {
         double v[L_NCOL] = {0};
         char rec[40] = "";
@@ -682,7 +695,7 @@ static int bench_v0_resnet50_layers(ctx *c) {
         tile_arch += !strcmp(tila, rec);
         uint64_t seed = npk_v0_model_cycles(&d, &t), cyc = npk_v0_model_cycles(&d, &tg),
                  arch = npk_v0_model_cycles(&d, &ta), macs = npk_v0_desc_macs(&d);
-        char nm[160], gm[80];
+        char nm[240], gm[80];
         row++;
         snprintf(nm, sizeof nm, "L%02d c%u k%u %ux%u %ux%u/%u v0 modeled cycles (seed)", row, cv.cin, cv.cout,
                  (uint32_t)v[L_P], (uint32_t)v[L_Q], cv.ksize, cv.ksize, cv.stride_h);
@@ -703,6 +716,34 @@ static int bench_v0_resnet50_layers(ctx *c) {
         within += ratio >= 0.75 && ratio <= 1.25;
         within_seed += rs >= 0.75 && rs <= 1.25;
         within_arch += ra >= 0.75 && ra <= 1.25;
+        /* energy and area (docs/energy.md): the seed model's counted
+         * accesses on the row's array and SRAM sizes, at the default node
+         * (40 nm, the reference's) */
+        npk_v0_engine_stats es = {0};
+        uint64_t ecyc = npk_v0_model_stats(&d, &t, &es);
+        npk_energy en;
+        npk_area ar;
+        npk_v0_energy(&t, &es, ecyc, NPK_V0_HZ, &en);
+        npk_v0_area(&t, &ar);
+        double uj = npk_energy_total_pj(&en) / 1e6, er = uj / v[L_ENERGY];
+        double amm = ar.array_mm2 + ar.sram_mm2;
+        add_modeled(c, "uJ", uj, nm_energy(nm, sizeof nm, row, &en));
+        add_fig(c, "baseline", "uJ", v[L_ENERGY], v[L_ENERGY], v[L_ENERGY], 1,
+                "L%02d Timeloop+Accelergy energy (target.energy)", row);
+        add_fig(c, "ratio", "x", er, er, er, 1, "L%02d v0 energy / target.energy", row);
+        loge += log(er);
+        elo = er < elo ? er : elo;
+        ehi = er > ehi ? er : ehi;
+        e_within += er >= 0.5 && er <= 2.0;
+        if (row == 1) {
+            add_modeled(c, "mm2", amm, "v0 area: PE array + scratchpad + accumulator (row 1's geometry)");
+            add_modeled(c, "mm2", ar.array_mm2, "v0 area: PE array");
+            add_modeled(c, "mm2", ar.sram_mm2, "v0 area: scratchpad + accumulator SRAM");
+            add_modeled(c, "mm2", ar.fixed_mm2, "v0 area: fixed logic (not in target.area)");
+            add_fig(c, "baseline", "mm2", v[L_AREA], v[L_AREA], v[L_AREA], 1, "Timeloop+Accelergy area (target.area)");
+            area_ratio = amm / v[L_AREA];
+            add_fig(c, "ratio", "x", area_ratio, area_ratio, area_ratio, 1, "v0 area / target.area");
+        }
     }
     free(text);
     if (rc) return bench_fail(c, "measured.csv");
@@ -719,6 +760,11 @@ static int bench_v0_resnet50_layers(ctx *c) {
     add_modeled(c, "layers", within, "Gemmini loop: layers within +-25% of Gemmini");
     add_fig(c, "ratio", "x", ga, ga, ga, 1, "Gemmini loop on the arch.mem sizes: geometric mean over %d layers", row);
     add_modeled(c, "layers", within_arch, "Gemmini loop on the arch.mem sizes: layers within +-25%");
+    double ge = exp(loge / row);
+    add_fig(c, "ratio", "x", ge, ge, ge, 1, "energy: geometric mean v0 / target.energy over %d layers", row);
+    add_fig(c, "ratio", "x", elo, elo, elo, 1, "energy: lowest layer ratio v0 / target.energy");
+    add_fig(c, "ratio", "x", ehi, ehi, ehi, 1, "energy: highest layer ratio v0 / target.energy");
+    add_modeled(c, "layers", e_within, "energy: layers within 0.5..2.0 of target.energy");
     return 0;
 }
 
@@ -1696,7 +1742,7 @@ typedef struct bench_args {
     int list, json, compare;
     uint32_t repeat, threads, size;
     int threads_given;
-    const char *trace_path, *shared, *srcdir;
+    const char *trace_path, *shared, *srcdir, *data_path;
     npk_strlist models;
 } bench_args;
 
@@ -1715,6 +1761,9 @@ static const npk_opt bench_opts[] = {
       "decode positions of llm-pccx (200) and llm-pccx-15m (16)"),
     CLI_STR("--trace", NULL, bench_args, trace_path, NULL, "FILE.json",
       "with exactly one NAME: write a Chrome/Perfetto trace of one extra\n(untimed) run of its device path"),
+    CLI_STR("--data", NULL, bench_args, data_path, NULL, "FILE.csv",
+      "v0-resnet50-layers: read the layers from FILE.csv (the columns of\n"
+      "shared/data/gemmini-resnet50-layers/measured.csv) instead"),
     CLI_STR("--shared", NULL, bench_args, shared, NPUKIT_SHARED_DIR_DEFAULT, "DIR",
       "the shared/ directory with models/ and data/"),
     CLI_STR("--source-dir", NULL, bench_args, srcdir, NPUKIT_SOURCE_DIR_DEFAULT, "DIR",
@@ -1914,6 +1963,7 @@ static int bench_cmd(int argc, char **argv) {
         return rc;
     }
     ctx c = {.repeat = (int)bench_A.repeat, .shared = bench_A.shared, .trace_path = bench_A.trace_path, .json = bench_A.json,
+             .data_path = bench_A.data_path,
              .size = bench_A.size, .cur_threads = 1, .srcdir = bench_A.srcdir, .models = &bench_A.models};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = bench_A.threads_given ? (int)bench_A.threads : (cpus > 0 ? (int)cpus : 1);
