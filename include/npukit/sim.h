@@ -248,6 +248,11 @@ typedef struct npk_dev_ops {
     /* Optional: 1 when the device is busy but waits for an answer that never
      * comes (a hung bus beat); it is idle() too, yet not done. NULL = never. */
     int (*stalled)(npk_dev *d);
+    /* Optional: cycles from now before the device's state can next change
+     * (>= 1): run loops that stop when the device goes idle step that many
+     * at once instead of cycle by cycle (an idle device may answer anything
+     * >= 1). NULL = 1 (step by step). */
+    uint64_t (*quiet)(npk_dev *d);
 } npk_dev_ops;
 
 typedef void (*npk_irq_fn)(void *ctx, int line, int level);
@@ -335,7 +340,11 @@ const npk_dev_class *npk_sim_class(const npk_sim *s);
 int npk_sim_read(npk_sim *s, uint64_t addr, unsigned size, uint64_t *val);
 int npk_sim_write(npk_sim *s, uint64_t addr, unsigned size, uint64_t val);
 void npk_sim_step(npk_sim *s, uint64_t cycles);
-/* Step until the device is idle or max_cycles passed; returns cycles run. */
+/* Cycles the device may be stepped at once before its state can change
+ * (its quiet op, else 1; at least 1). */
+uint64_t npk_dev_quiet(npk_dev *d);
+/* Step until the device is idle or max_cycles passed; returns cycles run
+ * (the exact cycle the device went idle: quiet spans are stepped at once). */
 uint64_t npk_sim_run_until_idle(npk_sim *s, uint64_t max_cycles);
 uint64_t npk_sim_cycles(const npk_sim *s);
 /* The device instance's clock in Hz (its clock_mhz option). */

@@ -128,11 +128,18 @@ void npk_sim_step(npk_sim *s, uint64_t cycles) {
     if (cycles) s->dev->ops->step(s->dev, cycles);
 }
 
+uint64_t npk_dev_quiet(npk_dev *d) {
+    uint64_t q = d->ops->quiet ? d->ops->quiet(d) : 1;
+    return q ? q : 1;
+}
+
 uint64_t npk_sim_run_until_idle(npk_sim *s, uint64_t max_cycles) {
     uint64_t n = 0;
     while (n < max_cycles && !s->dev->ops->idle(s->dev)) {
-        s->dev->ops->step(s->dev, 1);
-        n++;
+        uint64_t k = npk_dev_quiet(s->dev);
+        if (k > max_cycles - n) k = max_cycles - n;
+        s->dev->ops->step(s->dev, k);
+        n += k;
     }
     return n;
 }

@@ -928,6 +928,17 @@ static void op_step(npk_dev *d, uint64_t cycles) {
 
 static int op_idle(npk_dev *d) { return !busy(P(d)); }
 
+/* Changes happen when a queued instruction starts (fe_ready) and when the
+ * work in flight ends (busy_until). */
+static uint64_t op_quiet(npk_dev *d) {
+    pccx *p = P(d);
+    uint64_t t = d->cycles, n = UINT64_MAX;
+    if (p->hung) return UINT64_MAX; /* nothing answers: time changes nothing */
+    if (p->qcount && !p->fault) n = p->fe_ready > t ? p->fe_ready - t : 1;
+    if (p->busy_until > t && p->busy_until - t < n) n = p->busy_until - t;
+    return n == UINT64_MAX ? 1 : n;
+}
+
 static void op_reset(npk_dev *d) {
     pccx *p = P(d);
     memset(p->l2, 0, (size_t)p->l2w * 16);
@@ -951,6 +962,7 @@ static const npk_dev_ops ops = {
     .write64 = op_write64,
     .step = op_step,
     .idle = op_idle,
+    .quiet = op_quiet,
     .reset = op_reset,
     .destroy = op_destroy,
 };

@@ -56,8 +56,11 @@ typedef struct shell {
     uint8_t wait_flags;
     /* events */
     uint8_t *ev; /* 65536 signalled flags */
+    /* EVENT_SIGNALs in flight: a FIFO (ring of cappend entries from phead),
+     * in order of visibility, at most p.max_pending; evpend[id] counts them */
     pend_sig *pend;
-    size_t npend, cappend;
+    size_t phead, npend, cappend;
+    uint32_t *evpend;
     engine eng[SHX_NENG];
     shx_rset cur;
     shx_scratch gemm_scr; /* the GEMM engine's host buffers, kept across descriptors */
@@ -198,6 +201,31 @@ static void finish_wait(shell *s, uint64_t t) {
     s->fetch_at = done;
 }
 
+/* Append a signal visible at *vis (raised to the newest one's time, so the
+ * FIFO stays in order; the timing makes them ordered already). Grows the
+ * ring up to p.max_pending; -1 when the host cannot hold it. */
+static int pend_push(shell *s, uint16_t id, int irq, uint64_t *vis) {
+    if (s->npend == s->cappend) {
+        size_t nc = s->cappend ? s->cappend * 2 : 16;
+        if (nc > s->p.max_pending) nc = s->p.max_pending;
+        pend_sig *np = malloc(nc * sizeof *np);
+        if (!np) return -1;
+        for (size_t i = 0; i < s->npend; i++) np[i] = s->pend[(s->phead + i) % s->cappend];
+        free(s->pend);
+        s->pend = np;
+        s->cappend = nc;
+        s->phead = 0;
+    }
+    if (s->npend) {
+        const pend_sig *last = &s->pend[(s->phead + s->npend - 1) % s->cappend];
+        if (*vis < last->at) *vis = last->at;
+    }
+    s->pend[(s->phead + s->npend) % s->cappend] = (pend_sig){id, irq, *vis};
+    s->npend++;
+    s->evpend[id]++;
+    return 0;
+}
+
 static void do_fetch(shell *s) {
     uint64_t t = now_of(s), bad;
     if (!ring_ok(s, &bad)) {
@@ -276,18 +304,16 @@ static void do_fetch(shell *s) {
         if (!(s->p.rtlgen && s->p.rtlgen_overlap))
             for (int e = 0; e < SHX_NENG; e++)
                 if (s->eng[e].end > vis) vis = s->eng[e].end;
-        if (s->npend == s->cappend) {
-            size_t nc = s->cappend ? s->cappend * 2 : 16;
-            pend_sig *np = realloc(s->pend, nc * sizeof *np);
-            if (!np) { /* cannot track it: make it visible when the queue empties (conservative) */
-                vis = end;
-            } else {
-                s->pend = np;
-                s->cappend = nc;
-            }
+        if (s->npend >= s->p.max_pending || pend_push(s, shx_u16(d + 4), d[1] & 1, &vis)) {
+            /* the implementation limit (docs/shell.md decision 15): refused, not run */
+            char ea[64];
+            snprintf(ea, sizeof ea, "\"error\":\"%s\"", npk_shell_error_name(SHELL_ERR_BAD_DESCRIPTOR));
+            emit(s, "fetch", "EVENT_SIGNAL", t, fc, ea);
+            s->perf_fetch += fc;
+            log_desc(s, daddr, head, d, "fetch", t, t, decoded, SHELL_ERR_BAD_DESCRIPTOR);
+            schedule_error(s, SHELL_ERR_BAD_DESCRIPTOR, daddr, decoded);
+            return;
         }
-        if (s->npend < s->cappend) s->pend[s->npend++] = (pend_sig){shx_u16(d + 4), d[1] & 1, vis};
-        else s->ev[shx_u16(d + 4)] = 1;
         snprintf(args, sizeof args, "\"event\":%u,\"irq\":%d,\"visible_at\":%" PRIu64, shx_u16(d + 4), d[1] & 1, vis);
         emit(s, "fetch", "EVENT_SIGNAL", t, end - t, args);
         s->perf_fetch += end - t;
@@ -307,8 +333,7 @@ static void do_fetch(shell *s) {
         s->wait_tag = shx_u32(d + 4);
         s->wait_flags = d[1];
         s->wait_deadline = s->p.event_timeout ? decoded + s->p.event_timeout : 0;
-        for (size_t i = 0; i < s->npend; i++)
-            if (s->pend[i].id == s->wait_id) s->wait_deadline = 0; /* a signal in flight will satisfy it */
+        if (s->evpend[s->wait_id]) s->wait_deadline = 0; /* a signal in flight will satisfy it */
         return; /* process() completes it when the event is (or becomes) visible */
     default: break;
     }
@@ -396,15 +421,14 @@ static void process(shell *s) {
     for (int guard = 0; guard < 1000000; guard++) {
         uint64_t t = now_of(s);
         int progress = 0;
-        for (size_t i = 0; i < s->npend;) {
-            if (s->pend[i].at <= t) {
-                s->ev[s->pend[i].id] = 1;
-                if (s->pend[i].irq) irq_raise(s, SHELL_IRQ_EVENT);
-                s->pend[i] = s->pend[--s->npend];
-                progress = 1;
-            } else {
-                i++;
-            }
+        while (s->npend && s->pend[s->phead].at <= t) { /* oldest first: O(1) per signal */
+            const pend_sig *ps = &s->pend[s->phead];
+            s->ev[ps->id] = 1;
+            s->evpend[ps->id]--;
+            if (ps->irq) irq_raise(s, SHELL_IRQ_EVENT);
+            s->phead = (s->phead + 1) % s->cappend;
+            s->npend--;
+            progress = 1;
         }
         if (s->perr && s->perr_at <= t) {
             s->perr = 0;
@@ -447,7 +471,7 @@ static uint64_t next_event(shell *s) {
         uint64_t v_ = (v);              \
         if (v_ > t && v_ < n) n = v_;   \
     } while (0)
-    for (size_t i = 0; i < s->npend; i++) CAND(s->pend[i].at);
+    if (s->npend) CAND(s->pend[s->phead].at); /* the FIFO is in order of visibility */
     if (s->perr) CAND(s->perr_at);
     if (s->waiting && s->wait_deadline) CAND(s->wait_deadline);
     if (can_fetch(s)) CAND(s->fetch_at > t ? s->fetch_at : t + 1);
@@ -473,13 +497,20 @@ static void shell_step(npk_dev *d, uint64_t cycles) {
 
 static int shell_idle(npk_dev *d) { return next_event(S(d)) == NEVER; }
 
+/* Nothing happens between events: the next one is the next change. */
+static uint64_t shell_quiet(npk_dev *d) {
+    uint64_t n = next_event(S(d)), t = now_of(S(d));
+    return n == NEVER || n <= t ? 1 : n - t;
+}
+
 /* ---- registers ------------------------------------------------------------------------- */
 
 static void full_reset(shell *s) {
     s->armed = s->halted = s->waiting = s->perr = s->had_work = 0;
     s->fetch_at = 0;
-    s->npend = 0;
+    s->npend = s->phead = 0;
     memset(s->ev, 0, 65536);
+    memset(s->evpend, 0, 65536 * sizeof *s->evpend);
     for (int e = 0; e < SHX_NENG; e++) {
         s->eng[e].end = 0;
         shx_rset_clear(&s->eng[e].rs);
@@ -607,6 +638,7 @@ static void shell_destroy(npk_dev *d) {
     shx_scratch_free(&s->gemm_scr);
     free(s->pend);
     free(s->ev);
+    free(s->evpend);
     npk_regfile_fini(&s->rf);
     free(s);
 }
@@ -616,6 +648,7 @@ static const npk_dev_ops shell_ops = {
     .write32 = shell_write32,
     .write64 = NULL,
     .step = shell_step,
+    .quiet = shell_quiet,
     .idle = shell_idle,
     .reset = shell_reset,
     .destroy = shell_destroy,
@@ -657,6 +690,12 @@ static const npk_opt opt_defs[] = {
      "0 = its sequential mode (each descriptor after the previous one)", 0},
     NPK_OPT_CLOCK_MHZ(shx_params, clock_mhz, "1000"),
     NPK_OPT_TIMING_ONLY(shx_params, timing_only),
+    O64("max_macs", max_macs, "4294967296", 1, UINT64_MAX,
+        "implementation limit: MACs of one GEMM (above: BAD_DESCRIPTOR, not run)"),
+    O64("max_elems", max_elems, "16777216", 1, 1ull << 26,
+        "implementation limit: elements of one VEC_OP or SOFTMAX (above: BAD_DESCRIPTOR)"),
+    O32("max_pending", max_pending, "4096", 1, 1u << 24,
+        "implementation limit: EVENT_SIGNALs in flight (one more: BAD_DESCRIPTOR)"),
 };
 
 /* preset=NAME, wherever it appears among the options, sets its parameters
@@ -698,13 +737,15 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
         return NULL;
     p.preset = NULL; /* pointed into the parser's copy of opts */
     shell *s = calloc(1, sizeof *s);
-    if (!s || !(s->ev = calloc(65536, 1))) {
+    if (!s || !(s->ev = calloc(65536, 1)) || !(s->evpend = calloc(65536, sizeof *s->evpend))) {
+        if (s) free(s->ev);
         free(s);
         npk_err(NPK_ENOMEM, "out of memory");
         return NULL;
     }
     if (npk_regfile_init(&s->rf, regs, sizeof regs / sizeof regs[0], SHELL_MMIO_SIZE)) {
         free(s->ev);
+        free(s->evpend);
         free(s);
         return NULL;
     }

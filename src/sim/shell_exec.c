@@ -421,6 +421,10 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
                     "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 " exceeds the model's %llu-element operand limit", m, n, k,
                     (unsigned long long)SHX_MAX_ELEMS);
+    if ((uint64_t)m * n * k > c->p->max_macs)
+        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
+                    "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 " (%" PRIu64 " MACs) exceeds the implementation limit max_macs=%" PRIu64,
+                    m, n, k, (uint64_t)m * n * k, c->p->max_macs);
     int need_c = has_beta || epi == SHELL_EPI_ADD || epi == SHELL_EPI_MUL;
     if (m && n && k && (mat_range(c, x, &A, 0) || mat_range(c, x, &B, 0))) return;
     if (mat_range(c, x, &C, 1)) return;
@@ -638,8 +642,9 @@ static void exec_vec(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_res *
     if (src % es) return fail(x, SHELL_ERR_ALIGNMENT, src, "VEC_OP source 0x%" PRIx64 " is not %u-byte aligned", src, es);
     if (dst % es) return fail(x, SHELL_ERR_ALIGNMENT, dst, "VEC_OP destination 0x%" PRIx64 " is not %u-byte aligned", dst, es);
     size_t count = bytes / es;
-    if (count > SHX_MAX_ELEMS)
-        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "VEC_OP of %zu elements exceeds the model's limit", count);
+    if (count > SHX_MAX_ELEMS || count > c->p->max_elems)
+        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
+                    "VEC_OP of %zu elements exceeds the implementation limit max_elems=%" PRIu64, count, c->p->max_elems);
     int rowwise = eop == 4 || eop == 5 || eop == 8 || eop == 9 || eop == 16;
     int second = eop == 1 || eop == 2 || eop == 6 || eop == 7 || eop == 8 || eop == 9;
     size_t rl = rowwise && row ? row : count;
@@ -748,6 +753,10 @@ static void exec_softmax(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_r
     size_t n = rb / es;
     if ((uint64_t)rb * rows > SHX_MAX_BYTES)
         return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "SOFTMAX of more than the model's 1 GiB limit");
+    if ((uint64_t)rb * rows / es > c->p->max_elems)
+        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
+                    "SOFTMAX of %" PRIu64 " elements exceeds the implementation limit max_elems=%" PRIu64,
+                    (uint64_t)rb * rows / es, c->p->max_elems);
     if (add_range(c, x, src, (uint64_t)rb * rows, 0) || add_range(c, x, dst, (uint64_t)rb * rows, 1)) return;
     uint8_t *buf = malloc(rb + 1);
     double *v = malloc((n ? n : 1) * sizeof *v);

@@ -34,6 +34,10 @@ typedef struct shx_params {
     int rtlgen_overlap;      /* with rtlgen: run.py --overlap scheduling (0: sequential) */
     int rtlgen;              /* preset=rtlgen-perf: the RTLGen perf model's cost rules
                               * (docs/shell.md "Timing model") */
+    /* implementation limits (docs/shell.md decision 15): host work per action */
+    uint64_t max_macs;       /* GEMM MACs per descriptor */
+    uint64_t max_elems;      /* VEC_OP / SOFTMAX elements per descriptor */
+    uint32_t max_pending;    /* EVENT_SIGNALs in flight */
 } shx_params;
 
 /* An address range a descriptor reads or writes (for the hazard check). */

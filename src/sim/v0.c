@@ -282,6 +282,12 @@ static void step(npk_dev *d, uint64_t cycles) {
 
 static int stalled(npk_dev *d) { return V(d)->hang; }
 
+/* A descriptor in flight changes nothing until its last cycle. */
+static uint64_t quiet(npk_dev *d) {
+    v0 *v = V(d);
+    return v->busy && !v->hang && v->remaining ? v->remaining : 1;
+}
+
 static int idle(npk_dev *d) {
     v0 *v = V(d);
     if (v->hang) return 1; /* nothing will ever answer */
@@ -470,6 +476,7 @@ static const npk_dev_ops ops = {
     .write64 = NULL,
     .step = step,
     .idle = idle,
+    .quiet = quiet,
     .stalled = stalled,
     .reset = reset,
     .destroy = destroy,
