@@ -59,6 +59,8 @@ typedef struct npk_value_desc {
     int64_t dims[NPK_MAX_RANK];
     int kind;        /* npk_kind of the value */
     int elem_kind;   /* SEQUENCE / OPTIONAL: npk_kind of the elements (TENSOR for tensors) */
+    const char *dim_params[NPK_MAX_RANK]; /* the symbolic name of dims[i] (ONNX dim_param, "batch"),
+                                             NULL for a fixed or unnamed dimension; owned by the graph */
 } npk_value_desc;
 
 /* "float[1,?]", "sequence(float[?,3])", "optional(sequence(float[5]))" into

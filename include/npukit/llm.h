@@ -260,6 +260,14 @@ int npk_llm_decoder_finish(npk_llm_decoder *d);
 const char *npk_llm_decoder_kind(const npk_llm_decoder *d);
 void npk_llm_decoder_free(npk_llm_decoder *d);
 
+/* The decoder's work so far as a performance report (include/npukit/report.h):
+ * device instructions per opcode with engine cycles and MACs, host steps as host
+ * operators, bytes per memory, modeled and host tokens/s and per-token figures as
+ * notes; ntok is the number of tokens emitted, name the model (may be NULL).
+ * *out is freed with npk_report_free. What `npu llm --report` prints. */
+struct npk_report;
+int npk_llm_report(const npk_llm_decoder *d, int ntok, const char *name, struct npk_report **out);
+
 /* Generate: feed BOS and the prompt's tokens (forced), then sample until
  * `steps` positions have been run (capped at seq_len) or BOS is sampled.
  * Each token's printable text (npk_llm_decode + npk_llm_printable) is passed

@@ -63,6 +63,11 @@ int npk_port_mem_write(npk_port *p, uint64_t addr, const void *buf, size_t len);
 int npk_port_wait(npk_port *p, uint64_t cycles);
 /* Level of the device's interrupt line `line` (0 = main). */
 int npk_port_irq(npk_port *p, int line);
+/* Device reset: every register to its reset value and the device idle
+ * (the model's power-on reset; guest memory is kept). sim: in process;
+ * qtest: npukit's `npu_reset` command (a QEMU without it refuses,
+ * NPK_EUNSUPPORTED); uio: NPK_EUNSUPPORTED. */
+int npk_port_reset(npk_port *p);
 /* Device cycles elapsed since open, and the device clock in Hz. */
 uint64_t npk_port_cycles(const npk_port *p);
 uint64_t npk_port_hz(const npk_port *p);

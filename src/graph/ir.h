@@ -73,6 +73,8 @@ struct npk_graph {
                              block, owned; NULL: none yet */
     void (*progress)(void *ctx, size_t done, size_t total); /* npk_graph_set_progress */
     void *progress_ctx;
+    char **dim_names;     /* the dim_param strings the descriptors point to, owned */
+    size_t n_dim_names;
 };
 
 /* ---- protobuf helpers shared by onnx_import.c and onnx_data.c ---- */

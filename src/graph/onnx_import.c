@@ -271,6 +271,8 @@ void npk_graph_free(npk_graph *g) {
     free(g->out_vals);
     free(g->in_desc);
     free(g->out_desc);
+    for (size_t i = 0; i < g->n_dim_names; i++) free(g->dim_names[i]);
+    free(g->dim_names);
     free(g);
 }
 
@@ -347,7 +349,17 @@ static void type_str(const Onnx__TypeProto *tp, char *buf, size_t len, int depth
     }
 }
 
-static int desc_from_type(npk_value_desc *d, const char *name, const Onnx__TypeProto *tp, const char *what) {
+/* A copy of a symbolic dimension's name that lives as long as the graph. */
+static const char *graph_dim_name(npk_graph *g, const char *s) {
+    char **v = realloc(g->dim_names, (g->n_dim_names + 1) * sizeof(char *));
+    if (!v) return NULL;
+    g->dim_names = v;
+    char *c = strdup(s);
+    if (c) g->dim_names[g->n_dim_names++] = c;
+    return c;
+}
+
+static int desc_from_type(npk_graph *g, npk_value_desc *d, const char *name, const Onnx__TypeProto *tp, const char *what) {
     d->name = name;
     d->dtype = 0;
     d->rank = -1;
@@ -387,6 +399,9 @@ static int desc_from_type(npk_value_desc *d, const char *name, const Onnx__TypeP
         for (size_t i = 0; i < tt->shape->n_dim; i++) {
             const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[i];
             d->dims[i] = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? dm->dim_value : -1;
+            if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param && dm->dim_param[0] &&
+                !(d->dim_params[i] = graph_dim_name(g, dm->dim_param)))
+                return npk_err(NPK_ENOMEM, "out of memory");
         }
     }
     return 0;
@@ -494,7 +509,7 @@ static int import_graph(npk_graph *g, const Onnx__GraphProto *gp, int is_sub) {
         if (v >= 0 && g->vals[v].konst) continue; /* an initializer with a default value */
         if (v >= 0) return npk_err(NPK_EFORMAT, "graph input '%s' is listed twice", vi->name);
         if ((v = add_val(g, vi->name)) < 0) return v;
-        if ((rc = desc_from_type(&g->in_desc[g->n_in], vi->name, vi->type, "graph input"))) return rc;
+        if ((rc = desc_from_type(g, &g->in_desc[g->n_in], vi->name, vi->type, "graph input"))) return rc;
         g->vals[v].graph_input = (int)g->n_in;
         g->in_vals[g->n_in++] = v;
     }
@@ -642,7 +657,7 @@ static int import_graph(npk_graph *g, const Onnx__GraphProto *gp, int is_sub) {
         if (!vi->name || !*vi->name) return npk_err(NPK_EFORMAT, "graph output %zu has no name", i);
         int v = resolve_val(g, vi->name, is_sub);
         if (v < 0) return npk_err(NPK_EFORMAT, "graph output '%s' is not produced by any node or input", vi->name);
-        if ((rc = desc_from_type(&g->out_desc[g->n_out], vi->name, vi->type, "graph output"))) return rc;
+        if ((rc = desc_from_type(g, &g->out_desc[g->n_out], vi->name, vi->type, "graph output"))) return rc;
         g->vals[v].graph_output = 1;
         g->out_vals[g->n_out++] = v;
     }

@@ -91,6 +91,10 @@ int npk_port_wait(npk_port *p, uint64_t cycles) {
 }
 
 int npk_port_irq(npk_port *p, int line) { return p->be->irq(p, line); }
+int npk_port_reset(npk_port *p) {
+    if (!p->be->reset) return npk_err(NPK_EUNSUPPORTED, "port '%s' cannot reset the device", p->be->info.name);
+    return p->be->reset(p);
+}
 uint64_t npk_port_cycles(const npk_port *p) { return p->cycles; }
 uint64_t npk_port_hz(const npk_port *p) { return npk_port_clock(p); }
 uint64_t npk_port_mmio_count(const npk_port *p) { return p->mmio_count; }

@@ -31,6 +31,7 @@ typedef struct npk_port_backend {
     int (*mem_write)(npk_port *p, uint64_t addr, const void *buf, size_t len);
     int (*wait)(npk_port *p, uint64_t cycles);
     int (*irq)(npk_port *p, int line);
+    int (*reset)(npk_port *p); /* NULL: the port cannot reset the device */
     void (*close)(npk_port *p);
     /* Optional (NULL: none): the host pointer of guest memory (npk_port_direct); a new
      * allocation of the port's arena (the in-process port backs it with one host buffer);

@@ -556,6 +556,9 @@ static int qtest_open(npk_port *p, const char *target, const char *arg, const ch
     return 0;
 }
 
+/* npukit's qtest extension (src/sim/qtest.c): a QEMU without it refuses the command */
+static int qt_reset(npk_port *p) { return simple(p, NPK_EUNSUPPORTED, "npu_reset\n"); }
+
 const npk_port_backend npk_qtest_port = {
     .info = {"qtest", "qtest:PATH, qtest-spawn:NPU",
              "a device model in another process over QEMU's qtest protocol: the Unix socket PATH of `npu qtest --socket`, "
@@ -569,5 +572,6 @@ const npk_port_backend npk_qtest_port = {
     .mem_write = qt_mem_write,
     .wait = qt_wait,
     .irq = qt_irq,
+    .reset = qt_reset,
     .close = qt_close,
 };

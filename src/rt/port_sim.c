@@ -35,6 +35,11 @@ static int sim_irq(npk_port *p, int line) { return npk_sim_irq(p->sim, line); }
 
 static void sim_close(npk_port *p) { npk_sim_free(p->sim); }
 
+static int sim_reset(npk_port *p) {
+    npk_sim_reset(p->sim);
+    return 0;
+}
+
 /* in-process port: back an allocation with one host buffer so the driver and
  * the model can use it in place (zero copy); if it overlaps an earlier one it
  * stays paged (still exact, copied) */
@@ -77,6 +82,7 @@ const npk_port_backend npk_sim_port = {
     .mem_write = sim_mem_write,
     .wait = sim_wait,
     .irq = sim_irq,
+    .reset = sim_reset,
     .close = sim_close,
     .direct = sim_direct,
     .allocated = sim_allocated,

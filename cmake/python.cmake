@@ -1,0 +1,74 @@
+# The Python package (python/, docs/python.md): the extension module npukit._npukit built here
+# against the layer libraries, next to a copy of the package's .py files in build/python, so that
+# tests (tests/python) import the build tree's package. Needs Debian's python3-dev and
+# python3-numpy for NPUKIT_PYTHON (default /usr/bin/python3: the machine's first `python3` may be
+# another interpreter without numpy). `pip install --no-build-isolation ./python` builds the same
+# module for an installation (python/setup.py, from build/python/link.txt).
+if(EXISTS /usr/bin/python3)
+  set(npukit_python_default /usr/bin/python3)
+else()
+  set(npukit_python_default python3)
+endif()
+set(NPUKIT_PYTHON ${npukit_python_default} CACHE FILEPATH "Python interpreter the npukit package is built for")
+execute_process(COMMAND ${NPUKIT_PYTHON} -c
+  "import sysconfig, numpy; print(sysconfig.get_paths()['include']); print(numpy.get_include()); print(sysconfig.get_config_var('EXT_SUFFIX'))"
+  RESULT_VARIABLE npukit_py_rc OUTPUT_VARIABLE npukit_py_out ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(npukit_py_rc EQUAL 0)
+  string(REPLACE "\n" ";" npukit_py_out "${npukit_py_out}")
+  list(GET npukit_py_out 0 NPUKIT_PY_INCLUDE)
+  list(GET npukit_py_out 1 NPUKIT_NUMPY_INCLUDE)
+  list(GET npukit_py_out 2 NPUKIT_PY_EXT_SUFFIX)
+endif()
+if(NOT npukit_py_rc EQUAL 0 OR NOT EXISTS ${NPUKIT_PY_INCLUDE}/Python.h)
+  message(WARNING "${NPUKIT_PYTHON} lacks numpy or Python.h: the Python package (python/) and its tests are not built "
+                  "(apt-get install python3-dev python3-numpy)")
+  return()
+endif()
+set(NPUKIT_PY_DIR ${CMAKE_BINARY_DIR}/python)
+file(GLOB NPUKIT_PY_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/src/*.c)
+add_library(npukit_python MODULE ${NPUKIT_PY_SOURCES})
+set_target_properties(npukit_python PROPERTIES PREFIX "" OUTPUT_NAME _npukit SUFFIX ${NPUKIT_PY_EXT_SUFFIX}
+  LIBRARY_OUTPUT_DIRECTORY ${NPUKIT_PY_DIR}/npukit C_VISIBILITY_PRESET hidden)
+target_include_directories(npukit_python SYSTEM PRIVATE ${NPUKIT_PY_INCLUDE} ${NPUKIT_NUMPY_INCLUDE})
+target_link_libraries(npukit_python PRIVATE npukit)
+# the package's Python files next to the module (a symlink per file: edits show without a rebuild)
+file(GLOB NPUKIT_PY_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/npukit/*.py)
+foreach(f ${NPUKIT_PY_FILES})
+  get_filename_component(fn ${f} NAME)
+  file(MAKE_DIRECTORY ${NPUKIT_PY_DIR}/npukit)
+  file(CREATE_LINK ${f} ${NPUKIT_PY_DIR}/npukit/${fn} SYMBOLIC)
+endforeach()
+# what python/setup.py links: the layer libraries (top down) and their outside libraries (found
+# again here: the cmake/ parts that look them up may come later; the results are cached)
+find_library(NPUKIT_PROTOBUF_C_LIB protobuf-c)
+find_library(NPUKIT_JANSSON_LIB jansson)
+find_library(NPUKIT_YAML_LIB yaml)
+file(GENERATE OUTPUT ${NPUKIT_PY_DIR}/link.txt CONTENT
+"$<TARGET_FILE:npukit_graph>
+$<TARGET_FILE:npukit_llm>
+$<TARGET_FILE:npukit_ops>
+$<TARGET_FILE:npukit_rt>
+$<TARGET_FILE:npukit_sim>
+$<TARGET_FILE:npukit_base>
+${NPUKIT_PROTOBUF_C_LIB}
+${NPUKIT_JANSSON_LIB}
+${NPUKIT_YAML_LIB}
+m
+")
+# The Python test suite (tests/python, unittest): the build tree's package, Debian's interpreter.
+# Under the sanitizers the interpreter loads the ASan runtime first (LD_PRELOAD; the interpreter's own
+# allocations at exit are not npukit's leaks: detect_leaks=0 there, the C tests check leaks).
+set(npukit_py_env)
+if(NPUKIT_SANITIZE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE npukit_asan
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(npukit_py_env LD_PRELOAD=${npukit_asan} ASAN_OPTIONS=detect_leaks=0)
+endif()
+add_test(NAME python_tests COMMAND ${CMAKE_COMMAND} -E env ${npukit_py_env} PYTHONPATH=${NPUKIT_PY_DIR} NPU=$<TARGET_FILE:npu>
+  NPUKIT_SHARED_DIR=${NPUKIT_SHARED_DIR} ${NPUKIT_PYTHON} -m unittest discover -s ${CMAKE_SOURCE_DIR}/tests/python -v)
+set_tests_properties(python_tests PROPERTIES TIMEOUT 900)
+# The offline installation (tests/python/pip_install.cmake): pip into a fresh venv, then the LeNet.
+add_test(NAME python_pip_install COMMAND ${CMAKE_COMMAND} -DPY=${NPUKIT_PYTHON} -DSRC=${CMAKE_SOURCE_DIR}
+  -DBUILD=${CMAKE_BINARY_DIR} -DSHARED=${NPUKIT_SHARED_DIR} -DWORK=${CMAKE_BINARY_DIR}/scripttest-python_pip_install
+  -P ${CMAKE_SOURCE_DIR}/tests/python/pip_install.cmake)
+set_tests_properties(python_pip_install PROPERTIES TIMEOUT 600 DEPENDS python_tests)
