@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An independent, exact reference for the pccx decode (issue 33 point 1).
  *
  * A plain C decoder written from pccx-isa.md, docs/pccx.md ("Arithmetic",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* llama2.c's run.c, recorded (issue 33 point 4): for the nine settings that
  * test_llm_runc compares live, tests/data/llm/runc/ holds what run.c printed and
  * a 64-bit FNV-1a hash of every logit it computed (each position's vocabulary,

@@ -23,10 +23,12 @@
  * i-k-j loops over 4 rows with a vectorizable inner loop (fused through fmaf
  * only where that is the hardware instruction, FP_FAST_FMAF). */
 #include "npukit/gemm.h"
+#include "npukit/threads.h"
 
 #include "npukit/cpu.h"
 #include "npukit/error.h"
 
+#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -726,6 +728,93 @@ int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_
 
 /* ---- entry points ------------------------------------------------------------------ */
 
+/* One slice of the output on the active variant (the entry points below split
+ * C into slices for the threads; a slice is a whole GEMM of its rows or
+ * columns, so every output element is computed as in a single call). */
+static int s8_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda,
+                    const int8_t *B, size_t ldb, int32_t *C, size_t ldc) {
+    switch (isa) {
+#ifdef GEMM_X86
+    case NPK_GEMM_AVX512: return s8_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc);
+    case NPK_GEMM_AVX2: return s8_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc);
+#endif
+    default: (void)ws, s8_portable(M, N, K, A, lda, B, ldb, C, ldc); return 0;
+    }
+}
+
+static int f32_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
+                     const float *B, size_t ldb, float *C, size_t ldc, int fused) {
+    switch (isa) {
+#ifdef GEMM_X86
+    case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
+    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
+#endif
+    default: (void)ws, f32_portable(M, N, K, A, lda, B, ldb, C, ldc, fused); return 0;
+    }
+}
+
+/* ---- threads: C split into row or column slices ---------------------------------------- */
+
+/* Work below this many MACs runs on the calling thread (waking the pool costs
+ * about as much as a few hundred thousand MACs). */
+#define PAR_MIN_MACS (1u << 21)
+/* Slice boundaries: multiples of these rows or columns (every variant's tile
+ * height and width divide them), the last slice taking the remainder, so the
+ * tiles of every slice start where the single call's would. */
+#define PAR_ROWS 24
+#define PAR_COLS 64
+
+typedef struct par_gemm {
+    int f32, fused;
+    npk_gemm_isa isa;
+    uint32_t M, N, K, chunk;
+    int by_rows, ntasks;
+    const void *A, *B;
+    void *C;
+    size_t lda, ldb, ldc;
+    atomic_int rc;
+} par_gemm;
+
+static _Thread_local npk_gemm_ws tl_ws; /* each thread's packing buffers (kept for its next slice) */
+
+static void par_task(void *ctx, int t) {
+    par_gemm *p = ctx;
+    uint32_t lo = (uint32_t)t * p->chunk, hi = t == p->ntasks - 1 ? (p->by_rows ? p->M : p->N) : lo + p->chunk;
+    uint32_t M = p->by_rows ? hi - lo : p->M, N = p->by_rows ? p->N : hi - lo;
+    size_t ao = p->by_rows ? lo * p->lda : 0, bo = p->by_rows ? 0 : lo, co = p->by_rows ? lo * p->ldc : lo;
+    int rc = p->f32 ? f32_slice(&tl_ws, p->isa, M, N, p->K, (const float *)p->A + ao, p->lda, (const float *)p->B + bo,
+                                p->ldb, (float *)p->C + co, p->ldc, p->fused)
+                    : s8_slice(&tl_ws, p->isa, M, N, p->K, (const int8_t *)p->A + ao, p->lda,
+                               (const int8_t *)p->B + bo, p->ldb, (int32_t *)p->C + co, p->ldc);
+    if (rc) {
+        int zero = 0;
+        atomic_compare_exchange_strong(&p->rc, &zero, rc);
+    }
+}
+
+/* The number of slices for this GEMM (1: run it on the calling thread). */
+static int par_plan(par_gemm *p) {
+    int th = npk_threads();
+    if (th <= 1 || (uint64_t)p->M * p->N * p->K < PAR_MIN_MACS) return 1;
+    uint32_t rows = p->M / PAR_ROWS, cols = p->N / PAR_COLS;
+    p->by_rows = rows >= cols;
+    uint32_t units = p->by_rows ? rows : cols;
+    if (units < 2) return 1;
+    int n = units < (uint32_t)th * 4 ? (int)units : th * 4; /* a few slices per thread for balance */
+    uint32_t per = units / (uint32_t)n;
+    p->chunk = per * (p->by_rows ? PAR_ROWS : PAR_COLS);
+    p->ntasks = (int)((p->by_rows ? p->M : p->N) / p->chunk); /* the last slice takes the remainder */
+    return p->ntasks;
+}
+
+static int par_run(par_gemm *p) {
+    atomic_init(&p->rc, 0);
+    npk_parallel(p->ntasks, par_task, p);
+    return atomic_load(&p->rc);
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
+
 int npk_gemm_s8s32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda, const int8_t *B,
                    size_t ldb, int32_t *C, size_t ldc) {
     if (!M || !N) return 0;
@@ -733,13 +822,11 @@ int npk_gemm_s8s32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const in
         for (uint32_t i = 0; i < M; i++) memset(C + (size_t)i * ldc, 0, (size_t)N * sizeof *C);
         return 0;
     }
-    switch (npk_gemm_active_isa()) {
-#ifdef GEMM_X86
-    case NPK_GEMM_AVX512: return s8_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc);
-    case NPK_GEMM_AVX2: return s8_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc);
-#endif
-    default: (void)ws, s8_portable(M, N, K, A, lda, B, ldb, C, ldc); return 0;
-    }
+    npk_gemm_isa isa = npk_gemm_active_isa();
+    par_gemm p = {.f32 = 0, .isa = isa, .M = M, .N = N, .K = K, .A = A, .B = B, .C = C, .lda = lda, .ldb = ldb,
+                  .ldc = ldc};
+    if (par_plan(&p) > 1) return par_run(&p);
+    return s8_slice(ws, isa, M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B,
@@ -751,17 +838,10 @@ int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const floa
         return 0;
     }
     npk_gemm_isa isa = npk_gemm_active_isa();
-#ifdef GEMM_X86
-    int fused = isa != NPK_GEMM_PORTABLE && npk_gemm_f32_fused(M, N, K, A, lda, B, ldb);
-#endif
-    switch (isa) {
-#ifdef GEMM_X86
-    case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
-    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
-#endif
-    default:
-        (void)ws;
-        f32_portable(M, N, K, A, lda, B, ldb, C, ldc, PORTABLE_FMA && npk_gemm_f32_fused(M, N, K, A, lda, B, ldb));
-        return 0;
-    }
+    /* whether every product is exact is decided once for the whole GEMM */
+    int fused = (isa != NPK_GEMM_PORTABLE || PORTABLE_FMA) && npk_gemm_f32_fused(M, N, K, A, lda, B, ldb);
+    par_gemm p = {.f32 = 1, .fused = fused, .isa = isa, .M = M, .N = N, .K = K, .A = A, .B = B, .C = C, .lda = lda,
+                  .ldb = ldb, .ldc = ldc};
+    if (par_plan(&p) > 1) return par_run(&p);
+    return f32_slice(ws, isa, M, N, K, A, lda, B, ldb, C, ldc, fused);
 }

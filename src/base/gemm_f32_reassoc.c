@@ -10,6 +10,7 @@
  * passes). Fewer than 8 columns with K >= 16 take dot products along K
  * instead (sgemm_dot, at the end of this file). */
 #include "npukit/gemm.h"
+#include "npukit/threads.h"
 
 #include "npukit/cpu.h"
 #include "npukit/error.h"
@@ -234,9 +235,45 @@ const char *npk_gemm_f32_reassoc_kernel(void) {
 static int sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                      float *C, int64_t ldc, int acc);
 
+static void reassoc_serial(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                           float *C, int64_t ldc, int acc);
+
+/* Threads: C split into slices of rows (multiples of PAR_ROWS, the last one
+ * taking the remainder). The kernel (narrow-N dot products or tiles) depends
+ * on N and K only and a row's sums on nothing but its own A row, so every
+ * slice computes its rows as the single call would. */
+#define PAR_ROWS 24
+#define PAR_MIN_MACS (1 << 21)
+typedef struct par_re {
+    int64_t M, N, K, lda, ldb, ldc, chunk;
+    const float *A, *B;
+    float *C;
+    int acc, ntasks;
+} par_re;
+
+static void par_re_task(void *ctx, int t) {
+    const par_re *p = ctx;
+    int64_t lo = t * p->chunk, hi = t == p->ntasks - 1 ? p->M : lo + p->chunk;
+    reassoc_serial(hi - lo, p->N, p->K, p->A + lo * p->lda, p->lda, p->B, p->ldb, p->C + lo * p->ldc, p->ldc, p->acc);
+}
+
 void npk_gemm_f32_reassoc(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                           int64_t ldb, float *C, int64_t ldc, int acc) {
     if (M <= 0 || N <= 0) return;
+    int th = npk_threads();
+    int64_t units = M / PAR_ROWS;
+    if (th > 1 && units >= 2 && K > 0 && M * N * K >= PAR_MIN_MACS) {
+        int n = units < th * 4 ? (int)units : th * 4;
+        par_re p = {M, N, K, lda, ldb, ldc, units / n * PAR_ROWS, A, B, C, acc, 0};
+        p.ntasks = (int)(M / p.chunk);
+        npk_parallel(p.ntasks, par_re_task, &p);
+        return;
+    }
+    reassoc_serial(M, N, K, A, lda, B, ldb, C, ldc, acc);
+}
+
+static void reassoc_serial(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                           float *C, int64_t ldc, int acc) {
     /* 1-7 columns (a conv with few output positions): dot products along K */
     if (N < 8 && K >= 16 && !sgemm_dot(M, N, K, A, lda, B, ldb, C, ldc, acc)) return;
     if (K <= 0) { /* no products: C or zeros */

@@ -1,5 +1,6 @@
 /* Shared helpers for the npu commands. */
 #include "cli.h"
+#include "npukit/threads.h"
 #include "npukit/report.h"
 #include "npukit/trace.h"
 #include "npukit/sim.h"
@@ -350,4 +351,8 @@ int cli_gnuplot(const char *script, const char *what) {
         return cli_fail("%s: gnuplot failed%s (Debian: apt-get install gnuplot-nox)", what,
                         WIFEXITED(st) && WEXITSTATUS(st) == 127 ? " to start" : "");
     return 0;
+}
+
+void cli_threads(uint32_t n) {
+    if (n) npk_threads_set((int)n); /* in range: the table caps it at 256 */
 }

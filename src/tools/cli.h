@@ -86,6 +86,14 @@ void cli_help_opts(const npk_opt *t, size_t n);
 #define CLI_DEVICE_OPT(type, field)                                                                                   \
     CLI_LIST("--device-opt", "--opts --device-opts", type, field, "K=V[,K=V]",                                        \
              "device model options, repeatable (npu devices lists them)")
+/* The host-thread flag of every command that computes: --threads N (a
+ * uint32_t field; 0 = the default, every core or $NPUKIT_THREADS). Apply it
+ * with cli_threads after parsing. */
+#define CLI_THREADS(type, field)                                                                                      \
+    CLI_NUM("--threads", NULL, U32, type, field, "0", 0, 256, "N",                                                    \
+            "host threads for the arithmetic (CPU path, device models' GEMMs);\n"                                     \
+            "0 = every core, or $NPUKIT_THREADS (results are the same bytes at any count)")
+void cli_threads(uint32_t n);
 /* Check a device name (allow_cpu: "cpu" too) and its options against the
  * device table before any file is read. *joined gets the options as one
  * "k=v,k=v" string (malloc'd, NULL when none; free it). Returns 0 or 2 after

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 typedef struct llm_args {
+    uint32_t threads;
     const char *model_path, *tok_path, *device, *prompt, *trace, *port, *json_path, *shape;
     npk_strlist dev_opts;
     uint64_t steps, seed, prompt_tokens;
@@ -69,6 +70,7 @@ static const npk_opt llm_opts[] = {
     CLI_NUM("--prompt-tokens", NULL, U64, llm_args, prompt_tokens, "32", 1, 1u << 20, "P",
       "with --timing-only: positions counted as the prompt (prefill), default 32"),
     CLI_DEVICE_OPT(llm_args, dev_opts),
+    CLI_THREADS(llm_args, threads),
 };
 
 static void help(void) {
@@ -201,6 +203,7 @@ int cmd_llm(int argc, char **argv) {
     if (early >= 0) return early;
     char *dev_opts = NULL;
     int urc = cli_parse("llm", llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A, argc, argv, NULL, 0, NULL);
+    if (!urc) cli_threads(A.threads);
     /* the device and its options are checked first, before any file is read */
     if (!urc) urc = cli_device("llm", A.device, 1, &A.dev_opts, &dev_opts);
     /* the decoders: the CPU's and the pccx driver's (src/llm/pccx_decode.c) */

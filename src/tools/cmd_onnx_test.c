@@ -15,6 +15,7 @@
 static double ot_rtol = 1e-3, ot_atol = 1e-7;
 
 typedef struct ot_args {
+    uint32_t threads;
     const char *device, *port, *qdq;
     npk_strlist dev_opts;
     int require, quiet, golden;
@@ -25,6 +26,7 @@ typedef struct ot_args {
 static const npk_opt ot_opts[] = {
     CLI_STR("--device", NULL, ot_args, device, "cpu", "D", "the device"),
     CLI_DEVICE_OPT(ot_args, dev_opts),
+    CLI_THREADS(ot_args, threads),
     CLI_FLAG("--require-offload", NULL, ot_args, require,
       "fail a test when an integer matrix product (MatMulInteger, ConvInteger,\n"
       "QLinearMatMul, QLinearConv, or a DequantizeLinear -> Conv/MatMul/Gemm ->\n"
@@ -420,6 +422,7 @@ int cmd_onnx_test(int argc, char **argv) {
     int nd = 0;
     if (!dirs) return cli_fail("out of memory");
     int urc = cli_parse("onnx-test", ot_opts, sizeof ot_opts / sizeof ot_opts[0], &A, argc, argv, dirs, argc, &nd);
+    if (!urc) cli_threads(A.threads);
     if (!urc) urc = cli_device("onnx-test", A.device, 1, &A.dev_opts, &dev_opts);
     if (!urc && npk_qdq_mode_parse(A.qdq) < 0) urc = cli_usage_error("onnx-test", "--qdq '%s': expected fused or ort", A.qdq);
     if (!urc && !nd) urc = cli_usage_error("onnx-test", "no test directory given");

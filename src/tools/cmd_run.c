@@ -16,6 +16,7 @@
 #define RUN_DEFAULT_DEVICE "v0"
 
 typedef struct run_args {
+    uint32_t threads;
     const char *device, *outdir, *json, *trace_path, *port, *plot, *qdq;
     npk_strlist inputs, dev_opts;
     int report, have_seed, device_given, golden, timing_only;
@@ -28,6 +29,7 @@ static const npk_opt run_opts[] = {
      "the device, or cpu for the CPU reference alone (a compiled model: its device)",
      offsetof(run_args, device_given) + 1},
     CLI_DEVICE_OPT(run_args, dev_opts),
+    CLI_THREADS(run_args, threads),
     CLI_LIST("--input", NULL, run_args, inputs, "NAME=FILE",
       "an ONNX TensorProto file for the graph input NAME (FILE alone: the\n"
       "inputs in order); repeat for every input. A sequence or optional\n"
@@ -237,6 +239,7 @@ int cmd_run(int argc, char **argv) {
     npk_run_report rep;
     memset(&rep, 0, sizeof rep);
     int urc = cli_parse("run", run_opts, sizeof run_opts / sizeof run_opts[0], &A, argc, argv, &model, 1, &npos);
+    if (!urc) cli_threads(A.threads);
     /* the device and its options are checked first, before any file is read */
     if (!urc) urc = cli_device("run", A.device, 1, &A.dev_opts, &dev_opts);
     if (!urc && npk_qdq_mode_parse(A.qdq) < 0) urc = cli_usage_error("run", "--qdq '%s': expected fused or ort", A.qdq);

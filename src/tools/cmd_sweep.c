@@ -1410,6 +1410,8 @@ int cmd_sweep(int argc, char **argv) {
         long j = jobs ? (long)jobs : sysconf(_SC_NPROCESSORS_ONLN);
         if (j < 1) j = 1;
         if (j > s.points) j = s.points;
+        /* points in parallel processes compute on one thread each (unless the user says otherwise) */
+        if (j > 1) setenv("NPUKIT_THREADS", "1", 0);
         rc = run_local(spec_path, 0, s.points, (int)j, (double)timeout, host_time, rows) ? cli_fail("%s", npk_errmsg())
                                                                                          : 0;
     }

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npukit base layer: the host threads every parallel kernel shares (issue 26
+ * point 3).
+ *
+ * One pool of worker threads serves the kernels that split their work: the
+ * shared GEMMs of gemm.h (the ONNX CPU path's convolutions and matrix
+ * products, the v0 and shell models' functional arithmetic) split their output
+ * rows or columns. Each task computes whole output elements with the same code
+ * and the same order of operations as a single thread would, so results are
+ * byte-identical at every thread count (tests/test_threads.c checks 1, 2 and 3
+ * threads at every instruction-set level).
+ *
+ * The count: npk_threads_set(n) (the CLI's --threads N), else the environment
+ * variable NPUKIT_THREADS, else every online CPU. 1 runs everything on the
+ * calling thread and starts no worker. A call from inside a task (nested), or
+ * while another thread uses the pool, runs its tasks on the calling thread.
+ * Worker threads are started on first use and survive fork() as nothing: a
+ * forked child (npu sweep's processes) starts its own pool when it needs one.
+ */
+#ifndef NPUKIT_THREADS_H
+#define NPUKIT_THREADS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most threads a pool runs (larger requests are capped). */
+#define NPK_THREADS_MAX 256
+
+/* The thread count parallel kernels use now (>= 1). */
+int npk_threads(void);
+/* Set it: n >= 1, or 0 for the default (NPUKIT_THREADS, else every online
+ * CPU). 0, or -NPK_EINVAL for n < 0 (message set). */
+int npk_threads_set(int n);
+/* The online CPUs of this host (>= 1). */
+int npk_threads_cpus(void);
+
+/* fn(ctx, task) for every task in [0, ntasks), on up to npk_threads()
+ * threads (the caller is one of them); returns when all have run. Tasks must
+ * write disjoint outputs. */
+typedef void (*npk_task_fn)(void *ctx, int task);
+void npk_parallel(int ntasks, npk_task_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

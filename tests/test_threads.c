@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* The worker pool (include/npukit/threads.h) and the threaded GEMMs: every
+ * task runs exactly once, nested calls run serially, a forked child starts its
+ * own pool, and the int8, sequential fp32 and reassociating fp32 GEMMs give
+ * byte-identical results at 1, 2 and 3 threads, at every instruction-set level
+ * this host has, on shapes whose slices end in partial tiles. */
+#include "check.h"
+#include "npukit/cpu.h"
+#include "npukit/error.h"
+#include "npukit/gemm.h"
+#include "npukit/threads.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static uint64_t rs = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(void) {
+    rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
+    return (uint32_t)(rs >> 16);
+}
+
+typedef struct cnt {
+    atomic_int hits[1000];
+    atomic_int nested;
+} cnt;
+
+static void inner(void *ctx, int t) {
+    cnt *c = ctx;
+    (void)t;
+    atomic_fetch_add(&c->nested, 1);
+}
+static void outer(void *ctx, int t) {
+    cnt *c = ctx;
+    atomic_fetch_add(&c->hits[t], 1);
+    if (t % 100 == 0) npk_parallel(7, inner, c); /* nested: serial on this thread */
+}
+
+static void test_pool(void) {
+    for (int th = 1; th <= 4; th++) {
+        CHECK_EQ(npk_threads_set(th), 0);
+        CHECK_EQ(npk_threads(), th);
+        for (int round = 0; round < 50; round++) {
+            static cnt c;
+            memset(&c, 0, sizeof c);
+            npk_parallel(1000, outer, &c);
+            int bad = 0;
+            for (int i = 0; i < 1000; i++) bad += atomic_load(&c.hits[i]) != 1;
+            CHECK_EQ(bad, 0);
+            CHECK_EQ(atomic_load(&c.nested), 70);
+        }
+    }
+    CHECK_EQ(npk_threads_set(-1), -NPK_EINVAL);
+    CHECK_EQ(npk_threads_set(0), 0);
+    CHECK(npk_threads() >= 1 && npk_threads_cpus() >= 1);
+    /* a forked child (npu sweep's points) runs its own pool */
+    CHECK_EQ(npk_threads_set(3), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        static cnt c;
+        npk_parallel(1000, outer, &c);
+        int bad = 0;
+        for (int i = 0; i < 1000; i++) bad += atomic_load(&c.hits[i]) != 1;
+        _exit(bad ? 1 : 0);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* Run f at 1, 2 and 3 threads into three outputs and compare the bytes. */
+static void test_gemms(void) {
+    static const uint32_t shapes[][3] = {
+        {203, 129, 97}, {50, 700, 64}, {300, 5, 1500}, {24 * 5 + 7, 64 * 3 + 9, 300}, {1, 4000, 600}, {97, 1021, 33},
+    };
+    npk_gemm_ws ws = {0};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        uint32_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+        size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+        int8_t *a8 = malloc(na), *b8 = malloc(nb);
+        float *af = malloc(na * 4), *bf = malloc(nb * 4), *ae = malloc(na * 4), *be = malloc(nb * 4);
+        for (size_t i = 0; i < na; i++) {
+            a8[i] = (int8_t)rnd();
+            af[i] = (float)((int)(rnd() % 2001) - 1000) / 337.0f;
+            ae[i] = (float)((int)(rnd() % 255) - 127) / 64.0f; /* exact products: the fused path */
+        }
+        for (size_t i = 0; i < nb; i++) {
+            b8[i] = (int8_t)rnd();
+            bf[i] = (float)((int)(rnd() % 2001) - 1000) / 511.0f;
+            be[i] = (float)((int)(rnd() % 255) - 127) / 32.0f;
+        }
+        FOR_EACH_ISA(l) {
+            int32_t *c8[3];
+            float *cf[3], *ce[3], *cr[3];
+            for (int t = 0; t < 3; t++) {
+                c8[t] = malloc(nc * 4), cf[t] = malloc(nc * 4), ce[t] = malloc(nc * 4), cr[t] = malloc(nc * 4);
+                CHECK_EQ(npk_threads_set(t + 1), 0);
+                CHECK_EQ(npk_gemm_s8s32(&ws, M, N, K, a8, K, b8, N, c8[t], N), 0);
+                CHECK_EQ(npk_gemm_f32(&ws, M, N, K, af, K, bf, N, cf[t], N), 0);
+                CHECK_EQ(npk_gemm_f32(&ws, M, N, K, ae, K, be, N, ce[t], N), 0);
+                for (size_t i = 0; i < nc; i++) cr[t][i] = 0.5f; /* acc = 1 reads C */
+                npk_gemm_f32_reassoc(M, N, K, af, K, bf, N, cr[t], N, 1);
+            }
+            for (int t = 1; t < 3; t++) {
+                int same8 = !memcmp(c8[0], c8[t], nc * 4), samef = !memcmp(cf[0], cf[t], nc * 4),
+                    samee = !memcmp(ce[0], ce[t], nc * 4), samer = !memcmp(cr[0], cr[t], nc * 4);
+                if (!(same8 && samef && samee && samer))
+                    fprintf(stderr, "%ux%ux%u at %s, %d threads: s8 %d f32 %d f32-exact %d reassoc %d\n", M, N, K,
+                            npk_isa_name((npk_isa)l), t + 1, same8, samef, samee, samer);
+                CHECK(same8 && samef && samee && samer);
+            }
+            for (int t = 0; t < 3; t++) free(c8[t]), free(cf[t]), free(ce[t]), free(cr[t]);
+        }
+        npk_isa_force(NPK_ISA_AUTO);
+        free(a8), free(b8), free(af), free(bf), free(ae), free(be);
+    }
+    npk_gemm_ws_free(&ws);
+}
+
+int main(void) {
+    test_pool();
+    test_gemms();
+    npk_threads_set(0);
+    return CHECK_DONE();
+}
