@@ -1,0 +1,84 @@
+/* npu bench: what the bench families (src/tools/bench_*.c) share: the run's
+ * context, the figures and their helpers (src/tools/bench_core.c), and the
+ * entry point of every bench the suite table of cmd_bench.c lists. */
+#ifndef NPUKIT_TOOLS_BENCH_SUITE_H
+#define NPUKIT_TOOLS_BENCH_SUITE_H
+
+#include "cli.h"
+#include "npukit/strbuf.h"
+#include "npukit/trace.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct figure {
+    const char *bench;
+    char name[128];
+    const char *unit;
+    const char *kind;   /* "npu" (the device path), "baseline", "modeled", "ratio" */
+    const char *better; /* "higher", "lower" or "none" (which way is an improvement) */
+    int threads;        /* host threads the timed code ran on (0: not a host timing) */
+    uint32_t size;      /* problem size of a GEMM bench (M = N = K), 0 when it has none */
+    double med, min, max;
+    int runs;
+} figure;
+
+typedef struct ctx {
+    int repeat;
+    int threads;  /* "all threads": --threads, default the online CPUs */
+    uint32_t size; /* --size of the GEMM benches (0: each bench's default) */
+    int cur_threads; /* threads of the figures being added (set by each bench) */
+    uint32_t cur_size; /* size of the figures being added (GEMM benches; 0 otherwise) */
+    const char *shared;
+    const char *srcdir; /* the source tree (scripts/ort_bench.js) */
+    const npk_strlist *models; /* --model: the ONNX models to run (none: all) */
+    const char *trace_path; /* trace one extra run of the device path (one bench only) */
+    const char *device;     /* the device of a per-device bench */
+    const char *data_path;  /* --data: v0-resnet50-layers' CSV instead of the shared one */
+    int json;
+    figure *figs;
+    size_t nfigs;
+    const char *cur; /* bench being run */
+    int failed;
+} ctx;
+
+/* src/tools/bench_core.c */
+/* Host clocks in seconds: monotonic wall time, and the calling thread's CPU time (the
+ * shell bench compares single-threaded runs of 0.6 and 4 ms; on a shared machine their wall
+ * time also counts the waits for a core, which a 4 ms run meets more often than a 0.6 ms one). */
+double now(void);
+double cpu_now(void);
+int dcmp(const void *a, const void *b);
+/* Which way is better for a figure of this unit: times and cycles lower, rates higher;
+ * ratios say it themselves (add_ratio). */
+const char *better_of(const char *kind, const char *unit);
+/* Add (and unless --json print) one figure of the current bench. */
+void add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
+             const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 8, 9)))
+#endif
+    ;
+/* Median, min and max of v[0..n) (sorted in place). */
+void add_samples(ctx *c, const char *kind, const char *unit, double *v, int n, const char *name);
+void add_modeled(ctx *c, const char *unit, double v, const char *name);
+const figure *find_fig(const ctx *c, const char *name);
+/* A ratio of two medians of this bench; better says which way is an improvement. */
+void add_ratio(ctx *c, const char *name, const char *num, const char *den, const char *better);
+/* Mark the bench failed and report what failed with npk_errmsg(); returns 1. */
+int bench_fail(ctx *c, const char *what);
+/* The end of a bench's extra traced run (--trace): 0, or 1 when the bench fails. */
+int end_trace(ctx *c, npk_trace *tr, int bad, int bad_reported);
+void progress(const ctx *c, const char *what, int done, int total);
+/* The benches' int8 operands: one fixed xorshift sequence per process. */
+int8_t rnd8(void);
+
+/* The benches (one bench_<family>.c per family). */
+int bench_v0_gemm(ctx *c), bench_v0_resnet50_layers(ctx *c);
+int bench_shell_gemm(ctx *c);
+int bench_e1_mmio(ctx *c), bench_e1_matmul(ctx *c);
+int bench_llm(ctx *c), bench_llm15m(ctx *c);
+int bench_onnx_dev(ctx *c), bench_onnx_e1_v0(ctx *c), bench_onnx_cpu(ctx *c), bench_onnx_cpu_imagenet(ctx *c);
+int bench_report_cost(ctx *c);
+
+#endif

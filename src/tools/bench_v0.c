@@ -1,0 +1,378 @@
+/* npu bench, the v0 family: v0-gemm-1024 (int8 GEMM versus oneDNN) and
+ * v0-resnet50-layers (modeled cycles versus measured Gemmini). */
+#include "bench.h"
+#include "bench_suite.h"
+#include "npukit/cpu.h"
+#include "npukit/e1_lower.h"
+#include "npukit/gemm.h"
+#include "npukit/v0.h"
+#include "ops/ref_float.h"
+#include "ops/ref_ops.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- v0: int8 GEMM 1024^3 versus oneDNN ------------------------------------ */
+
+/* The v0 product C of the n x n operands A, B against the golden (the CPU
+ * reference npk_ref_gemm_i8: plain loops, exact int32 sums); prints the verdict.
+ * 0, or 1 (bench failed) when they differ. */
+static int check_v0_exact(ctx *c, uint32_t n, const int8_t *A, const int8_t *B, const int32_t *C) {
+    size_t nn = (size_t)n * n, off = 0;
+    int32_t *g = malloc(nn * sizeof *g);
+    if (!g) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        return bench_fail(c, "golden"), 1;
+    }
+    npk_ref_gemm_i8(n, n, n, A, B, NULL, g);
+    for (size_t i = 0; i < nn; i++) off += g[i] != C[i];
+    free(g);
+    if (!c->json) printf("  %-46s %s\n", "v0 output == exact product (golden)", off ? "NO" : "yes (bit-exact)");
+    if (off) {
+        npk_err(NPK_EDEVICE, "the v0 result differs from the golden in %zu of %zu elements", off, nn);
+        return bench_fail(c, "check"), 1;
+    }
+    return 0;
+}
+
+int bench_v0_gemm(ctx *c) {
+    const uint32_t n = c->size ? c->size : 1024;
+    c->cur_size = n;
+    const double macs = (double)n * n * n;
+    int rc = 1;
+    int8_t *A = malloc((size_t)n * n), *B = malloc((size_t)n * n);
+    int32_t *C = malloc((size_t)n * n * 4), *D = malloc((size_t)n * n * 4);
+    double *t = calloc((size_t)c->repeat, sizeof *t);
+    npk_port *p = NULL;
+    npk_v0 *v = NULL;
+    npk_trace *tr = NULL;
+    if (!A || !B || !C || !D || !t) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        bench_fail(c, "setup");
+        goto out;
+    }
+    for (size_t i = 0; i < (size_t)n * n; i++) A[i] = rnd8();
+    for (size_t i = 0; i < (size_t)n * n; i++) B[i] = rnd8();
+    npk_v0_config vc;
+    npk_v0_config_default(&vc);
+    vc.cpu_exec = npk_v0_cpu_execute;
+    if (npk_port_open(&p, "sim", npk_v0_class.name, NULL) || npk_v0_open(&v, p, &vc)) {
+        bench_fail(c, "v0");
+        goto out;
+    }
+    if (npk_v0_matmul(v, n, n, n, A, B, C, 0)) { /* warm-up */
+        bench_fail(c, "v0 matmul");
+        goto out;
+    }
+    npk_v0_counters c0, c1;
+    npk_v0_read_counters(v, &c0);
+    c->cur_threads = 1; /* the v0 model runs on the calling thread */
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "v0 matmul", r, c->repeat);
+        double t0 = now();
+        if (npk_v0_matmul(v, n, n, n, A, B, C, 0)) {
+            bench_fail(c, "v0 matmul");
+            goto out;
+        }
+        t[r] = macs / (now() - t0) / 1e9;
+    }
+    cli_progress_end();
+    npk_v0_read_counters(v, &c1);
+    if (check_v0_exact(c, n, A, B, C)) goto out;
+    char vname[80];
+    snprintf(vname, sizeof vname, "v0 int8 GEMM %u^3 (driver+DMA+compute), 1 thread", n);
+    add_samples(c, "npu", "GMAC/s", t, c->repeat, vname);
+    uint64_t cyc = (uint32_t)(c1.perf_cycles - c0.perf_cycles) / (uint64_t)c->repeat;
+    uint64_t dm = (c1.perf_macs - c0.perf_macs) / (uint64_t)c->repeat;
+    add_modeled(c, "ms", (double)cyc / (double)NPK_V0_HZ * 1e3, "v0 modeled device time (PERF_CYCLES)");
+    add_modeled(c, "%", 100.0 * (double)dm / (256.0 * (double)cyc), "v0 modeled array utilization");
+    add_modeled(c, "TOPS", (double)dm * 2.0 / ((double)cyc / (double)NPK_V0_HZ) / 1e12, "v0 modeled TOPS");
+    if (!bench_dnnl_available()) {
+        if (!c->json) printf("  %-46s %s\n", "oneDNN int8 GEMM", bench_dnnl_version());
+    } else {
+        /* One thread (equal threads: the v0 path is single-threaded), then all
+         * threads; the count is set explicitly each time (never oneDNN's
+         * default, which collapses on a loaded machine) and restored after. */
+        char name[2][80] = {"", ""};
+        int deflt = bench_dnnl_threads(), set1 = 0;
+        for (int pass = 0; pass < 2; pass++) {
+            int want = pass ? c->threads : 1;
+            if (pass && want <= 1) break;
+            int set = bench_dnnl_set_threads(want) > 0;
+            if (!set && pass) break; /* no OpenMP: the thread count cannot be set, one pass */
+            c->cur_threads = set ? want : 0;
+            if (!pass) set1 = set;
+            bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT, threads */
+            for (int r = 0; r < c->repeat; r++) {
+                progress(c, "oneDNN", r, c->repeat);
+                double t0 = now();
+                if (bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D)) {
+                    npk_err(NPK_EIO, "dnnl_gemm_s8s8s32 failed");
+                    if (deflt > 0) bench_dnnl_set_threads(deflt);
+                    bench_fail(c, "oneDNN");
+                    goto out;
+                }
+                t[r] = macs / (now() - t0) / 1e9;
+            }
+            cli_progress_end();
+            if (set)
+                snprintf(name[pass], sizeof name[pass], "baseline: %s int8 GEMM, %d thread%s", bench_dnnl_version(),
+                         want, want == 1 ? "" : "s");
+            else
+                snprintf(name[pass], sizeof name[pass], "baseline: %s int8 GEMM, its default threads",
+                         bench_dnnl_version());
+            add_samples(c, "baseline", "GMAC/s", t, c->repeat, name[pass]);
+        }
+        if (deflt > 0) bench_dnnl_set_threads(deflt);
+        /* npukit is judged against the exact golden (check_v0_exact, below); oneDNN only
+         * where it is exact: without VNNI its int8 kernel sums two products in 16 bits
+         * (vpmaddubsw) and saturates, which is named, not blamed on v0 (issue 26). */
+        size_t off = 0;
+        for (size_t i = 0; i < (size_t)n * n; i++) off += C[i] != D[i];
+        if (!c->json) {
+            if (!off)
+                printf("  %-46s %s\n", "oneDNN output == exact product", "yes (bit-exact)");
+            else
+                printf("  %-46s NO: %zu of %zu elements differ (%s)\n", "oneDNN output == exact product", off,
+                       (size_t)n * n,
+                       npk_isa_host() >= NPK_ISA_AVX512VNNI
+                           ? "oneDNN inexact on this host"
+                           : "oneDNN inexact on this host: no AVX512_VNNI, its int8 kernel sums pairs of products in 16 bits, which saturate");
+        }
+        add_ratio(c, set1 ? "v0 / oneDNN throughput, equal threads (1)" : "v0 / oneDNN throughput", vname, name[0],
+                  "higher");
+        if (name[1][0]) {
+            char rn[80];
+            snprintf(rn, sizeof rn, "v0 (1 thread) / oneDNN throughput, %d threads", c->threads);
+            add_ratio(c, rn, vname, name[1], "higher");
+        }
+    }
+    if (c->trace_path) {
+        tr = npk_trace_new();
+        npk_port_set_trace(p, tr);
+        if (npk_v0_matmul(v, n, n, n, A, B, C, 0)) {
+            bench_fail(c, "traced v0 matmul");
+            goto out;
+        }
+        npk_port_set_trace(p, NULL);
+        if (cli_write_trace(tr, c->trace_path)) {
+            bench_fail(c, "trace");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    cli_progress_end();
+    if (p) npk_port_set_trace(p, NULL);
+    npk_trace_free(tr);
+    if (v) npk_v0_close(v);
+    npk_port_close(p);
+    free(A), free(B), free(C), free(D), free(t);
+    return rc;
+}
+
+/* ---- v0: ResNet-50 layer shapes versus measured Gemmini cycles ---------------- */
+
+/* The columns of shared/data/gemmini-resnet50-layers/measured.csv the bench reads. */
+enum { L_C, L_K, L_P, L_Q, L_R, L_S, L_STRIDE, L_MESH, L_M1E, L_M1I, L_M1W, L_M2E, L_M2I, L_M2W, L_AUTO, L_ENERGY,
+       L_AREA, L_TILING, L_NCOL };
+static const char *const layer_cols[L_NCOL] = {
+    "prob.C",          "prob.K",           "prob.P",          "prob.Q",          "prob.R",
+    "prob.S",          "prob.Hstride",     "arch.meshX",      "arch.mem1_entries", "arch.mem1_instances",
+    "arch.mem1_word-bits", "arch.mem2_entries", "arch.mem2_instances", "arch.mem2_word-bits",
+    "target.gemmini_auto_cycle", "target.energy", "target.area", "dse.auto_tiling"};
+
+/* One layer row as the descriptor v0 runs for it: a convolution (same
+ * padding (R-1)/2, input H = P x stride), or for a 1x1 layer on a 1x1 output
+ * (the FC layer) the matmul 1 x K x C that Gemmini's software runs for it
+ * (tiled_matmul_auto: the row's recorded tiling is a matmul tiling). */
+static npk_v0_desc layer_desc(const double *v, npk_v0_conv *cv) {
+    uint32_t R = (uint32_t)v[L_R], st = (uint32_t)v[L_STRIDE];
+    *cv = (npk_v0_conv){.h = (uint32_t)v[L_P] * st, .w = (uint32_t)v[L_Q] * st, .cin = (uint32_t)v[L_C],
+                        .cout = (uint32_t)v[L_K], .ksize = R, .stride_h = st, .stride_w = st,
+                        .pad_h = (R - 1) / 2, .pad_w = (R - 1) / 2, .dil = 1};
+    if (v[L_P] == 1 && v[L_Q] == 1 && R == 1)
+        return npk_v0_desc_matmul(0, NPK_V0_F_SIGNED, 1, cv->cout, cv->cin, 0, 0, 0, 0, 0, 0, 0);
+    return npk_v0_desc_conv(0, NPK_V0_F_SIGNED, cv, 0, 0, 0, 0, 0, 0, 0);
+}
+
+/* The tiling Gemmini's software picks for a layer (geometry t), in the
+ * notation of measured.csv's dse.auto_tiling: conv
+ * krows_kcols_ocols_orows_kchs_ochs_batches, matmul 1_1_I_1_K_J_1 (I, K, J
+ * in elements). */
+static void layer_tiling(const npk_v0_timing *t, const npk_v0_desc *d, const npk_v0_conv *cv, char *out, size_t n) {
+    if (npk_v0_desc_op(d) == NPK_V0_OP_MATMUL_S8) {
+        npk_v0_matmul_tiling m;
+        npk_v0_gemmini_matmul_tiling(t, 1, cv->cout, cv->cin, &m);
+        snprintf(out, n, "1_1_%u_1_%u_%u_1", m.ti * t->rows, m.tk * t->rows, m.tj * t->rows);
+        return;
+    }
+    npk_v0_conv_tiling g;
+    if (npk_v0_gemmini_conv_tiling(t, cv, &g)) {
+        snprintf(out, n, "none");
+        return;
+    }
+    snprintf(out, n, "%u_%u_%u_%u_%u_%u_1", g.krows, g.kcols, g.ocols, g.orows, g.kchs, g.ochs);
+}
+
+/* The name of a layer's energy figure with its breakdown (pJ classes in uJ). */
+static const char *nm_energy(char *buf, size_t n, int row, const npk_energy *e) {
+    snprintf(buf, n,
+             "L%02d v0 energy (MAC %.1f, PE regs %.1f, scratchpad %.1f, accumulator %.1f, DRAM %.1f, DMA %.1f, "
+             "leakage %.1f uJ)",
+             row, e->compute_pj / 1e6, e->reg_pj / 1e6, e->sram_pj / 1e6, e->acc_pj / 1e6, e->dram_pj / 1e6,
+             e->dma_pj / 1e6, e->leak_pj / 1e6);
+    return buf;
+}
+
+/* Each layer of measured.csv through v0's timing model: the seed model on the
+ * row's array and SRAM columns, and the Gemmini loop model (gemmini_loop=1,
+ * the default DRAM: 8 B/cycle, 20 cycles) on the SRAM geometry whose tiling equals the row's recorded
+ * dse.auto_tiling (Gemmini's default 256 KiB scratchpad, 64 KiB accumulator;
+ * the bench counts the rows whose tiling it reproduces, for that geometry
+ * and for the row's arch.mem columns), plus the same model on the arch.mem
+ * columns' geometry (sensitivity). docs/v0.md, "ResNet-50 layers". */
+int bench_v0_resnet50_layers(ctx *c) {
+    char path[1024];
+    if (c->data_path) snprintf(path, sizeof path, "%s", c->data_path);
+    else snprintf(path, sizeof path, "%s/data/gemmini-resnet50-layers/measured.csv", c->shared);
+    uint8_t *data = NULL;
+    size_t len = 0;
+    if (cli_read_file(path, &data, &len)) return bench_fail(c, path);
+    char *text = calloc(len + 1, 1);
+    if (!text) {
+        free(data);
+        npk_err(NPK_ENOMEM, "out of memory");
+        return bench_fail(c, "setup");
+    }
+    memcpy(text, data, len);
+    free(data);
+    int col[L_NCOL], rc = 0, row = 0, within = 0, within_seed = 0, within_arch = 0, tile_dflt = 0, tile_arch = 0;
+    for (int j = 0; j < L_NCOL; j++) col[j] = -1;
+    char *save = NULL, *line = strtok_r(text, "\r\n", &save);
+    if (line) {
+        int k = 0;
+        for (char *f = line, *e; f; f = e ? e + 1 : NULL, k++) {
+            e = strchr(f, ',');
+            size_t fl = e ? (size_t)(e - f) : strlen(f);
+            for (int j = 0; j < L_NCOL; j++)
+                if (strlen(layer_cols[j]) == fl && !strncmp(f, layer_cols[j], fl)) col[j] = k;
+        }
+    }
+    for (int j = 0; j < L_NCOL && !rc; j++)
+        if (col[j] < 0) rc = npk_err(NPK_EINVAL, "%s: no column '%s'", path, layer_cols[j]);
+    double logsum = 0, logseed = 0, logarch = 0, loge = 0, elo = 1e300, ehi = 0, area_ratio = 0;
+    int e_within = 0;
+    while (!rc && (line = strtok_r(NULL, "\r\n", &save)) != NULL) {
+        double v[L_NCOL] = {0};
+        char rec[40] = "";
+        int k = 0;
+        for (char *f = line, *e; f; f = e ? e + 1 : NULL, k++) {
+            e = strchr(f, ',');
+            for (int j = 0; j < L_NCOL; j++)
+                if (col[j] == k && j == L_TILING)
+                    snprintf(rec, sizeof rec, "%.*s", e ? (int)(e - f) : (int)strlen(f), f);
+                else if (col[j] == k)
+                    v[j] = strtod(f, NULL);
+        }
+        for (int j = 0; j < L_NCOL && !rc; j++)
+            if (j != L_TILING && !(v[j] > 0 && v[j] < 1e12))
+                rc = npk_err(NPK_EINVAL, "%s: row %d: bad %s", path, row + 2, layer_cols[j]);
+        if (rc) break;
+        npk_v0_conv cv;
+        npk_v0_desc d = layer_desc(v, &cv);
+        /* the seed model on the row's columns */
+        npk_v0_timing t = {.dram_bw = 8, .dram_lat = 20, .rows = (uint32_t)v[L_MESH], .cols = (uint32_t)v[L_MESH],
+                           .acc_bytes = (uint32_t)(v[L_M1E] * v[L_M1I] * v[L_M1W] / 8),
+                           .spad_bytes = (uint32_t)(v[L_M2E] * v[L_M2I] * v[L_M2W] / 8)};
+        if (npk_v0_timing_check(&t)) {
+            rc = -1;
+            break;
+        }
+        /* the Gemmini loop model: device option gemmini_loop=1 (everything
+         * else v0's defaults = Gemmini's default SRAM; docs/v0.md "Gemmini
+         * calibration") */
+        npk_v0_timing tg = {.dram_bw = 8, .dram_lat = 20, .rows = t.rows, .cols = t.cols, .gemmini_loop = 1},
+                      ta = t;
+        ta.gemmini_loop = 1, ta.dram_bw = 8, ta.dram_lat = 20;
+        char til[40], tila[40];
+        layer_tiling(&tg, &d, &cv, til, sizeof til);
+        layer_tiling(&ta, &d, &cv, tila, sizeof tila);
+        tile_dflt += !strcmp(til, rec);
+        tile_arch += !strcmp(tila, rec);
+        uint64_t seed = npk_v0_model_cycles(&d, &t), cyc = npk_v0_model_cycles(&d, &tg),
+                 arch = npk_v0_model_cycles(&d, &ta), macs = npk_v0_desc_macs(&d);
+        char nm[240], gm[80];
+        row++;
+        snprintf(nm, sizeof nm, "L%02d c%u k%u %ux%u %ux%u/%u v0 modeled cycles (seed)", row, cv.cin, cv.cout,
+                 (uint32_t)v[L_P], (uint32_t)v[L_Q], cv.ksize, cv.ksize, cv.stride_h);
+        add_modeled(c, "cycles", (double)seed, nm);
+        snprintf(nm, sizeof nm, "L%02d v0 modeled cycles (gemmini_loop=1; tiling %s%s%s)", row, til,
+                 strcmp(til, rec) ? " != row " : " = row", strcmp(til, rec) ? rec : "");
+        add_modeled(c, "cycles", (double)cyc, nm);
+        snprintf(gm, sizeof gm, "L%02d Gemmini tiled_conv_auto cycles (measured)", row);
+        add_fig(c, "baseline", "cycles", v[L_AUTO], v[L_AUTO], v[L_AUTO], 1, "%s", gm);
+        add_modeled(c, "%", 100.0 * (double)macs / (v[L_MESH] * v[L_MESH] * (double)cyc),
+                    "v0 modeled array utilization (Gemmini loop)");
+        double ratio = (double)cyc / v[L_AUTO], rs = (double)seed / v[L_AUTO], ra = (double)arch / v[L_AUTO];
+        add_fig(c, "ratio", "x", ratio, ratio, ratio, 1, "L%02d v0 Gemmini loop / Gemmini (seed %.3f, arch.mem %.3f)",
+                row, rs, ra);
+        logsum += log(ratio);
+        logseed += log(rs);
+        logarch += log(ra);
+        within += ratio >= 0.75 && ratio <= 1.25;
+        within_seed += rs >= 0.75 && rs <= 1.25;
+        within_arch += ra >= 0.75 && ra <= 1.25;
+        /* energy and area (docs/energy.md): the seed model's counted
+         * accesses on the row's array and SRAM sizes, at the default node
+         * (40 nm, the reference's) */
+        npk_v0_engine_stats es = {0};
+        uint64_t ecyc = npk_v0_model_stats(&d, &t, &es);
+        npk_energy en;
+        npk_area ar;
+        npk_v0_energy(&t, &es, ecyc, NPK_V0_HZ, &en);
+        npk_v0_area(&t, &ar);
+        double uj = npk_energy_total_pj(&en) / 1e6, er = uj / v[L_ENERGY];
+        double amm = ar.array_mm2 + ar.sram_mm2;
+        add_modeled(c, "uJ", uj, nm_energy(nm, sizeof nm, row, &en));
+        add_fig(c, "baseline", "uJ", v[L_ENERGY], v[L_ENERGY], v[L_ENERGY], 1,
+                "L%02d Timeloop+Accelergy energy (target.energy)", row);
+        add_fig(c, "ratio", "x", er, er, er, 1, "L%02d v0 energy / target.energy", row);
+        loge += log(er);
+        elo = er < elo ? er : elo;
+        ehi = er > ehi ? er : ehi;
+        e_within += er >= 0.5 && er <= 2.0;
+        if (row == 1) {
+            add_modeled(c, "mm2", amm, "v0 area: PE array + scratchpad + accumulator (row 1's geometry)");
+            add_modeled(c, "mm2", ar.array_mm2, "v0 area: PE array");
+            add_modeled(c, "mm2", ar.sram_mm2, "v0 area: scratchpad + accumulator SRAM");
+            add_modeled(c, "mm2", ar.fixed_mm2, "v0 area: fixed logic (not in target.area)");
+            add_fig(c, "baseline", "mm2", v[L_AREA], v[L_AREA], v[L_AREA], 1, "Timeloop+Accelergy area (target.area)");
+            area_ratio = amm / v[L_AREA];
+            add_fig(c, "ratio", "x", area_ratio, area_ratio, area_ratio, 1, "v0 area / target.area");
+        }
+    }
+    free(text);
+    if (rc) return bench_fail(c, "measured.csv");
+    if (!row) {
+        npk_err(NPK_EINVAL, "%s: no rows", path);
+        return bench_fail(c, "measured.csv");
+    }
+    double g = exp(logsum / row), gs = exp(logseed / row), ga = exp(logarch / row);
+    add_fig(c, "ratio", "x", gs, gs, gs, 1, "seed model: geometric mean v0 / Gemmini over %d layers", row);
+    add_modeled(c, "layers", within_seed, "seed model: layers within +-25% of Gemmini");
+    add_modeled(c, "layers", tile_dflt, "tiling equal to the row's dse.auto_tiling (256 KiB spad, 64 KiB acc)");
+    add_modeled(c, "layers", tile_arch, "tiling equal to the row's dse.auto_tiling (the row's arch.mem sizes)");
+    add_fig(c, "ratio", "x", g, g, g, 1, "Gemmini loop: geometric mean v0 / Gemmini over %d layers", row);
+    add_modeled(c, "layers", within, "Gemmini loop: layers within +-25% of Gemmini");
+    add_fig(c, "ratio", "x", ga, ga, ga, 1, "Gemmini loop on the arch.mem sizes: geometric mean over %d layers", row);
+    add_modeled(c, "layers", within_arch, "Gemmini loop on the arch.mem sizes: layers within +-25%");
+    double ge = exp(loge / row);
+    add_fig(c, "ratio", "x", ge, ge, ge, 1, "energy: geometric mean v0 / target.energy over %d layers", row);
+    add_fig(c, "ratio", "x", elo, elo, elo, 1, "energy: lowest layer ratio v0 / target.energy");
+    add_fig(c, "ratio", "x", ehi, ehi, ehi, 1, "energy: highest layer ratio v0 / target.energy");
+    add_modeled(c, "layers", e_within, "energy: layers within 0.5..2.0 of target.energy");
+    return 0;
+}
