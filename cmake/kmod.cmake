@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The kernel driver (kmod/, docs/kmod.md) outside a guest: it builds against Debian's
 # linux-headers-amd64, is clean under sparse and checkpatch.pl --strict (label vp; each skips,
 # exit 77 with the reason, when its package is missing).
@@ -6,3 +7,12 @@ foreach(check build sparse checkpatch)
            ${CMAKE_BINARY_DIR}/kmod-${check})
   set_tests_properties(kmod_${check} PROPERTIES LABELS vp SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()
+# The kmd port (src/rt/port_kmd.c) speaks the driver's UAPI header.
+target_include_directories(npukit_rt PRIVATE ${CMAKE_SOURCE_DIR}/kmod/uapi)
+# The guest-side checks of the driver (tests/kmod/npukit_ktest.c; run in an `npu vp run` guest),
+# linked statically when possible so that an initramfs needs no libraries for it.
+add_executable(npukit_ktest tests/kmod/npukit_ktest.c)
+target_include_directories(npukit_ktest PRIVATE ${CMAKE_SOURCE_DIR}/kmod/uapi)
+if(NOT NPUKIT_SANITIZE)
+  target_link_options(npukit_ktest PRIVATE -static)
+endif()

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The npukit kernel driver (kmod/) outside a guest: build, sparse, checkpatch.
 # Usage: scripts/kmod.sh kdir                 print the kernel headers directory used
 #        scripts/kmod.sh build OUT            build OUT/npukit.ko (copies kmod/ to OUT)

@@ -14,6 +14,9 @@
  *   "uio:/dev/uioN"       real hardware: map 0 of the UIO device is the MMIO
  *                         window; guest memory is the physically contiguous
  *                         buffer given with ",mem=PATH,phys=ADDR,size=BYTES"
+ *   "kmd:/dev/npuN"       a PCI function driven by npukit's kernel driver
+ *                         (kmod/npukit.ko, docs/kmod.md): registers through
+ *                         its ioctls, guest memory one DMA buffer (",mem=BYTES")
  *
  * All functions return NPK_OK (0) or a negative npk_status; the message that
  * names the cause is available from npk_errmsg() on the same thread.
@@ -59,7 +62,7 @@ int npk_port_write64(npk_port *p, uint32_t off, uint64_t val);
 int npk_port_mem_read(npk_port *p, uint64_t addr, void *buf, size_t len);
 int npk_port_mem_write(npk_port *p, uint64_t addr, const void *buf, size_t len);
 /* Let `cycles` device cycles pass (the sim steps, qtest sends clock_step,
- * uio sleeps the equivalent time). */
+ * uio and kmd sleep the equivalent time). */
 int npk_port_wait(npk_port *p, uint64_t cycles);
 /* Level of the device's interrupt line `line` (0 = main). */
 int npk_port_irq(npk_port *p, int line);
@@ -73,7 +76,7 @@ uint64_t npk_port_cycles(const npk_port *p);
 uint64_t npk_port_hz(const npk_port *p);
 /* Number of MMIO register accesses made through this port. */
 uint64_t npk_port_mmio_count(const npk_port *p);
-/* Device name and the port kind ("sim", "qtest", "uio"). */
+/* Device name and the port kind ("sim", "qtest", "uio", "kmd"). */
 const char *npk_port_device(const npk_port *p);
 const char *npk_port_kind(const npk_port *p);
 /* The in-process model behind a "sim" port (NULL for other ports); tests

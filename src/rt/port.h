@@ -10,6 +10,9 @@
 #ifndef NPUKIT_RT_PORT_H
 #define NPUKIT_RT_PORT_H
 
+#include <errno.h>
+#include <time.h>
+
 #include "npukit/job.h"
 #include "npukit/npu.h"
 #include "npukit/sim.h"
@@ -68,6 +71,18 @@ struct npk_port {
 
 /* The device clock in Hz (npk_port_hz): the instance's, else the class's. */
 static inline uint64_t npk_port_clock(const npk_port *p) { return p->hz ? p->hz : p->cls->hz; }
+
+/* The wait of a port to real hardware (uio, kmd): sleep cycles / hz seconds. */
+static inline int npk_port_sleep(const npk_port *p, uint64_t cycles) {
+    uint64_t hz = npk_port_clock(p);
+    unsigned __int128 ns = ((unsigned __int128)cycles * 1000000000u + hz - 1) / hz;
+    struct timespec ts;
+    ts.tv_sec = ns / 1000000000u > (unsigned __int128)INT32_MAX ? INT32_MAX : (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    while (nanosleep(&ts, &ts) && errno == EINTR) {
+    }
+    return 0;
+}
 
 /* The port table (src/rt/ports.c, from src/rt/ports.def), in its order. */
 const npk_port_backend *const *npk_port_rows(size_t *n);

@@ -123,16 +123,7 @@ static int uio_mem_write(npk_port *p, uint64_t addr, const void *buf, size_t len
     return 0;
 }
 
-static int uio_wait(npk_port *p, uint64_t cycles) {
-    uint64_t hz = npk_port_clock(p);
-    unsigned __int128 ns = ((unsigned __int128)cycles * 1000000000u + hz - 1) / hz;
-    struct timespec ts;
-    ts.tv_sec = ns / 1000000000u > (unsigned __int128)INT32_MAX ? INT32_MAX : (time_t)(ns / 1000000000u);
-    ts.tv_nsec = (long)(ns % 1000000000u);
-    while (nanosleep(&ts, &ts) && errno == EINTR) {
-    }
-    return 0;
-}
+static int uio_wait(npk_port *p, uint64_t cycles) { return npk_port_sleep(p, cycles); }
 
 static int uio_irq(npk_port *p, int line) {
     uio *u = U(p);

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npukit_ktest: guest-side checks of the kernel driver (kmod/npukit.ko) through its UAPI
+ * (kmod/uapi/npukit_accel.h). Run inside an `npu vp run` guest as root.
+ *
+ *   npukit_ktest info DEV             print what NPUKIT_IOCTL_GET_INFO reports
+ *   npukit_ktest v0 DEV               v0: a NOP batch completes (DESC_TAIL, counters), the
+ *                                     CPU-fallback contract (FALLBACK descriptor handed to
+ *                                     this delegate, DESC_TAIL advanced, nothing dropped),
+ *                                     the same descriptor without fallback is an error
+ *                                     with code 0x08, and the device works afterwards
+ *   npukit_ktest hang DEV             a job that does not finish (the server's --fault hang)
+ *                                     times out, the kernel resets, the next job completes
+ *   npukit_ktest fuzz DEV N SEED      N random ioctls (numbers, sizes, fields, pointers);
+ *                                     every call returns 0 or one of the documented errnos;
+ *                                     then the device completes a NOP batch (v0)
+ * Exit 0 on success, 1 with a message on the first failed check, 2 on usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "npukit_accel.h"
+
+static const char *dev_path;
+
+static void fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "npukit_ktest %s: FAIL: ", dev_path);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+static int xopen(void) {
+    int fd = open(dev_path, O_RDWR);
+    if (fd < 0) fail("open: %s", strerror(errno));
+    return fd;
+}
+
+static void xioctl(int fd, unsigned long cmd, void *arg, const char *what) {
+    if (ioctl(fd, cmd, arg)) fail("%s: %s", what, strerror(errno));
+}
+
+static uint32_t reg_read(int fd, uint32_t off) {
+    struct npukit_reg r = {.offset = off};
+    xioctl(fd, NPUKIT_IOCTL_REG, &r, "NPUKIT_IOCTL_REG read");
+    return r.value;
+}
+
+typedef struct bo {
+    struct npukit_bo_create c;
+    uint8_t *p;
+} bo;
+
+static void bo_new(int fd, bo *b, uint64_t size) {
+    memset(b, 0, sizeof *b);
+    b->c.size = size;
+    xioctl(fd, NPUKIT_IOCTL_BO_CREATE, &b->c, "NPUKIT_IOCTL_BO_CREATE");
+    void *m = mmap(NULL, b->c.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)b->c.mmap_offset);
+    if (m == MAP_FAILED) fail("mmap of buffer %u: %s", b->c.handle, strerror(errno));
+    b->p = m;
+    for (uint64_t i = 0; i < b->c.size; i++)
+        if (b->p[i]) fail("buffer %u is not zeroed at byte %llu", b->c.handle, (unsigned long long)i);
+}
+
+/* v0 descriptor: op in word 0 (low 16 bits), tag in word 15 */
+static void v0_desc(uint8_t *ring, unsigned idx, uint32_t op, uint32_t tag) {
+    uint32_t w[16] = {0};
+    w[0] = op;
+    w[15] = tag;
+    memcpy(ring + 64u * idx, w, sizeof w);
+}
+
+static struct npukit_wait wait_job(int fd, int64_t ns) {
+    struct npukit_wait w;
+    memset(&w, 0, sizeof w);
+    w.timeout_ns = ns;
+    xioctl(fd, NPUKIT_IOCTL_WAIT, &w, "NPUKIT_IOCTL_WAIT");
+    return w;
+}
+
+static void submit_v0(int fd, bo *ring, uint32_t first, uint32_t count, uint32_t flags) {
+    struct npukit_submit s = {.format = NPUKIT_JOB_V0_DESC, .handle = ring->c.handle, .ring_len = 8,
+                              .first = first, .count = count, .flags = flags,
+                              .window_addr = ring->c.dma_addr, .window_size = ring->c.size};
+    xioctl(fd, NPUKIT_IOCTL_SUBMIT, &s, "NPUKIT_IOCTL_SUBMIT (v0)");
+}
+
+/* A batch of NOPs from DESC_TAIL completes: the device works. */
+static void v0_nop_batch(int fd, bo *ring) {
+    uint32_t tail = reg_read(fd, 0x028) & 7;
+    for (unsigned i = 0; i < 8; i++) v0_desc(ring->p, i, 0x00, 0x100 + i);
+    submit_v0(fd, ring, tail, 3, 0);
+    struct npukit_wait w = wait_job(fd, 2000000000);
+    if (w.result != NPUKIT_WAIT_OK)
+        fail("NOP batch: wait result %u (dev_code 0x%x), expected ok", w.result, w.dev_code);
+    uint32_t t2 = reg_read(fd, 0x028) & 7;
+    if (t2 != ((tail + 3) & 7)) fail("NOP batch: DESC_TAIL %u after 3 descriptors from %u", t2, tail);
+}
+
+static int cmd_info(void) {
+    int fd = xopen();
+    struct npukit_info i;
+    memset(&i, 0, sizeof i);
+    xioctl(fd, NPUKIT_IOCTL_GET_INFO, &i, "NPUKIT_IOCTL_GET_INFO");
+    printf("api %u kind %u pci %04x:%04x id 0x%08x caps 0x%08x mmio %llu clock %llu Hz max_bo %llu irq %u\n",
+           i.api_version, i.kind, i.vendor, i.device, i.id, i.caps, (unsigned long long)i.mmio_size,
+           (unsigned long long)i.clock_hz, (unsigned long long)i.max_bo_size, i.irq_mode);
+    close(fd);
+    return 0;
+}
+
+static int cmd_v0(void) {
+    int fd = xopen();
+    if (open(dev_path, O_RDWR) >= 0 || errno != EBUSY) fail("a second open did not fail with EBUSY");
+    bo ring;
+    bo_new(fd, &ring, 4096);
+    xioctl(fd, NPUKIT_IOCTL_RESET, NULL, "NPUKIT_IOCTL_RESET");
+    v0_nop_batch(fd, &ring);
+
+    /* CPU fallback: NOP, FALLBACK, NOP with cpu_fallback_select */
+    uint32_t fb0 = reg_read(fd, 0x04c);
+    uint32_t tail = reg_read(fd, 0x028) & 7;
+    v0_desc(ring.p, tail, 0x00, 0xa0);
+    v0_desc(ring.p, (tail + 1) & 7, 0xff, 0xa1);
+    v0_desc(ring.p, (tail + 2) & 7, 0x00, 0xa2);
+    submit_v0(fd, &ring, tail, 3, NPUKIT_SUBMIT_FALLBACK);
+    struct npukit_wait w = wait_job(fd, 2000000000);
+    if (w.result != NPUKIT_WAIT_FALLBACK || w.index != ((tail + 1) & 7))
+        fail("fallback: wait result %u index %u (dev_code 0x%x), expected fallback at %u", w.result, w.index,
+             w.dev_code, (tail + 1) & 7);
+    uint32_t tag;
+    memcpy(&tag, w.desc + 60, 4);
+    if (tag != 0xa1 || w.desc[0] != 0xff) fail("fallback: handed-over descriptor has op 0x%x tag 0x%x", w.desc[0], tag);
+    struct npukit_wait again;
+    memset(&again, 0, sizeof again);
+    again.timeout_ns = 1000;
+    if (!ioctl(fd, NPUKIT_IOCTL_WAIT, &again) || errno != EINVAL)
+        fail("a wait before NPUKIT_IOCTL_FALLBACK_DONE did not fail with EINVAL");
+    struct npukit_fallback_done d = {.index = (tail + 2) & 7};
+    if (!ioctl(fd, NPUKIT_IOCTL_FALLBACK_DONE, &d) || errno != EINVAL) fail("FALLBACK_DONE of a wrong index accepted");
+    d.index = w.index;
+    xioctl(fd, NPUKIT_IOCTL_FALLBACK_DONE, &d, "NPUKIT_IOCTL_FALLBACK_DONE");
+    w = wait_job(fd, 2000000000);
+    if (w.result != NPUKIT_WAIT_OK) fail("fallback: after the delegate, wait result %u, expected ok", w.result);
+    uint32_t t2 = reg_read(fd, 0x028) & 7, fb1 = reg_read(fd, 0x04c);
+    if (t2 != ((tail + 3) & 7)) fail("fallback: DESC_TAIL %u, expected %u (a descriptor was dropped)", t2, (tail + 3) & 7);
+    if (fb1 != fb0 + 1) fail("fallback: PERF_FALLBACKS %u -> %u, expected +1", fb0, fb1);
+    if (reg_read(fd, 0x05c) != 0xa1) fail("fallback: COMPLETION_TAG is not the delegated descriptor's tag");
+
+    /* without cpu_fallback_select the same descriptor is an error, code 0x08, then usable */
+    tail = t2;
+    v0_desc(ring.p, tail, 0xff, 0xb0);
+    submit_v0(fd, &ring, tail, 1, 0);
+    w = wait_job(fd, 2000000000);
+    if (w.result != NPUKIT_WAIT_ERROR || w.dev_code != 0x08)
+        fail("no fallback: wait result %u dev_code 0x%x, expected error 0x08", w.result, w.dev_code);
+    v0_nop_batch(fd, &ring);
+
+    struct npukit_counters c;
+    xioctl(fd, NPUKIT_IOCTL_COUNTERS, &c, "NPUKIT_IOCTL_COUNTERS");
+    if (c.count != 16 || c.values[3] != fb1) fail("counters: count %u, PERF_FALLBACKS %llu", c.count,
+                                                  (unsigned long long)c.values[3]);
+    printf("v0: NOP batches, CPU fallback (index %u retired by the delegate), error 0x08 without it: ok; "
+           "PERF_CYCLES %llu\n", w.index, (unsigned long long)c.cycles);
+    close(fd);
+    return 0;
+}
+
+static int cmd_hang(void) {
+    int fd = xopen();
+    bo ring;
+    bo_new(fd, &ring, 4096);
+    uint32_t tail = reg_read(fd, 0x028) & 7;
+    for (unsigned i = 0; i < 8; i++) v0_desc(ring.p, i, 0x00, i);
+    submit_v0(fd, &ring, tail, 2, 0);
+    struct npukit_wait w = wait_job(fd, 200000000);
+    printf("hang: first wait result %u recovered %u\n", w.result, w.recovered);
+    if (w.result == NPUKIT_WAIT_TIMEOUT && !w.recovered) fail("timeout without a reset");
+    v0_nop_batch(fd, &ring);
+    printf("hang: the device completes a batch afterwards\n");
+    close(fd);
+    return 0;
+}
+
+static uint64_t rng_state;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static int cmd_fuzz(long n, uint64_t seed) {
+    static const unsigned long cmds[] = {NPUKIT_IOCTL_GET_INFO, NPUKIT_IOCTL_BO_CREATE, NPUKIT_IOCTL_BO_FREE,
+                                         NPUKIT_IOCTL_REG,      NPUKIT_IOCTL_SUBMIT,    NPUKIT_IOCTL_WAIT,
+                                         NPUKIT_IOCTL_FALLBACK_DONE, NPUKIT_IOCTL_COUNTERS, NPUKIT_IOCTL_RESET,
+                                         NPUKIT_IOCTL_IRQ};
+    rng_state = seed | 1;
+    int fd = xopen();
+    struct npukit_info info;
+    xioctl(fd, NPUKIT_IOCTL_GET_INFO, &info, "NPUKIT_IOCTL_GET_INFO");
+    bo ring;
+    bo_new(fd, &ring, 4096);
+    long counts[8] = {0};
+    uint8_t *arg = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (arg == MAP_FAILED) fail("mmap");
+    munmap(arg + 4096, 4096); /* a hole after the argument page: EFAULT on overruns */
+    for (long i = 0; i < n; i++) {
+        unsigned long cmd;
+        uint64_t r = rnd();
+        switch (r % 8) {
+        case 0: /* any number in the driver's range, any direction and size */
+            cmd = _IOC(rnd() % 4, NPUKIT_IOCTL_BASE, rnd() % 16, rnd() % 256);
+            break;
+        case 1: /* a random number */
+            cmd = (unsigned long)(uint32_t)rnd();
+            break;
+        default: /* a real command */
+            cmd = cmds[rnd() % (sizeof cmds / sizeof cmds[0])];
+        }
+        for (unsigned b = 0; b < 256; b++) arg[b] = (uint8_t)rnd();
+        /* mostly plausible fields: small handles, offsets, counts; the ring on v0 */
+        if (rnd() % 2) {
+            uint32_t *w = (uint32_t *)arg;
+            for (unsigned k = 0; k < 16; k++)
+                if (rnd() % 2) w[k] = (uint32_t)(rnd() % 9);
+            if (cmd == NPUKIT_IOCTL_WAIT) {
+                struct npukit_wait *wt = (struct npukit_wait *)arg;
+                memset(wt, 0, sizeof *wt);
+                wt->timeout_ns = 1 + (int64_t)(rnd() % 2000000);
+            }
+            if (cmd == NPUKIT_IOCTL_SUBMIT && info.kind == NPUKIT_KIND_V0 && rnd() % 2) {
+                /* random descriptors confined to the ring's own buffer by TENSOR_MEM */
+                struct npukit_submit *s = (struct npukit_submit *)arg;
+                for (unsigned b = 0; b < 512; b++) ring.p[b] = (uint8_t)rnd();
+                memset(s, 0, sizeof *s);
+                s->format = NPUKIT_JOB_V0_DESC;
+                s->handle = ring.c.handle;
+                s->ring_len = 8;
+                s->first = (uint32_t)(rnd() % 8);
+                s->count = (uint32_t)(rnd() % 8);
+                s->flags = (uint32_t)(rnd() % 2);
+                s->window_addr = ring.c.dma_addr;
+                s->window_size = ring.c.size;
+            }
+            if (cmd == NPUKIT_IOCTL_BO_CREATE) ((struct npukit_bo_create *)arg)->size = rnd() % (1u << 20);
+        }
+        if (cmd == NPUKIT_IOCTL_REG) {
+            /* register writes are the privileged driver path (random ones could point the
+             * device's DMA anywhere in guest memory, there is no IOMMU): reads only */
+            ((struct npukit_reg *)arg)->flags = 0;
+        }
+        if (cmd == NPUKIT_IOCTL_RESET && rnd() % 4) continue;
+        if (_IOC_TYPE(cmd) == NPUKIT_IOCTL_BASE && (_IOC_DIR(cmd) & _IOC_WRITE) && _IOC_NR(cmd) == 0x03 &&
+            _IOC_SIZE(cmd) >= 12)
+            ((struct npukit_reg *)arg)->flags = 0;
+        void *p = arg;
+        switch (rnd() % 16) {
+        case 0: p = NULL; break;
+        case 1: p = arg + 4096 - 8; break; /* runs into the hole */
+        default: break;
+        }
+        int rc = ioctl(fd, cmd, p);
+        int e = rc ? errno : 0;
+        if (rc && e != ENOTTY && e != EINVAL && e != ENOENT && e != EBUSY && e != ENOMEM && e != ENOSPC &&
+            e != EFAULT && e != ECANCELED)
+            fail("call %ld: ioctl 0x%lx returned errno %d (%s), not a documented one", i, cmd, e, strerror(e));
+        if (rc && e != ENOTTY && e != EFAULT && !(_IOC_TYPE(cmd) == NPUKIT_IOCTL_BASE))
+            fail("call %ld: foreign ioctl 0x%lx gave errno %d instead of ENOTTY", i, cmd, e);
+        counts[rc ? (e == ENOTTY ? 1 : e == EINVAL ? 2 : e == EFAULT ? 3 : 4) : 0]++;
+        if (cmd == NPUKIT_IOCTL_BO_CREATE && !rc && p == arg) {
+            /* free most new buffers again so the fuzzer does not just exhaust memory */
+            struct npukit_bo_free f = {.handle = ((struct npukit_bo_create *)arg)->handle};
+            if (f.handle != ring.c.handle && rnd() % 4) xioctl(fd, NPUKIT_IOCTL_BO_FREE, &f, "BO_FREE of a new buffer");
+        }
+    }
+    printf("fuzz: %ld calls: %ld ok, %ld ENOTTY, %ld EINVAL, %ld EFAULT, %ld other documented errnos\n", n, counts[0],
+           counts[1], counts[2], counts[3], counts[4]);
+    /* the device still works */
+    xioctl(fd, NPUKIT_IOCTL_RESET, NULL, "NPUKIT_IOCTL_RESET");
+    if (info.kind == NPUKIT_KIND_V0) {
+        memset(ring.p, 0, ring.c.size);
+        v0_nop_batch(fd, &ring);
+        printf("fuzz: the device completes a NOP batch afterwards\n");
+    }
+    close(fd);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: npukit_ktest info|v0|hang|fuzz DEV [N SEED]\n");
+        return 2;
+    }
+    dev_path = argv[2];
+    if (!strcmp(argv[1], "info")) return cmd_info();
+    if (!strcmp(argv[1], "v0")) return cmd_v0();
+    if (!strcmp(argv[1], "hang")) return cmd_hang();
+    if (!strcmp(argv[1], "fuzz") && argc == 5) return cmd_fuzz(atol(argv[3]), strtoull(argv[4], NULL, 0));
+    fprintf(stderr, "usage: npukit_ktest info|v0|hang|fuzz DEV [N SEED]\n");
+    return 2;
+}
