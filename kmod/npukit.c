@@ -203,6 +203,7 @@ struct npk_dev {
 	bool irq_event;
 	struct npk_job job;
 	u64 job_gen;		/* counts submits: a wait notices a job replaced under it */
+	atomic_t bo_live;	/* buffer objects not yet freed (sysfs "buffers") */
 	/* v0: the ring configuration the device holds */
 	bool v0_programmed;
 	u64 v0_ring;
@@ -235,6 +236,7 @@ static void npk_bo_release(struct kref *ref)
 	struct npk_bo *bo = container_of(ref, struct npk_bo, ref);
 
 	dma_free_coherent(&bo->ndev->pdev->dev, bo->size, bo->vaddr, bo->dma);
+	atomic_dec(&bo->ndev->bo_live);
 	kfree(bo);
 }
 
@@ -278,6 +280,7 @@ static int npk_bo_create(struct npk_file *nf, struct npukit_bo_create *a)
 		kfree(bo);
 		return -ENOMEM;
 	}
+	atomic_inc(&nd->bo_live);
 	memset(bo->vaddr, 0, bo->size);
 	id = idr_alloc(&nf->bos, bo, 1, NPK_MAX_BOS, GFP_KERNEL);
 	if (id < 0) {
@@ -951,6 +954,7 @@ static int npk_release(struct inode *inode, struct file *f)
 	idr_destroy(&nf->bos);
 	nd->opened = false;
 	mutex_unlock(&nd->lock);
+	wake_up(&nd->wq);	/* a remove waiting for the last close */
 	kfree(nf);
 	return 0;
 }
@@ -1093,6 +1097,22 @@ static long npk_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	return ret;
 }
 
+/* /sys/class/misc/npuN/buffers: live buffer objects (the load/unload test checks 0) */
+static ssize_t buffers_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct miscdevice *misc = dev_get_drvdata(dev);
+	struct npk_dev *nd = container_of(misc, struct npk_dev, misc);
+
+	return sysfs_emit(buf, "%d\n", atomic_read(&nd->bo_live));
+}
+static DEVICE_ATTR_RO(buffers);
+
+static struct attribute *npk_attrs[] = {
+	&dev_attr_buffers.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(npk);
+
 static const struct file_operations npk_fops = {
 	.owner = THIS_MODULE,
 	.open = npk_open,
@@ -1169,6 +1189,7 @@ static int npk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	nd->misc.fops = &npk_fops;
 	nd->misc.parent = &pdev->dev;
 	nd->misc.mode = 0600;
+	nd->misc.groups = npk_groups;
 	ret = misc_register(&nd->misc);
 	if (ret) {
 		ida_free(&npk_ida, nd->minor_id);
@@ -1184,8 +1205,13 @@ static void npk_remove(struct pci_dev *pdev)
 {
 	struct npk_dev *nd = pci_get_drvdata(pdev);
 
-	/* files hold a module reference through fops, so none is open here */
+	/*
+	 * No new opens after misc_deregister. An open file (and its mappings)
+	 * still uses the registers and the buffers: an unbind through sysfs
+	 * waits for its close (module unload cannot happen while one is open).
+	 */
 	misc_deregister(&nd->misc);
+	wait_event(nd->wq, !READ_ONCE(nd->opened));
 	nd->kind->reset(nd);
 	ida_free(&npk_ida, nd->minor_id);
 }
