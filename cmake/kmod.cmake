@@ -16,3 +16,12 @@ target_include_directories(npukit_ktest PRIVATE ${CMAKE_SOURCE_DIR}/kmod/uapi)
 if(NOT NPUKIT_SANITIZE)
   target_link_options(npukit_ktest PRIVATE -static)
 endif()
+# In `npu vp run` guests (docs/kmod.md "Tests"): the driver's checks, the fuzzer, faults,
+# unload/load and the LeNet on v0 and shell over kmd against the host's sim port. Left out of
+# the sanitizer build as vp's guest cases are (an ASan npu under TCG); skips (77) naming what is
+# missing (QEMU, the guest kernel, `npu vp run`).
+if(NOT NPUKIT_SANITIZE)
+  add_test(NAME kmod_guest COMMAND ${CMAKE_SOURCE_DIR}/scripts/kmod.sh test-guest ${CMAKE_BINARY_DIR}/kmod-guest
+           $<TARGET_FILE:npu> $<TARGET_FILE:npukit_ktest> ${NPUKIT_SHARED_DIR}/models/cifar10-lenet-int8)
+  set_tests_properties(kmod_guest PROPERTIES LABELS vp SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()

@@ -356,9 +356,11 @@ static int npk_mmap(struct file *f, struct vm_area_struct *vma)
 
 /* ---- v0 ------------------------------------------------------------------ */
 
-static void v0_program(struct npk_dev *nd)
+/* Program the ring registers; flush first (drop the ring, DESC_TAIL = 0) or not (idle). */
+static void v0_program(struct npk_dev *nd, bool flush)
 {
-	wr(nd, V0_CTRL, V0_CTRL_FLUSH);
+	if (flush)
+		wr(nd, V0_CTRL, V0_CTRL_FLUSH);
 	wr(nd, V0_DESC_BASE_LO, lower_32_bits(nd->v0_ring));
 	wr(nd, V0_DESC_BASE_HI, upper_32_bits(nd->v0_ring));
 	wr(nd, V0_DESC_RING_LEN, nd->v0_len);
@@ -375,7 +377,7 @@ static void v0_reset(struct npk_dev *nd)
 {
 	/* CTRL.flush drops the ring and resets STATUS/ERR_*; re-arm it */
 	if (nd->v0_programmed)
-		v0_program(nd);
+		v0_program(nd, true);
 	else
 		wr(nd, V0_CTRL, V0_CTRL_FLUSH);
 }
@@ -399,12 +401,15 @@ static int v0_start(struct npk_dev *nd, struct npukit_submit *s)
 	if (!nd->v0_programmed || nd->v0_ring != ring || nd->v0_len != s->ring_len ||
 	    nd->v0_win != s->window_addr || nd->v0_win_len != s->window_size ||
 	    nd->v0_ctrl != ctrl) {
+		bool first_time = !nd->v0_programmed;
+
 		nd->v0_ring = ring;
 		nd->v0_len = s->ring_len;
 		nd->v0_win = s->window_addr;
 		nd->v0_win_len = s->window_size;
 		nd->v0_ctrl = ctrl;
-		v0_program(nd);
+		/* no job runs: the device is idle and keeps DESC_TAIL (modulo a new length) */
+		v0_program(nd, first_time);
 	}
 	if ((rd(nd, V0_DESC_TAIL) & (s->ring_len - 1)) != s->first)
 		return -EINVAL;
@@ -852,7 +857,9 @@ static int npk_wait(struct npk_dev *nd, struct npukit_wait *w)
 		}
 		mutex_unlock(&nd->lock);
 		if (nd->use_irq) {
-			unsigned long left = nsecs_to_jiffies(deadline - now) + 1;
+			/* at most 10 ms: a lost interrupt costs a poll, not the timeout */
+			unsigned long left = min(nsecs_to_jiffies(deadline - now) + 1,
+						 msecs_to_jiffies(10));
 			long r;
 
 			r = wait_event_interruptible_timeout(nd->wq, READ_ONCE(nd->irq_event),

@@ -9,6 +9,15 @@
 #        scripts/kmod.sh test-sparse OUT      make C=2 (sparse on every file): no warning
 #        scripts/kmod.sh test-checkpatch OUT  checkpatch.pl --strict from linux-source-6.1
 #                                             (extracted into a cache, never committed): clean
+#        scripts/kmod.sh test-guest OUT NPU KTEST MODELDIR
+#                                             in `NPU vp run` guests (docs/kmod.md "Tests"): the
+#                                             driver's checks (npukit_ktest: v0 contract, 10,000
+#                                             fuzzed ioctls, bus error and hang recovery), 20
+#                                             unload/load cycles without leaked buffers or IRQs,
+#                                             the LeNet (MODELDIR) on v0 and shell over kmd: the
+#                                             output of the host's sim port byte for byte and, on
+#                                             v0, its busy cycles (PERF_CYCLES); no WARNING, BUG,
+#                                             Oops or Call Trace in any guest's kernel log
 # KDIR=DIR picks the headers; by default the newest /usr/src/linux-headers-*-amd64 (Debian's
 # linux-headers-amd64, the kernel `npu vp run` boots). Exits 77 (a ctest skip) with the
 # reason when a package is missing.
@@ -94,5 +103,71 @@ EOF
     perl "$cp" --strict --no-tree --terse --show-types -f $files | tee "$out/checkpatch.log"
     if grep -E "(ERROR|WARNING|CHECK):" "$out/checkpatch.log" >/dev/null; then echo "FAIL: checkpatch --strict"; exit 1; fi
     echo "OK: checkpatch.pl --strict clean on $(echo $files)" ;;
-  *) echo "usage: scripts/kmod.sh kdir|build|test-build|test-sparse|test-checkpatch OUT" >&2; exit 2 ;;
+  test-guest)
+    npu=${3:?NPU}; ktest=${4:?KTEST}; model=${5:?MODELDIR}
+    command -v "${NPUKIT_QEMU:-qemu-system-x86_64}" >/dev/null || skip "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
+    ls /boot/vmlinuz-* >/dev/null 2>&1 || skip "no guest kernel /boot/vmlinuz-* (apt-get install linux-image-amd64)"
+    vpnpu=${NPUKIT_VP_NPU:-$npu} # the npu whose `vp run` starts the guests (the same one by default)
+    "$vpnpu" vp run --help >/dev/null 2>&1 || skip "$npu has no 'vp run' (the virtual platform of issue 28)"
+    [ -f "$model/model.onnx" ] || { echo "FAIL: missing $model/model.onnx"; exit 1; }
+    build "$out/mod" 2>&1 | grep -v "Skipping BTF generation" || true
+    ko=$out/mod/npukit.ko
+    [ -f "$ko" ] || { echo "FAIL: npukit.ko was not built"; exit 1; }
+    kver=$(basename "$(ls /boot/vmlinuz-* | sort -V | tail -1)" | sed 's/^vmlinuz-//')
+    modinfo -F vermagic "$ko" | grep -q "^$kver " || { echo "FAIL: npukit.ko ($(modinfo -F vermagic "$ko")) is not for the guest kernel $kver: install the linux-headers-amd64 that matches linux-image-amd64"; exit 1; }
+    in="images=$model/test_data_set_0/input_0.pb"
+    seed=${NPUKIT_FUZZ_SEED:-2826}
+    # guest NAME DEVICE [vp run options] -- SCRIPT: the console (CR stripped) in $out/NAME.log,
+    # the text between "==BEGIN K==" and "==END K==" lines in $out/NAME.K
+    guest() {
+      local name=$1; shift
+      local t0=$SECONDS rc=0
+      timeout 600 "$vpnpu" vp run --npu "$npu" --module "$ko" --add "$ktest:/bin/npukit_ktest" --add "$ko:/root/npukit.ko" \
+        --add "$model/model.onnx:/root/model.onnx" --add "$model/test_data_set_0/input_0.pb:/root/input_0.pb" \
+        --timeout 300 "$@" > "$out/$name.raw" 2>&1 || rc=$?
+      tr -d '\r' < "$out/$name.raw" > "$out/$name.log"
+      echo "guest $name: exit $rc in $((SECONDS - t0)) s"
+      if grep -E "WARNING:|BUG:|Oops|Call Trace|general protection|kernel panic" "$out/$name.log"; then
+        echo "FAIL: guest $name: the kernel log above has a warning"; exit 1
+      fi
+      if [ $rc -ne 0 ]; then tail -40 "$out/$name.log"; echo "FAIL: guest $name exited $rc"; exit 1; fi
+    }
+    section() { sed -n "/^==BEGIN $2==\$/,/^==END $2==\$/p" "$out/$1.log" | sed '1d;$d'; }
+    dmesg_check='dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace|general protection" && exit 1; true'
+    run_lenet='echo "==BEGIN out=="; npu run model.onnx --device $D --input images=input_0.pb --port kmd:/dev/npu0 --report 2>err.txt; echo "==END out=="; echo "==BEGIN err=="; cat err.txt; echo "==END err=="'
+
+    # 1. v0: the LeNet, the driver's own checks, the fuzzer, unload/load
+    # (the LeNet first: the report's busy cycles are the device's PERF_CYCLES since reset)
+    guest v0 --device v0 -- "set -e; D=v0; $run_lenet; npukit_ktest info /dev/npu0; npukit_ktest v0 /dev/npu0;
+      npukit_ktest fuzz /dev/npu0 10000 $seed;
+      for i in \$(seq 20); do rmmod npukit; ! grep npukit /proc/interrupts;
+        if [ \$((i % 2)) = 0 ]; then insmod /root/npukit.ko irq=1; grep -q npukit /proc/interrupts; else insmod /root/npukit.ko; fi;
+        npukit_ktest buffers /dev/npu0 /sys/class/misc/npu0/buffers; done; echo 'load/unload: 20 cycles';
+      npukit_ktest v0 /dev/npu0; $dmesg_check"
+    grep -E "^(v0|fuzz|load/unload):" "$out/v0.log"
+    # 2. shell: the LeNet
+    guest shell --device shell -- "set -e; D=shell; $run_lenet; $dmesg_check"
+    # 3, 4. device faults on DMA reads: a bus error and a hang, recovered
+    guest bus-error --device v0 --fault 'read@0+0x10000000000=error*1' -- "set -e; npukit_ktest fault /dev/npu0 error; $dmesg_check"
+    guest hang --device v0 --fault 'read@0+0x10000000000=hang*1' --settle-ms 20 -- "set -e; npukit_ktest fault /dev/npu0 hang; $dmesg_check"
+    grep -E "^fault:" "$out/bus-error.log" "$out/hang.log"
+
+    for dev in v0 shell; do
+      "$npu" run "$model/model.onnx" --device $dev --input "$in" --report > "$out/host-$dev.out" 2> "$out/host-$dev.err" ||
+        { cat "$out/host-$dev.err"; echo "FAIL: host run on $dev"; exit 1; }
+      log=v0; [ $dev = shell ] && log=shell
+      section $log out > "$out/guest-$dev.out"
+      section $log err > "$out/guest-$dev.err"
+      grep -q "predicted classes" "$out/host-$dev.out" || { echo "FAIL: no prediction on the host ($dev)"; exit 1; }
+      if ! cmp -s "$out/host-$dev.out" "$out/guest-$dev.out"; then
+        diff "$out/host-$dev.out" "$out/guest-$dev.out" | head -20; echo "FAIL: LeNet on $dev over kmd differs from the host's sim port"; exit 1
+      fi
+      echo "LeNet on $dev over kmd: output identical to the host's sim port ($(grep -c . "$out/host-$dev.out") lines)"
+    done
+    hb=$(grep -o "busy [0-9]* cycles (PERF counter)" "$out/host-v0.err" | head -1)
+    gb=$(grep -o "busy [0-9]* cycles (PERF counter)" "$out/guest-v0.err" | head -1)
+    [ -n "$hb" ] && [ "$hb" = "$gb" ] || { echo "FAIL: v0 device cycles: host '$hb', guest '$gb'"; exit 1; }
+    echo "LeNet on v0: device $hb on the host's sim port and in the guest"
+    echo "OK: guest tests passed" ;;
+  *) echo "usage: scripts/kmod.sh kdir|build|test-build|test-sparse|test-checkpatch OUT | test-guest OUT NPU KTEST MODELDIR" >&2; exit 2 ;;
 esac

@@ -9,8 +9,11 @@
  *                                     this delegate, DESC_TAIL advanced, nothing dropped),
  *                                     the same descriptor without fallback is an error
  *                                     with code 0x08, and the device works afterwards
- *   npukit_ktest hang DEV             a job that does not finish (the server's --fault hang)
- *                                     times out, the kernel resets, the next job completes
+ *   npukit_ktest fault DEV error|hang a NOP batch under the server's --fault on DMA reads:
+ *                                     error 0x06 (bus) or a timeout, the kernel recovered
+ *                                     the device, the next batch completes
+ *   npukit_ktest buffers DEV SYSFS    3 buffers: SYSFS (/sys/class/misc/npuN/buffers) counts
+ *                                     3 while open or mapped, 0 after close and munmap
  *   npukit_ktest fuzz DEV N SEED      N random ioctls (numbers, sizes, fields, pointers);
  *                                     every call returns 0 or one of the documented errnos;
  *                                     then the device completes a NOP batch (v0)
@@ -129,35 +132,42 @@ static int cmd_v0(void) {
     xioctl(fd, NPUKIT_IOCTL_RESET, NULL, "NPUKIT_IOCTL_RESET");
     v0_nop_batch(fd, &ring);
 
-    /* CPU fallback: NOP, FALLBACK, NOP with cpu_fallback_select */
+    /* CPU fallback with cpu_fallback_select: NOP, FALLBACK, NOP, FALLBACK (the last one's tag
+     * stays in COMPLETION_TAG: the kernel wrote it from the delegated descriptor) */
     uint32_t fb0 = reg_read(fd, 0x04c);
     uint32_t tail = reg_read(fd, 0x028) & 7;
-    v0_desc(ring.p, tail, 0x00, 0xa0);
-    v0_desc(ring.p, (tail + 1) & 7, 0xff, 0xa1);
-    v0_desc(ring.p, (tail + 2) & 7, 0x00, 0xa2);
-    submit_v0(fd, &ring, tail, 3, NPUKIT_SUBMIT_FALLBACK);
-    struct npukit_wait w = wait_job(fd, 2000000000);
-    if (w.result != NPUKIT_WAIT_FALLBACK || w.index != ((tail + 1) & 7))
-        fail("fallback: wait result %u index %u (dev_code 0x%x), expected fallback at %u", w.result, w.index,
-             w.dev_code, (tail + 1) & 7);
-    uint32_t tag;
-    memcpy(&tag, w.desc + 60, 4);
-    if (tag != 0xa1 || w.desc[0] != 0xff) fail("fallback: handed-over descriptor has op 0x%x tag 0x%x", w.desc[0], tag);
-    struct npukit_wait again;
-    memset(&again, 0, sizeof again);
-    again.timeout_ns = 1000;
-    if (!ioctl(fd, NPUKIT_IOCTL_WAIT, &again) || errno != EINVAL)
-        fail("a wait before NPUKIT_IOCTL_FALLBACK_DONE did not fail with EINVAL");
-    struct npukit_fallback_done d = {.index = (tail + 2) & 7};
-    if (!ioctl(fd, NPUKIT_IOCTL_FALLBACK_DONE, &d) || errno != EINVAL) fail("FALLBACK_DONE of a wrong index accepted");
-    d.index = w.index;
-    xioctl(fd, NPUKIT_IOCTL_FALLBACK_DONE, &d, "NPUKIT_IOCTL_FALLBACK_DONE");
+    static const uint32_t ops[4] = {0x00, 0xff, 0x00, 0xff};
+    for (unsigned i = 0; i < 4; i++) v0_desc(ring.p, (tail + i) & 7, ops[i], 0xa0 + i);
+    submit_v0(fd, &ring, tail, 4, NPUKIT_SUBMIT_FALLBACK);
+    struct npukit_wait w;
+    unsigned delegated = 0;
+    for (unsigned want = 1; want < 4; want += 2) {
+        w = wait_job(fd, 2000000000);
+        if (w.result != NPUKIT_WAIT_FALLBACK || w.index != ((tail + want) & 7))
+            fail("fallback: wait result %u index %u (dev_code 0x%x), expected fallback at %u", w.result, w.index,
+                 w.dev_code, (tail + want) & 7);
+        uint32_t tag;
+        memcpy(&tag, w.desc + 60, 4);
+        if (tag != 0xa0 + want || w.desc[0] != 0xff)
+            fail("fallback: handed-over descriptor has op 0x%x tag 0x%x", w.desc[0], tag);
+        struct npukit_wait again;
+        memset(&again, 0, sizeof again);
+        again.timeout_ns = 1000;
+        if (!ioctl(fd, NPUKIT_IOCTL_WAIT, &again) || errno != EINVAL)
+            fail("a wait before NPUKIT_IOCTL_FALLBACK_DONE did not fail with EINVAL");
+        struct npukit_fallback_done d = {.index = (w.index + 1) & 7};
+        if (!ioctl(fd, NPUKIT_IOCTL_FALLBACK_DONE, &d) || errno != EINVAL) fail("FALLBACK_DONE of a wrong index accepted");
+        d.index = w.index;
+        xioctl(fd, NPUKIT_IOCTL_FALLBACK_DONE, &d, "NPUKIT_IOCTL_FALLBACK_DONE");
+        delegated++;
+    }
     w = wait_job(fd, 2000000000);
     if (w.result != NPUKIT_WAIT_OK) fail("fallback: after the delegate, wait result %u, expected ok", w.result);
     uint32_t t2 = reg_read(fd, 0x028) & 7, fb1 = reg_read(fd, 0x04c);
-    if (t2 != ((tail + 3) & 7)) fail("fallback: DESC_TAIL %u, expected %u (a descriptor was dropped)", t2, (tail + 3) & 7);
-    if (fb1 != fb0 + 1) fail("fallback: PERF_FALLBACKS %u -> %u, expected +1", fb0, fb1);
-    if (reg_read(fd, 0x05c) != 0xa1) fail("fallback: COMPLETION_TAG is not the delegated descriptor's tag");
+    if (t2 != ((tail + 4) & 7)) fail("fallback: DESC_TAIL %u, expected %u (a descriptor was dropped)", t2, (tail + 4) & 7);
+    if (fb1 != fb0 + 2) fail("fallback: PERF_FALLBACKS %u -> %u, expected +2", fb0, fb1);
+    if (reg_read(fd, 0x05c) != 0xa3) fail("fallback: COMPLETION_TAG 0x%x is not the last delegated descriptor's tag 0xa3",
+                                          reg_read(fd, 0x05c));
 
     /* without cpu_fallback_select the same descriptor is an error, code 0x08, then usable */
     tail = t2;
@@ -170,27 +180,59 @@ static int cmd_v0(void) {
 
     struct npukit_counters c;
     xioctl(fd, NPUKIT_IOCTL_COUNTERS, &c, "NPUKIT_IOCTL_COUNTERS");
-    if (c.count != 16 || c.values[3] != fb1) fail("counters: count %u, PERF_FALLBACKS %llu", c.count,
-                                                  (unsigned long long)c.values[3]);
-    printf("v0: NOP batches, CPU fallback (index %u retired by the delegate), error 0x08 without it: ok; "
-           "PERF_CYCLES %llu\n", w.index, (unsigned long long)c.cycles);
+    if (c.count != 16 || c.values[3] != fb1 + 1) fail("counters: count %u, PERF_FALLBACKS %llu (expected %u)", c.count,
+                                                  (unsigned long long)c.values[3], fb1 + 1);
+    printf("v0: NOP batches, CPU fallback (%u descriptors retired by the delegate, none dropped), error 0x08 "
+           "without it: ok; PERF_CYCLES %llu\n", delegated, (unsigned long long)c.cycles);
     close(fd);
     return 0;
 }
 
-static int cmd_hang(void) {
+/* A NOP batch under an injected DMA fault (the server's --fault: the descriptor fetch fails
+ * or hangs): the wait reports it, the kernel recovered the device, the next batch completes. */
+static int cmd_fault(const char *want) {
     int fd = xopen();
     bo ring;
     bo_new(fd, &ring, 4096);
     uint32_t tail = reg_read(fd, 0x028) & 7;
     for (unsigned i = 0; i < 8; i++) v0_desc(ring.p, i, 0x00, i);
     submit_v0(fd, &ring, tail, 2, 0);
-    struct npukit_wait w = wait_job(fd, 200000000);
-    printf("hang: first wait result %u recovered %u\n", w.result, w.recovered);
-    if (w.result == NPUKIT_WAIT_TIMEOUT && !w.recovered) fail("timeout without a reset");
+    struct npukit_wait w = wait_job(fd, 300000000);
+    printf("fault: wait result %u dev_code 0x%x recovered %u fault_addr 0x%llx\n", w.result, w.dev_code, w.recovered,
+           (unsigned long long)w.fault_addr);
+    if (!strcmp(want, "error") && (w.result != NPUKIT_WAIT_ERROR || w.dev_code != 0x06 || !w.recovered ||
+                                   w.fault_addr != ring.c.dma_addr + 64u * tail))
+        fail("bus error: expected result error, code 0x06 (bus response) at the descriptor 0x%llx, recovered",
+             (unsigned long long)(ring.c.dma_addr + 64u * tail));
+    if (!strcmp(want, "hang") && (w.result != NPUKIT_WAIT_TIMEOUT || !w.recovered))
+        fail("hang: expected result timeout with the device reset");
     v0_nop_batch(fd, &ring);
-    printf("hang: the device completes a batch afterwards\n");
+    printf("fault: the device completes a batch afterwards\n");
     close(fd);
+    return 0;
+}
+
+/* Open, buffers, a batch, close: /sys/class/misc/npuN/buffers counts them and drops to 0. */
+static int cmd_buffers(const char *sysfs) {
+    int fd = xopen();
+    bo b[3];
+    for (unsigned i = 0; i < 3; i++) bo_new(fd, &b[i], 4096u << i);
+    char buf[32] = {0};
+    FILE *f = fopen(sysfs, "r");
+    if (!f || !fgets(buf, sizeof buf, f)) fail("cannot read %s", sysfs);
+    fclose(f);
+    if (atoi(buf) != 3) fail("%s reads %s with 3 buffers alive", sysfs, buf);
+    v0_nop_batch(fd, &b[0]);
+    close(fd); /* the mappings still hold the buffers */
+    f = fopen(sysfs, "r");
+    if (!f || !fgets(buf, sizeof buf, f)) fail("cannot read %s", sysfs);
+    fclose(f);
+    if (atoi(buf) != 3) fail("%s reads %s after close with 3 mappings left", sysfs, buf);
+    for (unsigned i = 0; i < 3; i++) munmap(b[i].p, b[i].c.size);
+    f = fopen(sysfs, "r");
+    if (!f || !fgets(buf, sizeof buf, f)) fail("cannot read %s", sysfs);
+    fclose(f);
+    if (atoi(buf) != 0) fail("%s reads %s after close and munmap: leaked buffers", sysfs, buf);
     return 0;
 }
 
@@ -291,8 +333,9 @@ static int cmd_fuzz(long n, uint64_t seed) {
     /* the device still works */
     xioctl(fd, NPUKIT_IOCTL_RESET, NULL, "NPUKIT_IOCTL_RESET");
     if (info.kind == NPUKIT_KIND_V0) {
-        memset(ring.p, 0, ring.c.size);
-        v0_nop_batch(fd, &ring);
+        bo fresh; /* the fuzzed BO_FREE calls may have freed the ring's handle */
+        bo_new(fd, &fresh, 4096);
+        v0_nop_batch(fd, &fresh);
         printf("fuzz: the device completes a NOP batch afterwards\n");
     }
     close(fd);
@@ -301,14 +344,15 @@ static int cmd_fuzz(long n, uint64_t seed) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: npukit_ktest info|v0|hang|fuzz DEV [N SEED]\n");
+        fprintf(stderr, "usage: npukit_ktest info|v0|fault|buffers|fuzz DEV [ARGS]\n");
         return 2;
     }
     dev_path = argv[2];
     if (!strcmp(argv[1], "info")) return cmd_info();
     if (!strcmp(argv[1], "v0")) return cmd_v0();
-    if (!strcmp(argv[1], "hang")) return cmd_hang();
+    if (!strcmp(argv[1], "fault") && argc == 4) return cmd_fault(argv[3]);
+    if (!strcmp(argv[1], "buffers") && argc == 4) return cmd_buffers(argv[3]);
     if (!strcmp(argv[1], "fuzz") && argc == 5) return cmd_fuzz(atol(argv[3]), strtoull(argv[4], NULL, 0));
-    fprintf(stderr, "usage: npukit_ktest info|v0|hang|fuzz DEV [N SEED]\n");
+    fprintf(stderr, "usage: npukit_ktest info|v0|fault|buffers|fuzz DEV [ARGS]\n");
     return 2;
 }
