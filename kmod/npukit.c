@@ -8,6 +8,8 @@
  * ioctls), the interrupt line, resets and the DMA buffers. Completion is
  * polled by default (irq=0): under QEMU TCG the proxy device drops INTx.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
@@ -32,6 +34,13 @@
 static bool irq;
 module_param(irq, bool, 0444);
 MODULE_PARM_DESC(irq, "interrupt-driven completion (default 0: poll; INTx is dropped under QEMU TCG)");
+
+static ulong carveout_base;
+module_param(carveout_base, ulong, 0444);
+MODULE_PARM_DESC(carveout_base, "bus address of RAM the kernel does not use (above mem=), for fixed-address buffers");
+static ulong carveout_size;
+module_param(carveout_size, ulong, 0444);
+MODULE_PARM_DESC(carveout_size, "size of that carve-out in bytes (0: none)");
 
 #define NPK_MAX_BO_SIZE (4UL << 20)	/* dma_alloc_coherent without CMA: order 10 */
 #define NPK_MAX_BOS 4096
@@ -140,6 +149,7 @@ struct npk_dev;
 struct npk_bo {
 	struct kref ref;
 	struct npk_dev *ndev;
+	bool carveout;		/* memremap()ed carve-out, not dma_alloc_coherent */
 	u32 handle;
 	size_t size;
 	void *vaddr;
@@ -204,6 +214,7 @@ struct npk_dev {
 	struct npk_job job;
 	u64 job_gen;		/* counts submits: a wait notices a job replaced under it */
 	atomic_t bo_live;	/* buffer objects not yet freed (sysfs "buffers") */
+	bool carveout_used;	/* the carve-out is a live buffer object (under lock) */
 	/* v0: the ring configuration the device holds */
 	bool v0_programmed;
 	u64 v0_ring;
@@ -235,7 +246,12 @@ static void npk_bo_release(struct kref *ref)
 {
 	struct npk_bo *bo = container_of(ref, struct npk_bo, ref);
 
-	dma_free_coherent(&bo->ndev->pdev->dev, bo->size, bo->vaddr, bo->dma);
+	if (bo->carveout) {
+		memunmap(bo->vaddr);
+		bo->ndev->carveout_used = false;
+	} else {
+		dma_free_coherent(&bo->ndev->pdev->dev, bo->size, bo->vaddr, bo->dma);
+	}
 	atomic_dec(&bo->ndev->bo_live);
 	kfree(bo);
 }
@@ -266,16 +282,35 @@ static int npk_bo_create(struct npk_file *nf, struct npukit_bo_create *a)
 	struct npk_bo *bo;
 	int id;
 
-	if (a->flags || !a->size || a->size > NPK_MAX_BO_SIZE)
+	if (a->flags & ~NPUKIT_BO_CARVEOUT)
 		return -EINVAL;
+	if (a->flags & NPUKIT_BO_CARVEOUT) {
+		if (!carveout_size)
+			return -ENODEV;
+		if (a->size && a->size != carveout_size)
+			return -EINVAL;
+		if (nd->carveout_used)
+			return -EBUSY;
+	} else if (!a->size || a->size > NPK_MAX_BO_SIZE) {
+		return -EINVAL;
+	}
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
 	if (!bo)
 		return -ENOMEM;
 	kref_init(&bo->ref);
 	bo->ndev = nd;
-	bo->size = PAGE_ALIGN(a->size);
-	bo->vaddr = dma_alloc_coherent(&nd->pdev->dev, bo->size, &bo->dma,
-				       GFP_KERNEL | __GFP_NOWARN);
+	if (a->flags & NPUKIT_BO_CARVEOUT) {
+		bo->carveout = true;
+		bo->size = carveout_size;
+		bo->dma = carveout_base;
+		bo->vaddr = memremap(carveout_base, carveout_size, MEMREMAP_WB);
+		if (bo->vaddr)
+			nd->carveout_used = true;
+	} else {
+		bo->size = PAGE_ALIGN(a->size);
+		bo->vaddr = dma_alloc_coherent(&nd->pdev->dev, bo->size, &bo->dma,
+					       GFP_KERNEL | __GFP_NOWARN);
+	}
 	if (!bo->vaddr) {
 		kfree(bo);
 		return -ENOMEM;
@@ -344,7 +379,11 @@ static int npk_mmap(struct file *f, struct vm_area_struct *vma)
 		return -EINVAL;
 	}
 	vma->vm_pgoff = 0;
-	ret = dma_mmap_coherent(&nd->pdev->dev, vma, bo->vaddr, bo->dma, len);
+	if (bo->carveout)
+		ret = remap_pfn_range(vma, vma->vm_start, PHYS_PFN(bo->dma), len,
+				      vma->vm_page_prot);
+	else
+		ret = dma_mmap_coherent(&nd->pdev->dev, vma, bo->vaddr, bo->dma, len);
 	if (!ret) {
 		vma->vm_private_data = bo;
 		vma->vm_ops = &npk_vm_ops;
@@ -983,6 +1022,8 @@ static int npk_get_info(struct npk_dev *nd, struct npukit_info *info)
 	info->clock_hz = nd->clock_hz;
 	info->max_bo_size = NPK_MAX_BO_SIZE;
 	info->irq_mode = nd->use_irq;
+	info->carveout_base = carveout_size ? carveout_base : 0;
+	info->carveout_size = carveout_size;
 	return 0;
 }
 
@@ -1239,7 +1280,29 @@ static struct pci_driver npk_driver = {
 	.probe = npk_probe,
 	.remove = npk_remove,
 };
-module_pci_driver(npk_driver);
+
+static int __init npk_init(void)
+{
+	/* the carve-out must be RAM the kernel does not manage (above mem=, or reserved) */
+	if (carveout_size && (!PAGE_ALIGNED(carveout_base) || !PAGE_ALIGNED(carveout_size) ||
+			      carveout_base + carveout_size < carveout_base ||
+			      region_intersects(carveout_base, carveout_size, IORESOURCE_SYSTEM_RAM,
+						IORES_DESC_NONE) != REGION_DISJOINT ||
+			      region_intersects(carveout_base, carveout_size, IORESOURCE_MEM,
+						IORES_DESC_RESERVED) != REGION_DISJOINT)) {
+		pr_err("carveout 0x%lx+0x%lx: not page aligned, or overlaps the kernel's RAM or a reserved range\n",
+		       carveout_base, carveout_size);
+		return -EINVAL;
+	}
+	return pci_register_driver(&npk_driver);
+}
+module_init(npk_init);
+
+static void __exit npk_exit(void)
+{
+	pci_unregister_driver(&npk_driver);
+}
+module_exit(npk_exit);
 
 MODULE_DESCRIPTION("npukit NPU devices (e1, v0, shell, pccx) as PCI functions");
 MODULE_AUTHOR("npukit");

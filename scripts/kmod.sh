@@ -16,7 +16,8 @@
 #                                             unload/load cycles without leaked buffers or IRQs,
 #                                             the LeNet (MODELDIR) on v0 and shell over kmd: the
 #                                             output of the host's sim port byte for byte and, on
-#                                             v0, its busy cycles (PERF_CYCLES); no WARNING, BUG,
+#                                             v0, its busy cycles (PERF_CYCLES); npu exec of the
+#                                             compiled LeNet over the carve-out; no WARNING, BUG,
 #                                             Oops or Call Trace in any guest's kernel log
 # KDIR=DIR picks the headers; by default the newest /usr/src/linux-headers-*-amd64 (Debian's
 # linux-headers-amd64, the kernel `npu vp run` boots). Exits 77 (a ctest skip) with the
@@ -138,7 +139,13 @@ EOF
 
     # 1. v0: the LeNet, the driver's own checks, the fuzzer, unload/load
     # (the LeNet first: the report's busy cycles are the device's PERF_CYCLES since reset)
-    guest v0 --device v0 -- "set -e; D=v0; $run_lenet; npukit_ktest info /dev/npu0; npukit_ktest v0 /dev/npu0;
+    # (npu exec of the compiled LeNet: its arena is at 0x80000000, so the guest keeps 2 GiB to
+    # 2.5 GiB from the kernel (mem=2G) and the driver's carve-out covers it)
+    "$npu" compile --device v0 "$model/model.onnx" -o "$out/lenet-v0.npkb" > /dev/null
+    guest v0 --device v0 --mem 2560M --dma 512M --add "$out/lenet-v0.npkb:/root/lenet-v0.npkb" -- "set -e; D=v0; $run_lenet;
+      rmmod npukit; insmod /root/npukit.ko carveout_base=0x80000000 carveout_size=0x1f000000;
+      echo '==BEGIN exec=='; npu exec lenet-v0.npkb --input images=input_0.pb --port kmd:/dev/npu0,carveout 2>exec.err || { cat exec.err; exit 1; }; echo '==END exec==';
+      npukit_ktest info /dev/npu0; npukit_ktest v0 /dev/npu0;
       npukit_ktest fuzz /dev/npu0 10000 $seed;
       for i in \$(seq 20); do rmmod npukit; ! grep npukit /proc/interrupts;
         if [ \$((i % 2)) = 0 ]; then insmod /root/npukit.ko irq=1; grep -q npukit /proc/interrupts; else insmod /root/npukit.ko; fi;
@@ -164,6 +171,11 @@ EOF
       fi
       echo "LeNet on $dev over kmd: output identical to the host's sim port ($(grep -c . "$out/host-$dev.out") lines)"
     done
+    section v0 exec > "$out/guest-exec.out"
+    if ! cmp -s "$out/host-v0.out" "$out/guest-exec.out"; then
+      diff "$out/host-v0.out" "$out/guest-exec.out" | head -20; echo "FAIL: npu exec of the compiled LeNet over kmd (carve-out) differs from npu run on the host"; exit 1
+    fi
+    echo "npu exec of the compiled LeNet on v0 over kmd (carve-out): output identical to the host's npu run"
     hb=$(grep -o "busy [0-9]* cycles (PERF counter)" "$out/host-v0.err" | head -1)
     gb=$(grep -o "busy [0-9]* cycles (PERF counter)" "$out/guest-v0.err" | head -1)
     [ -n "$hb" ] && [ "$hb" = "$gb" ] || { echo "FAIL: v0 device cycles: host '$hb', guest '$gb'"; exit 1; }

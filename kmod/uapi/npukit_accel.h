@@ -60,6 +60,10 @@
  * @irq_mode: 1 when completion is interrupt driven, 0 when polled
  *            (module parameter irq; polling is the mode under TCG)
  * @pad: zero
+ * @carveout_base: bus address of the driver's carve-out (module parameters
+ *                 carveout_base and carveout_size: guest RAM the kernel does
+ *                 not use, e.g. above its mem= limit), 0 when there is none
+ * @carveout_size: its size in bytes (0: none); see NPUKIT_BO_CARVEOUT
  * @reserved: zero
  */
 struct npukit_info {
@@ -74,19 +78,27 @@ struct npukit_info {
 	__u64 max_bo_size;
 	__u32 irq_mode;
 	__u32 pad;
-	__u64 reserved[4];
+	__u64 carveout_base;
+	__u64 carveout_size;
+	__u64 reserved[2];
 };
+
+/* struct npukit_bo_create flags */
+#define NPUKIT_BO_CARVEOUT 0x1	/* the whole carve-out at its fixed address (size 0 or its size) */
 
 /**
  * struct npukit_bo_create - NPUKIT_IOCTL_BO_CREATE
  * @size: (in) bytes, 1 .. max_bo_size; rounded up to whole pages (out)
- * @flags: (in) zero
+ * @flags: (in) 0, or NPUKIT_BO_CARVEOUT: the buffer is the driver's
+ *         carve-out, physically contiguous at carveout_base (a compiled
+ *         package's fixed guest addresses, more than max_bo_size); one
+ *         such buffer per device at a time (EBUSY), ENODEV without one
  * @handle: (out) buffer handle, > 0, private to this open file
  * @dma_addr: (out) the address the device uses for byte 0 (guest physical
  *            without an IOMMU); physically contiguous, page aligned
  * @mmap_offset: (out) pass to mmap() to map the buffer (MAP_SHARED)
  *
- * Buffers come from dma_alloc_coherent() and are zeroed. They live until
+ * Buffers come from dma_alloc_coherent() (or are the carve-out) and are zeroed. They live until
  * NPUKIT_IOCTL_BO_FREE and the last mapping are gone, or the file closes.
  */
 struct npukit_bo_create {

@@ -4,7 +4,7 @@
  * docs/kmod.md), in a Linux guest of `npu vp` or on a machine with the
  * PCI functions.
  *
- *   "kmd:/dev/npuN[,mem=BYTES]"
+ *   "kmd:/dev/npuN[,mem=BYTES|,carveout]"
  *
  * User space never maps registers: every register access is one
  * NPUKIT_IOCTL_REG that the kernel checks and performs; the kernel owns the
@@ -12,7 +12,12 @@
  * object (dma_alloc_coherent, mmapped shared) of mem bytes (default and
  * maximum: the driver's max_bo_size, 4 MiB); the port's allocator hands out
  * its bus addresses, and CPU accesses outside it fail with NPK_EBUS naming
- * the address. The device kind the driver reports must be the one asked for.
+ * the address. ",carveout" takes the driver's carve-out instead (module
+ * parameters carveout_base/_size: guest RAM above the kernel's mem= limit),
+ * at its fixed bus address and of its whole size: a compiled package's
+ * arena (0x80000000 on every port) fits when the carve-out covers it, and
+ * the allocator then hands out the same addresses as the sim port's.
+ * The device kind the driver reports must be the one asked for.
  *
  * Time: npk_port_wait() sleeps cycles / hz (the clock the driver reports).
  * Interrupts: npk_port_irq(p, 0) is 1 when the kernel took an interrupt for
@@ -128,11 +133,12 @@ static int kmd_open(npk_port *p, const char *whole, const char *target, const ch
     k->fd = -1;
     p->impl = k;
     uint64_t want = 0;
+    int carveout = 0;
     const char *comma = strchr(target, ',');
     size_t n = comma ? (size_t)(comma - target) : strlen(target);
     int rc = 0;
     if (!n || n >= sizeof k->dev) {
-        rc = npk_err(NPK_EINVAL, "kmd port: expected kmd:/dev/npuN[,mem=BYTES], got 'kmd:%s'", target);
+        rc = npk_err(NPK_EINVAL, "kmd port: expected kmd:/dev/npuN[,mem=BYTES|,carveout], got 'kmd:%s'", target);
         goto fail;
     }
     memcpy(k->dev, target, n);
@@ -149,8 +155,10 @@ static int kmd_open(npk_port *p, const char *whole, const char *target, const ch
                 rc = npk_err(NPK_EINVAL, "kmd %s: bad mem size '%s' (bytes, K/M suffixes, > 0)", k->dev, opt + 4);
                 goto fail;
             }
+        } else if (!strcmp(opt, "carveout")) {
+            carveout = 1;
         } else {
-            rc = npk_err(NPK_EINVAL, "kmd %s: unknown option '%s' (known: mem=BYTES)", k->dev, opt);
+            rc = npk_err(NPK_EINVAL, "kmd %s: unknown option '%s' (known: mem=BYTES, carveout)", k->dev, opt);
             goto fail;
         }
         o = end;
@@ -180,8 +188,19 @@ static int kmd_open(npk_port *p, const char *whole, const char *target, const ch
         goto fail;
     }
     p->hz = info.clock_hz;
-    if (!want) want = info.max_bo_size;
-    if (want > info.max_bo_size) {
+    if (carveout && want) {
+        rc = npk_err(NPK_EINVAL, "kmd %s: mem= and carveout exclude each other (the carve-out has its own size)", k->dev);
+        goto fail;
+    }
+    if (carveout && !info.carveout_size) {
+        rc = npk_err(NPK_EINVAL,
+                     "kmd %s: the driver has no carve-out (load npukit.ko with carveout_base=ADDR carveout_size=BYTES, "
+                     "RAM above the kernel's mem=; docs/kmod.md)",
+                     k->dev);
+        goto fail;
+    }
+    if (!want) want = carveout ? info.carveout_size : info.max_bo_size;
+    if (!carveout && want > info.max_bo_size) {
         rc = npk_err(NPK_EINVAL, "kmd %s: mem=%" PRIu64 " exceeds the driver's largest buffer (%" PRIu64 " bytes)", k->dev,
                      want, (uint64_t)info.max_bo_size);
         goto fail;
@@ -189,9 +208,10 @@ static int kmd_open(npk_port *p, const char *whole, const char *target, const ch
     struct npukit_bo_create bo;
     memset(&bo, 0, sizeof bo);
     bo.size = want;
+    bo.flags = carveout ? NPUKIT_BO_CARVEOUT : 0;
     if (ioctl(k->fd, NPUKIT_IOCTL_BO_CREATE, &bo)) {
-        rc = npk_err(errno == ENOMEM ? NPK_ENOMEM : NPK_EIO, "kmd %s: allocating %" PRIu64 " bytes of DMA memory: %s",
-                     k->dev, want, strerror(errno));
+        rc = npk_err(errno == ENOMEM ? NPK_ENOMEM : NPK_EIO, "kmd %s: allocating %" PRIu64 " bytes of DMA memory%s: %s",
+                     k->dev, want, carveout ? " (the carve-out)" : "", strerror(errno));
         goto fail;
     }
     k->handle = bo.handle;
@@ -216,7 +236,7 @@ static int kmd_wait(npk_port *p, uint64_t cycles) { return npk_port_sleep(p, cyc
 const npk_port_backend npk_kmd_port = {
     .info = {"kmd", "kmd:/dev/npuN",
              "a PCI function driven by npukit's kernel driver (kmod/npukit.ko): registers through its ioctls, guest "
-             "memory one DMA buffer (,mem=BYTES)"},
+             "memory one DMA buffer (,mem=BYTES) or the driver's fixed-address carve-out (,carveout)"},
     .schemes = {"kmd:"},
     .open = kmd_open,
     .read32 = kmd_read32,
