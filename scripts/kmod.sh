@@ -152,8 +152,12 @@ EOF
         npukit_ktest buffers /dev/npu0 /sys/class/misc/npu0/buffers; done; echo 'load/unload: 20 cycles';
       npukit_ktest v0 /dev/npu0; $dmesg_check"
     grep -E "^(v0|fuzz|load/unload):" "$out/v0.log"
-    # 2. shell: the LeNet
-    guest shell --device shell -- "set -e; D=shell; $run_lenet; $dmesg_check"
+    # 2. shell: the LeNet, then the fuzzer on another device kind
+    guest shell --device shell -- "set -e; D=shell; $run_lenet; npukit_ktest fuzz /dev/npu0 10000 $seed; $dmesg_check"
+    grep -E "^fuzz:" "$out/shell.log"
+    # e1 and pccx in one guest (two PCI functions, /dev/npu0 and /dev/npu1): the fuzzer on each
+    guest e1-pccx --device e1 --device pccx -- "set -e; for n in 0 1; do npukit_ktest info /dev/npu\$n; npukit_ktest fuzz /dev/npu\$n 10000 $seed; done; $dmesg_check"
+    grep -E "^(api|fuzz:)" "$out/e1-pccx.log"
     # 3, 4. device faults on DMA reads: a bus error and a hang, recovered
     guest bus-error --device v0 --fault 'read@0+0x10000000000=error*1' -- "set -e; npukit_ktest fault /dev/npu0 error; $dmesg_check"
     guest hang --device v0 --fault 'read@0+0x10000000000=hang*1' --settle-ms 20 -- "set -e; npukit_ktest fault /dev/npu0 hang; $dmesg_check"
