@@ -128,7 +128,9 @@ typedef enum npk_pccx_fault {
     NPK_PCCX_FAULT_FLAGS = 12,        /* recip_scale on a CVO other than SCALE */
     NPK_PCCX_FAULT_OVERFLOW = 13,     /* instruction issued while the queue was full (dropped) */
     NPK_PCCX_FAULT_FIELD = 14,        /* MEMCPY: an address field the direction does not use is non-zero */
-    NPK_PCCX_FAULT_CACHE = 15         /* MEMSET dest_cache 2 or 3 */
+    NPK_PCCX_FAULT_CACHE = 15,        /* MEMSET dest_cache 2 or 3 */
+    NPK_PCCX_FAULT_LIMIT = 16         /* npukit: a GEMV/GEMM above the model's implementation limits
+                                       * (options max_wbytes, max_macs: bounded host work) */
 } npk_pccx_fault;
 
 /* "L2_RANGE", ...; "?" for unknown codes. */

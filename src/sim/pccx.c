@@ -63,6 +63,7 @@ typedef struct pccx {
     unsigned lat_gemv, lat_gemm, lat_sfu, lat_dma;
     unsigned lanes;   /* GEMV cores (option lanes) */
     int timing_only;  /* option timing_only: schedule, count and check, compute nothing */
+    uint64_t max_wbytes, max_macs; /* implementation limits (options): fault LIMIT above them */
     uint64_t wfifo;   /* weight FIFO bytes the stream may run ahead of GEMV/GEMM (option wfifo_kib) */
     uint32_t l2w;     /* L2 words (option l2_kib) */
     double bpc; /* host bytes per core cycle */
@@ -332,6 +333,8 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     uint64_t ws_last;
     if (!npk_range_ok(ws_addr, rec, &ws_last) || (ws_limit && ws_last >= ws_limit))
         return raise_fault(p, NPK_PCCX_FAULT_WS_RANGE, w, ws_addr);
+    /* implementation limits (docs/pccx.md section 3): host memory and time per instruction */
+    if (rec > p->max_wbytes || M * N * K > p->max_macs) return raise_fault(p, NPK_PCCX_FAULT_LIMIT, w, ws_addr);
     uint8_t *r = NULL;
     uint64_t got = 0, faddr = 0, lat = 0;
     npk_bus_resp resp = NPK_BUS_OK;
@@ -974,6 +977,7 @@ typedef struct pccx_params {
     uint32_t clock_mhz;
     uint32_t lanes, l2_kib, wfifo_kib;
     int timing_only;
+    uint64_t max_wbytes, max_macs;
 } pccx_params;
 
 #define OLAT(k, f, d, h) {k, NULL, NPK_OPT_U32, offsetof(pccx_params, f), d, 0, 1000000, 0, 0, 0, "C", h, 0}
@@ -996,6 +1000,10 @@ static const npk_opt opt_defs[] = {
     {"timing_only", NULL, NPK_OPT_BOOL, offsetof(pccx_params, timing_only), "0", 0, 0, 0, 0, 0, "0|1",
      "1: schedule, check and count every instruction exactly, but compute nothing\n"
      "(no weights read, L2 unchanged by GEMV/GEMM/CVO/MEMCPY): the cycles of a functional run", 0},
+    {"max_wbytes", NULL, NPK_OPT_U64, offsetof(pccx_params, max_wbytes), "268435456", 1, UINT64_MAX, 0, 0, 0, "N",
+     "implementation limit: weight record bytes of one GEMV/GEMM (above: fault LIMIT, not run)", 0},
+    {"max_macs", NULL, NPK_OPT_U64, offsetof(pccx_params, max_macs), "17179869184", 1, UINT64_MAX, 0, 0, 0, "N",
+     "implementation limit: MACs (rows x N x K) of one GEMV/GEMM (above: fault LIMIT, not run)", 0},
 };
 
 static int parse_opts(pccx *p, const char *opts) {
@@ -1014,6 +1022,8 @@ static int parse_opts(pccx *p, const char *opts) {
     p->lanes = o.lanes;
     p->l2w = o.l2_kib * 64u;
     p->timing_only = o.timing_only;
+    p->max_wbytes = o.max_wbytes;
+    p->max_macs = o.max_macs;
     p->wfifo = (uint64_t)o.wfifo_kib * 1024u;
     return 0;
 }

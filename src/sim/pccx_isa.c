@@ -13,14 +13,15 @@
 static const char *const op_names[] = {"GEMV", "GEMM", "MEMCPY", "MEMSET", "CVO"};
 static_assert(sizeof op_names / sizeof op_names[0] == NPK_PCCX_OP_CVO + 1, "one name per pccx opcode");
 static const char *const cvo_names[8] = {"EXP", "SQRT", "GELU", "SIN", "COS", "REDUCE_SUM", "SCALE", "RECIP"};
-static const char *const fault_names[16] = {"NONE",       "OPCODE",        "FUNC",  "RESERVED",
+static const char *const fault_names[NPK_PCCX_FAULT_LIMIT + 1] = {"NONE",       "OPCODE",        "FUNC",  "RESERVED",
                                             "DIRECTION",  "L2_RANGE",      "SHAPE_ZERO", "SHAPE_MISMATCH",
                                             "LANE",       "HOST_RANGE",    "WS_RANGE", "BUS",
-                                            "FLAGS",      "OVERFLOW",      "FIELD", "CACHE"};
+                                            "FLAGS",      "OVERFLOW",      "FIELD", "CACHE",
+                                            "LIMIT"};
 
 const char *npk_pccx_opcode_name(unsigned op) { return op <= NPK_PCCX_OP_CVO ? op_names[op] : "?"; }
 const char *npk_pccx_cvo_name(unsigned f) { return f < 8 ? cvo_names[f] : "?"; }
-const char *npk_pccx_fault_name(unsigned c) { return c < 16 ? fault_names[c] : "?"; }
+const char *npk_pccx_fault_name(unsigned c) { return c <= NPK_PCCX_FAULT_LIMIT ? fault_names[c] : "?"; }
 
 uint64_t npk_pccx_gemv_word(uint32_t dest, uint32_t src, unsigned flags, unsigned size_ptr, unsigned shape_ptr,
                             unsigned lanes) {

@@ -43,6 +43,7 @@ typedef struct v0 {
     uint32_t perf_fallbacks;
     npk_v0_engine_stats cur_stats, perf_stats; /* per-engine figures: executing descriptor, retired total */
     int timing_only; /* option timing_only: no functional compute */
+    uint64_t max_macs, max_bytes; /* implementation limits (options): err 0x02 above them */
     npk_gemm_ws gemm_ws; /* the GEMM kernels' packing buffers, kept across descriptors */
 } v0;
 
@@ -164,6 +165,34 @@ static int window_check(v0 *v, const npk_v0_desc *d, uint64_t *fault) {
     }
 }
 
+/* Host bytes npk_v0_exec allocates for a validated descriptor (the envelope
+ * keeps every product far below 2^64). */
+static uint64_t host_bytes(const npk_v0_desc *d) {
+    uint64_t m = d->w[NPK_V0_W_SHAPE_M], n = d->w[NPK_V0_W_SHAPE_N], k = d->w[NPK_V0_W_SHAPE_K];
+    switch (npk_v0_desc_op(d)) {
+    case NPK_V0_OP_MATMUL_S8:
+    case NPK_V0_OP_MATMUL_S8_RELU: return m * k + k * n + 4 * m * n;
+    case NPK_V0_OP_CONV2D_S8:
+    case NPK_V0_OP_CONV2D_S8_RELU: {
+        npk_v0_conv c;
+        uint32_t oh, ow;
+        npk_v0_desc_get_conv(d, &c);
+        npk_v0_conv_out(&c, &oh, &ow);
+        uint64_t kk = (uint64_t)c.ksize * c.ksize * c.cin, P = (uint64_t)oh * ow;
+        return (uint64_t)c.h * c.w * c.cin + kk * c.cout + P * kk + 5 * P * c.cout;
+    }
+    case NPK_V0_OP_RELU: return m * n;
+    case NPK_V0_OP_MAXPOOL_S8: {
+        npk_v0_pool p;
+        uint32_t oh, ow;
+        npk_v0_desc_get_pool(d, &p);
+        npk_v0_pool_out(&p, &oh, &ow);
+        return (uint64_t)p.h * p.w * p.c + (uint64_t)oh * ow * p.c;
+    }
+    default: return 0;
+    }
+}
+
 static int can_dispatch(v0 *v) {
     return (reg(v, NPK_V0_REG_CTRL) & NPK_V0_CTRL_ENABLE) && !v->busy && !v->hang && !v->fb_pending &&
            v->err_class == ERRCLASS_NONE && qlevel(v) > 0;
@@ -190,6 +219,8 @@ static void dispatch(v0 *v) {
     }
     npk_v0_desc_unpack(raw, &v->cur);
     uint32_t code = npk_v0_validate(&v->cur, v->caps, NULL, 0);
+    if (!code && (npk_v0_desc_macs(&v->cur) > v->max_macs || host_bytes(&v->cur) > v->max_bytes))
+        code = NPK_V0_ERR_SHAPE; /* implementation limits (docs/v0.md): bounded host work, not run */
     if (code) {
         latch(v, code, idx, 0, 0);
         return;
@@ -491,6 +522,7 @@ typedef struct v0_params {
     uint32_t tech_nm;
     uint32_t clock_mhz;
     int timing_only;
+    uint64_t max_macs, max_bytes;
 } v0_params;
 
 static const npk_opt opt_defs[] = {
@@ -515,6 +547,10 @@ static const npk_opt opt_defs[] = {
      "technology node of the energy and area model (docs/energy.md); never changes cycles", 0},
     NPK_OPT_CLOCK_MHZ(v0_params, clock_mhz, "1000"),
     NPK_OPT_TIMING_ONLY(v0_params, timing_only),
+    {"max_macs", NULL, NPK_OPT_U64, offsetof(v0_params, max_macs), "2147483648", 1, UINT64_MAX, 0, 0, 0, "N",
+     "implementation limit: MACs of one descriptor (above: error 0x02, not run)", 0},
+    {"max_bytes", NULL, NPK_OPT_U64, offsetof(v0_params, max_bytes), "268435456", 1, UINT64_MAX, 0, 0, 0, "N",
+     "implementation limit: host buffer bytes of one descriptor (operands, im2col, results; above: error 0x02)", 0},
 };
 
 static int parse_opts(v0 *v, const char *opts) {
@@ -525,6 +561,8 @@ static int parse_opts(v0 *v, const char *opts) {
     if (rc) return rc;
     v->dev.hz = (uint64_t)p.clock_mhz * 1000000u;
     v->timing_only = p.timing_only;
+    v->max_macs = p.max_macs;
+    v->max_bytes = p.max_bytes;
     v->timing.dram_bw = p.dram_bw;
     v->timing.dram_lat = p.dram_lat;
     v->timing.rows = p.rows;

@@ -168,7 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (getenv("NPK_FUZZ_VERBOSE"))
             fprintf(stderr, "pccx_queue: fault %u (%s) at instruction %u of %u, queue %u\n", code,
                     npk_pccx_fault_name(code), idx, n, rd(d, NPK_PCCX_QUEUE_COUNT));
-        FZ_ASSERT(DEV, code >= 1 && code <= 15);
+        FZ_ASSERT(DEV, code >= 1 && code <= NPK_PCCX_FAULT_LIMIT);
         FZ_ASSERT(DEV, idx < n);
         /* execution faults are reported in order, each once (an overflow is
          * reported when the dropped word is issued, before older ones run) */
