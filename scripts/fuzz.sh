@@ -6,13 +6,17 @@
 # build-fuzz/crash-<target>-*. Turn a crash into a regression test by copying
 # that input into tests/fuzz/regressions/<corpus name>/ (docs/fuzzing.md).
 #
-# Usage: scripts/fuzz.sh [--ci] [--budget SECONDS] [--jobs N] [SECONDS_PER_TARGET] [TARGET...]
+# Usage: scripts/fuzz.sh [--ci] [--cost] [--budget SECONDS] [--jobs N] [SECONDS_PER_TARGET] [TARGET...]
 #   SECONDS_PER_TARGET  run time of each target (default 20)
 #   --budget SECONDS    total wall-clock budget for build + all targets: the
 #                       time left after the build is shared out evenly
 #                       (overrides SECONDS_PER_TARGET; at least 5 s each)
 #   --ci                --budget 300 (the CI bound: at most 5 minutes together)
 #   --jobs N            targets run concurrently (default 2, never above nproc)
+#   --cost              cost-bounded mode (issue 32): every input's host work is
+#                       measured (NPK_FUZZ_COST=1: CPU time, guest bytes moved and
+#                       held, bounds NPK_FUZZ_MAX_MS/_MOVED/_MEM) and one allocation
+#                       may take at most 512 MB: an input that costs more fails
 # Environment: FUZZ_BUILD (default build-fuzz), FUZZ_KEEP=1 keeps the
 # generated corpora in $FUZZ_BUILD/corpus-<target>.
 set -euo pipefail
@@ -26,12 +30,15 @@ while [ $# -gt 0 ]; do
     --ci) budget=300 ;;
     --budget) budget=$2; shift ;;
     --jobs) jobs=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --cost) export NPK_FUZZ_COST=1 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     [0-9]*) secs=$1 ;;
     *) targets+=("$1") ;;
   esac
   shift
 done
+malloc_mb=2048
+[ "${NPK_FUZZ_COST:-0}" != 0 ] && malloc_mb=512
 cores=$(nproc)
 [ "$jobs" -gt "$cores" ] && jobs=$cores
 [ "$jobs" -lt 1 ] && jobs=1
@@ -64,7 +71,7 @@ run_one() {
   local log="$build/$t.log"
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
      timeout $((secs + 60)) "$build/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-       -malloc_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/crash-$t-" "$work" >"$log" 2>&1; then
+       -malloc_limit_mb="$malloc_mb" -print_final_stats=1 -artifact_prefix="$build/crash-$t-" "$work" >"$log" 2>&1; then
     local execs cov
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo "?")
@@ -73,7 +80,7 @@ run_one() {
     return 0
   fi
   echo "fuzz $t: FAILED (see $log)"
-  grep -E "ERROR|SUMMARY|Test unit written|invariant|guard region|did not|reads 0x" "$log" | head -20 || true
+  grep -E "ERROR|SUMMARY|Test unit written|invariant|guard region|did not|reads 0x|host cost" "$log" | head -20 || true
   return 1
 }
 

@@ -24,6 +24,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -461,6 +462,88 @@ static void test_socket_rules(void) {
     unlink("qtest-live-3.err");
 }
 
+/* Issue 32 point 3: the server stays responsive during long device work. A
+ * ring of 255 in-limit shell GEMMs (2048 x 1024 x 1024 INT8, 2^31 MACs each:
+ * seconds of host work in all) runs under one clock_step; meanwhile a second
+ * client gets one "FAIL busy" line (not silence), and SIGTERM ends the
+ * request with "FAIL interrupted" and the server with exit 0, its socket
+ * removed. */
+static int connect_unix(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) return -1;
+    struct timeval tv = {60, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+static void test_responsive(void) {
+    char path[64];
+    snprintf(path, sizeof path, "qtest-busy-%d.sock", (int)getpid());
+    unlink(path);
+    pid_t srv = fork();
+    if (srv == 0) {
+        int fd = open("qtest-busy.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) dup2(fd, 2);
+        execl(NPU_BIN, "npu", "qtest", "--device", "shell", "--socket", path, (char *)NULL);
+        _exit(127);
+    }
+    CHECK(wait_for(path));
+    QTestState *s = calloc(1, sizeof *s);
+    s->fd = connect_unix(path);
+    CHECK(s->fd >= 0);
+    /* 255 GEMM v0.2 descriptors (docs/shell.md: opcode 0x10, SIZE 2, M N K at
+     * 32/36/40, packed LDx) at 0x100000, all A 0x1000000, B 0x2000000, C 0x3000000 */
+    uint8_t ring[255 * 64];
+    memset(ring, 0, sizeof ring);
+    for (int i = 0; i < 255; i++) {
+        uint8_t *d = ring + 64 * i;
+        d[0] = 0x10, d[2] = 2;
+        uint64_t a = 0x1000000, b = 0x2000000, c = 0x3000000;
+        uint32_t mnk[3] = {2048, 1024, 1024};
+        for (int j = 0; j < 8; j++) d[8 + j] = (uint8_t)(a >> 8 * j), d[16 + j] = (uint8_t)(b >> 8 * j), d[24 + j] = (uint8_t)(c >> 8 * j);
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < 4; j++) d[32 + 4 * k + j] = (uint8_t)(mnk[k] >> 8 * j);
+    }
+    char *b64 = npk_b64_encode(ring, sizeof ring), *req = malloc(strlen(b64) + 64);
+    sprintf(req, "b64write 0x100000 %zu %s\n", sizeof ring, b64);
+    send_str(s->fd, req);
+    free(b64);
+    free(req);
+    char line[256];
+    rsp(s, line, sizeof line);
+    CHECK_STR(line, "OK");
+    static const char *const setup[] = {"writel 0x10030020 0x100000\n", "writel 0x10030028 0x4000\n",
+                                        "writel 0x10030030 0x3fc0\n", "writel 0x10030040 1\n"};
+    for (int i = 0; i < 4; i++) {
+        sendf(s, "%s", setup[i]);
+        rsp(s, line, sizeof line);
+        CHECK_STR(line, "OK");
+    }
+    sendf(s, "clock_step 1000000000\n"); /* 535M cycles of GEMMs: not answered yet */
+    QTestState *t = calloc(1, sizeof *t);
+    t->fd = connect_unix(path);
+    CHECK(t->fd >= 0);
+    recv_line(t->fd, t->rx, &t->rxlen, sizeof t->rx, line, sizeof line);
+    CHECK(!strncmp(line, "FAIL busy", 9));
+    kill(srv, SIGTERM);
+    recv_line(s->fd, s->rx, &s->rxlen, sizeof s->rx, line, sizeof line);
+    CHECK(!strncmp(line, "FAIL interrupted", 16));
+    int st = 0;
+    waitpid(srv, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    struct stat sb;
+    CHECK(stat(path, &sb) != 0);
+    close(s->fd);
+    close(t->fd);
+    free(s);
+    free(t);
+    unlink("qtest-busy.err");
+}
+
 /* Two servers started at once on one path: exactly one serves, the other
  * refuses within seconds. The loser must never take the socket of a winner
  * that has bound but not yet listened (it used to, and then waited forever).
@@ -521,5 +604,6 @@ int main(void) {
     test_qmp_short_form();
     test_socket_rules();
     test_socket_race();
+    test_responsive();
     return CHECK_DONE();
 }

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_WORDS 6
@@ -45,6 +46,11 @@ struct npk_qtest {
     int sfd_is_sock;
     int peer_gone;
     uint64_t bytes_in; /* request bytes received by npk_qtest_serve_fd */
+    int lfd;           /* the listening socket while a client is served (-1: none) */
+    int interrupted;   /* device work of this request stopped by cfg.stop */
+    unsigned tick;     /* keep_going calls (the host clock is read every 64th) */
+    uint64_t last_poll_ns; /* host time of the last look at the listening socket */
+    uint64_t busy_replies; /* clients answered "busy" */
     char *obuf;
     size_t olen, ocap;
 };
@@ -144,6 +150,49 @@ static uint64_t ns_at_cycles(const npk_qtest *q, uint64_t c) {
     return n > UINT64_MAX ? UINT64_MAX : (uint64_t)n;
 }
 
+/* ---- responsiveness ----------------------------------------------------------------
+ * Device work runs in chunks whose host cost is bounded (a quiet span, at most
+ * 65536 busy cycles, and per guest action the models' implementation limits).
+ * Between chunks keep_going() returns 0 once a stop was requested (a signal:
+ * the request then fails with "interrupted" and the server shuts down), and
+ * at most every 50 ms of host time answers clients that connect meanwhile
+ * with one "FAIL busy" line (so they never wait in silence). */
+static int stopped(const npk_qtest *q) { return q->cfg.stop && *q->cfg.stop; }
+
+static uint64_t host_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Answer every client waiting on the listening socket with "FAIL busy". */
+static void refuse_waiting(npk_qtest *q) {
+    for (;;) {
+        struct pollfd pf = {.fd = q->lfd, .events = POLLIN};
+        if (poll(&pf, 1, 0) <= 0) return;
+        int c = accept(q->lfd, NULL, NULL);
+        if (c < 0) return;
+        static const char busy[] = "FAIL busy: the server is serving another client\n";
+        (void)!send(c, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        close(c);
+        q->busy_replies++;
+    }
+}
+
+static int keep_going(npk_qtest *q) {
+    if (stopped(q)) {
+        q->interrupted = 1;
+        return 0;
+    }
+    if (q->lfd < 0 || (++q->tick & 63)) return 1;
+    uint64_t t = host_ns();
+    if (t - q->last_poll_ns >= 50000000u) {
+        q->last_poll_ns = t;
+        refuse_waiting(q);
+    }
+    return 1;
+}
+
 static int dev_idle(npk_qtest *q) { return q->dev->ops->idle ? q->dev->ops->idle(q->dev) : 1; }
 /* Busy but waiting for what never comes (a hung bus beat): time changes nothing. */
 static int dev_stalled(npk_qtest *q) { return q->dev->ops->stalled ? q->dev->ops->stalled(q->dev) : 0; }
@@ -151,7 +200,7 @@ static int dev_stalled(npk_qtest *q) { return q->dev->ops->stalled ? q->dev->ops
 /* Advance the device to `target` cycles: big steps while idle, bounded
  * chunks while busy (a model's step(n) equals n single steps). */
 static void run_to_cycles(npk_qtest *q, uint64_t target) {
-    while (q->cycles < target) {
+    while (q->cycles < target && keep_going(q)) {
         uint64_t n = target - q->cycles;
         if (n > 65536 && !dev_idle(q)) n = 65536;
         npk_sim_step(q->sim, n);
@@ -171,7 +220,7 @@ static uint64_t run_until_idle(npk_qtest *q) {
             n = limit;
             break;
         }
-        if (dev_idle(q)) break;
+        if (dev_idle(q) || !keep_going(q)) break;
         uint64_t k = npk_dev_quiet(q->dev);
         if (k > limit - n) k = limit - n;
         npk_sim_step(q->sim, k);
@@ -725,6 +774,7 @@ int npk_qtest_command(npk_qtest *q, const char *line) {
     char *copy = malloc(n - s + 1);
     q->rlen = 0;
     q->rep_oom = 0;
+    q->interrupted = 0;
     int rc;
     if (!copy) {
         rc = fail(q, "out of memory");
@@ -749,6 +799,10 @@ int npk_qtest_command(npk_qtest *q, const char *line) {
         else rc = dispatch(q, w, nw, &access);
         free(copy);
         if (rc == 0 && access && q->cfg.settle && !q->rep_oom) run_until_idle(q);
+        if (q->interrupted) {
+            q->ns = ns_at_cycles(q, q->cycles); /* where the device work stopped */
+            rc = fail(q, "interrupted: the server is shutting down (device work stopped at %" PRIu64 " ns)", q->ns);
+        }
     }
     rep_add(q, "\n", 1);
     if (q->rep_oom) {
@@ -860,6 +914,7 @@ npk_qtest *npk_qtest_new(npk_sim *sim, const npk_qtest_cfg *cfg, npk_qtest_out_f
     q->out = out;
     q->out_ctx = ctx;
     q->sfd = -1;
+    q->lfd = -1;
     if (!npk_sim_hz(q->sim)) {
         npk_err(NPK_EINVAL, "qtest: device class '%s' has no clock frequency", q->cls->name);
         free(q);
@@ -883,17 +938,17 @@ void npk_qtest_free(npk_qtest *q) {
 
 /* ---- transports ----------------------------------------------------------------------- */
 
-static int stopped(const npk_qtest *q) { return q->cfg.stop && *q->cfg.stop; }
-
 /* Wait until fd is readable or a stop was requested (checked every 200 ms so
- * a signal that lands just before the wait is not missed for long).
+ * a signal that lands just before the wait is not missed for long); while a
+ * client is served, clients connecting meanwhile get "FAIL busy".
  * Returns 1 when readable, 0 when stopped, -1 on a poll error. */
-static int wait_readable(const npk_qtest *q, int fd) {
+static int wait_readable(npk_qtest *q, int fd) {
     for (;;) {
         if (stopped(q)) return 0;
-        struct pollfd pf = {.fd = fd, .events = POLLIN};
-        int r = poll(&pf, 1, 200);
-        if (r > 0) return 1;
+        struct pollfd pf[2] = {{.fd = fd, .events = POLLIN}, {.fd = q->lfd, .events = POLLIN}};
+        int r = poll(pf, q->lfd >= 0 && q->lfd != fd ? 2 : 1, 200);
+        if (r > 0 && q->lfd >= 0 && q->lfd != fd && (pf[1].revents & POLLIN)) refuse_waiting(q);
+        if (r > 0 && pf[0].revents) return 1;
         if (r < 0 && errno != EINTR) return -1;
     }
 }
@@ -1056,7 +1111,9 @@ int npk_qtest_serve_socket(npk_qtest *q, const char *path, void (*ready)(void *c
             break;
         }
         q->bytes_in = 0;
+        q->lfd = ls;
         rc = npk_qtest_serve_fd(q, c, c);
+        q->lfd = -1;
         close(c);
         if (rc || q->bytes_in || stopped(q)) break;
     }

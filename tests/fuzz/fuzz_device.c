@@ -37,6 +37,7 @@ static void watch(void *ctx, npk_access acc, uint64_t addr, size_t len, npk_bus_
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     npk_sim *s = npk_sim_new(FUZZ_DEVICE, NULL);
+    fz_cost_begin();
     if (!s) abort();
     npk_mem *m = npk_sim_mem(s);
     npk_mem_map(m, 0, GUEST_SIZE, 0, "ram");

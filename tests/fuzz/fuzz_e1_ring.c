@@ -74,6 +74,7 @@ static int documented(uint32_t code) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_in in = {data, size, 0};
     npk_sim *s = npk_sim_new("e1", NULL);
+    fz_cost_begin();
     if (!s) abort();
     npk_mem *m = npk_sim_mem(s);
     npk_dev *d = npk_sim_dev(s);

@@ -10,7 +10,9 @@
  *                the first beat that touches it, naming the address.
  *   fz_check_reset  after npk_sim_reset every register of the table reads its
  *                reset value (fz_check_regs: after any reset path).
- *   fz_finish    the common tail of every device harness.
+ *   fz_finish    the common tail of every device harness (with
+ *                NPK_FUZZ_COST=1 it also bounds the input's host cost,
+ *                measured from fz_cost_begin).
  *
  * Failures abort() with a message on stderr, which libFuzzer and the replay
  * driver (replay_main.c) both report as a crash. Header-only so that each
@@ -22,10 +24,12 @@
 #include "npukit/npu.h"
 #include "npukit/sim.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct fz_in {
     const uint8_t *p;
@@ -156,7 +160,56 @@ static inline void fz_check_reset(npk_sim *s) {
 /* The common end of every device harness: drop the fault rules and the DMA
  * watch, check that npk_sim_reset restores every register, free the model.
  * Returns 0 for LLVMFuzzerTestOneInput. */
+/* Cost-bounded mode (issue 32; docs/fuzzing.md "Host cost"): with
+ * NPK_FUZZ_COST=1 in the environment (scripts/fuzz.sh --cost) every input's
+ * host work is measured from fz_cost_begin (after the machine is created) to
+ * fz_finish: process CPU time, the guest bytes the device's beats moved
+ * (npk_mem statistics) and the guest memory it holds. An input above
+ * NPK_FUZZ_MAX_MS (default 5000 ms of CPU), NPK_FUZZ_MAX_MOVED (default
+ * 2 GiB moved) or NPK_FUZZ_MAX_MEM (default 1 GiB held) aborts naming the
+ * figure: a guest action whose host cost the models' implementation limits
+ * do not bound. Off by default (the replay ctests assert no timing). */
+static inline uint64_t fz_env_u64(const char *name, uint64_t def) {
+    const char *v = getenv(name);
+    return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
+static inline double fz_cpu_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double fz_cost_t0;
+
+static inline int fz_cost_on(void) {
+    const char *v = getenv("NPK_FUZZ_COST");
+    return v && *v && strcmp(v, "0");
+}
+
+static inline void fz_cost_begin(void) {
+    if (fz_cost_on()) fz_cost_t0 = fz_cpu_ms();
+}
+
+static inline void fz_cost_check(npk_sim *s, const char *what) {
+    if (!fz_cost_on()) return;
+    double ms = fz_cpu_ms() - fz_cost_t0;
+    npk_mem_stats st;
+    npk_mem_get_stats(npk_sim_mem(s), &st);
+    uint64_t moved = st.read_bytes + st.write_bytes, held = npk_mem_used(npk_sim_mem(s));
+    uint64_t max_ms = fz_env_u64("NPK_FUZZ_MAX_MS", 5000), max_moved = fz_env_u64("NPK_FUZZ_MAX_MOVED", 2ull << 30),
+             max_mem = fz_env_u64("NPK_FUZZ_MAX_MEM", 1ull << 30);
+    if (ms > (double)max_ms || moved > max_moved || held > max_mem) {
+        fprintf(stderr,
+                "%s: host cost over the bound: %.0f ms CPU (bound %" PRIu64 "), %" PRIu64 " guest bytes moved (bound %" PRIu64
+                "), %" PRIu64 " bytes of guest memory (bound %" PRIu64 "), %" PRIu64 " device cycles\n",
+                what, ms, max_ms, moved, max_moved, held, max_mem, npk_sim_cycles(s));
+        abort();
+    }
+}
+
 static inline int fz_finish(npk_sim *s) {
+    fz_cost_check(s, npk_sim_class(s)->name);
     npk_mem *m = npk_sim_mem(s);
     npk_mem_clear_faults(m);
     npk_mem_set_watch(m, NULL, NULL);
