@@ -2,7 +2,7 @@
 """Layering check (docs/architecture.md, "Layers"): every #include in src/ and
 include/ must look down the layer order
 
-    base < model (src/sim, device ABI) < rt (drivers, ports) < ops < graph, llm < tools
+    base < abi (src/abi, device ABI) < model (src/sim) < rt (drivers, ports) < ops < graph, llm < tools
 
 and models, ops, graph and llm must not reach a device's model internals.
 
@@ -16,20 +16,20 @@ import os
 import re
 import sys
 
-RANK = {"base": 0, "model": 1, "rt": 2, "ops": 3, "graph": 4, "llm": 4, "tools": 5}
+RANK = {"base": 0, "abi": 1, "model": 2, "rt": 3, "ops": 4, "graph": 5, "llm": 5, "tools": 6}
 
 # Public headers by layer (include/npukit/). Device headers follow patterns.
 HEADER_LAYER = {
     "error.h": "base", "numfmt.h": "base", "gemm.h": "base", "cpu.h": "base", "tensor.h": "base", "strbuf.h": "base", "range.h": "base",
-    "opt.h": "base",
-    "sim.h": "model", "trace.h": "model", "regfield.h": "model",
-    "devices.def": "model", "pccx_isa.h": "model", "shell_desc.h": "model",
+    "opt.h": "base", "trace.h": "base",
+    "regfield.h": "abi", "devices.def": "abi", "pccx_isa.h": "abi", "shell_desc.h": "abi",
+    "sim.h": "model",
     "npu.h": "rt", "job.h": "rt", "report.h": "rt", "devtab.h": "rt",
     "e1_lower.h": "ops", "e1_shlo.h": "ops",
     "graph.h": "graph", "llm.h": "llm",
 }
 DEVICES = ("e1", "v0", "shell", "pccx")
-SRC_LAYER = {"base": "base", "sim": "model", "rt": "rt", "ops": "ops", "graph": "graph", "llm": "llm",
+SRC_LAYER = {"base": "base", "abi": "abi", "sim": "model", "rt": "rt", "ops": "ops", "graph": "graph", "llm": "llm",
              "tools": "tools"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
@@ -41,7 +41,7 @@ def header_kind(name):
         return HEADER_LAYER[name], name in ("sim.h",)
     for d in DEVICES:
         if name in (d + "_regs.def", d + "_regs.h"):
-            return "model", False        # the register ABI: models and drivers share it
+            return "abi", False          # the register and descriptor ABI: models, drivers, compilers share it
         if name == d + "_model.h":
             return "model", True         # the model API
         if name == d + "_drv.h":

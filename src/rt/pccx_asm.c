@@ -1,6 +1,6 @@
 /* The pccx text assembler / disassembler (`npu asm|disasm --device pccx`) and
  * the host-side INT4 quantizer. The encodings themselves are the ISA codec
- * (src/sim/pccx_isa.c, include/npukit/pccx_isa.h). */
+ * (src/abi/pccx_isa.c, include/npukit/pccx_isa.h). */
 #include "npukit/pccx_drv.h"
 
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /* The shell descriptor text assembler / disassembler (`npu asm/disasm
- * --device shell`). Names and encoders: src/sim/shell_desc.c. */
+ * --device shell`). Names and encoders: src/abi/shell_desc.c. */
 #include "npukit/shell_drv.h"
 #include "npukit/shell_desc.h"
 #include "npukit/strbuf.h"

@@ -1,7 +1,8 @@
 /* The v0 NPU model: register window, descriptor queue engine, validation,
  * CPU-fallback contract, timing. ABI: include/npukit/v0.h; decisions:
  * docs/v0.md. The functional datapath is src/sim/v0_exec.c, the timing
- * model and validation src/sim/v0_desc.c. */
+ * model src/sim/v0_timing.c, the descriptor codec and validation (the
+ * device ABI) src/abi/v0_desc.c. */
 #include "npukit/error.h"
 #include "npukit/gemm.h"
 #include "npukit/opt.h"
