@@ -230,220 +230,259 @@ static const npk_tensor *opt_host(npk_exec *x, int v, int *err) {
     return t;
 }
 
-int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) {
-    int rc = 0, err = 0;
-    const npk_tensor *azp = opt_host(x, q->azp_val, &err), *bzp = opt_host(x, q->bzp_val, &err);
-    const npk_tensor *as = opt_host(x, q->as_val, &err), *bs = opt_host(x, q->bs_val, &err);
-    const npk_tensor *ys = opt_host(x, q->ys_val, &err), *yzp = opt_host(x, q->yzp_val, &err);
-    const npk_tensor *bias = opt_host(x, q->bias_val, &err);
+/* One npk_qmm_run: the operands it reads, the row and column sums of a' and b'
+ * (the zero-point corrections), the host matrices and the device addresses. */
+typedef struct qrun {
+    const npk_qmm_dev *d;
+    npk_backend *be;
+    npk_exec *x;
+    npk_qmm *q;
+    const npk_tensor *azp, *bzp, *as, *bs, *ys, *yzp, *bias;
+    int64_t *rowsum, *colsum;
+    uint8_t *abuf, *bbuf;
+    int32_t *cbuf;
+    uint64_t a_addr, b_addr, c_addr;
+    int ca_zero, cb_zero; /* the zero-point correction term of a' (of b') vanishes */
+    int tonly;            /* timing-only: the operand matrices stay zero, no sums, no epilogue; the same device commands */
+} qrun;
+
+/* The optional operands and the sums' storage. */
+static int qrun_begin(qrun *r) {
+    npk_exec *x = r->x;
+    npk_qmm *q = r->q;
+    int err = 0;
+    r->azp = opt_host(x, q->azp_val, &err), r->bzp = opt_host(x, q->bzp_val, &err);
+    r->as = opt_host(x, q->as_val, &err), r->bs = opt_host(x, q->bs_val, &err);
+    r->ys = opt_host(x, q->ys_val, &err), r->yzp = opt_host(x, q->yzp_val, &err);
+    r->bias = opt_host(x, q->bias_val, &err);
     if (err) return -NPK_EINVAL;
-    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k, GB = q->gb, NB = q->nb, KD = q->kd, ND = q->nd;
-    int64_t *rowsum = calloc((size_t)(G * R + 1), sizeof(int64_t)), *colsum = calloc((size_t)(G * N + 1), sizeof(int64_t));
-    int32_t *cbuf = NULL;
-    uint8_t *abuf = NULL, *bbuf = NULL;
-    if (!rowsum || !colsum) {
-        rc = npk_err(NPK_ENOMEM, "out of memory");
-        goto out;
-    }
-    int ca_zero = !q->a_flip, cb_zero = !q->b_flip;
-    for (int64_t i = 0; azp && i < npk_tensor_numel(azp); i++)
-        if (geti(azp, i)) ca_zero = 0;
-    for (int64_t i = 0; bzp && i < npk_tensor_numel(bzp); i++)
-        if (geti(bzp, i)) cb_zero = 0;
-    uint64_t a_addr = 0, b_addr = 0, c_addr = d->host_gemm ? 0 : npk_exec_scratch_addr(x, q->scr_c);
-    /* timing-only: the operand matrices stay zero, no sums, no epilogue; the same device commands */
-    const int tonly = npk_exec_timing_only(x);
-    if (q->conv) {
-        /* host im2col (padding holds the zero point, which folds to 0) and the weight matrices */
-        const npk_tensor *xt = npk_exec_host(x, q->a_val), *wt = npk_exec_host(x, q->b_val);
-        if (!xt || !wt) {
-            rc = -NPK_EINVAL;
-            goto out;
-        }
-        const npk_onnx_conv_params *p = &q->cp;
-        int64_t cpg = p->c / p->group, ksp = p->k[0] * p->k[1] * p->k[2], isz = p->in[0] * p->in[1] * p->in[2];
-        int64_t osz = p->out[0] * p->out[1] * p->out[2];
-        /* constant weights replayed from a compiled stream come from the stream:
-         * only their column sums are needed here */
-        npk_cstream *cs = npk_exec_stream(x);
-        int w_const = npk_exec_const(x, q->b_val) != NULL, w_stored = w_const && cs && cs->replay && !d->host_gemm;
-        abuf = calloc((size_t)(NB * R), q->lda);
-        bbuf = w_stored ? NULL : calloc((size_t)(NB * KD), q->ldb);
-        if (!abuf || (!bbuf && !w_stored)) {
-            rc = npk_err(NPK_ENOMEM, "out of memory for the im2col matrix");
-            goto out;
-        }
-        int64_t zx = geti(azp, 0);
-        if (tonly) {
-            /* no im2col */
-        } else if (xt->dtype == NPK_DT_INT8 || xt->dtype == NPK_DT_UINT8) {
-            /* 8-bit input: the same im2col without a division or a type dispatch per element */
-            const int8_t *xs8 = xt->dtype == NPK_DT_INT8 ? (const int8_t *)xt->data : NULL;
-            const uint8_t *xu8 = xt->dtype == NPK_DT_UINT8 ? (const uint8_t *)xt->data : NULL;
-            int64_t zxf = q->a_flip ? zx - 128 : zx;
-            for (int64_t g = 0; g < G; g++)
-                for (int64_t r = 0; r < R; r++) {
-                    int64_t nimg = r / osz, o = r % osz, o0 = o / (p->out[1] * p->out[2]), o1 = (o / p->out[2]) % p->out[1],
-                            o2 = o % p->out[2];
-                    uint8_t *row = abuf + (size_t)((g / GB) * R + r) * q->lda + (size_t)((g % GB) * K);
-                    int64_t s = 0, kk = 0;
-                    for (int64_t c = 0; c < cpg; c++) {
-                        int64_t cbase = q->a_km ? c * p->n + nimg : (nimg * p->c + g * cpg + c) * isz; /* transA: A is [K, M] */
-                        for (int64_t k0 = 0; k0 < p->k[0]; k0++) {
-                            int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
-                            int in0 = i0 >= 0 && i0 < p->in[0];
-                            for (int64_t k1 = 0; k1 < p->k[1]; k1++) {
-                                int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
-                                int in1 = in0 && i1 >= 0 && i1 < p->in[1];
-                                int64_t rb = cbase + (i0 * p->in[1] + i1) * p->in[2];
-                                for (int64_t k2 = 0; k2 < p->k[2]; k2++, kk++) {
-                                    int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
-                                    int64_t v;
-                                    if (in1 && i2 >= 0 && i2 < p->in[2])
-                                        v = (xs8 ? (int64_t)xs8[rb + i2] : (int64_t)xu8[rb + i2]) - (q->a_flip ? 128 : 0);
-                                    else
-                                        v = zxf;
-                                    row[kk] = (uint8_t)(int8_t)v;
-                                    s += v;
-                                }
+    r->rowsum = calloc((size_t)(q->groups * q->rows + 1), sizeof(int64_t));
+    r->colsum = calloc((size_t)(q->groups * q->n + 1), sizeof(int64_t));
+    if (!r->rowsum || !r->colsum) return npk_err(NPK_ENOMEM, "out of memory");
+    r->ca_zero = !q->a_flip, r->cb_zero = !q->b_flip;
+    for (int64_t i = 0; r->azp && i < npk_tensor_numel(r->azp); i++)
+        if (geti(r->azp, i)) r->ca_zero = 0;
+    for (int64_t i = 0; r->bzp && i < npk_tensor_numel(r->bzp); i++)
+        if (geti(r->bzp, i)) r->cb_zero = 0;
+    r->c_addr = r->d->host_gemm ? 0 : npk_exec_scratch_addr(x, q->scr_c);
+    r->tonly = npk_exec_timing_only(x);
+    return 0;
+}
+
+/* Conv: the im2col rows of a' (padding holds the zero point, which folds to 0) with
+ * their sums. An 8-bit input takes the same im2col without a division or a type
+ * dispatch per element. */
+static void conv_im2col(qrun *r, const npk_tensor *xt) {
+    const npk_qmm *q = r->q;
+    const npk_onnx_conv_params *p = &q->cp;
+    int64_t G = q->groups, R = q->rows, K = q->k, GB = q->gb;
+    int64_t cpg = p->c / p->group, ksp = p->k[0] * p->k[1] * p->k[2], isz = p->in[0] * p->in[1] * p->in[2];
+    int64_t osz = p->out[0] * p->out[1] * p->out[2];
+    int64_t zx = geti(r->azp, 0);
+    if (xt->dtype == NPK_DT_INT8 || xt->dtype == NPK_DT_UINT8) {
+        const int8_t *xs8 = xt->dtype == NPK_DT_INT8 ? (const int8_t *)xt->data : NULL;
+        const uint8_t *xu8 = xt->dtype == NPK_DT_UINT8 ? (const uint8_t *)xt->data : NULL;
+        int64_t zxf = q->a_flip ? zx - 128 : zx;
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t rr = 0; rr < R; rr++) {
+                int64_t nimg = rr / osz, o = rr % osz, o0 = o / (p->out[1] * p->out[2]), o1 = (o / p->out[2]) % p->out[1],
+                        o2 = o % p->out[2];
+                uint8_t *row = r->abuf + (size_t)((g / GB) * R + rr) * q->lda + (size_t)((g % GB) * K);
+                int64_t s = 0, kk = 0;
+                for (int64_t c = 0; c < cpg; c++) {
+                    int64_t cbase = q->a_km ? c * p->n + nimg : (nimg * p->c + g * cpg + c) * isz; /* transA: A is [K, M] */
+                    for (int64_t k0 = 0; k0 < p->k[0]; k0++) {
+                        int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
+                        int in0 = i0 >= 0 && i0 < p->in[0];
+                        for (int64_t k1 = 0; k1 < p->k[1]; k1++) {
+                            int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
+                            int in1 = in0 && i1 >= 0 && i1 < p->in[1];
+                            int64_t rb = cbase + (i0 * p->in[1] + i1) * p->in[2];
+                            for (int64_t k2 = 0; k2 < p->k[2]; k2++, kk++) {
+                                int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
+                                int64_t v;
+                                if (in1 && i2 >= 0 && i2 < p->in[2])
+                                    v = (xs8 ? (int64_t)xs8[rb + i2] : (int64_t)xu8[rb + i2]) - (q->a_flip ? 128 : 0);
+                                else
+                                    v = zxf;
+                                row[kk] = (uint8_t)(int8_t)v;
+                                s += v;
                             }
                         }
                     }
-                    rowsum[g * R + r] = s;
                 }
-        } else
+                r->rowsum[g * R + rr] = s;
+            }
+        return;
+    }
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t rr = 0; rr < R; rr++) {
+            int64_t nimg = rr / osz, o = rr % osz, o0 = o / (p->out[1] * p->out[2]), o1 = (o / p->out[2]) % p->out[1],
+                    o2 = o % p->out[2];
+            uint8_t *row = r->abuf + (size_t)((g / GB) * R + rr) * q->lda + (size_t)((g % GB) * K);
+            int64_t s = 0;
+            for (int64_t kk = 0; kk < K; kk++) {
+                int64_t c = kk / ksp, kr = kk % ksp, k0 = kr / (p->k[1] * p->k[2]), k1 = (kr / p->k[2]) % p->k[1],
+                        k2 = kr % p->k[2];
+                int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
+                int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
+                int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
+                int64_t v = zx;
+                if (i0 >= 0 && i0 < p->in[0] && i1 >= 0 && i1 < p->in[1] && i2 >= 0 && i2 < p->in[2])
+                    v = npk_ref_onnx_get_i(xt->data, xt->dtype,
+                                           q->a_km ? c * p->n + nimg
+                                                   : (nimg * p->c + g * cpg + c) * isz + (i0 * p->in[1] + i1) * p->in[2] + i2);
+                if (q->a_flip) v -= 128;
+                row[kk] = (uint8_t)(int8_t)v;
+                s += v;
+            }
+            r->rowsum[g * R + rr] = s;
+        }
+}
+
+/* Conv: the im2col matrix and the weight matrix b' (with its column sums) on the host,
+ * then in guest memory. Constant weights replayed from a compiled stream come from the
+ * stream: only their column sums are needed here. */
+static int conv_operands(qrun *r) {
+    npk_exec *x = r->x;
+    const npk_qmm *q = r->q;
+    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k, GB = q->gb, NB = q->nb, KD = q->kd;
+    const npk_tensor *xt = npk_exec_host(x, q->a_val), *wt = npk_exec_host(x, q->b_val);
+    if (!xt || !wt) return -NPK_EINVAL;
+    npk_cstream *cs = npk_exec_stream(x);
+    int w_const = npk_exec_const(x, q->b_val) != NULL, w_stored = w_const && cs && cs->replay && !r->d->host_gemm;
+    r->abuf = calloc((size_t)(NB * R), q->lda);
+    r->bbuf = w_stored ? NULL : calloc((size_t)(NB * KD), q->ldb);
+    if (!r->abuf || (!r->bbuf && !w_stored)) return npk_err(NPK_ENOMEM, "out of memory for the im2col matrix");
+    if (r->tonly) return 0; /* no im2col, no weights, no sums */
+    conv_im2col(r, xt);
+    const int8_t *ws8 = wt->dtype == NPK_DT_INT8 ? (const int8_t *)wt->data : NULL;
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t m = 0; m < N; m++) {
+            int64_t s = 0;
+            for (int64_t kk = 0; kk < K; kk++) {
+                int64_t wi = q->b_kn ? kk * N + m : (g * N + m) * K + kk;
+                int64_t v = ws8 ? ws8[wi] : npk_ref_onnx_get_i(wt->data, wt->dtype, wi);
+                if (q->b_flip) v -= 128;
+                if (r->bbuf)
+                    r->bbuf[(size_t)((g / GB) * KD + (g % GB) * K + kk) * q->ldb + (size_t)((g % GB) * N + m)] = (uint8_t)(int8_t)v;
+                s += v;
+            }
+            r->colsum[g * N + m] = s;
+        }
+    return 0;
+}
+
+/* Conv on a device: the matrices into guest memory (the weights as a constant). */
+static int conv_write(qrun *r) {
+    npk_exec *x = r->x;
+    const npk_qmm *q = r->q;
+    r->a_addr = npk_exec_scratch_addr(x, q->scr_a);
+    r->b_addr = npk_exec_scratch_addr(x, q->scr_b);
+    size_t alen = (size_t)(q->nb * q->rows) * q->lda, blen = (size_t)(q->nb * q->kd) * q->ldb;
+    int rc = npk_exec_write(x, r->a_addr, r->abuf, alen);
+    if (rc) return rc;
+    return npk_exec_const(x, q->b_val) ? npk_exec_write_const(x, r->b_addr, r->bbuf, blen)
+                                       : npk_exec_write(x, r->b_addr, r->bbuf, blen);
+}
+
+/* A host GEMM (no guest memory): host matrices a' and b' (uint8 offset to int8) with
+ * their row and column sums. */
+static int host_operands(qrun *r) {
+    npk_exec *x = r->x;
+    const npk_qmm *q = r->q;
+    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k;
+    const npk_tensor *at = npk_exec_host(x, q->a_val), *bt = npk_exec_host(x, q->b_val);
+    if (!at || !bt) return -NPK_EINVAL;
+    int64_t arows = npk_tensor_numel(at) / K, brows = npk_tensor_numel(bt) / N;
+    r->abuf = calloc((size_t)(arows ? arows : 1), q->lda);
+    r->bbuf = calloc((size_t)(brows ? brows : 1), q->ldb);
+    if (!r->abuf || !r->bbuf) return npk_err(NPK_ENOMEM, "out of memory");
+    if (r->tonly) return 0;
+    for (int64_t rr = 0; rr < arows; rr++)
+        for (int64_t kk = 0; kk < K; kk++)
+            r->abuf[(size_t)rr * q->lda + (size_t)kk] =
+                (uint8_t)(int8_t)(npk_ref_onnx_get_i(at->data, at->dtype, rr * K + kk) - (q->a_flip ? 128 : 0));
+    for (int64_t rr = 0; rr < brows; rr++)
+        for (int64_t j = 0; j < N; j++)
+            r->bbuf[(size_t)rr * q->ldb + (size_t)j] =
+                (uint8_t)(int8_t)(npk_ref_onnx_get_i(bt->data, bt->dtype, rr * N + j) - (q->b_flip ? 128 : 0));
+    for (int64_t g = 0; g < G; g++) {
+        int64_t ar0 = q->aoff ? q->aoff[g] : g * R, br0 = q->boff ? q->boff[g] : g * K;
+        for (int64_t rr = 0; rr < R; rr++) {
+            int64_t s = 0;
+            for (int64_t kk = 0; kk < K; kk++) s += (int8_t)r->abuf[(size_t)(ar0 + rr) * q->lda + (size_t)kk];
+            r->rowsum[g * R + rr] = s;
+        }
+        for (int64_t j = 0; j < N; j++) {
+            int64_t s = 0;
+            for (int64_t kk = 0; kk < K; kk++) s += (int8_t)r->bbuf[(size_t)(br0 + kk) * q->ldb + (size_t)j];
+            r->colsum[g * N + j] = s;
+        }
+    }
+    return 0;
+}
+
+/* A matrix product on the device reads A and B in place (their views): only the sums
+ * a zero-point correction needs, from the host values. */
+static int view_sums(qrun *r) {
+    npk_exec *x = r->x;
+    const npk_qmm *q = r->q;
+    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k;
+    r->a_addr = npk_exec_view_addr(x, q->a_view);
+    r->b_addr = npk_exec_view_addr(x, q->b_view);
+    if (!r->cb_zero && !r->tonly) { /* row sums of a' */
+        const npk_tensor *at = npk_exec_host(x, q->a_val);
+        if (!at) return -NPK_EINVAL;
         for (int64_t g = 0; g < G; g++)
-            for (int64_t r = 0; r < R; r++) {
-                int64_t nimg = r / osz, o = r % osz, o0 = o / (p->out[1] * p->out[2]), o1 = (o / p->out[2]) % p->out[1],
-                        o2 = o % p->out[2];
-                uint8_t *row = abuf + (size_t)((g / GB) * R + r) * q->lda + (size_t)((g % GB) * K);
-                int64_t s = 0;
-                for (int64_t kk = 0; kk < K; kk++) {
-                    int64_t c = kk / ksp, kr = kk % ksp, k0 = kr / (p->k[1] * p->k[2]), k1 = (kr / p->k[2]) % p->k[1],
-                            k2 = kr % p->k[2];
-                    int64_t i0 = o0 * p->stride[0] - p->pad_b[0] + k0 * p->dil[0];
-                    int64_t i1 = o1 * p->stride[1] - p->pad_b[1] + k1 * p->dil[1];
-                    int64_t i2 = o2 * p->stride[2] - p->pad_b[2] + k2 * p->dil[2];
-                    int64_t v = zx;
-                    if (i0 >= 0 && i0 < p->in[0] && i1 >= 0 && i1 < p->in[1] && i2 >= 0 && i2 < p->in[2])
-                        v = npk_ref_onnx_get_i(xt->data, xt->dtype,
-                                               q->a_km ? c * p->n + nimg
-                                                       : (nimg * p->c + g * cpg + c) * isz + (i0 * p->in[1] + i1) * p->in[2] + i2);
-                    if (q->a_flip) v -= 128;
-                    row[kk] = (uint8_t)(int8_t)v;
-                    s += v;
-                }
-                rowsum[g * R + r] = s;
+            for (int64_t rr = 0; rr < R; rr++) {
+                int64_t s = 0, ar = q->aoff ? q->aoff[g] + rr : rr;
+                for (int64_t kk = 0; kk < K; kk++)
+                    s += npk_ref_onnx_get_i(at->data, at->dtype, ar * K + kk) - (q->a_flip ? 128 : 0);
+                r->rowsum[g * R + rr] = s;
             }
-        const int8_t *ws8 = wt->dtype == NPK_DT_INT8 ? (const int8_t *)wt->data : NULL;
-        for (int64_t g = 0; g < G && !tonly; g++)
-            for (int64_t m = 0; m < N; m++) {
-                int64_t s = 0;
-                for (int64_t kk = 0; kk < K; kk++) {
-                    int64_t wi = q->b_kn ? kk * N + m : (g * N + m) * K + kk;
-                    int64_t v = ws8 ? ws8[wi] : npk_ref_onnx_get_i(wt->data, wt->dtype, wi);
-                    if (q->b_flip) v -= 128;
-                    if (bbuf)
-                        bbuf[(size_t)((g / GB) * KD + (g % GB) * K + kk) * q->ldb + (size_t)((g % GB) * N + m)] = (uint8_t)(int8_t)v;
-                    s += v;
-                }
-                colsum[g * N + m] = s;
-            }
-        if (!d->host_gemm) {
-            a_addr = npk_exec_scratch_addr(x, q->scr_a);
-            b_addr = npk_exec_scratch_addr(x, q->scr_b);
-            if ((rc = npk_exec_write(x, a_addr, abuf, (size_t)(NB * R) * q->lda)) ||
-                (w_const ? (rc = npk_exec_write_const(x, b_addr, bbuf, (size_t)(NB * KD) * q->ldb))
-                         : (rc = npk_exec_write(x, b_addr, bbuf, (size_t)(NB * KD) * q->ldb))))
-                goto out;
-        }
-    } else if (d->host_gemm) {
-        /* host matrices a' and b' (uint8 offset to int8) with their row and column sums */
-        const npk_tensor *at = npk_exec_host(x, q->a_val), *bt = npk_exec_host(x, q->b_val);
-        if (!at || !bt) {
-            rc = -NPK_EINVAL;
-            goto out;
-        }
-        int64_t arows = npk_tensor_numel(at) / K, brows = npk_tensor_numel(bt) / N;
-        abuf = calloc((size_t)(arows ? arows : 1), q->lda);
-        bbuf = calloc((size_t)(brows ? brows : 1), q->ldb);
-        if (!abuf || !bbuf) {
-            rc = npk_err(NPK_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (int64_t r = 0; r < arows && !tonly; r++)
-            for (int64_t kk = 0; kk < K; kk++)
-                abuf[(size_t)r * q->lda + (size_t)kk] =
-                    (uint8_t)(int8_t)(npk_ref_onnx_get_i(at->data, at->dtype, r * K + kk) - (q->a_flip ? 128 : 0));
-        for (int64_t r = 0; r < brows && !tonly; r++)
-            for (int64_t j = 0; j < N; j++)
-                bbuf[(size_t)r * q->ldb + (size_t)j] =
-                    (uint8_t)(int8_t)(npk_ref_onnx_get_i(bt->data, bt->dtype, r * N + j) - (q->b_flip ? 128 : 0));
-        for (int64_t g = 0; g < G && !tonly; g++) {
-            int64_t ar0 = q->aoff ? q->aoff[g] : g * R, br0 = q->boff ? q->boff[g] : g * K;
-            for (int64_t r = 0; r < R; r++) {
-                int64_t s = 0;
-                for (int64_t kk = 0; kk < K; kk++) s += (int8_t)abuf[(size_t)(ar0 + r) * q->lda + (size_t)kk];
-                rowsum[g * R + r] = s;
-            }
-            for (int64_t j = 0; j < N; j++) {
-                int64_t s = 0;
-                for (int64_t kk = 0; kk < K; kk++) s += (int8_t)bbuf[(size_t)(br0 + kk) * q->ldb + (size_t)j];
-                colsum[g * N + j] = s;
-            }
-        }
-    } else {
-        a_addr = npk_exec_view_addr(x, q->a_view);
-        b_addr = npk_exec_view_addr(x, q->b_view);
-        if (!cb_zero && !tonly) { /* row sums of a' */
-            const npk_tensor *at = npk_exec_host(x, q->a_val);
-            if (!at) {
-                rc = -NPK_EINVAL;
-                goto out;
-            }
-            for (int64_t g = 0; g < G; g++)
-                for (int64_t r = 0; r < R; r++) {
-                    int64_t s = 0, ar = q->aoff ? q->aoff[g] + r : r;
-                    for (int64_t kk = 0; kk < K; kk++)
-                        s += npk_ref_onnx_get_i(at->data, at->dtype, ar * K + kk) - (q->a_flip ? 128 : 0);
-                    rowsum[g * R + r] = s;
-                }
-        }
-        if (!ca_zero && !tonly) { /* column sums of b' */
-            const npk_tensor *bt = npk_exec_host(x, q->b_val);
-            if (!bt) {
-                rc = -NPK_EINVAL;
-                goto out;
-            }
-            for (int64_t g = 0; g < G; g++)
-                for (int64_t kk = 0; kk < K; kk++) {
-                    int64_t br = q->boff ? q->boff[g] + kk : kk;
-                    for (int64_t j = 0; j < N; j++)
-                        colsum[g * N + j] += npk_ref_onnx_get_i(bt->data, bt->dtype, br * N + j) - (q->b_flip ? 128 : 0);
-                }
-        }
     }
-    if (d->host_gemm) {
-        cbuf = malloc((size_t)(G * R) * q->ldc);
-        if (!cbuf) {
-            rc = npk_err(NPK_ENOMEM, "out of memory");
-            goto out;
-        }
-        /* the im2col rows along the innermost axis, for a band product (stride 1, no dilation) */
-        const npk_onnx_conv_params *p = &q->cp;
-        npk_qmm_rows rows = {(uint32_t)p->out[2], (uint32_t)p->k[2]};
-        const int band = q->conv && !q->a_km && p->stride[2] == 1 && p->dil[2] == 1 && p->k[2] > 1 && p->out[2] > 1;
-        for (int64_t g = 0; g < G; g++) {
-            int64_t ar0 = q->aoff ? q->aoff[g] : g * R, br0 = q->boff ? q->boff[g] : g * K;
-            if ((rc = d->host_gemm(be, (uint32_t)R, (uint32_t)N, (uint32_t)K, (const int8_t *)abuf + (size_t)ar0 * q->lda, q->lda,
-                                   (const int8_t *)bbuf + (size_t)br0 * q->ldb, q->ldb,
-                                   (int32_t *)((uint8_t *)cbuf + (size_t)(g * R) * q->ldc), q->ldc, band ? &rows : NULL)))
-                goto out;
-        }
-        goto epilogue;
+    if (!r->ca_zero && !r->tonly) { /* column sums of b' */
+        const npk_tensor *bt = npk_exec_host(x, q->b_val);
+        if (!bt) return -NPK_EINVAL;
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t kk = 0; kk < K; kk++) {
+                int64_t br = q->boff ? q->boff[g] + kk : kk;
+                for (int64_t j = 0; j < N; j++)
+                    r->colsum[g * N + j] += npk_ref_onnx_get_i(bt->data, bt->dtype, br * N + j) - (q->b_flip ? 128 : 0);
+            }
     }
-    /* the device products, tiled in M and N; K > max_k in chunks, one C slice each */
+    return 0;
+}
+
+/* The products on the host GEMM, one per group (band rows for a stride-1 conv). */
+static int host_products(qrun *r) {
+    const npk_qmm *q = r->q;
+    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k;
+    r->cbuf = malloc((size_t)(G * R) * q->ldc);
+    if (!r->cbuf) return npk_err(NPK_ENOMEM, "out of memory");
+    /* the im2col rows along the innermost axis, for a band product (stride 1, no dilation) */
+    const npk_onnx_conv_params *p = &q->cp;
+    npk_qmm_rows rows = {(uint32_t)p->out[2], (uint32_t)p->k[2]};
+    const int band = q->conv && !q->a_km && p->stride[2] == 1 && p->dil[2] == 1 && p->k[2] > 1 && p->out[2] > 1;
+    for (int64_t g = 0; g < G; g++) {
+        int64_t ar0 = q->aoff ? q->aoff[g] : g * R, br0 = q->boff ? q->boff[g] : g * K;
+        int rc = r->d->host_gemm(r->be, (uint32_t)R, (uint32_t)N, (uint32_t)K, (const int8_t *)r->abuf + (size_t)ar0 * q->lda,
+                                 q->lda, (const int8_t *)r->bbuf + (size_t)br0 * q->ldb, q->ldb,
+                                 (int32_t *)((uint8_t *)r->cbuf + (size_t)(g * R) * q->ldc), q->ldc, band ? &rows : NULL);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* The device products, tiled in M and N; K > max_k in chunks, one C slice each, summed
+ * on the host (int32 wrap-around, as one device accumulator). */
+static int device_products(qrun *r) {
+    const npk_qmm_dev *d = r->d;
+    const npk_qmm *q = r->q;
+    int64_t R = q->rows, NB = q->nb, KD = q->kd, ND = q->nd;
     size_t slice = (size_t)(NB * R) * q->ldc;
+    int rc;
     for (int64_t kc = 0; kc < q->nk; kc++) {
         int64_t k0 = kc * q->kchunk, kl = KD - k0 < q->kchunk ? KD - k0 : q->kchunk;
         for (int64_t g = 0; g < NB; g++) /* one product per batch of GB groups (GB = 1: per group) */
@@ -451,97 +490,113 @@ int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) 
                 for (int64_t j0 = 0; j0 < ND; j0 += d->max_n) {
                     uint32_t m = (uint32_t)(R - i0 < d->max_m ? R - i0 : d->max_m), nn = (uint32_t)(ND - j0 < d->max_n ? ND - j0 : d->max_n);
                     int64_t arow0 = q->aoff ? q->aoff[g] : g * R, brow0 = q->boff ? q->boff[g] : g * KD;
-                    uint64_t ga = a_addr + (uint64_t)(arow0 + i0) * q->lda + (uint64_t)k0;
-                    uint64_t gb = b_addr + (uint64_t)(brow0 + k0) * q->ldb + (uint64_t)j0;
-                    uint64_t gc = c_addr + (uint64_t)kc * slice + (uint64_t)(g * R + i0) * q->ldc + (uint64_t)j0 * 4;
-                    if ((rc = d->gemm(be, m, nn, (uint32_t)kl, ga, q->lda, gb, q->ldb, gc, q->ldc))) goto out;
+                    uint64_t ga = r->a_addr + (uint64_t)(arow0 + i0) * q->lda + (uint64_t)k0;
+                    uint64_t gb = r->b_addr + (uint64_t)(brow0 + k0) * q->ldb + (uint64_t)j0;
+                    uint64_t gc = r->c_addr + (uint64_t)kc * slice + (uint64_t)(g * R + i0) * q->ldc + (uint64_t)j0 * 4;
+                    if ((rc = d->gemm(r->be, m, nn, (uint32_t)kl, ga, q->lda, gb, q->ldb, gc, q->ldc))) return rc;
                 }
     }
-    if ((rc = d->flush(be))) goto out;
-    cbuf = malloc(slice * (size_t)q->nk);
-    if (!cbuf) {
-        rc = npk_err(NPK_ENOMEM, "out of memory");
-        goto out;
-    }
-    if ((rc = npk_exec_read(x, c_addr, cbuf, slice * (size_t)q->nk))) goto out;
-    if (q->nk > 1 && !tonly) { /* host accumulation of the K chunks (int32 wrap-around, as one device accumulator) */
-        uint32_t *c0 = (uint32_t *)cbuf;
+    if ((rc = d->flush(r->be))) return rc;
+    r->cbuf = malloc(slice * (size_t)q->nk);
+    if (!r->cbuf) return npk_err(NPK_ENOMEM, "out of memory");
+    if ((rc = npk_exec_read(r->x, r->c_addr, r->cbuf, slice * (size_t)q->nk))) return rc;
+    if (q->nk > 1 && !r->tonly) {
+        uint32_t *c0 = (uint32_t *)r->cbuf;
         size_t nw = slice / 4;
         for (int64_t kc = 1; kc < q->nk; kc++) {
-            const uint32_t *ck = (const uint32_t *)((const uint8_t *)cbuf + (size_t)kc * slice);
+            const uint32_t *ck = (const uint32_t *)((const uint8_t *)r->cbuf + (size_t)kc * slice);
             for (size_t w = 0; w < nw; w++) c0[w] += ck[w];
         }
     }
-epilogue:;
-    /* host epilogue: zero-point corrections, bias, requantization */
-    npk_tensor *y = npk_exec_out_host(x, q->out_val);
-    if (!y) {
-        rc = npk_err(NPK_ENOMEM, "out of memory");
-        goto out;
-    }
-    int64_t yz = yzp ? geti(yzp, 0) : 0, osz = q->conv ? q->cp.out[0] * q->cp.out[1] * q->cp.out[2] : 1;
-    float ysc = ys ? getf(ys, 0) : 1.0f;
-    if (tonly) goto out; /* y stays zero */
-    if (q->conv) {
-        /* per output channel once: the zero-point terms, bias and multiplier
-         * (the same integer and float32 arithmetic as the general loop below) */
-        int64_t M = G * N, ca = (q->a_flip ? 128 : 0) - geti(azp, 0);
-        int64_t *cst = malloc(sizeof(int64_t) * 2 * (size_t)M);
-        float *mul = malloc(sizeof(float) * (size_t)M);
-        if (!cst || !mul) {
-            free(cst);
-            free(mul);
-            rc = npk_err(NPK_ENOMEM, "out of memory");
-            goto out;
-        }
-        for (int64_t ch = 0; ch < M; ch++) {
-            int64_t cb = (q->b_flip ? 128 : 0) - geti(bzp, ch);
-            cst[2 * ch] = cb;
-            cst[2 * ch + 1] = ca * colsum[ch] + K * ca * cb + (bias ? geti(bias, ch) : 0);
-            mul[ch] = q->qlinear ? q->alpha * getf(as, 0) * getf(bs, ch) / ysc : 0.0f;
-        }
-        for (int64_t g = 0; g < G; g++)
-            for (int64_t r = 0; r < R; r++) {
-                const int32_t *crow = (const int32_t *)((const uint8_t *)cbuf + (size_t)((g / GB) * R + r) * q->ldc) + (g % GB) * N;
-                int64_t rs = rowsum[g * R + r], obase = (r / osz) * q->cp.m * osz + r % osz;
-                for (int64_t j = 0; j < N; j++) {
-                    int64_t ch = g * N + j;
-                    int64_t acc = (int64_t)crow[j] + cst[2 * ch] * rs + cst[2 * ch + 1];
-                    int64_t oi = obase + ch * osz;
-                    if (!q->qlinear) npk_ref_onnx_set_i(y->data, y->dtype, oi, acc);
-                    else if (q->fout) ((float *)y->data)[oi] = (float)(int32_t)acc * mul[ch];
-                    else npk_ref_onnx_set_i(y->data, y->dtype, oi, npk_ref_onnx_requant((int64_t)(int32_t)acc, mul[ch], yz, y->dtype));
-                }
-            }
+    return 0;
+}
+
+/* Conv epilogue: per output channel once the zero-point terms, bias and multiplier
+ * (the same integer and float32 arithmetic as the general epilogue). */
+static int conv_epilogue(qrun *r, npk_tensor *y, int64_t yz, float ysc) {
+    const npk_qmm *q = r->q;
+    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k, GB = q->gb;
+    int64_t osz = q->cp.out[0] * q->cp.out[1] * q->cp.out[2];
+    int64_t M = G * N, ca = (q->a_flip ? 128 : 0) - geti(r->azp, 0);
+    int64_t *cst = malloc(sizeof(int64_t) * 2 * (size_t)M);
+    float *mul = malloc(sizeof(float) * (size_t)M);
+    if (!cst || !mul) {
         free(cst);
         free(mul);
-        goto out;
+        return npk_err(NPK_ENOMEM, "out of memory");
+    }
+    for (int64_t ch = 0; ch < M; ch++) {
+        int64_t cb = (q->b_flip ? 128 : 0) - geti(r->bzp, ch);
+        cst[2 * ch] = cb;
+        cst[2 * ch + 1] = ca * r->colsum[ch] + K * ca * cb + (r->bias ? geti(r->bias, ch) : 0);
+        mul[ch] = q->qlinear ? q->alpha * getf(r->as, 0) * getf(r->bs, ch) / ysc : 0.0f;
     }
     for (int64_t g = 0; g < G; g++)
-        for (int64_t r = 0; r < R; r++) {
-            const int32_t *crow = (const int32_t *)((const uint8_t *)cbuf + (size_t)((g / GB) * R + r) * q->ldc) + (g % GB) * N;
-            int64_t arow = q->conv ? 0 : r % q->mrows;
-            int64_t ca = (q->a_flip ? 128 : 0) - geti(azp, arow);
+        for (int64_t rr = 0; rr < R; rr++) {
+            const int32_t *crow = (const int32_t *)((const uint8_t *)r->cbuf + (size_t)((g / GB) * R + rr) * q->ldc) + (g % GB) * N;
+            int64_t rs = r->rowsum[g * R + rr], obase = (rr / osz) * q->cp.m * osz + rr % osz;
+            for (int64_t j = 0; j < N; j++) {
+                int64_t ch = g * N + j;
+                int64_t acc = (int64_t)crow[j] + cst[2 * ch] * rs + cst[2 * ch + 1];
+                int64_t oi = obase + ch * osz;
+                if (!q->qlinear) npk_ref_onnx_set_i(y->data, y->dtype, oi, acc);
+                else if (q->fout) ((float *)y->data)[oi] = (float)(int32_t)acc * mul[ch];
+                else npk_ref_onnx_set_i(y->data, y->dtype, oi, npk_ref_onnx_requant((int64_t)(int32_t)acc, mul[ch], yz, y->dtype));
+            }
+        }
+    free(cst);
+    free(mul);
+    return 0;
+}
+
+/* Host epilogue: zero-point corrections, bias, requantization into the output. */
+static int epilogue(qrun *r) {
+    const npk_qmm *q = r->q;
+    int64_t G = q->groups, R = q->rows, N = q->n, K = q->k, GB = q->gb;
+    npk_tensor *y = npk_exec_out_host(r->x, q->out_val);
+    if (!y) return npk_err(NPK_ENOMEM, "out of memory");
+    int64_t yz = r->yzp ? geti(r->yzp, 0) : 0, osz = q->conv ? q->cp.out[0] * q->cp.out[1] * q->cp.out[2] : 1;
+    float ysc = r->ys ? getf(r->ys, 0) : 1.0f;
+    if (r->tonly) return 0; /* y stays zero */
+    if (q->conv) return conv_epilogue(r, y, yz, ysc);
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t rr = 0; rr < R; rr++) {
+            const int32_t *crow = (const int32_t *)((const uint8_t *)r->cbuf + (size_t)((g / GB) * R + rr) * q->ldc) + (g % GB) * N;
+            int64_t arow = q->conv ? 0 : rr % q->mrows;
+            int64_t ca = (q->a_flip ? 128 : 0) - geti(r->azp, arow);
             for (int64_t j = 0; j < N; j++) {
                 int64_t ch = q->conv ? g * N + j : j; /* output channel (conv) / column (matmul) */
-                int64_t cb = (q->b_flip ? 128 : 0) - geti(bzp, ch);
-                int64_t acc = (int64_t)crow[j] + cb * rowsum[g * R + r] + ca * colsum[g * N + j] + K * ca * cb;
-                if (bias) acc += geti(bias, ch);
-                int64_t oi = q->conv ? ((r / osz) * q->cp.m + ch) * osz + r % osz : (g * R + r) * N + j;
+                int64_t cb = (q->b_flip ? 128 : 0) - geti(r->bzp, ch);
+                int64_t acc = (int64_t)crow[j] + cb * r->rowsum[g * R + rr] + ca * r->colsum[g * N + j] + K * ca * cb;
+                if (r->bias) acc += geti(r->bias, ch);
+                int64_t oi = q->conv ? ((rr / osz) * q->cp.m + ch) * osz + rr % osz : (g * R + rr) * N + j;
                 if (!q->qlinear) {
                     npk_ref_onnx_set_i(y->data, y->dtype, oi, acc);
                 } else {
-                    float mult = q->conv ? q->alpha * getf(as, 0) * getf(bs, ch) / ysc : getf(as, arow) * getf(bs, j) / ysc;
+                    float mult = q->conv ? q->alpha * getf(r->as, 0) * getf(r->bs, ch) / ysc : getf(r->as, arow) * getf(r->bs, j) / ysc;
                     if (q->fout) ((float *)y->data)[oi] = (float)(int32_t)acc * mult;
                     else npk_ref_onnx_set_i(y->data, y->dtype, oi, npk_ref_onnx_requant((int64_t)(int32_t)acc, mult, yz, y->dtype));
                 }
             }
         }
-out:
-    free(rowsum);
-    free(colsum);
-    free(cbuf);
-    free(abuf);
-    free(bbuf);
+    return 0;
+}
+
+/* A planned integer matrix product: its operands (a conv's im2col and weights, a host
+ * GEMM's matrices, or the sums a product of two device views needs), the products (on
+ * the host GEMM or tiled on the device), then the host epilogue. */
+int npk_qmm_run(const npk_qmm_dev *d, npk_backend *be, npk_exec *x, npk_qmm *q) {
+    qrun r = {.d = d, .be = be, .x = x, .q = q};
+    int rc = qrun_begin(&r);
+    if (!rc && q->conv) rc = conv_operands(&r);
+    if (!rc && q->conv && !d->host_gemm) rc = conv_write(&r);
+    if (!rc && !q->conv) rc = d->host_gemm ? host_operands(&r) : view_sums(&r);
+    if (!rc) rc = d->host_gemm ? host_products(&r) : device_products(&r);
+    if (!rc) rc = epilogue(&r);
+    free(r.rowsum);
+    free(r.colsum);
+    free(r.cbuf);
+    free(r.abuf);
+    free(r.bbuf);
     return rc;
 }

@@ -1,4 +1,5 @@
-/* ONNX import with protobuf-c: ModelProto -> npk_graph, TensorProto <-> npk_tensor.
+/* ONNX import with protobuf-c: ModelProto -> npk_graph (TensorProto <->
+ * npk_tensor is src/graph/onnx_data.c, the node accessors src/graph/ir.c).
  * The protobuf code (onnx/onnx.pb-c.[ch]) is generated at build time from
  * Debian's onnx.proto by cmake/onnx.cmake. */
 #include <inttypes.h>
@@ -10,217 +11,7 @@
 #include "graph/ops.h"
 #include "onnx/onnx.pb-c.h"
 
-/* ---- tensors (the in-memory helpers are src/base/tensor.c) --------------------- */
-
-/* TensorProto -> npk_tensor. what names the tensor in messages. */
-static int tensor_from_proto(npk_tensor *t, const Onnx__TensorProto *p, const char *what) {
-    memset(t, 0, sizeof *t);
-    const char *nm = p->name && *p->name ? p->name : what;
-    if ((p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
-        p->n_external_data) {
-        const char *loc = "?";
-        for (size_t i = 0; i < p->n_external_data; i++)
-            if (p->external_data[i]->key && !strcmp(p->external_data[i]->key, "location") && p->external_data[i]->value)
-                loc = p->external_data[i]->value;
-        return npk_err(NPK_EUNSUPPORTED, "tensor '%s' stores its data externally (location '%s'): external data is not supported",
-                       nm, loc);
-    }
-    if (p->segment) return npk_err(NPK_EUNSUPPORTED, "tensor '%s' is segmented: not supported", nm);
-    int dt = p->data_type;
-    size_t es = npk_dtype_size(dt);
-    if (!es) return npk_err(NPK_EUNSUPPORTED, "tensor '%s' has element type %s, which is not supported", nm, npk_dtype_name(dt));
-    if (p->n_dims > NPK_MAX_RANK)
-        return npk_err(NPK_EUNSUPPORTED, "tensor '%s' has rank %zu (at most %d supported)", nm, p->n_dims, NPK_MAX_RANK);
-    int64_t n = npk_tensor_checked_numel((int)p->n_dims, p->dims, es);
-    if (n < 0)
-        return npk_err(NPK_EFORMAT, "tensor '%s' has a negative dimension or is larger than the 1 GiB tensor limit", nm);
-    /* Check the data against the shape before allocating for it. */
-    if (p->has_raw_data && p->raw_data.len != (size_t)n * es)
-        return npk_err(NPK_EFORMAT, "tensor '%s': raw_data has %zu bytes, shape needs %zu", nm, p->raw_data.len,
-                       (size_t)n * es);
-    int rc = npk_tensor_alloc(t, nm, dt, (int)p->n_dims, p->dims);
-    if (rc) return rc;
-    size_t count = 0;
-    if (p->has_raw_data) {
-        if (n) memcpy(t->data, p->raw_data.data, (size_t)n * es);
-        return 0;
-    }
-    switch (dt) {
-    case NPK_DT_FLOAT:
-        count = p->n_float_data;
-        if (count == (size_t)n && n) memcpy(t->data, p->float_data, (size_t)n * 4);
-        break;
-    case NPK_DT_DOUBLE:
-        count = p->n_double_data;
-        if (count == (size_t)n && n) memcpy(t->data, p->double_data, (size_t)n * 8);
-        break;
-    case NPK_DT_INT64:
-        count = p->n_int64_data;
-        if (count == (size_t)n && n) memcpy(t->data, p->int64_data, (size_t)n * 8);
-        break;
-    case NPK_DT_UINT32: case NPK_DT_UINT64:
-        count = p->n_uint64_data;
-        if (count == (size_t)n)
-            for (int64_t i = 0; i < n; i++) {
-                if (dt == NPK_DT_UINT32) ((uint32_t *)t->data)[i] = (uint32_t)p->uint64_data[i];
-                else ((uint64_t *)t->data)[i] = p->uint64_data[i];
-            }
-        break;
-    default: /* int32, int16, uint16, int8, uint8, bool: int32_data */
-        count = p->n_int32_data;
-        if (count == (size_t)n)
-            for (int64_t i = 0; i < n; i++) {
-                switch (dt) {
-                case NPK_DT_INT32: ((int32_t *)t->data)[i] = p->int32_data[i]; break;
-                case NPK_DT_INT16: ((int16_t *)t->data)[i] = (int16_t)p->int32_data[i]; break;
-                case NPK_DT_UINT16: case NPK_DT_FLOAT16: case NPK_DT_BFLOAT16:
-                    ((uint16_t *)t->data)[i] = (uint16_t)p->int32_data[i]; /* the bits */
-                    break;
-                case NPK_DT_INT8: ((int8_t *)t->data)[i] = (int8_t)p->int32_data[i]; break;
-                default: ((uint8_t *)t->data)[i] = (uint8_t)p->int32_data[i]; break;
-                }
-            }
-        break;
-    }
-    if (count != (size_t)n) {
-        npk_tensor_free(t);
-        return npk_err(NPK_EFORMAT, "tensor '%s': %zu data elements, shape needs %lld", nm, count, (long long)n);
-    }
-    return 0;
-}
-
-int npk_tensor_from_proto(npk_tensor *t, const Onnx__TensorProto *p, const char *what) {
-    return tensor_from_proto(t, p, what);
-}
-
-int npk_tensor_load_pb(npk_tensor *t, const uint8_t *data, size_t len) {
-    memset(t, 0, sizeof *t);
-    Onnx__TensorProto *p = onnx__tensor_proto__unpack(NULL, len, data);
-    if (!p) return npk_err(NPK_EFORMAT, "not a valid ONNX TensorProto (protobuf decoding failed: truncated or corrupt)");
-    if (!p->has_data_type) {
-        onnx__tensor_proto__free_unpacked(p, NULL);
-        return npk_err(NPK_EFORMAT, "TensorProto has no data_type (not a tensor file?)");
-    }
-    int rc = tensor_from_proto(t, p, "tensor");
-    onnx__tensor_proto__free_unpacked(p, NULL);
-    return rc;
-}
-
-static int read_whole(const char *path, uint8_t **data, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return npk_err(NPK_EIO, "cannot open '%s'", path);
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    while (b) {
-        size_t r = fread(b + n, 1, cap - n, f);
-        n += r;
-        if (n < cap) break;
-        uint8_t *nb = realloc(b, cap *= 2);
-        if (!nb) {
-            free(b);
-            b = NULL;
-        } else {
-            b = nb;
-        }
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (!b) return npk_err(NPK_ENOMEM, "out of memory reading '%s'", path);
-    if (err) {
-        free(b);
-        return npk_err(NPK_EIO, "read error on '%s'", path);
-    }
-    *data = b;
-    *len = n;
-    return 0;
-}
-
-int npk_read_file(const char *path, uint8_t **data, size_t *len) { return read_whole(path, data, len); }
-
-int npk_tensor_load_pb_file(npk_tensor *t, const char *path) {
-    uint8_t *d;
-    size_t n;
-    memset(t, 0, sizeof *t);
-    int rc = read_whole(path, &d, &n);
-    if (rc) return rc;
-    rc = npk_tensor_load_pb(t, d, n);
-    free(d);
-    if (rc) return npk_err_prefix(-rc, "%s", path);
-    return 0;
-}
-
-void npk_tensor_to_proto(const npk_tensor *t, Onnx__TensorProto *p, int64_t *dims) {
-    onnx__tensor_proto__init(p);
-    for (int i = 0; i < t->rank; i++) dims[i] = t->dims[i];
-    p->n_dims = (size_t)t->rank;
-    p->dims = dims;
-    p->has_data_type = 1;
-    p->data_type = t->dtype;
-    p->name = t->name;
-    p->has_raw_data = 1;
-    p->raw_data.len = npk_tensor_bytes(t);
-    p->raw_data.data = t->data;
-}
-
-int npk_tensor_save_pb(const npk_tensor *t, uint8_t **out, size_t *len) {
-    if (t->kind != NPK_KIND_TENSOR) return npk_value_save_pb(t, out, len);
-    Onnx__TensorProto p;
-    int64_t dims[NPK_MAX_RANK];
-    npk_tensor_to_proto(t, &p, dims);
-    size_t n = onnx__tensor_proto__get_packed_size(&p);
-    uint8_t *b = malloc(n ? n : 1);
-    if (!b) return npk_err(NPK_ENOMEM, "out of memory");
-    onnx__tensor_proto__pack(&p, b);
-    *out = b;
-    *len = n;
-    return 0;
-}
-
-int npk_tensor_save_pb_file(const npk_tensor *t, const char *path) {
-    uint8_t *b;
-    size_t n;
-    int rc = npk_tensor_save_pb(t, &b, &n);
-    if (rc) return rc;
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        free(b);
-        return npk_err(NPK_EIO, "cannot create '%s'", path);
-    }
-    size_t w = fwrite(b, 1, n, f);
-    int bad = fclose(f) != 0 || w != n;
-    free(b);
-    return bad ? npk_err(NPK_EIO, "write error on '%s'", path) : 0;
-}
-
 /* ---- graph --------------------------------------------------------------------- */
-
-const npk_attr *npk_node_attr(const npk_node *n, const char *name) {
-    for (size_t i = 0; i < n->n_attr; i++)
-        if (!strcmp(n->attr[i].name, name)) return &n->attr[i];
-    return NULL;
-}
-int64_t npk_node_attr_i(const npk_node *n, const char *name, int64_t def) {
-    const npk_attr *a = npk_node_attr(n, name);
-    return a && a->type == NPK_ATTR_INT ? a->i : def;
-}
-double npk_node_attr_f(const npk_node *n, const char *name, double def) {
-    const npk_attr *a = npk_node_attr(n, name);
-    return a && a->type == NPK_ATTR_FLOAT ? a->f : a && a->type == NPK_ATTR_INT ? (double)a->i : def;
-}
-const char *npk_node_attr_s(const npk_node *n, const char *name, const char *def) {
-    const npk_attr *a = npk_node_attr(n, name);
-    return a && a->type == NPK_ATTR_STRING ? a->s : def;
-}
-size_t npk_node_attr_ints(const npk_node *n, const char *name, const int64_t **v) {
-    static const int64_t none[1] = {0};
-    const npk_attr *a = npk_node_attr(n, name);
-    if (!a || a->type != NPK_ATTR_INTS || !a->n || !a->ints) {
-        *v = none; /* never NULL: callers copy n elements with memcpy (n 0 is fine) */
-        return 0;
-    }
-    *v = a->ints;
-    return a->n;
-}
 
 void npk_graph_free(npk_graph *g);
 static int import_graph(npk_graph *g, const Onnx__GraphProto *gp, int is_sub);
@@ -436,7 +227,7 @@ static int convert_attr(npk_attr *a, const Onnx__AttributeProto *p, const npk_no
     case NPK_ATTR_TENSOR: {
         if (!p->t) return npk_err(NPK_EFORMAT, "node '%s': attribute '%s' has no tensor", n->name, a->name);
         if (!(a->t = calloc(1, sizeof *a->t))) return npk_err(NPK_ENOMEM, "out of memory");
-        int rc = tensor_from_proto(a->t, p->t, a->name);
+        int rc = npk_tensor_from_proto(a->t, p->t, a->name);
         if (rc) return npk_err_prefix(-rc, "node '%s' attribute '%s'", n->name, a->name);
         break;
     }
@@ -494,7 +285,7 @@ static int import_graph(npk_graph *g, const Onnx__GraphProto *gp, int is_sub) {
         int v = add_val(g, tp->name);
         if (v < 0) return v;
         if (!(g->vals[v].konst = calloc(1, sizeof(npk_tensor)))) return npk_err(NPK_ENOMEM, "out of memory");
-        if ((rc = tensor_from_proto(g->vals[v].konst, tp, tp->name))) return npk_err_prefix(-rc, "initializer '%s'", tp->name);
+        if ((rc = npk_tensor_from_proto(g->vals[v].konst, tp, tp->name))) return npk_err_prefix(-rc, "initializer '%s'", tp->name);
     }
     /* graph inputs (those that are not initializers) */
     g->in_vals = calloc(gp->n_input + 1, sizeof(int));
@@ -691,7 +482,7 @@ int npk_graph_load_file(npk_graph **out, const char *path) {
     uint8_t *d;
     size_t n;
     *out = NULL;
-    int rc = read_whole(path, &d, &n);
+    int rc = npk_read_file(path, &d, &n);
     if (rc) return rc;
     rc = npk_graph_load(out, d, n);
     free(d);

@@ -1,0 +1,87 @@
+/* Internal to the graph executor (src/graph/exec*.c): its state and the steps
+ * its files share. The backends see the executor only through src/graph/exec.h.
+ *
+ *   exec_infer.c   planning before a run: input binding, shape inference, folding
+ *   exec_plan.c    guest-memory planning (views and scratch packed into one arena)
+ *   exec_stage.c   the accessors backends use, views, and staging host <-> device
+ *   exec.c         dispatch: the run, node by node, on the device or the CPU
+ */
+#ifndef NPUKIT_GRAPH_EXEC_INT_H
+#define NPUKIT_GRAPH_EXEC_INT_H
+
+#include "graph/exec.h"
+#include "graph/qdq.h"
+
+#include <time.h>
+
+typedef struct view {
+    int value, node_first, node_last, write, buf;
+    npk_dlayout l;
+    uint64_t rows, row_bytes;
+    int valid;           /* device copy is current */
+} view;
+
+typedef struct scratch {
+    int node, buf;
+    uint64_t bytes;
+} scratch;
+
+typedef struct buf {
+    uint64_t size, off;
+    int first, last;
+} buf;
+
+struct npk_exec {
+    npk_graph *g;
+    const npk_run_opts *opts;
+    npk_run_report *rep;
+    npk_tensor *meta;       /* per value */
+    char *known;            /* per value */
+    npk_tensor **host;      /* per value: host copy (owned) or NULL */
+    char *borrowed;         /* per value: host[v] shares its data with a run input or a folded constant (only
+                               the struct is ours) */
+    char *kconst;           /* per value: computed from the graph's constants alone (no input reaches it), or
+                               a body input its node declared constant (in_const) */
+    const char *in_const;   /* per graph input: the same in every run (npk_graph_run_body), or NULL */
+    int *uses_left;         /* per value: consumers not yet run */
+    int *place;             /* per node: npk_place */
+    int *fused_into;        /* per node: device node it is folded into, or -1 */
+    npk_qdq *cpu_qdq;       /* per node: a quantized group the CPU runs as one integer op (node < 0: none) */
+    uint64_t rand_draws;    /* random-node executions so far (the stream of unseeded random operators) */
+    int (*direct)[2];       /* per node: values it reads without a graph edge (the integer input of a shared
+                               DequantizeLinear folded into it), -1: none */
+    npk_tensor **folded;    /* per value: constant-folded at inference (owned, or the graph's fold_cache entry),
+                               NULL otherwise */
+    int *dev_writer;        /* per value: view id of the device view producing it, or -1 */
+    int *consumer;          /* per value: its only consumer node, -1 none, -2 several (built on first use) */
+    view *views;
+    int n_views, cap_views;
+    scratch *scr;
+    int n_scr, cap_scr;
+    buf *bufs;
+    int n_bufs;
+    npk_backend *be;
+    uint64_t arena, arena_size;
+    int cur_node;
+    struct timespec t0;
+};
+
+static inline uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+static inline uint64_t view_bytes(const view *w) { return w->rows ? (w->rows - 1) * w->l.pitch + w->row_bytes : 1; }
+
+/* exec_stage.c */
+int exec_stage_in(npk_exec *x, int id);
+void exec_host_drop(npk_exec *x, int v);
+int exec_host_borrow(npk_exec *x, int v, const npk_tensor *t, const char *name);
+/* exec_plan.c */
+int exec_plan_memory(npk_exec *x);
+/* exec_infer.c */
+int exec_bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs);
+int exec_infer_all(npk_exec *x);
+int exec_fold_shared(const npk_exec *x, int v);
+void exec_fill_ctx(npk_exec *x, int n, npk_opctx *c, int run);
+int exec_call_op(npk_opctx *c);
+int exec_kind_check(npk_exec *x, int n, int k, int kind);
+const char *exec_kind_name(int kind);
+
+#endif
