@@ -59,18 +59,21 @@ npk_v0_desc npk_v0_desc_simple(uint32_t op, uint32_t flags, uint32_t tag) {
     return d;
 }
 
+/* One operand of a descriptor: its address (two words from lo_word) and its row stride. */
+static void desc_operand(npk_v0_desc *d, int lo_word, int stride_word, uint64_t addr, uint32_t stride) {
+    npk_v0_desc_set_addr(d, lo_word, addr);
+    d->w[stride_word] = stride;
+}
+
 npk_v0_desc npk_v0_desc_matmul(int relu, uint32_t flags, uint32_t m, uint32_t n, uint32_t k, uint64_t a,
                                uint32_t sa, uint64_t b, uint32_t sb, uint64_t c, uint32_t sc, uint32_t tag) {
     npk_v0_desc d = npk_v0_desc_simple(relu ? NPK_V0_OP_MATMUL_S8_RELU : NPK_V0_OP_MATMUL_S8, flags, tag);
     d.w[NPK_V0_W_SHAPE_M] = m;
     d.w[NPK_V0_W_SHAPE_N] = n;
     d.w[NPK_V0_W_SHAPE_K] = k;
-    npk_v0_desc_set_addr(&d, NPK_V0_W_A_LO, a);
-    npk_v0_desc_set_addr(&d, NPK_V0_W_B_LO, b);
-    npk_v0_desc_set_addr(&d, NPK_V0_W_C_LO, c);
-    d.w[NPK_V0_W_A_STRIDE] = sa;
-    d.w[NPK_V0_W_B_STRIDE] = sb;
-    d.w[NPK_V0_W_C_STRIDE] = sc;
+    desc_operand(&d, NPK_V0_W_A_LO, NPK_V0_W_A_STRIDE, a, sa);
+    desc_operand(&d, NPK_V0_W_B_LO, NPK_V0_W_B_STRIDE, b, sb);
+    desc_operand(&d, NPK_V0_W_C_LO, NPK_V0_W_C_STRIDE, c, sc);
     return d;
 }
 
@@ -95,12 +98,9 @@ npk_v0_desc npk_v0_desc_conv(int relu, uint32_t flags, const npk_v0_conv *c, uin
     d.w[NPK_V0_W_SHAPE_M] = (c->h & 0xFFFFu) | (c->w & 0xFFFFu) << 16;
     d.w[NPK_V0_W_SHAPE_N] = c->cout;
     d.w[NPK_V0_W_SHAPE_K] = (c->ksize & 0xFFu) | (c->cin & 0xFFFFu) << 16;
-    npk_v0_desc_set_addr(&d, NPK_V0_W_A_LO, in);
-    npk_v0_desc_set_addr(&d, NPK_V0_W_B_LO, wt);
-    npk_v0_desc_set_addr(&d, NPK_V0_W_C_LO, out);
-    d.w[NPK_V0_W_A_STRIDE] = in_stride;
-    d.w[NPK_V0_W_B_STRIDE] = wt_stride;
-    d.w[NPK_V0_W_C_STRIDE] = out_stride;
+    desc_operand(&d, NPK_V0_W_A_LO, NPK_V0_W_A_STRIDE, in, in_stride);
+    desc_operand(&d, NPK_V0_W_B_LO, NPK_V0_W_B_STRIDE, wt, wt_stride);
+    desc_operand(&d, NPK_V0_W_C_LO, NPK_V0_W_C_STRIDE, out, out_stride);
     d.w[NPK_V0_W_CONV] = npk_v0_conv_params(c->stride_h, c->stride_w, c->pad_h, c->pad_w, c->dil);
     return d;
 }
@@ -110,10 +110,8 @@ npk_v0_desc npk_v0_desc_relu(uint32_t flags, uint32_t m, uint32_t n, uint64_t a,
     npk_v0_desc d = npk_v0_desc_simple(NPK_V0_OP_RELU, flags, tag);
     d.w[NPK_V0_W_SHAPE_M] = m;
     d.w[NPK_V0_W_SHAPE_N] = n;
-    npk_v0_desc_set_addr(&d, NPK_V0_W_A_LO, a);
-    npk_v0_desc_set_addr(&d, NPK_V0_W_C_LO, c);
-    d.w[NPK_V0_W_A_STRIDE] = sa;
-    d.w[NPK_V0_W_C_STRIDE] = sc;
+    desc_operand(&d, NPK_V0_W_A_LO, NPK_V0_W_A_STRIDE, a, sa);
+    desc_operand(&d, NPK_V0_W_C_LO, NPK_V0_W_C_STRIDE, c, sc);
     return d;
 }
 
@@ -135,10 +133,8 @@ npk_v0_desc npk_v0_desc_maxpool(uint32_t flags, const npk_v0_pool *p, uint64_t i
     npk_v0_desc d = npk_v0_desc_simple(NPK_V0_OP_MAXPOOL_S8, flags, tag);
     d.w[NPK_V0_W_SHAPE_M] = (p->h & 0xFFFFu) | (p->w & 0xFFFFu) << 16;
     d.w[NPK_V0_W_SHAPE_N] = p->c;
-    npk_v0_desc_set_addr(&d, NPK_V0_W_A_LO, in);
-    npk_v0_desc_set_addr(&d, NPK_V0_W_C_LO, out);
-    d.w[NPK_V0_W_A_STRIDE] = in_stride;
-    d.w[NPK_V0_W_C_STRIDE] = out_stride;
+    desc_operand(&d, NPK_V0_W_A_LO, NPK_V0_W_A_STRIDE, in, in_stride);
+    desc_operand(&d, NPK_V0_W_C_LO, NPK_V0_W_C_STRIDE, out, out_stride);
     d.w[NPK_V0_W_POOL] = npk_v0_pool_params(p->win_h, p->win_w, p->stride, p->pad);
     return d;
 }

@@ -28,6 +28,9 @@ struct npk_qmm {
 static uint32_t al16(uint64_t v) { return (uint32_t)((v + 15) / 16 * 16); }
 static int in_at(const npk_node *nd, int k) { return k < nd->n_in ? nd->in[k] : -1; }
 
+/* Why long: one decision per operand layout (matmul views, 1x1 conv as a matmul, grouped conv
+ * batching, K chunks) over the plan's shared fields; each step sets fields the next reads, so
+ * they stay in one reading order. */
 int npk_qmm_place(const npk_qmm_dev *d, npk_exec *x, int n, npk_qmm **out, char *why, size_t wl, char *devop,
                   size_t dl) {
     const npk_node *nd = npk_exec_node(x, n);

@@ -215,6 +215,9 @@ void npk_graph_set_progress(npk_graph *g, void (*fn)(void *ctx, size_t done, siz
     g->progress_ctx = ctx;
 }
 
+/* How the operators run and infer control-flow bodies (npk_opctx.body). */
+static const npk_body_fns body_fns = {npk_graph_run_body, npk_graph_infer_body};
+
 /* The executor's per-value and per-node arrays. Shape inference alone (full = 0:
  * a control-flow body's npk_graph_infer_body) needs no placement, fusion or
  * device state. On failure exec_free releases what was taken. */
@@ -227,6 +230,7 @@ static int exec_init(npk_exec *x, npk_graph *g, const npk_run_opts *opts, const 
     x->in_const = in_const;
     x->rep = rep;
     x->cur_node = -1;
+    x->body = &body_fns;
     size_t nv = g->n_vals, nn = g->n_nodes;
     rep->nodes = calloc(nn + 1, sizeof(npk_node_report));
     x->meta = calloc(nv + 1, sizeof(npk_tensor));

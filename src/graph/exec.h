@@ -83,6 +83,10 @@ const npk_dev_graph *npk_dev_graph_find(const char *name);
 const npk_graph *npk_exec_graph(npk_exec *x);
 /* 1 when the run asked for the golden kernels only (npk_run_opts.golden). */
 int npk_exec_golden(const npk_exec *x);
+/* npk_graph_run of a control-flow body on the CPU, with in_const[i] = 1 for the inputs that
+ * are the same in every run (npk_opctx.in_const of the node; NULL: none). */
+int npk_graph_run_body(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
+                       const char *in_const, npk_tensor **outputs, size_t *n_outputs);
 /* Shape inference of a control-flow body g (a subgraph): in[i] describes body input i (kind,
  * dtype, rank, dims; data only for a value that is the same on every run of the body, such as
  * a constant or an outer-scope value known at load; NULL: unknown). Fills out[k] (no data) and

@@ -108,6 +108,7 @@ void exec_fill_ctx(npk_exec *x, int n, npk_opctx *c, int run) {
     memset(c->out, 0, sizeof c->out[0] * (size_t)zo);
     c->node = nd;
     c->graph = x->g;
+    c->body = x->body;
     c->opset = x->g->opset;
     c->run = run;
     c->n_in = nd->n_in - nd->n_outer;

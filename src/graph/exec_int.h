@@ -64,6 +64,7 @@ struct npk_exec {
     uint64_t arena, arena_size;
     int cur_node;
     struct timespec t0;
+    const npk_body_fns *body; /* control flow's bodies (exec.c): handed to the operators in their context */
 };
 
 static inline uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }

@@ -88,6 +88,9 @@ void npk_tensor_to_proto(const npk_tensor *t, struct Onnx__TensorProto *p, int64
 int npk_value_save_pb(const npk_tensor *t, uint8_t **out, size_t *len);
 /* Read a whole file (*data malloc'ed). */
 int npk_read_file(const char *path, uint8_t **data, size_t *len);
+/* Read the whole file at path and parse it with parse(obj, data, len); a parse error's
+ * message is prefixed with the path. */
+int npk_read_file_parse(const char *path, int (*parse)(void *obj, const uint8_t *data, size_t len), void *obj);
 
 /* Attribute lookup (NULL when absent). */
 const npk_attr *npk_node_attr(const npk_node *n, const char *name);

@@ -144,16 +144,21 @@ static int read_whole(const char *path, uint8_t **data, size_t *len) {
 
 int npk_read_file(const char *path, uint8_t **data, size_t *len) { return read_whole(path, data, len); }
 
-int npk_tensor_load_pb_file(npk_tensor *t, const char *path) {
+int npk_read_file_parse(const char *path, int (*parse)(void *obj, const uint8_t *data, size_t len), void *obj) {
     uint8_t *d;
     size_t n;
-    memset(t, 0, sizeof *t);
     int rc = read_whole(path, &d, &n);
     if (rc) return rc;
-    rc = npk_tensor_load_pb(t, d, n);
+    rc = parse(obj, d, n);
     free(d);
-    if (rc) return npk_err_prefix(-rc, "%s", path);
-    return 0;
+    return rc ? npk_err_prefix(-rc, "%s", path) : 0;
+}
+
+static int parse_tensor(void *t, const uint8_t *data, size_t len) { return npk_tensor_load_pb(t, data, len); }
+
+int npk_tensor_load_pb_file(npk_tensor *t, const char *path) {
+    memset(t, 0, sizeof *t);
+    return npk_read_file_parse(path, parse_tensor, t);
 }
 
 void npk_tensor_to_proto(const npk_tensor *t, Onnx__TensorProto *p, int64_t *dims) {

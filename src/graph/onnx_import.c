@@ -274,7 +274,10 @@ static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
 
 /* The graph gp into g (opset and ir_version set by the caller). A subgraph
  * (is_sub) may read names of the enclosing scopes: each becomes a trailing
- * input (after the n_formal declared ones) that its node passes in. */
+ * input (after the n_formal declared ones) that its node passes in.
+ * Why long: the importer's passes over one GraphProto (initializers, inputs, nodes, outer-
+ * scope names, topological order, outputs) share the value table they build; they are kept in
+ * ONNX's order with a comment each. */
 static int import_graph(npk_graph *g, const Onnx__GraphProto *gp, int is_sub) {
     int rc;
     /* initializers */
@@ -478,16 +481,11 @@ int npk_graph_load(npk_graph **out, const uint8_t *data, size_t len) {
     return 0;
 }
 
+static int parse_graph(void *out, const uint8_t *data, size_t len) { return npk_graph_load(out, data, len); }
+
 int npk_graph_load_file(npk_graph **out, const char *path) {
-    uint8_t *d;
-    size_t n;
     *out = NULL;
-    int rc = npk_read_file(path, &d, &n);
-    if (rc) return rc;
-    rc = npk_graph_load(out, d, n);
-    free(d);
-    if (rc) return npk_err_prefix(-rc, "%s", path);
-    return 0;
+    return npk_read_file_parse(path, parse_graph, out);
 }
 
 size_t npk_graph_n_inputs(const npk_graph *g) { return g->n_in; }

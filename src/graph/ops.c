@@ -1,4 +1,6 @@
-/* Node-level ONNX operators: attributes, shape/type inference, kernel calls. */
+/* Node-level ONNX operators: attributes, shape/type inference, kernel calls,
+ * and the handler table (the table's names and families, and what the
+ * handlers of every ops*.c share, are ops_common.c). */
 #include "graph/ops.h"
 #include "ops/fast_onnx.h"
 
@@ -16,52 +18,11 @@ static int fast_rc(int rc) {
 }
 #define FAST(c, call) ((c)->golden ? 1 : fast_rc(call))
 
-
 #define IN(i) ((i) < c->n_in ? c->in[i] : NULL)
 #define HAS(i) (IN(i) != NULL)
 
 static int is_fl(int dt) { return dt == NPK_DT_FLOAT || dt == NPK_DT_DOUBLE; }
 static int is_q8(int dt) { return dt == NPK_DT_INT8 || dt == NPK_DT_UINT8; }
-
-static int opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims, int zero) {
-    if (k >= c->n_out || !c->out[k]) return 0; /* output not requested */
-    npk_tensor *t = c->out[k];
-    if (rank > NPK_MAX_RANK) return npk_err(NPK_EUNSUPPORTED, "output rank %d exceeds %d", rank, NPK_MAX_RANK);
-    for (int i = 0; i < rank; i++)
-        if (dims[i] < 0) return npk_err(NPK_EINVAL, "negative output dimension %lld", (long long)dims[i]);
-    if (c->run) {
-        char *name = t->name;
-        t->name = NULL;
-        npk_tensor_free(t);
-        int rc = zero ? npk_tensor_alloc(t, NULL, dtype, rank, dims) : npk_tensor_alloc_raw(t, NULL, dtype, rank, dims);
-        t->name = name;
-        return rc;
-    }
-    t->dtype = dtype;
-    t->rank = rank;
-    if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-    return 0;
-}
-
-int npk_opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims) {
-    return opctx_out(c, k, dtype, rank, dims, 1);
-}
-
-int npk_opctx_out_raw(npk_opctx *c, int k, int dtype, int rank, const int64_t *dims) {
-    return opctx_out(c, k, dtype, rank, dims, 0);
-}
-
-static int need(const npk_opctx *c, int i, const char *what) {
-    if (!HAS(i)) return npk_err(NPK_EINVAL, "required input %d (%s) is missing", i, what);
-    return 0;
-}
-
-static int norm_axis(int64_t a, int rank, int *out) {
-    *out = 0;
-    if (a < -rank || a >= rank) return npk_err(NPK_EINVAL, "axis %lld out of range for rank %d", (long long)a, rank);
-    *out = (int)(a < 0 ? a + rank : a);
-    return 0;
-}
 
 static int check_numeric(const npk_tensor *t, const char *what) {
     if (!npk_dtype_size(t->dtype) || t->dtype == NPK_DT_BOOL)
@@ -82,23 +43,6 @@ static int check_scalar_or_1d(const npk_tensor *t, const char *what) {
 
 /* ---- data movement ------------------------------------------------------------ */
 
-static int op_identity(npk_opctx *c) {
-    int rc;
-    if ((rc = need(c, 0, "input"))) return rc;
-    const npk_tensor *x = IN(0);
-    if (x->kind != NPK_KIND_TENSOR) { /* a sequence or optional passes through unchanged */
-        if (!c->out[0]) return 0;
-        if (c->run) return npk_tensor_copy(c->out[0], x);
-        c->out[0]->kind = x->kind; /* inference: the kind only (the elements live on the host) */
-        c->out[0]->dtype = 0;
-        c->out[0]->rank = 0;
-        return 0;
-    }
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, x->dims))) return rc;
-    if (c->run && c->out[0]) memcpy(c->out[0]->data, x->data, npk_tensor_bytes(x));
-    return 0;
-}
-
 static int copy_reshaped(npk_opctx *c, int rank, const int64_t *dims) {
     const npk_tensor *x = IN(0);
     int rc = npk_opctx_out(c, 0, x->dtype, rank, dims);
@@ -109,7 +53,7 @@ static int copy_reshaped(npk_opctx *c, int rank, const int64_t *dims) {
 
 static int op_reshape(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "data"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "data"))) return rc;
     const npk_tensor *x = IN(0);
     const int64_t *shp;
     int64_t buf[NPK_MAX_RANK];
@@ -117,7 +61,7 @@ static int op_reshape(npk_opctx *c) {
     if (c->opset < 5 && !HAS(1)) {
         n = (int)npk_node_attr_ints(c->node, "shape", &shp);
     } else {
-        if ((rc = need(c, 1, "shape"))) return rc;
+        if ((rc = npk_opc_need(c, 1, "shape"))) return rc;
         if (IN(1)->dtype != NPK_DT_INT64) return npk_err(NPK_EINVAL, "shape must be int64");
         if (IN(1)->rank != 1) return npk_err(NPK_EINVAL, "shape must be 1-D");
         if (!IN(1)->data) return NPK_SHAPE_UNKNOWN;
@@ -157,7 +101,7 @@ static int op_reshape(npk_opctx *c) {
 
 static int op_flatten(npk_opctx *c) {
     int rc, axis;
-    if ((rc = need(c, 0, "input"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "input"))) return rc;
     const npk_tensor *x = IN(0);
     int64_t a = npk_node_attr_i(c->node, "axis", 1);
     if (a < -x->rank || a > x->rank) return npk_err(NPK_EINVAL, "axis %lld out of range for rank %d", (long long)a, x->rank);
@@ -167,37 +111,26 @@ static int op_flatten(npk_opctx *c) {
     return copy_reshaped(c, 2, d);
 }
 
-/* Axes from the attribute (old opsets) or input 1 (opset >= 13). Returns count
- * (0 = none given) or NPK_SHAPE_UNKNOWN / a negative error. */
-static int get_axes(npk_opctx *c, int64_t *axes, int attr_opset_limit) {
-    const int64_t *v;
-    size_t n;
-    if (c->opset < attr_opset_limit) {
-        n = npk_node_attr_ints(c->node, "axes", &v);
-    } else {
-        if (!HAS(1)) return 0;
-        if (IN(1)->dtype != NPK_DT_INT64) return npk_err(NPK_EINVAL, "axes must be int64");
-        if (!IN(1)->data) return -NPK_SHAPE_UNKNOWN;
-        n = (size_t)npk_tensor_numel(IN(1));
-        v = IN(1)->data;
-    }
-    if (n > NPK_MAX_RANK) return npk_err(NPK_EINVAL, "too many axes");
-    for (size_t i = 0; i < n; i++) axes[i] = v[i];
-    return (int)n;
+/* Squeeze and Unsqueeze: their data input and axes (the attribute, or input 1
+ * from opset 13): the count of axes (0 = none given), NPK_SHAPE_UNKNOWN (axes
+ * known only at run time) or a negative error. */
+static int squeeze_axes(npk_opctx *c, int64_t *axes) {
+    int rc = npk_opc_need(c, 0, "data");
+    if (rc) return rc;
+    int na = npk_opc_axes(c, axes, 13);
+    return na == -NPK_SHAPE_UNKNOWN ? NPK_SHAPE_UNKNOWN : na;
 }
 
 static int op_squeeze(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "data"))) return rc;
-    const npk_tensor *x = IN(0);
     int64_t axes[NPK_MAX_RANK], d[NPK_MAX_RANK];
-    int na = get_axes(c, axes, 13);
-    if (na == -NPK_SHAPE_UNKNOWN) return NPK_SHAPE_UNKNOWN;
-    if (na < 0) return na;
+    int na = squeeze_axes(c, axes);
+    if (na < 0 || na == NPK_SHAPE_UNKNOWN) return na;
+    const npk_tensor *x = IN(0);
     int drop[NPK_MAX_RANK] = {0}, r = 0;
     for (int i = 0; i < na; i++) {
         int a;
-        if ((rc = norm_axis(axes[i], x->rank, &a))) return rc;
+        if ((rc = npk_opc_axis(axes[i], x->rank, &a))) return rc;
         if (x->dims[a] != 1) return npk_err(NPK_EINVAL, "cannot squeeze axis %d of size %lld", a, (long long)x->dims[a]);
         drop[a] = 1;
     }
@@ -208,18 +141,16 @@ static int op_squeeze(npk_opctx *c) {
 
 static int op_unsqueeze(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "data"))) return rc;
-    const npk_tensor *x = IN(0);
     int64_t axes[NPK_MAX_RANK], d[NPK_MAX_RANK];
-    int na = get_axes(c, axes, 13);
-    if (na == -NPK_SHAPE_UNKNOWN) return NPK_SHAPE_UNKNOWN;
-    if (na < 0) return na;
+    int na = squeeze_axes(c, axes);
+    if (na < 0 || na == NPK_SHAPE_UNKNOWN) return na;
+    const npk_tensor *x = IN(0);
     if (na == 0) return npk_err(NPK_EINVAL, "axes are required");
     int r = x->rank + na, ins[NPK_MAX_RANK + 8] = {0};
     if (r > NPK_MAX_RANK) return npk_err(NPK_EUNSUPPORTED, "output rank %d exceeds %d", r, NPK_MAX_RANK);
     for (int i = 0; i < na; i++) {
         int a;
-        if ((rc = norm_axis(axes[i], r, &a))) return rc;
+        if ((rc = npk_opc_axis(axes[i], r, &a))) return rc;
         if (ins[a]) return npk_err(NPK_EINVAL, "axis %d repeated", a);
         ins[a] = 1;
     }
@@ -229,7 +160,7 @@ static int op_unsqueeze(npk_opctx *c) {
 
 static int op_transpose(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "data"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "data"))) return rc;
     const npk_tensor *x = IN(0);
     const int64_t *p;
     size_t np = npk_node_attr_ints(c->node, "perm", &p);
@@ -252,7 +183,7 @@ static int op_concat(npk_opctx *c) {
     const npk_tensor *x = IN(0);
     const npk_attr *aa = npk_node_attr(c->node, "axis");
     if (!aa) return npk_err(NPK_EINVAL, "attribute 'axis' is required");
-    if ((rc = norm_axis(aa->i, x->rank, &axis))) return rc;
+    if ((rc = npk_opc_axis(aa->i, x->rank, &axis))) return rc;
     int64_t d[NPK_MAX_RANK];
     memcpy(d, x->dims, sizeof(int64_t) * (size_t)x->rank);
     d[axis] = 0;
@@ -271,10 +202,10 @@ static int op_concat(npk_opctx *c) {
 
 static int op_gather(npk_opctx *c) {
     int rc, axis;
-    if ((rc = need(c, 0, "data")) || (rc = need(c, 1, "indices"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "data")) || (rc = npk_opc_need(c, 1, "indices"))) return rc;
     const npk_tensor *x = IN(0), *idx = IN(1);
     if (idx->dtype != NPK_DT_INT32 && idx->dtype != NPK_DT_INT64) return npk_err(NPK_EINVAL, "indices must be int32 or int64");
-    if ((rc = norm_axis(npk_node_attr_i(c->node, "axis", 0), x->rank, &axis))) return rc;
+    if ((rc = npk_opc_axis(npk_node_attr_i(c->node, "axis", 0), x->rank, &axis))) return rc;
     int r = x->rank - 1 + idx->rank, k = 0;
     if (r > NPK_MAX_RANK) return npk_err(NPK_EUNSUPPORTED, "output rank %d exceeds %d", r, NPK_MAX_RANK);
     int64_t d[NPK_MAX_RANK];
@@ -319,7 +250,7 @@ static int op_constant(npk_opctx *c) {
 
 static int binary(npk_opctx *c, npk_onnx_binop op) {
     int rc, ro;
-    if ((rc = need(c, 0, "A")) || (rc = need(c, 1, "B"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "A")) || (rc = npk_opc_need(c, 1, "B"))) return rc;
     const npk_tensor *a = IN(0), *b = IN(1);
     if ((rc = check_numeric(a, "A")) || (rc = check_numeric(b, "B"))) return rc;
     if (op != NPK_ONNX_POW && a->dtype != b->dtype)
@@ -357,7 +288,7 @@ static int op_prelu(npk_opctx *c) { return binary(c, NPK_ONNX_PRELU); }
 
 static int unary(npk_opctx *c, npk_onnx_unop op, int float_only, double alpha, double lo, double hi) {
     int rc;
-    if ((rc = need(c, 0, "X"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
     if ((rc = check_numeric(x, "X"))) return rc;
     if (float_only && (rc = check_float(x, "X"))) return rc;
@@ -378,7 +309,7 @@ static int op_erf(npk_opctx *c) { return unary(c, NPK_ONNX_ERF, 1, 0, 0, 0); }
 
 static int op_clip(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "input"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "input"))) return rc;
     double lo = -INFINITY, hi = INFINITY;
     if (c->opset < 11) {
         lo = npk_node_attr_f(c->node, "min", -INFINITY);
@@ -403,11 +334,11 @@ static int op_clip(npk_opctx *c) {
 /* mode 0 Softmax, 1 LogSoftmax, 2 Hardmax (the same axis rules) */
 static int softmax(npk_opctx *c, int log_sm) {
     int rc, axis;
-    if ((rc = need(c, 0, "input"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "input"))) return rc;
     const npk_tensor *x = IN(0);
     if ((rc = check_float(x, "input"))) return rc;
     int old = c->opset < 13;
-    if ((rc = norm_axis(npk_node_attr_i(c->node, "axis", old ? 1 : -1), x->rank ? x->rank : 1, &axis))) return rc;
+    if ((rc = npk_opc_axis(npk_node_attr_i(c->node, "axis", old ? 1 : -1), x->rank ? x->rank : 1, &axis))) return rc;
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, x->dims))) return rc;
     if (!c->run) return 0;
     int64_t outer = 1, len = 1, inner = 1;
@@ -426,18 +357,18 @@ static int op_logsoftmax(npk_opctx *c) { return softmax(c, 1); }
 
 static int op_reducemean(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "data"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "data"))) return rc;
     const npk_tensor *x = IN(0);
     if ((rc = check_numeric(x, "data"))) return rc;
     int64_t axes[NPK_MAX_RANK];
-    int na = get_axes(c, axes, 18);
+    int na = npk_opc_axes(c, axes, 18);
     if (na == -NPK_SHAPE_UNKNOWN) return NPK_SHAPE_UNKNOWN;
     if (na < 0) return na;
     int keep = (int)npk_node_attr_i(c->node, "keepdims", 1), red[NPK_MAX_RANK] = {0};
-    if (na == 0 && npk_node_attr_i(c->node, "noop_with_empty_axes", 0)) return op_identity(c);
+    if (na == 0 && npk_node_attr_i(c->node, "noop_with_empty_axes", 0)) return npk_opc_identity(c);
     for (int i = 0; i < na; i++) {
         int a;
-        if ((rc = norm_axis(axes[i], x->rank, &a))) return rc;
+        if ((rc = npk_opc_axis(axes[i], x->rank, &a))) return rc;
         red[a] = 1;
     }
     int64_t d[NPK_MAX_RANK], dk[NPK_MAX_RANK];
@@ -455,7 +386,7 @@ static int op_reducemean(npk_opctx *c) {
 static int op_batchnorm(npk_opctx *c) {
     int rc;
     for (int i = 0; i < 5; i++)
-        if ((rc = need(c, i, i == 0 ? "X" : i == 1 ? "scale" : i == 2 ? "B" : i == 3 ? "mean" : "var"))) return rc;
+        if ((rc = npk_opc_need(c, i, i == 0 ? "X" : i == 1 ? "scale" : i == 2 ? "B" : i == 3 ? "mean" : "var"))) return rc;
     const npk_tensor *x = IN(0);
     if ((rc = check_float(x, "X"))) return rc;
     if (x->rank < 2) return npk_err(NPK_EINVAL, "X must have rank >= 2");
@@ -487,10 +418,10 @@ static int op_batchnorm(npk_opctx *c) {
 
 static int op_layernorm(npk_opctx *c) {
     int rc, axis;
-    if ((rc = need(c, 0, "X")) || (rc = need(c, 1, "Scale"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "Scale"))) return rc;
     const npk_tensor *x = IN(0);
     if ((rc = check_float(x, "X"))) return rc;
-    if ((rc = norm_axis(npk_node_attr_i(c->node, "axis", -1), x->rank, &axis))) return rc;
+    if ((rc = npk_opc_axis(npk_node_attr_i(c->node, "axis", -1), x->rank, &axis))) return rc;
     int64_t outer = 1, inner = 1, md[NPK_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
         if (i < axis) outer *= x->dims[i];
@@ -527,7 +458,7 @@ static int matmul_shape(const npk_tensor *a, const npk_tensor *b, int *ro, int64
 
 static int op_matmul(npk_opctx *c) {
     int rc, r;
-    if ((rc = need(c, 0, "A")) || (rc = need(c, 1, "B"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "A")) || (rc = npk_opc_need(c, 1, "B"))) return rc;
     const npk_tensor *a = IN(0), *b = IN(1);
     if ((rc = check_numeric(a, "A"))) return rc;
     if (a->dtype != b->dtype) return npk_err(NPK_EINVAL, "A and B have different types");
@@ -544,7 +475,7 @@ static int op_matmul(npk_opctx *c) {
 
 static int op_gemm(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "A")) || (rc = need(c, 1, "B"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "A")) || (rc = npk_opc_need(c, 1, "B"))) return rc;
     const npk_tensor *a = IN(0), *b = IN(1), *cc = IN(2);
     if ((rc = check_float(a, "A")) || (rc = check_float(b, "B"))) return rc;
     if (a->rank != 2 || b->rank != 2) return npk_err(NPK_EINVAL, "A and B must be 2-D");
@@ -577,7 +508,7 @@ static int check_zp(const npk_tensor *zp, const npk_tensor *x, const char *what,
 
 static int op_matmulinteger(npk_opctx *c) {
     int rc, r;
-    if ((rc = need(c, 0, "A")) || (rc = need(c, 1, "B"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "A")) || (rc = npk_opc_need(c, 1, "B"))) return rc;
     const npk_tensor *a = IN(0), *b = IN(1);
     if (!is_q8(a->dtype) || !is_q8(b->dtype)) return npk_err(NPK_EINVAL, "A and B must be int8 or uint8");
     int64_t d[NPK_MAX_RANK];
@@ -608,7 +539,7 @@ static float fget(const npk_tensor *t, int64_t i) {
 static int op_qlinearmatmul(npk_opctx *c) {
     int rc, r;
     for (int i = 0; i < 8; i++)
-        if ((rc = need(c, i, "QLinearMatMul operand"))) return rc;
+        if ((rc = npk_opc_need(c, i, "QLinearMatMul operand"))) return rc;
     const npk_tensor *a = IN(0), *b = IN(3);
     if (!is_q8(a->dtype) || !is_q8(b->dtype)) return npk_err(NPK_EINVAL, "a and b must be int8 or uint8");
     int64_t d[NPK_MAX_RANK];
@@ -646,61 +577,6 @@ static int op_qlinearmatmul(npk_opctx *c) {
 
 /* ---- convolution and pooling --------------------------------------------------------------- */
 
-int npk_onnx_conv_params_of(const npk_opctx *c, const npk_tensor *x, const npk_tensor *w, int is_pool,
-                            npk_onnx_conv_params *p) {
-    memset(p, 0, sizeof *p);
-    if (x->rank < 3 || x->rank > 5)
-        return npk_err(NPK_EUNSUPPORTED, "input must be [N, C, D1 (, D2 (, D3))] (rank 3 to 5), got rank %d", x->rank);
-    int nsp = x->rank - 2, off = 3 - nsp;
-    p->nsp = nsp;
-    p->n = x->dims[0];
-    p->c = x->dims[1];
-    p->group = 1;
-    for (int i = 0; i < 3; i++) {
-        p->in[i] = p->k[i] = p->out[i] = p->stride[i] = p->dil[i] = 1;
-        p->pad_b[i] = p->pad_e[i] = 0;
-    }
-    for (int i = 0; i < nsp; i++) p->in[off + i] = x->dims[2 + i];
-    const int64_t *ks, *st, *dl, *pd;
-    size_t nk = npk_node_attr_ints(c->node, "kernel_shape", &ks);
-    if (w) {
-        if (w->rank != x->rank) return npk_err(NPK_EINVAL, "W must have the rank of X (%d), got %d", x->rank, w->rank);
-        p->group = npk_node_attr_i(c->node, "group", 1);
-        p->m = w->dims[0];
-        if (p->group < 1 || p->c % p->group || p->m % p->group)
-            return npk_err(NPK_EINVAL, "group %lld does not divide the channels (%lld in, %lld out)", (long long)p->group,
-                           (long long)p->c, (long long)p->m);
-        if (w->dims[1] * p->group != p->c)
-            return npk_err(NPK_EINVAL, "W has %lld input channels per group, X has %lld channels in %lld groups",
-                           (long long)w->dims[1], (long long)p->c, (long long)p->group);
-        for (int i = 0; i < nsp; i++) {
-            p->k[off + i] = w->dims[2 + i];
-            if (nk == (size_t)nsp && ks[i] != w->dims[2 + i]) return npk_err(NPK_EINVAL, "kernel_shape does not match W");
-        }
-    } else {
-        p->m = p->c;
-        if (nk != (size_t)nsp) return npk_err(NPK_EINVAL, "kernel_shape must have %d entries", nsp);
-        for (int i = 0; i < nsp; i++) p->k[off + i] = ks[i];
-    }
-    size_t ns = npk_node_attr_ints(c->node, "strides", &st), nd = npk_node_attr_ints(c->node, "dilations", &dl);
-    size_t np = npk_node_attr_ints(c->node, "pads", &pd);
-    if ((ns && ns != (size_t)nsp) || (nd && nd != (size_t)nsp) || (np && np != (size_t)(2 * nsp)))
-        return npk_err(NPK_EINVAL, "strides/dilations need %d entries and pads %d", nsp, 2 * nsp);
-    for (int i = 0; i < nsp; i++) {
-        if (ns) p->stride[off + i] = st[i];
-        if (nd) p->dil[off + i] = dl[i];
-        if (np) {
-            p->pad_b[off + i] = pd[i];
-            p->pad_e[off + i] = pd[nsp + i];
-        }
-    }
-    p->ceil_mode = (int)npk_node_attr_i(c->node, "ceil_mode", 0);
-    p->count_include_pad = (int)npk_node_attr_i(c->node, "count_include_pad", 0);
-    p->storage_order = (int)npk_node_attr_i(c->node, "storage_order", 0);
-    (void)is_pool;
-    return npk_ref_onnx_conv_resolve(p, npk_node_attr_s(c->node, "auto_pad", "NOTSET"));
-}
-
 static void conv_out_dims(const npk_onnx_conv_params *p, int64_t *d) {
     d[0] = p->n;
     d[1] = p->m;
@@ -715,7 +591,7 @@ static uint64_t conv_macs(const npk_onnx_conv_params *p) {
 
 static int op_conv(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "X")) || (rc = need(c, 1, "W"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "W"))) return rc;
     const npk_tensor *x = IN(0), *w = IN(1), *b = IN(2);
     if ((rc = check_float(x, "X"))) return rc;
     if (w->dtype != x->dtype) return npk_err(NPK_EINVAL, "W must have X's type");
@@ -733,7 +609,7 @@ static int op_conv(npk_opctx *c) {
 
 static int op_convinteger(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "x")) || (rc = need(c, 1, "w"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "x")) || (rc = npk_opc_need(c, 1, "w"))) return rc;
     const npk_tensor *x = IN(0), *w = IN(1);
     if (!is_q8(x->dtype) || !is_q8(w->dtype)) return npk_err(NPK_EINVAL, "x and w must be int8 or uint8");
     npk_onnx_conv_params p;
@@ -751,7 +627,7 @@ static int op_convinteger(npk_opctx *c) {
 static int op_qlinearconv(npk_opctx *c) {
     int rc;
     for (int i = 0; i < 8; i++)
-        if ((rc = need(c, i, "QLinearConv operand"))) return rc;
+        if ((rc = npk_opc_need(c, i, "QLinearConv operand"))) return rc;
     const npk_tensor *x = IN(0), *w = IN(3), *b = IN(8);
     if (!is_q8(x->dtype) || !is_q8(w->dtype)) return npk_err(NPK_EINVAL, "x and w must be int8 or uint8");
     npk_onnx_conv_params p;
@@ -788,15 +664,22 @@ static int op_qlinearconv(npk_opctx *c) {
     return 0;
 }
 
-static int op_maxpool(npk_opctx *c) {
+/* A pooling node's input X (numeric, or float only), its parameters and output dims. */
+static int pool_shape(npk_opctx *c, int float_only, npk_onnx_conv_params *p, int64_t *d) {
     int rc;
-    if ((rc = need(c, 0, "X"))) return rc;
-    const npk_tensor *x = IN(0);
-    if ((rc = check_numeric(x, "X"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "X"))) return rc;
+    if ((rc = float_only ? check_float(IN(0), "X") : check_numeric(IN(0), "X"))) return rc;
+    if ((rc = npk_onnx_conv_params_of(c, IN(0), NULL, 1, p))) return rc;
+    conv_out_dims(p, d);
+    return 0;
+}
+
+static int op_maxpool(npk_opctx *c) {
     npk_onnx_conv_params p;
-    if ((rc = npk_onnx_conv_params_of(c, x, NULL, 1, &p))) return rc;
     int64_t d[NPK_MAX_RANK];
-    conv_out_dims(&p, d);
+    int rc = pool_shape(c, 0, &p, d);
+    if (rc) return rc;
+    const npk_tensor *x = IN(0);
     /* Y written whole (fast and golden), Indices zeroed */
     if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, d)) || (rc = npk_opctx_out(c, 1, NPK_DT_INT64, x->rank, d))) return rc;
     if (!c->run) return 0;
@@ -808,22 +691,17 @@ static int op_maxpool(npk_opctx *c) {
 }
 
 static int op_avgpool(npk_opctx *c) {
-    int rc;
-    if ((rc = need(c, 0, "X"))) return rc;
-    const npk_tensor *x = IN(0);
-    if ((rc = check_float(x, "X"))) return rc;
     npk_onnx_conv_params p;
-    if ((rc = npk_onnx_conv_params_of(c, x, NULL, 1, &p))) return rc;
     int64_t d[NPK_MAX_RANK];
-    conv_out_dims(&p, d);
-    if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, d))) return rc;
-    if (c->run) npk_ref_onnx_avgpool(&p, x, c->out[0]);
-    return 0;
+    int rc = pool_shape(c, 1, &p, d);
+    if (!rc) rc = npk_opctx_out(c, 0, IN(0)->dtype, IN(0)->rank, d);
+    if (!rc && c->run) npk_ref_onnx_avgpool(&p, IN(0), c->out[0]);
+    return rc;
 }
 
 static int global_pool(npk_opctx *c, int is_max) {
     int rc;
-    if ((rc = need(c, 0, "X"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
     if ((rc = check_float(x, "X"))) return rc;
     if (x->rank < 2) return npk_err(NPK_EINVAL, "X must have rank >= 2");
@@ -845,7 +723,7 @@ static int quant_params(npk_opctx *c, const npk_tensor *x, int *axis) {
     *axis = 1;
     int64_t ns = npk_tensor_numel(s);
     if (s->rank == 1 && ns > 1) {
-        if ((rc = norm_axis(npk_node_attr_i(c->node, "axis", 1), x->rank, axis))) return rc;
+        if ((rc = npk_opc_axis(npk_node_attr_i(c->node, "axis", 1), x->rank, axis))) return rc;
         if (x->dims[*axis] != ns) return npk_err(NPK_EINVAL, "scale has %lld elements, axis %d has %lld", (long long)ns, *axis,
                                                  (long long)x->dims[*axis]);
     }
@@ -858,7 +736,7 @@ static int quant_params(npk_opctx *c, const npk_tensor *x, int *axis) {
 
 static int op_quantize(npk_opctx *c) {
     int rc, axis;
-    if ((rc = need(c, 0, "x")) || (rc = need(c, 1, "y_scale"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "x")) || (rc = npk_opc_need(c, 1, "y_scale"))) return rc;
     const npk_tensor *x = IN(0), *zp = IN(2);
     if ((rc = check_float(x, "x"))) return rc;
     if (IN(1)->dtype != NPK_DT_FLOAT) return npk_err(NPK_EINVAL, "y_scale must be float");
@@ -872,7 +750,7 @@ static int op_quantize(npk_opctx *c) {
 
 static int op_dequantize(npk_opctx *c) {
     int rc, axis;
-    if ((rc = need(c, 0, "x")) || (rc = need(c, 1, "x_scale"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "x")) || (rc = npk_opc_need(c, 1, "x_scale"))) return rc;
     const npk_tensor *x = IN(0), *zp = IN(2);
     if (!is_q8(x->dtype) && x->dtype != NPK_DT_INT32) return npk_err(NPK_EINVAL, "x must be int8, uint8 or int32");
     if (IN(1)->dtype != NPK_DT_FLOAT) return npk_err(NPK_EINVAL, "x_scale must be float");
@@ -886,7 +764,7 @@ static int op_dequantize(npk_opctx *c) {
 
 static int op_dynquantize(npk_opctx *c) {
     int rc;
-    if ((rc = need(c, 0, "x"))) return rc;
+    if ((rc = npk_opc_need(c, 0, "x"))) return rc;
     const npk_tensor *x = IN(0);
     if (x->dtype != NPK_DT_FLOAT) return npk_err(NPK_EINVAL, "x must be float");
     if ((rc = npk_opctx_out(c, 0, NPK_DT_UINT8, x->rank, x->dims)) || (rc = npk_opctx_out(c, 1, NPK_DT_FLOAT, 0, NULL)) ||
@@ -912,22 +790,6 @@ static int op_dynquantize(npk_opctx *c) {
 
 /* ---- table ------------------------------------------------------------------------------------ */
 
-static const char *const op_names[] = {
-    "",
-#define NAME_(name, fam, fn) #name,
-    NPK_ONNX_OPS_ALL(NAME_)
-#undef NAME_
-};
-static_assert(sizeof op_names / sizeof op_names[0] == NPK_OP_COUNT, "one name per operator id");
-
-static const unsigned op_families[] = {
-    0,
-#define FAM_(name, fam, fn) fam,
-    NPK_ONNX_OPS_ALL(FAM_)
-#undef FAM_
-};
-static_assert(sizeof op_families / sizeof op_families[0] == NPK_OP_COUNT, "one family set per operator id");
-
 static const npk_op_fn op_handlers[] = {
     NULL,
 #define FN_(name, fam, fn) fn,
@@ -936,34 +798,5 @@ static const npk_op_fn op_handlers[] = {
 };
 static_assert(sizeof op_handlers / sizeof op_handlers[0] == NPK_OP_COUNT, "one handler per operator id");
 
-npk_op_id npk_onnx_op_id(const char *domain, const char *op) {
-    if (!op || (domain && *domain && strcmp(domain, "ai.onnx"))) return NPK_OP_NONE;
-    for (int i = 1; i < NPK_OP_COUNT; i++)
-        if (!strcmp(op_names[i], op)) return (npk_op_id)i;
-    return NPK_OP_NONE;
-}
-
-const char *npk_onnx_op_name(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_names[id] : ""; }
-unsigned npk_onnx_op_families(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_families[id] : 0; }
 npk_op_fn npk_onnx_op_handler(npk_op_id id) { return id > 0 && id < NPK_OP_COUNT ? op_handlers[id] : NULL; }
 
-/* helpers shared with the handlers in ops_math.c, ops_shape.c, ops_nn.c */
-int npk_opc_need(const npk_opctx *c, int i, const char *what) { return need(c, i, what); }
-int npk_opc_axis(int64_t a, int rank, int *out) { return norm_axis(a, rank, out); }
-int npk_opc_axes(npk_opctx *c, int64_t *axes, int attr_opset_limit) { return get_axes(c, axes, attr_opset_limit); }
-int npk_opc_identity(npk_opctx *c) { return op_identity(c); }
-
-int npk_onnx_op_supported(const char *op) { return npk_onnx_op_id("", op) != NPK_OP_NONE; }
-unsigned npk_onnx_op_family(const char *op) { return npk_onnx_op_families(npk_onnx_op_id("", op)); }
-
-const char *npk_onnx_op_unsupported_class(const char *op) {
-    static const char *const training[] = {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "Gradient", "Momentum",
-                                           "Adam", "Adagrad"};
-    static const char *const strings[] = {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch", "StringConcat",
-                                          "StringSplit"};
-    for (size_t i = 0; i < sizeof training / sizeof training[0]; i++)
-        if (!strcmp(op, training[i])) return "training operator";
-    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
-        if (!strcmp(op, strings[i])) return "string operator";
-    return NULL;
-}

@@ -20,6 +20,16 @@
 /* inputs of one node including the outer-scope values its subgraphs read */
 #define NPK_OP_MAX_IN 256
 
+/* How a control-flow operator runs its bodies: the executor's npk_graph_run_body and
+ * npk_graph_infer_body (src/graph/exec.c, declared in exec.h), handed to the
+ * handlers in their context so that no operator file names the executor (the executor
+ * calls the operators, never the other way round). */
+typedef struct npk_body_fns {
+    int (*run)(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs, const char *in_const,
+               npk_tensor **outputs, size_t *n_outputs);
+    int (*infer)(npk_graph *g, const npk_run_opts *opts, const npk_tensor *const *in, npk_tensor *out, int *known);
+} npk_body_fns;
+
 typedef struct npk_opctx {
     const npk_node *node;
     const npk_graph *graph;                /* the graph holding the node (value names of outer-scope inputs) */
@@ -39,14 +49,11 @@ typedef struct npk_opctx {
     const char *in_const;                  /* NULL, or per input: 1 when the value is the same in every run (a
                                               constant, or folded from constants alone): control flow tells
                                               its bodies, which fold what they compute from it once */
+    const npk_body_fns *body;              /* runs and infers control-flow bodies (NULL: no executor) */
 } npk_opctx;
 
 typedef int (*npk_op_fn)(npk_opctx *c);
 
-/* npk_graph_run of a control-flow body on the CPU, with in_const[i] = 1 for the inputs that
- * are the same in every run (npk_opctx.in_const of the node; NULL: none). */
-int npk_graph_run_body(npk_graph *g, const npk_run_opts *opts, const npk_tensor *inputs, size_t n_inputs,
-                       const char *in_const, npk_tensor **outputs, size_t *n_outputs);
 
 /* The operators npukit executes: X(Name, families, handler), Name being the ONNX
  * op_type. The import gives each node its id once (npk_node.op_id); backends
@@ -90,7 +97,7 @@ int npk_graph_run_body(npk_graph *g, const npk_run_opts *opts, const npk_tensor 
     X(Squeeze, 0, op_squeeze)                                                                \
     X(Unsqueeze, 0, op_unsqueeze)                                                            \
     X(Gather, 0, op_gather)                                                                  \
-    X(Identity, 0, op_identity)                                                              \
+    X(Identity, 0, npk_opc_identity)                                                         \
     X(BatchNormalization, 0, op_batchnorm)                                                   \
     X(LayerNormalization, 0, op_layernorm)                                                   \
     X(ReduceMean, 0, op_reducemean)                                                          \

@@ -165,7 +165,8 @@ static int run_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, si
         /* random operators in the body: each body run draws from its own seed, the run's seed
          * mixed with the count of random-node and body executions before it (docs/onnx.md) */
         o.seed = c->run_seed ^ ((c->draws ? ++*c->draws : 0) * 0xbf58476d1ce4e5b9ull);
-        rc = npk_graph_run_body(sub, &o, ins, sub->n_in, kc, outs, n);
+        rc = c->body ? c->body->run(sub, &o, ins, sub->n_in, kc, outs, n)
+                     : npk_err(NPK_EUNSUPPORTED, "a control-flow body runs only in the executor");
     }
     free(ins);
     free(kc);
@@ -245,7 +246,8 @@ static int infer_body(npk_opctx *c, npk_graph *sub, const npk_tensor *const *f, 
             memcpy(*out, mk + klen, sizeof **out * sub->n_out);
             memcpy(*known, mk + klen + sizeof **out * sub->n_out, sizeof **known * sub->n_out);
         } else {
-            rc = npk_graph_infer_body(sub, &o, vals, *out, *known);
+            rc = c->body ? c->body->infer(sub, &o, vals, *out, *known)
+                         : npk_err(NPK_EUNSUPPORTED, "a control-flow body is inferred only in the executor");
             if (rc && rc != -NPK_ENOMEM) {
                 memset(*known, 0, (sub->n_out + 1) * sizeof **known);
                 rc = 0;

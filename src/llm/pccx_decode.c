@@ -322,7 +322,10 @@ static int softmax_piped(pccx_dec *s, int n) {
 /* Positions pos0..pos0+M-1 (tokens[0..M-1]) through every layer; the logits
  * of the last one when want_logits. M = 1 is a decode step (GEMVs); M > 1 a
  * prefill block (GEMMs: every weight record streamed once for the M rows).
- * Row by row the arithmetic is the same, so the results are bit for bit. */
+ * Row by row the arithmetic is the same, so the results are bit for bit.
+ * Why long: one transformer layer as the pccx instruction stream issues it, step for step in
+ * the order of llama2.c's forward() (RMSNorm, q|k|v, RoPE, scores, softmax, wo, FFN), so each
+ * step can be held against run.c's line. */
 static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_logits) {
     const npk_llm_model *m = s->base.model;
     const npk_llm_config *c = &m->cfg;
@@ -624,6 +627,9 @@ static void pccx_destroy(npk_llm_decoder *base) {
     free(s);
 }
 
+/* Why long: the decoder's setup in upload order (options, weight arena, the fused matrices
+ * layer by layer, the softmax's constant rows); the order is the guest-memory layout the
+ * instruction stream addresses. */
 int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, npk_llm_decoder **out) {
     *out = NULL;
     npk_llm_pccx_opts def = {0};

@@ -308,6 +308,8 @@ static json_t *blocked_json(const sh_part *P, size_t first, size_t n) {
 
 static json_t *nullable(int have, uint64_t v) { return have ? json_integer((json_int_t)v) : json_null(); }
 
+/* Why long: the JSON of a compiled partition, one section per key of the package schema
+ * (batches, arena plan, runtime binding, staging, entries) in the schema's order. */
 json_t *sh_part_report(const sh_part *P) {
     const npk_shlo *m = P->m;
     json_t *r = json_object();

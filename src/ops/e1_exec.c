@@ -77,7 +77,9 @@ static int check_regwrite(json_t *w, const char *reg, uint32_t value, const char
     return 0;
 }
 
-/* The staging helpers' checks for one prepared execution batch. */
+/* The staging helpers' checks for one prepared execution batch.
+ * Why long: the staging helpers' checks of one batch against what the module derives, one
+ * precise message per field, in the package's field order. */
 static int check_batch(pkg *k, json_t *pj, size_t pos) {
     int ok = 1;
     const char *s = json_string_value(json_object_get(pj, "schema"));

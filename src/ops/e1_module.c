@@ -680,6 +680,8 @@ static uint64_t rec_work(const rec *r) {
     return w;
 }
 
+/* Why long: the run of one JSON module record by record (golden, hook, CPU fallback, device
+ * counters) with the result object built alongside; the records share the run's driver state. */
 int npk_lower_module_run(npk_e1 *drv, const char *json_text, const npk_lower_module_opts *opts, char **result_json) {
     *result_json = NULL;
     npk_lower_module_opts def = {.batching = 1, .include_golden = 1};

@@ -180,7 +180,9 @@ static const char *base_name(const char *path) {
     return s ? s + 1 : path;
 }
 
-/* "uio:" target: the device path and its options. */
+/* "uio:" target: the device path and its options.
+ * Why long: the spec's options, then map 0 from sysfs or the file, then the guest-memory
+ * window, each refused with its own message; one goto-cleanup path releases what was taken. */
 static int uio_open(npk_port *p, const char *whole, const char *target, const char *opts) {
     (void)whole;
     (void)opts; /* device options belong to the hardware */

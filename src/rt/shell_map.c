@@ -545,6 +545,8 @@ static int check_limits(const char *text, size_t len) {
     return rc;
 }
 
+/* Why long: the reference mapper's five passes in its order (buffers, ops, deps -> events,
+ * events -> signals, emit) over one set of tables. */
 int npk_shell_map_yaml_opts(const char *text, size_t len, int softmax_dtype, uint8_t **bin, size_t *bin_len, size_t *count) {
     *bin = NULL;
     *bin_len = 0;

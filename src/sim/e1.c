@@ -372,6 +372,19 @@ static inline uint32_t gemm_mac(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, in
     return 6;
 }
 
+/* The descriptor engine launched its op (on the GEMM, VRELU or scalar engine) at
+ * the edge ending cycle now+1: counted, and waited for from the next cycle. */
+static void desc_launched(e1 *e, uint64_t now) {
+    e->v[IX_PERF_OPS]++;
+    e->st.dstate = DS_WAIT;
+    e->st.eng_start = now + 1;
+    e->st.eng_macs = 0;
+}
+
+/* Why long: one rising clock edge of the e1 RTL: the scalar datapath, GEMM, VRELU and
+ * descriptor engines are evaluated from the same pre-edge state and commit together, as the
+ * RTL's always block does; apart they would need that snapshot passed around and the order
+ * would no longer show. */
 static void edge(e1 *e) {
     uint32_t *v = e->v;
     const uint32_t st = v[IX_CTRL_STATUS];
@@ -561,10 +574,7 @@ static void edge(e1 *e) {
                         e->st.gemm_s4 = op == E1_OP_GEMM_S4;
                         e->st.gi = e->st.gj = e->st.gl = 0;
                         e->st.gacc = 0;
-                        v[IX_PERF_OPS]++;
-                        e->st.dstate = DS_WAIT;
-                        e->st.eng_start = now + 1;
-                        e->st.eng_macs = 0;
+                        desc_launched(e, now);
                     } else {
                         code = E1_DS_CFG;
                     }
@@ -572,10 +582,7 @@ static void edge(e1 *e) {
                     if (vec_ok(e)) {
                         e->st.vec_busy = 1;
                         e->st.vi = 0;
-                        v[IX_PERF_OPS]++;
-                        e->st.dstate = DS_WAIT;
-                        e->st.eng_start = now + 1;
-                        e->st.eng_macs = 0;
+                        desc_launched(e, now);
                     } else {
                         code = E1_DS_CFG;
                     }
@@ -586,10 +593,7 @@ static void edge(e1 *e) {
                     e->st.acc_q = e->st.dw[3];
                     e->st.opcode_q = op;
                     e->st.ternary_q = op == E1_OP_DOT16_S2 && (v[IX_CMD_PARAM] & E1_CMD_TERNARY);
-                    v[IX_PERF_OPS]++;
-                    e->st.dstate = DS_WAIT;
-                    e->st.eng_start = now + 1;
-                    e->st.eng_macs = 0;
+                    desc_launched(e, now);
                 }
                 break;
             }

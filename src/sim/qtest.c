@@ -393,16 +393,26 @@ static int range_ok(npk_qtest *q, const char *verb, uint64_t addr, uint64_t size
     return 0;
 }
 
+/* Where a bulk transfer goes: *inside = 1 for the register window (whole aligned
+ * 32-bit words only), 0 for guest memory; 1 (FAIL replied, a guest error recorded)
+ * for a transfer that straddles the window or is not whole words inside it. */
+static int bulk_where(npk_qtest *q, const char *verb, uint64_t addr, uint64_t size, int *inside) {
+    int w = window(q, addr, size);
+    *inside = w == INSIDE;
+    if (w == STRADDLE) return straddle_fail(q, verb, addr, size);
+    if (w == INSIDE && ((addr | size) & 3)) {
+        ge_width(q, verb, addr, size);
+        return fail(q, "%s: register window accesses must be whole aligned 32-bit words (0x%" PRIx64 "+%" PRIu64 ")", verb,
+                    addr, size);
+    }
+    return 0;
+}
+
 /* Bulk read into buf: guest memory, or whole aligned registers in the window. */
 static int bulk_read(npk_qtest *q, const char *verb, uint64_t addr, uint8_t *buf, uint64_t size) {
-    int w = window(q, addr, size);
-    if (w == STRADDLE) return straddle_fail(q, verb, addr, size);
-    if (w == INSIDE) {
-        if ((addr | size) & 3) {
-            ge_width(q, verb, addr, size);
-            return fail(q, "%s: register window accesses must be whole aligned 32-bit words (0x%" PRIx64 "+%" PRIu64 ")",
-                        verb, addr, size);
-        }
+    int inside;
+    if (bulk_where(q, verb, addr, size, &inside)) return 1;
+    if (inside) {
         for (uint64_t i = 0; i < size; i += 4) {
             uint64_t v = 0;
             if (npk_sim_read(q->sim, addr + i, 4, &v)) return fail(q, "%s: %s", verb, npk_errmsg());
@@ -415,14 +425,9 @@ static int bulk_read(npk_qtest *q, const char *verb, uint64_t addr, uint8_t *buf
 }
 
 static int bulk_write(npk_qtest *q, const char *verb, uint64_t addr, const uint8_t *buf, uint64_t size) {
-    int w = window(q, addr, size);
-    if (w == STRADDLE) return straddle_fail(q, verb, addr, size);
-    if (w == INSIDE) {
-        if ((addr | size) & 3) {
-            ge_width(q, verb, addr, size);
-            return fail(q, "%s: register window accesses must be whole aligned 32-bit words (0x%" PRIx64 "+%" PRIu64 ")",
-                        verb, addr, size);
-        }
+    int inside;
+    if (bulk_where(q, verb, addr, size, &inside)) return 1;
+    if (inside) {
         for (uint64_t i = 0; i < size; i += 4) {
             uint32_t v = (uint32_t)buf[i] | (uint32_t)buf[i + 1] << 8 | (uint32_t)buf[i + 2] << 16 |
                          (uint32_t)buf[i + 3] << 24;
@@ -431,6 +436,16 @@ static int bulk_write(npk_qtest *q, const char *verb, uint64_t addr, const uint8
         return 0;
     }
     if (npk_mem_poke(npk_sim_mem(q->sim), addr, buf, size)) return fail(q, "%s: %s", verb, npk_errmsg());
+    return 0;
+}
+
+/* The end of a write verb: buf (size bytes, owned: freed here) written, then OK
+ * (size 0 writes nothing). */
+static int write_reply(npk_qtest *q, const char *verb, uint64_t addr, uint8_t *buf, uint64_t size) {
+    int rc = size ? bulk_write(q, verb, addr, buf, size) : 0;
+    free(buf);
+    if (rc) return 1;
+    rep_add(q, "OK", 2);
     return 0;
 }
 
@@ -553,11 +568,7 @@ static int v_write(npk_qtest *q, const char *verb, char **a, int na) {
     if (!buf) return fail(q, "%s: out of memory", verb);
     for (uint64_t i = 0; i < size && 2 * i < nd; i++)
         buf[i] = (uint8_t)(hexval(d[2 * i]) << 4 | hexval(d[2 * i + 1]));
-    int rc = bulk_write(q, verb, addr, buf, size);
-    free(buf);
-    if (rc) return 1;
-    rep_add(q, "OK", 2);
-    return 0;
+    return write_reply(q, verb, addr, buf, size);
 }
 
 static int v_b64write(npk_qtest *q, const char *verb, char **a, int na) {
@@ -575,11 +586,7 @@ static int v_b64write(npk_qtest *q, const char *verb, char **a, int na) {
     }
     memcpy(buf, dec, (uint64_t)n < size ? (size_t)n : size);
     free(dec);
-    int rc = size ? bulk_write(q, verb, addr, buf, size) : 0;
-    free(buf);
-    if (rc) return 1;
-    rep_add(q, "OK", 2);
-    return 0;
+    return write_reply(q, verb, addr, buf, size);
 }
 
 static int v_memset(npk_qtest *q, const char *verb, char **a, int na) {
@@ -599,9 +606,7 @@ static int v_memset(npk_qtest *q, const char *verb, char **a, int na) {
         uint8_t *buf = malloc(size);
         if (!buf) return fail(q, "%s: out of memory", verb);
         memset(buf, (uint8_t)val, size);
-        int rc = bulk_write(q, verb, addr, buf, size);
-        free(buf);
-        if (rc) return 1;
+        return write_reply(q, verb, addr, buf, size);
     }
     rep_add(q, "OK", 2);
     return 0;

@@ -226,6 +226,8 @@ static int pend_push(shell *s, uint16_t id, int irq, uint64_t *vis) {
     return 0;
 }
 
+/* Why long: the fetcher's one decision per descriptor (event units, then engine descriptors
+ * under run.py's issue rules) as one switch, in the reference's order. */
 static void do_fetch(shell *s) {
     uint64_t t = now_of(s), bad;
     if (!ring_ok(s, &bad)) {

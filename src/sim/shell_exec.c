@@ -351,6 +351,8 @@ void shx_scratch_free(shx_scratch *s) {
     npk_gemm_ws_free(&s->c);
 }
 
+/* Why long: the GEMM descriptor in the spec's order (fields and checks, operand loads, kernel,
+ * epilogue); the epilogue switch is written once per accumulator type as the spec defines it. */
 static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc_addr, shx_res *x) {
     x->engine = SHX_GEMM;
     unsigned dt = d[1] & 15, layout = d[1] >> 4;

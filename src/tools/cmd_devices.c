@@ -20,13 +20,14 @@ static int listing_args(const char *cmd, const char *usage, int argc, char **arg
     return *rc != 0;
 }
 
+static const char devices_usage[] = "Lists every device model: name, MMIO window, clock, IRQ lines, command-stream\n"
+                                    "format and options (pass them with --device-opt KEY=VALUE[,KEY=VALUE...]).";
+static const char ports_usage[] = "Lists every kind of port a driver can reach a device through: its spec syntax (the\n"
+                                  "value of --port) and what it is (docs/ports.md).";
+
 int cmd_devices(int argc, char **argv) {
     int rc;
-    if (listing_args("devices",
-                     "Lists every device model: name, MMIO window, clock, IRQ lines, command-stream\n"
-                     "format and options (pass them with --device-opt KEY=VALUE[,KEY=VALUE...]).",
-                     argc, argv, &rc))
-        return rc;
+    if (listing_args("devices", devices_usage, argc, argv, &rc)) return rc;
     size_t n;
     const npk_dev_rt *const *r = npk_dev_rts(&n);
     for (size_t i = 0; i < n; i++) {
@@ -46,11 +47,7 @@ int cmd_devices(int argc, char **argv) {
 /* npu ports: list the kinds of port (generated from the port table). */
 int cmd_ports(int argc, char **argv) {
     int rc;
-    if (listing_args("ports",
-                     "Lists every kind of port a driver can reach a device through: its spec syntax (the\n"
-                     "value of --port) and what it is (docs/ports.md).",
-                     argc, argv, &rc))
-        return rc;
+    if (listing_args("ports", ports_usage, argc, argv, &rc)) return rc;
     size_t n;
     const npk_port_info *const *r = npk_port_infos(&n);
     for (size_t i = 0; i < n; i++) printf("%-6s %s\n       %s\n", r[i]->name, r[i]->syntax, r[i]->help);

@@ -197,6 +197,9 @@ static int timing_only_run(npk_llm_model *m, const char *label, const npk_llm_pc
     return rc;
 }
 
+/* Why long: the command's flags checked in the order the user reads them (device first, files,
+ * outputs), then one of three runs (generate, compare, teacher-forced); each check exits with
+ * its own message. */
 int cmd_llm(int argc, char **argv) {
     llm_args A;
     int early = cli_start("llm", argc, argv, help, llm_opts, sizeof llm_opts / sizeof llm_opts[0], &A, sizeof A);

@@ -224,6 +224,9 @@ static int check_outdir(const char *dir) {
     return cli_check_output(dir);
 }
 
+/* Why long: the command's flags checked in the order the user reads them (device first,
+ * outputs before work), then load (ONNX or .npkb), inputs, run and outputs; each check exits
+ * with its own message. */
 int cmd_run(int argc, char **argv) {
     run_args A;
     int early = cli_start("run", argc, argv, run_help, run_opts, sizeof run_opts / sizeof run_opts[0], &A, sizeof A);

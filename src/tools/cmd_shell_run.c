@@ -115,6 +115,8 @@ static int parse_range(const char *s, uint64_t *addr, uint64_t *len) {
 }
 
 
+/* Why long: the command's flags checked before any file is read, then memory map, images,
+ * faults, the run and the dumps in that order; each check exits with its own message. */
 int cmd_shell_run(int argc, char **argv) {
     sr_args A;
     int early = cli_start("shell-run", argc, argv, help, sr_opts, SR_NOPTS, &A, sizeof A);
