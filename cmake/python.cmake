@@ -49,6 +49,7 @@ $<TARGET_FILE:npukit_llm>
 $<TARGET_FILE:npukit_ops>
 $<TARGET_FILE:npukit_rt>
 $<TARGET_FILE:npukit_sim>
+$<TARGET_FILE:npukit_abi>
 $<TARGET_FILE:npukit_base>
 ${NPUKIT_PROTOBUF_C_LIB}
 ${NPUKIT_JANSSON_LIB}
