@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* bench_e1: simulated MMIO accesses per second and GEMM tiles per second
  * through the in-process port (issue 2's figures). Each figure is the
  * median of repeated runs, with min and max. Not a test: it prints only.

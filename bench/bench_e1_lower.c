@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Benchmark of the e1 lowerings (figures, not a test): an int8 matmul
  * 64x64x64 (descriptor-ring batches and one MMIO start per tile) and one
  * modern_decoder_block, each next to the CPU reference in the same run.

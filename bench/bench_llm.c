@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* LLM decode benchmark: stories260K greedy decode on the CPU reference and on
  * the pccx NPU model in the same run; prints host tokens/s for both and the
  * modeled device tokens/s. Usage: bench_llm [steps] [model] [tokenizer] */

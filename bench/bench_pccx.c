@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* pccx figures: modeled device time and host simulation speed of a decode
  * GEMV (weight-bandwidth bound), a prefill GEMM and a softmax, at the
  * default 19.2 GB/s and at 10.5 GB/s effective (ddr_eff=0.55). Prints

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Benchmark (not a test): a 512x512x512 INT8 and BF16 GEMM through the shell
  * driver on the in-process model. Prints, for each dtype, the median / min /
  * max host time of the device run next to the CPU reference in the same run,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 benchmark (figures, not a test).
  *
  *   bench_v0 [--reps N]

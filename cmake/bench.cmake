@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # npu bench: link oneDNN (Debian libdnnl-dev, listed in .ci/packages) into npu
 # when it is found, for the same-run int8 GEMM baseline (src/tools/bench_dnnl.c);
 # without it the bench prints "baseline unavailable". The shared/ directory is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # e1 lowering modules (src/ops/e1_module.c) read and write JSON with Debian's
 # libjansson (package libjansson-dev, listed in .ci/packages).
 find_path(NPUKIT_JANSSON_INCLUDE jansson.h)

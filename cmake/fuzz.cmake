@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libFuzzer targets (issue 8): configure with CC=clang -DNPUKIT_FUZZ=ON and
 # build the fuzz_* targets; scripts/fuzz.sh does both and runs them.
 

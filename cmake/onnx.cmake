@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ONNX import: C code generated at build time by protoc-c from the onnx.proto
 # that Debian's libonnx-dev ships (nothing vendored, nothing hand-parsed).
 # Packages: libprotobuf-c-dev, protobuf-c-compiler, libonnx-dev (.ci/packages).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ONNX Runtime as the test oracle (issue 14): tests/onnx_gen writes random one-operator
 # models, scripts/ort_run.js runs them and the onnx-zoo models on onnxruntime-node, and
 # npu onnx-test compares npukit with ONNX Runtime (tests/onnx_ort.cmakescript).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The shell schedule mapper (src/rt/shell_map.c) parses YAML with libyaml
 # (Debian: libyaml-dev, listed in .ci/packages).
 find_path(NPUKIT_YAML_INCLUDE yaml.h)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # v0 NPU: -O3 for the functional datapath of the model and the shared GEMM
 # kernels (src/base/gemm.c, which must never contract a*b+c into an FMA implicitly: the
 # shell's float GEMM rounds the product and the sum separately; its kernels fuse

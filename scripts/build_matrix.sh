@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build every configuration the project promises to build warning-free
 # (-Wall -Wextra -Werror): Debug, Release, RelWithDebInfo and MinSizeRel, each
 # with gcc and with clang (8 builds, in build-matrix/<compiler>-<type>).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Layering check (docs/architecture.md, "Layers"): every #include in src/ and
 include/ must look down the layer order
 

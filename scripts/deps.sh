@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install the Debian packages listed in .ci/packages that are missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

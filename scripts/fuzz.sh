@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build the libFuzzer targets with clang (ASan + UBSan) and run each for a
 # bounded time, starting from a copy of its committed seed corpus (and its
 # regression inputs). Any crash, leak, timeout (an input running over 10 s),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build npukit and run the main job: the trained int8 CIFAR-10 LeNet (ONNX) on
 # the default simulated NPU (v0), printing its logits, the four predicted
 # classes, the partition and the performance report.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the seed corpora of the device and qtest fuzzers (tests/fuzz/corpus/).
 Seeds are small, valid command sequences taken from the specs' worked examples,
 so the fuzzers start from inputs that reach deep into each model."""

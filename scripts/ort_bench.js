@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // ONNX Runtime's speed on a model, for `npu bench onnx-cpu` (issue 15 point 2):
 // CPU provider, the given intra-op thread count set explicitly, the inputs of
 // test_data_set_0; one untimed warm-up run, then N timed runs of session.run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // ONNX Runtime as the test oracle (issue 14): run a model on ONNX Runtime's
 // CPU provider (onnxruntime-node, one intra-op thread) and write its outputs
 // as ONNX TensorProto files.

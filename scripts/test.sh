@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build npukit and run every test (the README's test command).
 # Usage: scripts/test.sh [BUILD_DIR] [extra cmake args...]
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Minimal test assertions: each failing check prints file:line and the values. */
 #ifndef NPUKIT_TESTS_CHECK_H
 #define NPUKIT_TESTS_CHECK_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A growing text buffer for the LLM tests: npk_llm_generate's emit callback
  * appends each printed piece, as `npu llm` prints it. */
 #ifndef NPUKIT_TESTS_LLM_TEXTBUF_H

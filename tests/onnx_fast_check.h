@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shared by the tests of the fast CPU kernels (test_onnx_fast*.c): pseudo-random
  * tensors, the comparisons with the golden (bit for bit, or within ONNX's backend
  * tolerance |fast - golden| <= 1e-6 + 1e-3 * |golden|), and a whole model run

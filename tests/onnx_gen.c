@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Random one-operator ONNX models for the ONNX Runtime oracle (issue 14).
  *
  *   onnx_gen OUTDIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The base layer (src/base): error messages, number formats, tensor helpers.
  * Expectations are hand-derived from the format definitions (IEEE binary16,
  * bfloat16 = the top half of binary32, OCP FP8 E4M3), not from the code. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The device table drives every device through the generic paths: model
  * creation with default and explicit options, option errors, the qtest
  * handshake (npu_info matches the table row), reset, and the help texts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* GEMM tiles whose C stores land on A rows the engine has finished (the e1
  * lowering's 3x3x5..3x3x7 int8 tiles: C at scratch byte 0, A right below B,
  * B ending at byte 64; e1-rtl-notes.md "C may alias A or B for later

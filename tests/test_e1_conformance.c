@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 conformance review: statements of shared/spec/e1-npu.md and
  * e1-rtl-notes.md that the other e1 tests (test_e1_model*.c, test_e1_driver.c)
  * did not pin down, one CHECK per statement. Every expected value is derived by

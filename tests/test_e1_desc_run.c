@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The e1 model's whole-descriptor step (desc_run, issue 15 point 4) is
  * invisible: rings of streamed GEMM descriptors with writeback laid out as
  * the lowering lays them out (A|B images, C after them, dense C rows), in

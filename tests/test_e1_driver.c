@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The e1 driver against the CPU reference, over the in-process model and
  * (when the qtest port is available) over a spawned `npu qtest`. */
 #include "check.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 lowerings: hand-checked small cases (values worked out by hand from
  * e1-lowering-notes.md and e1-rtl-notes.md), randomized cases bit-exact
  * against the CPU golden and against naive loops written here, padding

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 lowering modules: JSON records run on the device with named tensor
  * references; every rejection names the record and the field and happens
  * before any MMIO. In-process model and (smaller) qtest port. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 device model: register map, reset, aliasing, masked read-back, TRACE,
  * SEC, counters, CTRL semantics, busy timing and the direct worked examples
  * of e1-rtl-notes.md. Expectations come from the notes, not the model. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 device model: the descriptor engine. Doorbell checks, fetch/stream/
  * writeback over the bus, every DESC_STATUS code and overlay, bus errors and
  * hangs by fault injection, the 128-cycle timeout with memory latency,

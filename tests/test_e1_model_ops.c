@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 device model: every opcode against the independent C references of
  * test_e1_model_util.h on edge values and random inputs, with latency and
  * "RESULT changes only in the completion cycle"; DOT16 ternary mode and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shared helpers of the e1 model tests (tests/test_e1_model*.c): drive the
  * model through the machine (npk_sim_new("e1") + npk_sim_read/write/step),
  * and independent C reference functions of every opcode written from

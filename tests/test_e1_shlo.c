@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 StableHLO-subset modules and compiled packages (docs/e1-compile.md):
  * validation codes in the document's order, the contract classification,
  * arena / staging arithmetic worked by hand from e1-compile-notes.md, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 event skipping (issue 15 point 4) is invisible: two models of the same
  * machine, one stepping every cycle (skip_idle=0) and one advancing over the
  * cycles that only count (skip_idle=1, the default), run the same random

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 fault injection and recovery (issue 8), on top of what
  * test_e1_model_desc.c (bus errors and hangs on chosen beats, timeout
  * boundary) and test_e1_driver.c (one fetch error and one hang through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* pccx fault injection and recovery (issue 8). test_pccx_dev.c covers every
  * fault code once, a bus error on every beat of one host-window MEMCPY and a
  * hang through the driver. This file fills the gaps:

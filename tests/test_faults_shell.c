@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* shell fault injection and recovery (issue 8). test_shell_errors.c covers
  * each error code once (one bus error on a chosen copy beat, one fetch
  * fault, one hung write). This file fills the gaps:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 fault injection and recovery (issue 8). test_v0_model.c covers one bus
  * error per path and a hung write at the register level; test_v0_drv.c one
  * bus error, one hang and a random-fault property test through the driver.

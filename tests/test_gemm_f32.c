@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The shared fp32 GEMM kernel (include/npukit/gemm.h, npk_gemm_f32) against
  * the golden float GEMM of the CPU reference (npk_ref_gemm_run: the shell's
  * sequential fp32 accumulation), bit for bit, with every variant the host runs

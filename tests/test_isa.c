@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The one instruction-set choice of every kernel module (include/npukit/cpu.h):
  * NPUKIT_ISA caps the level, npk_isa_force overrides it, and each module's
  * variant follows the level (npk_gemm_s8s32 and npk_gemm_f32 need VNNI for AVX-512,

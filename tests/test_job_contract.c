@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The driver contract of include/npukit/job.h on all four devices: a hung
  * bus beat (the platform's fault injection) makes the job end with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npu-qemu under a client written to libqtest's contract (QEMU 7.2,
  * tests/qtest/libqtest.c). No Debian package ships libqtest, so this file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Checkpoint and tokenizer loaders: every malformed input is refused with a
  * precise message. Corrupt copies of the real files are written to temp files. */
 #include "check.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The pccx decode path: a short teacher-forced decode agrees with the fp32
  * reference's top tokens, every projection ran as a device GEMV (read back
  * from the device's counters), the weight stream carried exactly the INT4

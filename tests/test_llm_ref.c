@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The fp32 reference decoder reproduces llama2.c's greedy output for
  * stories260K byte for byte (expected-greedy-200.txt ships with the model). */
 #include "check.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Sampling agrees with llama2.c's run.c itself (issue 18 point 6): for several
  * temperature / top-p / seed triples (t = 0 among them) and one prompt, the fp32
  * CPU decoder with npukit's sampler prints exactly the text run.c prints for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shapes and synthetic checkpoints: presets carry the published shapes,
  * bad specifications are refused, and a written checkpoint has the exact
  * llama2.c layout, deterministic contents from xorshift64*, and runs. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* pccx timing-only decode (npk_llm_pccx_opts.timing_only, device option
  * timing_only=1): with no weights and no arithmetic it issues the functional
  * run's instructions and gives exactly its cycles and every device counter,

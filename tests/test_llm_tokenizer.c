@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* BPE encoding, decoding rules and the sampler, against hand-worked
  * expectations on a small hand-built vocabulary and on tok512.bin. */
 #include "check.h"

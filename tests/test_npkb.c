@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Compiled models (.npkb, docs/npkb.md): the container round-trips, every
  * truncation and every single-byte change is refused with a clear error, the
  * version is checked, a run is checked against the compiled plan, and the

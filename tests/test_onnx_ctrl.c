@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Control flow (issue 14): If and Loop bodies read values of the enclosing
  * scopes (graph inputs, initializers, values of an enclosing body) by name;
  * results against values computed here. Unsupported operators inside a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* ONNX sequence and optional values (onnx-data.proto's SequenceProto and
  * OptionalProto): decoding ONNX's own test data (expected values from the
  * ONNX test-case definitions: identity_sequence's two [1,1,2,2] tensors

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Grouped and depthwise QLinearConv on the devices (issue 17 point 1). v0
  * batches narrow groups into one MATMUL_S8 with a block-diagonal weight
  * matrix (up to 16 output channels per product, the groups balanced over the

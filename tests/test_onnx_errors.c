@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Import errors a user meets first: a model with unsupported operators names
  * every one of them in one message, with the number of nodes using each and
  * the first node names, and classes training operators. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The executor's per-run savings (issue 15 point 2) keep every run's values:
  * nodes computed from constants alone are folded once and kept in the graph
  * (fold_cache), folded CPU nodes do not run again, inputs are read in place,

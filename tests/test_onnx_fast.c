@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The fast CPU kernels (src/ops/fast_onnx.c) against the naive golden kernels
  * (src/ops/ref_onnx*.c), the independent reference, on pseudo-random tensors
  * over the shapes and attributes that exercise their special paths

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The fast MaxPool and nearest Resize (src/ops/fast_onnx_nn.c) against the
  * golden (src/ops/ref_onnx_nn*.c), bit for bit, on pseudo-random shapes and
  * attributes: 1-D/2-D/3-D pooling with strides, dilations, asymmetric pads,

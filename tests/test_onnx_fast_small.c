@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The kernels of src/ops/fast_onnx_small.c against the naive golden kernels
  * (src/ops/ref_onnx*.c) on pseudo-random shapes: QGemm (both B layouts, zero
  * points per column, with and without bias, K past one int32 chunk) and Slice

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Dynamic shapes (issue 14): a shape subgraph as exporters write it
  * (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) is folded at inference,
  * so the integer product after the Reshape has a known shape and runs on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Integer products whose contraction K exceeds one device descriptor (v0
  * MATMUL_S8 takes K <= 1024): the graph layer splits K into chunks, each a
  * device product into its own int32 slice, and adds the slices on the host.

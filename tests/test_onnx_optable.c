@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* docs/onnx.md's operator table lists every operator of the registry (issue 14):
  * each id's name must appear as a table row "| Name |". */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Quantized float subgraphs: QuantizeLinear -> DequantizeLinear -> Conv (weights and
  * bias through DequantizeLinear) -> QuantizeLinear, built here as a ModelProto with the
  * generated protobuf-c code. On v0 and shell the DequantizeLinear/QuantizeLinear pair

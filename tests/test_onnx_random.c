@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Random operators (issue 14; docs/onnx.md "Random operators") through the whole
  * graph path: statistics of large samples with fixed seeds against the
  * distributions' exact moments (bounds of about 6 standard errors, so a correct

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference ONNX kernels and the graph API against hand-computed
  * expectations (worked by hand from the ONNX operator definitions), plus
  * device-vs-reference equality of the cifar model through the API. */

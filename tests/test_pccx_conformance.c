@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* pccx conformance: one CHECK per normative statement of pccx-isa.md (Part 1
  * encodings, Part 2 facts Part 3 adopts, Part 3 contract) and of the
  * decisions recorded in docs/pccx.md, through the port layer with raw

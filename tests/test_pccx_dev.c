@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The pccx model through the port layer and the driver: host interface,
  * every fault, GEMV/GEMM bit-exact against an independent CPU model of the
  * same arithmetic (exact sum, one RNE rounding to BF16), CVO functions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* pccx encodings: the seven-word test vector of pccx-isa.md Part 2 decodes to
  * the field readings given there, disassembles and re-assembles bit for bit;
  * field placement is checked against hand-computed shifts of Part 1's tables;

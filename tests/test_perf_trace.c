@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Traces and performance reports (issue 7):
  *  - counters agree with traces: for e1, v0 and pccx, a run through the
  *    driver with a trace on the port, then the device's PERF registers

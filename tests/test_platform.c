@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The simulated platform: guest memory, memory map, latency, fault injection,
  * register tables, the port allocator and traces. */
 #include "check.h"

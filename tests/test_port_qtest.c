@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The qtest port client (src/rt/port_qtest.c) against real server processes.
  *

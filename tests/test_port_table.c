@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The port table (src/rt/ports.def, docs/architecture.md "How to add a port"):
  * every row is reachable by its own spec syntax and reports its own kind, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The UIO port (src/rt/port_uio.c) without hardware: regular temporary files
  * stand in for the UIO device (map 0 = the file, its size = the file size) and

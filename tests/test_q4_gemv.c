@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The exact INT4 x BF16 GEMV kernel (src/base/q4_gemv.c) and the fast
  * double -> BF16 rounding, against independent references:
  * - every kernel variant the CPU has (portable C, AVX2, AVX-512) equals the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The qtest protocol engine (src/sim/qtest.c) against a tiny test device
  * (tests/test_qtest_dev.h): reply formats, IRQ lines, time, --settle, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A tiny test device for the qtest engine and port tests (not a product model).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Replays every qtest transcript in tests/qtest/ through `npu qtest` and
  * compares the output byte for byte.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Registers declared once: every device's table agrees with its ABI header,
  * reset goes through the table, peek has no side effects (the pccx L2 window
  * regression), and guest errors are counted, traced and logged. */

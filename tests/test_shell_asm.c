@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The shell text assembler: encodings of hand-written lines checked byte by
  * byte, exact disasm -> asm round trips (every opcode and form, and random
  * bytes), and the error messages. */

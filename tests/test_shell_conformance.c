@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Conformance of the shell model to npu-shell-contract.md and shell-notes.md,
  * statement by statement. Every check quotes (or names) the sentence it
  * checks; expected values are worked out by hand from the documents (and, for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The shell driver's high-level operations against independent references:
  * int8 GEMM, int8 conv2d (host im2col + column-major GEMM) against a direct
  * convolution loop, waits on the IRQ line, and the same work over

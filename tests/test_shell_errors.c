@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Every error code of the contract (INVALID_OPCODE, BAD_DESCRIPTOR, DMA_FAULT,
  * ALIGNMENT_ERROR, TIMEOUT), ERROR_ADDR, IRQ_ERROR, and the queue policy:
  * the queue stops at the faulting descriptor (HEAD points at it, nothing after

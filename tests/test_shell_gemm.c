@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* GEMM on the shell device against the CPU reference (src/ops/ref_float.c):
  * every dtype, both layouts, transposes, padded leading dimensions, v0.1 and
  * v0.2 descriptors, alpha/beta/bias and every epilogue. Integer and float paths

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The golden command stream of npu-shell-contract.md section 11, followed
  * literally: every register write and memory effect the section names. The
  * GEMM result is checked against the independent int8 reference. */

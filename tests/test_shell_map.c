@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* shell-map: YAML schedules to descriptor streams. The expected streams are
  * derived by hand from the reference mapper's algorithm (npu/mapper/run.py:
  * expand_deps numbers one event per (dep, waited op) from 1 in dep order, puts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Ring wrap (including a 64-byte descriptor straddling the end), HALT / RESUME /
  * RESET, event ordering and IRQs, overlap only without data dependence, the
  * trace/counter agreement, and the visible forever-wait. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The reference mapper's int8 GEMM streams end to end (issue #13): the
  * golden_gemm_v2 schedules of yhmtmt/RTLGen (npu/mapper/examples, copied in
  * tests/data/rtlgen) and its mlp1 schedule, mapped with npu shell-map's mapper

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Helpers shared by the shell tests: an in-process shell behind a port, raw
  * MMIO, little-endian packing written independently of src/rt/shell_desc.c,
  * a descriptor log recorder, and deterministic random data. */

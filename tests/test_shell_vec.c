@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* VEC_OP (all 16 op codes and RMSNorm, int8/fp16/bf16/fp8) and SOFTMAX on the
  * shell device against the CPU reference, plus worked values computed by hand
  * (or from the reference RTL's own test: four zero logits give 0x20 each). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Timing-only runs (issue #19 point 3): on every device that takes ONNX nodes,
  * a real model run functionally and timing-only gives exactly the same
  * timing: device cycles, busy cycles, MACs, staged and guest bytes, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 text form: known lines encode to the words the ABI defines (computed
  * by hand from include/npukit/v0.h's layout), random images round-trip
  * exactly, and errors name the line or byte offset. */

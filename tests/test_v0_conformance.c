@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 conformance review: one CHECK per normative statement of
  * shared/spec/e1-npu-v0-microarch.md and v0-gemmini-notes.md that the other
  * v0 tests do not already pin down. Each check quotes (or names) the

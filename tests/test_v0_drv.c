@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 driver: fallback handler, error decoding and recovery, a wrapping ring,
  * IRQ mode, timeouts on hung beats, routing with gemmini_present=0, and a
  * property test: random descriptor streams with injected faults, where

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The Gemmini loop model of v0 (timing.gemmini_loop, docs/v0.md "Gemmini
  * calibration"): the tilings Gemmini's software (gemmini.h tiled_conv_auto,
  * tiled_matmul_auto) picks for three ResNet-50 layers of

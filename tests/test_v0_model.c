@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 device model at register level: reset state, the queue protocol, every
  * error code with its recovery rule (e1-npu-v0-microarch.md "Interrupt and
  * error registers" and "CPU fallback contract"), interrupts, a wrapping

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 operators against the CPU reference (src/ops/ref_int8.c): both GEMM
  * kernels, every op through the driver on edge, random and envelope-limit
  * shapes, explicit strides, extreme values, and shapes beyond the envelope

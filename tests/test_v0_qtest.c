@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The v0 driver over the qtest port: `npu qtest --device v0` spawned as a
  * child (qtest-spawn), the same operations as in-process, checked against
  * the CPU reference; error recovery and the fallback handler across the

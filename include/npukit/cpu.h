@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit base layer: the one run-time instruction-set choice of every kernel
  * module (issue 15 point 5).

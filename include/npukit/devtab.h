@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The device table, driver level: per device (one line of
  * include/npukit/devices.def) the facts drivers and tools share beyond the

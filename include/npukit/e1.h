@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the e1 NPU, everything a user, tool or test needs: the hardware
  * ABI (npukit/e1_regs.h, registers declared in npukit/e1_regs.def), the

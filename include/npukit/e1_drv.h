@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the e1 driver API (src/rt/e1_drv.c). The hardware ABI it programs
  * is npukit/e1_regs.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the e1 compiler runtime ("lowerings").
  *

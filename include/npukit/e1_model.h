@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the e1 device model API (src/sim/e1.c). The model is created
  * through the device table (npukit/sim.h: npk_sim_new("e1", ...)); its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the e1 NPU hardware ABI (shared by the model and the driver).
  *

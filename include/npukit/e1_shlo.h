@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the e1 StableHLO-subset front end and its compiled packages
  * (docs/e1-compile.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit base layer: status codes and the thread's error message.
  *

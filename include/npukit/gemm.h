@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit base layer: the shared GEMM kernels (issue 15 point 5).
  *

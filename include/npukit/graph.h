@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit graph layer: ONNX models on any npukit device.
  *

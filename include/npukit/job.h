@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The driver contract shared by the four npukit drivers (e1, v0, shell,
  * pccx): jobs, the wait, recovery and the begin/end hooks.

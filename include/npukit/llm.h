@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit LLM decode: llama2.c checkpoints and tokenizers, an fp32 CPU
  * reference decoder, sampling, and a decode path on the pccx NPU.

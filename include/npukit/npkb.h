@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: compiled models for the graph devices (.npkb, docs/npkb.md).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit runtime API: the port layer (status codes and error messages are
  * include/npukit/error.h, included here).

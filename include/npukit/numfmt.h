@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit base layer: number formats (fp16, bf16, fp8 E4M3) and their rounding.
  *

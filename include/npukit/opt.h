@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Typed option tables: one descriptor, one value parser and one help generator
  * for device model options ("key=value,key=value", see npk_dev_class.opts) and

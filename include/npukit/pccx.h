@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the pccx v002 LLM NPU, everything a user, tool or test needs: the
  * hardware ABI (npukit/pccx_regs.h: registers declared in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the pccx driver API (src/rt/pccx_drv.c), the text assembler
  * (src/rt/pccx_asm.c) and host-side helpers. The hardware ABI (ISA in

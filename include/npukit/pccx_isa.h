@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pccx v002 instruction set: encodings (pccx-isa.md Part 1), names, fault
  * codes and the weight-record layout. This is the ABI shared by the model

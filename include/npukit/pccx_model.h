@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the pccx device model API (src/sim/pccx.c). The model is created
  * through the device table (npukit/sim.h: npk_sim_new("pccx", ...)); its ISA

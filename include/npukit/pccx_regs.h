@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pccx v002 LLM NPU: instruction encodings, host interface registers, fault
  * codes, assembler/disassembler and the driver API.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit register declarations: the helpers every <dev>_regs.h uses.
  *

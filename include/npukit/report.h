@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Performance reports in the spirit of the Ethos-U compiler's summary:
  * device and clock, per-operator and total cycles, MACs, utilization of the

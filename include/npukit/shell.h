@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the NPU shell, everything a user, tool or test needs: the hardware
  * ABI (npukit/shell_regs.h, registers declared in npukit/shell_regs.def,

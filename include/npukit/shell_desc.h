@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * shell descriptor ABI: descriptor layouts and opcodes, element types,
  * names and encoders. Shared by the model (src/sim/shell*.c), the driver,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the shell driver API (src/rt/shell_drv.c), the text assembler
  * (src/rt/shell_asm.c) and the schedule mapper (src/rt/shell_map.c). The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the shell device model API (src/sim/shell*.c). The model is created
  * through the device table (npukit/sim.h: npk_sim_new("shell", ...)); its

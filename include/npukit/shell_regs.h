@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The NPU shell (npu-shell-contract.md v0.1 with the v0.2 GEMM descriptor):
  * the hardware ABI shared by the model and the driver: the register map

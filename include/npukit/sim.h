@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit simulated platform: guest memory with fault injection, the device
  * interface every model implements, register tables, and the machine that

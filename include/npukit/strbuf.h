@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npukit base: a growable text buffer (listings, reports, plans) and the JSON/file output
  * helpers every writer of traces, reports and benchmarks shares. */
 #ifndef NPUKIT_STRBUF_H

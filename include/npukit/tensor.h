@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit base layer: host tensors and element types.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Chrome trace-event / Perfetto JSON traces on the simulated clock.
  *

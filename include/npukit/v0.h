@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the v0 NPU, everything a user, tool or test needs: the hardware
  * ABI (npukit/v0_regs.h, registers declared in npukit/v0_regs.def), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the v0 driver API (src/rt/v0_drv.c), the CPU fallback handler and
  * the text form of descriptor rings (src/rt/v0_asm.c). The hardware ABI it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the v0 device model API (src/sim/v0*.c). The model is created
  * through the device table (npukit/sim.h: npk_sim_new("v0", ...)); its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit: the v0 NPU (e1 chip "NPU v0", a Gemmini defaultConfig 16x16 int8
  * systolic array behind an MMIO command-queue wrapper).

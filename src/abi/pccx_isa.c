@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* pccx v002 instruction encodings (pccx-isa.md Part 1), names, the
  * encoding-level fault check and the weight-record layout: the ABI the model
  * (src/sim/pccx.c) decodes and the driver and assembler (src/rt) encode. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shell descriptor ABI: opcode, vec-op, dtype and error names and the
  * descriptor encoders. The model (src/sim/shell*.c) names what it decodes with
  * these; the driver, the mapper and the assembler (src/rt) encode with them. */

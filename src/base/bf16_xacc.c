@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The exact (Kulisch-style) BF16 accumulator of the pccx GEMV/GEMM datapath
  * (include/npukit/numfmt.h). */
 #include "npukit/numfmt.h"

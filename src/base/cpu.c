@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The run-time instruction-set level of every kernel module (include/npukit/cpu.h):
  * the host's features read once from CPUID (through the compiler's
  * __builtin_cpu_supports, which also checks that the OS saves the vector state),

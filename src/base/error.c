@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Thread-local error messages and status names (include/npukit/error.h). */
 #include "npukit/error.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The shared GEMM kernels (include/npukit/gemm.h): int8 x int8 -> int32 and
  * fp32 with sequential K accumulation, each in three variants chosen at run
  * time. All variants of one product are bit-identical: int32 sums wrap

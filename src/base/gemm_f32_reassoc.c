@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npk_gemm_f32_reassoc (include/npukit/gemm.h): the float32 GEMM of the ONNX
  * CPU path, in the fastest order rather than a fixed one.
  *

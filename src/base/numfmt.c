@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Number-format conversions: fp16, bf16, fp8 E4M3 (include/npukit/numfmt.h). */
 #include "npukit/numfmt.h"
 

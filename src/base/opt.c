@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Typed option tables (include/npukit/opt.h): value parsing with range checks,
  * key=value lists for device options, generated help. */
 #include "npukit/opt.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The exact INT4 x BF16 GEMV of the pccx datapath, fast (include/npukit/numfmt.h).
  *
  * y[n] = old[n] + sum_g s[n][g] * sum_{k in g} w[n][k] * x[k], summed exactly

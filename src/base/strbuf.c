@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npukit base: a growable text buffer. */
 #include "npukit/strbuf.h"
 #include "npukit/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Host tensors and element types (include/npukit/tensor.h). */
 #include "npukit/tensor.h"
 

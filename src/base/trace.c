@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Chrome trace-event JSON on the simulated clock. */
 #include "npukit/trace.h"
 #include "npukit/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Compiled command streams (cstream.h, docs/npkb.md): record, serialize,
  * parse, replay and list. */
 #include "graph/cstream.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Compiled command streams of the graph devices (v0, shell): what a compiled
  * model (.npkb, docs/npkb.md) stores so that `npu exec` replays it instead of

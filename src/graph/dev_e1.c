@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The e1 NPU as an ONNX backend: the integer matrix products and
  * convolutions (MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv and
  * quantized DequantizeLinear -> Conv/MatMul -> QuantizeLinear subgraphs)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* pccx in the ONNX executor: no backend (every node runs on the CPU reference). */
 #include "graph/exec.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Integer matrix products (MatMulInteger, QLinearMatMul, ConvInteger,
  * QLinearConv) on an int8 x int8 -> int32 device GEMM. See dev_qmm.h. */
 #include "graph/dev_qmm.h"

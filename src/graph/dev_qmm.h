@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Integer matrix products on a device that multiplies int8 x int8 into int32
  * (v0 MATMUL_S8, shell GEMM INT8): MatMulInteger, QLinearMatMul,

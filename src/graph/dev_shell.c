@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The NPU shell as an ONNX backend: integer matrix products and
  * convolutions (GEMM INT8 -> int32, v0.2 descriptors with row pitches;
  * convolutions through host im2col) and int8 Relu (VEC_OP relu, exact on

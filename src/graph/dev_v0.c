@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The v0 NPU as an ONNX backend: integer matrix products and convolutions
  * (MATMUL_S8, convolutions through host im2col), int8 Relu (RELU) and int8
  * MaxPool (MAXPOOL_S8) on the device through the v0 driver's descriptor

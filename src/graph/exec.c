@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The graph executor's dispatch: a run partitions the graph over the device
  * and the CPU, plans guest memory and runs node by node (the planning,
  * staging and inference steps are exec_plan.c, exec_stage.c, exec_infer.c;

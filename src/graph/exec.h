@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The graph executor's interface to device backends (src/graph/dev_*.c).
  *

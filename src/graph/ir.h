@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The graph layer's internal representation of an imported ONNX model.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Compiled models (.npkb, docs/npkb.md): write, verify, list, and check a
  * run against the compiled plan. */
 #include "npukit/npkb.h"

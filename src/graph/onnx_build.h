@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A small ONNX ModelProto builder for tests and model generators (graph layer), on the
  * protobuf-c code generated from Debian's onnx.proto (no python onnx needed).
  *

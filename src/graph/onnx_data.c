@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* ONNX data values <-> npk_tensor: TensorProto (the tensors of models and of
  * test data; the in-memory helpers are src/base/tensor.c), and the non-tensor
  * values SequenceProto / OptionalProto <-> npk_tensor of kind

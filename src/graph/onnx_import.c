@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* ONNX import with protobuf-c: ModelProto -> npk_graph (TensorProto <->
  * npk_tensor is src/graph/onnx_data.c, the node accessors src/graph/ir.c).
  * The protobuf code (onnx/onnx.pb-c.[ch]) is generated at build time from

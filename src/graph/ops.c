@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Node-level ONNX operators: attributes, shape/type inference, kernel calls,
  * and the handler table (the table's names and families, and what the
  * handlers of every ops*.c share, are ops_common.c). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Node-level ONNX operators: attribute parsing, shape and type inference and
  * the call into the CPU reference kernels (src/ops/ref_onnx*.c).

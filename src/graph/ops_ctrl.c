@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Control flow and container operators (issue 14): If, Loop, Scan and
  * SequenceMap run their subgraphs (imported as graphs of their own, see
  * npk_graph.n_formal) through npk_graph_run on the CPU, binding the body's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Node-level ONNX math operators (kernels in src/ops/ref_onnx_math.c):
  * unary and binary elementwise, variadic Max/Min/Sum/Mean, Where, Cast,
  * all Reduce*, ArgMax/ArgMin, CumSum, Hardmax, LpNormalization, Dropout. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Node-level handlers (issue 14) for Det, MaxUnpool, Unique, NonMaxSuppression,
  * Einsum, HannWindow/HammingWindow/BlackmanWindow, DFT, STFT, MelWeightMatrix,
  * RoiAlign and GridSample; kernels in src/ops/ref_onnx_misc.c. */

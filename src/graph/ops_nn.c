@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Node-level ONNX neural-network operators beyond ops.c (kernels in
  * src/ops/ref_onnx_nn2.c). */
 #include <math.h>

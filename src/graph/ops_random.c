@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Random operators (issue 14): RandomUniform, RandomNormal, RandomUniformLike,
  * RandomNormalLike, Bernoulli, Multinomial; kernels and the generator in
  * src/ops/ref_onnx_random.c. Seeding (docs/onnx.md "Random operators"): a node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Node-level ONNX tensor and shape operators (kernels in src/ops/ref_onnx_shape.c):
  * Shape, Size, ConstantOfShape, Slice, Expand, Tile, Pad, Split, GatherElements,
  * ScatterElements/Scatter, GatherND, ScatterND, Trilu, Range, OneHot, Compress,

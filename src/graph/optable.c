@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The operator table (docs/onnx.md's is generated from it by `npu onnx-ops`):
  * every operator of ONNX's default domain as Debian's ONNX 1.12 defines it
  * (src/graph/onnx_opsets.def, generated from its schemas by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Quantized float subgraphs recognised once for every device and the CPU. */
 #include "graph/qdq.h"
 #include "ops/fast_onnx.h"

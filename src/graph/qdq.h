@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Quantized float subgraphs: DequantizeLinear -> Conv/MatMul -> QuantizeLinear
  * groups are the QLinearConv / QLinearMatMul they denote (DQ -> Gemm -> Q: a

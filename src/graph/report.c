@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Partition and performance reports of a graph run (text and JSON). */
 #include <inttypes.h>
 #include <stdio.h>

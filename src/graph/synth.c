@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Single-layer int8 ONNX graphs of a given shape (QLinearConv or
  * QLinearMatMul with deterministic pseudo-random weights), so that sweeps and
  * benchmarks can run a layer shape (e.g. a row of Gemmini's measured

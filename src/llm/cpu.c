@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The fp32 reference decoder: one transformer step per call, llama2.c
  * semantics, every sum accumulated in fp32 in index order so results are

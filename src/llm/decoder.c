@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Decoder front end: argument checks, timing, generation and comparison. */
 #include "llm_internal.h"
 #include "npukit/npu.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internal decoder interface shared by the CPU and pccx decode paths. */
 #ifndef NPUKIT_LLM_INTERNAL_H
 #define NPUKIT_LLM_INTERNAL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* llama2.c checkpoint and tokenizer loading with full validation. */
 #include "npukit/llm.h"
 #include "npukit/npu.h"

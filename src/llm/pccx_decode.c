@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The decode path on the pccx NPU (see docs/llm.md for every decision).
  *

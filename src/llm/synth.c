@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shapes and synthetic checkpoints: parse `--shape` specifications and write
  * deterministic random-weight llama2.c checkpoints (with a matching
  * synthetic tokenizer) of published model shapes, for benchmarks and tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* BPE encoding and token decoding with llama2.c's rules; sampling. */
 #include "npukit/llm.h"
 #include "npukit/npu.h"

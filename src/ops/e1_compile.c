@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The e1 partitioner report and compiled packages (docs/e1-compile.md):
  * command_buffer_batches, tensor_arena_plan, runtime_binding_plan,
  * descriptor_staging_plan (descriptor_batches, descriptor_execution_batches),

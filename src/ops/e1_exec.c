@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Replaying a compiled e1 package (docs/e1-compile.md): the checks of the
  * staging helpers (base/head/tail arithmetic, ring window, word0 valid_owner
  * and stream_to_scratch, stream bounds, GEMM-only aligned writebacks,

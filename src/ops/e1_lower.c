@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The e1 lowering context, evidence, the GEMM tile engine (direct MMIO and
  * descriptor-ring batches) and the GEMM-based operators: matmul,
  * batch_matmul, qkv_projection, attention_qk, attention_av, conv2d. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals shared by the e1 lowering sources (src/ops/e1_lower*.c). */
 #ifndef NPUKIT_OPS_E1_LOWER_INT_H
 #define NPUKIT_OPS_E1_LOWER_INT_H

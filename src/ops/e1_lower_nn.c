@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Element-wise, normalisation, activation, MLP, convolution (direct),
  * attention, KV-cache and block lowerings on the e1 NPU. */
 #include "e1_lower_int.h"

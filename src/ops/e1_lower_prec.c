@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Low-precision matmul lowerings on the e1 scalar opcodes: sparse INT4 2:4
  * (SDOT4_S4_2_4), group-scaled INT4 W4A8 (MUL_LO + ADD), INT2 / ternary
  * BitNet (DOT16_S2), FP8 E4M3 (DOT4_FP8_E4M3), FP16/BF16 via Q8.8. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* e1 lowering modules: JSON records (docs/e1-lowering.md), validated
  * completely (including the whole golden computation) before any MMIO, then
  * run on the device; the result is JSON with outputs, golden, evidence,

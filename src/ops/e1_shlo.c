@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The e1 StableHLO-subset module front end (docs/e1-compile.md): parsing
  * (JSON via jansson, YAML via libyaml), validation with the document's codes
  * in its order, the runtime contract's classification, lowering plans, tensor

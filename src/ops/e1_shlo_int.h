@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals shared by the e1 StableHLO-subset sources (src/ops/e1_shlo*.c). */
 #ifndef NPUKIT_OPS_E1_SHLO_INT_H
 #define NPUKIT_OPS_E1_SHLO_INT_H

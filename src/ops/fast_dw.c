@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Depthwise 2-D convolution (one input channel per group) for the fast CPU
  * path (fast_onnx.h, npk_fast_dw_f32 / npk_fast_dw_i32).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Fast CPU kernels for Conv, MatMul, Gemm and the quantization loops (see
  * fast_onnx.h). Compiled with -O3 (cmake/onnx.cmake); the hot loops are
  * compiled for AVX-512, AVX2 and portable C and chosen per call from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Fast CPU kernels for the ONNX operators that dominate real models (issue 15
  * point 2): float32 and 8-bit integer Conv, MatMul and Gemm, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Fast CPU kernels for the data-movement operators of conv nets (issue 15
  * point 2: ppocr-v4-det, ppocr-cls-*): MaxPool and nearest Resize. Both pick
  * elements without arithmetic, so they equal the golden (ref_onnx_nn*.c) bit

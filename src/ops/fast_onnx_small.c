@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Fast CPU kernels for what small models spend their time in (issue 15
  * point 2: hello-deepa-qdq-s8, silero-vad-v5): the GEMV-shaped QGemm of a
  * quantized fully connected layer, Slice, and LSTM. Built at -O3 like fast_onnx.c; the naive

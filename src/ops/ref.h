@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * CPU reference implementations of the int8 operators of the v0 NPU
  * (Gemmini numerics, v0-gemmini-notes.md). Plain loops written for clarity,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference of the e1 datapath's arithmetic. */
 #include "ref_e1.h"
 

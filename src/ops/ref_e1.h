@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference of the e1 datapath's arithmetic (the golden for e1 tests
  * and lowerings), written from e1-npu.md and e1-rtl-notes.md. */
 #ifndef NPUKIT_OPS_REF_E1_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The float/int8 reference operations (see ref_float.h). */
 #include "ops/ref_float.h"
 

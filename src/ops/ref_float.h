@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The float/int8 CPU reference operations the shell device is checked
  * against. The small-float conversions (fp16, bf16, fp8 E4M3) they use are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference int8 operators (Gemmini numerics). Deliberately simple loops. */
 #include "ops/ref.h"
 

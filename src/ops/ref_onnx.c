@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference ONNX operators: element access, elementwise operators,
  * reductions, normalisations, quantization and data movement.
  * (Matrix products, convolution and pooling: ref_onnx_nn.c.) */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * CPU reference implementations of the ONNX operators npukit supports.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference ONNX math: the remaining unary and binary elementwise
  * operators, Where, Cast, reductions, ArgMax/ArgMin, CumSum, Hardmax,
  * LpNormalization. Floats compute in double and round once; integers are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference kernels (issue 14): Det, MaxUnpool, Unique, NonMaxSuppression,
  * Einsum, the window functions, DFT, STFT, MelWeightMatrix, RoiAlign and
  * GridSample. Float arithmetic in double, rounded once to the output type. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference ONNX operators: matrix products, convolution and pooling. */
 #include "ops/ref_onnx.h"
 

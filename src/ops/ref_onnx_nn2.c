@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference ONNX operators: ConvTranspose, Resize/Upsample,
  * InstanceNormalization, LRN, MeanVarianceNormalization, LpPool. Floats in
  * double, rounded once. */

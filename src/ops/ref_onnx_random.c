@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Random operators (issue 14): the generator and the kernels of RandomUniform(Like),
  * RandomNormal(Like), Bernoulli and Multinomial. The generator is xoshiro256**
  * (Blackman and Vigna), its state filled from a 64-bit seed by splitmix64;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference ONNX RNN, GRU and LSTM: every direction, sequence lengths,
  * initial states, peepholes, clip, input_forget, linear_before_reset, both
  * layouts and the activation functions of the spec. Double precision. */

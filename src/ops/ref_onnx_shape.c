@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference ONNX data movement: Slice, Pad, Tile, Expand, GatherElements,
  * ScatterElements, GatherND, ScatterND, Trilu, Range, OneHot, Compress,
  * DepthToSpace, SpaceToDepth, NonZero, TopK, EyeLike, ReverseSequence.

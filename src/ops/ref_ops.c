@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference (golden) of every e1 lowering operator; see ref_ops.h. */
 #include "ref_ops.h"
 

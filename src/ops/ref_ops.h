@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CPU reference implementations (the golden) of every e1 lowering operator,
  * in exact integer arithmetic following shared/spec/e1-lowering-notes.md,
  * plus the validation rules the lowerings share with them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The v0 CPU executor: the host half of the device's unsupported_op contract
  * (docs/v0.md). It executes one descriptor on the CPU reference ops against
  * guest memory through the port; the driver's fallback handler calls it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 lowerings: the high-level int8 operators on a v0 driver (matmul tiled
  * to the array's envelope with a split K, convolution as one CONV2D
  * descriptor or host im2col + matmul, ReLU rows, max pooling) and, when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The device table, driver level: one npk_dev_rt per line of
  * include/npukit/devices.def (each defined beside its driver). */
 #include "npukit/devtab.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The e1 driver: direct MMIO commands, scratchpad GEMM/VRELU tiles and the
  * descriptor ring, over any npk_port. */
 #include "npukit/e1_drv.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The e1 driver: replay of a prepared host runtime sequence (a compiled
  * package's GEMM preamble, descriptor memory, submission and DESC_STATUS
  * poll), through the port like every other driver request. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The driver contract (include/npukit/job.h): jobs, their hooks and the
  * one poll loop every driver waits with. */
 #include "npukit/job.h"

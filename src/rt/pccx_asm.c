@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The pccx text assembler / disassembler (`npu asm|disasm --device pccx`) and
  * the host-side INT4 quantizer. The encodings themselves are the ISA codec
  * (src/abi/pccx_isa.c, include/npukit/pccx_isa.h). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The pccx driver: instruction issue, sync with fault reporting, host window
  * and weight-stream management, L2 transfer helpers and the documented CVO
  * sequences. Talks to the device only through the port layer. */

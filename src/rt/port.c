@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The port layer: one API over every row of the port table (src/rt/ports.def),
  * and the guest-buffer allocator every port shares. */
 #include "port.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internal: the port table's row type and the port state every backend shares.
  *
  * Each port backend (sim, qtest, uio, ...) is one row of the port table:

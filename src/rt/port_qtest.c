@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Port backend: a device model in another process, spoken to with QEMU's
  * qtest text protocol (docs/qtest.md, docs/ports.md).

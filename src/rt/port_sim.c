@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Port backend: the in-process device model. */
 #include "port.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Traces on a port: the device process, the "host" process and host events
  * on the simulated clock the host sees through the port. */
 #include "npukit/trace.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Port backend: real hardware through Linux UIO (docs/ports.md).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The port table: one npk_port_backend per line of src/rt/ports.def (each
  * defined beside its backend). */
 #include "port.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Performance reports: aggregation, text and JSON. */
 #include "npukit/report.h"
 #include "npukit/strbuf.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The shell descriptor text assembler / disassembler (`npu asm/disasm
  * --device shell`). Names and encoders: src/abi/shell_desc.c. */
 #include "npukit/shell_drv.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The shell driver: ring management, doorbell, waits, events, errors, and
  * the high-level GEMM / conv / VEC / SOFTMAX helpers, over any npk_port. */
 #include "npukit/shell_drv.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The schedule mapper: RTLGen's YAML schedule IR (version 0.1: buffers, ops,
  * deps, events) to a shell descriptor stream, byte-for-byte the stream the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Text form of v0 descriptor rings (npu asm/disasm --device v0).
  *
  *   # comment

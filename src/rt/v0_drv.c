@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The v0 driver: descriptor ring, doorbell, waiting (IRQ or polling),
  * error decoding and recovery, the CPU fallback handler, high-level ops and
  * routing around the device when CAPS.gemmini_present == 0. Talks to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internal: what the v0 lowerings (src/ops/v0_lower.c) use of the v0
  * driver beyond its public API: the e1 attached for routing, the route
  * note and strided row copies to and from guest memory. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The device table, model level: one npk_dev_class per line of
  * include/npukit/devices.def. */
 #include "npukit/error.h"

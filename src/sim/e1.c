@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The e1 NPU device model: register-exact and cycle-exact.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The simulated machine: one device model, its guest memory and its clock. */
 #include "npukit/error.h"
 #include "npukit/sim.h"

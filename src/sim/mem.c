@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Sparse guest memory with a memory map, per-region latency and fault injection. */
 #include "npukit/error.h"
 #include "npukit/range.h"

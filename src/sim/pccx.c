@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The pccx v002 LLM NPU model: a queue of 64-bit instructions (GEMV, GEMM,
  * MEMCPY, MEMSET, CVO) over a 114,688 x 128-bit L2 of BF16 activations, INT4
  * weights streamed from host memory, a constant cache, e_max and scalar

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The qtest protocol engine (see qtest.h and docs/qtest.md).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The qtest protocol engine: QEMU's qtest text protocol over one simulated
  * machine (npk_sim). It lives in the library so that `npu qtest`, the tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Register tables: masks, W1C bits, read/write hooks, aliasing, peek and
  * guest errors (semantics in include/npukit/sim.h). */
 #include "npukit/error.h"

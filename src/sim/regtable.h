@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A model's register table, expanded from its register declaration
  * (docs/architecture.md, "Registers"): the table index is the word offset,
  * [OFFSET / 4] = {...}, so a duplicate offset is an initializer override

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The NPU shell device model (npu-shell-contract.md + docs/shell.md).
  *

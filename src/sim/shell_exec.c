@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The shell's engines: what DMA, GEMM, VEC_OP and SOFTMAX descriptors do to
  * guest memory (through npk_bus_*, so fault injection applies to every beat)
  * and how many cycles they take. Arithmetic: docs/shell.md. */

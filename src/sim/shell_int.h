@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internal interface between the shell device (shell.c: registers, ring,
  * events, timing) and its engines (shell_exec.c: what each descriptor does to
  * memory and how long it takes). */

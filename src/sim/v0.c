@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The v0 NPU model: register window, descriptor queue engine, validation,
  * CPU-fallback contract, timing. ABI: include/npukit/v0.h; decisions:
  * docs/v0.md. The functional datapath is src/sim/v0_exec.c, the timing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The v0 model's functional datapath: DMA in, compute with the fast kernels
  * (Gemmini numerics), DMA out. Written independently of src/ops/ref_int8.c,
  * which the tests use as the reference. */

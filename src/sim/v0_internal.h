@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internal to the v0 model: the execution of descriptors on guest memory
  * (src/sim/v0_exec.c) with the shared GEMM kernels (include/npukit/gemm.h). */
 #ifndef NPUKIT_SIM_V0_INTERNAL_H

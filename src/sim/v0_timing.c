@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The v0 timing model (docs/v0.md, "Timing model"): cycles, phase schedule
  * and engine figures of a descriptor on the modeled array, and Gemmini's own
  * tile search (tiled_conv_auto / tiled_matmul_auto) it is calibrated against.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench: the oneDNN baseline (src/tools/bench_dnnl.c). */
 #ifndef NPUKIT_TOOLS_BENCH_H
 #define NPUKIT_TOOLS_BENCH_H

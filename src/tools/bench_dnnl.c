@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* oneDNN baselines for npu bench: its int8 GEMM (dnnl_gemm_s8s8s32) and its
  * fp32 GEMM (dnnl_sgemm), linked into npu when cmake/bench.cmake finds oneDNN
  * (libdnnl-dev) at build time. Without it the functions report "baseline

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shared helpers for the npu commands. */
 #include "cli.h"
 #include "npukit/threads.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The npu command line: shared helpers and the command table. */
 #ifndef NPUKIT_TOOLS_CLI_H
 #define NPUKIT_TOOLS_CLI_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu asm / npu disasm: text <-> binary command streams, per device.
  *
  * The formats come from the device table (include/npukit/devtab.h: a device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench: a fixed benchmark suite with baselines measured in the same run.
  *
  * Every figure is the median of --repeat runs with their min and max (host

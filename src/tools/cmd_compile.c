@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu compile: an e1 StableHLO-subset module into a compiled package (the
  * partition report and the prepared descriptor batches) or a delegate blob;
  * ONNX models into compiled streams for v0 and shell. */

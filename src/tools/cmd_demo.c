@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu demo: an int8 GEMM tile and a two-descriptor ring on the e1 device,
  * checked against the CPU reference, with the device's counters. */
 #include "cli.h"

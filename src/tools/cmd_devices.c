@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu devices, npu ports: list the device models and the ports (generated from
  * the device and port tables). */
 #include "cli.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu exec: check a compiled package as the staging helpers do, then replay
  * it on a device and print the outputs. */
 #include "cli.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu llm: generate text with a llama2.c checkpoint on pccx or the CPU. */
 #include "cli.h"
 #include "npukit/llm.h"

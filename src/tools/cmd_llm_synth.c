@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu llm-synth: write a deterministic random-weight llama2.c checkpoint and
  * tokenizer of a published model shape (for benchmarks and tests at real
  * sizes; nothing large is committed). */

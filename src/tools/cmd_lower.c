@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu lower: run a JSON lowering record or module on the e1 NPU. */
 #include "cli.h"
 #include "npukit/e1.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu onnx-ops: the operator table (markdown) from the operator registry, ONNX's
  * schemas and the device backends' rows; docs/onnx.md holds its output. */
 #include "cli.h"

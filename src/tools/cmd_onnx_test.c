@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu onnx-test: run ONNX backend test directories and compare outputs. */
 #include <dirent.h>
 #include <math.h>

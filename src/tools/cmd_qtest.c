@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu qtest: serve a device model over QEMU's qtest text protocol. */
 #include "cli.h"
 #include "qemu_compat.h"

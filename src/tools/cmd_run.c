@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu run: run an ONNX model on a device (partition, execute, report). */
 #include <errno.h>
 #include <inttypes.h>

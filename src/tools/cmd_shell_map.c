@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu shell-map: a YAML schedule (RTLGen mapper format) to a shell descriptor stream. */
 #include "cli.h"
 #include "npukit/shell.h"

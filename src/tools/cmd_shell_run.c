@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu shell-run: execute a shell descriptor stream on the in-process model and
  * print the descriptor trace, the IRQ history and the final registers. */
 #include "cli.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu sweep: design-space exploration. A YAML spec names devices, parameter
  * grids and workloads; every (device, parameter point, workload) is one
  * sweep point, run in its own child process (crash isolation; -j N at a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu: the npukit command line. */
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* `npu qtest` as a QEMU drop-in (see qemu_compat.h and docs/qtest.md). */
 #include "qemu_compat.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* `npu qtest` as a QEMU drop-in: the QEMU command line of libqtest and of
  * QEMU's Python QEMUQtestMachine, the qtest socket as a client, and a small
  * QMP monitor (docs/qtest.md, "QEMU drop-in"). */

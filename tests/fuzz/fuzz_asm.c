@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: the descriptor/instruction text formats (npu asm and
  * npu disasm) of v0, pccx and shell. The first byte picks the device
  * (b % 3: v0, pccx, shell) and the mode (b & 0x80: binary):

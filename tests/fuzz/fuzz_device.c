@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: arbitrary register access sequences plus guest-memory
  * contents against one device model (compiled once per device with
  * -DFUZZ_DEVICE="e1" etc.).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: JSON lowering records and modules for the e1
  * (npk_lower_module_check, the parser and validator `npu lower` runs before
  * any MMIO). A module that validates and is small is then run on the e1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: the e1 descriptor engine with staged rings.
  *
  * Input layout:

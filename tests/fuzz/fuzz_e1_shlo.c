@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: e1 StableHLO-subset modules (YAML or JSON, docs/e1-compile.md).
  * A module that parses gets its partition report, its translation into a
  * lowering module and a compiled package; a package npukit compiled must

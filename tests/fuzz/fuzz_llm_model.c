@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: llama2.c checkpoints (npk_llm_model_parse, the same code
  * npk_llm_model_load runs on a file's bytes). A checkpoint the parser accepts
  * and that is small (the fuzzer's inputs always are) is also run through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: llama2.c tokenizer files. The first two bytes give the
  * vocabulary size the model would announce (1..1024); the rest is the file.
  * A tokenizer the parser accepts is then used: lookup, BPE encoding of a few

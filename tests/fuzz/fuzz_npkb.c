@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: compiled models (.npkb, docs/npkb.md). The input is a
  * u32 GMEM length, the GMEM payload and the CMDS payload of a compiled
  * command stream: the stream parser checks it, and a stream it accepts is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: ONNX model files (npk_graph_load, the importer behind
  * `npu run` and `npu onnx-test`) and serialized TensorProto files
  * (npk_tensor_load_pb, test data sets). The first byte picks which (even:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: the pccx instruction queue fed an instruction stream.
  *
  * Input layout:

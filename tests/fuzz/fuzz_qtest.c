@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: the qtest protocol engine. The first byte picks the
  * device; the rest is fed as protocol text. Replies are discarded; the
  * engine must never crash, leak or hang. clock_step/clock_set amounts are

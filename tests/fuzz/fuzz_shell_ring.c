@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: the shell device's command queue with descriptor streams
  * built from the input (written against include/npukit/shell.h while the
  * shell model was being finished).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Helpers shared by the device-aware fuzz targets (tests/fuzz/fuzz_*.c).
  *
  *   fz_in        a cursor over the fuzzer's input: fz_u8/u16/u32 return 0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: the v0 descriptor queue, reached deep.
  *
  * The generic register fuzzer (fuzz_device.c) rarely builds a committed ring

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Runs a libFuzzer entry point over files without libFuzzer: every file
  * named on the command line (directories are walked one level deep). Used
  * by ctest to replay the committed seed corpora and crash regressions in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared helpers of the Python tests: ONNX backend-test directories read with the onnx
 package (python3-onnx: a reader independent of npukit's) and `npu onnx-test`'s comparison."""
 

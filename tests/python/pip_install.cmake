@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `pip install --no-build-isolation ./python` offline (docs/python.md), into a fresh virtual
 # environment that sees Debian's numpy (--system-site-packages), then the installed package
 # (not the build tree's) runs the LeNet on v0 from another directory: the classes of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npukit.Device and npukit.QtestDevice: the worked descriptor-ring example of
 ../shared/spec/e1-rtl-notes.md ("Worked examples (from the RTL)") driven from Python,
 on the in-process e1 model and over `npu qtest --socket`; expectations are the notes'."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npukit.llm (stories260K: llama2.c's reference output for 200 greedy steps) and npukit.sweep
 (the rows of `npu sweep`'s CSV)."""
 

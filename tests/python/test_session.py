@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npukit.InferenceSession's ONNX Runtime API: introspection, every element type, sequences
 and optionals (ONNX's backend node tests), errors as exceptions carrying npukit's message,
 reports, traces, timing-only runs, profiling, session options."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every onnx-zoo model (../shared/models/onnx-zoo, ONNX Runtime 1.30's recorded outputs) and
 the CIFAR-10 LeNet through npukit.InferenceSession on cpu, v0 and shell, compared as
 tests/onnx_zoo.cmaketest compares them with `npu onnx-test`: integer outputs exactly, float

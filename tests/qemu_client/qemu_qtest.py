@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A client for `npu-qemu` that follows QEMU's Python qtest client contract.
 
 Debian packages neither QEMU's python/qemu tree nor libqtest, so this module

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npu-qemu driven as QEMU by a client that follows QEMU's Python qtest module
 (qemu_qtest.py: one reply line per request, QEMUQtestMachine's argv and QMP
 handshake). Usage: test_python_client.py BUILD_DIR
