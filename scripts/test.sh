@@ -4,7 +4,7 @@
 # Usage: scripts/test.sh [BUILD_DIR] [extra cmake args...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/deps.sh"
+"$root/scripts/deps.sh" --test
 build=${1:-$root/build}
 shift || true
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
