@@ -306,8 +306,10 @@ const char *npk_llm_shape_preset_name(int i); /* NULL past the end */
  * xorshift64* seeded with `seed`, RMSNorm weights 1) to model_path, and a
  * synthetic tokenizer of cfg->vocab_size tokens (<unk>, <s>, </s>, 256 byte
  * tokens, then distinct lower-case words) to tok_path. Either path may be
- * NULL. Files are written to PATH.tmp and renamed into place, so a failure
- * leaves no partial file. Returns 0 or a negative npk_status. */
+ * NULL. Both files are written completely to temporaries beside them and
+ * renamed into place only when both are, so a failure leaves no partial file
+ * and replaces neither existing file; errors name the paths given, never a
+ * temporary. Returns 0 or a negative npk_status. */
 int npk_llm_synth_write(const npk_llm_config *cfg, uint64_t seed, const char *model_path, const char *tok_path);
 
 #ifdef __cplusplus

@@ -45,6 +45,11 @@ int npk_npkb_device_ok(const char *device);
  * to obtain the partition, driver calls, guest-memory plan and modeled
  * cycles, and write the container into *out (malloc'ed). */
 int npk_npkb_compile(const uint8_t *onnx, size_t len, const char *device, uint8_t **out, size_t *out_len);
+/* The same run with device model options (NULL: the defaults), e.g. v0's
+ * array size: the stream is recorded for that configuration, so replay it
+ * ('npu exec') with the same options. */
+int npk_npkb_compile_opts(const uint8_t *onnx, size_t len, const char *device, const char *dev_opts, uint8_t **out,
+                          size_t *out_len);
 
 typedef struct npk_npkb npk_npkb;
 /* Open a container: magic, version, sections, sizes and the checksum are

@@ -53,6 +53,9 @@ const npk_port_info *const *npk_port_infos(size_t *n);
 /* Every row's syntax: "sim, sim:mem-limit=BYTES, qtest:PATH, ... or uio:/dev/uioN". */
 const char *npk_port_specs(void);
 void npk_port_close(npk_port *p);
+/* Check a port spec's form without opening it (the CLI refuses a bad --port
+ * before any work): 0, or NPK_EINVAL naming the expected forms. */
+int npk_port_check_spec(const char *spec);
 
 /* 32-bit register access at a byte offset inside the device's MMIO window. */
 int npk_port_read32(npk_port *p, uint32_t off, uint32_t *val);

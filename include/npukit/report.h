@@ -53,6 +53,15 @@ void npk_report_note(npk_report *r, const char *key, const char *fmt, ...)
 uint64_t npk_report_cycles(const npk_report *r);
 uint64_t npk_report_macs(const npk_report *r);
 
+/* The aggregated operators in the order first seen (for pictures: npu --plot):
+ * i < npk_report_n_ops(r); returns 0 or NPK_EINVAL. */
+size_t npk_report_n_ops(const npk_report *r);
+int npk_report_op_get(const npk_report *r, size_t i, const char **name, int *on_npu, uint64_t *count, uint64_t *cycles,
+                      uint64_t *macs);
+const char *npk_report_device(const npk_report *r);
+uint64_t npk_report_peak(const npk_report *r); /* MACs per cycle, 0 = not reported */
+uint64_t npk_report_hz(const npk_report *r);   /* 0 for a host-only report */
+
 void npk_report_print(const npk_report *r, FILE *f);
 int npk_report_write_json(const npk_report *r, FILE *f);
 int npk_report_write_json_file(const npk_report *r, const char *path);

@@ -309,6 +309,9 @@ typedef struct npk_dev_class {
     /* opts: comma-separated key=value list (may be NULL). On failure returns
      * NULL with the reason in npk_errmsg(). */
     npk_dev *(*create)(npk_mem *mem, const char *opts);
+    /* Optional: the checks beyond the table's (a value naming a preset), so
+     * that npk_dev_check_opts refuses everything create() would. 0 or NPK_EINVAL. */
+    int (*check_opts)(const char *opts);
 } npk_dev_class;
 
 /* The device table (include/npukit/devices.def lists the devices once; this is

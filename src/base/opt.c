@@ -70,6 +70,8 @@ int npk_opt_set(const npk_opt *o, void *base, const char *val, const char *what)
     case NPK_OPT_U64: {
         const char *s = val ? val : "";
         while (*s == ' ' || *s == '\t') s++;
+        if (*s == '-' && s[1] >= '0' && s[1] <= '9')
+            return npk_err(NPK_EINVAL, "%s: %s is out of range (expected %s)", what, val, rng);
         if (!*s || *s == '-' || *s == '+')
             return npk_err(NPK_EINVAL, "%s: '%s' is not a number (expected %s)", what, val ? val : "", rng);
         errno = 0;
@@ -174,7 +176,7 @@ static size_t help_head(const npk_opt *o, char *head, size_t len) {
     int dash = o->name[0] == '-';
     int short_alias = dash && o->alias && o->alias[0] == '-' && o->alias[1] != '-';
     return (size_t)snprintf(head, len, "%s%s%s%s%s", short_alias ? o->alias : "", short_alias ? ", " : "", o->name,
-                            *m ? (dash ? " " : "=") : "", m);
+                            *m ? (dash ? (*m == '[' ? "" : " ") : "=") : "", m);
 }
 
 void npk_opt_help(const npk_opt *t, size_t n, FILE *f, int indent) {

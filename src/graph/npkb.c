@@ -78,6 +78,11 @@ static void io_text(npk_strbuf *b, const npk_graph *g) {
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
 int npk_npkb_compile(const uint8_t *onnx, size_t len, const char *device, uint8_t **out, size_t *out_len) {
+    return npk_npkb_compile_opts(onnx, len, device, NULL, out, out_len);
+}
+
+int npk_npkb_compile_opts(const uint8_t *onnx, size_t len, const char *device, const char *dev_opts, uint8_t **out,
+                          size_t *out_len) {
     *out = NULL;
     *out_len = 0;
     if (!npk_npkb_device_ok(device))
@@ -103,7 +108,7 @@ int npk_npkb_compile(const uint8_t *onnx, size_t len, const char *device, uint8_
     size_t nouts = 0;
     npk_cstream *cs = NULL;
     if (!rc) rc = npk_cs_new_record(&cs);
-    npk_run_opts o = {.device = device, .stream = cs};
+    npk_run_opts o = {.device = device, .stream = cs, .dev_opts = dev_opts};
     if (!rc) rc = npk_graph_run(g, &o, ins, ni, &outs, &nouts, &rep);
     uint8_t *gmem = NULL, *cmds = NULL;
     size_t gmem_len = 0, cmds_len = 0;

@@ -9,10 +9,12 @@
  * declares these messages with ONNX's wire format (Debian's libonnx-dev does
  * not ship onnx-data.proto); the TensorProtos inside go through the same
  * validation as every other tensor (npk_tensor_from_proto). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "graph/ir.h"
 #include "npk_onnx_data.pb-c.h"
@@ -116,7 +118,12 @@ int npk_tensor_load_pb(npk_tensor *t, const uint8_t *data, size_t len) {
 
 static int read_whole(const char *path, uint8_t **data, size_t *len) {
     FILE *f = fopen(path, "rb");
-    if (!f) return npk_err(NPK_EIO, "cannot open '%s'", path);
+    if (!f) return npk_err(NPK_EIO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return npk_err(NPK_EIO, "'%s' is a directory, not a file", path);
+    }
     size_t cap = 1 << 16, n = 0;
     uint8_t *b = malloc(cap);
     while (b) {
@@ -136,7 +143,7 @@ static int read_whole(const char *path, uint8_t **data, size_t *len) {
     if (!b) return npk_err(NPK_ENOMEM, "out of memory reading '%s'", path);
     if (err) {
         free(b);
-        return npk_err(NPK_EIO, "read error on '%s'", path);
+        return npk_err(NPK_EIO, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
     }
     *data = b;
     *len = n;

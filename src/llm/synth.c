@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Published shapes (llama2.c's TinyStories models, TinyLlama 1.1B, a 4B
@@ -98,42 +99,58 @@ static int write_const(FILE *f, uint64_t n, float v, float *buf, size_t cap) {
     return 0;
 }
 
-/* Open `path`.tmp; the caller renames it into place when all went well. */
+/* A temporary file beside `path` (PATH.tmp-XXXXXX), renamed into place by
+ * npk_llm_synth_write once every output is complete; errors name `path`. */
 static FILE *open_tmp(const char *path, char *tmp, size_t cap) {
-    if ((size_t)snprintf(tmp, cap, "%s.tmp", path) >= cap) {
+    if ((size_t)snprintf(tmp, cap, "%s.tmp-XXXXXX", path) >= cap) {
         npk_err(NPK_EINVAL, "path '%s' is too long", path);
         return NULL;
     }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) npk_err(NPK_EIO, "cannot create '%s': %s", tmp, strerror(errno));
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        npk_err(NPK_EIO, "cannot create '%s': %s", path, strerror(errno));
+        tmp[0] = 0;
+        return NULL;
+    }
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um); /* the mode fopen would give */
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        tmp[0] = 0;
+        npk_err(NPK_ENOMEM, "out of memory");
+    }
     return f;
 }
 
-static int close_rename(FILE *f, int bad, const char *tmp, const char *path) {
+/* Flush and close a finished temporary; on failure remove it (error names `path`). */
+static int close_tmp(FILE *f, int bad, char *tmp, const char *path) {
+    errno = 0;
     if (fflush(f) != 0 || ferror(f)) bad = 1;
-    if (fclose(f) != 0) bad = 1;
-    if (bad) {
-        int e = errno;
-        unlink(tmp);
-        return npk_err(NPK_EIO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
+    if (bad) {
         unlink(tmp);
-        return npk_err(NPK_EIO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
+        tmp[0] = 0;
+        return npk_err(NPK_EIO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
     }
     return 0;
 }
 
-static int write_model(const npk_llm_config *c, uint64_t seed, const char *path) {
-    char tmp[4096];
-    FILE *f = open_tmp(path, tmp, sizeof tmp);
+static int write_model(const npk_llm_config *c, uint64_t seed, const char *path, char *tmp, size_t tcap) {
+    FILE *f = open_tmp(path, tmp, tcap);
     if (!f) return -NPK_EIO;
     const size_t cap = 1 << 16;
     float *buf = malloc(cap * sizeof(float));
     if (!buf) {
         fclose(f);
         unlink(tmp);
+        tmp[0] = 0;
         return npk_err(NPK_ENOMEM, "out of memory");
     }
     int32_t hdr[7] = {c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len};
@@ -145,6 +162,7 @@ static int write_model(const npk_llm_config *c, uint64_t seed, const char *path)
     if (V < 3) {
         fclose(f);
         unlink(tmp);
+        tmp[0] = 0;
         free(buf);
         return npk_err(NPK_EINVAL, "a synthetic checkpoint needs vocab >= 3");
     }
@@ -175,7 +193,7 @@ static int write_model(const npk_llm_config *c, uint64_t seed, const char *path)
             bad = fwrite(buf, sizeof(float), HS / 2, f) != HS / 2;
         }
     free(buf);
-    return close_rename(f, bad, tmp, path);
+    return close_tmp(f, bad, tmp, path);
 }
 
 /* Token i >= 259 gets a distinct lower-case word: bijective base 26 of
@@ -204,11 +222,10 @@ static void token_text(int i, char *s, size_t cap) {
         word(i, s);
 }
 
-static int write_tokenizer(int vocab, const char *path) {
+static int write_tokenizer(int vocab, const char *path, char *tmp, size_t tcap) {
     if (vocab < 259)
         return npk_err(NPK_EINVAL, "a synthetic tokenizer needs vocab >= 259 (3 special + 256 byte tokens), not %d", vocab);
-    char tmp[4096];
-    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    FILE *f = open_tmp(path, tmp, tcap);
     if (!f) return -NPK_EIO;
     int32_t max_len = 0;
     char s[32];
@@ -223,11 +240,26 @@ static int write_tokenizer(int vocab, const char *path) {
         int32_t len = (int32_t)strlen(s);
         bad = fwrite(&score, 4, 1, f) != 1 || fwrite(&len, 4, 1, f) != 1 || fwrite(s, 1, (size_t)len, f) != (size_t)len;
     }
-    return close_rename(f, bad, tmp, path);
+    return close_tmp(f, bad, tmp, path);
 }
 
 int npk_llm_synth_write(const npk_llm_config *cfg, uint64_t seed, const char *model_path, const char *tok_path) {
-    int rc = model_path ? write_model(cfg, seed, model_path) : 0;
-    if (!rc && tok_path) rc = write_tokenizer(cfg->vocab_size, tok_path);
+    /* Both files are written completely to temporaries first and renamed into
+     * place only then, so a failure (e.g. the tokenizer's folder missing)
+     * leaves an existing checkpoint untouched. The tokenizer goes first: it is
+     * small and its checks (vocab >= 259) fail fast. */
+    char mtmp[4096] = "", ttmp[4096] = "";
+    int rc = tok_path ? write_tokenizer(cfg->vocab_size, tok_path, ttmp, sizeof ttmp) : 0;
+    if (!rc && model_path) rc = write_model(cfg, seed, model_path, mtmp, sizeof mtmp);
+    if (!rc && model_path) {
+        if (rename(mtmp, model_path) != 0) rc = npk_err(NPK_EIO, "cannot create '%s': %s", model_path, strerror(errno));
+        else mtmp[0] = 0;
+    }
+    if (!rc && tok_path) {
+        if (rename(ttmp, tok_path) != 0) rc = npk_err(NPK_EIO, "cannot create '%s': %s", tok_path, strerror(errno));
+        else ttmp[0] = 0;
+    }
+    if (mtmp[0]) unlink(mtmp);
+    if (ttmp[0]) unlink(ttmp);
     return rc;
 }

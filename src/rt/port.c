@@ -29,6 +29,15 @@ static const npk_port_backend *port_row(const char *spec, const char **arg) {
     return NULL;
 }
 
+int npk_port_check_spec(const char *spec) {
+    const char *arg;
+    const npk_port_backend *be = port_row(spec, &arg);
+    if (!be) return npk_err(NPK_EINVAL, "unknown port '%s' (expected %s)", spec, npk_port_specs());
+    size_t l = strlen(spec) - strlen(arg);
+    if (l && spec[l - 1] == ':' && !*arg) return npk_err(NPK_EINVAL, "port '%s': nothing after '%.*s'", spec, (int)l, spec);
+    return 0;
+}
+
 int npk_port_open(npk_port **out, const char *spec, const char *device, const char *opts) {
     *out = NULL;
     const npk_dev_class *cls = npk_dev_class_find(device);

@@ -134,6 +134,23 @@ uint64_t npk_report_cycles(const npk_report *r) {
     return c;
 }
 
+size_t npk_report_n_ops(const npk_report *r) { return r->nops; }
+
+int npk_report_op_get(const npk_report *r, size_t i, const char **name, int *on_npu, uint64_t *count, uint64_t *cycles,
+                      uint64_t *macs) {
+    if (i >= r->nops) return npk_err(NPK_EINVAL, "report operator %zu of %zu", i, r->nops);
+    *name = r->ops[i].name;
+    *on_npu = r->ops[i].on_npu;
+    *count = r->ops[i].count;
+    *cycles = r->ops[i].cycles;
+    *macs = r->ops[i].macs;
+    return 0;
+}
+
+const char *npk_report_device(const npk_report *r) { return r->device; }
+uint64_t npk_report_peak(const npk_report *r) { return r->peak; }
+uint64_t npk_report_hz(const npk_report *r) { return r->host_only ? 0 : r->hz; }
+
 uint64_t npk_report_macs(const npk_report *r) {
     uint64_t m = 0;
     for (size_t i = 0; i < r->nops; i++) m += r->ops[i].macs;

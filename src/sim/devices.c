@@ -46,5 +46,6 @@ int npk_dev_check_opts(const npk_dev_class *c, const char *opts) {
     int rc = npk_opt_defaults(c->opts, c->n_opts, scratch);
     if (!rc) rc = npk_opt_parse_kv(c->opts, c->n_opts, scratch, opts, c->name);
     free(scratch);
+    if (!rc && c->check_opts) rc = c->check_opts(opts);
     return rc;
 }

@@ -993,7 +993,8 @@ static const npk_opt opt_defs[] = {
     OLAT("dma_lat", lat_dma, "64", "MEMCPY setup latency in cycles"),
     NPK_OPT_CLOCK_MHZ(pccx_params, clock_mhz, "400"),
     {"lanes", NULL, NPK_OPT_U32, offsetof(pccx_params, lanes), "4", 1, 31, 0, 0, 0, "N",
-     "GEMV cores of 32 MAC/cycle (parallel_lane 1..N, 0 = all; the field has 5 bits)", 0},
+     "GEMV cores of 32 MAC/cycle; an instruction's 5-bit parallel_lane field uses 1..N\n"
+     "of them, or all N when it is 0", 0},
     {"l2_kib", NULL, NPK_OPT_U32, offsetof(pccx_params, l2_kib), "1792", 16, 2048, 0, 0, 0, "KIB",
      "L2 size in KiB (1792 = the KV260's 114,688 words; 2048 = all a 17-bit word address reaches)", 0},
     {"wfifo_kib", NULL, NPK_OPT_U32, offsetof(pccx_params, wfifo_kib), "64", 0, 65536, 0, 0, 0, "KIB",

@@ -1079,13 +1079,13 @@ int npk_qtest_serve_socket(npk_qtest *q, const char *path, void (*ready)(void *c
     if (bind(ls, (struct sockaddr *)&tmp, sizeof tmp) < 0) {
         int e = errno;
         close(ls);
-        return npk_err(NPK_EIO, "qtest: cannot bind '%s': %s", tmp.sun_path, strerror(e));
+        return npk_err(NPK_EIO, "qtest: cannot bind '%s': %s", path, strerror(e));
     }
     if (listen(ls, 1) < 0) {
         int e = errno;
         close(ls);
         unlink(tmp.sun_path);
-        return npk_err(NPK_EIO, "qtest: listen on '%s': %s", tmp.sun_path, strerror(e));
+        return npk_err(NPK_EIO, "qtest: listen on '%s': %s", path, strerror(e));
     }
     if (staged) {
         int r = link(tmp.sun_path, path), e = errno;

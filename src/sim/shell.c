@@ -732,6 +732,12 @@ static int apply_preset(shx_params *p, const char *opts) {
     return 0;
 }
 
+static int check_opts(const char *opts) {
+    shx_params p;
+    memset(&p, 0, sizeof p);
+    return apply_preset(&p, opts);
+}
+
 static npk_dev *create(npk_mem *mem, const char *opts) {
     shx_params p;
     memset(&p, 0, sizeof p);
@@ -770,4 +776,5 @@ const npk_dev_class npk_shell_class = {
     .opts = opt_defs,
     .n_opts = sizeof opt_defs / sizeof opt_defs[0],
     .create = create,
+    .check_opts = check_opts,
 };

@@ -601,7 +601,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
 
 const npk_dev_class npk_v0_class = {
     .name = "v0",
-    .summary = "e1 NPU v0: Gemmini 16x16 int8 systolic array behind a 64-byte descriptor queue, CPU fallback",
+    .summary = "v0 NPU: Gemmini 16x16 int8 systolic array behind a 64-byte descriptor queue, CPU fallback",
     .mmio_base = NPK_V0_MMIO_BASE,
     .mmio_size = NPK_V0_MMIO_SIZE,
     .hz = NPK_V0_HZ,

@@ -5,6 +5,9 @@
 #include "npukit/report.h"
 #include "npukit/trace.h"
 #include "npukit/sim.h"
+#include "npukit/strbuf.h"
+
+#include <inttypes.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -144,6 +147,71 @@ int cli_out_open(cli_out *o, const char *path) {
     return 0;
 }
 
+/* The outputs of the running command (cli_outputs_begin): finished temporaries
+ * waiting for cli_outputs_commit to rename them all into place. */
+static struct pending_out {
+    char *tmp, *path;
+} *pending;
+static size_t n_pending, cap_pending;
+static int deferring, complete_anyway;
+
+void cli_outputs_begin(void) { deferring = 1; }
+void cli_outputs_complete(void) { complete_anyway = 1; }
+
+static int defer_out(char *tmp, const char *path) {
+    if (n_pending == cap_pending) {
+        size_t nc = cap_pending ? 2 * cap_pending : 8;
+        struct pending_out *np = realloc(pending, nc * sizeof *np);
+        if (!np) return npk_err(NPK_ENOMEM, "out of memory");
+        pending = np;
+        cap_pending = nc;
+    }
+    char *p = strdup(path);
+    if (!p) return npk_err(NPK_ENOMEM, "out of memory");
+    pending[n_pending].tmp = tmp;
+    pending[n_pending++].path = p;
+    return 0;
+}
+
+int cli_outputs_commit(int ok) {
+    int rc = 0;
+    ok = ok || complete_anyway;
+    for (size_t i = 0; i < n_pending; i++) {
+        if (ok && !rc && rename(pending[i].tmp, pending[i].path))
+            rc = npk_err(NPK_EIO, "cannot create '%s': %s", pending[i].path, strerror(errno));
+        if (!ok || rc) unlink(pending[i].tmp);
+        free(pending[i].tmp);
+        free(pending[i].path);
+    }
+    free(pending);
+    pending = NULL;
+    n_pending = cap_pending = 0;
+    deferring = complete_anyway = 0;
+    return rc;
+}
+
+const char *cli_out_reserve(const char *path) {
+    cli_out o;
+    if (cli_out_open(&o, path)) return NULL;
+    if (!o.tmp) { /* a device or FIFO: written in place */
+        fclose(o.f);
+        return path;
+    }
+    fclose(o.f);
+    if (!deferring) { /* nobody would commit it: the caller writes the path itself */
+        unlink(o.tmp);
+        free(o.tmp);
+        return path;
+    }
+    const char *tmp = o.tmp;
+    if (defer_out(o.tmp, path)) {
+        unlink(o.tmp);
+        free(o.tmp);
+        return NULL;
+    }
+    return tmp;
+}
+
 int cli_out_close(cli_out *o, int ok) {
     if (!o->f) return 0;
     int rc = 0;
@@ -152,6 +220,15 @@ int cli_out_close(cli_out *o, int ok) {
         rc = npk_err(NPK_EIO, "writing '%s' failed: %s", o->path, strerror(errno ? errno : EIO));
     if (fclose(o->f) && ok && !rc) rc = npk_err(NPK_EIO, "writing '%s' failed: %s", o->path, strerror(errno));
     o->f = NULL;
+    if (o->tmp && deferring && ok && !rc) { /* renamed with the command's other outputs */
+        if (defer_out(o->tmp, o->path)) {
+            rc = -NPK_ENOMEM;
+            unlink(o->tmp);
+            free(o->tmp);
+        }
+        o->tmp = NULL;
+        return rc;
+    }
     if (o->tmp) {
         if (ok && !rc && rename(o->tmp, o->path))
             rc = npk_err(NPK_EIO, "cannot create '%s': %s", o->path, strerror(errno));
@@ -186,6 +263,28 @@ int cli_write_report(const npk_report *r, const char *path) {
     rc = npk_report_write_json(r, o.f);
     int rc2 = cli_out_close(&o, !rc);
     return rc ? npk_err(NPK_EIO, "writing report file '%s' failed", path) : rc2;
+}
+
+FILE *cli_report_open(const char *where, cli_out *o) {
+    memset(o, 0, sizeof *o);
+    if (!where || !strcmp(where, "-")) return stdout;
+    return cli_out_open(o, where) ? NULL : o->f;
+}
+
+int cli_report_close(cli_out *o, FILE *f) {
+    if (f == stdout) return 0; /* a write error there is the command's (cli_finish_stdout) */
+    int e = errno, bad = ferror(f);
+    int rc = cli_out_close(o, !bad);
+    if (bad && !rc) rc = npk_err(NPK_EIO, "writing '%s' failed: %s", o->path, strerror(e ? e : EIO));
+    return rc;
+}
+
+int cli_emit_report(const char *cmd, const char *where, const npk_report *r) {
+    cli_out o;
+    FILE *f = cli_report_open(where, &o);
+    if (f) npk_report_print(r, f);
+    if (!f || cli_report_close(&o, f)) return cli_fail("%s: --report: %s", cmd, npk_errmsg());
+    return 0;
 }
 
 int cli_finish_stdout(int rc) {
@@ -253,6 +352,36 @@ static int alias_match(const char *alias, const char *a, size_t len) {
     return 0;
 }
 
+/* The flags naming files a command writes. */
+static int is_output_flag(const char *name) {
+    static const char *const outs[] = {"--output", "--report", "--report-json", "--trace", "--plot", "--json",
+                                       "--tokenizer-out", "--asm", "--save", "--log", "--output-dir"};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        if (!strcmp(name, outs[i])) return 1;
+    return 0;
+}
+
+/* Two output flags naming one file (one would overwrite the other) are a usage error. */
+static int check_distinct_outputs(const char *cmd, const npk_opt *t, size_t n, void *base) {
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].type != NPK_OPT_STR || !is_output_flag(t[i].name)) continue;
+        const char *a = *(const char **)((char *)base + t[i].off);
+        if (!a || !strcmp(a, "-") || !strncmp(a, "/dev/", 5)) continue;
+        for (size_t j = i + 1; j < n; j++) {
+            if (t[j].type != NPK_OPT_STR || !is_output_flag(t[j].name)) continue;
+            const char *b = *(const char **)((char *)base + t[j].off);
+            if (!b) continue;
+            struct stat sa, sb;
+            int same = !strcmp(a, b) || (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+                                         sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode));
+            if (same)
+                return cli_usage_error(cmd, "%s and %s name the same file '%s' (one would overwrite the other)",
+                                       t[i].name, t[j].name, b);
+        }
+    }
+    return 0;
+}
+
 int cli_parse(const char *cmd, const npk_opt *t, size_t n, void *base, int argc, char **argv, const char **pos,
               int max_pos, int *npos) {
     unsigned char seen[128] = {0};
@@ -284,6 +413,12 @@ int cli_parse(const char *cmd, const npk_opt *t, size_t n, void *base, int argc,
             npk_opt_set(o, base, NULL, o->name);
             continue;
         }
+        if (o->type == NPK_OPT_STR && o->min == 1 && !eq) { /* CLI_REPORT: --report alone = stdout */
+            if (k < sizeof seen && seen[k]) return cli_usage_error(cmd, "%s given twice (it takes one value)", o->name);
+            if (k < sizeof seen) seen[k] = 1;
+            *(const char **)((char *)base + o->off) = "-";
+            continue;
+        }
         const char *v;
         if (eq) v = eq + 1;
         else if (i + 1 < argc) v = argv[++i];
@@ -293,8 +428,9 @@ int cli_parse(const char *cmd, const npk_opt *t, size_t n, void *base, int argc,
             seen[k] = 1;
         }
         if (npk_opt_set(o, base, v, o->name)) return cli_usage_error(cmd, "%s", npk_errmsg());
+        if (!strcmp(o->name, "--port") && npk_port_check_spec(v)) return cli_usage_error(cmd, "--port: %s", npk_errmsg());
     }
-    return 0;
+    return check_distinct_outputs(cmd, t, n, base);
 }
 
 int cli_take_list(const char *cmd, const char *flag, npk_strlist *l, const char **dst, size_t max, size_t *n) {
@@ -357,3 +493,89 @@ int cli_gnuplot(const char *script, const char *what) {
 void cli_threads(uint32_t n) {
     if (n) npk_threads_set((int)n); /* in range: the table caps it at 256 */
 }
+/* The bar chart every --plot draws (run's per-layer picture and cli_plot_report): one bar of
+ * device cycles per row (left axis, log scale when the bars span 100x or more) and, only when
+ * some row has one, its array utilization as a point on the right axis (0..100 %); the legend
+ * sits above the plot, where it covers no bar. rows: "index \"name\" cycles util|-" lines. */
+int cli_plot_bars(const char *rows, int nrows, int has_util, double min_cyc, double max_cyc, const char *title,
+                  const char *xtitle, const char *file) {
+    if (!nrows) return cli_fail("--plot: nothing ran on the device: no picture");
+    char dir[] = "/tmp/npu-plot-XXXXXX";
+    if (!mkdtemp(dir)) return cli_fail("--plot: cannot create a temporary directory: %s", strerror(errno));
+    char dat[64], gp[64];
+    snprintf(dat, sizeof dat, "%s/rows.dat", dir);
+    snprintf(gp, sizeof gp, "%s/plot.gp", dir);
+    const char *target = cli_out_reserve(file); /* renamed into place when the command succeeded */
+    FILE *fd = target ? fopen(dat, "w") : NULL, *fg = target ? fopen(gp, "w") : NULL;
+    int rc = 0;
+    if (!target) rc = cli_fail("--plot: %s", npk_errmsg());
+    else if (!fd || !fg) rc = cli_fail("--plot: cannot write the gnuplot files in %s", dir);
+    if (!rc) {
+        fputs(rows, fd);
+        const char *ext = strrchr(file, '.');
+        int svg = ext && !strcmp(ext, ".svg");
+        fprintf(fg, "set terminal %s size %d,650 font ',10'\n", svg ? "svg" : "pngcairo", nrows > 60 ? 1600 : 1100);
+        fprintf(fg, "set output '%s'\n", target);
+        fprintf(fg, "set title \"%s\" noenhanced\n", title);
+        fprintf(fg, "set xlabel \"%s\" noenhanced\n", xtitle);
+        fprintf(fg, "set ylabel 'device cycles per row (bars)'\nset ytics nomirror\n");
+        if (min_cyc > 0 && max_cyc / min_cyc >= 100) fprintf(fg, "set logscale y 10\nset yrange [%g:%g]\n", min_cyc / 2, max_cyc * 2);
+        else fprintf(fg, "set yrange [0:%g]\n", max_cyc * 1.1 + 1);
+        fprintf(fg, "set grid ytics\nset style fill solid 0.6 noborder\nset boxwidth 0.8\n"
+                    "set xtics rotate by 60 right font ',%d' noenhanced\nset datafile missing '-'\n"
+                    "set key below center horizontal\nset xrange [-1:%d]\n",
+                nrows > 60 ? 7 : 9, nrows);
+        if (has_util)
+            fprintf(fg, "set y2label 'array utilization (%%, points)'\nset y2range [0:105]\nset y2tics\n"
+                        "plot '%s' using 1:3:xtic(2) axes x1y1 with boxes lc rgb '#4c72b0' title 'device cycles', \\\n"
+                        "     '%s' using 1:4 axes x1y2 with points pt 7 ps 0.9 lc rgb '#d62728' "
+                        "title 'array utilization (rows with MACs)'\n",
+                    dat, dat);
+        else
+            fprintf(fg, "plot '%s' using 1:3:xtic(2) with boxes lc rgb '#4c72b0' title 'device cycles'\n", dat);
+    }
+    int bad = (fd && fclose(fd)) | (fg && fclose(fg));
+    if (!rc && bad) rc = cli_fail("--plot: cannot write the gnuplot files in %s", dir);
+    if (!rc) rc = cli_gnuplot(gp, "--plot");
+    unlink(dat);
+    unlink(gp);
+    rmdir(dir);
+    return rc;
+}
+
+int cli_plot_report(const npk_report *r, const char *what, const char *file) {
+    npk_strbuf rows = {0};
+    int n = 0, util = 0;
+    double lo = 0, hi = 0, tot = 0;
+    uint64_t peak = npk_report_peak(r);
+    for (size_t i = 0; i < npk_report_n_ops(r); i++) {
+        const char *name;
+        int on_npu;
+        uint64_t count, cyc, macs;
+        if (npk_report_op_get(r, i, &name, &on_npu, &count, &cyc, &macs) || !on_npu || !cyc) continue;
+        if (macs && peak) {
+            npk_strbuf_printf(&rows, "%d \"%s\" %" PRIu64 " %.3f\n", n, name, cyc,
+                              100.0 * (double)macs / ((double)cyc * (double)peak));
+            util = 1;
+        } else {
+            npk_strbuf_printf(&rows, "%d \"%s\" %" PRIu64 " -\n", n, name, cyc);
+        }
+        if (!n || (double)cyc < lo) lo = (double)cyc;
+        if ((double)cyc > hi) hi = (double)cyc;
+        tot += (double)cyc;
+        n++;
+    }
+    if (rows.oom) {
+        free(rows.p);
+        return cli_fail("--plot: out of memory");
+    }
+    char title[256];
+    uint64_t hz = npk_report_hz(r);
+    snprintf(title, sizeof title, "%s on %s%s%.1f MHz: %d device operators, %.0f cycles", what, npk_report_device(r),
+             hz ? " @ " : "", hz ? (double)hz / 1e6 : 0.0, n, tot);
+    if (!hz) snprintf(title, sizeof title, "%s on %s: %d device operators, %.0f cycles", what, npk_report_device(r), n, tot);
+    int rc = cli_plot_bars(rows.p ? rows.p : "", n, util, lo, hi, title, "device operator (as in --report)", file);
+    free(rows.p);
+    return rc;
+}
+

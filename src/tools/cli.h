@@ -95,6 +95,11 @@ void cli_help_opts(const npk_opt *t, size_t n);
             "host threads for the arithmetic (CPU path, device models' GEMMs);\n"                                     \
             "0 = every core, or $NPUKIT_THREADS (results are the same bytes at any count)")
 void cli_threads(uint32_t n);
+/* --report[=FILE] (a const char * field): the report on standard output
+ * ("-", the flag alone) or, with =FILE, in FILE (all-or-nothing as every
+ * output). Only the = form takes a value, so `--report MODEL` stays a flag
+ * and a positional argument. */
+#define CLI_REPORT(T, f, help) {"--report", NULL, NPK_OPT_STR, offsetof(T, f), NULL, 1, 0, 0, 0, 0, "[=FILE]", help, 0}
 /* Check a device name (allow_cpu: "cpu" too) and its options against the
  * device table before any file is read. *joined gets the options as one
  * "k=v,k=v" string (malloc'd, NULL when none; free it). Returns 0 or 2 after
@@ -134,6 +139,21 @@ typedef struct cli_out {
 } cli_out;
 int cli_out_open(cli_out *o, const char *path);
 int cli_out_close(cli_out *o, int ok);
+/* All of a command's outputs or none (npu.c wraps every command): after
+ * cli_outputs_begin(), cli_out_close(o, 1) keeps the finished temporary
+ * instead of renaming it, and cli_outputs_commit(ok) renames every kept one
+ * into place when ok (the command succeeded), or removes them all. So a
+ * command failing after its first output (a trace after a report) replaces
+ * no existing file. commit returns 0 or -NPK_EIO naming the user's path. */
+void cli_outputs_begin(void);
+int cli_outputs_commit(int ok);
+/* The outputs written so far are whole and wanted although the command will
+ * exit non-zero (a sweep whose CSV records its failed points). */
+void cli_outputs_complete(void);
+/* For an output written by another program (gnuplot's `set output`): a
+ * temporary beside path, committed with the others; path itself for devices
+ * and FIFOs, or outside begin/commit. NULL with npk_errmsg on failure. */
+const char *cli_out_reserve(const char *path);
 /* Whole outputs through cli_out: bytes, a Chrome trace, a JSON report. */
 int cli_write_trace(const npk_trace *t, const char *path);
 int cli_write_report(const npk_report *r, const char *path);
@@ -145,5 +165,18 @@ void cli_progress(const char *what, uint64_t done, uint64_t total);
 void cli_progress_end(void);
 /* The same as a library progress callback; ctx is the label (a string). */
 void cli_progress_cb(void *ctx, size_t done, size_t total);
+
+/* --plot: a bar chart of the device rows (see cli.c) written to file through
+ * cli_out_reserve; 0, or 1 after the message. cli_plot_report draws a report's
+ * device operators (what: the command, for the title). */
+int cli_plot_bars(const char *rows, int nrows, int has_util, double min_cyc, double max_cyc, const char *title,
+                  const char *xtitle, const char *file);
+int cli_plot_report(const npk_report *r, const char *what, const char *file);
+/* Where the report goes: stdout or FILE opened through o. NULL with npk_errmsg. */
+FILE *cli_report_open(const char *where, cli_out *o);
+/* Finish it: 0, or -NPK_EIO when a write failed (stdout included). */
+int cli_report_close(cli_out *o, FILE *f);
+/* The two for one npk_report: 0, or 1 after "npu: CMD: --report: ..." */
+int cli_emit_report(const char *cmd, const char *where, const npk_report *r);
 
 #endif

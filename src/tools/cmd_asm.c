@@ -9,6 +9,7 @@
 #include "npukit/npkb.h"
 #include "npukit/devtab.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 
@@ -22,12 +23,16 @@ static const npk_dev_rt *find(const char *dev) {
 
 typedef struct asm_args {
     const char *device, *out;
+    npk_strlist dev_opts;
 } asm_args;
 static const npk_opt asm_opts[] = {
     CLI_STR("--device", NULL, asm_args, device, NULL, "D",
       "the device whose command-stream format is used (required; for\n"
       "'disasm' of a compiled .npkb model: optional, checked against it)"),
     CLI_STR("--output", "-o", asm_args, out, NULL, "OUT", "output file (default: standard output)"),
+    CLI_LIST("--device-opt", "--opts --device-opts", asm_args, dev_opts, "K=V[,K=V]",
+      "device model options, repeatable (npu devices lists them); checked\n"
+      "against the device, they do not change the stream's encoding"),
 };
 
 static void help(const char *cmd) {
@@ -152,11 +157,14 @@ static int run(const char *cmd, int argc, char **argv) {
     asm_args A = {0};
     const char *in = NULL;
     int urc = cli_parse(cmd, asm_opts, sizeof asm_opts / sizeof asm_opts[0], &A, argc, argv, &in, 1, NULL);
+    if (!urc && A.dev_opts.n && !A.device) urc = cli_usage_error(cmd, "--device-opt needs --device");
+    char *joined = NULL;
+    /* a bad --device or device option is reported before any file is read */
+    if (!urc && A.device) urc = cli_device(cmd, A.device, 0, &A.dev_opts, &joined);
+    free(joined);
+    npk_strlist_free(&A.dev_opts);
     if (urc) return urc;
     const char *dev = A.device, *out = A.out;
-    char *no_opts = NULL;
-    /* a bad --device is reported before any file is read */
-    if (dev && (urc = cli_device(cmd, dev, 0, NULL, &no_opts))) return urc;
     if (!strcmp(cmd, "disasm") && in && cli_is_npkb(in)) {
         /* a compiled model (docs/npkb.md): its listing */
         uint8_t *kb = NULL;
@@ -196,6 +204,11 @@ static int run(const char *cmd, int argc, char **argv) {
             return rc ? cli_fail("disasm: %s: %s", in, npk_errmsg()) : 0;
         }
         free(text);
+    }
+    if (!dev && in && strcmp(in, "-")) { /* a missing input is the first thing to say */
+        FILE *t = fopen(in, "rb");
+        if (!t) return cli_fail("%s: cannot open '%s': %s", cmd, in, strerror(errno));
+        fclose(t);
     }
     if (!dev) return cli_usage_error(cmd, "--device is required");
     const npk_dev_rt *e = find(dev);

@@ -179,7 +179,8 @@ static json_t *load_bench_json(const char *path) {
     json_error_t e;
     json_t *doc = json_load_file(path, 0, &e);
     if (!doc) {
-        cli_fail("bench --compare: %s:%d: %s", path, e.line, e.text);
+        if (e.line > 0) cli_fail("bench --compare: %s:%d: %s", path, e.line, e.text);
+        else cli_fail("bench --compare: %s", e.text); /* cannot open: the text names the file */
         return NULL;
     }
     const char *schema = json_string_value(json_object_get(doc, "schema"));
@@ -334,7 +335,8 @@ static int bench_cmd(int argc, char **argv) {
     }
     free(pos);
     if (bench_A.list) {
-        for (size_t i = 0; i < nrows; i++) printf("%s%s\n", rows[i].name, rows[i].pending ? " (pending)" : "");
+        for (size_t i = 0; i < nrows; i++)
+            printf("%s%s\n", rows[i].name, rows[i].pending ? "  (not run by default: name it to run it)" : "");
         return 0;
     }
     if (c.trace_path && nsel != 1) return cli_usage_error("bench", "--trace needs exactly one benchmark NAME");

@@ -33,7 +33,7 @@ static int names_shlo_schema(const uint8_t *p, size_t n) {
 }
 
 /* v0 / shell: an ONNX model into a compiled model (.npkb). */
-static int compile_npkb(const char *device, const char *file, const char *outp) {
+static int compile_npkb(const char *device, const char *dev_opts, const char *file, const char *outp) {
     if (!outp) return cli_usage_error("compile", "a compiled model is binary: give -o MODEL.npkb");
     uint8_t *onnx, *bin;
     size_t len, blen;
@@ -42,7 +42,7 @@ static int compile_npkb(const char *device, const char *file, const char *outp) 
         free(onnx);
         return cli_fail("compile: %s is an e1 StableHLO-subset module, not an ONNX model: compile it with --device e1", file);
     }
-    int rc = npk_npkb_compile(onnx, len, device, &bin, &blen);
+    int rc = npk_npkb_compile_opts(onnx, len, device, dev_opts, &bin, &blen);
     free(onnx);
     if (rc) return cli_fail("compile: %s: %s", file, npk_errmsg());
     rc = cli_write_file(outp, bin, blen);
@@ -114,7 +114,7 @@ int cli_shlo_lower_module(const char *file, const char *text, const char *const 
 
 typedef struct compile_args {
     const char *device, *out, *format;
-    npk_strlist tensors;
+    npk_strlist tensors, dev_opts;
     uint32_t arena_base, descriptor_base, descriptor_stride;
     int no_tensors;
 } compile_args;
@@ -124,6 +124,10 @@ static const npk_opt compile_opts[] = {
       "the device (required): the e1 modules' device, or a device whose ONNX\n"
       "runs compile into .npkb models (listed below)"),
     CLI_STR("--output", "-o", compile_args, out, NULL, "FILE", "write there (default: stdout; required for .npkb)"),
+    CLI_LIST("--device-opt", "--opts --device-opts", compile_args, dev_opts, "K=V[,K=V]",
+      "device model options, repeatable (npu devices lists them): v0/shell\n"
+      "record the stream for them (replay with the same options); e1's\n"
+      "package does not depend on them (checked only)"),
     CLI_LIST("--tensors", NULL, compile_args, tensors, "FILE",
       "tensor data: {OP: {FIELD: data}} or {OP.FIELD: data} (repeatable, at most 16)"),
     CLI_STR("--format", NULL, compile_args, format, "package", "F",
@@ -139,9 +143,9 @@ static const npk_opt compile_opts[] = {
 #define COMPILE_NOPTS (sizeof compile_opts / sizeof compile_opts[0])
 
 static void help(void) {
-    printf("usage: npu compile --device e1 MODULE [-o PACKAGE.json] [--tensors FILE]... [--format F]\n"
+    printf("usage: npu compile --device e1 MODULE [-o PACKAGE.json] [--tensors FILE]... [--format F] [--device-opt K=V]\n"
            "                   [--arena-base ADDR] [--descriptor-base ADDR] [--descriptor-stride BYTES] [--no-tensors]\n"
-           "       npu compile --device v0|shell MODEL.onnx -o MODEL.npkb\n\n"
+           "       npu compile --device v0|shell MODEL.onnx -o MODEL.npkb [--device-opt K=V]\n\n"
            "v0 / shell: writes a compiled model (docs/npkb.md): one versioned, checksummed file with the\n"
            "model's graph and weights, the compiled plan (per node: CPU or device, driver call, MACs,\n"
            "modeled cycles), the I/O bindings and the compiled command stream (the guest-memory plan, the\n"
@@ -174,20 +178,25 @@ int cmd_compile(int argc, char **argv) {
     if (!urc && !A.device)
         urc = cli_usage_error("compile", "--device is required (%s, %s)", npk_e1_class.name, npk_npkb_device_names());
     /* the device is checked against the device table before any file is read */
-    if (!urc) urc = cli_device("compile", A.device, 0, NULL, &no_opts);
+    if (!urc) urc = cli_device("compile", A.device, 0, &A.dev_opts, &no_opts);
+    npk_strlist_free(&A.dev_opts);
     if (!urc && strcmp(A.device, npk_e1_class.name) && !npk_npkb_device_ok(A.device))
         urc = cli_usage_error("compile", "device '%s': compile targets %s and %s", A.device, npk_e1_class.name,
                               npk_npkb_device_names());
     const char *tensors[16];
     size_t ntensors;
     int trc = cli_take_list("compile", "--tensors", &A.tensors, tensors, 16, &ntensors);
+    char dev_opts[4096] = "";
+    if (!urc && !trc && no_opts && (size_t)snprintf(dev_opts, sizeof dev_opts, "%s", no_opts) >= sizeof dev_opts)
+        urc = cli_usage_error("compile", "--device-opt: the options are too long");
+    free(no_opts);
     if (urc || trc) return urc ? urc : trc;
     const char *device = A.device, *outp = A.out, *format = A.format;
     o.include_tensors = !A.no_tensors;
     o.arena_base = A.arena_base, o.descriptor_base = A.descriptor_base, o.descriptor_stride = A.descriptor_stride;
     if (!file) return cli_usage_error("compile", "no input MODULE");
     if (outp && cli_check_output(outp)) return cli_fail("compile: -o: %s", npk_errmsg());
-    if (npk_npkb_device_ok(device)) return compile_npkb(device, file, outp);
+    if (npk_npkb_device_ok(device)) return compile_npkb(device, dev_opts[0] ? dev_opts : NULL, file, outp);
     int fmt;
     if (!strcmp(format, "package")) fmt = NPK_E1_FMT_PACKAGE;
     else if (!strcmp(format, "executorch")) fmt = NPK_E1_FMT_EXECUTORCH;

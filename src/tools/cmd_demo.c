@@ -9,22 +9,27 @@
 #include "ops/ref_e1.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct demo_args {
-    const char *port, *trace, *json;
-    int report;
+    const char *port, *trace, *json, *report, *plot;
+    npk_strlist dev_opts;
 } demo_args;
 static const npk_opt demo_opts[] = {
     CLI_STR("--port", NULL, demo_args, port, "sim", "SPEC", "port to the device (npu ports lists them)"),
-    CLI_FLAG("--report", NULL, demo_args, report, "also print a performance summary (cycles, MACs, TOPS, MMIO)"),
+    CLI_DEVICE_OPT(demo_args, dev_opts),
+    CLI_REPORT(demo_args, report, "also print a performance summary (cycles, MACs, TOPS, MMIO) on stdout or in FILE"),
     CLI_STR("--report-json", NULL, demo_args, json, NULL, "FILE", "write the performance summary as JSON to FILE"),
+    CLI_STR("--plot", NULL, demo_args, plot, NULL, "FILE.png|.svg",
+      "draw the device operators' cycles (bars) and utilization with gnuplot"),
     CLI_STR("--trace", NULL, demo_args, trace, NULL, "FILE.json",
       "write a Chrome/Perfetto trace of the run (sim port only)"),
 };
 
 static void help(void) {
-    printf("usage: npu demo [--port SPEC] [--report] [--report-json FILE] [--trace FILE.json]\n\n"
+    printf("usage: npu demo [--device-opt K=V] [--port SPEC] [--report[=FILE]] [--report-json FILE] [--trace FILE.json]\n"
+           "                [--plot FILE.png]\n\n"
            "Runs, on the e1 NPU, (1) a 2x3 by 3x2 int8 GEMM tile through the MMIO scratchpad and\n"
            "(2) a descriptor ring of two commands (a DOT4_S8 and a streamed GEMM_S8 with writeback\n"
            "to guest memory), compares every result with the CPU reference and prints the\n"
@@ -48,13 +53,22 @@ int cmd_demo(int argc, char **argv) {
     int early = cli_start("demo", argc, argv, help, demo_opts, sizeof demo_opts / sizeof demo_opts[0], &O, sizeof O);
     if (early >= 0) return early;
     int urc = cli_parse("demo", demo_opts, sizeof demo_opts / sizeof demo_opts[0], &O, argc, argv, NULL, 0, NULL);
+    char *dev_opts = NULL;
+    if (!urc) urc = cli_device("demo", npk_e1_class.name, 0, &O.dev_opts, &dev_opts);
+    npk_strlist_free(&O.dev_opts);
     if (urc) return urc;
-    const char *port_spec = O.port, *trace_path = O.trace, *json_path = O.json;
-    int report = O.report;
-    if (json_path && cli_check_output(json_path)) return cli_fail("demo: --report-json: %s", npk_errmsg());
-    if (trace_path && cli_check_output(trace_path)) return cli_fail("demo: --trace: %s", npk_errmsg());
-    npk_port *port;
-    if (npk_port_open(&port, port_spec, npk_e1_class.name, NULL)) return cli_fail("demo: %s", npk_errmsg());
+    const char *port_spec = O.port, *trace_path = O.trace, *json_path = O.json, *report = O.report;
+    const char *badopt = json_path && cli_check_output(json_path)                      ? "--report-json"
+                         : trace_path && cli_check_output(trace_path)                  ? "--trace"
+                         : report && strcmp(report, "-") && cli_check_output(report) ? "--report"
+                         : O.plot && cli_check_output(O.plot)                          ? "--plot"
+                                                                                       : NULL;
+    npk_port *port = NULL;
+    if (badopt || npk_port_open(&port, port_spec, npk_e1_class.name, dev_opts)) {
+        free(dev_opts);
+        return badopt ? cli_fail("demo: %s: %s", badopt, npk_errmsg()) : cli_fail("demo: %s", npk_errmsg());
+    }
+    free(dev_opts);
     npk_trace *trace = NULL;
     if (trace_path) {
         if (!npk_port_sim(port)) {
@@ -66,7 +80,7 @@ int cmd_demo(int argc, char **argv) {
     }
     npk_e1 *e;
     int rc = 1;
-    npk_report *rep = npk_report_new(npk_e1_class.name, E1_HZ, 1);
+    npk_report *rep = npk_report_new(npk_e1_class.name, npk_port_hz(port), 1);
     npk_report_name(rep, "npu demo");
     if (npk_e1_open(&e, port)) {
         cli_fail("demo: %s", npk_errmsg());
@@ -142,11 +156,12 @@ int cmd_demo(int argc, char **argv) {
     npk_report_bytes(rep, "scratch", c.perf_scratch_bytes, 0);
     npk_report_note(rep, "MMIO accesses", "%" PRIu64, npk_port_mmio_count(port));
     npk_report_note(rep, "doorbells", "%" PRIu64, npk_e1_get_stats(e)->batches);
-    if (report) npk_report_print(rep, stderr);
+    if (report && cli_emit_report("demo", report, rep)) goto out;
     if (json_path && cli_write_report(rep, json_path)) {
         cli_fail("demo: %s", npk_errmsg());
         goto out;
     }
+    if (O.plot && cli_plot_report(rep, "npu demo", O.plot)) goto out;
     if (trace && cli_write_trace(trace, trace_path)) {
         cli_fail("demo: %s", npk_errmsg());
         goto out;

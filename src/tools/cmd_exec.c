@@ -49,9 +49,15 @@ int cmd_exec(int argc, char **argv) {
         help();
         return 0;
     }
-    for (int i = 1; i < argc; i++)
-        if (argv[i][0] != '-' && (i == 1 || strcmp(argv[i - 1], "--input")) && cli_is_npkb(argv[i]))
-            return cmd_run(argc, argv); /* a compiled model takes npu run's options */
+    for (int i = 1; i < argc; i++) {
+        size_t l = strlen(argv[i]);
+        /* a compiled model takes npu run's options: a .npkb file, a file named *.npkb (run says
+         * when it is missing) or run's --input (never a package's) */
+        if (argv[i][0] != '-' && (i == 1 || strcmp(argv[i - 1], "--input")) &&
+            (cli_is_npkb(argv[i]) || (l > 5 && !strcmp(argv[i] + l - 5, ".npkb"))))
+            return cmd_run(argc, argv);
+        if (!strcmp(argv[i], "--input") || !strncmp(argv[i], "--input=", 8)) return cmd_run(argc, argv);
+    }
     exec_args A;
     memset(&A, 0, sizeof A);
     npk_opt_defaults(exec_opts, EXEC_NOPTS, &A);

@@ -13,12 +13,12 @@
 
 typedef struct llm_args {
     uint32_t threads;
-    const char *model_path, *tok_path, *device, *prompt, *trace, *port, *json_path, *shape;
+    const char *model_path, *tok_path, *device, *prompt, *trace, *port, *json_path, *shape, *report, *plot;
     npk_strlist dev_opts;
     uint64_t steps, seed, prompt_tokens;
     uint32_t group;
     double temperature, topp;
-    int report, accuracy, timing_only, gemv_prefill;
+    int accuracy, timing_only, gemv_prefill;
 } llm_args;
 
 #define LSTR(n, f, d, m, h) CLI_STR(n, NULL, llm_args, f, d, m, h)
@@ -29,7 +29,7 @@ static const npk_opt llm_opts[] = {
     LSTR("--device", device, "cpu", "D",
          "cpu: fp32 reference decoder; pccx: INT4 weights, every projection\n"
          "as a GEMV on the pccx NPU model"),
-    LSTR("--prompt", prompt, "", "TEXT", "text to start from (BPE-encoded with the tokenizer's scores; echoed)"),
+    LSTR("--prompt", prompt, NULL, "TEXT", "text to start from (BPE-encoded with the tokenizer's scores; echoed;\nnone by default)"),
     CLI_NUM("--steps", NULL, U64, llm_args, steps, "200", 1, 1u << 20, "N",
       "positions to run including BOS and the prompt (capped at the\n"
       "model's seq_len); generation also stops at BOS"),
@@ -43,12 +43,15 @@ static const npk_opt llm_opts[] = {
     LSTR("--trace", trace, NULL, "FILE.json",
          "write a Chrome trace (pccx only): the device's engines and the\n"
          "host's decode steps on the simulated clock"),
-    LFLAG("--report", report,
-          "after the text, print the performance report: device and clock,\n"
+    CLI_REPORT(llm_args, report,
+          "after the text, print the performance report (on stdout, or in\n"
+          "FILE with --report=FILE): device and clock,\n"
           "instructions by opcode with engine cycles and MACs, host steps,\n"
           "utilization, TOPS, bytes per memory, modeled tokens/s and ms/token,\n"
           "host simulation tokens/s, per-token figures, host share of the work"),
     LSTR("--report-json", json_path, NULL, "F", "write the performance report as JSON to F"),
+    LSTR("--plot", plot, NULL, "FILE.png|.svg",
+         "pccx: draw the device operators' cycles (bars) and utilization with gnuplot"),
     LFLAG("--accuracy", accuracy,
           "instead of generating: teacher-force the fp32 greedy sequence of\n"
           "--steps positions through the device decoder and print the share\n"
@@ -69,7 +72,7 @@ static const npk_opt llm_opts[] = {
          "llama-4B, ...; see npu llm-synth) or dim=..,hidden=..,layers=..,heads=..,\n"
          "kv_heads=..,vocab=..,seq=.."),
     CLI_NUM("--prompt-tokens", NULL, U64, llm_args, prompt_tokens, "32", 1, 1u << 20, "P",
-      "with --timing-only: positions counted as the prompt (prefill), default 32"),
+      "with --timing-only: positions counted as the prompt (prefill)"),
     CLI_DEVICE_OPT(llm_args, dev_opts),
     CLI_THREADS(llm_args, threads),
 };
@@ -77,11 +80,10 @@ static const npk_opt llm_opts[] = {
 static void help(void) {
     printf(
         "usage: npu llm --model M --tokenizer T [--device pccx|cpu] [--prompt TEXT] [--steps N]\n"
-        "               [--temperature X] [--top-p P] [--seed S] [--trace FILE.json] [--report] [--report-json F]\n"
-        "               [--accuracy]"
-        " [--group-size G] [--port SPEC] [--device-opt K=V]\n"
+        "               [--temperature X] [--top-p P] [--seed S] [--trace FILE.json] [--report[=FILE]] [--report-json F]\n"
+        "               [--plot FILE.png] [--accuracy] [--group-size G] [--port SPEC] [--device-opt K=V]\n"
         "       npu llm --shape SPEC|--model M --device pccx --timing-only [--steps N] [--prompt-tokens P]\n"
-        "               [--group-size G] [--device-opt K=V] [--report]\n"
+        "               [--group-size G] [--device-opt K=V] [--report[=FILE]]\n"
         "\n"
         "Generate text with a llama2.c checkpoint (legacy format) and its tokenizer,\n"
         "starting from BOS (id 1) and the prompt, and print it.\n"
@@ -109,17 +111,19 @@ static void emit_progress(const char *piece, void *user) {
     cli_progress("llm", (uint64_t)p->n, (uint64_t)p->total);
 }
 
-/* --report / --report-json. Returns 0 or 1 (reported). */
-static int emit_report(const npk_llm_decoder *d, int ntok, const char *model_path, int text, const char *json_path) {
-    if (!text && !json_path) return 0;
+static const char *plot_path; /* --plot */
+
+/* --report / --report-json / --plot. Returns 0 or 1 (reported). */
+static int emit_report(const npk_llm_decoder *d, int ntok, const char *model_path, const char *text,
+                       const char *json_path) {
+    if (!text && !json_path && !plot_path) return 0;
     npk_report *r = NULL;
     if (npk_llm_report(d, ntok, model_path, &r)) return cli_fail("%s", npk_errmsg());
-    if (text) {
-        printf("\n");
-        npk_report_print(r, stderr);
-    }
     int rc = 0;
+    if (text && !strcmp(text, "-")) printf("\n"); /* after the generated text */
+    if (text && cli_emit_report("llm", text, r)) rc = 1;
     if (json_path && cli_write_report(r, json_path)) rc = cli_fail("%s", npk_errmsg());
+    if (!rc && plot_path && cli_plot_report(r, "npu llm", plot_path)) rc = 1;
     npk_report_free(r);
     return rc;
 }
@@ -142,7 +146,7 @@ static double pccx_opt(const char *opts, const char *key) {
  * decoder with the device in timing_only mode (no weights, no arithmetic, the
  * functional run's cycles), the first P counted as the prompt. */
 static int timing_only_run(npk_llm_model *m, const char *label, const npk_llm_pccx_opts *po, int steps, int ptoks,
-                           int report, const char *json_path) {
+                           const char *report, const char *json_path) {
     npk_llm_decoder *d = NULL;
     npk_llm_pccx_opts o = *po;
     o.timing_only = 1;
@@ -222,8 +226,12 @@ int cmd_llm(int argc, char **argv) {
         urc = cli_usage_error("llm", A.timing_only ? "--model or --shape is required" : "--model is required");
     if (!urc && !A.tok_path && !A.timing_only) urc = cli_usage_error("llm", "--tokenizer is required");
     if (!urc && A.trace && strcmp(A.device, dec)) urc = cli_usage_error("llm", "--trace needs --device %s", dec);
+    if (!urc && A.plot && strcmp(A.device, dec)) urc = cli_usage_error("llm", "--plot needs --device %s", dec);
+    if (!urc && A.plot && cli_check_output(A.plot)) urc = cli_fail("llm: --plot: %s", npk_errmsg());
     if (!urc && A.json_path && cli_check_output(A.json_path)) urc = cli_fail("llm: --report-json: %s", npk_errmsg());
     if (!urc && A.trace && cli_check_output(A.trace)) urc = cli_fail("llm: --trace: %s", npk_errmsg());
+    if (!urc && A.report && strcmp(A.report, "-") && cli_check_output(A.report))
+        urc = cli_fail("llm: --report: %s", npk_errmsg());
     if (urc) free(dev_opts);
     npk_strlist_free(&A.dev_opts);
     if (urc) return urc;
@@ -231,7 +239,10 @@ int cmd_llm(int argc, char **argv) {
                *trace = A.trace, *port = A.port, *json_path = A.json_path;
     uint64_t steps = A.steps, seed = A.seed, group = A.group;
     double temperature = A.temperature, topp = A.topp;
-    int report = A.report, accuracy = A.accuracy;
+    const char *report = A.report;
+    plot_path = A.plot;
+    int accuracy = A.accuracy;
+    if (!prompt) prompt = "";
     int pccx = !strcmp(device, npk_pccx_class.name);
 
     npk_llm_model *m = NULL;

@@ -14,9 +14,9 @@
 #include <time.h>
 
 typedef struct lower_args {
-    const char *device, *port, *trace, *json;
-    npk_strlist tensors;
-    int report, check, no_batching, no_golden;
+    const char *device, *port, *trace, *json, *report, *plot;
+    npk_strlist tensors, dev_opts;
+    int check, no_batching, no_golden;
     uint64_t max_work;
 } lower_args;
 #define LSTR(n, f, def, m, h) CLI_STR(n, NULL, lower_args, f, def, m, h)
@@ -30,11 +30,14 @@ static const npk_opt lower_opts[] = {
     LSTR("--trace", trace, NULL, "FILE.json",
          "write a Chrome/Perfetto trace: the device's engines (sim port only)\n"
          "and the host's lowering steps on the simulated clock"),
-    LFLAG("--report", report,
-          "print the performance report on stderr (stdout keeps the JSON):\n"
+    CLI_DEVICE_OPT(lower_args, dev_opts),
+    CLI_REPORT(lower_args, report,
+          "print the performance report on stdout after the JSON, or in FILE\n"
+          "(--report=FILE keeps stdout pure JSON):\n"
           "per record cycles and MACs, utilization, TOPS, bytes per memory,\n"
           "direct commands, descriptors, ring batches, MMIO accesses"),
     LSTR("--report-json", json, NULL, "FILE", "write the performance report as JSON to FILE"),
+    LSTR("--plot", plot, NULL, "FILE.png|.svg", "draw the device operators' cycles (bars) and utilization with gnuplot"),
     LFLAG("--no-batching", no_batching, "one MMIO start per GEMM tile instead of descriptor-ring batches"),
     LFLAG("--no-golden", no_golden, "leave the golden tensors out of the JSON (they are still checked)"),
     LFLAG("--check", check, "validate only (no device): exit 0 when the file would run"),
@@ -45,8 +48,8 @@ static const npk_opt lower_opts[] = {
 #define LOWER_NOPTS (sizeof lower_opts / sizeof lower_opts[0])
 
 static void help(void) {
-    printf("usage: npu lower --device e1 FILE [--tensors FILE]... [--port SPEC] [--trace FILE.json] [--report]\n"
-           "                 [--report-json FILE] [--no-batching] [--no-golden] [--check] [--max-work N]\n\n"
+    printf("usage: npu lower --device e1 FILE [--device-opt K=V] [--tensors FILE]... [--port SPEC] [--trace FILE.json]\n"
+           "                 [--report[=FILE]] [--report-json FILE] [--plot FILE.png] [--no-batching] [--no-golden] [--check] [--max-work N]\n\n"
            "Runs a JSON lowering record (one operator) or module (an ordered list of operators with\n"
            "named tensors) on the e1 NPU: every multiply-accumulate runs on the device, the host\n"
            "only stages, pads, requantizes and divides. The whole file is validated first (names,\n"
@@ -73,20 +76,28 @@ int cmd_lower(int argc, char **argv) {
     int urc = cli_parse("lower", lower_opts, LOWER_NOPTS, &A, argc, argv, &file, 1, NULL);
     if (!urc && !A.device) urc = cli_usage_error("lower", "--device is required (--device %s)", npk_e1_class.name);
     /* the device is checked against the device table before any file is read */
-    if (!urc) urc = cli_device("lower", A.device, 0, NULL, &no_opts);
+    if (!urc) urc = cli_device("lower", A.device, 0, &A.dev_opts, &no_opts);
     if (!urc && strcmp(A.device, npk_e1_class.name))
         urc = cli_usage_error("lower", "device '%s' has no lowerings (devices with lowerings: %s)", A.device,
                               npk_e1_class.name);
     const char *tensors[16];
     size_t ntensors;
     int trc = cli_take_list("lower", "--tensors", &A.tensors, tensors, 16, &ntensors);
+    npk_strlist_free(&A.dev_opts);
+    char dev_opts[4096] = ""; /* the checked --device-opt values, for the port */
+    if (!urc && !trc && no_opts && (size_t)snprintf(dev_opts, sizeof dev_opts, "%s", no_opts) >= sizeof dev_opts)
+        urc = cli_usage_error("lower", "--device-opt: the options are too long");
+    free(no_opts);
     if (urc || trc) return urc ? urc : trc;
     const char *port_spec = A.port, *trace_path = A.trace, *json_path = A.json;
-    int report = A.report, check = A.check;
+    const char *report = A.report;
+    int check = A.check;
     npk_lower_module_opts opts = {.batching = !A.no_batching, .include_golden = !A.no_golden, .max_work = A.max_work,
                                   .progress = cli_progress_cb, .progress_ctx = "lower: records"};
     if (json_path && cli_check_output(json_path)) return cli_fail("lower: --report-json: %s", npk_errmsg());
     if (trace_path && cli_check_output(trace_path)) return cli_fail("lower: --trace: %s", npk_errmsg());
+    if (report && strcmp(report, "-") && cli_check_output(report)) return cli_fail("lower: --report: %s", npk_errmsg());
+    if (A.plot && cli_check_output(A.plot)) return cli_fail("lower: --plot: %s", npk_errmsg());
     if (!file) return cli_usage_error("lower", "no input FILE.json");
     uint8_t *data;
     size_t len;
@@ -129,7 +140,7 @@ int cmd_lower(int argc, char **argv) {
         return 1;
     }
     npk_port *port;
-    if (npk_port_open(&port, port_spec, npk_e1_class.name, NULL)) {
+    if (npk_port_open(&port, port_spec, npk_e1_class.name, dev_opts[0] ? dev_opts : NULL)) {
         free(text);
         return cli_fail("lower: %s", npk_errmsg());
     }
@@ -150,7 +161,7 @@ int cmd_lower(int argc, char **argv) {
         }
         npk_port_set_trace(port, trace);
     }
-    if (report || json_path) {
+    if (report || json_path || A.plot) {
         /* the e1 GEMM engine does one MAC per cycle */
         rep = npk_report_new(npk_e1_class.name, npk_port_hz(port), 1);
         if (!rep) {
@@ -179,11 +190,12 @@ int cmd_lower(int argc, char **argv) {
     fputc('\n', stdout);
     ret = strstr(result, "\"all_match\":true") ? 0 : 1;
     if (ret) cli_fail("lower: %s: a device result differs from the golden", file);
-    if (report) npk_report_print(rep, stderr);
+    if (report && cli_emit_report("lower", report, rep)) ret = 1;
     if (json_path && cli_write_report(rep, json_path)) {
         cli_fail("lower: %s", npk_errmsg());
         ret = 1;
     }
+    if (!ret && A.plot && cli_plot_report(rep, "npu lower", A.plot)) ret = 1;
     if (trace) {
         npk_port_set_trace(port, NULL);
         if (cli_write_trace(trace, trace_path)) {

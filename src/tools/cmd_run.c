@@ -12,6 +12,7 @@
 #include "npukit/graph.h"
 #include "npukit/npkb.h"
 #include "npukit/report.h"
+#include "npukit/strbuf.h"
 #include "npukit/trace.h"
 
 #define RUN_DEFAULT_DEVICE "v0"
@@ -20,7 +21,8 @@ typedef struct run_args {
     uint32_t threads;
     const char *device, *outdir, *json, *trace_path, *port, *plot, *qdq;
     npk_strlist inputs, dev_opts;
-    int report, have_seed, device_given, golden, timing_only;
+    const char *report;
+    int have_seed, device_given, golden, timing_only;
     uint64_t seed;
 } run_args;
 
@@ -40,8 +42,9 @@ static const npk_opt run_opts[] = {
     RSTR("--output-dir", outdir, "DIR",
          "write output K as DIR/output_K.pb (ONNX TensorProto; SequenceProto or\n"
          "OptionalProto for a sequence or optional output)"),
-    CLI_FLAG("--report", NULL, run_args, report,
-      "print the partition report and the performance summary (device and\n"
+    CLI_REPORT(run_args, report,
+      "print the partition report and the performance summary on stdout or\n"
+      "in FILE (device and\n"
       "clock, cycles and MACs per operator, utilization, TOPS, bytes, time); on v0\n"
       "per layer also the bytes moved per memory (DRAM read/written, scratchpad,\n"
       "accumulator) and whether it was compute- or memory-bound"),
@@ -66,62 +69,52 @@ static const npk_opt run_opts[] = {
       "cycles and counters as the functional run, no outputs (docs/sweep.md)"),
 };
 
-/* --plot: one bar per device node (cycles, left axis, log scale) and its
- * array utilization (device MACs / (cycles x peak), right axis). */
+/* --plot: one bar per device node (cycles, left axis) and, for the nodes with MACs, the
+ * array utilization (device MACs / (cycles x peak), right axis); cli_plot_bars draws it. */
 static int plot_layers(const npk_run_report *r, const char *model, const char *file) {
-    char dir[] = "/tmp/npu-plot-XXXXXX";
-    if (!mkdtemp(dir)) return cli_fail("--plot: cannot create a temporary directory: %s", strerror(errno));
-    char dat[64], gp[64];
-    snprintf(dat, sizeof dat, "%s/layers.dat", dir);
-    snprintf(gp, sizeof gp, "%s/plot.gp", dir);
-    FILE *fd = fopen(dat, "w"), *fg = fopen(gp, "w");
-    int nl = 0;
+    npk_strbuf rows = {0};
+    int nl = 0, util = 0;
     uint64_t cyc = 0;
-    for (size_t i = 0; fd && i < r->n_nodes; i++) {
+    double lo = 0, hi = 0;
+    for (size_t i = 0; i < r->n_nodes; i++) {
         const npk_node_report *n = &r->nodes[i];
         if (n->place != NPK_PLACE_DEVICE || !n->cycles) continue;
         /* utilization only for nodes with MACs (ReLU and pooling have none: a gap, not a 0) */
-        if (n->macs && r->peak_macs_per_cycle)
-            fprintf(fd, "%d \"%s\" %" PRIu64 " %.3f\n", nl++, n->name, n->cycles,
-                    100.0 * (double)n->macs / ((double)n->cycles * (double)r->peak_macs_per_cycle));
-        else
-            fprintf(fd, "%d \"%s\" %" PRIu64 " -\n", nl++, n->name, n->cycles);
+        if (n->macs && r->peak_macs_per_cycle) {
+            npk_strbuf_printf(&rows, "%d \"%s\" %" PRIu64 " %.3f\n", nl, n->name, n->cycles,
+                              100.0 * (double)n->macs / ((double)n->cycles * (double)r->peak_macs_per_cycle));
+            util = 1;
+        } else {
+            npk_strbuf_printf(&rows, "%d \"%s\" %" PRIu64 " -\n", nl, n->name, n->cycles);
+        }
+        if (!nl || (double)n->cycles < lo) lo = (double)n->cycles;
+        if ((double)n->cycles > hi) hi = (double)n->cycles;
         cyc += n->cycles;
+        nl++;
     }
-    const char *ext = strrchr(file, '.');
-    int svg = ext && !strcmp(ext, ".svg");
-    if (fg) {
-        fprintf(fg, "set terminal %s size %d,650 font ',10'\n", svg ? "svg" : "pngcairo", nl > 60 ? 1600 : 1100);
-        fprintf(fg, "set output '%s'\n", file);
-        const char *base = strrchr(model, '/');
-        fprintf(fg, "set title \"npu run %s --device %s: %d device layers, %" PRIu64 " cycles\" noenhanced\n",
-                base ? base + 1 : model, r->device, nl, cyc);
-        fprintf(fg, "set ylabel 'cycles'\nset y2label 'array utilization (%%)'\nset y2range [0:105]\nset ytics nomirror\n"
-                    "set y2tics\nset logscale y 10\nset grid y2tics\nset style fill solid 0.6 noborder\nset boxwidth 0.8\n"
-                    "set xtics rotate by 90 right font ',7' noenhanced\nset key top left box opaque\nset datafile missing '-'\nset xrange [-1:%d]\n",
-                nl);
-        fprintf(fg,
-                "plot '%s' using 1:3:xtic(2) axes x1y1 with boxes lc rgb '#4c72b0' title 'cycles', \\\n"
-                "     '%s' using 1:4 axes x1y2 with points pt 7 ps 0.9 lc rgb '#d62728' title 'utilization (layers with MACs)'\n",
-                dat, dat);
+    if (rows.oom) {
+        free(rows.p);
+        return cli_fail("--plot: out of memory");
     }
-    int bad = !fd || !fg || !nl;
-    if (fd) fclose(fd);
-    if (fg) fclose(fg);
-    int rc = bad ? (nl || !fd || !fg ? cli_fail("--plot: cannot write the gnuplot files in %s", dir)
-                                     : cli_fail("--plot: no node ran on the device (%s)", r->device))
-                 : cli_gnuplot(gp, "--plot");
-    unlink(dat);
-    unlink(gp);
-    rmdir(dir);
+    if (!nl) {
+        free(rows.p);
+        return cli_fail("--plot: no node ran on the device (%s)", r->device);
+    }
+    const char *base = strrchr(model, '/');
+    char title[256];
+    snprintf(title, sizeof title, "npu run %s --device %s: %d device layers, %" PRIu64 " cycles", base ? base + 1 : model,
+             r->device, nl, cyc);
+    int rc = cli_plot_bars(rows.p, nl, util, lo, hi, title, "device layer (ONNX node, in run order)", file);
+    free(rows.p);
     if (!rc) fprintf(stderr, "npu run: %s: %d device layers\n", file, nl);
     return rc;
 }
 
 static void run_help(void) {
     printf("usage: npu run MODEL.onnx|MODEL.npkb [--device D] [--device-opt K=V] [--input NAME=FILE.pb ...]\n"
-           "               [--random-inputs SEED] [--output-dir DIR] [--report] [--report-json FILE]\n"
-           "               [--trace FILE.json] [--port SPEC] [--timing-only] [--qdq fused|ort]\n\n"
+           "               [--random-inputs SEED] [--output-dir DIR] [--report[=FILE]] [--report-json FILE]\n"
+           "               [--trace FILE.json] [--plot FILE.png] [--port SPEC] [--timing-only] [--golden]\n"
+           "               [--qdq fused|ort]\n\n"
            "Import an ONNX model, place every node the device executes exactly on the device (the rest on the\n"
            "CPU reference), plan the device's guest memory, run, and print the outputs. For 2-D outputs\n"
            "[N, classes] with two or more classes the predicted class of each row (argmax, first maximum)\n"
@@ -265,13 +258,15 @@ int cmd_run(int argc, char **argv) {
     }
     const char *device = A.device, *outdir = A.outdir, *json = A.json, *trace_path = A.trace_path, *port = A.port;
     const char **in_specs = A.inputs.v;
-    int n_specs = (int)A.inputs.n, report = A.report, have_seed = A.have_seed, device_given = A.device_given;
+    const char *report = A.report;
+    int n_specs = (int)A.inputs.n, have_seed = A.have_seed, device_given = A.device_given;
     uint64_t seed = A.seed;
     /* output paths are checked before the work */
     const char *badopt = json && cli_check_output(json)               ? "--report-json"
                          : A.plot && cli_check_output(A.plot)          ? "--plot"
                          : trace_path && cli_check_output(trace_path) ? "--trace"
                          : outdir && check_outdir(outdir)             ? "--output-dir"
+                         : report && strcmp(report, "-") && cli_check_output(report) ? "--report"
                                                                       : NULL;
     if (badopt) {
         rc = cli_fail("run: %s: %s", badopt, npk_errmsg());
@@ -368,13 +363,22 @@ int cmd_run(int argc, char **argv) {
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
     cli_progress_end();
     if (st) {
-        if (report && rep.nodes) npk_run_report_print(&rep, stderr);
+        if (report && rep.nodes) npk_run_report_print(&rep, stdout); /* what ran before the failure */
         rc = cli_fail("%s: %s", model, npk_errmsg());
         goto out;
     }
     if (npkb && npk_npkb_check_run(npkb, &rep)) {
         rc = cli_fail("%s: %s", model, npk_errmsg());
         goto out;
+    }
+    if (strcmp(device, "cpu")) { /* a device was asked for: say when it ran nothing */
+        size_t on_dev = 0;
+        for (size_t i = 0; i < rep.n_nodes; i++) on_dev += rep.nodes[i].place == NPK_PLACE_DEVICE;
+        if (!on_dev)
+            fprintf(stderr,
+                    "npu run: note: no node ran on %s; all %zu nodes ran on the CPU reference ('npu onnx-ops' lists "
+                    "what each device runs)\n",
+                    device, rep.n_nodes);
     }
     if (A.timing_only) fprintf(stderr, "npu run: timing-only run: %zu outputs not computed\n", n_outs);
     else
@@ -398,14 +402,22 @@ int cmd_run(int argc, char **argv) {
         }
     }
     if (report) {
-        npk_run_report_print(&rep, stderr);
         npk_report *perf = NULL;
         if (npk_run_report_perf(&rep, model, &perf)) {
             rc = cli_fail("%s", npk_errmsg());
             goto out;
         }
-        npk_report_print(perf, stderr);
+        cli_out ro;
+        FILE *rf = cli_report_open(report, &ro);
+        if (rf) {
+            npk_run_report_print(&rep, rf);
+            npk_report_print(perf, rf);
+        }
         npk_report_free(perf);
+        if (!rf || cli_report_close(&ro, rf)) {
+            rc = cli_fail("run: --report: %s", npk_errmsg());
+            goto out;
+        }
     }
     if (json) {
         cli_out o;

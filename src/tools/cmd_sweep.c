@@ -136,6 +136,7 @@ static void spec_free(sw_spec *s) {
 
 /* Errors while reading the spec: "SPEC: line L: message". */
 static char spec_err[512];
+static int spec_err_names_file; /* the message already names the spec file (it could not be read) */
 static int serr(const yaml_node_t *n, const char *fmt, ...) {
     char msg[400];
     va_list ap;
@@ -431,7 +432,11 @@ static int spec_load(const char *path, sw_spec *s) {
     memset(s, 0, sizeof *s);
     uint8_t *data = NULL;
     size_t len = 0;
-    if (cli_read_file(path, &data, &len)) return serr(NULL, "%s", npk_errmsg());
+    spec_err_names_file = 0;
+    if (cli_read_file(path, &data, &len)) {
+        spec_err_names_file = 1;
+        return serr(NULL, "%s", npk_errmsg());
+    }
     if (len > SW_MAX_SPEC_BYTES) {
         free(data);
         return serr(NULL, "the spec is %zu bytes, more than the %u-byte limit", len, SW_MAX_SPEC_BYTES);
@@ -1148,6 +1153,52 @@ static int is_param(const sw_spec *s, const char *col) {
 
 /* One point per configuration (study x parameter combination): parameter
  * columns as they are, metrics summed over the workloads. */
+/* An axis title with its unit for a column: a metric's from the table below, a device
+ * option's from the device's option table (its help up to the first ';' or '(' and its
+ * value placeholder as the unit), "a+b" (options set together) as "a = b". */
+static void axis_title(const sw_spec *s, const char *col, int summed, char *out, size_t cap) {
+    static const char *const metric_titles[][2] = {
+        {"cycles", "modeled device cycles"},       {"time_s", "modeled time (s)"},
+        {"device_macs", "MACs on the device"},     {"cpu_macs", "MACs on the CPU"},
+        {"utilization", "array utilization (%)"},  {"guest_bytes", "guest memory (bytes)"},
+        {"staged_bytes", "bytes staged (bytes)"},  {"tokens_per_s", "modeled tokens/s"},
+        {"nodes_on_device", "nodes on the device"}, {"host_s", "host time (s)"}};
+    for (size_t i = 0; i < sizeof metric_titles / sizeof metric_titles[0]; i++)
+        if (!strcmp(col, metric_titles[i][0])) {
+            snprintf(out, cap, "%s%s", metric_titles[i][1], summed && s->nw > 1 ? ", summed over the workloads" : "");
+            return;
+        }
+    const char *plus = strchr(col, '+');
+    char first[64];
+    snprintf(first, sizeof first, "%.*s", plus ? (int)(plus - col) : (int)strlen(col), col);
+    const npk_opt *o = NULL;
+    for (int i = 0; i < s->ns && !o; i++) {
+        const npk_dev_class *c = npk_dev_class_find(s->st[i].device);
+        if (c) o = npk_opt_find(c->opts, c->n_opts, first);
+    }
+    char what[96] = "", unit[48] = "";
+    if (o && o->help) {
+        size_t k = strcspn(o->help, ";(\n");
+        snprintf(what, sizeof what, "%.*s", (int)(k < 80 ? k : 80), o->help);
+        while (*what && what[strlen(what) - 1] == ' ') what[strlen(what) - 1] = 0;
+    }
+    const char *m = o ? npk_opt_meta(o) : "";
+    if (!strcmp(m, "BYTES_PER_CYCLE")) snprintf(unit, sizeof unit, "bytes/cycle");
+    else if (!strcmp(m, "CYCLES")) snprintf(unit, sizeof unit, "cycles");
+    else if (!strcmp(m, "KIB")) snprintf(unit, sizeof unit, "KiB");
+    else if (!strcmp(m, "MHZ")) snprintf(unit, sizeof unit, "MHz");
+    else if (!strcmp(m, "BYTES")) snprintf(unit, sizeof unit, "bytes");
+    if (plus) { /* "rows+cols": both options set to the same value */
+        char eq[96];
+        snprintf(eq, sizeof eq, "%s", col);
+        for (char *q = eq; *q; q++)
+            if (*q == '+') *q = '=';
+        snprintf(out, cap, "%s%s%s%s%s (set together)", eq, *what ? ": " : "", what, *unit ? ", " : "", unit);
+    } else {
+        snprintf(out, cap, "%s%s%s%s%s%s", col, *what ? ": " : "", what, *unit ? " (" : "", unit, *unit ? ")" : "");
+    }
+}
+
 static int plot(const sw_spec *s, json_t **rows, const char *file, const char *xcol, const char *ycol) {
     long ncfg = 0;
     for (int i = 0; i < s->ns; i++) ncfg += s->st[i].combos;
@@ -1219,22 +1270,40 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
     }
     const char *ext = strrchr(file, '.');
     int svg = ext && !strcmp(ext, ".svg");
+    const char *target = cli_out_reserve(file); /* renamed into place when the command succeeded */
+    if (!target) {
+        if (fp) fclose(fp);
+        if (ff) fclose(ff);
+        if (fg) fclose(fg);
+        unlink(pts);
+        unlink(fr);
+        unlink(gp);
+        rmdir(dir);
+        free(cf);
+        return cli_fail("--plot: %s", npk_errmsg());
+    }
     if (fg) {
         fprintf(fg, "set terminal %s size 1000,650 font ',11'\n", svg ? "svg" : "pngcairo");
-        fprintf(fg, "set output '%s'\n", file);
+        fprintf(fg, "set output '%s'\n", target);
         fprintf(fg, "set title \"npu sweep '%s': %s against %s (%d configurations%s)\" noenhanced\n", s->name, ycol,
                 xcol, n, s->nw > 1 ? ", metrics summed over the workloads" : "");
-        fprintf(fg, "set xlabel \"%s\" noenhanced\nset ylabel \"%s\" noenhanced\n", xcol, ycol);
-        fprintf(fg, "set grid\nset key top right box opaque\n");
+        char xt[200], yt[200];
+        axis_title(s, xcol, !is_param(s, xcol), xt, sizeof xt);
+        axis_title(s, ycol, !is_param(s, ycol), yt, sizeof yt);
+        fprintf(fg, "set xlabel \"%s\" noenhanced\nset ylabel \"%s\" noenhanced\n", xt, yt);
+        /* the legend above the plot, where it covers no point */
+        fprintf(fg, "set grid\nset key below center horizontal\n");
         if (xmin > 0 && xmax / xmin >= 8) fprintf(fg, "set logscale x 2\n");
         if (ymin > 0 && ymax / ymin >= 100) fprintf(fg, "set logscale y 10\n");
         fprintf(fg, "set offsets graph 0.05, graph 0.18, graph 0.08, graph 0.05\n");
+        /* the front's line and rings first, the grey points over them (each visible inside its
+         * ring), the labels last, to the right of their point (none reaches the y tick labels) */
         fprintf(fg,
-                "plot '%s' using 1:2 with points pt 7 ps 1.2 lc rgb '#808080' title 'configurations', \\\n"
-                "     '%s' using 1:2:3 with labels font ',9' offset 0,1.1 noenhanced notitle, \\\n"
-                "     '%s' using 1:2 with linespoints pt 6 ps 2 lw 2 lc rgb '#d62728' title 'Pareto front (both "
-                "minimized)'\n",
-                pts, fr, fr);
+                "plot '%s' using 1:2 with linespoints pt 6 ps 2.2 lw 2 lc rgb '#d62728' title 'Pareto front (both "
+                "minimized)', \\\n"
+                "     '%s' using 1:2 with points pt 7 ps 1.0 lc rgb '#606060' title 'configurations', \\\n"
+                "     '%s' using 1:2:3 with labels left font ',9' offset 1.2,0.9 noenhanced notitle\n",
+                fr, pts, fr);
     }
     int bad = !fp || !ff || !fg;
     if (fp) fclose(fp);
@@ -1307,6 +1376,48 @@ static void help(FILE *f) {
     );
 }
 
+/* Every value of the grids against its device's option table (ranges, presets) and every
+ * workload (its files readable, its layer spec valid) before any point runs: a usage error
+ * (exit 2) naming the study and the value, instead of failing points after the others ran. */
+static int validate_spec(const sw_spec *s) {
+    for (int i = 0; i < s->ns; i++) {
+        const sw_study *st = &s->st[i];
+        const npk_dev_class *c = npk_dev_class_find(st->device);
+        if (!c) continue; /* spec_load refused unknown devices */
+        for (int p = 0; p < st->np; p++)
+            for (int v = 0; v < st->params[p].n; v++) {
+                const char *name = st->params[p].name;
+                while (*name) { /* "rows+cols": each option gets the value */
+                    size_t l = strcspn(name, "+");
+                    char kv[512];
+                    snprintf(kv, sizeof kv, "%.*s=%s", (int)l, name, st->params[p].vals[v]);
+                    if (npk_dev_check_opts(c, kv))
+                        return cli_usage_error("sweep", "device %s: parameter %s: %s", st->device, st->params[p].name,
+                                               npk_errmsg());
+                    name += l + (name[l] == '+');
+                }
+            }
+    }
+    for (int k = 0; k < s->nw; k++) {
+        const sw_work *w = &s->w[k];
+        const char *files[3] = {w->kind != W_LAYER ? w->path : NULL, w->kind == W_LLM ? w->tokenizer : NULL, NULL};
+        for (int f = 0; f < 2; f++)
+            if (files[f] && access(files[f], R_OK))
+                return cli_usage_error("sweep", "workload '%s': cannot read '%s': %s", w->name, files[f], strerror(errno));
+        for (int f = 0; f < w->nin; f++)
+            if (access(w->in_paths[f], R_OK))
+                return cli_usage_error("sweep", "workload '%s': input %s: cannot read '%s': %s", w->name, w->in_names[f],
+                                       w->in_paths[f], strerror(errno));
+        if (w->kind == W_LAYER) {
+            npk_graph *g = NULL;
+            if (npk_graph_synth_layer(w->layer, w->seed, &g))
+                return cli_usage_error("sweep", "workload '%s': %s", w->name, npk_errmsg());
+            npk_graph_free(g);
+        }
+    }
+    return 0;
+}
+
 int cmd_sweep(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         help(stdout);
@@ -1325,7 +1436,11 @@ int cmd_sweep(int argc, char **argv) {
     sw_spec s;
     if (spec_load(spec_path, &s)) {
         spec_free(&s);
-        return cli_fail("%s: %s", spec_path, spec_err);
+        return spec_err_names_file ? cli_fail("sweep: %s", spec_err) : cli_fail("%s: %s", spec_path, spec_err);
+    }
+    if (!run_point_mode && (urc = validate_spec(&s))) {
+        spec_free(&s);
+        return urc;
     }
     if (run_point_mode) { /* internal: one point in this process, its row on stdout */
         /* test knob (docs/sweep.md): make this point's process die as a crash would */
@@ -1431,7 +1546,10 @@ int cmd_sweep(int argc, char **argv) {
         if (!rc)
             fprintf(stderr, "npu sweep: %ld points, %ld failed%s\n", s.points, failed,
                     mpi ? " (MPI)" : "");
-        if (!rc && failed) rc = 1; /* every row is written; the exit code says some failed */
+        if (!rc && failed) { /* every row is written (the failed ones say why); the exit code says some failed */
+            cli_outputs_complete();
+            rc = 1;
+        }
     }
     for (long i = 0; i < s.points; i++) json_decref(rows[i]);
     free(rows);

@@ -61,7 +61,13 @@ int main(int argc, char **argv) {
         return cli_finish_stdout(0);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(commands[i].name, argv[1])) return cli_finish_stdout(commands[i].run(argc - 1, argv + 1));
+        if (!strcmp(commands[i].name, argv[1])) {
+            /* every output file of the command is renamed into place only when it succeeded */
+            cli_outputs_begin();
+            int rc = cli_finish_stdout(commands[i].run(argc - 1, argv + 1));
+            if (cli_outputs_commit(rc == 0) && rc == 0) rc = cli_fail("%s", npk_errmsg());
+            return rc;
+        }
     /* one line, like every other error (issue 8); `npu --help` lists the commands */
     fprintf(stderr, "npu: unknown command '%s' (npu --help lists the commands)\n", argv[1]);
     return 2;
