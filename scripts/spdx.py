@@ -3,7 +3,8 @@
 """Every source file of npukit names its licence in an SPDX line near its top
 (LICENSE: MIT). Source files: C/C++ sources and headers (.c .h .cc .def),
 .proto, .py, .sh, .js, CMake (.cmake .cmaketest .cmakescript CMakeLists.txt)
-and any other file starting with a #! line, under the project's source folders.
+and any other file starting with a #! line, anywhere in the checkout except .git,
+build* folders and the fuzz corpora (data).
 
     scripts/spdx.py [ROOT]          list the files without the line; exit 1 if any
     scripts/spdx.py --fix [ROOT]    add the line where it is missing
@@ -15,11 +16,9 @@ import sys
 
 TAG = "SPDX-License-Identifier:"
 LICENSE = "MIT"
-DIRS = ["src", "include", "tests", "bench", "scripts", "cmake", "examples", ".ci", "docs"]
-TOP = ["CMakeLists.txt"]
 SLASH = {".c", ".h", ".cc", ".def", ".proto", ".js"}
 HASH = {".py", ".sh", ".cmake", ".cmaketest", ".cmakescript"}
-SKIP_DIRS = {"corpus", "regressions", "node_modules", "__pycache__"}
+SKIP_DIRS = {"corpus", "regressions", "node_modules", "__pycache__", "_CPack_Packages"}
 
 
 def comment_style(path):
@@ -38,19 +37,18 @@ def comment_style(path):
     return None
 
 
+def skipped_dir(name):
+    return name.startswith(".git") or name.startswith("build") or name in SKIP_DIRS
+
+
 def sources(root):
-    for top in TOP:
-        p = os.path.join(root, top)
-        if os.path.isfile(p):
-            yield p
-    for d in DIRS:
-        base = os.path.join(root, d)
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(x for x in dirnames if x not in SKIP_DIRS)
-            for fn in sorted(filenames):
-                p = os.path.join(dirpath, fn)
-                if comment_style(p):
-                    yield p
+    """Every source file of the checkout (build folders, .git and fuzz corpora aside)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(x for x in dirnames if not skipped_dir(x))
+        for fn in sorted(filenames):
+            p = os.path.join(dirpath, fn)
+            if comment_style(p):
+                yield p
 
 
 def has_tag(path):

@@ -571,9 +571,9 @@ int cli_plot_report(const npk_report *r, const char *what, const char *file) {
     }
     char title[256];
     uint64_t hz = npk_report_hz(r);
-    snprintf(title, sizeof title, "%s on %s%s%.1f MHz: %d device operators, %.0f cycles", what, npk_report_device(r),
-             hz ? " @ " : "", hz ? (double)hz / 1e6 : 0.0, n, tot);
-    if (!hz) snprintf(title, sizeof title, "%s on %s: %d device operators, %.0f cycles", what, npk_report_device(r), n, tot);
+    (void)tot; /* operators may overlap: the title gives the run's own total */
+    snprintf(title, sizeof title, "%s on %s%s%.1f MHz: %d device operators, %" PRIu64 " device cycles in all", what,
+             npk_report_device(r), hz ? " @ " : "", hz ? (double)hz / 1e6 : 0.0, n, npk_report_cycles(r));
     int rc = cli_plot_bars(rows.p ? rows.p : "", n, util, lo, hi, title, "device operator (as in --report)", file);
     free(rows.p);
     return rc;

@@ -5,12 +5,15 @@
 #include "npukit/e1.h"
 #include "npukit/e1_shlo.h"
 #include "npukit/npkb.h"
+#include "npukit/sim.h"
+#include "npukit/trace.h"
+#include "npukit/report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct exec_args {
-    const char *port;
+    const char *port, *report, *json, *trace, *plot;
     npk_strlist tensors;
     int check, no_golden;
 } exec_args;
@@ -21,11 +24,20 @@ static const npk_opt exec_opts[] = {
     CLI_FLAG("--check", NULL, exec_args, check, "check the package only (no device)"),
     CLI_FLAG("--no-golden", NULL, exec_args, no_golden,
       "leave the golden tensors out of the JSON (they are still compared)"),
+    CLI_REPORT(exec_args, report,
+      "print the performance report (as npu lower's) on stdout after the\n"
+      "JSON, or in FILE"),
+    CLI_STR("--report-json", NULL, exec_args, json, NULL, "FILE", "write the performance report as JSON to FILE"),
+    CLI_STR("--trace", NULL, exec_args, trace, NULL, "FILE.json",
+      "write a Chrome/Perfetto trace of the replay (sim port only)"),
+    CLI_STR("--plot", NULL, exec_args, plot, NULL, "FILE.png|.svg",
+      "draw the device operators' cycles (bars) and utilization with gnuplot"),
 };
 #define EXEC_NOPTS (sizeof exec_opts / sizeof exec_opts[0])
 
 static void help(void) {
     printf("usage: npu exec PACKAGE.json [--port SPEC] [--tensors FILE]... [--check] [--no-golden]\n"
+           "                [--report[=FILE]] [--report-json FILE] [--trace FILE.json] [--plot FILE.png]\n"
            "       npu exec MODEL.npkb [--input NAME=FILE.pb]... [--port SPEC] [npu run's options]\n\n"
            "A compiled model (.npkb from 'npu compile --device v0|shell MODEL.onnx', docs/npkb.md) runs\n"
            "without the ONNX file: its stored guest-memory plan, weights and pre-encoded descriptor batches\n"
@@ -71,6 +83,12 @@ int cmd_exec(int argc, char **argv) {
     int check = A.check;
     npk_lower_module_opts opts = {.batching = 1, .include_golden = !A.no_golden};
     if (!file) return cli_usage_error("exec", "no PACKAGE");
+    const char *badopt = A.json && cli_check_output(A.json)                              ? "--report-json"
+                         : A.trace && cli_check_output(A.trace)                          ? "--trace"
+                         : A.plot && cli_check_output(A.plot)                            ? "--plot"
+                         : A.report && strcmp(A.report, "-") && cli_check_output(A.report) ? "--report"
+                                                                                          : NULL;
+    if (badopt) return cli_fail("exec: %s: %s", badopt, npk_errmsg());
     char *text;
     if (cli_read_text(file, &text)) return cli_fail("exec: %s", npk_errmsg());
     if (!npk_e1_is_package(text)) {
@@ -82,6 +100,8 @@ int cmd_exec(int argc, char **argv) {
     npk_port *port = NULL;
     npk_e1 *e = NULL;
     char *result = NULL;
+    npk_report *rep = NULL;
+    npk_trace *trace = NULL;
     for (size_t i = 0; i < nt; i++)
         if (cli_read_text(tfiles[i], &tt[i])) {
             cli_fail("exec: %s", npk_errmsg());
@@ -100,6 +120,25 @@ int cmd_exec(int argc, char **argv) {
         cli_fail("exec: %s", npk_errmsg());
         goto out;
     }
+    if (A.trace) {
+        if (!npk_port_sim(port)) {
+            cli_fail("exec: --trace needs the in-process model (--port sim)");
+            goto out;
+        }
+        if (!(trace = npk_trace_new())) {
+            cli_fail("exec: out of memory");
+            goto out;
+        }
+        npk_port_set_trace(port, trace);
+    }
+    if (A.report || A.json || A.plot) {
+        if (!(rep = npk_report_new(npk_e1_class.name, npk_port_hz(port), 1))) { /* one MAC per cycle, as lower */
+            cli_fail("exec: out of memory");
+            goto out;
+        }
+        npk_report_name(rep, file);
+        opts.report = rep;
+    }
     if (npk_e1_package_exec(e, text, (const char *const *)tt, nt, &opts, &result)) {
         cli_fail("exec: %s: %s", file, npk_errmsg());
         goto out;
@@ -108,7 +147,17 @@ int cmd_exec(int argc, char **argv) {
     fputc('\n', stdout);
     ret = strstr(result, "\"all_match\":true") ? 0 : 1;
     if (ret) cli_fail("exec: %s: a device result differs from the golden", file);
+    if (A.report && cli_emit_report("exec", A.report, rep)) ret = 1;
+    if (A.json && cli_write_report(rep, A.json)) ret = cli_fail("exec: %s", npk_errmsg());
+    if (!ret && A.plot && cli_plot_report(rep, "npu exec", A.plot)) ret = 1;
+    if (trace) {
+        npk_port_set_trace(port, NULL);
+        if (cli_write_trace(trace, A.trace)) ret = cli_fail("exec: %s", npk_errmsg());
+    }
 out:
+    if (trace && port) npk_port_set_trace(port, NULL);
+    npk_trace_free(trace);
+    npk_report_free(rep);
     free(result);
     if (e) npk_e1_close(e);
     if (port) npk_port_close(port);

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "npukit/sim.h"
+#include "npukit/report.h"
 #include <jansson.h>
 #include "npukit/graph.h"
 #include "npukit/numfmt.h"
@@ -17,7 +19,7 @@ static double ot_rtol = 1e-3, ot_atol = 1e-7;
 
 typedef struct ot_args {
     uint32_t threads;
-    const char *device, *port, *qdq;
+    const char *device, *port, *qdq, *report, *json, *plot;
     npk_strlist dev_opts;
     int require, quiet, golden;
     double rtol, atol;
@@ -46,7 +48,15 @@ static const npk_opt ot_opts[] = {
       "(docs/onnx.md \"QDQ\")"),
     CLI_NUM("--max-bytes", NULL, U64, ot_args, max_bytes, "4294967296", 0, 0, "N",
       "fail a test whose model.onnx plus test-data files exceed N bytes, before\n" "loading anything (0 = no limit)"),
+    CLI_REPORT(ot_args, report,
+      "after the results, a performance report with one row per test that ran\n"
+      "(device cycles and MACs summed over its data sets), on stdout or in FILE"),
+    CLI_STR("--report-json", NULL, ot_args, json, NULL, "FILE", "write that report as JSON to FILE"),
+    CLI_STR("--plot", NULL, ot_args, plot, NULL, "FILE.png|.svg", "draw each test's device cycles (bars) with gnuplot"),
 };
+
+/* --report / --report-json / --plot: one operator per passed test (NULL when not asked). */
+static npk_report *ot_report;
 
 /* The size cap of this run (--max-bytes; 0 = none). */
 static uint64_t ot_max_bytes;
@@ -305,6 +315,7 @@ static int run_test(const char *dir, const char *device, const char *port, int r
     char **sets = list_dir(dir, "test_data_set_", 1, &nsets);
     int result = T_PASS, by_contract = 0;
     size_t ndev = 0, nnodes = 0;
+    uint64_t case_cycles = 0, case_macs = 0;
     if (!nsets) {
         snprintf(why, wl, "no test_data_set_N directory");
         result = T_FAIL;
@@ -378,6 +389,10 @@ static int run_test(const char *dir, const char *device, const char *port, int r
                 /* integer products a device could run that stayed on the CPU, all named */
                 size_t stuck = 0;
                 for (size_t k = 0; k < rep.n_nodes; k++) {
+                    if (rep.nodes[k].place == NPK_PLACE_DEVICE) {
+                        case_cycles += rep.nodes[k].cycles;
+                        case_macs += rep.nodes[k].macs;
+                    }
                     nnodes++;
                     if (rep.nodes[k].place != 0) ndev++;
                     if (require_offload && result == T_PASS && rep.nodes[k].place == NPK_PLACE_CPU &&
@@ -409,6 +424,10 @@ static int run_test(const char *dir, const char *device, const char *port, int r
         free_list(out_names, no);
     }
     if (strcmp(device, "cpu") && nnodes) snprintf(extra, el, " [%zu of %zu node runs on %s]", ndev, nnodes, device);
+    if (ot_report && (result == T_PASS)) {
+        const char *base = strrchr(dir, '/');
+        npk_report_op(ot_report, base && base[1] ? base + 1 : dir, !!strcmp(device, "cpu"), case_cycles, case_macs);
+    }
     free_list(sets, nsets);
     npk_graph_free(g);
     return result == T_PASS && by_contract ? T_PASS_RANDOM : result;
@@ -434,6 +453,30 @@ int cmd_onnx_test(int argc, char **argv) {
     }
     const char *device = A.device, *port = A.port;
     int require = A.require, quiet = A.quiet;
+    const char *badopt = A.json && cli_check_output(A.json)                              ? "--report-json"
+                         : A.plot && cli_check_output(A.plot)                            ? "--plot"
+                         : A.report && strcmp(A.report, "-") && cli_check_output(A.report) ? "--report"
+                                                                                          : NULL;
+    if (!badopt && A.plot && !strcmp(device, "cpu")) {
+        free(dirs);
+        free(dev_opts);
+        return cli_usage_error("onnx-test", "--plot draws device cycles: give --device");
+    }
+    if (badopt) {
+        free(dirs);
+        free(dev_opts);
+        return cli_fail("onnx-test: %s: %s", badopt, npk_errmsg());
+    }
+    if (A.report || A.json || A.plot) {
+        const npk_dev_class *c = npk_dev_class_find(device);
+        ot_report = npk_report_new(strcmp(device, "cpu") ? device : "cpu", c ? c->hz : 0, 0);
+        if (!ot_report) {
+            free(dirs);
+            free(dev_opts);
+            return cli_fail("onnx-test: out of memory");
+        }
+        npk_report_name(ot_report, "npu onnx-test");
+    }
     ot_dev_opts = dev_opts;
     ot_golden = A.golden;
     ot_qdq = npk_qdq_mode_parse(A.qdq);
@@ -526,8 +569,16 @@ int cmd_onnx_test(int argc, char **argv) {
     printf(", %d failed", fail);
     if (skip) printf(", %d skipped", skip);
     printf("\n");
+    int rrc = 0;
+    if (ot_report) {
+        if (A.report && cli_emit_report("onnx-test", A.report, ot_report)) rrc = 1;
+        if (A.json && cli_write_report(ot_report, A.json)) rrc = cli_fail("onnx-test: %s", npk_errmsg());
+        if (!rrc && A.plot && cli_plot_report(ot_report, "npu onnx-test", A.plot)) rrc = 1;
+        npk_report_free(ot_report);
+        ot_report = NULL;
+    }
     free(dirs);
     free(dev_opts);
     ot_dev_opts = NULL;
-    return fail ? 1 : 0;
+    return fail || rrc ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "npukit/shell.h"
 #include "npukit/sim.h"
+#include "npukit/report.h"
 #include "npukit/trace.h"
 
 #include <inttypes.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 
 typedef struct sr_args {
-    const char *trace;
+    const char *trace, *report, *json, *plot;
     npk_strlist mems, dumps, saves, maps, faults, dev_opts;
     uint64_t ring, ring_bytes, max_cycles;
     int irq;
@@ -36,11 +37,18 @@ static const npk_opt sr_opts[] = {
     CLI_NUM("--max-cycles", NULL, U64, sr_args, max_cycles, "1000000000", 1, UINT64_MAX, "N",
       "give up after N device cycles"),
     CLI_STR("--trace", NULL, sr_args, trace, NULL, "FILE", "write a Chrome trace (JSON) of the run"),
+    CLI_REPORT(sr_args, report,
+      "also print the performance report (per opcode: descriptors and engine\n"
+      "cycles; DMA/GEMM/VEC/fetch cycle counters) on stdout or in FILE"),
+    CLI_STR("--report-json", NULL, sr_args, json, NULL, "FILE", "write the performance report as JSON to FILE"),
+    CLI_STR("--plot", NULL, sr_args, plot, NULL, "FILE.png|.svg",
+      "draw the engine cycles per opcode (bars) with gnuplot"),
 };
 #define SR_NOPTS (sizeof sr_opts / sizeof sr_opts[0])
 
 static void help(void) {
-    printf("usage: npu shell-run STREAM.bin [options]\n\n"
+    printf("usage: npu shell-run STREAM.bin [--device-opt K=V] [--report[=FILE]] [--report-json FILE] [--trace FILE]\n"
+           "                     [--plot FILE.png] [options]\n\n"
            "Runs a binary shell descriptor stream (from 'npu asm --device shell' or 'npu shell-map')\n"
            "on the in-process shell model through its driver: the stream is written to the ring\n"
            "(wrapping as often as needed), the doorbell rung, and the device run until the queue\n"
@@ -205,6 +213,10 @@ int cmd_shell_run(int argc, char **argv) {
         }
     }
     if (!ret && trace_out && cli_check_output(trace_out)) ret = cli_fail("shell-run: --trace: %s", npk_errmsg());
+    if (!ret && A.json && cli_check_output(A.json)) ret = cli_fail("shell-run: --report-json: %s", npk_errmsg());
+    if (!ret && A.plot && cli_check_output(A.plot)) ret = cli_fail("shell-run: --plot: %s", npk_errmsg());
+    if (!ret && A.report && strcmp(A.report, "-") && cli_check_output(A.report))
+        ret = cli_fail("shell-run: --report: %s", npk_errmsg());
     if (ret) goto out;
     npk_dev *dev = npk_sim_dev(sim);
     dev->trace = tr;
@@ -268,6 +280,28 @@ int cmd_shell_run(int argc, char **argv) {
         free(buf);
     }
     if (tr && cli_write_trace(tr, trace_out)) ret = cli_fail("shell-run: %s", npk_errmsg());
+    if (A.report || A.json || A.plot) {
+        /* the executed descriptors as report operators: engine cycles per opcode (fetch-only
+         * descriptors, events and NOOPs, count on the fetch track with their cycles) */
+        npk_report *rep = npk_report_new(npk_shell_class.name, npk_port_hz(p), 0);
+        if (!rep) {
+            ret = cli_fail("shell-run: out of memory");
+        } else {
+            npk_report_name(rep, in);
+            for (size_t i = 0; i < ctx.nlog; i++) {
+                const npk_shell_log *e = &ctx.log[i];
+                const char *n = npk_shell_opcode_name(e->opcode);
+                npk_report_op(rep, n ? n : "unknown opcode", 1, e->end_cycle - e->start_cycle, 0);
+            }
+            npk_report_total_cycles(rep, npk_sim_cycles(sim));
+            npk_report_note(rep, "descriptors executed", "%zu", ctx.nlog);
+            npk_report_note(rep, "IRQ line changes", "%zu", ctx.nirq);
+            if (A.report && cli_emit_report("shell-run", A.report, rep)) ret = 1;
+            if (A.json && cli_write_report(rep, A.json)) ret = cli_fail("shell-run: %s", npk_errmsg());
+            if (!ret && A.plot && cli_plot_report(rep, "npu shell-run", A.plot)) ret = 1;
+            npk_report_free(rep);
+        }
+    }
     if (rc) ret = cli_fail("shell-run: %s", saved);
 out:
     npk_shell_close(sh);

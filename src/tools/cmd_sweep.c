@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
@@ -1245,11 +1246,19 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
         free(cf);
         return cli_fail("--plot: cannot create a temporary directory: %s", strerror(errno));
     }
-    char pts[64], fr[64], gp[64];
+    char pts[64], fr[64], gp[64], lab[2][64];
     snprintf(pts, sizeof pts, "%s/points.dat", dir);
     snprintf(fr, sizeof fr, "%s/front.dat", dir);
     snprintf(gp, sizeof gp, "%s/plot.gp", dir);
+    snprintf(lab[0], sizeof lab[0], "%s/labels-left.dat", dir);
+    snprintf(lab[1], sizeof lab[1], "%s/labels-right.dat", dir);
     FILE *fp = fopen(pts, "w"), *ff = fopen(fr, "w"), *fg = fopen(gp, "w");
+    /* the front's labels: beside their point towards the middle of the x range (left half: to
+     * the right, right half: to the left), so none reaches the y tick labels or leaves the
+     * picture; cf is sorted by x */
+    int logx = cf[0].x > 0 && cf[n - 1].x / cf[0].x >= 8, nlab[2] = {0, 0};
+    double mid = logx ? sqrt(cf[0].x * cf[n - 1].x) : (cf[0].x + cf[n - 1].x) / 2;
+    FILE *fl[2] = {fopen(lab[0], "w"), fopen(lab[1], "w")};
     double xmin = cf[0].x, xmax = cf[0].x, ymin = cf[0].y, ymax = cf[0].y, best = 0;
     int nfront = 0;
     for (int i = 0; i < n && fp && ff; i++) {
@@ -1259,6 +1268,9 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
         if (i == 0 || cf[i].y < best) {
             if (i == 0 || cf[i].x != cf[i - 1].x || cf[i].y < best) {
                 fprintf(ff, "%.17g %.17g \"%s\"\n", cf[i].x, cf[i].y, cf[i].label);
+                int side = cf[i].x > mid;
+                if (fl[side]) fprintf(fl[side], "%.17g %.17g \"%s\"\n", cf[i].x, cf[i].y, cf[i].label);
+                nlab[side]++;
                 nfront++;
             }
             best = cf[i].y;
@@ -1275,6 +1287,10 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
         if (fp) fclose(fp);
         if (ff) fclose(ff);
         if (fg) fclose(fg);
+        for (int k = 0; k < 2; k++) {
+            if (fl[k]) fclose(fl[k]);
+            unlink(lab[k]);
+        }
         unlink(pts);
         unlink(fr);
         unlink(gp);
@@ -1297,18 +1313,23 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
         if (ymin > 0 && ymax / ymin >= 100) fprintf(fg, "set logscale y 10\n");
         fprintf(fg, "set offsets graph 0.05, graph 0.18, graph 0.08, graph 0.05\n");
         /* the front's line and rings first, the grey points over them (each visible inside its
-         * ring), the labels last, to the right of their point (none reaches the y tick labels) */
+         * ring), the labels last: beside their point towards the middle (left half: to the right,
+         * right half: to the left), so none reaches the y tick labels or leaves the picture */
         fprintf(fg,
                 "plot '%s' using 1:2 with linespoints pt 6 ps 2.2 lw 2 lc rgb '#d62728' title 'Pareto front (both "
                 "minimized)', \\\n"
-                "     '%s' using 1:2 with points pt 7 ps 1.0 lc rgb '#606060' title 'configurations', \\\n"
-                "     '%s' using 1:2:3 with labels left font ',9' offset 1.2,0.9 noenhanced notitle\n",
-                fr, pts, fr);
+                "     '%s' using 1:2 with points pt 7 ps 1.0 lc rgb '#606060' title 'configurations'",
+                fr, pts);
+        if (nlab[0]) fprintf(fg, ", \\\n     '%s' using 1:2:3 with labels left font ',9' offset 1.2,0.9 noenhanced notitle", lab[0]);
+        if (nlab[1]) fprintf(fg, ", \\\n     '%s' using 1:2:3 with labels right font ',9' offset -1.2,0.9 noenhanced notitle", lab[1]);
+        fprintf(fg, "\n");
     }
-    int bad = !fp || !ff || !fg;
+    int bad = !fp || !ff || !fg || !fl[0] || !fl[1];
     if (fp) fclose(fp);
     if (ff) fclose(ff);
     if (fg) fclose(fg);
+    for (int k = 0; k < 2; k++)
+        if (fl[k]) fclose(fl[k]);
     int rc = 0;
     if (bad) {
         rc = cli_fail("--plot: cannot write the gnuplot files in %s", dir);
@@ -1318,6 +1339,8 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
     unlink(pts);
     unlink(fr);
     unlink(gp);
+    unlink(lab[0]);
+    unlink(lab[1]);
     rmdir(dir);
     if (!rc) fprintf(stderr, "npu sweep: %s: %d configurations, %d on the Pareto front\n", file, n, nfront);
     free(cf);
