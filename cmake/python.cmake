@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Python package (python/, docs/python.md): the extension module npukit._npukit built here
 # against the layer libraries, next to a copy of the package's .py files in build/python, so that
 # tests (tests/python) import the build tree's package. Needs Debian's python3-dev and

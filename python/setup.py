@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Build and install npukit's Python package offline:
 
     pip install --no-build-isolation ./python

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npukit for Python: ONNX models on npukit's NPU models with ONNX Runtime's API,
 register-level scripting of the devices, LLM decode and design-space sweeps.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Register-level scripting of npukit's devices.
 
 Device: a device behind one of npukit's ports (include/npukit/npu.h): the in-process

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ONNX Runtime's inference API over npukit's graph layer (include/npukit/graph.h).
 
 The names, arguments and return values follow onnxruntime's Python API, so that a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """npukit.sweep: `npu sweep` (docs/sweep.md) from Python, returning the CSV's rows.
 
 The sweep engine (spec parsing, worker processes, MPI) is the npu tool's; this runs the tool

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LLM decode (include/npukit/llm.h): a llama2.c checkpoint and tokenizer, generation with
 `npu llm`'s options on the fp32 CPU reference or on the pccx NPU (INT4 weights).
 

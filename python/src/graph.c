@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npukit._npukit.Graph: an imported ONNX model (include/npukit/graph.h) and its runs. */
 #include "pynpk.h"
 

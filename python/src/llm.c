@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npukit._npukit.LLM: a llama2.c checkpoint and its tokenizer (include/npukit/llm.h),
  * generation with `npu llm`'s options on the CPU reference or the pccx NPU. */
 #include "pynpk.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npukit._npukit: module init, exceptions, and the numpy <-> npk_tensor mapping. */
 #define PYNPK_MODULE_C
 #include "pynpk.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npukit._npukit.Port: register-level access to a device through a port
  * (include/npukit/npu.h): the in-process model, a qtest server, or UIO. */
 #include "pynpk.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * npukit's Python extension (npukit._npukit): shared declarations of the
  * module's C files. The Python-level API (ONNX Runtime's names) is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The performance report of a decode run (npu llm --report, npukit.llm in Python). */
 #include <stdio.h>
 #include <string.h>
