@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench: the figures every bench family adds (median, min, max of host
  * runs; modeled figures; ratios), their printing, and the clocks and random
  * operands the families share (src/tools/bench_suite.h). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench, the e1 family: e1-mmio (register accesses per second) and
  * e1-matmul-64 (tiled int8 matmul versus the CPU reference and the Python reference). */
 #include "bench_suite.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench, the LLM family: llm-pccx and llm-pccx-15m (pccx INT4 decode versus
  * the fp32 CPU decoder and llama2.c's run.c, CPU time). */
 #include "bench_suite.h"

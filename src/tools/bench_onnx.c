@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench, the ONNX family: onnx-DEV-lenet (a device versus the CPU reference),
  * onnx-e1-v0 (e1 versus v0 on one quantized model), onnx-cpu and onnx-cpu-imagenet
  * (npukit's CPU path versus ONNX Runtime). */

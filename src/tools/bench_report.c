@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench, report-cost: the cost of npu run's --report and --trace. */
 #include "bench_suite.h"
 #include "npukit/v0.h"

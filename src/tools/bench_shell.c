@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench, the shell family: shell-gemm-512 (int8 and bf16 GEMM through the
  * shell device versus the v0 kernel and oneDNN's sgemm). */
 #include "bench.h"

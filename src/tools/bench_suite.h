@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench: what the bench families (src/tools/bench_*.c) share: the run's
  * context, the figures and their helpers (src/tools/bench_core.c), and the
  * entry point of every bench the suite table of cmd_bench.c lists. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* npu bench, the v0 family: v0-gemm-1024 (int8 GEMM versus oneDNN) and
  * v0-resnet50-layers (modeled cycles versus measured Gemmini). */
 #include "bench.h"
