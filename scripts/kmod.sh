@@ -135,7 +135,7 @@ EOF
     }
     section() { sed -n "/^==BEGIN $2==\$/,/^==END $2==\$/p" "$out/$1.log" | sed '1d;$d'; }
     dmesg_check='dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace|general protection" && exit 1; true'
-    run_lenet='echo "==BEGIN out=="; npu run model.onnx --device $D --input images=input_0.pb --port kmd:/dev/npu0 --report 2>err.txt; echo "==END out=="; echo "==BEGIN err=="; cat err.txt; echo "==END err=="'
+    run_lenet='echo "==BEGIN out=="; npu run model.onnx --device $D --input images=input_0.pb --port kmd:/dev/npu0 --report=report.txt 2>err.txt; echo "==END out=="; echo "==BEGIN err=="; cat err.txt report.txt; echo "==END err=="'
 
     # 1. v0: the LeNet, the driver's own checks, the fuzzer, unload/load
     # (the LeNet first: the report's busy cycles are the device's PERF_CYCLES since reset)
@@ -164,8 +164,9 @@ EOF
     grep -E "^fault:" "$out/bus-error.log" "$out/hang.log"
 
     for dev in v0 shell; do
-      "$npu" run "$model/model.onnx" --device $dev --input "$in" --report > "$out/host-$dev.out" 2> "$out/host-$dev.err" ||
-        { cat "$out/host-$dev.err"; echo "FAIL: host run on $dev"; exit 1; }
+      "$npu" run "$model/model.onnx" --device $dev --input "$in" --report="$out/host-$dev.report" > "$out/host-$dev.out" \
+        2> "$out/host-$dev.err" || { cat "$out/host-$dev.err"; echo "FAIL: host run on $dev"; exit 1; }
+      cat "$out/host-$dev.report" >> "$out/host-$dev.err" # the report goes to stdout or a file (issue 30)
       log=v0; [ $dev = shell ] && log=shell
       section $log out > "$out/guest-$dev.out"
       section $log err > "$out/guest-$dev.err"
