@@ -58,6 +58,11 @@ static const npk_opt ot_opts[] = {
 /* --report / --report-json / --plot: one operator per passed test (NULL when not asked). */
 static npk_report *ot_report;
 
+static void report_case(const char *dir, const char *device, uint64_t cycles, uint64_t macs) {
+    const char *base = strrchr(dir, '/');
+    npk_report_op(ot_report, base && base[1] ? base + 1 : dir, !!strcmp(device, "cpu"), cycles, macs);
+}
+
 /* The size cap of this run (--max-bytes; 0 = none). */
 static uint64_t ot_max_bytes;
 
@@ -389,10 +394,8 @@ static int run_test(const char *dir, const char *device, const char *port, int r
                 /* integer products a device could run that stayed on the CPU, all named */
                 size_t stuck = 0;
                 for (size_t k = 0; k < rep.n_nodes; k++) {
-                    if (rep.nodes[k].place == NPK_PLACE_DEVICE) {
-                        case_cycles += rep.nodes[k].cycles;
-                        case_macs += rep.nodes[k].macs;
-                    }
+                    case_cycles += rep.nodes[k].place == NPK_PLACE_DEVICE ? rep.nodes[k].cycles : 0;
+                    case_macs += rep.nodes[k].place == NPK_PLACE_DEVICE ? rep.nodes[k].macs : 0;
                     nnodes++;
                     if (rep.nodes[k].place != 0) ndev++;
                     if (require_offload && result == T_PASS && rep.nodes[k].place == NPK_PLACE_CPU &&
@@ -424,10 +427,7 @@ static int run_test(const char *dir, const char *device, const char *port, int r
         free_list(out_names, no);
     }
     if (strcmp(device, "cpu") && nnodes) snprintf(extra, el, " [%zu of %zu node runs on %s]", ndev, nnodes, device);
-    if (ot_report && (result == T_PASS)) {
-        const char *base = strrchr(dir, '/');
-        npk_report_op(ot_report, base && base[1] ? base + 1 : dir, !!strcmp(device, "cpu"), case_cycles, case_macs);
-    }
+    if (ot_report && result == T_PASS) report_case(dir, device, case_cycles, case_macs);
     free_list(sets, nsets);
     npk_graph_free(g);
     return result == T_PASS && by_contract ? T_PASS_RANDOM : result;
