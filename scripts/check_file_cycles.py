@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """No two files of a layer call each other, directly or around a circle
 (docs/architecture.md, "Layers"): read the symbol table of each layer archive,
 draw an edge from a member to every member that defines a symbol it uses, and

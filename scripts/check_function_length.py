@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Rooms a reader can hold (docs/architecture.md, "Function length"): list the
 functions of src/ longer than LIMIT lines (default 150, from the line of the
 opening brace to the closing one) and fail unless the comment just above each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Layers only look down, read from the symbol tables of the layer archives
 (docs/architecture.md "Layers"): every undefined symbol of a layer's archive
 that another npukit layer defines must be defined by a layer it may use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* v0 descriptors, the device ABI (include/npukit/v0_regs.h): packing,
  * builders, conv/pool geometry, the device's validation rules and MAC counts.
  * One encoding shared by the model (src/sim/v0.c), the driver, the assembler,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The device table, graph level: one npk_dev_graph per line of
  * include/npukit/devices.def (each defined beside its backend, src/graph/dev_<d>.c). */
 #include "graph/exec.h"

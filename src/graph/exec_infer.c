@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The executor's planning before a run: input binding and checks, shape and
  * type inference over the graph, and constant folding. */
 #include "graph/exec_int.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internal to the graph executor (src/graph/exec*.c): its state and the steps
  * its files share. The backends see the executor only through src/graph/exec.h.
  *

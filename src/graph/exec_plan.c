@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The executor's guest-memory planning: the views and scratch buffers the
  * backends asked for, packed by lifetime into one arena on the port (or the
  * plan a compiled stream recorded). */

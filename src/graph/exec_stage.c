@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The executor as the backends see it (src/graph/exec.h): accessors for
  * values, nodes and options, value views and scratch in guest memory, and the
  * staging of values between host layout and device views. */

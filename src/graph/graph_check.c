@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What a graph uses that npukit does not run: the unsupported-operator list
  * and check (npu run, onnx-test, onnx-ops), and the run report's release. */
 #include "graph/exec_int.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The graph IR's accessors (src/graph/ir.h): a node's attributes by name,
  * used by the importer, the operator table (src/graph/ops.c), the QDQ matcher
  * and the backends alike. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What the operator handlers of every src/graph/ops*.c share (their outputs,
  * required inputs, axes, Identity, convolution parameters) and the facts of the
  * operator table that name no handler (names, ids, families, the classes of
