@@ -9,6 +9,10 @@
 int bench_dnnl_available(void);
 /* "oneDNN X.Y.Z", or why the baseline is unavailable. */
 const char *bench_dnnl_version(void);
+/* The highest instruction set oneDNN dispatches to on this host (its
+ * dnnl_get_effective_cpu_isa, capped by ONEDNN_MAX_CPU_ISA): "avx2",
+ * "avx512_core_vnni", ...; NULL when unknown or not linked. */
+const char *bench_dnnl_isa(void);
 /* OpenMP threads oneDNN uses (0 = unknown / not linked with OpenMP). */
 int bench_dnnl_threads(void);
 /* Set the OpenMP threads oneDNN uses (n >= 1); returns the previous count,

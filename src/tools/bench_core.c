@@ -4,7 +4,11 @@
  * operands the families share (src/tools/bench_suite.h). */
 #include "bench_suite.h"
 
+#include "bench.h"
+#include "npukit/cpu.h"
+
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +22,39 @@ double now(void) {
 int dcmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* ---- the CPU every figure was measured on (issue 26 point 5) ---- */
+
+const char *cpu_model(void) {
+    static char buf[128];
+    if (buf[0]) return buf;
+    snprintf(buf, sizeof buf, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !colon) continue;
+        colon++;
+        while (*colon == ' ' || *colon == '\t') colon++;
+        snprintf(buf, sizeof buf, "%s", colon);
+        buf[strcspn(buf, "\n")] = 0;
+        break;
+    }
+    if (f) fclose(f);
+    return buf;
+}
+
+/* The instruction-set level behind a timed figure: npukit's kernels run at
+ * npk_isa_active() (NPUKIT_ISA caps it), oneDNN at its own effective ISA; the
+ * other peers (ONNX Runtime, llama2.c run.c, the e1 Python runtime) pick
+ * their own code on this CPU, unknown here (NULL). */
+static const char *figure_isa(const char *kind, const char *name) {
+    if (!strcmp(kind, "npu")) return npk_isa_name(npk_isa_active());
+    if (strcmp(kind, "baseline")) return NULL;
+    if (strstr(name, "oneDNN")) return bench_dnnl_isa();
+    if (strstr(name, "ONNX Runtime") || strstr(name, "run.c") || strstr(name, "Python")) return NULL;
+    return npk_isa_name(npk_isa_active()); /* npukit's own baselines: CPU reference, v0 kernel, fp32 decoder */
 }
 
 /* Which way is better for a figure of this unit: times and cycles lower,
@@ -50,6 +87,7 @@ void add_fig(ctx *c, const char *kind, const char *unit, double med, double min,
     f->better = better_of(kind, unit);
     f->threads = strcmp(kind, "npu") && strcmp(kind, "baseline") ? 0 : c->cur_threads;
     f->size = c->cur_size;
+    f->isa = figure_isa(kind, f->name);
     f->med = med;
     f->min = min;
     f->max = max;

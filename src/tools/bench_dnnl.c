@@ -22,6 +22,20 @@ const char *bench_dnnl_version(void) {
     return buf;
 }
 
+const char *bench_dnnl_isa(void) {
+    switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return NULL;
+    }
+}
+
 int bench_dnnl_threads(void) {
 #ifdef NPUKIT_HAVE_OMP
     return omp_get_max_threads();
@@ -53,6 +67,7 @@ int bench_dnnl_sgemm(int M, int N, int K, const float *A, const float *B, float 
 #else
 int bench_dnnl_available(void) { return 0; }
 const char *bench_dnnl_version(void) { return "baseline unavailable (npu was built without oneDNN, libdnnl-dev)"; }
+const char *bench_dnnl_isa(void) { return NULL; }
 int bench_dnnl_threads(void) { return 0; }
 int bench_dnnl_set_threads(int n) {
     (void)n;

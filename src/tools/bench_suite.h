@@ -20,6 +20,7 @@ typedef struct figure {
     const char *better; /* "higher", "lower" or "none" (which way is an improvement) */
     int threads;        /* host threads the timed code ran on (0: not a host timing) */
     uint32_t size;      /* problem size of a GEMM bench (M = N = K), 0 when it has none */
+    const char *isa;    /* instruction-set level of the timed code (NULL: unknown, or not a host timing) */
     double med, min, max;
     int runs;
 } figure;
@@ -53,6 +54,8 @@ int dcmp(const void *a, const void *b);
 /* Which way is better for a figure of this unit: times and cycles lower, rates higher;
  * ratios say it themselves (add_ratio). */
 const char *better_of(const char *kind, const char *unit);
+/* The host CPU's model name (/proc/cpuinfo), or "unknown CPU" (issue 26 point 5). */
+const char *cpu_model(void);
 /* Add (and unless --json print) one figure of the current bench. */
 void add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
              const char *fmt, ...)

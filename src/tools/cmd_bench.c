@@ -11,6 +11,7 @@
  * (v0, shell, e1, llm, onnx, report), over the figures of bench_core.c. */
 #include "bench.h"
 #include "bench_suite.h"
+#include "npukit/cpu.h"
 #include "npukit/devtab.h"
 #include "npukit/npkb.h"
 
@@ -155,8 +156,15 @@ static void print_json(const ctx *c) {
     printf("{\"schema\":\"npukit.bench.v2\",\"repeat\":%d,\"threads\":%d,\"size\":", c->repeat, c->threads);
     if (c->size) printf("%u", c->size);
     else printf("null");
-    printf(",\"host_cpus\":%ld,\"baseline_available\":{\"onednn\":%s},\"figures\":[", sysconf(_SC_NPROCESSORS_ONLN),
+    printf(",\"host_cpus\":%ld,\"baseline_available\":{\"onednn\":%s},\"cpu\":{\"model\":", sysconf(_SC_NPROCESSORS_ONLN),
            bench_dnnl_available() ? "true" : "false");
+    npk_json_fputs(stdout, cpu_model());
+    const char *di = bench_dnnl_isa();
+    printf(",\"isa_host\":\"%s\",\"isa\":\"%s\",\"vnni\":%s,\"onednn_isa\":", npk_isa_name(npk_isa_host()),
+           npk_isa_name(npk_isa_active()), npk_isa_host() >= NPK_ISA_AVX512VNNI ? "true" : "false");
+    if (di) npk_json_fputs(stdout, di);
+    else printf("null");
+    printf("},\"figures\":[");
     for (size_t i = 0; i < c->nfigs; i++) {
         const figure *f = &c->figs[i];
         printf("%s{\"bench\":", i ? "," : "");
@@ -167,6 +175,9 @@ static void print_json(const ctx *c) {
         npk_json_fputs(stdout, f->unit);
         printf(",\"better\":\"%s\",\"threads\":%d,\"size\":", f->better, f->threads);
         if (f->size) printf("%u", f->size);
+        else printf("null");
+        printf(",\"isa\":");
+        if (f->isa) npk_json_fputs(stdout, f->isa);
         else printf("null");
         printf(",\"median\":%.9g,\"min\":%.9g,\"max\":%.9g,\"runs\":%d}", f->med, f->min, f->max, f->runs);
     }
@@ -347,6 +358,15 @@ static int bench_cmd(int argc, char **argv) {
         printf("npu bench: %d run(s) per host figure; median (min, max); baselines at 1 and %d thread(s); the machine "
                "may be shared and noisy\n",
                c.repeat, c.threads);
+    if (!c.json) {
+        const char *di = bench_dnnl_isa();
+        npk_isa host = npk_isa_host(), act = npk_isa_active();
+        printf("CPU: %s, %ld online; npukit's kernels at ISA level %s (host: %s%s%s); oneDNN: %s; ONNX Runtime, "
+               "run.c: their own code for this CPU\n",
+               cpu_model(), sysconf(_SC_NPROCESSORS_ONLN), npk_isa_name(act), npk_isa_name(host),
+               host < NPK_ISA_AVX512VNNI ? ", no AVX-512 VNNI" : "", act < host ? ", capped by NPUKIT_ISA" : "",
+               di ? di : "-");
+    }
     int rc = 0;
     for (size_t i = 0; i < nrows; i++) {
         if (!sel[i]) continue;
