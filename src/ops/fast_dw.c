@@ -81,7 +81,7 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
 #define DW_STORE(T, V, yr, a, n)                                                                                     \
     do {                                                                                                           \
         V v_ = (a) + bias;                                                                                         \
-        if ((n) >= 16)                                                                                             \
+        if ((n) >= L)                                                                                              \
             *(VU *)(yr) = v_;                                                                                      \
         else if ((n) > 0)                                                                                          \
             memcpy((yr), &v_, sizeof(T) * (size_t)(n));                                                            \
@@ -99,10 +99,10 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
             const T *s = base + off[t];                                                                            \
             T wt = w[t];                                                                                           \
             for (int r = 0; r < NR; r++)                                                                           \
-                for (int v = 0; v < NV; v++) a[r][v] += wt * *(const VU *)(s + r * rs + 16 * v);                   \
+                for (int v = 0; v < NV; v++) a[r][v] += wt * *(const VU *)(s + r * rs + L * v);                    \
         }                                                                                                          \
         for (int r = 0; r < NR; r++)                                                                               \
-            for (int v = 0; v < NV; v++) DW_STORE(T, V, y + (oh + r) * OW + o0 + 16 * v, a[r][v], OW - o0 - 16 * v); \
+            for (int v = 0; v < NV; v++) DW_STORE(T, V, y + (oh + r) * OW + o0 + L * v, a[r][v], OW - o0 - L * v);   \
     } while (0)
 
 /* Rows of more than 16 columns: runs of 32 columns (the last may store fewer), two rows at
@@ -111,13 +111,13 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
     int64_t OW = g->OW, rs = g->SH * g->PW, oh = 0, o0 = 0;                                                        \
     if (OW > 16) {                                                                                                 \
         for (; oh + 1 < g->OH; oh += 2)                                                                            \
-            for (o0 = 0; o0 < OW; o0 += 32) DW_BLOCK(T, V, 2, 2);                                                  \
+            for (o0 = 0; o0 < OW; o0 += 32) DW_BLOCK(T, V, 2, 32 / L);                                             \
         for (; oh < g->OH; oh++)                                                                                   \
-            for (o0 = 0; o0 < OW; o0 += 32) DW_BLOCK(T, V, 1, 2);                                                  \
+            for (o0 = 0; o0 < OW; o0 += 32) DW_BLOCK(T, V, 1, 32 / L);                                             \
     } else {                                                                                                       \
-        for (; oh + 3 < g->OH; oh += 4) DW_BLOCK(T, V, 4, 1);                                                      \
-        for (; oh + 1 < g->OH; oh += 2) DW_BLOCK(T, V, 2, 1);                                                      \
-        for (; oh < g->OH; oh++) DW_BLOCK(T, V, 1, 1);                                                             \
+        for (; oh + 3 < g->OH; oh += 4) DW_BLOCK(T, V, 4, 16 / L);                                                 \
+        for (; oh + 1 < g->OH; oh += 2) DW_BLOCK(T, V, 2, 16 / L);                                                 \
+        for (; oh < g->OH; oh++) DW_BLOCK(T, V, 1, 16 / L);                                                        \
     }
 
 static void dw_offsets(const dwgeo *g, int64_t *off) {
@@ -129,22 +129,57 @@ typedef float vf16 __attribute__((vector_size(64)));
 typedef float vf16u __attribute__((vector_size(64), aligned(4)));
 typedef int32_t vi16 __attribute__((vector_size(64)));
 typedef int32_t vi16u __attribute__((vector_size(64), aligned(4)));
+typedef float vf8 __attribute__((vector_size(32)));
+typedef float vf8u __attribute__((vector_size(32), aligned(4)));
+typedef int32_t vi8 __attribute__((vector_size(32)));
+typedef int32_t vi8u __attribute__((vector_size(32), aligned(4)));
 
-NPK_ISA_CLONES_VOID(dw_run_f, (const dwgeo *g, const int64_t *off, const float *plane, const float *w, float bias,
-                               float *y),
-                    (g, off, plane, w, bias, y)) {
-    int nt = (int)(g->KH * g->KW);
-    typedef vf16u VU;
-    DW_RUN(float, vf16)
-}
+/* The sums in vectors of L lanes: 16 (AVX-512 registers; the portable clone) or 8 (AVX2:
+ * a 16-lane vector there is lowered through the stack, issue 26). Each lane sums its
+ * column's taps in the same order, so every width gives the same bits. */
+#define DW_RUN_FN(NAME, T, V, VU_, LANES)                                                                             \
+    static inline __attribute__((always_inline)) void NAME(const dwgeo *g, const int64_t *off, const T *plane,      \
+                                                           const T *w, T bias, T *y) {                              \
+        enum { L = LANES };                                                                                        \
+        int nt = (int)(g->KH * g->KW);                                                                             \
+        typedef VU_ VU;                                                                                            \
+        DW_RUN(T, V)                                                                                               \
+    }
+DW_RUN_FN(dw_run_f16, float, vf16, vf16u, 16)
+DW_RUN_FN(dw_run_f8, float, vf8, vf8u, 8)
+DW_RUN_FN(dw_run_i16, int32_t, vi16, vi16u, 16)
+DW_RUN_FN(dw_run_i8, int32_t, vi8, vi8u, 8)
 
-NPK_ISA_CLONES_VOID(dw_run_i, (const dwgeo *g, const int64_t *off, const int32_t *plane, const int32_t *w,
-                               int32_t bias, int32_t *y),
-                    (g, off, plane, w, bias, y)) {
-    int nt = (int)(g->KH * g->KW);
-    typedef vi16u VU;
-    DW_RUN(int32_t, vi16)
-}
+/* The clones: AVX-512 and portable sum in 16 lanes, AVX2 in 8. */
+#define DW_CLONES(NAME, T, W16, W8)                                                                                   \
+    DW_TARGET_AVX512 static void NAME##_avx512(const dwgeo *g, const int64_t *off, const T *plane, const T *w,      \
+                                               T bias, T *y) {                                                     \
+        W16(g, off, plane, w, bias, y);                                                                            \
+    }                                                                                                              \
+    DW_TARGET_AVX2 static void NAME##_avx2(const dwgeo *g, const int64_t *off, const T *plane, const T *w, T bias,  \
+                                           T *y) {                                                                 \
+        W8(g, off, plane, w, bias, y);                                                                             \
+    }                                                                                                              \
+    static void NAME##_c(const dwgeo *g, const int64_t *off, const T *plane, const T *w, T bias, T *y) {          \
+        W16(g, off, plane, w, bias, y);                                                                            \
+    }                                                                                                              \
+    static void NAME(const dwgeo *g, const int64_t *off, const T *plane, const T *w, T bias, T *y) {              \
+        npk_isa l = npk_isa_active();                                                                              \
+        if (DW_X86 && l >= NPK_ISA_AVX512) NAME##_avx512(g, off, plane, w, bias, y);                               \
+        else if (DW_X86 && l >= NPK_ISA_AVX2) NAME##_avx2(g, off, plane, w, bias, y);                              \
+        else NAME##_c(g, off, plane, w, bias, y);                                                                  \
+    }
+#ifdef NPK_ISA_X86
+#define DW_X86 1
+#define DW_TARGET_AVX512 NPK_TARGET_AVX512
+#define DW_TARGET_AVX2 NPK_TARGET_AVX2
+#else
+#define DW_X86 0
+#define DW_TARGET_AVX512
+#define DW_TARGET_AVX2
+#endif
+DW_CLONES(dw_run_f, float, dw_run_f16, dw_run_f8)
+DW_CLONES(dw_run_i, int32_t, dw_run_i16, dw_run_i8)
 
 /* Columns per run: 32 (one row), or 16 for rows of at most 16 columns (two rows at a time). */
 static int64_t dw_cw(const npk_onnx_conv_params *p) { return p->out[2] <= 16 ? 16 : 32; }

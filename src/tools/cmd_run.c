@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -23,6 +24,7 @@ typedef struct run_args {
     npk_strlist inputs, dev_opts;
     const char *report;
     int have_seed, device_given, golden, timing_only;
+    uint32_t repeat;
     uint64_t seed;
 } run_args;
 
@@ -64,6 +66,11 @@ static const npk_opt run_opts[] = {
       "integer operator: fused = every group (what the devices compute), ort = only\n"
       "those ONNX Runtime's x86 CPU provider fuses, the others in float on the CPU\n"
       "(docs/onnx.md \"QDQ\")"),
+    CLI_NUM("--repeat", NULL, U32, run_args, repeat, "1", 1, 100000, "N",
+            "run the inference N times on the loaded model and print (stderr) the first\n"
+            "inference (load and check, inputs, the first run with its plan, weight\n"
+            "packing and shape inference) apart from the median of the N-1 warm runs,\n"
+            "wall and process CPU time; every run's outputs must equal the first's"),
     CLI_FLAG("--timing-only", NULL, run_args, timing_only,
       "skip the functional compute (device and host): the same device commands,\n"
       "cycles and counters as the functional run, no outputs (docs/sweep.md)"),
@@ -207,6 +214,48 @@ static void print_output(const npk_tensor *t) {
     }
 }
 
+/* ---- --repeat: the first inference apart from the warm runs (issue 26 point 4) ---- */
+
+typedef struct run_clock {
+    double wall, cpu; /* ms */
+} run_clock;
+
+static run_clock clock_now(void) {
+    struct timespec w, c;
+    clock_gettime(CLOCK_MONOTONIC, &w);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    return (run_clock){(double)w.tv_sec * 1e3 + (double)w.tv_nsec * 1e-6, (double)c.tv_sec * 1e3 + (double)c.tv_nsec * 1e-6};
+}
+
+static run_clock clock_since(run_clock t0) {
+    run_clock t = clock_now();
+    return (run_clock){t.wall - t0.wall, t.cpu - t0.cpu};
+}
+
+static int dbl_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n) {
+    qsort(v, n, sizeof *v, dbl_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* 1 when two runs' outputs are the same values (their TensorProto encodings). */
+static int same_outputs(const npk_tensor *a, size_t na, const npk_tensor *b, size_t nb) {
+    if (na != nb) return 0;
+    for (size_t i = 0; i < na; i++) {
+        uint8_t *pa = NULL, *pb = NULL;
+        size_t la = 0, lb = 0;
+        int same = !npk_tensor_save_pb(&a[i], &pa, &la) && !npk_tensor_save_pb(&b[i], &pb, &lb) && la == lb &&
+                   !memcmp(pa, pb, la);
+        free(pa), free(pb);
+        if (!same) return 0;
+    }
+    return 1;
+}
+
 /* --output-dir: an existing writable directory, or one that can be created. */
 static int check_outdir(const char *dir) {
     struct stat st;
@@ -241,6 +290,8 @@ int cmd_run(int argc, char **argv) {
     if (!urc) urc = cli_device("run", A.device, 1, &A.dev_opts, &dev_opts);
     if (!urc && npk_qdq_mode_parse(A.qdq) < 0) urc = cli_usage_error("run", "--qdq '%s': expected fused or ort", A.qdq);
     if (!urc && !model) urc = cli_usage_error("run", "no model given");
+    if (!urc && A.repeat > 1 && A.trace_path)
+        urc = cli_usage_error("run", "--trace records one run: it cannot be given with --repeat %u", A.repeat);
     if (!urc && A.timing_only && A.outdir) urc = cli_usage_error("run", "--timing-only computes no outputs: --output-dir cannot be given");
     if (!urc && A.timing_only && A.device && !strcmp(A.device, "cpu"))
         urc = cli_usage_error("run", "--timing-only needs a device (the CPU reference has no timing)");
@@ -272,6 +323,7 @@ int cmd_run(int argc, char **argv) {
         rc = cli_fail("run: %s: %s", badopt, npk_errmsg());
         goto out;
     }
+    run_clock t_start = clock_now(), t_load = {0, 0}, t_inputs = {0, 0};
     if (cli_is_npkb(model)) {
         /* a compiled model (.npkb): the graph and the plan come from it */
         uint8_t *kb = NULL;
@@ -303,6 +355,7 @@ int cmd_run(int argc, char **argv) {
         rc = cli_fail("%s: %s", model, npk_errmsg());
         goto out;
     }
+    t_load = clock_since(t_start);
     size_t ngi = npk_graph_n_inputs(g);
     ins = calloc(ngi + (size_t)n_specs + 1, sizeof(npk_tensor));
     if (!ins) {
@@ -360,8 +413,55 @@ int cmd_run(int argc, char **argv) {
                          .stream = npkb ? npk_npkb_stream(npkb) : NULL, .golden = A.golden, .qdq = npk_qdq_mode_parse(A.qdq),
                          .timing_only = A.timing_only};
     npk_graph_set_progress(g, cli_progress_cb, "run: nodes"); /* a terminal only */
+    {
+        run_clock t = clock_since(t_start);
+        t_inputs = (run_clock){t.wall - t_load.wall, t.cpu - t_load.cpu};
+    }
+    run_clock t_run0 = clock_now();
     int st = npk_graph_run(g, &opts, ins, n_ins, &outs, &n_outs, &rep);
+    run_clock t_first = clock_since(t_run0), t_total = clock_since(t_start);
     cli_progress_end();
+    if (!st && A.repeat > 1) {
+        /* the warm runs: the same graph and inputs; each one's outputs must equal the first's */
+        npk_graph_set_progress(g, NULL, NULL);
+        double *ww = calloc(A.repeat, sizeof *ww), *wc = calloc(A.repeat, sizeof *wc);
+        if (!ww || !wc) {
+            free(ww), free(wc);
+            rc = cli_fail("out of memory");
+            goto out;
+        }
+        for (uint32_t r = 1; r < A.repeat && !st; r++) {
+            npk_tensor *o2 = NULL;
+            size_t n2 = 0;
+            npk_run_report_fini(&rep);
+            memset(&rep, 0, sizeof rep);
+            run_clock t0 = clock_now();
+            st = npk_graph_run(g, &opts, ins, n_ins, &o2, &n2, &rep);
+            run_clock t = clock_since(t0);
+            ww[r - 1] = t.wall, wc[r - 1] = t.cpu;
+            if (!st && !A.timing_only && !same_outputs(outs, n_outs, o2, n2)) {
+                for (size_t i = 0; i < n2; i++) npk_tensor_free(&o2[i]);
+                free(o2), free(ww), free(wc);
+                rc = cli_fail("%s: run %u of --repeat %u gave other outputs than the first run", model, r + 1, A.repeat);
+                goto out;
+            }
+            for (size_t i = 0; i < n2; i++) npk_tensor_free(&o2[i]);
+            free(o2);
+        }
+        if (!st) {
+            uint32_t n = A.repeat - 1;
+            double mw = median_of(ww, n), mc = median_of(wc, n);
+            fprintf(stderr,
+                    "npu run: first inference %.3f ms wall, %.3f ms CPU (load and check %.3f / %.3f, inputs %.3f / "
+                    "%.3f, first run with plan, weight packing and shape inference %.3f / %.3f)\n"
+                    "npu run: warm runs (%u): median %.3f ms wall (min %.3f, max %.3f), %.3f ms CPU (min %.3f, max "
+                    "%.3f); first inference / warm median %.1fx wall, %.1fx CPU\n",
+                    t_total.wall, t_total.cpu, t_load.wall, t_load.cpu, t_inputs.wall, t_inputs.cpu, t_first.wall,
+                    t_first.cpu, n, mw, ww[0], ww[n - 1], mc, wc[0], wc[n - 1], mw > 0 ? t_total.wall / mw : 0,
+                    mc > 0 ? t_total.cpu / mc : 0);
+        }
+        free(ww), free(wc);
+    }
     if (st) {
         if (report && rep.nodes) npk_run_report_print(&rep, stdout); /* what ran before the failure */
         rc = cli_fail("%s: %s", model, npk_errmsg());
