@@ -324,14 +324,15 @@ static void test_elementwise(void) {
 /* ---- whole models: fast path against golden ---------------------------------------------- */
 
 /* The float GEMM kernels one by one (AVX-512, AVX2, portable: those the CPU
- * has) against a double-precision product: every tile shape (row tails 1-3,
+ * has) against a double-precision product: every tile shape (row tails 1-3;
+ * 21 rows, more than four row tiles, where AVX2 packs the B panel first;
  * column tails of each vector width, one column), K across the KC = 128
  * block, padded leading dimensions, and accumulation into C. Then the
  * operators on top, with each instruction-set level's copies of every loop
  * (and the shared integer GEMM's variant of that level). */
 static void test_levels(void) {
     static const char *const names[] = {"portable", "avx2", "avx512", "avx512"};
-    static const int64_t ms[] = {1, 3, 4, 5, 8, 13}, ns[] = {1, 7, 16, 17, 24, 33, 64, 65, 130}, ks[] = {1, 5, 128, 300};
+    static const int64_t ms[] = {1, 3, 4, 5, 8, 13, 21}, ns[] = {1, 7, 16, 17, 24, 33, 64, 65, 130}, ks[] = {1, 5, 128, 300};
     int ran = 0;
     uint64_t seed = rs;
     FOR_EACH_ISA(kn) { /* the same cases at every level */

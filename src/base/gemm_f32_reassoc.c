@@ -135,17 +135,29 @@ static const tile_fn tiles512[MR][4] = TILE_TAB(512);
 
 /* The blocking around the tiles of one instruction set: column panels of
  * nvmax vectors of vw floats, KC rows of B, MR rows of A. */
+/* pack (AVX2): the KC x panel block of B is first copied into bp (rows of panel floats),
+ * when more than four row tiles of A pass over it: a narrow panel of a wide B otherwise
+ * reads one row per page (a TLB miss per k on an im2col'd convolution). The sums are the
+ * same, so the bits do not change. */
 static void sgemm_tiles(const tile_fn (*tiles)[4], int vw, int nvmax, int64_t M, int64_t N, int64_t K,
-                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int acc) {
+                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int acc,
+                        float *bp) {
     int64_t panel = (int64_t)vw * nvmax;
+    int pack = bp && M > 4 * MR && ldb > panel;
     for (int64_t j0 = 0; j0 < N; j0 += panel) {
         int64_t nb = N - j0 < panel ? N - j0 : panel;
         int nv = (int)((nb + vw - 1) / vw), tail = (int)(nb - vw * (nv - 1));
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
             int64_t kc = K - k0 < KC ? K - k0 : KC;
+            const float *b = B + k0 * ldb + j0;
+            int64_t lb = ldb;
+            if (pack) {
+                for (int64_t k = 0; k < kc; k++) memcpy(bp + k * panel, b + k * ldb, sizeof(float) * (size_t)nb);
+                b = bp, lb = panel;
+            }
             for (int64_t i = 0; i < M; i += MR) {
                 int mr = M - i < MR ? (int)(M - i) : MR;
-                tiles[mr - 1][nv - 1](tail, acc || k0 > 0, kc, A + i * lda + k0, lda, B + k0 * ldb + j0, ldb, C + i * ldc + j0, ldc);
+                tiles[mr - 1][nv - 1](tail, acc || k0 > 0, kc, A + i * lda + k0, lda, b, lb, C + i * ldc + j0, ldc);
             }
         }
     }
@@ -153,7 +165,7 @@ static void sgemm_tiles(const tile_fn (*tiles)[4], int vw, int nvmax, int64_t M,
 
 static void sgemm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                          float *C, int64_t ldc, int acc) {
-    sgemm_tiles(tiles512, 16, 4, M, N, K, A, lda, B, ldb, C, ldc, acc);
+    sgemm_tiles(tiles512, 16, 4, M, N, K, A, lda, B, ldb, C, ldc, acc, NULL);
 }
 
 /* ---- AVX2 + FMA: vectors of 8, tiles of up to 4 x 24 (12 accumulators) ------------------ */
@@ -166,7 +178,7 @@ static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, i
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), idx);
 /* masked moves only for the last vector (they are slow on some CPUs) */
-#define LD256(v, p) ((v) == nv - 1 ? _mm256_maskload_ps(p, last) : _mm256_loadu_ps(p))
+#define LD256(v, p) ((v) == nv - 1 && tail < 8 ? _mm256_maskload_ps(p, last) : _mm256_loadu_ps(p))
 #define DECL(r, v)                                                                                                    \
     __m256 c##r##v = _mm256_setzero_ps();                                                                             \
     if (ld && LIVE(r, v) && (v) < 3) c##r##v = LD256(v, C + (r) * ldc + 8 * (v));
@@ -188,7 +200,7 @@ static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, i
     }
 #define STORE(r, v)                                                                                                   \
     if (LIVE(r, v) && (v) < 3) {                                                                                      \
-        if ((v) == nv - 1) _mm256_maskstore_ps(C + (r) * ldc + 8 * (v), last, c##r##v);                               \
+        if ((v) == nv - 1 && tail < 8) _mm256_maskstore_ps(C + (r) * ldc + 8 * (v), last, c##r##v);                   \
         else _mm256_storeu_ps(C + (r) * ldc + 8 * (v), c##r##v);                                                      \
     }
     FOR_RV(STORE)
@@ -207,7 +219,8 @@ static const tile_fn tiles256[MR][4] = TILE_TAB(256);
 
 static void sgemm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                        float *C, int64_t ldc, int acc) {
-    sgemm_tiles(tiles256, 8, 3, M, N, K, A, lda, B, ldb, C, ldc, acc);
+    float bp[KC * 24] __attribute__((aligned(32)));
+    sgemm_tiles(tiles256, 8, 3, M, N, K, A, lda, B, ldb, C, ldc, acc, bp);
 }
 #endif
 
