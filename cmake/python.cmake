@@ -74,3 +74,10 @@ add_test(NAME python_pip_install COMMAND ${CMAKE_COMMAND} -DPY=${NPUKIT_PYTHON} 
   -DBUILD=${CMAKE_BINARY_DIR} -DSHARED=${NPUKIT_SHARED_DIR} -DWORK=${CMAKE_BINARY_DIR}/scripttest-python_pip_install
   -P ${CMAKE_SOURCE_DIR}/tests/python/pip_install.cmake)
 set_tests_properties(python_pip_install PROPERTIES TIMEOUT 600 DEPENDS python_tests)
+# Quantized transformers against ONNX Runtime (tests/python/qdq_ort_check.py: onnxruntime-node from npm,
+# as onnx_ort; issue 29 point 6).
+set(NPUKIT_ORT_DIR "$ENV{HOME}/.cache/npukit/ortnode" CACHE PATH "folder with node_modules/onnxruntime-node")
+add_test(NAME python_qdq_ort COMMAND ${CMAKE_COMMAND} -E env ${npukit_py_env}
+  PYTHONPATH=${NPUKIT_PY_DIR}:${CMAKE_SOURCE_DIR}/tests/python NPUKIT_ORT_DIR=${NPUKIT_ORT_DIR}
+  ${NPUKIT_PYTHON} -m unittest -v qdq_ort_check)
+set_tests_properties(python_qdq_ort PROPERTIES TIMEOUT 600)

@@ -193,10 +193,11 @@ static int run_cpu_node(npk_exec *x, int n) {
  * integer arithmetic of ONNX Runtime and of the devices), its Q/DQ nodes folded in. */
 static void cpu_qdq_place(npk_exec *x, int n, npk_node_report *nr) {
     const npk_node *nd = &x->g->nodes[n];
-    if (nd->op_id != NPK_OP_Conv && nd->op_id != NPK_OP_MatMul && nd->op_id != NPK_OP_Gemm) return;
+    if (nd->op_id != NPK_OP_Conv && nd->op_id != NPK_OP_MatMul && nd->op_id != NPK_OP_Gemm && nd->op_id != NPK_OP_Softmax) return;
     char why[160];
     npk_qdq q;
     if (!npk_qdq_match(x, n, &q, why, sizeof why)) {
+        if (nd->op_id == NPK_OP_Softmax) return;
         size_t at = strlen(nr->why);
         if (npk_exec_qdq_mode(x) == NPK_QDQ_ORT && npk_qdq_shape(x, n) && !strstr(nr->why, "--qdq=ort") && at + 2 < sizeof nr->why)
             snprintf(nr->why + at, sizeof nr->why - at, "%s%.100s", at ? "; " : "", why);
@@ -205,7 +206,10 @@ static void cpu_qdq_place(npk_exec *x, int n, npk_node_report *nr) {
     if (npk_qdq_commit(x, &q)) return;
     x->cpu_qdq[n] = q;
     size_t at = strlen(nr->why);
-    if (at + 2 < sizeof nr->why)
+    if (q.softmax && at + 2 < sizeof nr->why)
+        snprintf(nr->why + at, sizeof nr->why - at, "%s--qdq=ort: DQ -> Softmax -> Q run on the CPU as ONNX Runtime's QLinearSoftmax",
+                 at ? "; " : "");
+    else if (at + 2 < sizeof nr->why)
         snprintf(nr->why + at, sizeof nr->why - at, "%sDQ -> %s%s run on the CPU as %s (integer)", at ? "; " : "", nd->op,
                  q.fout ? "" : " -> Q",
                  nd->op_id == NPK_OP_Conv ? "QLinearConv" : nd->op_id == NPK_OP_Gemm ? "QGemm" : q.fout ? "MatMulIntegerToFloat" : "QLinearMatMul");
@@ -344,7 +348,12 @@ static int place_node(npk_exec *x, size_t n, const char *dev) {
             snprintf(nr->why, sizeof nr->why, "sequence/optional values are handled on the host");
             return 0;
         }
-    int r = x->be->place(x->be, x, (int)n, nr->why, sizeof nr->why, nr->device_op, sizeof nr->device_op);
+    /* --qdq=ort: a Softmax ONNX Runtime runs as QLinearSoftmax stays on the CPU, run as that */
+    npk_qdq sq;
+    char swhy[160];
+    int r = nd->op_id == NPK_OP_Softmax && npk_exec_qdq_mode(x) == NPK_QDQ_ORT && npk_qdq_match(x, (int)n, &sq, swhy, sizeof swhy)
+                ? 0
+                : x->be->place(x->be, x, (int)n, nr->why, sizeof nr->why, nr->device_op, sizeof nr->device_op);
     if (r < 0) return npk_err_prefix(-r, "partitioning node '%s' (%s)", nd->name, nd->op);
     x->place[n] = r ? NPK_PLACE_DEVICE : NPK_PLACE_CPU;
     if (!r) cpu_qdq_place(x, (int)n, nr);

@@ -3,6 +3,9 @@
 #include "graph/qdq.h"
 #include "ops/fast_onnx.h"
 
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +59,9 @@ static int ort_qtype(npk_exec *x, int v) {
     int d = g->vals[v].graph_output ? -1 : npk_exec_only_consumer(x, v);
     if (d < 0 || g->vals[v].n_uses != 1 || g->nodes[d].op_id != NPK_OP_DequantizeLinear) return dt;
     int dv = g->nodes[d].out[0];
-    if (dv < 0 || g->vals[dv].n_uses > 1) return dt; /* copied per consumer */
+    /* copied per consumer; a graph output counts as one (the copy ONNX Runtime names
+     * "<value>/duplicated", seen on ppocr-cls-qdq-s8's logits) */
+    if (dv < 0 || g->vals[dv].n_uses > 1 || (g->vals[dv].graph_output && g->vals[dv].n_uses)) return dt;
     int64_t qz, dz;
     if (!ort_zp_i8(x, &g->nodes[p], &qz) || !ort_zp_i8(x, &g->nodes[d], &dz) || qz != dz) return dt;
     return NPK_DT_UINT8;
@@ -93,12 +98,54 @@ static int ort_fuses(npk_exec *x, const npk_qdq *q, char *why, size_t wl) {
     return 0;
 }
 
+/* --qdq=ort: DequantizeLinear -> Softmax -> QuantizeLinear, which ONNX Runtime (CPU provider,
+ * level 'all') replaces by its QLinearSoftmax (com.microsoft) when the activation and the output
+ * are of one 8-bit type (after QDQS8ToU8Transformer; its unary selector: one DQ, one Q, equal
+ * types). Checked against ONNX Runtime's optimised models of scripts/qdq_transformer.py. */
+static int softmax_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
+    const npk_graph *g = npk_exec_graph(x);
+    const npk_node *nd = &g->nodes[n];
+    int sx = 1, dx = dq_feeding(x, in_at(nd, 0), n, 1, &sx), yv = nd->out[0];
+    int qn = yv >= 0 && !g->vals[yv].graph_output ? npk_exec_only_consumer(x, yv) : -1;
+    if (npk_exec_qdq_mode(x) != NPK_QDQ_ORT || dx < 0 || qn < 0 || g->nodes[qn].op_id != NPK_OP_QuantizeLinear) {
+        snprintf(why, wl, "float Softmax");
+        return 0;
+    }
+    const npk_node *DX = &g->nodes[dx], *Q = &g->nodes[qn];
+    if (!scalar_const(x, in_at(DX, 1)) || !scalar_const(x, in_at(Q, 1)) || (in_at(DX, 2) >= 0 && !scalar_const(x, in_at(DX, 2))) ||
+        (in_at(Q, 2) >= 0 && !scalar_const(x, in_at(Q, 2)))) {
+        snprintf(why, wl, "float Softmax: non-constant or per-axis scales/zero points");
+        return 0;
+    }
+    int ta = ort_qtype(x, in_at(DX, 0)), ty = ort_qtype(x, Q->out[0]);
+    if (ta != ty || (ta != NPK_DT_UINT8 && ta != NPK_DT_INT8)) {
+        snprintf(why, wl, "--qdq=ort: float as in ONNX Runtime (input and output types differ)");
+        return 0;
+    }
+    memset(q, 0, sizeof *q);
+    q->a_val = in_at(DX, 0), q->as_val = in_at(DX, 1), q->azp_val = in_at(DX, 2);
+    q->b_val = q->bs_val = q->bzp_val = q->bias_val = -1;
+    q->ys_val = in_at(Q, 1), q->yzp_val = in_at(Q, 2), q->out_val = Q->out[0];
+    q->node = n;
+    q->alpha = 1.0f;
+    q->softmax = 1;
+    q->ort_type = ta;
+    q->fuse[0] = sx ? dx : -1;
+    q->fuse[1] = q->fuse[3] = -1;
+    q->fuse[2] = qn;
+    q->direct[0] = sx ? -1 : q->a_val;
+    q->direct[1] = -1;
+    return 1;
+}
+
 /* Recognise DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear (node n is
  * the Conv/MatMul/Gemm) and describe it as the QLinear operator it equals. Returns 1
  * and fills q's value indices, 0 with why. */
 int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl) {
     const npk_graph *g = npk_exec_graph(x);
     const npk_node *nd = &g->nodes[n];
+    if (nd->op_id == NPK_OP_Softmax) return softmax_match(x, n, q, why, wl);
+    q->softmax = 0;
     int conv = nd->op_id == NPK_OP_Conv, gemm = nd->op_id == NPK_OP_Gemm;
     int trans_b = gemm && npk_node_attr_i(nd, "transB", 0);
     int trans_a = gemm && npk_node_attr_i(nd, "transA", 0);
@@ -297,9 +344,77 @@ static int run_matmul_float_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
     return rc;
 }
 
+/* ONNX Runtime's QLinearSoftmax (contrib op, CPU, x86), reproduced from its behaviour in ONNX
+ * Runtime 1.30: a 256-entry float table of exp((i - 255 + shift) * x_scale) (computed in double;
+ * shift = max(0, ln(FLT_MAX / D) - 5) / x_scale keeps the sum of D terms finite); per row the
+ * table is aligned to the row's maximum, the float sum of the D entries is taken in order, and
+ * each output is nearbyint(entry * floor(1 / y_scale) / sum) + y_zp in float: 1 / y_scale is
+ * floored (ONNX Runtime's approximation, reproduced as it is). uint8 clamps above at 255; int8
+ * keeps ONNX Runtime's conversion (values above 127 wrap). Where ONNX Runtime computes in uint8
+ * after rewriting the int8 pairs, the int8 values are shifted by 128 in and out (the rewrite's
+ * own correspondence). */
+static int run_softmax_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
+    const npk_graph *g = npk_exec_graph(x);
+    const npk_node *nd = &g->nodes[q->node];
+    *macs = 0;
+    const npk_tensor *a = npk_exec_host(x, q->a_val), *as = npk_exec_host(x, q->as_val), *ys = npk_exec_host(x, q->ys_val);
+    const npk_tensor *yzp = q->yzp_val >= 0 ? npk_exec_host(x, q->yzp_val) : NULL;
+    if (!a || !as || !ys || (q->yzp_val >= 0 && !yzp)) return -NPK_EINVAL;
+    npk_tensor *y = npk_exec_out_host(x, q->out_val);
+    if (!y) return npk_err(NPK_ENOMEM, "out of memory");
+    if (npk_exec_timing_only(x)) return 0;
+    int rank = a->rank;
+    int64_t axis = npk_node_attr_i(nd, "axis", g->opset < 13 ? 1 : -1);
+    if (axis < 0) axis += rank;
+    if (rank == 0 || axis < 0 || axis >= rank) return npk_err(NPK_EINVAL, "Softmax axis %lld out of range", (long long)axis);
+    int64_t outer = 1, d = 1, inner = 1;
+    for (int i = 0; i < rank; i++) {
+        if (i < axis) outer *= a->dims[i];
+        else if (i == axis || g->opset < 13) d *= a->dims[i]; /* opset < 13: the flattened trailing axes */
+        else inner *= a->dims[i];
+    }
+    if (!outer || !d || !inner) return 0;
+    float xs = ((const float *)as->data)[0], yinv = floorf(1.0f / ((const float *)ys->data)[0]);
+    int u8 = q->ort_type == NPK_DT_UINT8, shift_in = u8 && a->dtype == NPK_DT_INT8 ? 128 : 0;
+    int64_t yz = opt_i(yzp, 0) + (u8 && y->dtype == NPK_DT_INT8 ? 128 : 0);
+    double sh = log((double)(FLT_MAX / (float)d)) - 5.0;
+    sh = (sh > 0 ? sh : 0.0) / (double)xs;
+    float table[256];
+    for (int i = 0; i < 256; i++) table[u8 ? i : (uint8_t)(i - 128)] = (float)exp(((double)i - 255 + sh) * (double)xs);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t in = 0; in < inner; in++) {
+            int64_t base = o * d * inner + in, xmax = INT64_MIN;
+            for (int64_t k = 0; k < d; k++) {
+                int64_t v = npk_ref_onnx_get_i(a->data, a->dtype, base + k * inner) + shift_in;
+                if (v > xmax) xmax = v;
+            }
+            /* the entry of value v: uint8 table[255 - max + v], int8 table[(uint8)(127 - max + v)] */
+            float sum = 0.0f;
+            for (int64_t k = 0; k < d; k++) {
+                int64_t v = npk_ref_onnx_get_i(a->data, a->dtype, base + k * inner) + shift_in;
+                sum += table[u8 ? 255 - xmax + v : (uint8_t)(127 - xmax + v)];
+            }
+            for (int64_t k = 0; k < d; k++) {
+                int64_t v = npk_ref_onnx_get_i(a->data, a->dtype, base + k * inner) + shift_in, out;
+                float e = table[u8 ? 255 - xmax + v : (uint8_t)(127 - xmax + v)];
+                int64_t r = (int64_t)nearbyintf(e * yinv / sum);
+                if (u8) {
+                    uint32_t vq = (uint32_t)r + (uint32_t)yz;
+                    out = (vq > 255 ? 255 : (int64_t)vq) - (y->dtype == NPK_DT_INT8 ? 128 : 0);
+                } else {
+                    int32_t vq = (int32_t)r + (int32_t)yz;
+                    out = vq > 255 ? -1 : (int8_t)(uint8_t)vq;
+                }
+                npk_ref_onnx_set_i(y->data, y->dtype, base + k * inner, out);
+            }
+        }
+    return 0;
+}
+
 int npk_qdq_run_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
     const npk_graph *g = npk_exec_graph(x);
     const npk_node *nd = &g->nodes[q->node];
+    if (q->softmax) return run_softmax_cpu(x, q, macs);
     if (nd->op_id == NPK_OP_Gemm) return run_gemm_cpu(x, q, macs);
     if (q->fout) return run_matmul_float_cpu(x, q, macs);
     int vals[9] = {q->a_val, q->as_val, q->azp_val, q->b_val, q->bs_val, q->bzp_val, q->ys_val, q->yzp_val, q->bias_val};

@@ -22,10 +22,16 @@ typedef struct npk_qdq {
     int fuse[4];          /* DequantizeLinear x, w, Q, DequantizeLinear bias folded into node (-1: none) */
     int direct[2];        /* a_val / b_val when their DequantizeLinear has other consumers and still runs
                              (the group reads the integer value itself), -1 otherwise */
+    int softmax;          /* --qdq=ort: DequantizeLinear -> Softmax -> QuantizeLinear run as ONNX Runtime's
+                             QLinearSoftmax (a, as, azp, ys, yzp and out values; no b) */
+    int ort_type;         /* softmax: the 8-bit type ONNX Runtime computes in (uint8 where it
+                             rewrote the int8 pairs, else int8) */
 } npk_qdq;
 
-/* Recognise the group around node n (a float Conv or MatMul with known shapes).
- * Returns 1 and fills q, 0 with the reason in why. */
+/* Recognise the group around node n (a float Conv or MatMul with known shapes;
+ * with --qdq=ort also a Softmax between DequantizeLinear and QuantizeLinear, the
+ * group ONNX Runtime runs as QLinearSoftmax). Returns 1 and fills q, 0 with the
+ * reason in why. */
 int npk_qdq_match(npk_exec *x, int n, npk_qdq *q, char *why, size_t wl);
 /* Node n has the shape of a quantized group: a Conv/MatMul/Gemm whose inputs 0
  * and 1 are DequantizeLinear outputs and, for a Conv, whose output goes only to
