@@ -25,6 +25,20 @@ if(NOT npukit_py_rc EQUAL 0 OR NOT EXISTS ${NPUKIT_PY_INCLUDE}/Python.h)
                   "(apt-get install python3-dev python3-numpy)")
   return()
 endif()
+# Under the sanitizers the interpreter loads the ASan runtime first (LD_PRELOAD; the interpreter's own
+# allocations at exit are not npukit's leaks: detect_leaks=0 there, the C tests check leaks).
+set(npukit_py_env)
+if(NPUKIT_SANITIZE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE npukit_asan
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${npukit_asan}" OR NOT EXISTS "${npukit_asan}")
+    message(WARNING "the sanitizer build with ${CMAKE_C_COMPILER}: no libasan.so to preload into ${NPUKIT_PYTHON}; "
+                    "the Python package and its tests are not built")
+    return()
+  endif()
+  set(npukit_py_env LD_PRELOAD=${npukit_asan} ASAN_OPTIONS=detect_leaks=0)
+  set(npukit_san_link -fsanitize=address,undefined) # the instrumented libraries need the runtimes
+endif()
 set(NPUKIT_PY_DIR ${CMAKE_BINARY_DIR}/python)
 file(GLOB NPUKIT_PY_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/src/*.c)
 add_library(npukit_python MODULE ${NPUKIT_PY_SOURCES})
@@ -56,21 +70,15 @@ ${NPUKIT_PROTOBUF_C_LIB}
 ${NPUKIT_JANSSON_LIB}
 ${NPUKIT_YAML_LIB}
 m
+${npukit_san_link}
 ")
 # The Python test suite (tests/python, unittest): the build tree's package, Debian's interpreter.
-# Under the sanitizers the interpreter loads the ASan runtime first (LD_PRELOAD; the interpreter's own
-# allocations at exit are not npukit's leaks: detect_leaks=0 there, the C tests check leaks).
-set(npukit_py_env)
-if(NPUKIT_SANITIZE)
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE npukit_asan
-                  OUTPUT_STRIP_TRAILING_WHITESPACE)
-  set(npukit_py_env LD_PRELOAD=${npukit_asan} ASAN_OPTIONS=detect_leaks=0)
-endif()
 add_test(NAME python_tests COMMAND ${CMAKE_COMMAND} -E env ${npukit_py_env} PYTHONPATH=${NPUKIT_PY_DIR} NPU=$<TARGET_FILE:npu>
   NPUKIT_SHARED_DIR=${NPUKIT_SHARED_DIR} ${NPUKIT_PYTHON} -m unittest discover -s ${CMAKE_SOURCE_DIR}/tests/python -v)
 set_tests_properties(python_tests PROPERTIES TIMEOUT 900)
 # The offline installation (tests/python/pip_install.cmake): pip into a fresh venv, then the LeNet.
-add_test(NAME python_pip_install COMMAND ${CMAKE_COMMAND} -DPY=${NPUKIT_PYTHON} -DSRC=${CMAKE_SOURCE_DIR}
+string(REPLACE ";" "|" npukit_py_env_arg "${npukit_py_env}")
+add_test(NAME python_pip_install COMMAND ${CMAKE_COMMAND} -DPY=${NPUKIT_PYTHON} -DSRC=${CMAKE_SOURCE_DIR} "-DPYENV=${npukit_py_env_arg}"
   -DBUILD=${CMAKE_BINARY_DIR} -DSHARED=${NPUKIT_SHARED_DIR} -DWORK=${CMAKE_BINARY_DIR}/scripttest-python_pip_install
   -P ${CMAKE_SOURCE_DIR}/tests/python/pip_install.cmake)
 set_tests_properties(python_pip_install PROPERTIES TIMEOUT 600 DEPENDS python_tests)

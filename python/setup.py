@@ -35,6 +35,8 @@ def npukit_link():
                 continue
             if item.endswith(".a"):
                 objects.append(item)
+            elif item.startswith("-"):
+                args.append(item)  # a link flag (the sanitizer build's -fsanitize=...)
             elif os.path.isabs(item):
                 args.append(item)  # a shared library by path
             else:

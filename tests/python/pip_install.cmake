@@ -4,6 +4,7 @@
 # (not the build tree's) runs the LeNet on v0 from another directory: the classes of
 # ../shared/models/cifar10-lenet-int8/expected.txt (3 0 8 0).
 # -DPY=interpreter -DSRC=source dir -DBUILD=build dir -DSHARED=shared dir -DWORK=scratch dir
+# -DPYENV=VAR=VALUE|... for the installed package's run (the sanitizer build's LD_PRELOAD)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 execute_process(COMMAND ${PY} -m venv --system-site-packages ${WORK}/venv RESULT_VARIABLE rc ERROR_VARIABLE err)
@@ -29,7 +30,8 @@ s = npukit.InferenceSession(m + '/model.onnx', providers=['v0'])
 y = s.run(None, {'images': numpy_helper.to_array(t)})[0]
 print(' '.join(str(int(c)) for c in y.argmax(axis=1)))
 ")
-execute_process(COMMAND ${WORK}/venv/bin/python ${WORK}/check.py ${SHARED} WORKING_DIRECTORY ${WORK}
+string(REPLACE "|" ";" pyenv "${PYENV}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ${pyenv} ${WORK}/venv/bin/python ${WORK}/check.py ${SHARED} WORKING_DIRECTORY ${WORK}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0 OR NOT out STREQUAL "3 0 8 0")
   message(FATAL_ERROR "the installed package: rc ${rc}, classes '${out}' (expected 3 0 8 0)\n${err}")
