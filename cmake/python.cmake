@@ -58,15 +58,12 @@ endforeach()
 find_library(NPUKIT_PROTOBUF_C_LIB protobuf-c)
 find_library(NPUKIT_JANSSON_LIB jansson)
 find_library(NPUKIT_YAML_LIB yaml)
+set(npukit_layer_files "")
+foreach(lib ${NPUKIT_LAYER_LIBS}) # every layer's archive (setup.py links them as one group)
+  string(APPEND npukit_layer_files "$<TARGET_FILE:${lib}>\n")
+endforeach()
 file(GENERATE OUTPUT ${NPUKIT_PY_DIR}/link.txt CONTENT
-"$<TARGET_FILE:npukit_graph>
-$<TARGET_FILE:npukit_llm>
-$<TARGET_FILE:npukit_ops>
-$<TARGET_FILE:npukit_rt>
-$<TARGET_FILE:npukit_sim>
-$<TARGET_FILE:npukit_abi>
-$<TARGET_FILE:npukit_base>
-${NPUKIT_PROTOBUF_C_LIB}
+"${npukit_layer_files}${NPUKIT_PROTOBUF_C_LIB}
 ${NPUKIT_JANSSON_LIB}
 ${NPUKIT_YAML_LIB}
 m

@@ -41,7 +41,8 @@ def npukit_link():
                 args.append(item)  # a shared library by path
             else:
                 libs.append(item)
-    return objects, libs, args
+    # the archives as one group: the linker resolves references among them in any order
+    return [], libs, ["-Wl,--start-group"] + objects + ["-Wl,--end-group"] + args
 
 
 objects, libraries, link_args = npukit_link()
@@ -67,5 +68,6 @@ setup(
     python_requires=">=3.9",
     # setuptools' intermediate files go to the CMake build directory, not into the source tree
     options={"build": {"build_base": os.path.join(BUILD, "python", "setuptools")},
-             "egg_info": {"egg_base": EGG_BASE}},
+             "egg_info": {"egg_base": EGG_BASE},
+             "build_ext": {"force": True}},  # relink: the libraries may be newer than the cached module
 )

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Quantized recognizers of the PP-OCRv4 kind in ONNX Runtime's QDQ layout (issue 29 point 6).
 
     PYTHONPATH=build/python /usr/bin/python3 scripts/qdq_transformer.py OUT_DIR [SIZE...]

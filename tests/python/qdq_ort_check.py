@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Quantized transformers against ONNX Runtime (issue 29 point 6; ctest python_qdq_ort).
 
 scripts/qdq_transformer.py writes recognizers of the PP-OCRv4 kind in ONNX Runtime's QDQ layout
