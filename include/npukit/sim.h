@@ -130,6 +130,18 @@ void *npk_mem_direct(npk_mem *m, uint64_t addr, uint64_t len);
 void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes,
                      size_t beat_bytes);
 
+/* Memory owned by someone else (a virtual platform's guest RAM, shared with
+ * the hypervisor): [base, base+size) becomes the host buffer `host` (size
+ * bytes, not copied, not freed, not counted against the cap); the range must
+ * lie in the memory map and overlap no extent. npk_mem_unmap_host drops every
+ * such extent and every declared region (the caller then declares the new
+ * map); npk_mem_touch records that [addr, addr+len) may have been written
+ * behind the layer's back (another agent writing the host buffer), so data
+ * derived from it is taken anew (npk_mem_wgen). */
+int npk_mem_attach_host(npk_mem *m, uint64_t base, uint64_t size, void *host);
+void npk_mem_unmap_host(npk_mem *m);
+void npk_mem_touch(npk_mem *m, uint64_t addr, uint64_t len);
+
 /* Write generation of [addr, addr+len): a number that changes whenever a byte
  * of the range may have changed since it was last asked (pokes, fills, device
  * writes, npk_mem_clear; npk_mem_direct and a writing npk_bus_direct count
@@ -312,7 +324,15 @@ typedef struct npk_dev_class {
     /* Optional: the checks beyond the table's (a value naming a preset), so
      * that npk_dev_check_opts refuses everything create() would. 0 or NPK_EINVAL. */
     int (*check_opts)(const char *opts);
+    /* PCI device ID of the device's function on the virtual platform (vendor
+     * NPK_PCI_VENDOR, class 0x1200; docs/vp.md); 0 = not offered as PCI. */
+    uint16_t pci_device;
 } npk_dev_class;
+
+/* PCI vendor ID of every npukit function on the virtual platform (docs/vp.md). */
+#define NPK_PCI_VENDOR 0x1234
+/* PCI class code (base class, subclass, prog-if): a processing accelerator. */
+#define NPK_PCI_CLASS 0x120000
 
 /* The device table (include/npukit/devices.def lists the devices once; this is
  * its model-level row per device: npk_e1_class, npk_v0_class, ...). */

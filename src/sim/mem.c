@@ -38,6 +38,7 @@ typedef struct fault_rule {
 typedef struct extent {
     uint64_t base, size;
     uint8_t *data;
+    int foreign; /* npk_mem_attach_host: the caller's memory, not freed or counted */
 } extent;
 
 struct npk_mem {
@@ -92,7 +93,8 @@ npk_mem *npk_mem_new(void) {
 
 void npk_mem_clear(npk_mem *m) {
     touch(m, 0, UINT64_MAX);
-    for (size_t e = 0; e < m->next_n; e++) free(m->ext[e].data);
+    for (size_t e = 0; e < m->next_n; e++)
+        if (!m->ext[e].foreign) free(m->ext[e].data);
     free(m->ext);
     m->ext = NULL;
     m->next_n = 0;
@@ -517,7 +519,7 @@ int npk_mem_attach(npk_mem *m, uint64_t base, uint64_t size) {
         if (hi > size) hi = size;
         memcpy(data + lo, pg->data + ((base + lo) & (PAGE_SIZE - 1)), (size_t)(hi - lo));
     }
-    m->ext[m->next_n++] = (extent){base, size, data};
+    m->ext[m->next_n++] = (extent){base, size, data, 0};
     m->ext_bytes += size;
     return 0;
 }
@@ -672,3 +674,32 @@ void npk_mem_set_watch(npk_mem *m, npk_mem_watch_fn fn, void *ctx) {
     m->watch = fn;
     m->watch_ctx = ctx;
 }
+
+int npk_mem_attach_host(npk_mem *m, uint64_t base, uint64_t size, void *host) {
+    if (!size || !host || base + (size - 1) < base || size > SIZE_MAX)
+        return npk_err(NPK_EINVAL, "bad host extent 0x%" PRIx64 "+0x%" PRIx64, base, size);
+    if (!mapped(m, base, (size_t)size))
+        return npk_err(NPK_EBUS, "host extent 0x%" PRIx64 "+0x%" PRIx64 " is outside the memory map", base, size);
+    for (size_t e = 0; e < m->next_n; e++)
+        if (base < m->ext[e].base + m->ext[e].size && m->ext[e].base < base + size)
+            return npk_err(NPK_EINVAL, "host extent 0x%" PRIx64 "+0x%" PRIx64 " overlaps another", base, size);
+    extent *ne = realloc(m->ext, (m->next_n + 1) * sizeof *ne);
+    if (!ne) return npk_err(NPK_ENOMEM, "out of memory");
+    m->ext = ne;
+    m->ext[m->next_n++] = (extent){base, size, host, 1};
+    touch(m, base, size);
+    return 0;
+}
+
+void npk_mem_unmap_host(npk_mem *m) {
+    size_t k = 0;
+    for (size_t e = 0; e < m->next_n; e++)
+        if (!m->ext[e].foreign) m->ext[k++] = m->ext[e];
+        else touch(m, m->ext[e].base, m->ext[e].size);
+    m->next_n = k;
+    free(m->regions);
+    m->regions = NULL;
+    m->nregions = 0;
+}
+
+void npk_mem_touch(npk_mem *m, uint64_t addr, uint64_t len) { touch(m, addr, len); }

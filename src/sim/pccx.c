@@ -1065,4 +1065,5 @@ const npk_dev_class npk_pccx_class = {
     .opts = opt_defs,
     .n_opts = sizeof opt_defs / sizeof opt_defs[0],
     .create = create,
+    .pci_device = 0x4e04,
 };

@@ -777,4 +777,5 @@ const npk_dev_class npk_shell_class = {
     .n_opts = sizeof opt_defs / sizeof opt_defs[0],
     .create = create,
     .check_opts = check_opts,
+    .pci_device = 0x4e03,
 };

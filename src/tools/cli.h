@@ -38,6 +38,7 @@ int cmd_shell_map(int argc, char **argv);
 int cmd_shell_run(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+int cmd_vp(int argc, char **argv);
 
 /* Does the file start with the NPKB magic (a compiled model, docs/npkb.md)? (cmd_compile.c) */
 int cli_is_npkb(const char *path);

@@ -15,6 +15,7 @@ static const npu_cmd commands[] = {
     {"llm", "generate text with a llama2.c checkpoint on pccx or the CPU", cmd_llm},
     {"llm-synth", "write a random-weight llama2.c checkpoint of a published shape (stories15M, ...)", cmd_llm_synth},
     {"qtest", "serve a device model over QEMU's qtest text protocol", cmd_qtest},
+    {"vp", "the virtual platform: serve devices as PCI functions to QEMU; 'vp run' boots a Linux guest with them", cmd_vp},
     {"asm", "assemble a text command stream into a binary ring image", cmd_asm},
     {"disasm", "disassemble a binary command stream into text", cmd_disasm},
     {"shell-map", "map a YAML schedule onto a shell descriptor stream", cmd_shell_map},

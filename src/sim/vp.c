@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The virtual platform's PCI function (see vp.h and docs/vp.md): config
+ * space, BAR0, INTx, guest RAM and the device's clock, independent of the
+ * wire protocol that carries the accesses.
+ */
+#include "vp.h"
+
+#include "npukit/error.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CMD_MEM 0x0002u
+#define CMD_MASTER 0x0004u
+#define CMD_PARITY 0x0040u
+#define CMD_SERR 0x0100u
+#define CMD_INTX_DISABLE 0x0400u
+#define CMD_WRITABLE (CMD_MEM | CMD_MASTER | CMD_PARITY | CMD_SERR | CMD_INTX_DISABLE)
+#define STATUS_INTERRUPT 0x0008u
+#define MAX_RAM 8
+
+typedef struct ram_map {
+    void *ptr;
+    size_t len;
+} ram_map;
+
+struct npk_vp_fn {
+    npk_sim *sim;
+    npk_dev *dev;
+    const npk_dev_class *cls;
+    uint8_t cfg[NPK_VP_CFG_SIZE];
+    uint32_t bar_size;
+    int intx;           /* OR of the device lines */
+    int irqfd, resample;
+    ram_map ram[MAX_RAM];
+    size_t nram;
+    uint32_t settle_ms;
+    uint64_t slice;     /* cycles per step of a background run */
+    npk_vp_stats st;
+};
+
+static void put16(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static void put32(uint8_t *p, uint32_t v) {
+    put16(p, (uint16_t)v);
+    put16(p + 2, (uint16_t)(v >> 16));
+}
+static uint32_t get32(const uint8_t *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
+
+static void raise_intx(npk_vp_fn *f) {
+    if (f->irqfd < 0 || !f->intx || (get16(f->cfg + 4) & CMD_INTX_DISABLE)) return;
+    uint64_t one = 1;
+    ssize_t w = write(f->irqfd, &one, sizeof one); /* a full eventfd counter still signals */
+    (void)w;
+}
+
+static void update_intx(npk_vp_fn *f) {
+    int level = 0;
+    for (int i = 0; i < f->cls->n_irq && i < NPK_MAX_IRQ; i++) level |= f->dev->irq_level[i];
+    uint16_t status = get16(f->cfg + 6);
+    status = level ? (uint16_t)(status | STATUS_INTERRUPT) : (uint16_t)(status & ~STATUS_INTERRUPT);
+    put16(f->cfg + 6, status);
+    int rose = level && !f->intx;
+    f->intx = level;
+    if (rose) raise_intx(f);
+}
+
+static void on_irq(void *ctx, int line, int level) {
+    (void)line;
+    (void)level;
+    update_intx(ctx);
+}
+
+static void cfg_defaults(npk_vp_fn *f) {
+    memset(f->cfg, 0, sizeof f->cfg);
+    put16(f->cfg + 0x00, NPK_PCI_VENDOR);
+    put16(f->cfg + 0x02, f->cls->pci_device);
+    f->cfg[0x08] = 1; /* revision */
+    f->cfg[0x09] = (uint8_t)NPK_PCI_CLASS;
+    f->cfg[0x0a] = (uint8_t)(NPK_PCI_CLASS >> 8);
+    f->cfg[0x0b] = (uint8_t)(NPK_PCI_CLASS >> 16);
+    put16(f->cfg + 0x2c, NPK_PCI_VENDOR);
+    put16(f->cfg + 0x2e, f->cls->pci_device);
+    f->cfg[0x3d] = 1; /* INTA# */
+    put32(f->cfg + NPK_VP_CFG_CLOCK_KHZ, (uint32_t)(npk_sim_hz(f->sim) / 1000u));
+}
+
+npk_vp_fn *npk_vp_fn_new(npk_sim *sim, const npk_vp_cfg *cfg) {
+    const npk_dev_class *c = npk_sim_class(sim);
+    if (!c->pci_device) {
+        npk_err(NPK_EUNSUPPORTED, "vp: device '%s' has no PCI device ID (npk_dev_class.pci_device)", c->name);
+        return NULL;
+    }
+    npk_vp_fn *f = calloc(1, sizeof *f);
+    if (!f) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    f->sim = sim;
+    f->dev = npk_sim_dev(sim);
+    f->cls = c;
+    f->irqfd = f->resample = -1;
+    f->bar_size = 4096;
+    while (f->bar_size < c->mmio_size) f->bar_size <<= 1;
+    f->settle_ms = cfg && cfg->settle_ms ? cfg->settle_ms : NPK_VP_SETTLE_MS;
+    f->slice = 4096;
+    cfg_defaults(f);
+    npk_sim_set_irq_cb(sim, on_irq, f);
+    update_intx(f);
+    return f;
+}
+
+static void unmap_ram(npk_vp_fn *f) {
+    npk_mem_unmap_host(npk_sim_mem(f->sim));
+    for (size_t i = 0; i < f->nram; i++) munmap(f->ram[i].ptr, f->ram[i].len);
+    f->nram = 0;
+}
+
+void npk_vp_fn_free(npk_vp_fn *f) {
+    if (!f) return;
+    npk_sim_set_irq_cb(f->sim, NULL, NULL);
+    unmap_ram(f);
+    if (f->irqfd >= 0) close(f->irqfd);
+    if (f->resample >= 0) close(f->resample);
+    free(f);
+}
+
+npk_sim *npk_vp_fn_sim(npk_vp_fn *f) { return f->sim; }
+uint32_t npk_vp_bar_size(const npk_vp_fn *f) { return f->bar_size; }
+const npk_vp_stats *npk_vp_fn_stats(const npk_vp_fn *f) { return &f->st; }
+int npk_vp_intx(const npk_vp_fn *f) { return f->intx; }
+int npk_vp_resample_fd(const npk_vp_fn *f) { return f->resample; }
+
+static int cfg_check(const char *what, uint32_t addr, int len) {
+    if (len != 1 && len != 2 && len != 4)
+        return npk_err(NPK_EINVAL, "config %s of %d bytes at 0x%" PRIx32 ": the length must be 1, 2 or 4", what, len,
+                       addr);
+    if (addr >= NPK_VP_CFG_SIZE || (uint32_t)len > NPK_VP_CFG_SIZE - addr)
+        return npk_err(NPK_EINVAL, "config %s of %d bytes at 0x%" PRIx32 " is outside the %u-byte config space", what,
+                       len, addr, NPK_VP_CFG_SIZE);
+    if (addr % (uint32_t)len)
+        return npk_err(NPK_EINVAL, "config %s of %d bytes at 0x%" PRIx32 " is not naturally aligned", what, len, addr);
+    return 0;
+}
+
+int npk_vp_cfg_read(npk_vp_fn *f, uint32_t addr, int len, uint32_t *val) {
+    f->st.cfg_reads++;
+    int rc = cfg_check("read", addr, len);
+    if (rc) {
+        *val = 0xffffffffu;
+        f->st.errors++;
+        return rc;
+    }
+    uint32_t v = 0;
+    for (int i = 0; i < len; i++) v |= (uint32_t)f->cfg[addr + (uint32_t)i] << (8 * i);
+    *val = v;
+    return 0;
+}
+
+/* Bits of config byte a a write may change. */
+static uint8_t writable(const npk_vp_fn *f, uint32_t a) {
+    switch (a) {
+    case 0x04: return (uint8_t)CMD_WRITABLE;
+    case 0x05: return (uint8_t)(CMD_WRITABLE >> 8);
+    case 0x0c: case 0x0d: case 0x3c: return 0xff; /* cache line size, latency timer, interrupt line */
+    case 0x10: return 0;                          /* BAR0 bits 7..0: type bits and size >= 4 KiB */
+    case 0x11: return (uint8_t)(~(f->bar_size - 1) >> 8);
+    case 0x12: return (uint8_t)(~(f->bar_size - 1) >> 16);
+    case 0x13: return (uint8_t)(~(f->bar_size - 1) >> 24);
+    default: return 0;
+    }
+}
+
+int npk_vp_cfg_write(npk_vp_fn *f, uint32_t addr, uint32_t val, int len) {
+    f->st.cfg_writes++;
+    int rc = cfg_check("write", addr, len);
+    if (rc) {
+        f->st.errors++;
+        return rc;
+    }
+    uint16_t old_cmd = get16(f->cfg + 4);
+    for (int i = 0; i < len; i++) {
+        uint32_t a = addr + (uint32_t)i;
+        uint8_t m = writable(f, a), b = (uint8_t)(val >> (8 * i));
+        f->cfg[a] = (uint8_t)((f->cfg[a] & ~m) | (b & m));
+    }
+    uint16_t cmd = get16(f->cfg + 4);
+    if ((old_cmd & CMD_INTX_DISABLE) && !(cmd & CMD_INTX_DISABLE)) raise_intx(f); /* a pending line shows again */
+    return 0;
+}
+
+static uint64_t bar_base(const npk_vp_fn *f) { return get32(f->cfg + 0x10) & ~(uint32_t)(f->bar_size - 1); }
+
+static int bar_off(npk_vp_fn *f, const char *what, uint64_t addr, unsigned size, uint32_t *off) {
+    uint64_t base = bar_base(f);
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        return npk_err(NPK_EINVAL, "BAR0 %s of %u bytes at 0x%" PRIx64 ": the size must be 1, 2, 4 or 8", what, size,
+                       addr);
+    if (addr < base || addr - base >= f->bar_size || size > f->bar_size - (addr - base))
+        return npk_err(NPK_EINVAL,
+                       "BAR0 %s of %u bytes at 0x%" PRIx64 " is outside BAR0 (0x%" PRIx64 "+0x%" PRIx32 ")", what,
+                       size, addr, base, f->bar_size);
+    *off = (uint32_t)(addr - base);
+    return 0;
+}
+
+/* Run the busy device for at most max_us of host time, in slices of cycles
+ * that grow while a slice takes under a millisecond. */
+static uint64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int npk_vp_busy(npk_vp_fn *f) { return !f->dev->ops->idle(f->dev); }
+
+/* Stop on the cycle the device turns idle: the first EXACT_CYCLES cycles of a
+ * run go one at a time (a device whose prefetcher works while idle, pccx,
+ * sees exactly the idle time a polling driver on the sim port lets pass:
+ * none), then slices that grow while one takes under a millisecond (long
+ * jobs; their last slice may run idle cycles). */
+#define EXACT_CYCLES (1u << 20)
+void npk_vp_run(npk_vp_fn *f, uint64_t max_us) {
+    uint64_t t0 = now_us(), t = t0, n = 0;
+    while (npk_vp_busy(f)) {
+        if (n < EXACT_CYCLES) {
+            for (unsigned i = 0; i < 256 && n < EXACT_CYCLES && npk_vp_busy(f); i++, n++) npk_sim_step(f->sim, 1);
+            if (now_us() - t0 >= max_us) break;
+            continue;
+        }
+        npk_sim_step(f->sim, f->slice);
+        n += f->slice;
+        uint64_t t1 = now_us();
+        if (t1 - t < 1000 && f->slice < (1u << 20)) f->slice <<= 1;
+        else if (t1 - t > 4000 && f->slice > 64) f->slice >>= 1;
+        t = t1;
+        if (t - t0 >= max_us) break;
+    }
+}
+
+int npk_vp_bar_read(npk_vp_fn *f, uint64_t addr, unsigned size, uint64_t *val) {
+    f->st.bar_reads++;
+    uint32_t off;
+    *val = size >= 8 ? UINT64_MAX : (1ull << (8 * (size & 7))) - 1;
+    int rc = bar_off(f, "read", addr, size, &off);
+    if (!rc && !(get16(f->cfg + 4) & CMD_MEM))
+        rc = npk_err(NPK_EINVAL, "BAR0 read at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", addr);
+    if (rc) {
+        f->st.errors++;
+        return rc;
+    }
+    npk_vp_run(f, (uint64_t)f->settle_ms * 1000u);
+    if (off >= f->cls->mmio_size) {
+        npk_dev_guest_error(f->dev, NPK_GE_UNKNOWN_OFFSET, off, "read at offset 0x%03" PRIx32 " beyond the %" PRIu32
+                            "-byte register window (BAR0 padding)", off, f->cls->mmio_size);
+        *val = 0;
+        return 0;
+    }
+    uint64_t v = 0;
+    if (npk_sim_read(f->sim, f->cls->mmio_base + off, size, &v)) v = 0; /* a width guest error, already recorded */
+    *val = v;
+    return 0;
+}
+
+int npk_vp_bar_write(npk_vp_fn *f, uint64_t addr, uint64_t val, unsigned size) {
+    f->st.bar_writes++;
+    uint32_t off;
+    int rc = bar_off(f, "write", addr, size, &off);
+    if (!rc && !(get16(f->cfg + 4) & CMD_MEM))
+        rc = npk_err(NPK_EINVAL, "BAR0 write at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", addr);
+    if (rc) {
+        f->st.errors++;
+        return rc;
+    }
+    if (off >= f->cls->mmio_size) {
+        npk_dev_guest_error(f->dev, NPK_GE_UNKNOWN_OFFSET, off, "write at offset 0x%03" PRIx32 " beyond the %" PRIu32
+                            "-byte register window (BAR0 padding)", off, f->cls->mmio_size);
+        return 0;
+    }
+    /* The guest CPU writes RAM behind npk_mem's back: before a register write
+     * (a doorbell) everything derived from guest memory is taken anew. */
+    npk_mem_touch(npk_sim_mem(f->sim), 0, UINT64_MAX);
+    (void)npk_sim_write(f->sim, f->cls->mmio_base + off, size, val); /* bad widths are guest errors, recorded */
+    return 0;
+}
+
+int npk_vp_set_ram(npk_vp_fn *f, size_t n, const uint64_t *gpa, const uint64_t *size, const int *fd,
+                   const int64_t *off) {
+    f->st.ram_maps++;
+    unmap_ram(f);
+    if (n > MAX_RAM) return npk_err(NPK_EINVAL, "%zu guest RAM regions (at most %d)", n, MAX_RAM);
+    npk_mem *m = npk_sim_mem(f->sim);
+    for (size_t i = 0; i < n; i++) {
+        if (!size[i] || gpa[i] + (size[i] - 1) < gpa[i] || size[i] > SIZE_MAX || off[i] < 0) {
+            unmap_ram(f);
+            return npk_err(NPK_EINVAL, "guest RAM region %zu: 0x%" PRIx64 "+0x%" PRIx64 " at file offset %" PRId64
+                           " is empty, wraps or has a negative offset", i, gpa[i], size[i], off[i]);
+        }
+        void *p = mmap(NULL, (size_t)size[i], PROT_READ | PROT_WRITE, MAP_SHARED, fd[i], (off_t)off[i]);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            unmap_ram(f);
+            return npk_err(NPK_EIO, "guest RAM region %zu (0x%" PRIx64 "+0x%" PRIx64 ", fd offset 0x%" PRIx64
+                           "): cannot map it: %s", i, gpa[i], size[i], (uint64_t)off[i], strerror(e));
+        }
+        f->ram[f->nram++] = (ram_map){p, (size_t)size[i]};
+        char name[32];
+        snprintf(name, sizeof name, "guest-ram%zu", i);
+        int rc = npk_mem_map(m, gpa[i], size[i], 0, name);
+        if (!rc) rc = npk_mem_attach_host(m, gpa[i], size[i], p);
+        if (rc) {
+            unmap_ram(f);
+            return npk_err_prefix(rc, "guest RAM region %zu", i);
+        }
+    }
+    return 0;
+}
+
+void npk_vp_set_intx(npk_vp_fn *f, int irqfd, int resample) {
+    if (f->irqfd >= 0) close(f->irqfd);
+    if (f->resample >= 0) close(f->resample);
+    f->irqfd = irqfd;
+    f->resample = resample;
+    raise_intx(f);
+}
+
+void npk_vp_resampled(npk_vp_fn *f) {
+    uint64_t n;
+    ssize_t r = read(f->resample, &n, sizeof n);
+    (void)r;
+    raise_intx(f);
+}
+
+void npk_vp_reset(npk_vp_fn *f) {
+    f->st.resets++;
+    npk_sim_reset(f->sim);
+    cfg_defaults(f); /* command 0 (decoding off), BAR0 0, interrupt line 0 */
+    update_intx(f);
+}
