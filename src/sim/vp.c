@@ -42,6 +42,8 @@ struct npk_vp_fn {
     size_t nram;
     uint32_t settle_ms;
     uint64_t slice;     /* cycles per step of a background run */
+    int stepped;        /* clock window MODE bit 0: the device advances only through STEP */
+    uint32_t step_lo, cycles_hi;
     npk_vp_stats st;
 };
 
@@ -176,6 +178,9 @@ static uint8_t writable(const npk_vp_fn *f, uint32_t a) {
     case 0x11: return (uint8_t)(~(f->bar_size - 1) >> 8);
     case 0x12: return (uint8_t)(~(f->bar_size - 1) >> 16);
     case 0x13: return (uint8_t)(~(f->bar_size - 1) >> 24);
+    case 0x19: return (uint8_t)(~(NPK_VP_CLK_SIZE - 1) >> 8); /* BAR2: the clock window */
+    case 0x1a: return (uint8_t)(~(NPK_VP_CLK_SIZE - 1) >> 16);
+    case 0x1b: return (uint8_t)(~(NPK_VP_CLK_SIZE - 1) >> 24);
     default: return 0;
     }
 }
@@ -198,23 +203,92 @@ int npk_vp_cfg_write(npk_vp_fn *f, uint32_t addr, uint32_t val, int len) {
     return 0;
 }
 
-static uint64_t bar_base(const npk_vp_fn *f) { return get32(f->cfg + 0x10) & ~(uint32_t)(f->bar_size - 1); }
-
-static int bar_off(npk_vp_fn *f, const char *what, uint64_t addr, unsigned size, uint32_t *off) {
-    uint64_t base = bar_base(f);
-    if (size != 1 && size != 2 && size != 4 && size != 8)
-        return npk_err(NPK_EINVAL, "BAR0 %s of %u bytes at 0x%" PRIx64 ": the size must be 1, 2, 4 or 8", what, size,
-                       addr);
-    if (addr < base || addr - base >= f->bar_size || size > f->bar_size - (addr - base))
-        return npk_err(NPK_EINVAL,
-                       "BAR0 %s of %u bytes at 0x%" PRIx64 " is outside BAR0 (0x%" PRIx64 "+0x%" PRIx32 ")", what,
-                       size, addr, base, f->bar_size);
-    *off = (uint32_t)(addr - base);
-    return 0;
+static uint64_t bar_base(const npk_vp_fn *f, int bar, uint32_t size) {
+    return get32(f->cfg + 0x10 + 4 * bar) & ~(size - 1);
 }
 
-/* Run the busy device for at most max_us of host time, in slices of cycles
- * that grow while a slice takes under a millisecond. */
+/* Which BAR (0 or 2) addr falls in, and the offset; -NPK_EINVAL outside both. */
+static int bar_off(npk_vp_fn *f, const char *what, uint64_t addr, unsigned size, int *bar, uint32_t *off) {
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        return npk_err(NPK_EINVAL, "BAR %s of %u bytes at 0x%" PRIx64 ": the size must be 1, 2, 4 or 8", what, size,
+                       addr);
+    for (int b = 0; b <= 2; b += 2) {
+        uint32_t bs = b ? NPK_VP_CLK_SIZE : f->bar_size;
+        uint64_t base = bar_base(f, b, bs);
+        if (base && addr >= base && addr - base < bs && size <= bs - (addr - base)) {
+            *bar = b;
+            *off = (uint32_t)(addr - base);
+            return 0;
+        }
+    }
+    return npk_err(NPK_EINVAL,
+                   "BAR %s of %u bytes at 0x%" PRIx64 " is outside BAR0 (0x%" PRIx64 "+0x%" PRIx32 ") and BAR2 (0x%" PRIx64
+                   "+0x%x)", what, size, addr, bar_base(f, 0, f->bar_size), f->bar_size, bar_base(f, 2, NPK_VP_CLK_SIZE),
+                   NPK_VP_CLK_SIZE);
+}
+
+/* The clock window (BAR2): 32-bit registers; other widths and offsets are guest errors of the device. */
+static uint64_t clk_read(npk_vp_fn *f, uint32_t off, unsigned size) {
+    if (size != 4 || off % 4) {
+        npk_dev_guest_error(f->dev, NPK_GE_WIDTH, off, "clock window (BAR2) read of %u bytes at 0x%03" PRIx32
+                            " (32-bit registers)", size, off);
+        return 0;
+    }
+    switch (off) {
+    case NPK_VP_CLK_ID: return NPK_VP_CLK_ID_VALUE;
+    case NPK_VP_CLK_VERSION: return 1;
+    case NPK_VP_CLK_MODE: return (uint32_t)f->stepped;
+    case NPK_VP_CLK_CYCLES_LO:
+        f->cycles_hi = (uint32_t)(f->dev->cycles >> 32);
+        return (uint32_t)f->dev->cycles;
+    case NPK_VP_CLK_CYCLES_HI: return f->cycles_hi;
+    case NPK_VP_CLK_STATUS:
+        return (uint32_t)(f->dev->ops->idle(f->dev) ? 1 : 0) |
+               (uint32_t)(f->dev->ops->stalled && f->dev->ops->stalled(f->dev) ? 2 : 0);
+    case NPK_VP_CLK_KHZ: return (uint32_t)(npk_sim_hz(f->sim) / 1000u);
+    case NPK_VP_CLK_STEP_LO: case NPK_VP_CLK_STEP_HI: return 0;
+    default:
+        npk_dev_guest_error(f->dev, NPK_GE_UNKNOWN_OFFSET, off, "clock window (BAR2) read at 0x%03" PRIx32
+                            " (no register)", off);
+        return 0;
+    }
+}
+
+static void clk_write(npk_vp_fn *f, uint32_t off, uint64_t val, unsigned size) {
+    if (size == 8 && off == NPK_VP_CLK_STEP_LO) { /* one 64-bit write: LO then HI */
+        clk_write(f, NPK_VP_CLK_STEP_LO, (uint32_t)val, 4);
+        clk_write(f, NPK_VP_CLK_STEP_HI, val >> 32, 4);
+        return;
+    }
+    if (size != 4 || off % 4) {
+        npk_dev_guest_error(f->dev, NPK_GE_WIDTH, off, "clock window (BAR2) write of %u bytes at 0x%03" PRIx32
+                            " (32-bit registers)", size, off);
+        return;
+    }
+    switch (off) {
+    case NPK_VP_CLK_MODE:
+        if (val & ~1ull) npk_dev_guest_error(f->dev, NPK_GE_RESERVED, off, "clock window MODE 0x%" PRIx64
+                                             ": bits above 0 are reserved", val);
+        f->stepped = (int)(val & 1);
+        return;
+    case NPK_VP_CLK_STEP_LO: f->step_lo = (uint32_t)val; return;
+    case NPK_VP_CLK_STEP_HI:
+        if (val) { /* bounded work per write: at most 2^32 - 1 cycles */
+            npk_dev_guest_error(f->dev, NPK_GE_RESERVED, off, "clock window STEP_HI 0x%" PRIx64
+                                " (steps are at most 2^32 - 1 cycles; nothing stepped)", val);
+            return;
+        }
+        npk_sim_step(f->sim, f->step_lo);
+        return;
+    default:
+        npk_dev_guest_error(f->dev, off < 0x28 ? NPK_GE_READ_ONLY : NPK_GE_UNKNOWN_OFFSET, off,
+                            "clock window (BAR2) write of 0x%" PRIx64 " at 0x%03" PRIx32 " (%s)", val, off,
+                            off < 0x28 ? "read-only" : "no register");
+        return;
+    }
+}
+
+/* Host time in microseconds (the bound of a run). */
 static uint64_t now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -222,43 +296,49 @@ static uint64_t now_us(void) {
 }
 
 int npk_vp_busy(npk_vp_fn *f) { return !f->dev->ops->idle(f->dev); }
+int npk_vp_autorun(npk_vp_fn *f) { return !f->stepped && npk_vp_busy(f); }
 
-/* Stop on the cycle the device turns idle: the first EXACT_CYCLES cycles of a
- * run go one at a time (a device whose prefetcher works while idle, pccx,
- * sees exactly the idle time a polling driver on the sim port lets pass:
- * none), then slices that grow while one takes under a millisecond (long
- * jobs; their last slice may run idle cycles). */
+/* Stop on the cycle the device turns idle: step the spans in which the
+ * device's state cannot change (npk_dev_quiet) at once, so a run ends exactly
+ * when the device goes idle, as on the sim port where a polling driver waits
+ * the device's IDLE_ETA: a device whose prefetcher works while idle (pccx)
+ * sees the same idle time (none). A device without a quiet op goes one cycle
+ * at a time for the first EXACT_CYCLES cycles of a run, then in slices that
+ * grow while one takes under a millisecond (its last one may run idle cycles). */
 #define EXACT_CYCLES (1u << 20)
 void npk_vp_run(npk_vp_fn *f, uint64_t max_us) {
-    uint64_t t0 = now_us(), t = t0, n = 0;
+    uint64_t t0 = now_us(), n = 0;
     while (npk_vp_busy(f)) {
-        if (n < EXACT_CYCLES) {
-            for (unsigned i = 0; i < 256 && n < EXACT_CYCLES && npk_vp_busy(f); i++, n++) npk_sim_step(f->sim, 1);
-            if (now_us() - t0 >= max_us) break;
-            continue;
+        for (unsigned i = 0; i < 256 && npk_vp_busy(f); i++) {
+            uint64_t k = npk_dev_quiet(f->dev);
+            if (!f->dev->ops->quiet && n >= EXACT_CYCLES) {
+                k = f->slice;
+                if (f->slice < (1u << 20)) f->slice <<= 1;
+            }
+            npk_sim_step(f->sim, k);
+            n += k;
         }
-        npk_sim_step(f->sim, f->slice);
-        n += f->slice;
-        uint64_t t1 = now_us();
-        if (t1 - t < 1000 && f->slice < (1u << 20)) f->slice <<= 1;
-        else if (t1 - t > 4000 && f->slice > 64) f->slice >>= 1;
-        t = t1;
-        if (t - t0 >= max_us) break;
+        if (now_us() - t0 >= max_us) break;
     }
 }
 
 int npk_vp_bar_read(npk_vp_fn *f, uint64_t addr, unsigned size, uint64_t *val) {
     f->st.bar_reads++;
     uint32_t off;
+    int bar = 0;
     *val = size >= 8 ? UINT64_MAX : (1ull << (8 * (size & 7))) - 1;
-    int rc = bar_off(f, "read", addr, size, &off);
+    int rc = bar_off(f, "read", addr, size, &bar, &off);
     if (!rc && !(get16(f->cfg + 4) & CMD_MEM))
-        rc = npk_err(NPK_EINVAL, "BAR0 read at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", addr);
+        rc = npk_err(NPK_EINVAL, "BAR%d read at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", bar, addr);
     if (rc) {
         f->st.errors++;
         return rc;
     }
-    npk_vp_run(f, (uint64_t)f->settle_ms * 1000u);
+    if (bar == 2) {
+        *val = clk_read(f, off, size);
+        return 0;
+    }
+    if (!f->stepped) npk_vp_run(f, (uint64_t)f->settle_ms * 1000u);
     if (off >= f->cls->mmio_size) {
         npk_dev_guest_error(f->dev, NPK_GE_UNKNOWN_OFFSET, off, "read at offset 0x%03" PRIx32 " beyond the %" PRIu32
                             "-byte register window (BAR0 padding)", off, f->cls->mmio_size);
@@ -274,21 +354,26 @@ int npk_vp_bar_read(npk_vp_fn *f, uint64_t addr, unsigned size, uint64_t *val) {
 int npk_vp_bar_write(npk_vp_fn *f, uint64_t addr, uint64_t val, unsigned size) {
     f->st.bar_writes++;
     uint32_t off;
-    int rc = bar_off(f, "write", addr, size, &off);
+    int bar = 0;
+    int rc = bar_off(f, "write", addr, size, &bar, &off);
     if (!rc && !(get16(f->cfg + 4) & CMD_MEM))
-        rc = npk_err(NPK_EINVAL, "BAR0 write at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", addr);
+        rc = npk_err(NPK_EINVAL, "BAR%d write at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", bar, addr);
     if (rc) {
         f->st.errors++;
         return rc;
+    }
+    /* The guest CPU writes RAM behind npk_mem's back: before a register write
+     * (a doorbell, a step) everything derived from guest memory is taken anew. */
+    npk_mem_touch(npk_sim_mem(f->sim), 0, UINT64_MAX);
+    if (bar == 2) {
+        clk_write(f, off, val, size);
+        return 0;
     }
     if (off >= f->cls->mmio_size) {
         npk_dev_guest_error(f->dev, NPK_GE_UNKNOWN_OFFSET, off, "write at offset 0x%03" PRIx32 " beyond the %" PRIu32
                             "-byte register window (BAR0 padding)", off, f->cls->mmio_size);
         return 0;
     }
-    /* The guest CPU writes RAM behind npk_mem's back: before a register write
-     * (a doorbell) everything derived from guest memory is taken anew. */
-    npk_mem_touch(npk_sim_mem(f->sim), 0, UINT64_MAX);
     (void)npk_sim_write(f->sim, f->cls->mmio_base + off, size, val); /* bad widths are guest errors, recorded */
     return 0;
 }
@@ -343,6 +428,8 @@ void npk_vp_resampled(npk_vp_fn *f) {
 void npk_vp_reset(npk_vp_fn *f) {
     f->st.resets++;
     npk_sim_reset(f->sim);
-    cfg_defaults(f); /* command 0 (decoding off), BAR0 0, interrupt line 0 */
+    cfg_defaults(f); /* command 0 (decoding off), BARs 0, interrupt line 0 */
+    f->stepped = 0;
+    f->step_lo = f->cycles_hi = 0;
     update_intx(f);
 }

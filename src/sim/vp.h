@@ -36,6 +36,18 @@
 #define NPK_VP_CFG_SIZE 256u
 /* Dword 0x40 (vendor-specific): the device instance's clock in kHz. */
 #define NPK_VP_CFG_CLOCK_KHZ 0x40u
+/* BAR2: the platform's clock window (docs/vp.md "The clock window"). */
+#define NPK_VP_CLK_SIZE 4096u
+#define NPK_VP_CLK_ID 0x00u        /* RO 0x4b435056 ("VPCK") */
+#define NPK_VP_CLK_VERSION 0x04u   /* RO 1 */
+#define NPK_VP_CLK_MODE 0x08u      /* RW bit 0: 0 free-running (settle on reads), 1 stepped */
+#define NPK_VP_CLK_STEP_LO 0x10u   /* W: the low word of the next step */
+#define NPK_VP_CLK_STEP_HI 0x14u   /* W: must be 0; the write steps the device by STEP_LO cycles */
+#define NPK_VP_CLK_CYCLES_LO 0x18u /* RO: device cycles since creation (a read latches CYCLES_HI) */
+#define NPK_VP_CLK_CYCLES_HI 0x1cu
+#define NPK_VP_CLK_STATUS 0x20u    /* RO bit 0: the device is idle; bit 1: stalled on a hung bus beat */
+#define NPK_VP_CLK_KHZ 0x24u       /* RO the device clock in kHz */
+#define NPK_VP_CLK_ID_VALUE 0x4b435056u
 /* Default bound of the run before a register read, in ms of host time. */
 #define NPK_VP_SETTLE_MS 200u
 /* Default quiet time after which a busy device runs without a register read, in ms. */
@@ -64,8 +76,8 @@ uint32_t npk_vp_bar_size(const npk_vp_fn *f);
  * -NPK_EINVAL with the reason (the caller reports it; the function is unharmed). */
 int npk_vp_cfg_read(npk_vp_fn *f, uint32_t addr, int len, uint32_t *val);
 int npk_vp_cfg_write(npk_vp_fn *f, uint32_t addr, uint32_t val, int len);
-/* BAR0 access at the absolute guest-physical address addr (size 1, 2, 4 or
- * 8). Reads first run the busy device (settle). Accesses the window does not
+/* BAR0 (the register window) or BAR2 (the clock window) access at the
+ * absolute guest-physical address addr (size 1, 2, 4 or 8). Reads first run the busy device (settle). Accesses the window does not
  * take are guest errors of the device (read 0 / ignored); an address outside
  * BAR0 or while memory decoding is off returns -NPK_EINVAL (reads: all ones). */
 int npk_vp_bar_read(npk_vp_fn *f, uint64_t addr, unsigned size, uint64_t *val);
@@ -88,6 +100,8 @@ int npk_vp_resample_fd(const npk_vp_fn *f);
 void npk_vp_resampled(npk_vp_fn *f);
 /* 1 while the device has work (not idle). */
 int npk_vp_busy(npk_vp_fn *f);
+/* 1 while the device has work and runs on its own (free-running mode). */
+int npk_vp_autorun(npk_vp_fn *f);
 /* Run the busy device for at most max_us microseconds of host time (or until idle). */
 void npk_vp_run(npk_vp_fn *f, uint64_t max_us);
 /* Messages and accesses counted so far. */

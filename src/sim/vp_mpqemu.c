@@ -326,7 +326,7 @@ int npk_vp_serve(npk_vp_transport **t, size_t n, const npk_vp_cfg *cfg) {
         for (size_t i = 0; i < n; i++) {
             pf[2 * i] = (struct pollfd){open_[i] ? t[i]->fd : -1, POLLIN, 0};
             pf[2 * i + 1] = (struct pollfd){open_[i] ? npk_vp_resample_fd(t[i]->fn) : -1, POLLIN, 0};
-            if (open_[i] && npk_vp_busy(t[i]->fn)) busy = 1;
+            if (open_[i] && npk_vp_autorun(t[i]->fn)) busy = 1;
         }
         /* A busy device runs on its own only once the guest has been quiet
          * for quiet_ms (a driver polling guest memory, not registers); while
@@ -354,7 +354,7 @@ int npk_vp_serve(npk_vp_transport **t, size_t n, const npk_vp_cfg *cfg) {
         while (!rc && busy && r == 0) {
             busy = 0;
             for (size_t i = 0; i < n; i++)
-                if (open_[i] && npk_vp_busy(t[i]->fn)) npk_vp_run(t[i]->fn, 2000), busy = 1;
+                if (open_[i] && npk_vp_autorun(t[i]->fn)) npk_vp_run(t[i]->fn, 2000), busy = 1;
             if (!busy) break;
             for (size_t i = 0; i < n; i++) pf[2 * i].revents = 0;
             r = poll(pf, (nfds_t)(2 * n), 0);

@@ -429,11 +429,13 @@ static int cmd_vp_run(int argc, char **argv) {
     if (rc) goto out;
 
     /* QEMU */
-    char memarg[96], memsz[32], smp[16], append[256], status_arg[600];
+    char memarg[96], memsz[32], smp[16], append[512], status_arg[600];
     snprintf(memsz, sizeof memsz, "%" PRIu64 "M", mem >> 20);
     snprintf(memarg, sizeof memarg, "memory-backend-memfd,id=mem,size=%s,share=on", memsz);
     snprintf(smp, sizeof smp, "%" PRIu32, A.smp);
-    snprintf(append, sizeof append, "console=ttyS0 quiet panic=-1 rdinit=/init cryptomgr.notests nopat mem=%" PRIu64 "K", (mem - dma) >> 10);
+    const char *xa = getenv("NPU_VP_APPEND"); /* extra kernel arguments (experiments) */
+    snprintf(append, sizeof append, "console=ttyS0 quiet panic=-1 rdinit=/init cryptomgr.notests nopat mem=%" PRIu64 "K%s%s",
+             (mem - dma) >> 10, xa ? " " : "", xa ? xa : "");
     snprintf(status_arg, sizeof status_arg, "file:%s", g.status_path);
     const char *qv[64 + 2 * MAX_DEV];
     char devarg[MAX_DEV][64];

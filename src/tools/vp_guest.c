@@ -394,7 +394,7 @@ int vp_guest_build(vp_guest *g) {
                                "echo \"$rc\" > /dev/ttyS1\n");
     else
         npk_strbuf_printf(&in, "setsid cttyhack sh -l\n");
-    npk_strbuf_printf(&in, "sync\npoweroff -f\n");
+    npk_strbuf_printf(&in, "sync\nreboot -f\n"); /* -no-reboot: QEMU exits (with or without ACPI) */
 
     /* npu-vp-port D: the UIO port spec of device D */
     npk_strbuf port = {0};
