@@ -287,6 +287,9 @@ static void sh_quote(npk_strbuf *b, const char *s);
 
 #define MAX_DEV 8
 
+/* Why long: one linear sequence (check the flags and devices, build the guest, fork one server
+ * per device, exec QEMU with their sockets, wait, reap, report the command's status) whose
+ * error paths all share the cleanup at `out` (children killed and reaped, fds closed). */
 static int cmd_vp_run(int argc, char **argv) {
     run_args A;
     int early = cli_start("vp run", argc, argv, run_help, run_opts, sizeof run_opts / sizeof run_opts[0], &A, sizeof A);

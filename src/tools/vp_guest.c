@@ -311,6 +311,8 @@ static int cached_vmlinux(const vp_guest *g, char *out, size_t n) {
     return -1;
 }
 
+/* Why long: the guest in archive order (kernel and module checks, the /init and npu-vp-port
+ * scripts, then every archive entry), each step's error ending the build. */
 int vp_guest_build(vp_guest *g) {
     const char *tmp = getenv("TMPDIR");
     snprintf(g->dir, sizeof g->dir, "%s/npu-vp-XXXXXX", tmp && *tmp ? tmp : "/tmp");
