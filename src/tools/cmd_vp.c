@@ -421,6 +421,9 @@ static int cmd_vp_run(int argc, char **argv) {
             sigaction(SIGTERM, &sa, NULL);
             signal(SIGPIPE, SIG_IGN);
             int r = vp_serve_device(&devs[i], sv[i][0]);
+            /* the child leaves through _exit, not npu.c: commit its trace here (npu.c commits a
+             * command's outputs when it returns; a server's are whole when it succeeded) */
+            if (cli_outputs_commit(r == 0) && !r) r = cli_fail("vp run: %s", npk_errmsg());
             fflush(NULL);
             _exit(r);
         }
