@@ -79,10 +79,17 @@ static void compare(const char *what, npk_graph *g, const char *dev, int traced,
     CHECK_EQ(t.rep.staged_in_bytes, f.rep.staged_in_bytes);
     CHECK_EQ(t.rep.staged_out_bytes, f.rep.staged_out_bytes);
     CHECK_EQ(t.rep.n_nodes, f.rep.n_nodes);
+    CHECK_EQ(t.rep.has_energy, f.rep.has_energy);
+    CHECK(!memcmp(&t.rep.energy, &f.rep.energy, sizeof f.rep.energy));
+    CHECK(!memcmp(&t.rep.area, &f.rep.area, sizeof f.rep.area));
+    if (!strcmp(dev, "v0")) CHECK(f.rep.has_energy && npk_energy_total_pj(&f.rep.energy) > 0);
     for (size_t i = 0; i < f.rep.n_nodes && i < t.rep.n_nodes; i++) {
         CHECK_EQ(t.rep.nodes[i].place, f.rep.nodes[i].place);
         CHECK_EQ(t.rep.nodes[i].cycles, f.rep.nodes[i].cycles);
         CHECK_EQ(t.rep.nodes[i].macs, f.rep.nodes[i].macs);
+        /* energy (docs/energy.md): bit for bit */
+        CHECK_EQ(t.rep.nodes[i].has_energy, f.rep.nodes[i].has_energy);
+        CHECK(!memcmp(&t.rep.nodes[i].energy_pj, &f.rep.nodes[i].energy_pj, sizeof(double)));
     }
     /* every event of the simulated-clock trace: engines, driver steps, counters */
     if (traced) {

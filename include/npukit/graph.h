@@ -21,6 +21,7 @@
 #ifndef NPUKIT_GRAPH_H
 #define NPUKIT_GRAPH_H
 
+#include "npukit/energy.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -191,6 +192,11 @@ typedef struct npk_node_report {
      * own figures, docs/v0.md "Per-engine counters"). */
     int has_engines;
     npk_engine_figures engines;
+    /* The device's energy model (docs/energy.md; devices and ports that have
+     * one), has_energy = 1: the energy this node cost in pJ (dynamic, plus
+     * leakage over its cycles). */
+    int has_energy;
+    double energy_pj;
     /* 1 for an integer matrix product: MatMulInteger, ConvInteger, QLinearMatMul,
      * QLinearConv, or a Conv/MatMul/Gemm between DequantizeLinear inputs whose
      * output goes to a QuantizeLinear (a quantized group). */
@@ -219,6 +225,13 @@ typedef struct npk_run_report {
     uint64_t guest_naive_bytes;  /* what the tensors would take without reuse */
     uint64_t staged_in_bytes, staged_out_bytes; /* host <-> guest staging copies */
     double host_ms;              /* wall time of the whole run */
+    /* has_energy = 1 (a device and port with an energy model): the run's
+     * device energy in pJ (dynamic + leakage of the whole area over
+     * device_cycles), by class, the device's area and technology node. */
+    int has_energy;
+    npk_energy energy;
+    npk_area area;
+    uint32_t tech_nm;
 } npk_run_report;
 
 /* Free the report's arrays (the struct itself is caller-owned). */

@@ -25,6 +25,7 @@
 #ifndef NPUKIT_NPU_H
 #define NPUKIT_NPU_H
 
+#include "npukit/energy.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,6 +81,11 @@ uint64_t npk_port_cycles(const npk_port *p);
 uint64_t npk_port_hz(const npk_port *p);
 /* Number of MMIO register accesses made through this port. */
 uint64_t npk_port_mmio_count(const npk_port *p);
+/* The device's energy model (docs/energy.md): dynamic energy since open
+ * (leak_pj 0), area and technology node. 0, or -NPK_EUNSUPPORTED when the port
+ * cannot see it (a device without an energy model, a port to hardware or
+ * to another process). */
+int npk_port_energy(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm);
 /* Device name and the port kind ("sim", "qtest", "uio", "kmd"). */
 const char *npk_port_device(const npk_port *p);
 const char *npk_port_kind(const npk_port *p);

@@ -14,6 +14,7 @@
 #ifndef NPUKIT_REPORT_H
 #define NPUKIT_REPORT_H
 
+#include "npukit/energy.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -49,6 +50,14 @@ void npk_report_note(npk_report *r, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* Energy (docs/energy.md), for devices with an energy model: the energy an
+ * operator cost in pJ (added to its entry; the entry must exist), and the
+ * run's device energy by class with the device's area and node. With the
+ * run's energy the report prints and writes the energy (uJ), its classes,
+ * average power, TOPS/W, the energy-delay product, the area and, with
+ * tokens, the energy per token. */
+void npk_report_op_energy(npk_report *r, const char *name, int on_npu, double pj);
+void npk_report_energy(npk_report *r, const npk_energy *e, const npk_area *a, uint32_t tech_nm);
 /* Totals. */
 uint64_t npk_report_cycles(const npk_report *r);
 uint64_t npk_report_macs(const npk_report *r);

@@ -11,6 +11,7 @@
 #ifndef NPUKIT_SIM_H
 #define NPUKIT_SIM_H
 
+#include "npukit/energy.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -266,6 +267,12 @@ typedef struct npk_dev_ops {
      * at once instead of cycle by cycle (an idle device may answer anything
      * >= 1). NULL = 1 (step by step). */
     uint64_t (*quiet)(npk_dev *d);
+    /* Optional (NULL: the device has no energy model): the dynamic energy the
+     * device spent since creation (its counted accesses priced with
+     * include/npukit/energy.h; leak_pj 0: leakage is area x modeled time,
+     * priced by whoever knows the time), its area and technology node. Not
+     * reset by reset(); never depends on timing_only. docs/energy.md. */
+    void (*energy)(npk_dev *d, npk_energy *e, npk_area *a, uint32_t *tech_nm);
 } npk_dev_ops;
 
 typedef void (*npk_irq_fn)(void *ctx, int line, int level);

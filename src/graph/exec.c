@@ -429,19 +429,58 @@ static int run_node(npk_exec *x, size_t n) {
 /* Node n's host event in the trace, on the simulated clock (never the wall clock:
  * traces are deterministic). With a device: the device cycles the node spanned on
  * the port (CPU nodes take none). Without one: nodes laid out in order, one cycle each. */
-static void trace_node(npk_exec *x, size_t n, uint64_t cy0) {
+static void trace_node(npk_exec *x, size_t n, uint64_t cy0, double *run_uj) {
     const npk_node *nd = &x->g->nodes[n];
+    const npk_node_report *nr = &x->rep->nodes[n];
     npk_trace *tr = x->opts->trace;
     char args[200];
     snprintf(args, sizeof args, "\"op\":\"%s\",\"place\":\"%s\",\"macs\":%" PRIu64, nd->op,
              x->place[n] == NPK_PLACE_DEVICE ? "device" : x->place[n] == NPK_PLACE_FUSED ? "fused" : "cpu",
              x->rep->nodes[n].macs);
     if (x->be) {
-        npk_port_trace_host(x->be->port(x->be), "nodes", nd->name, cy0, args);
+        npk_port *p = x->be->port(x->be);
+        npk_port_trace_host(p, "nodes", nd->name, cy0, args);
+        if (nr->has_energy) {
+            /* energy counters (docs/energy.md): the run's cumulative device
+             * energy and the node's average power, sampled at the node's end */
+            uint64_t now = npk_port_cycles(p);
+            *run_uj += nr->energy_pj / 1e6;
+            npk_trace_counter(tr, "host", "energy (uJ, cumulative)", now, *run_uj);
+            npk_trace_counter(tr, "host", "power (W, node average)", now,
+                              nr->cycles ? nr->energy_pj * 1e-12 / ((double)nr->cycles / (double)npk_port_hz(p)) : 0.0);
+        }
     } else {
         npk_trace_process(tr, "host", 1000000000u);
         npk_trace_complete(tr, "host", "nodes", nd->name, n, 1, args);
     }
+}
+
+/* Node n's energy (docs/energy.md): the device's energy since e0, plus the
+ * leakage of its area over the node's cycles. */
+static void node_energy(npk_exec *x, size_t n, const npk_energy *e0) {
+    npk_node_report *nr = &x->rep->nodes[n];
+    npk_port *p = x->be->port(x->be);
+    npk_energy e1;
+    npk_area a;
+    uint32_t nm;
+    if (npk_port_energy(p, &e1, &a, &nm)) return;
+    nr->has_energy = 1;
+    nr->energy_pj = npk_energy_total_pj(&e1) - npk_energy_total_pj(e0) +
+                    npk_leak_pj(npk_area_total_mm2(&a), nr->cycles, npk_port_hz(p), nm);
+}
+
+/* The run's energy by class since e0, with the leakage of the whole area
+ * over the run's device cycles (idle cycles between nodes included). */
+static void run_energy(npk_exec *x, const npk_energy *e0) {
+    npk_run_report *rep = x->rep;
+    npk_port *p = x->be->port(x->be);
+    npk_energy e1;
+    if (npk_port_energy(p, &e1, &rep->area, &rep->tech_nm)) return;
+    rep->has_energy = 1;
+    rep->energy = (npk_energy){e1.compute_pj - e0->compute_pj, e1.reg_pj - e0->reg_pj, e1.sram_pj - e0->sram_pj,
+                               e1.acc_pj - e0->acc_pj,         e1.dram_pj - e0->dram_pj, e1.dma_pj - e0->dma_pj,
+                               e1.mmio_pj - e0->mmio_pj,
+                               npk_leak_pj(npk_area_total_mm2(&rep->area), rep->device_cycles, npk_port_hz(p), rep->tech_nm)};
 }
 
 /* Run every node in order, with its figures (cycles, engine counters, host time when
@@ -452,12 +491,18 @@ static int execute(npk_exec *x, int timed) {
     npk_run_report *rep = x->rep;
     size_t nn = g->n_nodes;
     uint64_t c0 = x->be ? npk_port_cycles(x->be->port(x->be)) : 0;
+    npk_energy run_e0, en0;
+    npk_area ar;
+    uint32_t nm;
+    int run_en = x->be && npk_port_energy(x->be->port(x->be), &run_e0, &ar, &nm) == 0;
+    double run_uj = 0;
     for (size_t n = 0; n < nn; n++) {
         npk_node_report *nr = &rep->nodes[n];
         double t0 = timed ? now_ms(&x->t0) : 0;
         uint64_t cy0 = x->be ? npk_port_cycles(x->be->port(x->be)) : 0;
         npk_engine_figures e0, e1;
         int has_e = x->be && x->be->engines && x->place[n] == NPK_PLACE_DEVICE && x->be->engines(x->be, &e0) == 0;
+        int has_en = run_en && x->place[n] == NPK_PLACE_DEVICE && npk_port_energy(x->be->port(x->be), &en0, &ar, &nm) == 0;
         x->cur_node = (int)n;
         int rc = run_node(x, n);
         if (rc) return rc;
@@ -468,8 +513,9 @@ static int execute(npk_exec *x, int timed) {
                                                e1.acc - e0.acc, e1.compute_cycles - e0.compute_cycles,
                                                e1.dma_cycles - e0.dma_cycles};
         }
+        if (has_en) node_energy(x, n, &en0);
         if (timed) nr->host_ms = now_ms(&x->t0) - t0;
-        if (x->opts->trace) trace_node(x, n, cy0);
+        if (x->opts->trace) trace_node(x, n, cy0, &run_uj);
         if (g->progress) g->progress(g->progress_ctx, n + 1, nn);
         /* a node folded into a later device node keeps its inputs alive until that node ran */
         if (!(x->place[n] == NPK_PLACE_FUSED && x->fused_into[n] > (int)n)) release_inputs(x, (int)n);
@@ -483,6 +529,7 @@ static int execute(npk_exec *x, int timed) {
     if (x->be) {
         rep->device_cycles = npk_port_cycles(x->be->port(x->be)) - c0;
         if (x->be->busy_cycles) rep->device_busy_cycles = x->be->busy_cycles(x->be);
+        if (run_en) run_energy(x, &run_e0);
     }
     return 0;
 }

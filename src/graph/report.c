@@ -46,6 +46,7 @@ void npk_run_report_print(const npk_run_report *r, FILE *f) {
         if (r->nodes[i].has_engines) eng = 1;
     fprintf(f, "  %-4s %-24s %-20s %-7s %-22s %12s %12s %6s", "#", "node", "op", "where", "device op", "MACs", "cycles", "util%");
     if (eng) fprintf(f, " %8s %8s %8s %8s %-7s", "DRAM rd", "DRAM wr", "spad", "acc", "bound");
+    if (r->has_energy) fprintf(f, " %9s", "uJ");
     fprintf(f, " %10s  %s\n", "host ms", "why");
     for (size_t i = 0; i < r->n_nodes; i++) {
         const npk_node_report *n = &r->nodes[i];
@@ -65,6 +66,8 @@ void npk_run_report_print(const npk_run_report *r, FILE *f) {
         } else if (eng) {
             fprintf(f, " %8s %8s %8s %8s %-7s", "-", "-", "-", "-", "-");
         }
+        if (r->has_energy && n->has_energy) fprintf(f, " %9.3f", n->energy_pj / 1e6);
+        else if (r->has_energy) fprintf(f, " %9s", "-");
         fprintf(f, " %10.3f  %s\n", n->host_ms, n->why);
     }
     fprintf(f, "performance:\n");
@@ -84,6 +87,13 @@ void npk_run_report_print(const npk_run_report *r, FILE *f) {
             fprintf(f, "\n  bytes moved (timing model): DRAM read %" PRIu64 ", DRAM written %" PRIu64 ", scratchpad %" PRIu64
                        ", accumulator %" PRIu64 "; device nodes compute-bound %zu, memory-bound %zu",
                     tot.dram_rd, tot.dram_wr, tot.spad, tot.acc, nbound[0], nbound[1]);
+        if (r->has_energy) {
+            double uj = npk_energy_total_pj(&r->energy) / 1e6, s = (double)r->device_cycles / (double)r->device_hz;
+            fprintf(f, "\n  energy (modeled, docs/energy.md): %.3f uJ, average power %.4f W, %.4f TOPS/W, EDP %.6g uJ x ms; "
+                       "area %.4f mm2 at %u nm",
+                    uj, s > 0 ? uj * 1e-6 / s : 0.0, uj > 0 ? (double)r->device_macs * 2.0 / (uj * 1e-6) / 1e12 : 0.0,
+                    uj * s * 1e3, npk_area_total_mm2(&r->area), r->tech_nm);
+        }
         fprintf(f, "\n  guest memory: %" PRIu64 " bytes planned (%" PRIu64 " without reuse), staged in %" PRIu64
                 " bytes, out %" PRIu64 " bytes\n", r->guest_bytes, r->guest_naive_bytes, r->staged_in_bytes, r->staged_out_bytes);
     }
@@ -115,6 +125,7 @@ int npk_run_report_write_json(const npk_run_report *r, FILE *f) {
         fprintf(f, ",\"macs\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"host_ms\":%.3f", n->macs, n->cycles, n->host_ms);
         if (n->place == NPK_PLACE_DEVICE && n->cycles && r->peak_macs_per_cycle)
             fprintf(f, ",\"utilization\":%.4f", node_util(r, n) / 100.0);
+        if (n->has_energy) fprintf(f, ",\"energy_uj\":%.6f", n->energy_pj / 1e6);
         if (n->has_engines)
             fprintf(f, ",\"bytes\":{\"dram_read\":%" PRIu64 ",\"dram_written\":%" PRIu64 ",\"scratchpad\":%" PRIu64
                        ",\"accumulator\":%" PRIu64 "},\"compute_cycles\":%" PRIu64 ",\"dma_cycles\":%" PRIu64
@@ -156,7 +167,9 @@ int npk_run_report_perf(const npk_run_report *r, const char *model, npk_report *
         }
         int on = n->place == NPK_PLACE_DEVICE;
         npk_report_op(p, n->op, on, on ? n->cycles : 0, n->macs);
+        if (on && n->has_energy) npk_report_op_energy(p, n->op, 1, n->energy_pj);
     }
+    if (dev && r->has_energy) npk_report_energy(p, &r->energy, &r->area, r->tech_nm);
     if (dev) {
         npk_report_total_cycles(p, r->device_cycles);
         npk_report_bytes(p, "guest memory (staged)", r->staged_out_bytes, r->staged_in_bytes);

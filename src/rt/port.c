@@ -108,6 +108,11 @@ int npk_port_reset(npk_port *p) {
 uint64_t npk_port_cycles(const npk_port *p) { return p->cycles; }
 uint64_t npk_port_hz(const npk_port *p) { return npk_port_clock(p); }
 uint64_t npk_port_mmio_count(const npk_port *p) { return p->mmio_count; }
+
+int npk_port_energy(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm) {
+    if (!p->be->energy) return -NPK_EUNSUPPORTED;
+    return p->be->energy(p, e, a, tech_nm);
+}
 const char *npk_port_device(const npk_port *p) { return p->cls->name; }
 const char *npk_port_kind(const npk_port *p) { return p->be->info.name; }
 npk_sim *npk_port_sim(npk_port *p) { return p->sim; }

@@ -43,6 +43,8 @@ typedef struct npk_port_backend {
     void *(*direct)(npk_port *p, uint64_t addr, uint64_t len);
     void (*allocated)(npk_port *p, uint64_t addr, uint64_t size);
     void (*set_trace)(npk_port *p, struct npk_trace *t);
+    /* Optional (NULL: -NPK_EUNSUPPORTED): npk_port_energy. */
+    int (*energy)(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm);
 } npk_port_backend;
 
 typedef struct npk_alloc_block {

@@ -55,6 +55,13 @@ static void *sim_direct(npk_port *p, uint64_t addr, uint64_t len) {
 
 static void sim_set_trace(npk_port *p, struct npk_trace *t) { npk_sim_dev(p->sim)->trace = t; }
 
+static int sim_energy(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm) {
+    npk_dev *d = npk_sim_dev(p->sim);
+    if (!d->ops->energy) return -NPK_EUNSUPPORTED;
+    d->ops->energy(d, e, a, tech_nm);
+    return 0;
+}
+
 /* "sim" or "sim:mem-limit=BYTES": the in-process model, with a guest-memory cap. */
 static int sim_open(npk_port *p, const char *spec, const char *arg, const char *opts) {
     uint64_t limit = 0;
@@ -88,4 +95,5 @@ const npk_port_backend npk_sim_port = {
     .direct = sim_direct,
     .allocated = sim_allocated,
     .set_trace = sim_set_trace,
+    .energy = sim_energy,
 };

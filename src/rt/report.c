@@ -13,6 +13,7 @@ typedef struct rop {
     char name[64];
     int on_npu;
     uint64_t count, cycles, macs;
+    double energy_pj;
 } rop;
 
 typedef struct rmem {
@@ -38,6 +39,10 @@ struct npk_report {
     size_t nnotes;
     double host_s;
     uint64_t total_cycles, tokens;
+    int has_energy, op_energy;
+    npk_energy energy;
+    npk_area area;
+    uint32_t tech_nm;
 };
 
 npk_report *npk_report_new(const char *device, uint64_t hz, uint64_t peak) {
@@ -102,6 +107,37 @@ void npk_report_bytes(npk_report *r, const char *memory, uint64_t rd, uint64_t w
     n[r->nmems].rd = rd;
     n[r->nmems].wr = wr;
     r->nmems++;
+}
+
+void npk_report_op_energy(npk_report *r, const char *name, int on_npu, double pj) {
+    if (!r) return;
+    for (size_t i = 0; i < r->nops; i++)
+        if (r->ops[i].on_npu == !!on_npu && !strncmp(r->ops[i].name, name, sizeof r->ops[i].name - 1)) {
+            r->ops[i].energy_pj += pj;
+            r->op_energy = 1;
+            return;
+        }
+}
+
+void npk_report_energy(npk_report *r, const npk_energy *e, const npk_area *a, uint32_t tech_nm) {
+    if (!r) return;
+    r->has_energy = 1;
+    r->energy = *e;
+    r->area = *a;
+    r->tech_nm = tech_nm;
+}
+
+/* Derived energy figures: total uJ, average power (W), TOPS/W and the
+ * energy-delay product (uJ x ms) over the modeled time secs. */
+typedef struct efig {
+    double uj, watts, tops_w, edp;
+} efig;
+static efig energy_figs(const npk_report *r, uint64_t macs, double secs) {
+    efig f = {npk_energy_total_pj(&r->energy) / 1e6, 0, 0, 0};
+    if (secs > 0) f.watts = f.uj * 1e-6 / secs;
+    if (f.uj > 0) f.tops_w = (double)macs * 2.0 / (f.uj * 1e-6) / 1e12; /* ops per joule / 1e12 */
+    f.edp = f.uj * secs * 1e3;
+    return f;
 }
 
 void npk_report_host_time(npk_report *r, double s) {
@@ -196,12 +232,15 @@ void npk_report_print(const npk_report *r, FILE *f) {
     else
         fprintf(f, "performance report%s%s: %s @ %.1f MHz\n", r->name[0] ? " for " : "", r->name, r->device,
                 (double)r->hz / 1e6);
-    fprintf(f, "  %-28s %6s %8s %14s %14s %8s\n", "operator", "where", "count", "cycles", "MACs", "util");
+    fprintf(f, "  %-28s %6s %8s %14s %14s %8s%s\n", "operator", "where", "count", "cycles", "MACs", "util",
+            r->op_energy ? "       uJ" : "");
     for (size_t i = 0; i < r->nops; i++) {
         const rop *o = &r->ops[i];
         fprintf(f, "  %-28s %6s %8" PRIu64 " %14" PRIu64 " %14" PRIu64, o->name, o->on_npu ? "npu" : "host", o->count,
                 o->cycles, o->macs);
         if (o->on_npu && r->peak) fprintf(f, " %7.1f%%", util(r, o->macs, o->cycles));
+        else if (r->op_energy) fprintf(f, " %8s", "-");
+        if (r->op_energy && o->on_npu) fprintf(f, " %8.2f", o->energy_pj / 1e6);
         fputc('\n', f);
     }
     char tb[32];
@@ -216,6 +255,19 @@ void npk_report_print(const npk_report *r, FILE *f) {
             fprintf(f, "  array utilization          %.2f%% of %" PRIu64 " MAC/cycle\n", util(r, macs, cyc), r->peak);
         fprintf(f, "  derived TOPS               %.6f (macs * 2 / (cycles / hz) / 1e12)\n", tops(macs, cyc, r->hz));
         fprintf(f, "  inference time (modeled)   %s\n", fmt_time(tb, sizeof tb, secs));
+        if (r->has_energy) {
+            efig e = energy_figs(r, macs, secs);
+            const npk_energy *x = &r->energy;
+            fprintf(f, "  device energy (modeled)    %.3f uJ (MAC %.3f, registers %.3f, SRAM %.3f, accumulator %.3f, DRAM "
+                       "%.3f, DMA %.3f, MMIO %.3f, leakage %.3f; docs/energy.md)\n",
+                    e.uj, x->compute_pj / 1e6, x->reg_pj / 1e6, x->sram_pj / 1e6, x->acc_pj / 1e6, x->dram_pj / 1e6,
+                    x->dma_pj / 1e6, x->mmio_pj / 1e6, x->leak_pj / 1e6);
+            fprintf(f, "  average power              %.4f W\n", e.watts);
+            fprintf(f, "  TOPS/W                     %.4f\n", e.tops_w);
+            fprintf(f, "  energy-delay product       %.6g uJ x ms\n", e.edp);
+            fprintf(f, "  area (modeled)             %.4f mm2 at %u nm (array %.4f, SRAM %.4f, fixed logic %.4f)\n",
+                    npk_area_total_mm2(&r->area), r->tech_nm, r->area.array_mm2, r->area.sram_mm2, r->area.fixed_mm2);
+        }
     }
     fprintf(f, "  operators on npu / host    %zu / %zu\n", npu_ops, host_ops);
     for (size_t i = 0; i < r->nmems; i++)
@@ -225,6 +277,8 @@ void npk_report_print(const npk_report *r, FILE *f) {
         if (!r->host_only)
             fprintf(f, "  modeled tokens/s           %.2f (%.3f ms/token)\n", secs > 0 ? (double)r->tokens / secs : 0.0,
                     secs * 1e3 / (double)r->tokens);
+        if (r->has_energy && !r->host_only)
+            fprintf(f, "  energy per token (modeled) %.3f uJ\n", npk_energy_total_pj(&r->energy) / 1e6 / (double)r->tokens);
         if (r->host_s > 0)
             fprintf(f, "  host %s tokens/s   %.2f (%.3f ms/token)\n", r->host_only ? "wall-clock" : "simulation",
                     (double)r->tokens / r->host_s, r->host_s * 1e3 / (double)r->tokens);
@@ -250,8 +304,10 @@ int npk_report_write_json(const npk_report *r, FILE *f) {
         fprintf(f, "%s{\"name\":", i ? "," : "");
         npk_json_fputs(f, o->name);
         fprintf(f, ",\"where\":\"%s\",\"count\":%" PRIu64 ",\"cycles\":%" PRIu64 ",\"macs\":%" PRIu64
-                   ",\"utilization\":%.6f}",
+                   ",\"utilization\":%.6f",
                 o->on_npu ? "npu" : "host", o->count, o->cycles, o->macs, util(r, o->macs, o->cycles) / 100.0);
+        if (r->op_energy && o->on_npu) fprintf(f, ",\"energy_uj\":%.6f", o->energy_pj / 1e6);
+        fputc('}', f);
     }
     /* total_macs = device + CPU; utilization and tops count device_macs only */
     fprintf(f, "],\"total_cycles\":%" PRIu64 ",\"total_macs\":%" PRIu64 ",\"device_macs\":%" PRIu64
@@ -265,6 +321,18 @@ int npk_report_write_json(const npk_report *r, FILE *f) {
         fprintf(f, ":{\"read_bytes\":%" PRIu64 ",\"written_bytes\":%" PRIu64 "}", r->mems[i].rd, r->mems[i].wr);
     }
     fprintf(f, "},\"host_seconds\":%.6f", r->host_s);
+    if (r->has_energy && !r->host_only) {
+        efig e = energy_figs(r, macs, secs);
+        const npk_energy *x = &r->energy;
+        fprintf(f, ",\"energy_uj\":%.6f,\"energy_breakdown_uj\":{\"compute\":%.6f,\"registers\":%.6f,\"sram\":%.6f,"
+                   "\"accumulator\":%.6f,\"dram\":%.6f,\"dma\":%.6f,\"mmio\":%.6f,\"leakage\":%.6f},"
+                   "\"avg_power_w\":%.9f,\"tops_per_w\":%.9f,\"edp_uj_ms\":%.9g,\"area_mm2\":%.6f,"
+                   "\"area_breakdown_mm2\":{\"array\":%.6f,\"sram\":%.6f,\"fixed\":%.6f},\"tech_nm\":%u",
+                e.uj, x->compute_pj / 1e6, x->reg_pj / 1e6, x->sram_pj / 1e6, x->acc_pj / 1e6, x->dram_pj / 1e6,
+                x->dma_pj / 1e6, x->mmio_pj / 1e6, x->leak_pj / 1e6, e.watts, e.tops_w, e.edp,
+                npk_area_total_mm2(&r->area), r->area.array_mm2, r->area.sram_mm2, r->area.fixed_mm2, r->tech_nm);
+        if (r->tokens) fprintf(f, ",\"energy_per_token_uj\":%.6f", e.uj / (double)r->tokens);
+    }
     if (r->tokens) {
         /* modeled on the device clock; a host-only run uses its wall time */
         double ts = r->host_only ? r->host_s : secs;

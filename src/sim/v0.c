@@ -44,6 +44,8 @@ typedef struct v0 {
     uint64_t perf_cycles, perf_macs;
     uint32_t perf_fallbacks;
     npk_v0_engine_stats cur_stats, perf_stats; /* per-engine figures: executing descriptor, retired total */
+    npk_energy energy;  /* dynamic energy since creation (docs/energy.md; never reset) */
+    uint64_t mmio;      /* register accesses since creation (priced in energy) */
     int timing_only; /* option timing_only: no functional compute */
     uint64_t max_macs, max_bytes; /* implementation limits (options): err 0x02 above them */
     npk_gemm_ws gemm_ws; /* the GEMM kernels' packing buffers, kept across descriptors */
@@ -104,6 +106,9 @@ static void retire(v0 *v, uint16_t flags, int by_cpu) {
         v->perf_stats.acc += v->cur_stats.acc;
         v->perf_stats.compute_cycles += v->cur_stats.compute_cycles;
         v->perf_stats.dma_cycles += v->cur_stats.dma_cycles;
+        npk_energy e;
+        npk_v0_energy(&v->timing, &v->cur_stats, 0, npk_dev_hz(&v->dev), &e);
+        npk_energy_add(&v->energy, &e);
     }
     if ((flags & NPK_V0_F_IRQ) && (reg(v, NPK_V0_REG_IRQ_MASK) & NPK_V0_IRQ_DONE)) raise_irq(v, NPK_V0_IRQ_DONE);
 }
@@ -483,8 +488,23 @@ static uint32_t wr_tag(npk_dev *d, const npk_reg *r, uint32_t old, uint32_t val,
 #define NPK_REGTABLE_DEF "npukit/v0_regs.def"
 #include "sim/regtable.h"
 
-static uint32_t read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&V(d)->rf, d, off); }
-static void write32(npk_dev *d, uint32_t off, uint32_t val) { npk_regfile_write(&V(d)->rf, d, off, val); }
+static uint32_t read32(npk_dev *d, uint32_t off) {
+    V(d)->mmio++;
+    return npk_regfile_read(&V(d)->rf, d, off);
+}
+static void write32(npk_dev *d, uint32_t off, uint32_t val) {
+    V(d)->mmio++;
+    npk_regfile_write(&V(d)->rf, d, off, val);
+}
+
+static void energy(npk_dev *d, npk_energy *e, npk_area *a, uint32_t *tech_nm) {
+    v0 *v = V(d);
+    uint32_t nm = v->timing.tech_nm ? v->timing.tech_nm : NPK_TECH_DEFAULT_NM;
+    *e = v->energy;
+    e->mmio_pj = (double)v->mmio * npk_mmio_pj(nm);
+    npk_v0_area(&v->timing, a);
+    *tech_nm = nm;
+}
 
 static void reset(npk_dev *d) {
     v0 *v = V(d);
@@ -511,6 +531,7 @@ static const npk_dev_ops ops = {
     .idle = idle,
     .quiet = quiet,
     .stalled = stalled,
+    .energy = energy,
     .reset = reset,
     .destroy = destroy,
 };
