@@ -80,7 +80,7 @@ typedef struct {
 
 static const char *const all_metrics[] = {"cycles",      "time_s",       "device_macs",   "cpu_macs",
                                           "utilization", "guest_bytes",  "staged_bytes",  "tokens_per_s",
-                                          "nodes_on_device", "output_digest"};
+                                          "nodes_on_device", "energy_uj", "edp_uj_ms", "area_mm2", "output_digest"};
 #define N_ALL_METRICS ((int)(sizeof all_metrics / sizeof all_metrics[0]))
 
 static char *xstrdup(const char *s) {
@@ -669,6 +669,13 @@ static int run_graph(const sw_work *w, const char *device, const char *opts, int
         uint64_t on = 0;
         for (size_t i = 0; i < rep.n_nodes; i++) on += rep.nodes[i].place == NPK_PLACE_DEVICE;
         set_u64(row, "nodes_on_device", on);
+        if (rep.has_energy) { /* docs/energy.md: devices with an energy model */
+            double uj = npk_energy_total_pj(&rep.energy) / 1e6;
+            json_object_set_new(row, "energy_uj", json_real(uj));
+            json_object_set_new(row, "edp_uj_ms",
+                                json_real(rep.device_hz ? uj * (double)rep.device_cycles / (double)rep.device_hz * 1e3 : 0.0));
+            json_object_set_new(row, "area_mm2", json_real(npk_area_total_mm2(&rep.area)));
+        }
     }
     for (size_t i = 0; i < nout; i++) npk_tensor_free(&outs[i]);
     free(outs);
@@ -1152,8 +1159,48 @@ static int is_param(const sw_spec *s, const char *col) {
     return 0;
 }
 
+/* A configuration's value of column col over its workloads (rows base +
+ * c * nw + w): a parameter as it is; area_mm2 the configuration's (the same
+ * on every workload); edp_uj_ms the energy-delay product of the whole
+ * workload set (summed energy x summed time); any other metric summed.
+ * 0, or -1 when a point failed or lacks the column. */
+static int cfg_value(const sw_spec *s, json_t **rows, long first, const char *col, double *out) {
+    double sum = 0, e = 0, t = 0;
+    for (int w = 0; w < s->nw; w++) {
+        long idx = first + w;
+        json_t *r = rows[idx];
+        const char *stt = r ? json_string_value(json_object_get(r, "status")) : NULL;
+        double v;
+        if (!stt || strcmp(stt, "ok") || col_value(s, idx, r, col, &v)) return -1;
+        if (is_param(s, col) || !strcmp(col, "area_mm2")) {
+            *out = v;
+            return 0;
+        }
+        if (!strcmp(col, "edp_uj_ms")) {
+            double ev, tv;
+            if (col_value(s, idx, r, "energy_uj", &ev) || col_value(s, idx, r, "time_s", &tv)) return -1;
+            e += ev, t += tv;
+        }
+        sum += v;
+    }
+    *out = !strcmp(col, "edp_uj_ms") ? e * t * 1e3 : sum;
+    return 0;
+}
+
+/* The label of configuration c of study i (its options; the device when
+ * the spec has several studies). */
+static void cfg_label(const sw_spec *s, int i, long first, char *label, size_t n) {
+    sw_point p;
+    point_decode(s, first, &p);
+    char opts[200];
+    point_opts(s, &p, opts, sizeof opts);
+    snprintf(label, n, "%s%s%s", s->ns > 1 ? s->st[i].device : "", s->ns > 1 && *opts ? " " : "", opts);
+    for (char *q = label; *q; q++)
+        if (*q == '"') *q = '\'';
+}
+
 /* One point per configuration (study x parameter combination): parameter
- * columns as they are, metrics summed over the workloads. */
+ * columns as they are, metrics over the workloads as cfg_value says. */
 /* An axis title with its unit for a column: a metric's from the table below, a device
  * option's from the device's option table (its help up to the first ';' or '(' and its
  * value placeholder as the unit), "a+b" (options set together) as "a = b". */
@@ -1163,10 +1210,13 @@ static void axis_title(const sw_spec *s, const char *col, int summed, char *out,
         {"device_macs", "MACs on the device"},     {"cpu_macs", "MACs on the CPU"},
         {"utilization", "array utilization (%)"},  {"guest_bytes", "guest memory (bytes)"},
         {"staged_bytes", "bytes staged (bytes)"},  {"tokens_per_s", "modeled tokens/s"},
-        {"nodes_on_device", "nodes on the device"}, {"host_s", "host time (s)"}};
+        {"nodes_on_device", "nodes on the device"}, {"host_s", "host time (s)"},
+        {"energy_uj", "modeled device energy (uJ)"}, {"edp_uj_ms", "energy-delay product (uJ x ms)"},
+        {"area_mm2", "modeled area (mm2)"}};
     for (size_t i = 0; i < sizeof metric_titles / sizeof metric_titles[0]; i++)
         if (!strcmp(col, metric_titles[i][0])) {
-            snprintf(out, cap, "%s%s", metric_titles[i][1], summed && s->nw > 1 ? ", summed over the workloads" : "");
+            snprintf(out, cap, "%s%s", metric_titles[i][1],
+                     summed && s->nw > 1 && strcmp(col, "area_mm2") ? ", summed over the workloads" : "");
             return;
         }
     const char *plus = strchr(col, '+');
@@ -1208,27 +1258,9 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
     for (int i = 0; i < s->ns; i++) {
         for (long c = 0; c < s->st[i].combos; c++) {
             sw_cfg *g = &cf[c0 + c];
-            g->ok = 1;
-            for (int w = 0; w < s->nw; w++) {
-                long idx = base + c * s->nw + w;
-                json_t *r = rows[idx];
-                const char *stt = r ? json_string_value(json_object_get(r, "status")) : NULL;
-                double xv, yv;
-                if (!stt || strcmp(stt, "ok") || col_value(s, idx, r, xcol, &xv) || col_value(s, idx, r, ycol, &yv)) {
-                    g->ok = 0;
-                    break;
-                }
-                g->x = is_param(s, xcol) ? xv : g->x + xv;
-                g->y = is_param(s, ycol) ? yv : g->y + yv;
-            }
-            sw_point p;
-            point_decode(s, base + c * s->nw, &p);
-            char opts[200];
-            point_opts(s, &p, opts, sizeof opts);
-            snprintf(g->label, sizeof g->label, "%s%s%s", s->ns > 1 ? s->st[i].device : "", s->ns > 1 && *opts ? " " : "",
-                     opts);
-            for (char *q = g->label; *q; q++)
-                if (*q == '"') *q = '\'';
+            long first = base + c * s->nw;
+            g->ok = !cfg_value(s, rows, first, xcol, &g->x) && !cfg_value(s, rows, first, ycol, &g->y);
+            cfg_label(s, i, first, g->label, sizeof g->label);
         }
         base += s->st[i].combos * s->nw;
         c0 += s->st[i].combos;
@@ -1347,10 +1379,84 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
     return rc;
 }
 
+/* The metric column a --pareto name stands for: energy, area, edp and time
+ * are short for energy_uj, area_mm2, edp_uj_ms and time_s; any other name is
+ * a column. */
+static const char *pareto_col(const char *name) {
+    static const char *const alias[][2] = {
+        {"energy", "energy_uj"}, {"area", "area_mm2"}, {"edp", "edp_uj_ms"}, {"time", "time_s"}};
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (!strcmp(name, alias[i][0])) return alias[i][1];
+    return name;
+}
+
+/* --pareto: the configurations no other one beats on every listed metric at
+ * once (all minimized; values as cfg_value gives them), on stdout: one line
+ * per configuration with the metrics. Configurations with a failed point or
+ * without a metric are left out (said on stderr). */
+static int pareto(const sw_spec *s, json_t **rows, char **cols, int ncol) {
+    long ncfg = 0;
+    for (int i = 0; i < s->ns; i++) ncfg += s->st[i].combos;
+    double *v = xcalloc((size_t)(ncfg * ncol), sizeof(double));
+    char(*lab)[256] = xcalloc((size_t)ncfg, sizeof *lab);
+    int *ok = xcalloc((size_t)ncfg, sizeof(int));
+    long base = 0, c0 = 0, left = 0;
+    for (int i = 0; i < s->ns; i++) {
+        for (long c = 0; c < s->st[i].combos; c++) {
+            long g = c0 + c, first = base + c * s->nw;
+            ok[g] = 1;
+            for (int k = 0; k < ncol && ok[g]; k++) ok[g] = !cfg_value(s, rows, first, cols[k], &v[g * ncol + k]);
+            left += !ok[g];
+            cfg_label(s, i, first, lab[g], sizeof lab[g]);
+        }
+        base += s->st[i].combos * s->nw;
+        c0 += s->st[i].combos;
+    }
+    printf("# Pareto front of npu sweep '%s' (all minimized):", s->name);
+    for (int k = 0; k < ncol; k++) printf(" %s", cols[k]);
+    printf("\nconfiguration");
+    for (int k = 0; k < ncol; k++) printf(",%s", cols[k]);
+    putchar('\n');
+    long nfront = 0;
+    for (long a = 0; a < ncfg; a++) {
+        if (!ok[a]) continue;
+        int dominated = 0;
+        for (long b = 0; b < ncfg && !dominated; b++) {
+            if (b == a || !ok[b]) continue;
+            int le = 1, lt = 0;
+            for (int k = 0; k < ncol; k++) {
+                double x = v[b * ncol + k], y = v[a * ncol + k];
+                if (x > y) le = 0;
+                if (x < y) lt = 1;
+            }
+            dominated = le && lt;
+        }
+        if (dominated) continue;
+        nfront++;
+        printf("\"%s\"", lab[a]);
+        for (int k = 0; k < ncol; k++) printf(",%.9g", v[a * ncol + k]);
+        putchar('\n');
+    }
+    fprintf(stderr, "npu sweep: --pareto: %ld of %ld configurations non-dominated", nfront, ncfg - left);
+    if (left) fprintf(stderr, " (%ld left out: a failed point or no value)", left);
+    fputc('\n', stderr);
+    free(v);
+    free(lab);
+    free(ok);
+    return fflush(stdout) || ferror(stdout) ? cli_fail("cannot write the Pareto front") : 0;
+}
+
+/* FILE.png -> FILE-<tag>.png (the energy and area pictures beside --plot's). */
+static void sibling(const char *file, const char *tag, char *out, size_t n) {
+    const char *ext = strrchr(file, '.'), *slash = strrchr(file, '/');
+    if (!ext || (slash && ext < slash)) ext = file + strlen(file);
+    snprintf(out, n, "%.*s-%s%s", (int)(ext - file), file, tag, ext);
+}
+
 /* ---- the command ------------------------------------------------------------------------- */
 
 typedef struct sweep_args {
-    const char *out, *json, *plot, *x, *y;
+    const char *out, *json, *plot, *x, *y, *pareto;
     uint64_t jobs, timeout, run_point;
     int host_time, list, run_point_given;
 } sweep_args;
@@ -1366,8 +1472,14 @@ static const npk_opt sweep_opts[] = {
     SWSTR("--plot", NULL, plot, NULL, "FILE.png|.svg",
           "draw --y against --x (default: the first parameter and cycles),\n"
           "one point per configuration with metrics summed over the\n"
-          "workloads, and the Pareto front (both minimized); needs gnuplot"),
+          "workloads, and the Pareto front (both minimized); with energy\n"
+          "figures also FILE-energy and FILE-area (cycles against energy_uj\n"
+          "and area_mm2, docs/energy.md); needs gnuplot"),
     SWSTR("--x", NULL, x, NULL, "COLUMN", "the --plot x axis"),
+    SWSTR("--pareto", NULL, pareto, NULL, "M1,M2[,...]",
+          "list on stdout the configurations no other one beats on every\n"
+          "listed metric (all minimized; energy, area, edp, time stand for\n"
+          "energy_uj, area_mm2, edp_uj_ms, time_s); the rows then need -o"),
     SWSTR("--y", NULL, y, "cycles", "COLUMN", "the --plot y axis"),
     CLI_FLAG("--list", NULL, sweep_args, list, "print the points (index, device, options, workload) and exit"),
     /* internal (the last entry, left out of the help): run one point in this process */
@@ -1379,7 +1491,7 @@ static const npk_opt sweep_opts[] = {
 static void help(FILE *f) {
     fprintf(f,
             "usage: npu sweep SPEC.yml [-o results.csv] [--json FILE] [-j N] [--timeout SEC] [--host-time]\n"
-            "                 [--plot FILE.png|.svg [--x COLUMN] [--y COLUMN]] [--list]\n"
+            "                 [--plot FILE.png|.svg [--x COLUMN] [--y COLUMN]] [--pareto M1,M2,...] [--list]\n"
             "       mpirun -n N npu sweep SPEC.yml ...   (spread the points over MPI ranks)\n\n"
             "Run every point of a design-space sweep (each device and parameter combination of\n"
             "the spec on each workload) and write one row per point, in spec order: the\n"
@@ -1492,6 +1604,29 @@ int cmd_sweep(int argc, char **argv) {
     }
     sw_cols cols;
     columns(&s, host_time, &cols);
+    char *pcols[16];
+    int npc = 0;
+    char pbuf[512] = "";
+    if (A.pareto) {
+        snprintf(pbuf, sizeof pbuf, "%s", A.pareto);
+        for (char *save = NULL, *t = strtok_r(pbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            const char *col = pareto_col(t);
+            int known = 0;
+            for (int k = cols.first_metric; k < cols.first_metric + cols.n_metrics; k++) known |= !strcmp(cols.names[k], col);
+            if (!known || npc == 16 || !strcmp(col, "output_digest")) {
+                free(cols.names);
+                spec_free(&s);
+                return cli_usage_error("sweep", "--pareto: '%s' is not a metric column of this sweep%s", t,
+                                       npc == 16 ? " (at most 16)" : "");
+            }
+            pcols[npc++] = (char *)col;
+        }
+        if (npc < 2) {
+            free(cols.names);
+            spec_free(&s);
+            return cli_usage_error("sweep", "--pareto: at least two metrics, comma-separated (e.g. cycles,energy,area)");
+        }
+    }
     if (plotf) {
         if (!xcol) xcol = s.npcols ? s.pcols[0] : "index";
         int okx = 0, oky = 0;
@@ -1562,10 +1697,25 @@ int cmd_sweep(int argc, char **argv) {
         }
         if (out)
             rc = write_out(out, write_csv, &s, &cols, rows);
+        else if (npc)
+            ; /* stdout carries the Pareto front */
         else if (write_csv(stdout, &s, &cols, rows) || fflush(stdout))
             rc = cli_fail("cannot write the results: %s", strerror(errno));
         if (!rc && jpath) rc = write_out(jpath, write_json, &s, &cols, rows);
         if (!rc && plotf) rc = plot(&s, rows, plotf, xcol, ycol);
+        if (!rc && plotf) {
+            /* with energy figures: cycles against energy and against area */
+            int has = 0;
+            for (long i = 0; i < s.points && !has; i++) has = rows[i] && json_object_get(rows[i], "energy_uj") != NULL;
+            char f2[1024];
+            if (has) {
+                sibling(plotf, "energy", f2, sizeof f2);
+                rc = plot(&s, rows, f2, "cycles", "energy_uj");
+                sibling(plotf, "area", f2, sizeof f2);
+                if (!rc) rc = plot(&s, rows, f2, "cycles", "area_mm2");
+            }
+        }
+        if (!rc && npc) rc = pareto(&s, rows, pcols, npc);
         if (!rc)
             fprintf(stderr, "npu sweep: %ld points, %ld failed%s\n", s.points, failed,
                     mpi ? " (MPI)" : "");
