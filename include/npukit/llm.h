@@ -32,6 +32,7 @@
 #ifndef NPUKIT_LLM_H
 #define NPUKIT_LLM_H
 
+#include "npukit/energy.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -202,6 +203,13 @@ typedef struct npk_llm_stats {
     double host_seconds;        /* wall time spent inside forward() */
     uint64_t device_macs;       /* multiply-accumulates of the device's GEMV/GEMM */
     uint64_t engine_cycles[4];  /* summed instruction cycles per pccx engine: gemv, gemm, sfu, dma */
+    /* has_energy = 1 (a device decoder whose port sees the model's energy,
+     * docs/energy.md): the device energy of the forward steps in pJ by class
+     * (leakage of the area over device_cycles included), area and node */
+    int has_energy;
+    npk_energy energy;
+    npk_area area;
+    uint32_t tech_nm;
     uint32_t device_macs_per_cycle; /* the device's GEMV peak (32 x lanes on pccx) */
     /* npk_llm_generate's prompt phase (BOS and the prompt's tokens, forced):
      * positions, device cycles and host seconds up to and including the last

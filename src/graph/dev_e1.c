@@ -154,6 +154,7 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
     *out = NULL;
     e1be *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
+    s->be.priv = s; /* e1_close on a failed open reaches the state through it */
     int rc = npk_port_open(&s->port, o->port, "e1", o->dev_opts);
     if (!rc) rc = npk_e1_open(&s->e, s->port);
     if (!rc) rc = npk_lower_new(&s->L, s->e);

@@ -78,6 +78,8 @@ typedef struct pccx_dec {
     float *sinv, *cosv; /* [mmax][64]: hs/2 values per row of the block (hs <= 128) */
     int mmax;           /* rows a prefill block may have (L2 space, at most NPK_LLM_PCCX_MAX_BLOCK) */
     npk_pccx_stats base_stats; /* device counters at the end of setup */
+    npk_energy base_energy;    /* the device's energy at the end of setup */
+    int has_energy;
     int timing;    /* timing-only: no weights, no host arithmetic, the same instructions */
     float *zeros;  /* [max(d, V)] what timing-only writes where data would go */
 } pccx_dec;
@@ -551,6 +553,15 @@ static int sync_stats(pccx_dec *s, const float **logits) {
     o->device_ops = (st.macs - s->base_stats.macs) + (st.sfu_elems - s->base_stats.sfu_elems);
     o->device_macs = st.macs - s->base_stats.macs;
     for (int i = 0; i < 4; i++) o->engine_cycles[i] = st.engine_cycles[i] - s->base_stats.engine_cycles[i];
+    npk_energy e;
+    if (s->has_energy && npk_port_energy(s->port, &e, &o->area, &o->tech_nm) == 0) {
+        const npk_energy *b = &s->base_energy;
+        o->has_energy = 1;
+        o->energy = (npk_energy){e.compute_pj - b->compute_pj, e.reg_pj - b->reg_pj, e.sram_pj - b->sram_pj,
+                                 e.acc_pj - b->acc_pj,         e.dram_pj - b->dram_pj, e.dma_pj - b->dma_pj,
+                                 e.mmio_pj - b->mmio_pj,
+                                 npk_leak_pj(npk_area_total_mm2(&o->area), o->device_cycles, o->device_hz, o->tech_nm)};
+    }
     o->host_ops = 0;
     for (int i = 0; i < 8; i++) o->host_ops += o->host_op_kinds[i];
     if (s->timing) /* the staging area holds whatever the host wrote last, not logits */
@@ -816,6 +827,11 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
         goto fail;
     }
     if ((rc = npk_pccx_stats_get(s->drv, &s->base_stats)) != 0) goto fail;
+    {
+        npk_area a;
+        uint32_t nm;
+        s->has_energy = npk_port_energy(s->port, &s->base_energy, &a, &nm) == 0;
+    }
     s->base.stats.device_hz = npk_port_hz(s->port);
     s->base.stats.device_macs_per_cycle = 32u * npk_pccx_lanes(s->drv);
     *out = &s->base;

@@ -37,6 +37,7 @@ int npk_llm_report(const npk_llm_decoder *d, int ntok, const char *model_path, n
     for (int i = 0; npk_llm_host_op_name(i); i++)
         if (st.host_op_kinds[i]) npk_report_op_n(r, npk_llm_host_op_name(i), 0, st.tokens, 0, 0);
     npk_report_tokens(r, st.tokens);
+    if (dev && st.has_energy) npk_report_energy(r, &st.energy, &st.area, st.tech_nm);
     npk_report_host_time(r, st.host_seconds);
     npk_report_note(r, "forward steps / emitted", "%llu / %d", (unsigned long long)st.tokens, ntok);
     if (dev) {

@@ -50,6 +50,12 @@ typedef struct e1 {
     npk_regfile rf;
     uint32_t *v; /* rf.val: stored register values, indexed by IX_* */
     int skip_idle; /* device option skip_idle: advance over waiting cycles in one step */
+    /* energy counters since creation (docs/energy.md; never reset, kept
+     * apart from the 32-bit PERF registers, which the guest clears): MACs,
+     * scalar ops, scratchpad bytes, guest bytes read + written, register
+     * accesses; the node of the model */
+    uint64_t e_macs, e_ops, e_scratch, e_guest, e_mmio;
+    uint32_t tech_nm;
 
     /* everything that is not a register: zeroed at reset */
     struct e1_state {
@@ -1126,7 +1132,21 @@ static uint64_t desc_run(e1 *e, uint64_t max) {
     return T;
 }
 
+static void e1_step_run(npk_dev *d, uint64_t cycles);
+/* The energy counters follow the PERF registers' increments over each step
+ * (32-bit differences: exact across a wrap). */
 static void e1_step(npk_dev *d, uint64_t cycles) {
+    e1 *e = E1(d);
+    uint32_t *v = e->v;
+    uint32_t m = v[IX_PERF_MACS], o = v[IX_PERF_OPS], sb = v[IX_PERF_SCRATCH_BYTES];
+    uint32_t r = v[IX_DESC_BYTES_READ], w = v[IX_DESC_BYTES_WRITTEN];
+    e1_step_run(d, cycles);
+    e->e_macs += (uint32_t)(v[IX_PERF_MACS] - m), e->e_ops += (uint32_t)(v[IX_PERF_OPS] - o);
+    e->e_scratch += (uint32_t)(v[IX_PERF_SCRATCH_BYTES] - sb);
+    e->e_guest += (uint32_t)(v[IX_DESC_BYTES_READ] - r) + (uint32_t)(v[IX_DESC_BYTES_WRITTEN] - w);
+}
+
+static void e1_step_run(npk_dev *d, uint64_t cycles) {
     e1 *e = E1(d);
     while (cycles) {
         if (!busy(e)) { /* nothing changes while idle */
@@ -1334,9 +1354,36 @@ static uint32_t r_desc_status(npk_dev *d, const npk_reg *r, uint32_t stored) {
 
 /* ---- device ops ---------------------------------------------------------------- */
 
-static uint32_t e1_read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&E1(d)->rf, d, off); }
+static uint32_t e1_read32(npk_dev *d, uint32_t off) {
+    E1(d)->e_mmio++;
+    return npk_regfile_read(&E1(d)->rf, d, off);
+}
 
-static void e1_write32(npk_dev *d, uint32_t off, uint32_t val) { npk_regfile_write(&E1(d)->rf, d, off, val); }
+static void e1_write32(npk_dev *d, uint32_t off, uint32_t val) {
+    E1(d)->e_mmio++;
+    npk_regfile_write(&E1(d)->rf, d, off, val);
+}
+
+/* The e1 energy model (docs/energy.md "e1"): an int8 MAC per PERF_MACS, an
+ * int32 add per scalar op (PERF_OPS), the 64-byte scratchpad as flip-flops
+ * (PERF_SCRATCH_BYTES written or read), guest bytes (DESC_BYTES_*) from
+ * DRAM over the bus. Area: 4 int8 MAC units (DOT4), a 32-bit scalar ALU
+ * (add + multiply), the scratchpad and the register window as flip-flops. */
+static void e1_energy(npk_dev *d, npk_energy *en, npk_area *a, uint32_t *tech_nm) {
+    e1 *e = E1(d);
+    const uint32_t nm = e->tech_nm;
+    *en = (npk_energy){0};
+    en->compute_pj = (double)e->e_macs * npk_op_pj(NPK_EOP_MAC_I8, nm) + (double)e->e_ops * npk_op_pj(NPK_EOP_ADD_I32, nm);
+    en->reg_pj = (double)e->e_scratch * 8.0 * npk_reg_pj_per_bit(nm);
+    en->dram_pj = (double)e->e_guest * npk_dram_pj_per_byte();
+    en->dma_pj = (double)e->e_guest * npk_dma_pj_per_byte(nm);
+    en->mmio_pj = (double)e->e_mmio * npk_mmio_pj(nm);
+    *a = (npk_area){0};
+    a->array_mm2 = (4.0 * npk_op_area_um2(NPK_EOP_MAC_I8, nm) + npk_op_area_um2(NPK_EOP_ADD_I32, nm) +
+                    npk_op_area_um2(NPK_EOP_MUL_I32, nm)) / 1e6;
+    a->fixed_mm2 = (E1_SCRATCH_BYTES + 0x100) * 8.0 * npk_reg_area_um2_per_bit(nm) / 1e6;
+    *tech_nm = nm;
+}
 
 static void e1_reset(npk_dev *d) {
     e1 *e = E1(d);
@@ -1355,6 +1402,7 @@ static void e1_destroy(npk_dev *d) {
 static const npk_dev_ops e1_ops = {
     .read32 = e1_read32,
     .write32 = e1_write32,
+    .energy = e1_energy,
     .write64 = NULL,
     .step = e1_step,
     .idle = e1_idle,
@@ -1364,7 +1412,7 @@ static const npk_dev_ops e1_ops = {
 
 /* The model's options (npu devices prints this table). */
 typedef struct e1_params {
-    uint32_t mem_latency, clock_mhz;
+    uint32_t mem_latency, clock_mhz, tech_nm;
     int skip_idle;
     int timing_only;
 } e1_params;
@@ -1379,13 +1427,15 @@ static const npk_opt opt_defs[] = {
      "waiting for its timeout) in one step instead of cycle by cycle; registers,\n"
      "counters and timing are the same either way (0 steps every cycle)", 0},
     NPK_OPT_TIMING_ONLY(e1_params, timing_only),
+    {"tech_nm", NULL, NPK_OPT_U32, offsetof(e1_params, tech_nm), "40", 7, 45, 0, 0, 0, "45|40|28|16|7",
+     "technology node of the energy and area model (docs/energy.md); never changes cycles", 0},
 };
 
 static npk_dev *create(npk_mem *mem, const char *opts) {
     e1_params p;
     memset(&p, 0, sizeof p);
     if (npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p) ||
-        npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "e1"))
+        npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "e1") || npk_tech_check(p.tech_nm))
         return NULL;
     e1 *e = calloc(1, sizeof *e);
     if (!e) {
@@ -1403,6 +1453,7 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
     e->dev.hz = (uint64_t)p.clock_mhz * 1000000u;
     e->skip_idle = p.skip_idle;
     e->timing_only = p.timing_only;
+    e->tech_nm = p.tech_nm;
     if (mem) npk_mem_set_latency(mem, p.mem_latency);
     e1_reset(&e->dev);
     return &e->dev;

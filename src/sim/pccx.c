@@ -92,6 +92,11 @@ typedef struct pccx {
     unsigned next_slot;
     /* counters */
     uint64_t busy_cycles, per_op[5], ws_bytes, dma_bytes, macs, sfu_elems, eng_cycles[ENG_N];
+    /* energy counters since creation (docs/energy.md; never reset): MACs,
+     * weight-stream and host-DMA bytes, CVO elements, L2 words (128-bit)
+     * read or written, register accesses */
+    uint64_t e_macs, e_ws, e_dma, e_sfu, e_l2, e_mmio;
+    uint32_t tech_nm;
     /* scratch */
     uint8_t *buf;
     size_t buf_cap;
@@ -436,6 +441,8 @@ timing:
     p->ws_ddr_mark = p->ddr_cycles;
     p->macs += macs;
     p->ws_bytes += streamed;
+    p->e_macs += macs, p->e_ws += streamed;
+    p->e_l2 += div_up(M * K, 8) + div_up(M * N, 8); /* activations read, outputs written (8 BF16 per word) */
     if (p->dev.trace) {
         char a[200];
         snprintf(a, sizeof a, "\"M\":%" PRIu64 ",\"N\":%" PRIu64 ",\"K\":%" PRIu64 ",\"macs\":%" PRIu64
@@ -514,6 +521,7 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
         }
         dur = host_cycles(p, bytes) + p->lat_dma + lat / words;
         p->dma_bytes += bytes;
+        p->e_dma += bytes, p->e_l2 += div_up(bytes, 16);
         p->ddr_cycles += host_cycles(p, bytes); /* the DDR moves these bytes: no weight prefetch meanwhile */
         lat_pipe = p->lat_dma;
     } else { /* L2 -> L2 */
@@ -631,6 +639,7 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
     int rd_scalar = in.func == NPK_PCCX_CVO_SCALE;
     uint64_t t = schedule(p, ENG_SFU, t0, dur, p->lat_sfu, in.async, rd, 1, wr, rd_scalar, reduce);
     p->sfu_elems += len;
+    p->e_sfu += len, p->e_l2 += 2 * div_up(len, 8);
     if (p->dev.trace) {
         char a[160];
         snprintf(a, sizeof a, "\"func\":%u,\"length\":%" PRIu64 ",\"flags\":%u,\"async\":%u", in.func, len, in.flags, in.async);
@@ -900,8 +909,51 @@ RD(rd_lanes, p->lanes)
 
 /* ---- device ops ------------------------------------------------------------------------- */
 
-static uint32_t op_read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&P(d)->rf, d, off); }
-static void op_write32(npk_dev *d, uint32_t off, uint32_t v) { npk_regfile_write(&P(d)->rf, d, off, v); }
+static uint32_t op_read32(npk_dev *d, uint32_t off) {
+    P(d)->e_mmio++;
+    return npk_regfile_read(&P(d)->rf, d, off);
+}
+static void op_write32(npk_dev *d, uint32_t off, uint32_t v) {
+    P(d)->e_mmio++;
+    npk_regfile_write(&P(d)->rf, d, off, v);
+}
+
+/* The pccx energy model (docs/energy.md "pccx"): an INT4 x BF16 MAC is a
+ * BF16 multiply (the INT4 weight scaled into BF16) and an FP32 add; a CVO
+ * element 4 FP32 multiplies and 4 FP32 adds (a range-reduced polynomial or
+ * Newton step); L2 as 64 KiB banks of 128-bit words; the weight FIFO one
+ * macro written and read once per streamed byte (16-byte words); weight
+ * stream and host DMA bytes cross DRAM and the bus. Area: 32 x lanes MAC
+ * units, 4 FP32 multiply-add pairs in the SFU, the L2, the FIFO, the
+ * 16-entry instruction queue and the register window. */
+static void pccx_geom(const pccx *p, npk_sram *l2, npk_sram *ff) {
+    uint64_t bytes = (uint64_t)p->l2w * 16u, bank = 64u * 1024u;
+    *l2 = (npk_sram){.bytes_per_macro = bytes < bank ? bytes : bank, .width_bits = 128, .ports = 1,
+                     .macros = (uint32_t)((bytes + bank - 1) / bank)};
+    *ff = (npk_sram){.bytes_per_macro = p->wfifo ? p->wfifo : 1024, .width_bits = 128, .ports = 2, .macros = 1};
+}
+
+static void op_energy(npk_dev *d, npk_energy *e, npk_area *a, uint32_t *tech_nm) {
+    pccx *p = P(d);
+    const uint32_t nm = p->tech_nm;
+    npk_sram l2, ff;
+    pccx_geom(p, &l2, &ff);
+    double mac = npk_op_pj(NPK_EOP_MUL_BF16, nm) + npk_op_pj(NPK_EOP_ADD_FP32, nm);
+    double cvo = 4.0 * (npk_op_pj(NPK_EOP_MUL_FP32, nm) + npk_op_pj(NPK_EOP_ADD_FP32, nm));
+    *e = (npk_energy){0};
+    e->compute_pj = (double)p->e_macs * mac + (double)p->e_sfu * cvo;
+    e->sram_pj = (double)p->e_l2 * npk_sram_access_pj(&l2, nm) +
+                 2.0 * (double)((p->e_ws + 15) / 16) * npk_sram_access_pj(&ff, nm);
+    e->dram_pj = (double)(p->e_ws + p->e_dma) * npk_dram_pj_per_byte();
+    e->dma_pj = (double)(p->e_ws + p->e_dma) * npk_dma_pj_per_byte(nm);
+    e->mmio_pj = (double)p->e_mmio * npk_mmio_pj(nm);
+    double mac_um2 = npk_op_area_um2(NPK_EOP_MUL_BF16, nm) + npk_op_area_um2(NPK_EOP_ADD_FP32, nm);
+    a->array_mm2 = (32.0 * p->lanes * mac_um2 +
+                    4.0 * (npk_op_area_um2(NPK_EOP_MUL_FP32, nm) + npk_op_area_um2(NPK_EOP_ADD_FP32, nm))) / 1e6;
+    a->sram_mm2 = npk_sram_area_mm2(&l2, nm) + npk_sram_area_mm2(&ff, nm);
+    a->fixed_mm2 = (16.0 * 64.0 + 0x100 * 8.0) * npk_reg_area_um2_per_bit(nm) / 1e6;
+    *tech_nm = nm;
+}
 
 static void op_write64(npk_dev *d, uint32_t off, uint64_t v) {
     if ((off & (P(d)->rf.span - 1)) == NPK_PCCX_INSTR_LO) { /* one 64-bit instruction write */
@@ -963,6 +1015,7 @@ static void op_destroy(npk_dev *d) {
 static const npk_dev_ops ops = {
     .read32 = op_read32,
     .write32 = op_write32,
+    .energy = op_energy,
     .write64 = op_write64,
     .step = op_step,
     .idle = op_idle,
@@ -976,7 +1029,7 @@ typedef struct pccx_params {
     double ddr_gbps, ddr_eff;
     uint32_t lat_gemv, lat_gemm, lat_sfu, lat_dma;
     uint32_t clock_mhz;
-    uint32_t lanes, l2_kib, wfifo_kib;
+    uint32_t lanes, l2_kib, wfifo_kib, tech_nm;
     int timing_only;
     uint64_t max_wbytes, max_macs;
 } pccx_params;
@@ -992,6 +1045,8 @@ static const npk_opt opt_defs[] = {
     OLAT("sfu_lat", lat_sfu, "16", "SFU pipeline latency in cycles"),
     OLAT("dma_lat", lat_dma, "64", "MEMCPY setup latency in cycles"),
     NPK_OPT_CLOCK_MHZ(pccx_params, clock_mhz, "400"),
+    {"tech_nm", NULL, NPK_OPT_U32, offsetof(pccx_params, tech_nm), "40", 7, 45, 0, 0, 0, "45|40|28|16|7",
+     "technology node of the energy and area model (docs/energy.md); never changes cycles", 0},
     {"lanes", NULL, NPK_OPT_U32, offsetof(pccx_params, lanes), "4", 1, 31, 0, 0, 0, "N",
      "GEMV cores of 32 MAC/cycle; an instruction's 5-bit parallel_lane field uses 1..N\n"
      "of them, or all N when it is 0", 0},
@@ -1027,7 +1082,8 @@ static int parse_opts(pccx *p, const char *opts) {
     p->max_wbytes = o.max_wbytes;
     p->max_macs = o.max_macs;
     p->wfifo = (uint64_t)o.wfifo_kib * 1024u;
-    return 0;
+    p->tech_nm = o.tech_nm;
+    return npk_tech_check(o.tech_nm);
 }
 
 static npk_dev *create(npk_mem *mem, const char *opts) {

@@ -68,6 +68,10 @@ typedef struct shell {
     int had_work;
     /* performance counters */
     uint64_t perf_descs, perf_fetch, perf_dma, perf_gemm, perf_vec, perf_macs, perf_dma_bytes;
+    /* energy counters since creation (docs/energy.md; never reset): GEMM MACs
+     * by dtype, VEC element operations, bytes every engine moved on the bus,
+     * descriptors fetched, register accesses */
+    uint64_t e_macs[4], e_eops, e_bytes, e_descs, e_mmio;
     npk_shell_log_fn log_fn;
     void *log_ctx;
 } shell;
@@ -396,6 +400,8 @@ static void do_fetch(shell *s) {
         snprintf(eargs + l, sizeof eargs - l, "%s\"", npk_shell_error_name(x.err));
     }
     emit(s, track_name[x.engine], op_name(d[0]), start, dur, eargs);
+    if (x.engine == SHX_GEMM && x.dtype < 4) s->e_macs[x.dtype] += x.macs;
+    s->e_eops += x.eops, s->e_bytes += x.bytes, s->e_descs++;
     if (x.engine == SHX_DMA) {
         s->perf_dma += dur;
         s->perf_dma_bytes += x.bytes;
@@ -625,11 +631,45 @@ static uint32_t rd_perf(npk_dev *d, const npk_reg *r, uint32_t v) {
 #define NPK_REGTABLE_DEF "npukit/shell_regs.def"
 #include "sim/regtable.h"
 
-static uint32_t shell_read32(npk_dev *d, uint32_t off) { return npk_regfile_read(&S(d)->rf, d, off); }
+static uint32_t shell_read32(npk_dev *d, uint32_t off) {
+    S(d)->e_mmio++;
+    return npk_regfile_read(&S(d)->rf, d, off);
+}
 
 static void shell_write32(npk_dev *d, uint32_t off, uint32_t v) {
     shell *s = S(d);
+    s->e_mmio++;
     npk_regfile_write(&s->rf, d, off, v);
+}
+
+/* The shell energy model (docs/energy.md "shell"): a GEMM MAC by dtype
+ * (int8: 8x8 multiply + 32-bit add; fp8, fp16, bf16: that multiply + an fp32
+ * add, the spec's fp32 accumulation), a VEC/SOFTMAX element operation the
+ * mean of an fp32 add and multiply, every byte an engine moves on the bus
+ * from DRAM (the engines stream operands; no on-chip scratchpad), each
+ * descriptor's 32 bytes fetched from DRAM. Area: gemm_macs int8 MAC units,
+ * gemm_fmacs fp16 multiply + fp32 add units, vec_lanes fp32 add + multiply
+ * pairs, the register window. */
+static void shell_energy(npk_dev *d, npk_energy *e, npk_area *a, uint32_t *tech_nm) {
+    shell *s = S(d);
+    const uint32_t nm = s->p.tech_nm;
+    const double add32 = npk_op_pj(NPK_EOP_ADD_FP32, nm);
+    const double mac[4] = {npk_op_pj(NPK_EOP_MAC_I8, nm), npk_op_pj(NPK_EOP_MUL_FP16, nm) + add32,
+                           npk_op_pj(NPK_EOP_MUL_BF16, nm) + add32, npk_op_pj(NPK_EOP_MUL_FP8, nm) + add32};
+    *e = (npk_energy){0};
+    for (int i = 0; i < 4; i++) e->compute_pj += (double)s->e_macs[i] * mac[i];
+    e->compute_pj += (double)s->e_eops * (add32 + npk_op_pj(NPK_EOP_MUL_FP32, nm)) / 2.0;
+    double bytes = (double)s->e_bytes + 32.0 * (double)s->e_descs;
+    e->dram_pj = bytes * npk_dram_pj_per_byte();
+    e->dma_pj = bytes * npk_dma_pj_per_byte(nm);
+    e->mmio_pj = (double)s->e_mmio * npk_mmio_pj(nm);
+    *a = (npk_area){0};
+    a->array_mm2 = ((double)s->p.gemm_macs * npk_op_area_um2(NPK_EOP_MAC_I8, nm) +
+                    (double)s->p.gemm_fmacs * (npk_op_area_um2(NPK_EOP_MUL_FP16, nm) + npk_op_area_um2(NPK_EOP_ADD_FP32, nm)) +
+                    (double)s->p.vec_lanes * (npk_op_area_um2(NPK_EOP_ADD_FP32, nm) + npk_op_area_um2(NPK_EOP_MUL_FP32, nm))) /
+                   1e6;
+    a->fixed_mm2 = 0x100 * 8.0 * npk_reg_area_um2_per_bit(nm) / 1e6;
+    *tech_nm = nm;
 }
 
 static void shell_reset(npk_dev *d) { full_reset(S(d)); }
@@ -655,6 +695,7 @@ static const npk_dev_ops shell_ops = {
     .idle = shell_idle,
     .reset = shell_reset,
     .destroy = shell_destroy,
+    .energy = shell_energy,
 };
 
 int npk_shell_sim_set_log(struct npk_dev *d, npk_shell_log_fn fn, void *ctx) {
@@ -699,6 +740,8 @@ static const npk_opt opt_defs[] = {
         "implementation limit: elements of one VEC_OP or SOFTMAX (above: BAD_DESCRIPTOR)"),
     O32("max_pending", max_pending, "4096", 1, 1u << 24,
         "implementation limit: EVENT_SIGNALs in flight (one more: BAD_DESCRIPTOR)"),
+    {"tech_nm", NULL, NPK_OPT_U32, offsetof(shx_params, tech_nm), "40", 7, 45, 0, 0, 0, "45|40|28|16|7",
+     "technology node of the energy and area model (docs/energy.md); never changes cycles", 0},
 };
 
 /* preset=NAME, wherever it appears among the options, sets its parameters
@@ -742,7 +785,8 @@ static npk_dev *create(npk_mem *mem, const char *opts) {
     shx_params p;
     memset(&p, 0, sizeof p);
     if (npk_opt_defaults(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p) || apply_preset(&p, opts) ||
-        npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "shell"))
+        npk_opt_parse_kv(opt_defs, sizeof opt_defs / sizeof opt_defs[0], &p, opts, "shell") ||
+        npk_tech_check(p.tech_nm))
         return NULL;
     p.preset = NULL; /* pointed into the parser's copy of opts */
     shell *s = calloc(1, sizeof *s);

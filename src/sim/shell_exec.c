@@ -553,6 +553,7 @@ out:
     free(bbuf);
     if (scr->a.cap + scr->b.cap + scr->acc.cap + scr->c.cap + scr->kern.cap > SHX_SCRATCH_KEEP) shx_scratch_free(scr);
     x->macs = x->err ? 0 : macs;
+    x->dtype = dt;
     uint32_t rate = dt == SHELL_FP16 || dt == SHELL_BF16 ? c->p->gemm_fmacs : c->p->gemm_macs;
     uint64_t t = cdiv(macs, rate), tb2 = cdiv(io, c->p->gemm_bpc);
     if (c->p->rtlgen) {
@@ -735,6 +736,7 @@ out:
     free(g);
     uint64_t io = (uint64_t)bytes * (second ? 3 : 2);
     uint64_t t = cdiv((uint64_t)count * vec_cost[eop], c->p->vec_lanes), tb = cdiv(io, c->p->vec_bpc);
+    x->eops = (uint64_t)count * vec_cost[eop];
     if (c->p->rtlgen) tb = cdiv(2 * (uint64_t)bytes, c->p->vec_bpc); /* SIZE in + SIZE out */
     x->bytes = io;
     x->dur = c->p->vec_setup + (t > tb ? t : tb) + avg_lat(x);
@@ -786,6 +788,7 @@ static void exec_softmax(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_r
     free(v);
     uint64_t elems = (uint64_t)n * rows, io = (uint64_t)rb * rows * 2;
     uint64_t t = cdiv(elems * 6, c->p->vec_lanes), tb = cdiv(io, c->p->vec_bpc);
+    x->eops = elems * 6;
     x->bytes = io;
     x->dur = c->p->vec_setup + (c->p->rtlgen ? 0 : rows) + (t > tb ? t : tb) + avg_lat(x);
     snprintf(x->args, sizeof x->args, "\"dtype\":\"%s\",\"rows\":%" PRIu32 ",\"row_elems\":%zu", npk_shell_dtype_name(dt),

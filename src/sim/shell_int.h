@@ -31,6 +31,7 @@ typedef struct shx_params {
     uint32_t beat;           /* bus beat bytes */
     uint32_t clock_mhz;      /* device clock (npk_dev.hz) */
     int timing_only;         /* no functional compute (zeros written), same beats and cycles */
+    uint32_t tech_nm;        /* node of the energy and area model (docs/energy.md) */
     const char *preset;      /* preset=NAME (only while parsing) */
     int rtlgen_overlap;      /* with rtlgen: run.py --overlap scheduling (0: sequential) */
     int rtlgen;              /* preset=rtlgen-perf: the RTLGen perf model's cost rules
@@ -60,6 +61,8 @@ typedef struct shx_res {
     int engine;          /* SHX_* (SHX_CTRL when it failed in decode) */
     uint64_t dur;        /* engine cycles (up to the fault when err is set) */
     uint64_t bytes, macs;
+    unsigned dtype;      /* GEMM: the operands' npk_shell_dtype (energy model) */
+    uint64_t eops;       /* VEC engine: element operations (energy model) */
     uint32_t err;        /* SHELL_ERR_* */
     uint64_t err_addr;
     int hang;            /* err is a TIMEOUT of a beat that never answered */
