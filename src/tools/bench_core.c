@@ -60,8 +60,8 @@ static const char *figure_isa(const char *kind, const char *name) {
 /* Which way is better for a figure of this unit: times and cycles lower,
  * rates higher; ratios say it themselves (add_ratio). */
 const char *better_of(const char *kind, const char *unit) {
-    static const char *const lower[] = {"ms", "us", "s", "cycles"};
-    static const char *const higher[] = {"GMAC/s", "access/s", "tokens/s", "TOPS", "%", "layers"};
+    static const char *const lower[] = {"ms", "us", "s", "cycles", "uJ", "mm2"};
+    static const char *const higher[] = {"GMAC/s", "access/s", "tokens/s", "TOPS", "TOPS/W", "%", "layers"};
     if (!strcmp(kind, "ratio")) return "none";
     for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
         if (!strcmp(unit, lower[i])) return "lower";
