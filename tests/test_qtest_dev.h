@@ -113,7 +113,7 @@ static void td_destroy(npk_dev *d) {
     free(t);
 }
 
-static const npk_dev_ops td_ops = {td_read32, td_write32, NULL, td_step, td_idle, td_reset, td_destroy, NULL, NULL};
+static const npk_dev_ops td_ops = {td_read32, td_write32, NULL, td_step, td_idle, td_reset, td_destroy, NULL, NULL, NULL};
 
 static npk_dev *td_create(npk_mem *mem, const char *opts) {
     if (opts && strstr(opts, "fail")) {
