@@ -1453,6 +1453,42 @@ static void sibling(const char *file, const char *tag, char *out, size_t n) {
     snprintf(out, n, "%.*s-%s%s", (int)(ext - file), file, tag, ext);
 }
 
+/* --pareto LIST: the metric columns it names (pareto_col) into cols[], at
+ * least two, each a metric of this sweep; buf holds the names. The count, or
+ * -1 after a usage error was printed. */
+static int pareto_cols(const char *list, const sw_cols *c, char *buf, size_t n, char *cols[16]) {
+    int k = 0;
+    snprintf(buf, n, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const char *col = pareto_col(t);
+        int known = 0;
+        for (int m = c->first_metric; m < c->first_metric + c->n_metrics; m++) known |= !strcmp(c->names[m], col);
+        if (!known || k == 16 || !strcmp(col, "output_digest")) {
+            cli_usage_error("sweep", "--pareto: '%s' is not a metric column of this sweep%s", t, k == 16 ? " (at most 16)" : "");
+            return -1;
+        }
+        cols[k++] = (char *)col;
+    }
+    if (k < 2) {
+        cli_usage_error("sweep", "--pareto: at least two metrics, comma-separated (e.g. cycles,energy,area)");
+        return -1;
+    }
+    return k;
+}
+
+/* With energy figures in the rows: FILE-energy and FILE-area beside --plot's
+ * FILE (cycles against energy_uj and against area_mm2). */
+static int plot_energy(const sw_spec *s, json_t **rows, const char *plotf) {
+    int has = 0;
+    for (long i = 0; i < s->points && !has; i++) has = rows[i] && json_object_get(rows[i], "energy_uj") != NULL;
+    if (!has) return 0;
+    char f2[1024];
+    sibling(plotf, "energy", f2, sizeof f2);
+    int rc = plot(s, rows, f2, "cycles", "energy_uj");
+    sibling(plotf, "area", f2, sizeof f2);
+    return rc ? rc : plot(s, rows, f2, "cycles", "area_mm2");
+}
+
 /* ---- the command ------------------------------------------------------------------------- */
 
 typedef struct sweep_args {
@@ -1605,27 +1641,12 @@ int cmd_sweep(int argc, char **argv) {
     sw_cols cols;
     columns(&s, host_time, &cols);
     char *pcols[16];
-    int npc = 0;
     char pbuf[512] = "";
-    if (A.pareto) {
-        snprintf(pbuf, sizeof pbuf, "%s", A.pareto);
-        for (char *save = NULL, *t = strtok_r(pbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            const char *col = pareto_col(t);
-            int known = 0;
-            for (int k = cols.first_metric; k < cols.first_metric + cols.n_metrics; k++) known |= !strcmp(cols.names[k], col);
-            if (!known || npc == 16 || !strcmp(col, "output_digest")) {
-                free(cols.names);
-                spec_free(&s);
-                return cli_usage_error("sweep", "--pareto: '%s' is not a metric column of this sweep%s", t,
-                                       npc == 16 ? " (at most 16)" : "");
-            }
-            pcols[npc++] = (char *)col;
-        }
-        if (npc < 2) {
-            free(cols.names);
-            spec_free(&s);
-            return cli_usage_error("sweep", "--pareto: at least two metrics, comma-separated (e.g. cycles,energy,area)");
-        }
+    int npc = 0;
+    if (A.pareto && (npc = pareto_cols(A.pareto, &cols, pbuf, sizeof pbuf, pcols)) < 0) {
+        free(cols.names);
+        spec_free(&s);
+        return 2;
     }
     if (plotf) {
         if (!xcol) xcol = s.npcols ? s.pcols[0] : "index";
@@ -1703,18 +1724,7 @@ int cmd_sweep(int argc, char **argv) {
             rc = cli_fail("cannot write the results: %s", strerror(errno));
         if (!rc && jpath) rc = write_out(jpath, write_json, &s, &cols, rows);
         if (!rc && plotf) rc = plot(&s, rows, plotf, xcol, ycol);
-        if (!rc && plotf) {
-            /* with energy figures: cycles against energy and against area */
-            int has = 0;
-            for (long i = 0; i < s.points && !has; i++) has = rows[i] && json_object_get(rows[i], "energy_uj") != NULL;
-            char f2[1024];
-            if (has) {
-                sibling(plotf, "energy", f2, sizeof f2);
-                rc = plot(&s, rows, f2, "cycles", "energy_uj");
-                sibling(plotf, "area", f2, sizeof f2);
-                if (!rc) rc = plot(&s, rows, f2, "cycles", "area_mm2");
-            }
-        }
+        if (!rc && plotf) rc = plot_energy(&s, rows, plotf);
         if (!rc && npc) rc = pareto(&s, rows, pcols, npc);
         if (!rc)
             fprintf(stderr, "npu sweep: %ld points, %ld failed%s\n", s.points, failed,
