@@ -16,6 +16,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The device energy over the timed first pass (docs/energy.md). */
+typedef struct v0_energy_run {
+    npk_energy e0, e1;
+    npk_area a;
+    uint32_t nm;
+    int has;
+} v0_energy_run;
+
+/* Energy per GEMM (the dynamic energy of the repeats over their count, plus
+ * the leakage over one GEMM's cycles), TOPS/W and the area. */
+static void v0_energy_figs(ctx *c, const v0_energy_run *en, uint64_t cyc, uint64_t dm) {
+    double uj = ((npk_energy_total_pj(&en->e1) - npk_energy_total_pj(&en->e0)) / (double)c->repeat +
+                 npk_leak_pj(npk_area_total_mm2(&en->a), cyc, NPK_V0_HZ, en->nm)) / 1e6;
+    char name[96];
+    snprintf(name, sizeof name, "v0 modeled energy per GEMM (%u nm, docs/energy.md)", en->nm);
+    add_modeled(c, "uJ", uj, name);
+    add_modeled(c, "TOPS/W", (double)dm * 2.0 / (uj * 1e-6) / 1e12, "v0 modeled TOPS/W");
+    add_modeled(c, "mm2", npk_area_total_mm2(&en->a), "v0 modeled area");
+}
+
+
 /* ---- v0: int8 GEMM 1024^3 versus oneDNN ------------------------------------ */
 
 /* The v0 product C of the n x n operands A, B against the golden (the CPU
@@ -72,17 +93,13 @@ int bench_v0_gemm(ctx *c) {
      * pool, include/npukit/threads.h; the same bytes at any count) */
     npk_v0_counters c0, c1;
     char vname[2][80] = {"", ""};
-    npk_energy en0, en1;
-    npk_area ar;
-    uint32_t nm = 0;
-    int has_en = 0;
+    v0_energy_run en = {0};
     for (int pass = 0; pass < 2; pass++) {
         int want = pass ? c->threads : 1;
         if (pass && want <= 1) break;
         npk_threads_set(want);
         c->cur_threads = want;
-        if (!pass) npk_v0_read_counters(v, &c0);
-        if (!pass) has_en = npk_port_energy(p, &en0, &ar, &nm) == 0;
+        if (!pass) npk_v0_read_counters(v, &c0), en.has = npk_port_energy(p, &en.e0, &en.a, &en.nm) == 0;
         for (int r = 0; r < c->repeat; r++) {
             progress(c, "v0 matmul", r, c->repeat);
             double t0 = now();
@@ -95,7 +112,7 @@ int bench_v0_gemm(ctx *c) {
         }
         cli_progress_end();
         if (!pass) npk_v0_read_counters(v, &c1);
-        if (!pass && has_en) has_en = npk_port_energy(p, &en1, &ar, &nm) == 0;
+        if (!pass && en.has) en.has = npk_port_energy(p, &en.e1, &en.a, &en.nm) == 0;
         if (check_v0_exact(c, n, A, B, C)) {
             npk_threads_set(0);
             goto out;
@@ -110,16 +127,7 @@ int bench_v0_gemm(ctx *c) {
     add_modeled(c, "ms", (double)cyc / (double)NPK_V0_HZ * 1e3, "v0 modeled device time (PERF_CYCLES)");
     add_modeled(c, "%", 100.0 * (double)dm / (256.0 * (double)cyc), "v0 modeled array utilization");
     add_modeled(c, "TOPS", (double)dm * 2.0 / ((double)cyc / (double)NPK_V0_HZ) / 1e12, "v0 modeled TOPS");
-    if (has_en) {
-        /* docs/energy.md: dynamic energy of one GEMM + leakage over its cycles */
-        double uj = ((npk_energy_total_pj(&en1) - npk_energy_total_pj(&en0)) / (double)c->repeat +
-                     npk_leak_pj(npk_area_total_mm2(&ar), cyc, NPK_V0_HZ, nm)) / 1e6;
-        char en[96];
-        snprintf(en, sizeof en, "v0 modeled energy per GEMM (%u nm, docs/energy.md)", nm);
-        add_modeled(c, "uJ", uj, en);
-        add_modeled(c, "TOPS/W", (double)dm * 2.0 / (uj * 1e-6) / 1e12, "v0 modeled TOPS/W");
-        add_modeled(c, "mm2", npk_area_total_mm2(&ar), "v0 modeled area");
-    }
+    if (en.has) v0_energy_figs(c, &en, cyc, dm);
     if (!bench_dnnl_available()) {
         if (!c->json) printf("  %-46s %s\n", "oneDNN int8 GEMM", bench_dnnl_version());
     } else {

@@ -1640,8 +1640,7 @@ int cmd_sweep(int argc, char **argv) {
     }
     sw_cols cols;
     columns(&s, host_time, &cols);
-    char *pcols[16];
-    char pbuf[512] = "";
+    char *pcols[16], pbuf[512] = "";
     int npc = 0;
     if (A.pareto && (npc = pareto_cols(A.pareto, &cols, pbuf, sizeof pbuf, pcols)) < 0) {
         free(cols.names);
