@@ -1343,6 +1343,10 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
         fprintf(fg, "set grid\nset key below center horizontal\n");
         if (xmin > 0 && xmax / xmin >= 8) fprintf(fg, "set logscale x 2\n");
         if (ymin > 0 && ymax / ymin >= 100) fprintf(fg, "set logscale y 10\n");
+        /* one value on an axis (e.g. the area of configurations that differ only in timing):
+         * a range around it, so gnuplot need not widen an empty one */
+        if (xmax <= xmin) fprintf(fg, "set xrange [%.17g:%.17g]\n", xmin - (xmin ? fabs(xmin) * 0.05 : 1), xmax + (xmax ? fabs(xmax) * 0.05 : 1));
+        if (ymax <= ymin) fprintf(fg, "set yrange [%.17g:%.17g]\n", ymin - (ymin ? fabs(ymin) * 0.05 : 1), ymax + (ymax ? fabs(ymax) * 0.05 : 1));
         fprintf(fg, "set offsets graph 0.05, graph 0.18, graph 0.08, graph 0.05\n");
         /* the front's line and rings first, the grey points over them (each visible inside its
          * ring), the labels last: beside their point towards the middle (left half: to the right,
