@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* npukit base: a growable text buffer (listings, reports, plans) and the JSON/file output
- * helpers every writer of traces, reports and benchmarks shares. */
+/* npukit base: growable arrays and a growable text buffer (listings, reports, plans), and the
+ * JSON/file output helpers every writer of traces, reports and benchmarks shares. */
 #ifndef NPUKIT_STRBUF_H
 #define NPUKIT_STRBUF_H
 
@@ -13,6 +13,12 @@ typedef struct npk_strbuf {
     size_t cap;
     int oom;     /* set when an append failed for lack of memory (later appends are dropped) */
 } npk_strbuf;
+
+/* Make room for `need` elements of `elem` bytes in the malloc'ed array whose address is at pp
+ * (any T **: the array pointer is read and written through memcpy) holding *cap elements: the
+ * capacity doubles, from `first` when the array is empty, until it holds `need`. Returns 0 (the
+ * array moved or not), or -NPK_ENOMEM with "out of memory" leaving the array and *cap as they were. */
+int npk_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t first);
 
 /* Append printf-formatted text. */
 void npk_strbuf_printf(npk_strbuf *b, const char *fmt, ...)

@@ -1,11 +1,30 @@
 // SPDX-License-Identifier: MIT
-/* npukit base: a growable text buffer. */
+/* npukit base: growable arrays and a growable text buffer. */
 #include "npukit/strbuf.h"
 #include "npukit/error.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+int npk_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t first) {
+    if (need <= *cap) return 0;
+    size_t nc = *cap ? *cap : (first ? first : 1);
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2) return npk_err(NPK_ENOMEM, "out of memory");
+        nc *= 2;
+    }
+    if (nc > SIZE_MAX / elem) return npk_err(NPK_ENOMEM, "out of memory");
+    void *p;
+    memcpy(&p, pp, sizeof p);
+    void *np = realloc(p, nc * elem);
+    if (!np) return npk_err(NPK_ENOMEM, "out of memory");
+    memcpy(pp, &np, sizeof np);
+    *cap = nc;
+    return 0;
+}
 
 void npk_strbuf_printf(npk_strbuf *b, const char *fmt, ...) {
     if (b->oom) return;

@@ -13,6 +13,7 @@
 #include "graph/dev_qmm.h"
 #include "npukit/shell_drv.h"
 #include "npukit/trace.h"
+#include "npukit/strbuf.h"
 
 enum { K_NONE, K_QMM, K_RELU };
 
@@ -75,14 +76,8 @@ static int sh_push(shbe *s, const uint8_t *d, size_t len) {
         return 0;
     }
     if (s->cs) {
-        if (s->img_len + len > s->img_cap) {
-            size_t cap = s->img_cap ? s->img_cap * 2 : 4096;
-            while (cap < s->img_len + len) cap *= 2;
-            uint8_t *ni = realloc(s->img, cap);
-            if (!ni) return npk_err(NPK_ENOMEM, "out of memory");
-            s->img = ni;
-            s->img_cap = cap;
-        }
+        int rc = npk_grow(&s->img, &s->img_cap, s->img_len + len, 1, 4096);
+        if (rc) return rc;
         memcpy(s->img + s->img_len, d, len);
         s->img_len += len;
     }

@@ -56,9 +56,11 @@ struct npk_exec {
     int *dev_writer;        /* per value: view id of the device view producing it, or -1 */
     int *consumer;          /* per value: its only consumer node, -1 none, -2 several (built on first use) */
     view *views;
-    int n_views, cap_views;
+    int n_views;
+    size_t cap_views;
     scratch *scr;
-    int n_scr, cap_scr;
+    int n_scr;
+    size_t cap_scr;
     buf *bufs;
     int n_bufs;
     npk_backend *be;

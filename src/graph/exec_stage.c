@@ -4,6 +4,7 @@
  * staging of values between host layout and device views. */
 #include "graph/exec_int.h"
 #include "graph/cstream.h"
+#include "npukit/strbuf.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -74,13 +75,8 @@ int npk_exec_use_value(npk_exec *x, int n, int v, const npk_dlayout *l, int writ
                 return i;
             }
         }
-    if (x->n_views == x->cap_views) {
-        int cap = x->cap_views ? x->cap_views * 2 : 32;
-        view *nv = realloc(x->views, sizeof(view) * (size_t)cap);
-        if (!nv) return npk_err(NPK_ENOMEM, "out of memory");
-        x->views = nv;
-        x->cap_views = cap;
-    }
+    int rc = npk_grow(&x->views, &x->cap_views, (size_t)x->n_views + 1, sizeof *x->views, 32);
+    if (rc) return rc;
     view *w = &x->views[x->n_views];
     memset(w, 0, sizeof *w);
     w->value = v;
@@ -96,13 +92,8 @@ int npk_exec_use_value(npk_exec *x, int n, int v, const npk_dlayout *l, int writ
 }
 
 int npk_exec_scratch(npk_exec *x, int n, uint64_t bytes) {
-    if (x->n_scr == x->cap_scr) {
-        int cap = x->cap_scr ? x->cap_scr * 2 : 32;
-        scratch *ns = realloc(x->scr, sizeof(scratch) * (size_t)cap);
-        if (!ns) return npk_err(NPK_ENOMEM, "out of memory");
-        x->scr = ns;
-        x->cap_scr = cap;
-    }
+    int rc = npk_grow(&x->scr, &x->cap_scr, (size_t)x->n_scr + 1, sizeof *x->scr, 32);
+    if (rc) return rc;
     x->scr[x->n_scr] = (scratch){n, -1, bytes ? bytes : 1};
     return x->n_scr++;
 }

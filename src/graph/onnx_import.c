@@ -10,6 +10,7 @@
 
 #include "graph/ir.h"
 #include "graph/ops.h"
+#include "npukit/strbuf.h"
 #include "onnx/onnx.pb-c.h"
 
 /* ---- graph --------------------------------------------------------------------- */
@@ -75,13 +76,8 @@ static int find_val(const npk_graph *g, const char *name) {
 }
 
 static int add_val(npk_graph *g, const char *name) {
-    if (g->n_vals == g->cap_vals) {
-        size_t cap = g->cap_vals ? g->cap_vals * 2 : 64;
-        npk_value *v = realloc(g->vals, cap * sizeof *v);
-        if (!v) return npk_err(NPK_ENOMEM, "out of memory");
-        g->vals = v;
-        g->cap_vals = cap;
-    }
+    int rc = npk_grow(&g->vals, &g->cap_vals, g->n_vals + 1, sizeof *g->vals, 64);
+    if (rc) return rc;
     npk_value *v = &g->vals[g->n_vals];
     memset(v, 0, sizeof *v);
     v->producer = -1;

@@ -9,6 +9,7 @@
  * op names are accepted): docs/shell.md "shell-map".
  */
 #include "npukit/shell_drv.h"
+#include "npukit/strbuf.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -294,13 +295,8 @@ typedef struct items {
 } items;
 
 static int push_item(items *l, const item *it) {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 64;
-        item *nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv) return npk_err(NPK_ENOMEM, "out of memory");
-        l->v = nv;
-        l->cap = nc;
-    }
+    int rc = npk_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 64);
+    if (rc) return rc;
     l->v[l->n++] = *it;
     return 0;
 }
@@ -342,14 +338,8 @@ typedef struct outbuf {
 } outbuf;
 
 static int emit_bytes(outbuf *o, const uint8_t *d, size_t len) {
-    if (o->n + len > o->cap) {
-        size_t nc = o->cap ? o->cap * 2 : 4096;
-        while (nc < o->n + len) nc *= 2;
-        uint8_t *np = realloc(o->p, nc);
-        if (!np) return npk_err(NPK_ENOMEM, "out of memory");
-        o->p = np;
-        o->cap = nc;
-    }
+    int rc = npk_grow(&o->p, &o->cap, o->n + len, 1, 4096);
+    if (rc) return rc;
     memcpy(o->p + o->n, d, len);
     o->n += len;
     return 0;
