@@ -87,6 +87,11 @@ const npk_job *npk_port_last_job(const npk_port *p);
 
 /* ---- the driver side ------------------------------------------------------ */
 
+/* A register access of the driver of device `dev`: a failure's message names the device, the
+ * access and the register ("e1: reading register 0x1c: ..."). */
+int npk_drv_read32(npk_port *p, const char *dev, uint32_t off, uint32_t *v);
+int npk_drv_write32(npk_port *p, const char *dev, uint32_t off, uint32_t v);
+
 /* Start a job: RUNNING, start cycle, begin hooks. */
 void npk_job_begin(npk_job *j, npk_port *p, const char *track, const char *name);
 /* Describe the job for the hooks (printf into args; skipped when nothing listens). */

@@ -37,15 +37,8 @@ static unsigned scalar_latency(unsigned op) {
 
 static int is_tile_op(unsigned op) { return op == E1_OP_GEMM_S8 || op == E1_OP_GEMM_S4 || op == E1_OP_VRELU_S8; }
 
-static int rd(npk_e1 *e, uint32_t off, uint32_t *v) {
-    int rc = npk_port_read32(e->port, off, v);
-    return rc ? npk_err_prefix(rc, "e1: reading register 0x%02x", off) : 0;
-}
-
-static int wr(npk_e1 *e, uint32_t off, uint32_t v) {
-    int rc = npk_port_write32(e->port, off, v);
-    return rc ? npk_err_prefix(rc, "e1: writing register 0x%02x", off) : 0;
-}
+static int rd(npk_e1 *e, uint32_t off, uint32_t *v) { return npk_drv_read32(e->port, "e1", off, v); }
+static int wr(npk_e1 *e, uint32_t off, uint32_t v) { return npk_drv_write32(e->port, "e1", off, v); }
 
 /* Write a register unless the shadow says it already holds v. */
 static int wr_cached(npk_e1 *e, uint32_t off, uint32_t *shadow, uint32_t v) {

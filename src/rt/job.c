@@ -122,3 +122,13 @@ int npk_poll_run(npk_port *p, npk_poll *pl, npk_poll_check check, void *ctx) {
         }
     }
 }
+
+int npk_drv_read32(npk_port *p, const char *dev, uint32_t off, uint32_t *v) {
+    int rc = npk_port_read32(p, off, v);
+    return rc ? npk_err_prefix(rc, "%s: reading register 0x%02x", dev, off) : 0;
+}
+
+int npk_drv_write32(npk_port *p, const char *dev, uint32_t off, uint32_t v) {
+    int rc = npk_port_write32(p, off, v);
+    return rc ? npk_err_prefix(rc, "%s: writing register 0x%02x", dev, off) : 0;
+}

@@ -423,39 +423,15 @@ static void stage_pad(npk_pccx *d, size_t cnt) {
     memset(d->stage + 2 * cnt, 0, end - 2 * cnt);
 }
 
-int npk_pccx_write_bf16(npk_pccx *d, uint32_t l2, const uint16_t *v, size_t n) {
+/* n values to L2 from word l2 on, through the staging area: bf16 bit patterns (v16) or floats
+ * (v32, rounded to bf16), whichever is given. */
+static int write_l2(npk_pccx *d, uint32_t l2, const uint16_t *v16, const float *v32, size_t n) {
     int rc = l2_check(d, l2, n, "pccx write");
     for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
         size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
         uint8_t *buf = d->stage;
         for (size_t i = 0; i < cnt; i++) {
-            buf[2 * i] = (uint8_t)v[done + i];
-            buf[2 * i + 1] = (uint8_t)(v[done + i] >> 8);
-        }
-        stage_pad(d, cnt);
-        rc = stage_to_l2(d, (uint32_t)(l2 + done / 8), cnt);
-    }
-    return rc;
-}
-
-int npk_pccx_read_bf16(npk_pccx *d, uint32_t l2, uint16_t *v, size_t n) {
-    int rc = l2_check(d, l2, n, "pccx read");
-    for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
-        size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
-        if ((rc = l2_to_stage(d, (uint32_t)(l2 + done / 8), cnt))) break;
-        const uint8_t *buf = d->stage;
-        for (size_t i = 0; i < cnt; i++) v[done + i] = (uint16_t)(buf[2 * i] | buf[2 * i + 1] << 8);
-    }
-    return rc;
-}
-
-int npk_pccx_write_f32(npk_pccx *d, uint32_t l2, const float *v, size_t n) {
-    int rc = l2_check(d, l2, n, "pccx write");
-    for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
-        size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
-        uint8_t *buf = d->stage;
-        for (size_t i = 0; i < cnt; i++) {
-            uint32_t b = f32_bf16(v[done + i]);
+            uint32_t b = v32 ? f32_bf16(v32[done + i]) : v16[done + i];
             buf[2 * i] = (uint8_t)b;
             buf[2 * i + 1] = (uint8_t)(b >> 8);
         }
@@ -465,16 +441,27 @@ int npk_pccx_write_f32(npk_pccx *d, uint32_t l2, const float *v, size_t n) {
     return rc;
 }
 
-int npk_pccx_read_f32(npk_pccx *d, uint32_t l2, float *v, size_t n) {
+/* n values from L2 word l2 on, through the staging area: as bf16 bit patterns (v16) or floats
+ * (v32), whichever is given. */
+static int read_l2(npk_pccx *d, uint32_t l2, uint16_t *v16, float *v32, size_t n) {
     int rc = l2_check(d, l2, n, "pccx read");
     for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
         size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
         if ((rc = l2_to_stage(d, (uint32_t)(l2 + done / 8), cnt))) break;
         const uint8_t *buf = d->stage;
-        for (size_t i = 0; i < cnt; i++) v[done + i] = bf16_f32((uint32_t)(buf[2 * i] | buf[2 * i + 1] << 8));
+        for (size_t i = 0; i < cnt; i++) {
+            uint16_t b = (uint16_t)(buf[2 * i] | buf[2 * i + 1] << 8);
+            if (v32) v32[done + i] = bf16_f32(b);
+            else v16[done + i] = b;
+        }
     }
     return rc;
 }
+
+int npk_pccx_write_bf16(npk_pccx *d, uint32_t l2, const uint16_t *v, size_t n) { return write_l2(d, l2, v, NULL, n); }
+int npk_pccx_read_bf16(npk_pccx *d, uint32_t l2, uint16_t *v, size_t n) { return read_l2(d, l2, v, NULL, n); }
+int npk_pccx_write_f32(npk_pccx *d, uint32_t l2, const float *v, size_t n) { return write_l2(d, l2, NULL, v, n); }
+int npk_pccx_read_f32(npk_pccx *d, uint32_t l2, float *v, size_t n) { return read_l2(d, l2, NULL, v, n); }
 
 int npk_pccx_copy_l2(npk_pccx *d, uint32_t dst, uint32_t src, size_t n) {
     int rc = l2_check(d, dst, n, "pccx copy destination");

@@ -22,15 +22,8 @@ struct npk_shell {
     uint64_t timeout;
 };
 
-static int rd(npk_shell *s, uint32_t off, uint32_t *v) {
-    int rc = npk_port_read32(s->port, off, v);
-    return rc ? npk_err_prefix(rc, "shell: reading register 0x%03x", off) : 0;
-}
-
-static int wr(npk_shell *s, uint32_t off, uint32_t v) {
-    int rc = npk_port_write32(s->port, off, v);
-    return rc ? npk_err_prefix(rc, "shell: writing register 0x%03x", off) : 0;
-}
+static int rd(npk_shell *s, uint32_t off, uint32_t *v) { return npk_drv_read32(s->port, "shell", off, v); }
+static int wr(npk_shell *s, uint32_t off, uint32_t v) { return npk_drv_write32(s->port, "shell", off, v); }
 
 static int program_ring(npk_shell *s) {
     int rc;
