@@ -26,6 +26,19 @@ static uint32_t round_mag(double a, int mbits, int bias) {
     return ((uint32_t)(e + bias) << mbits) | (q - one);
 }
 
+/* x (any double) to a format with mbits fraction bits and exponent bias `bias`: the sign bit
+ * `sign`, `nan` for NaN, round_mag's code up to the largest finite code `maxfin`, `ovf` beyond it
+ * and for infinities (infinity, or the largest finite code in a format without one). */
+static uint32_t from_f64(double x, int mbits, int bias, uint32_t sign, uint32_t nan, uint32_t maxfin, uint32_t ovf) {
+    if (isnan(x)) return nan;
+    uint32_t s = signbit(x) ? sign : 0;
+    double a = fabs(x);
+    if (a == 0) return s;
+    if (isinf(a)) return s | ovf;
+    uint32_t m = round_mag(a, mbits, bias);
+    return s | (m > maxfin ? ovf : m);
+}
+
 float npk_fp16_to_f32(uint16_t h) {
     uint32_t s = h >> 15, e = (h >> 10) & 0x1f, f = h & 0x3ff;
     float v;
@@ -35,26 +48,13 @@ float npk_fp16_to_f32(uint16_t h) {
     return s ? -v : v;
 }
 
-uint16_t npk_fp16_from_f64(double x) {
-    if (isnan(x)) return 0x7e00;
-    uint16_t s = signbit(x) ? 0x8000 : 0;
-    double a = fabs(x);
-    if (a == 0) return s;
-    if (isinf(a) || a >= 65520.0) return s | 0x7c00; /* 65520 rounds to 2^16: overflow */
-    return (uint16_t)(s | round_mag(a, 10, 15));
-}
+/* from 65520 on |x| rounds to 2^16: infinity */
+uint16_t npk_fp16_from_f64(double x) { return (uint16_t)from_f64(x, 10, 15, 0x8000, 0x7e00, 0x7bff, 0x7c00); }
 
 /* npk_bf16_from_f64 (include/npukit/numfmt.h) for what its inline normal path
  * does not take: subnormal results, zero, infinities, NaN. */
 uint16_t npk_bf16_from_f64_rare_(double x) {
-    if (isnan(x)) return NPK_BF16_QNAN;
-    uint16_t s = signbit(x) ? 0x8000 : 0;
-    double a = fabs(x);
-    if (a == 0) return s;
-    if (isinf(a)) return s | 0x7f80;
-    uint32_t m = round_mag(a, 7, 127);
-    if (m >= 0x7f80) return s | 0x7f80;
-    return (uint16_t)(s | m);
+    return (uint16_t)from_f64(x, 7, 127, 0x8000, NPK_BF16_QNAN, 0x7f7f, 0x7f80);
 }
 
 int npk_bf16_isnan(uint16_t b) { return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu); }
@@ -68,13 +68,6 @@ float npk_fp8_to_f32(uint8_t v) {
     return s ? -r : r;
 }
 
-uint8_t npk_fp8_from_f64(double x) {
-    if (isnan(x)) return 0x7f;
-    uint8_t s = signbit(x) ? 0x80 : 0;
-    double a = fabs(x);
-    if (a == 0) return s;
-    if (isinf(a) || a >= 448.0) return s | 0x7e;
-    uint32_t m = round_mag(a, 3, 7);
-    if (m > 0x7e) m = 0x7e; /* 448 < a < 464 already rounds to 448; keep the NaN code out */
-    return (uint8_t)(s | m);
-}
+/* E4M3 has no infinity: beyond 448 (and for infinities) it saturates at 448, keeping the NaN code
+ * 0x7f out (448 < |x| < 464 already rounds to 448) */
+uint8_t npk_fp8_from_f64(double x) { return (uint8_t)from_f64(x, 3, 7, 0x80, 0x7f, 0x7e, 0x7e); }

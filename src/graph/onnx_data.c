@@ -255,12 +255,20 @@ static void unnamed(const Onnx__TensorProto *p, npk_tensor *e) {
     }
 }
 
+/* The start of reading a sequence or optional message: t emptied as a value of that kind; *et
+ * its elem_type (UNDEFINED when unset). Returns the name its errors give: the message's, else what. */
+static const char *container_begin(npk_tensor *t, int kind, const char *name, const char *what, int has_et, int32_t et_v,
+                                   int32_t *et) {
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    *et = has_et ? et_v : NPK_ONNX_DATA__ELEM_KIND__UNDEFINED;
+    return name && *name ? name : what;
+}
+
 /* SequenceProto of TensorProtos -> t (kind SEQUENCE). what names it when the message has no name. */
 static int seq_from_proto(npk_tensor *t, const NpkOnnxData__SequenceProto *p, const char *what) {
-    memset(t, 0, sizeof *t);
-    t->kind = NPK_KIND_SEQUENCE;
-    const char *nm = p->name && *p->name ? p->name : what;
-    int32_t et = p->has_elem_type ? p->elem_type : NPK_ONNX_DATA__ELEM_KIND__UNDEFINED;
+    int32_t et;
+    const char *nm = container_begin(t, NPK_KIND_SEQUENCE, p->name, what, p->has_elem_type, p->elem_type, &et);
     int32_t other = p->n_sparse_tensor_values ? NPK_ONNX_DATA__ELEM_KIND__SPARSE_TENSOR
                     : p->n_sequence_values    ? NPK_ONNX_DATA__ELEM_KIND__SEQUENCE
                     : p->n_map_values         ? NPK_ONNX_DATA__ELEM_KIND__MAP
@@ -294,10 +302,8 @@ static int seq_from_proto(npk_tensor *t, const NpkOnnxData__SequenceProto *p, co
 
 /* OptionalProto holding nothing, a TensorProto or a SequenceProto of TensorProtos -> t (kind OPTIONAL). */
 static int opt_from_proto(npk_tensor *t, const NpkOnnxData__OptionalProto *p, const char *what) {
-    memset(t, 0, sizeof *t);
-    t->kind = NPK_KIND_OPTIONAL;
-    const char *nm = p->name && *p->name ? p->name : what;
-    int32_t et = p->has_elem_type ? p->elem_type : NPK_ONNX_DATA__ELEM_KIND__UNDEFINED;
+    int32_t et;
+    const char *nm = container_begin(t, NPK_KIND_OPTIONAL, p->name, what, p->has_elem_type, p->elem_type, &et);
     int32_t other = p->sparse_tensor_value ? NPK_ONNX_DATA__ELEM_KIND__SPARSE_TENSOR
                     : p->map_value         ? NPK_ONNX_DATA__ELEM_KIND__MAP
                     : p->optional_value    ? NPK_ONNX_DATA__ELEM_KIND__OPTIONAL

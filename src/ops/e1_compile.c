@@ -309,6 +309,13 @@ static json_t *blocked_json(const sh_part *P, size_t first, size_t n) {
 
 static json_t *nullable(int have, uint64_t v) { return have ? json_integer((json_int_t)v) : json_null(); }
 
+/* A plan's schema and how many of its n ops are ready and blocked. */
+static void plan_counts(json_t *o, const char *schema, size_t ready, size_t n) {
+    json_object_set_new(o, "schema", json_string(schema));
+    json_object_set_new(o, "ready_ops", json_integer((json_int_t)ready));
+    json_object_set_new(o, "blocked_ops", json_integer((json_int_t)(n - ready)));
+}
+
 /* Why long: the JSON of a compiled partition, one section per key of the package schema
  * (batches, arena plan, runtime binding, staging, entries) in the schema's order. */
 json_t *sh_part_report(const sh_part *P) {
@@ -378,9 +385,7 @@ json_t *sh_part_report(const sh_part *P) {
         json_object_set_new(o, "unresolved_inputs", un);
         json_array_append_new(rops, o);
     }
-    json_object_set_new(rb, "schema", json_string("eliza.e1_npu_runtime_binding_plan.v1"));
-    json_object_set_new(rb, "ready_ops", json_integer((json_int_t)ready_b));
-    json_object_set_new(rb, "blocked_ops", json_integer((json_int_t)(P->nstages - ready_b)));
+    plan_counts(rb, "eliza.e1_npu_runtime_binding_plan.v1", ready_b, P->nstages);
     json_object_set_new(rb, "ops", rops);
     json_object_set_new(r, "runtime_binding_plan", rb);
     /* descriptor_staging_plan */
@@ -460,9 +465,7 @@ json_t *sh_part_report(const sh_part *P) {
         json_object_set_new(o, "blocked_ops", blocked_json(P, x->first, x->n));
         json_array_append_new(xbs, o);
     }
-    json_object_set_new(ds, "schema", json_string("eliza.e1_npu_descriptor_staging_plan.v1"));
-    json_object_set_new(ds, "ready_ops", json_integer((json_int_t)ready_s));
-    json_object_set_new(ds, "blocked_ops", json_integer((json_int_t)(P->nstages - ready_s)));
+    plan_counts(ds, "eliza.e1_npu_descriptor_staging_plan.v1", ready_s, P->nstages);
     json_object_set_new(ds, "descriptor_batches", dbs);
     json_object_set_new(ds, "descriptor_execution_batches", xbs);
     json_object_set_new(ds, "ops", sops);

@@ -7,6 +7,7 @@
  * descriptor memory, submit through DESC_* / CMD_PARAM / CTRL_STATUS and poll
  * DESC_STATUS; the other ops run through the lowerings (or, for CPU-fallback
  * entries, the CPU reference). */
+#include "e1_lower_int.h"
 #include "e1_shlo_int.h"
 
 #include <inttypes.h>
@@ -243,9 +244,8 @@ static int check_batch(pkg *k, json_t *pj, size_t pos) {
 
 static int pkg_load(pkg *k, const char *text) {
     memset(k, 0, sizeof *k);
-    json_error_t jerr;
-    k->root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-    if (!k->root) return npk_err(NPK_EFORMAT, "package: JSON line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+    int rc = lw_json_load(text, "package", &k->root);
+    if (rc) return rc;
     const char *s = json_string_value(json_object_get(k->root, "schema"));
     if (!s || strcmp(s, NPK_E1_PACKAGE_SCHEMA)) return npk_err(NPK_EFORMAT, "package: schema is not " NPK_E1_PACKAGE_SCHEMA);
     s = json_string_value(json_object_get(k->root, "device"));
@@ -262,7 +262,7 @@ static int pkg_load(pkg *k, const char *text) {
     json_t *mod = json_object_get(k->root, "module");
     char *mt = json_dumps(mod, JSON_COMPACT);
     if (!mt) return npk_err(NPK_EFORMAT, "package: no module");
-    int rc = npk_shlo_parse(&k->m, mt);
+    rc = npk_shlo_parse(&k->m, mt);
     free(mt);
     if (rc) return npk_err_prefix(rc, "package: module");
     if ((rc = npk_shlo_check_module(k->m))) return rc;

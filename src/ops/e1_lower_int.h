@@ -83,6 +83,10 @@ int lw_close(lw_op *op, int rc);
 
 /* Is s one of the '|' separated words of list? (e1_module.c) */
 int lw_in_list(const char *list, const char *s);
+/* Parse JSON (keys given twice refused) into *out; an error names the line and column, after
+ * "what: " when what is not NULL (the e1 module and package readers; e1_module.c). */
+struct json_t;
+int lw_json_load(const char *text, const char *what, struct json_t **out);
 
 /* NPU primitives. */
 /* C[M][N] = A[M][K] x B[K][N] in GEMM tiles (values already range-checked). */

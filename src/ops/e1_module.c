@@ -526,11 +526,18 @@ static int bind(module *m, size_t idx, npk_lower_out *outs) {
     return 0;
 }
 
+int lw_json_load(const char *text, const char *what, json_t **out) {
+    json_error_t jerr;
+    *out = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    if (*out) return 0;
+    return npk_err(NPK_EFORMAT, "%s%sJSON line %d column %d: %s", what ? what : "", what ? ": " : "", jerr.line,
+                   jerr.column, jerr.text);
+}
+
 static int parse_module(module *m, const char *text) {
     memset(m, 0, sizeof *m);
-    json_error_t jerr;
-    m->root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-    if (!m->root) return npk_err(NPK_EFORMAT, "JSON line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+    int rc = lw_json_load(text, NULL, &m->root);
+    if (rc) return rc;
     if (!json_is_object(m->root)) return npk_err(NPK_EFORMAT, "the JSON top level must be an object");
     json_t *ops = json_object_get(m->root, "ops");
     int single = json_object_get(m->root, "op") != NULL;
@@ -564,7 +571,7 @@ static int parse_module(module *m, const char *text) {
             if (!*key || strchr(key, '.') || strlen(key) >= sizeof nt->name)
                 return npk_err(NPK_EINVAL, "module: tensor name '%s' must be non-empty, < 80 chars, without '.'", key);
             snprintf(nt->name, sizeof nt->name, "%s", key);
-            int rc = parse_tensor(v, &nt->t, key);
+            rc = parse_tensor(v, &nt->t, key);
             if (rc) return npk_err_prefix(rc, "module tensors");
             m->ntensors++;
         }
@@ -578,13 +585,13 @@ static int parse_module(module *m, const char *text) {
     if (!m->recs || !m->gout || !m->rout || !m->rgold || !m->ev) return npk_err(NPK_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         m->nrecs = i + 1;
-        int rc = parse_record(m, i, single ? m->root : json_array_get(ops, i));
+        rc = parse_record(m, i, single ? m->root : json_array_get(ops, i));
         if (rc) return rc;
     }
     /* the golden pass: every shape, range and data-dependent rule, no device */
     for (size_t i = 0; i < n; i++) {
         rec *r = &m->recs[i];
-        int rc = bind(m, i, m->gout);
+        rc = bind(m, i, m->gout);
         if (!rc) rc = r->spec->run(NULL, r, NULL, &m->gout[i], NULL);
         if (rc) return npk_err_prefix(rc, "record '%s' (%s)", r->name, r->spec->name);
     }

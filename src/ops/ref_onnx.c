@@ -198,6 +198,15 @@ static int64_t ipow(int64_t b, int64_t e) {
     return (int64_t)r;
 }
 
+/* x op z for the floating-point binary operators, in the type of x and z (0 for another op) */
+#define FARITH(op, x, z)                                                                                              \
+    ((op) == NPK_ONNX_ADD     ? (x) + (z)                                                                          \
+     : (op) == NPK_ONNX_SUB   ? (x) - (z)                                                                          \
+     : (op) == NPK_ONNX_MUL   ? (x) * (z)                                                                          \
+     : (op) == NPK_ONNX_DIV   ? (x) / (z)                                                                          \
+     : (op) == NPK_ONNX_PRELU ? ((x) < 0 ? (x) * (z) : (x))                                                        \
+                              : 0)
+
 void npk_ref_onnx_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
     bc_iter it;
     bc_init(&it, a, b, y);
@@ -217,27 +226,8 @@ void npk_ref_onnx_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tenso
         }
         if (fa) {
             double x = npk_ref_onnx_get_f(a->data, a->dtype, it.oa), z = npk_ref_onnx_get_f(b->data, b->dtype, it.ob);
-            double r = 0;
-            switch (op) {
-            case NPK_ONNX_ADD: r = x + z; break;
-            case NPK_ONNX_SUB: r = x - z; break;
-            case NPK_ONNX_MUL: r = x * z; break;
-            case NPK_ONNX_DIV: r = x / z; break;
-            case NPK_ONNX_PRELU: r = x < 0 ? x * z : x; break;
-            default: break;
-            }
-            if (a->dtype == NPK_DT_FLOAT) {
-                /* float32 arithmetic, as numpy on float32 arrays */
-                float xf = (float)x, zf = (float)z;
-                switch (op) {
-                case NPK_ONNX_ADD: r = xf + zf; break;
-                case NPK_ONNX_SUB: r = xf - zf; break;
-                case NPK_ONNX_MUL: r = xf * zf; break;
-                case NPK_ONNX_DIV: r = xf / zf; break;
-                case NPK_ONNX_PRELU: r = xf < 0 ? xf * zf : xf; break;
-                default: break;
-                }
-            }
+            /* float32 arithmetic for float, as numpy on float32 arrays; double for the wider types */
+            double r = a->dtype == NPK_DT_FLOAT ? (double)FARITH(op, (float)x, (float)z) : FARITH(op, x, z);
             npk_ref_onnx_set_f(y->data, y->dtype, i, r);
         } else {
             int64_t x = npk_ref_onnx_get_i(a->data, a->dtype, it.oa), z = npk_ref_onnx_get_i(b->data, b->dtype, it.ob);

@@ -460,62 +460,69 @@ static void dft1(const double *re, const double *im, int64_t nin, int64_t len, i
     }
 }
 
+/* The input (re, im: n + 1) and output (ore, oim: nout + 1) arrays of a run of one-dimensional DFTs. */
+typedef struct dft_ws {
+    double *re, *im, *ore, *oim;
+} dft_ws;
+
+static void dft_ws_free(dft_ws *w) { free(w->re), free(w->im), free(w->ore), free(w->oim); }
+
+static int dft_ws_alloc(dft_ws *w, int64_t n, int64_t nout) {
+    w->re = malloc(sizeof(double) * (size_t)(n + 1)), w->im = malloc(sizeof(double) * (size_t)(n + 1));
+    w->ore = malloc(sizeof(double) * (size_t)(nout + 1)), w->oim = malloc(sizeof(double) * (size_t)(nout + 1));
+    if (w->re && w->im && w->ore && w->oim) return 0;
+    dft_ws_free(w);
+    return -1;
+}
+
+/* dft1 of w's input, its nout bins stored in y as complex pairs: bin k at y element e0 + k * step. */
+static void dft_to(dft_ws *w, int64_t n, int64_t len, int inverse, int64_t nout, npk_tensor *y, int64_t e0,
+                   int64_t step) {
+    dft1(w->re, w->im, n, len, inverse, nout, w->ore, w->oim);
+    for (int64_t k = 0; k < nout; k++) {
+        SF(y, e0 + k * step, w->ore[k]);
+        SF(y, e0 + k * step + 1, w->oim[k]);
+    }
+}
+
 int npk_ref_onnx_dft(const npk_tensor *x, int axis, int64_t len, int inverse, int onesided, npk_tensor *y) {
     int complex_in = x->dims[x->rank - 1] == 2;
     int64_t outer = 1, inner = 1, L = x->dims[axis];
     for (int d = 0; d < axis; d++) outer *= x->dims[d];
     for (int d = axis + 1; d < x->rank - 1; d++) inner *= x->dims[d];
     int64_t nout = y->dims[axis];
-    double *re = malloc(sizeof(double) * (size_t)(L + 1)), *im = malloc(sizeof(double) * (size_t)(L + 1));
-    double *ore = malloc(sizeof(double) * (size_t)(nout + 1)), *oim = malloc(sizeof(double) * (size_t)(nout + 1));
-    if (!re || !im || !ore || !oim) {
-        free(re), free(im), free(ore), free(oim);
-        return npk_err(NPK_ENOMEM, "out of memory");
-    }
+    dft_ws w;
+    if (dft_ws_alloc(&w, L, nout)) return npk_err(NPK_ENOMEM, "out of memory");
     (void)onesided;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             for (int64_t t = 0; t < L; t++) {
                 int64_t e = ((o * L + t) * inner + i) * (complex_in ? 2 : 1);
-                re[t] = GF(x, e);
-                im[t] = complex_in ? GF(x, e + 1) : 0;
+                w.re[t] = GF(x, e);
+                w.im[t] = complex_in ? GF(x, e + 1) : 0;
             }
-            dft1(re, im, L, len, inverse, nout, ore, oim);
-            for (int64_t k = 0; k < nout; k++) {
-                int64_t e = ((o * nout + k) * inner + i) * 2;
-                SF(y, e, ore[k]);
-                SF(y, e + 1, oim[k]);
-            }
+            dft_to(&w, L, len, inverse, nout, y, (o * nout * inner + i) * 2, inner * 2);
         }
-    free(re), free(im), free(ore), free(oim);
+    dft_ws_free(&w);
     return 0;
 }
 
 int npk_ref_onnx_stft(const npk_tensor *sig, int64_t step, const npk_tensor *win, int64_t flen, npk_tensor *y) {
     int complex_in = sig->rank == 3 && sig->dims[2] == 2;
     int64_t B = sig->dims[0], L = sig->dims[1], F = y->dims[1], nb = y->dims[2];
-    double *re = malloc(sizeof(double) * (size_t)(flen + 1)), *im = malloc(sizeof(double) * (size_t)(flen + 1));
-    double *ore = malloc(sizeof(double) * (size_t)(nb + 1)), *oim = malloc(sizeof(double) * (size_t)(nb + 1));
-    if (!re || !im || !ore || !oim) {
-        free(re), free(im), free(ore), free(oim);
-        return npk_err(NPK_ENOMEM, "out of memory");
-    }
+    dft_ws w;
+    if (dft_ws_alloc(&w, flen, nb)) return npk_err(NPK_ENOMEM, "out of memory");
     for (int64_t b = 0; b < B; b++)
         for (int64_t f = 0; f < F; f++) {
             for (int64_t t = 0; t < flen; t++) {
                 int64_t e = (b * L + f * step + t) * (complex_in ? 2 : 1);
-                double w = win ? GF(win, t) : 1;
-                re[t] = GF(sig, e) * w;
-                im[t] = complex_in ? GF(sig, e + 1) * w : 0;
+                double wt = win ? GF(win, t) : 1;
+                w.re[t] = GF(sig, e) * wt;
+                w.im[t] = complex_in ? GF(sig, e + 1) * wt : 0;
             }
-            dft1(re, im, flen, flen, 0, nb, ore, oim);
-            for (int64_t k = 0; k < nb; k++) {
-                int64_t e = ((b * F + f) * nb + k) * 2;
-                SF(y, e, ore[k]);
-                SF(y, e + 1, oim[k]);
-            }
+            dft_to(&w, flen, flen, 0, nb, y, (b * F + f) * nb * 2, 2);
         }
-    free(re), free(im), free(ore), free(oim);
+    dft_ws_free(&w);
     return 0;
 }
 

@@ -71,23 +71,18 @@ static int header(cpio *c, const char *name, uint32_t mode, uint64_t size) {
     return pad4(c);
 }
 
+static int parent_dirs(cpio *c, const char *path);
+
 static int add_dir(cpio *c, const char *path) {
     while (*path == '/') path++;
     if (!*path || seen(c, path)) return 0;
-    char *parent = strdup(path);
-    if (!parent) return npk_err(NPK_ENOMEM, "out of memory");
-    char *slash = strrchr(parent, '/');
-    int rc = 0;
-    if (slash) {
-        *slash = 0;
-        rc = add_dir(c, parent);
-    }
-    free(parent);
+    int rc = parent_dirs(c, path);
     if (!rc) rc = header(c, path, 0040755, 0);
     if (!rc) rc = remember(c, path);
     return rc;
 }
 
+/* the directories above path (none for a name without '/') */
 static int parent_dirs(cpio *c, const char *path) {
     char *d = strdup(path);
     if (!d) return npk_err(NPK_ENOMEM, "out of memory");
