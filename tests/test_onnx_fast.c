@@ -47,6 +47,12 @@ static const conv_case conv_cases[] = {
     {1, 2, 4, 4, 4, {1, 1, 50}, {1, 1, 5}, {1, 1, 2}, {1, 1, 1}, {0, 0, 2}, {0, 0, 2}},   /* dw 1-D s2 */
     {2, 1, 3, 3, 3, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {1, 2, 2}, {0, 2, 2}, {0, 2, 2}},    /* dw dilated (rows) */
     {2, 1, 64, 13, 1, {1, 6, 70}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}}, /* K 576, 420 columns */
+    /* stride-1 convolutions on padded planes (K over the 128 block, several panels, asymmetric
+     * and missing pads, dilation, groups, batch 2), and strided ones built block by block */
+    {2, 2, 20, 7, 1, {1, 12, 45}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 0}, {0, 0, 2}},  /* K 180 */
+    {2, 1, 6, 10, 2, {1, 9, 30}, {1, 3, 3}, {1, 1, 1}, {1, 2, 2}, {0, 2, 1}, {0, 0, 3}},   /* dil 2, groups */
+    {2, 1, 3, 21, 1, {1, 7, 33}, {1, 5, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},   /* no pads */
+    {2, 1, 16, 9, 1, {1, 20, 50}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},  /* s2, K 144 */
 };
 
 /* An 8-bit zero point whose value is the middle of its type (int8 0, uint8 128):
@@ -323,6 +329,18 @@ static void test_elementwise(void) {
 
 /* ---- whole models: fast path against golden ---------------------------------------------- */
 
+/* A pack function over a stored B (npk_gemm_f32_reassoc_packed). */
+typedef struct pack_src {
+    const float *B;
+    int64_t ldb;
+} pack_src;
+
+static void pack_rows(void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nb, float *dst, int64_t ldd) {
+    const pack_src *ps = ctx;
+    for (int64_t k = 0; k < kc; k++)
+        for (int64_t j = 0; j < nb; j++) dst[k * ldd + j] = ps->B[(k0 + k) * ps->ldb + j0 + j];
+}
+
 /* The float GEMM kernels one by one (AVX-512, AVX2, portable: those the CPU
  * has) against a double-precision product: every tile shape (row tails 1-3;
  * 21 rows, more than four row tiles, where AVX2 packs the B panel first;
@@ -350,6 +368,13 @@ static void test_levels(void) {
                         for (int64_t i = 0; i < K * ldb; i++) B[i] = frnd();
                         for (int64_t i = 0; i < M * ldc; i++) C[i] = C0[i] = frnd();
                         npk_gemm_f32_reassoc(M, N, K, A, lda, B, ldb, C, ldc, acc);
+                        /* B through a pack function: the same bits */
+                        float *Cp = malloc(sizeof(float) * (size_t)(M * ldc));
+                        memcpy(Cp, C0, sizeof(float) * (size_t)(M * ldc));
+                        pack_src ps = {B, ldb};
+                        npk_gemm_f32_reassoc_packed(M, N, K, A, lda, pack_rows, &ps, Cp, ldc, acc);
+                        CHECK(!memcmp(Cp, C, sizeof(float) * (size_t)(M * ldc)));
+                        free(Cp);
                         int ok = 1;
                         for (int64_t i = 0; i < M && ok; i++)
                             for (int64_t j = 0; j < ldc && ok; j++) {

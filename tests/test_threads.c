@@ -74,6 +74,7 @@ static void test_pool(void) {
 static void test_gemms(void) {
     static const uint32_t shapes[][3] = {
         {203, 129, 97}, {50, 700, 64}, {300, 5, 1500}, {24 * 5 + 7, 64 * 3 + 9, 300}, {1, 4000, 600}, {97, 1021, 33},
+        {24, 1920, 300}, {6, 2000, 200}, /* few rows, many columns: the float GEMM splits column panels */
     };
     npk_gemm_ws ws = {0};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {

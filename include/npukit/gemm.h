@@ -93,6 +93,16 @@ int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_
  * get its scratch runs in the tiles instead, so it never fails. */
 void npk_gemm_f32_reassoc(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                           int64_t ldb, float *C, int64_t ldc, int acc);
+/* The same product with B described by a function instead of a matrix: pack(ctx, k0, kc, j0,
+ * nb, dst, ldd) writes B's rows k0 .. k0+kc-1, columns j0 .. j0+nb-1 into dst (row stride ldd):
+ * dst[k * ldd + j] = B[k0 + k][j0 + j]. The kernel asks for one block of at most 128 rows and
+ * one column panel at a time (the whole B when N < 8), so a B that is never stored whole (an
+ * im2col'd convolution) is built block by block in cache. Same bits as npk_gemm_f32_reassoc on
+ * that B. pack may run on several threads at once (disjoint dst). */
+typedef void (*npk_gemm_f32_pack_fn)(void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nb, float *dst,
+                                     int64_t ldd);
+void npk_gemm_f32_reassoc_packed(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                                 npk_gemm_f32_pack_fn pack, void *ctx, float *C, int64_t ldc, int acc);
 /* The variant npk_gemm_f32_reassoc runs now: "avx512", "avx2" or "portable". */
 const char *npk_gemm_f32_reassoc_kernel(void);
 

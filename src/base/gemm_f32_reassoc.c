@@ -31,43 +31,39 @@ enum { MR = 4, KC = 128 };
 
 enum { PNB = 32 };
 
-static void sgemm_portable(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                           int64_t ldb, float *C, int64_t ldc, int acc) {
-    if (!acc)
-        for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
-    for (int64_t j0 = 0; j0 < N; j0 += PNB) {
-        int64_t nb = N - j0 < PNB ? N - j0 : PNB;
-        for (int64_t k0 = 0; k0 < K; k0 += KC) {
-            int64_t kend = K - k0 < KC ? K : k0 + KC;
-            int64_t i = 0;
-            for (; i + MR <= M; i += MR) {
-                float acc[MR][PNB];
-                for (int r = 0; r < MR; r++) memcpy(acc[r], C + (i + r) * ldc + j0, sizeof(float) * (size_t)nb);
-                for (int64_t k = k0; k < kend; k++) {
-                    const float *b = B + k * ldb + j0;
-                    float a0 = A[i * lda + k], a1 = A[(i + 1) * lda + k], a2 = A[(i + 2) * lda + k],
-                          a3 = A[(i + 3) * lda + k];
-                    for (int64_t j = 0; j < nb; j++) {
-                        float bj = b[j];
-                        acc[0][j] += a0 * bj;
-                        acc[1][j] += a1 * bj;
-                        acc[2][j] += a2 * bj;
-                        acc[3][j] += a3 * bj;
-                    }
-                }
-                for (int r = 0; r < MR; r++) memcpy(C + (i + r) * ldc + j0, acc[r], sizeof(float) * (size_t)nb);
-            }
-            for (; i < M; i++) {
-                float acc[PNB];
-                memcpy(acc, C + i * ldc + j0, sizeof(float) * (size_t)nb);
-                for (int64_t k = k0; k < kend; k++) {
-                    const float *b = B + k * ldb + j0;
-                    float a = A[i * lda + k];
-                    for (int64_t j = 0; j < nb; j++) acc[j] += a * b[j];
-                }
-                memcpy(C + i * ldc + j0, acc, sizeof(float) * (size_t)nb);
+/* One column panel (nb <= PNB columns) over one block of kc values of k: C's
+ * panel += (ld ? C : 0) + A x b, four rows at a time. */
+static void panel_portable(int64_t M, int64_t nb, int64_t kc, const float *A, int64_t lda, const float *b, int64_t lb,
+                           float *C, int64_t ldc, int ld) {
+    int64_t i = 0;
+    for (; i + MR <= M; i += MR) {
+        float acc[MR][PNB];
+        for (int r = 0; r < MR; r++)
+            if (ld) memcpy(acc[r], C + (i + r) * ldc, sizeof(float) * (size_t)nb);
+            else memset(acc[r], 0, sizeof(float) * (size_t)nb);
+        for (int64_t k = 0; k < kc; k++) {
+            const float *bk = b + k * lb;
+            float a0 = A[i * lda + k], a1 = A[(i + 1) * lda + k], a2 = A[(i + 2) * lda + k], a3 = A[(i + 3) * lda + k];
+            for (int64_t j = 0; j < nb; j++) {
+                float bj = bk[j];
+                acc[0][j] += a0 * bj;
+                acc[1][j] += a1 * bj;
+                acc[2][j] += a2 * bj;
+                acc[3][j] += a3 * bj;
             }
         }
+        for (int r = 0; r < MR; r++) memcpy(C + (i + r) * ldc, acc[r], sizeof(float) * (size_t)nb);
+    }
+    for (; i < M; i++) {
+        float acc[PNB];
+        if (ld) memcpy(acc, C + i * ldc, sizeof(float) * (size_t)nb);
+        else memset(acc, 0, sizeof(float) * (size_t)nb);
+        for (int64_t k = 0; k < kc; k++) {
+            const float *bk = b + k * lb;
+            float a = A[i * lda + k];
+            for (int64_t j = 0; j < nb; j++) acc[j] += a * bk[j];
+        }
+        memcpy(C + i * ldc, acc, sizeof(float) * (size_t)nb);
     }
 }
 
@@ -133,39 +129,21 @@ TILE_ALL(512)
 typedef void (*tile_fn)(int, int, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t);
 static const tile_fn tiles512[MR][4] = TILE_TAB(512);
 
-/* The blocking around the tiles of one instruction set: column panels of
- * nvmax vectors of vw floats, KC rows of B, MR rows of A. */
-/* pack (AVX2): the KC x panel block of B is first copied into bp (rows of panel floats),
- * when more than four row tiles of A pass over it: a narrow panel of a wide B otherwise
- * reads one row per page (a TLB miss per k on an im2col'd convolution). The sums are the
- * same, so the bits do not change. */
-static void sgemm_tiles(const tile_fn (*tiles)[4], int vw, int nvmax, int64_t M, int64_t N, int64_t K,
-                        const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc, int acc,
-                        float *bp) {
-    int64_t panel = (int64_t)vw * nvmax;
-    int pack = bp && M > 4 * MR && ldb > panel;
-    for (int64_t j0 = 0; j0 < N; j0 += panel) {
-        int64_t nb = N - j0 < panel ? N - j0 : panel;
-        int nv = (int)((nb + vw - 1) / vw), tail = (int)(nb - vw * (nv - 1));
-        for (int64_t k0 = 0; k0 < K; k0 += KC) {
-            int64_t kc = K - k0 < KC ? K - k0 : KC;
-            const float *b = B + k0 * ldb + j0;
-            int64_t lb = ldb;
-            if (pack) {
-                for (int64_t k = 0; k < kc; k++) memcpy(bp + k * panel, b + k * ldb, sizeof(float) * (size_t)nb);
-                b = bp, lb = panel;
-            }
-            for (int64_t i = 0; i < M; i += MR) {
-                int mr = M - i < MR ? (int)(M - i) : MR;
-                tiles[mr - 1][nv - 1](tail, acc || k0 > 0, kc, A + i * lda + k0, lda, b, lb, C + i * ldc + j0, ldc);
-            }
-        }
+/* One column panel (nb <= vw * nvmax columns) over one block of kc values of k,
+ * MR rows of A at a time. */
+static inline __attribute__((always_inline)) void panel_tiles(const tile_fn (*tiles)[4], int vw, int64_t M, int64_t nb,
+                                                              int64_t kc, const float *A, int64_t lda, const float *b,
+                                                              int64_t lb, float *C, int64_t ldc, int ld) {
+    int nv = (int)((nb + vw - 1) / vw), tail = (int)(nb - vw * (nv - 1));
+    for (int64_t i = 0; i < M; i += MR) {
+        int mr = M - i < MR ? (int)(M - i) : MR;
+        tiles[mr - 1][nv - 1](tail, ld, kc, A + i * lda, lda, b, lb, C + i * ldc, ldc);
     }
 }
 
-static void sgemm_avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                         float *C, int64_t ldc, int acc) {
-    sgemm_tiles(tiles512, 16, 4, M, N, K, A, lda, B, ldb, C, ldc, acc, NULL);
+static void panel_avx512(int64_t M, int64_t nb, int64_t kc, const float *A, int64_t lda, const float *b, int64_t lb,
+                         float *C, int64_t ldc, int ld) {
+    panel_tiles(tiles512, 16, M, nb, kc, A, lda, b, lb, C, ldc, ld);
 }
 
 /* ---- AVX2 + FMA: vectors of 8, tiles of up to 4 x 24 (12 accumulators) ------------------ */
@@ -217,87 +195,179 @@ static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, i
 TILE_ALL(256)
 static const tile_fn tiles256[MR][4] = TILE_TAB(256);
 
-static void sgemm_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                       float *C, int64_t ldc, int acc) {
-    float bp[KC * 24] __attribute__((aligned(32)));
-    sgemm_tiles(tiles256, 8, 3, M, N, K, A, lda, B, ldb, C, ldc, acc, bp);
+static void panel_avx2(int64_t M, int64_t nb, int64_t kc, const float *A, int64_t lda, const float *b, int64_t lb,
+                       float *C, int64_t ldc, int ld) {
+    panel_tiles(tiles256, 8, M, nb, kc, A, lda, b, lb, C, ldc, ld);
 }
 #endif
 
-/* ---- dispatch --------------------------------------------------------------------------- */
+/* ---- blocking, dispatch and threads ------------------------------------------------------ */
 
-/* The kernel of the active level (include/npukit/cpu.h): avx512 from level
- * avx512 (VNNI not needed), avx2 from level avx2 (AVX2 + FMA), else portable. */
-typedef void (*sgemm_fn)(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t,
-                         int);
+/* The kernel of one instruction-set level: the panel width and the function
+ * that runs one column panel over one block of k. copy: a strided B's block is
+ * first copied into a panel buffer when more than four row tiles of A pass over
+ * it (AVX2: a narrow panel of a wide B otherwise reads one row per page, a TLB
+ * miss per k on an im2col'd convolution). A copy moves values, so the sums and
+ * their bits do not change. */
+typedef void (*panel_fn)(int64_t M, int64_t nb, int64_t kc, const float *A, int64_t lda, const float *b, int64_t lb,
+                         float *C, int64_t ldc, int ld);
+typedef struct kern {
+    const char *name;
+    int panel, copy;
+    panel_fn run;
+} kern;
 
-static sgemm_fn kernel(const char **name) {
+/* avx512 from level avx512 (VNNI not needed), avx2 from level avx2 (AVX2 + FMA), else portable. */
+static kern kernel(void) {
 #ifdef NPK_GEMM_X86
     npk_isa l = npk_isa_active();
-    if (l >= NPK_ISA_AVX512) return *name = "avx512", sgemm_avx512;
-    if (l >= NPK_ISA_AVX2) return *name = "avx2", sgemm_avx2;
+    if (l >= NPK_ISA_AVX512) return (kern){"avx512", 64, 0, panel_avx512};
+    if (l >= NPK_ISA_AVX2) return (kern){"avx2", 24, 1, panel_avx2};
 #endif
-    return *name = "portable", sgemm_portable;
+    return (kern){"portable", PNB, 0, panel_portable};
 }
 
-const char *npk_gemm_f32_reassoc_kernel(void) {
-    const char *name;
-    kernel(&name);
-    return name;
+const char *npk_gemm_f32_reassoc_kernel(void) { return kernel().name; }
+
+/* Where B comes from: a matrix (B, ldb) or a pack function. */
+typedef struct bsrc {
+    const float *B;
+    int64_t ldb;
+    npk_gemm_f32_pack_fn pack;
+    void *ctx;
+} bsrc;
+
+NPK_ISA_CLONES_VOID(copy_block, (const float *b, int64_t ldb, int64_t kc, int64_t nb, float *dst, int64_t ldd),
+                    (b, ldb, kc, nb, dst, ldd)) {
+    for (int64_t k = 0; k < kc; k++)
+        for (int64_t j = 0; j < nb; j++) dst[k * ldd + j] = b[k * ldb + j];
+}
+
+/* Columns [j_lo, j_hi) of C, all M rows: column panels, KC values of k per block, the panel's
+ * block of B packed into bp (KC x panel floats) when it comes from a pack function or is copied. */
+static void run_cols(const kern *kn, int64_t M, int64_t j_lo, int64_t j_hi, int64_t K, const float *A, int64_t lda,
+                     const bsrc *bs, float *C, int64_t ldc, int acc, float *bp) {
+    int64_t panel = kn->panel;
+    int copy = !bs->pack && kn->copy && M > 4 * MR && bs->ldb > panel;
+    for (int64_t j0 = j_lo; j0 < j_hi; j0 += panel) {
+        int64_t nb = j_hi - j0 < panel ? j_hi - j0 : panel;
+        for (int64_t k0 = 0; k0 < K; k0 += KC) {
+            int64_t kc = K - k0 < KC ? K - k0 : KC;
+            const float *b = bp;
+            int64_t lb = panel;
+            if (bs->pack) bs->pack(bs->ctx, k0, kc, j0, nb, bp, panel);
+            else if (copy) copy_block(bs->B + k0 * bs->ldb + j0, bs->ldb, kc, nb, bp, panel);
+            else b = bs->B + k0 * bs->ldb + j0, lb = bs->ldb;
+            kn->run(M, nb, kc, A + k0, lda, b, lb, C + j0, ldc, acc || k0 > 0);
+        }
+    }
 }
 
 static int sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                      float *C, int64_t ldc, int acc);
 
-static void reassoc_serial(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                           float *C, int64_t ldc, int acc);
+/* Rows [0, M) and columns [j_lo, j_hi) on the calling thread. */
+static void serial(int64_t M, int64_t j_lo, int64_t j_hi, int64_t K, const float *A, int64_t lda, const bsrc *bs,
+                   float *C, int64_t ldc, int acc) {
+    kern kn = kernel();
+    float bp[KC * 64] __attribute__((aligned(64)));
+    run_cols(&kn, M, j_lo, j_hi, K, A, lda, bs, C, ldc, acc, bp);
+}
 
-/* Threads: C split into slices of rows (multiples of PAR_ROWS, the last one
- * taking the remainder). The kernel (narrow-N dot products or tiles) depends
- * on N and K only and a row's sums on nothing but its own A row, so every
- * slice computes its rows as the single call would. */
+/* Threads: C split into slices of rows (multiples of PAR_ROWS, the last one taking the
+ * remainder) or of column panels (a GEMM with few rows and many columns, an im2col'd
+ * convolution's). Every output element is one chain of FMAs over k in order, in blocks
+ * of KC, from C or zero, whatever tile, panel or slice holds it; so every slice computes
+ * its elements as the single call would, and the bytes are the same at every count. */
 #define PAR_ROWS 24
 #define PAR_MIN_MACS (1 << 21)
 typedef struct par_re {
-    int64_t M, N, K, lda, ldb, ldc, chunk;
-    const float *A, *B;
+    int64_t M, N, K, lda, ldc, chunk, panel;
+    const float *A;
+    const bsrc *bs;
     float *C;
-    int acc, ntasks;
+    int acc, ntasks, cols;
 } par_re;
 
 static void par_re_task(void *ctx, int t) {
     const par_re *p = ctx;
-    int64_t lo = t * p->chunk, hi = t == p->ntasks - 1 ? p->M : lo + p->chunk;
-    reassoc_serial(hi - lo, p->N, p->K, p->A + lo * p->lda, p->lda, p->B, p->ldb, p->C + lo * p->ldc, p->ldc, p->acc);
-}
-
-void npk_gemm_f32_reassoc(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                          int64_t ldb, float *C, int64_t ldc, int acc) {
-    if (M <= 0 || N <= 0) return;
-    int th = npk_threads();
-    int64_t units = M / PAR_ROWS;
-    if (th > 1 && units >= 2 && K > 0 && M * N * K >= PAR_MIN_MACS) {
-        int n = units < th * 4 ? (int)units : th * 4;
-        par_re p = {M, N, K, lda, ldb, ldc, units / n * PAR_ROWS, A, B, C, acc, 0};
-        p.ntasks = (int)(M / p.chunk);
-        npk_parallel(p.ntasks, par_re_task, &p);
+    if (p->cols) { /* panels [t * chunk, ...) */
+        int64_t lo = t * p->chunk * p->panel, hi = t == p->ntasks - 1 ? p->N : lo + p->chunk * p->panel;
+        serial(p->M, lo, hi, p->K, p->A, p->lda, p->bs, p->C, p->ldc, p->acc);
         return;
     }
-    reassoc_serial(M, N, K, A, lda, B, ldb, C, ldc, acc);
+    int64_t lo = t * p->chunk, hi = t == p->ntasks - 1 ? p->M : lo + p->chunk;
+    serial(hi - lo, 0, p->N, p->K, p->A + lo * p->lda, p->lda, p->bs, p->C + lo * p->ldc, p->ldc, p->acc);
 }
 
-static void reassoc_serial(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
-                           float *C, int64_t ldc, int acc) {
-    /* 1-7 columns (a conv with few output positions): dot products along K */
-    if (N < 8 && K >= 16 && !sgemm_dot(M, N, K, A, lda, B, ldb, C, ldc, acc)) return;
+/* Dot products for a narrow N (rows split among the threads as above). */
+typedef struct par_dot {
+    int64_t M, N, K, lda, ldb, ldc, chunk;
+    const float *A, *B;
+    float *C;
+    int acc, ntasks;
+} par_dot;
+
+static void par_dot_task(void *ctx, int t) {
+    const par_dot *p = ctx;
+    int64_t lo = t * p->chunk, hi = t == p->ntasks - 1 ? p->M : lo + p->chunk;
+    if (sgemm_dot(hi - lo, p->N, p->K, p->A + lo * p->lda, p->lda, p->B, p->ldb, p->C + lo * p->ldc, p->ldc, p->acc)) {
+        bsrc bs = {p->B, p->ldb, NULL, NULL}; /* out of memory: the tiles */
+        serial(hi - lo, 0, p->N, p->K, p->A + lo * p->lda, p->lda, &bs, p->C + lo * p->ldc, p->ldc, p->acc);
+    }
+}
+
+static void gemm_any(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const bsrc *bs, float *C,
+                     int64_t ldc, int acc) {
+    if (M <= 0 || N <= 0) return;
     if (K <= 0) { /* no products: C or zeros */
         if (!acc)
             for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
         return;
     }
-    /* the tile kernels start their sums from zero without reading C */
-    const char *name;
-    kernel(&name)(M, N, K, A, lda, B, ldb, C, ldc, acc);
+    int th = npk_threads(), big = th > 1 && M * N * K >= PAR_MIN_MACS;
+    int64_t units = M / PAR_ROWS;
+    /* 1-7 columns (a conv with few output positions): dot products along K */
+    if (N < 8 && K >= 16) {
+        float *bt = NULL;
+        const float *B = bs->B;
+        int64_t ldb = bs->ldb;
+        if (bs->pack) { /* the whole (narrow) B first */
+            if ((bt = malloc(sizeof(float) * (size_t)(N * K)))) bs->pack(bs->ctx, 0, K, 0, N, bt, N);
+            B = bt, ldb = N;
+        }
+        if (B) {
+            int n = big && units >= 2 ? (units < th * 4 ? (int)units : th * 4) : 1;
+            par_dot p = {M, N, K, lda, ldb, ldc, n > 1 ? units / n * PAR_ROWS : M, A, B, C, acc, 0};
+            p.ntasks = (int)(M / p.chunk);
+            npk_parallel(p.ntasks, par_dot_task, &p);
+            free(bt);
+            return;
+        }
+    }
+    int64_t panel = kernel().panel, panels = (N + panel - 1) / panel;
+    if (big && (units >= 2 || panels >= 2)) {
+        par_re p = {M, N, K, lda, ldc, 0, panel, A, bs, C, acc, 0, panels > units};
+        int64_t u = p.cols ? panels : units;
+        int n = u < th * 4 ? (int)u : th * 4;
+        p.chunk = p.cols ? panels / n : units / n * PAR_ROWS;
+        p.ntasks = (int)(p.cols ? panels / p.chunk : M / p.chunk);
+        npk_parallel(p.ntasks, par_re_task, &p);
+        return;
+    }
+    serial(M, 0, N, K, A, lda, bs, C, ldc, acc);
+}
+
+void npk_gemm_f32_reassoc(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                          int64_t ldb, float *C, int64_t ldc, int acc) {
+    bsrc bs = {B, ldb, NULL, NULL};
+    gemm_any(M, N, K, A, lda, &bs, C, ldc, acc);
+}
+
+void npk_gemm_f32_reassoc_packed(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                                 npk_gemm_f32_pack_fn pack, void *ctx, float *C, int64_t ldc, int acc) {
+    bsrc bs = {NULL, 0, pack, ctx};
+    gemm_any(M, N, K, A, lda, &bs, C, ldc, acc);
 }
 
 /* ---- narrow N: dot products along K ------------------------------------------------------ */

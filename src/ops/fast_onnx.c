@@ -54,7 +54,7 @@ static int64_t chunk_rows(int64_t K, int64_t row) {
 
 /* ---- float convolution ----------------------------------------------------------- */
 
-/* im2col of one group: col[K][nrows * o2] for output rows r0 .. r0+nrows of
+/* im2col of one group (the integer convolutions): col[K][nrows * o2] for output rows r0 .. r0+nrows of
  * the flattened (o0, o1) grid, K = cpg * k0 * k1 * k2; padding reads 0. */
 #define IM2COL_BODY(T, ZERO, LOAD)                                                                                    \
     const int64_t *in = p->in, *k = p->k, *o = p->out;                                                           \
@@ -90,14 +90,6 @@ static int64_t chunk_rows(int64_t K, int64_t row) {
                     }                                                                                             \
                 }
 
-NPK_ISA_CLONES_VOID(im2col_f, (const npk_onnx_conv_params *p, const float *x, int64_t xoff, int64_t cpg, int64_t r0,
-                               int64_t nrows, float *col),
-                    (p, x, xoff, cpg, r0, nrows, col)) {
-#define LOADF(i) x[i]
-    IM2COL_BODY(float, 0.0f, LOADF)
-#undef LOADF
-}
-
 /* im2col of an 8-bit x as the int8 x' of the integer GEMMs (see below); the
  * padding reads zx', so that it contributes x' - zx' = 0. */
 static void im2col_s8(const npk_onnx_conv_params *p, const npk_tensor *xt, int8_t zx, int64_t xoff, int64_t cpg,
@@ -113,6 +105,140 @@ static void im2col_s8(const npk_onnx_conv_params *p, const npk_tensor *xt, int8_
         IM2COL_BODY(int8_t, zx, LOADU)
 #undef LOADU
     }
+}
+
+/* The float im2col as the GEMM's pack function (npk_gemm_f32_pack_fn): rows k0 .. k0+kc-1
+ * (k = (c, k0, k1, k2) of one group) and output positions j0 .. j0+nb-1 of the flattened
+ * (o0, o1, o2) grid, built block by block into the kernel's panel; padding reads 0. The
+ * positions are cut once into runs of one output row (the same (o0, o1)). */
+typedef struct conv_pack_ctx {
+    const npk_onnx_conv_params *p;
+    const float *x;
+    int64_t xoff, cpg;
+} conv_pack_ctx;
+
+NPK_ISA_CLONES_VOID(conv_pack_body, (const conv_pack_ctx *cx, int64_t k0, int64_t kc, int64_t j0, int64_t nb,
+                                     float *dst, int64_t ldd),
+                    (cx, k0, kc, j0, nb, dst, ldd)) {
+    const npk_onnx_conv_params *p = cx->p;
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    int64_t isz = in[0] * in[1] * in[2];
+    enum { RUNS = 64 };
+    int64_t ro0[RUNS], ro1[RUNS], ro2[RUNS], rlen[RUNS], rdj[RUNS], nr = 0;
+    for (int64_t j = j0; j < j0 + nb && nr < RUNS; nr++) {
+        int64_t rr = j / o[2], o2 = j % o[2], len = o[2] - o2 < j0 + nb - j ? o[2] - o2 : j0 + nb - j;
+        ro0[nr] = rr / o[1], ro1[nr] = rr % o[1], ro2[nr] = o2, rlen[nr] = len, rdj[nr] = j - j0;
+        j += len;
+    }
+    /* k0 as (c, q0, q1, q2), then counted up */
+    int64_t q2 = k0 % k[2], q1 = k0 / k[2] % k[1], q0 = k0 / (k[1] * k[2]) % k[0], c = k0 / (k[0] * k[1] * k[2]);
+    int64_t s2 = p->stride[2];
+    for (int64_t kk = 0; kk < kc; kk++) {
+        const float *xc = cx->x + cx->xoff + c * isz;
+        int64_t off2 = q2 * p->dil[2] - p->pad_b[2];
+        /* o2 with 0 <= o2 * s2 + off2 < in[2]: [lo, hi) */
+        int64_t lo = off2 >= 0 ? 0 : (-off2 + s2 - 1) / s2;
+        int64_t hi = in[2] - off2 <= 0 ? 0 : (in[2] - off2 - 1) / s2 + 1;
+        float *drow = dst + kk * ldd;
+        for (int64_t r = 0; r < nr; r++) {
+            float *d = drow + rdj[r];
+            int64_t i0 = ro0[r] * p->stride[0] - p->pad_b[0] + q0 * p->dil[0];
+            int64_t i1 = ro1[r] * p->stride[1] - p->pad_b[1] + q1 * p->dil[1];
+            int64_t a = ro2[r], e = ro2[r] + rlen[r];
+            if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1]) {
+                for (int64_t j = 0; j < rlen[r]; j++) d[j] = 0.0f;
+                continue;
+            }
+            int64_t va = a > lo ? a : lo, ve = e < hi ? e : hi;
+            if (ve < va) ve = va;
+            const float *src = xc + (i0 * in[1] + i1) * in[2] + off2;
+            for (int64_t j = a; j < va; j++) d[j - a] = 0.0f;
+            if (s2 == 1)
+                for (int64_t j = va; j < ve; j++) d[j - a] = src[j];
+            else
+                for (int64_t j = va; j < ve; j++) d[j - a] = src[j * s2];
+            for (int64_t j = ve; j < e; j++) d[j - a] = 0.0f;
+        }
+        if (++q2 == k[2]) {
+            q2 = 0;
+            if (++q1 == k[1]) {
+                q1 = 0;
+                if (++q0 == k[0]) q0 = 0, c++;
+            }
+        }
+    }
+}
+
+static void conv_pack(void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nb, float *dst, int64_t ldd) {
+    conv_pack_body(ctx, k0, kc, j0, nb, dst, ldd);
+}
+
+/* Stride-1 2-D (or 1-D) convolutions skip im2col: each channel is copied once into a
+ * zero-padded plane of PH rows of PW = OW + (KW - 1) * dil columns, and the output is
+ * computed at the positions oh * PW + ow of the padded width (OW <= ow < PW: discarded
+ * columns). Row k = (c, kh, kw) of the GEMM's B is then the plane itself from offset
+ * c * PH * PW + kh * dil * PW + kw * dil, so packing a block is a copy of contiguous runs.
+ * The products and their order (k, padding zeros included) are those of im2col: the same
+ * bits. */
+typedef struct plane_ctx {
+    const float *plane;
+    const int64_t *off; /* per row k */
+} plane_ctx;
+
+static void plane_pack(void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nb, float *dst, int64_t ldd) {
+    const plane_ctx *pc = ctx;
+    for (int64_t k = 0; k < kc; k++) memcpy(dst + k * ldd, pc->plane + pc->off[k0 + k] + j0, sizeof(float) * (size_t)nb);
+}
+
+static int conv_plane_ok(const npk_onnx_conv_params *p) {
+    return p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 && p->stride[1] == 1 && p->stride[2] == 1;
+}
+
+static int conv_plane(const npk_onnx_conv_params *p, const float *X, const float *W, const float *B, float *Y) {
+    int64_t H = p->in[1], Wd = p->in[2], OH = p->out[1], OW = p->out[2], KH = p->k[1], KW = p->k[2];
+    int64_t dh = p->dil[1], dw = p->dil[2], PT = p->pad_b[1], PL = p->pad_b[2];
+    int64_t PW = OW + (KW - 1) * dw, PH = OH + (KH - 1) * dh, plane = PH * PW, NP = OH * PW;
+    int64_t cpg = p->c / p->group, mpg = p->m / p->group, K = cpg * KH * KW, isz = H * Wd, osz = OH * OW;
+    size_t slack = (size_t)((KW - 1) * dw + 16);
+    float *pl = malloc(sizeof(float) * ((size_t)(p->c * plane) + slack)), *tmp = malloc(sizeof(float) * (size_t)(mpg * NP));
+    int64_t *off = malloc(sizeof(int64_t) * (size_t)K);
+    if (!pl || !tmp || !off) {
+        free(pl), free(tmp), free(off);
+        return -NPK_ENOMEM;
+    }
+    memset(pl + p->c * plane, 0, sizeof(float) * slack);
+    for (int64_t c = 0, k = 0; c < cpg; c++)
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) off[k++] = c * plane + kh * dh * PW + kw * dw;
+    /* the input columns of a padded row: [PL, PL + Wd) clipped to [0, PW) */
+    int64_t c0 = PL < 0 ? 0 : PL > PW ? PW : PL, c1 = PL + Wd > PW ? PW : PL + Wd < c0 ? c0 : PL + Wd;
+    for (int64_t n = 0; n < p->n; n++) {
+        for (int64_t c = 0; c < p->c; c++)
+            for (int64_t r = 0; r < PH; r++) {
+                float *d = pl + c * plane + r * PW;
+                int64_t ir = r - PT;
+                if (ir < 0 || ir >= H) {
+                    memset(d, 0, sizeof(float) * (size_t)PW);
+                    continue;
+                }
+                memset(d, 0, sizeof(float) * (size_t)c0);
+                memcpy(d + c0, X + (n * p->c + c) * isz + ir * Wd + (c0 - PL), sizeof(float) * (size_t)(c1 - c0));
+                memset(d + c1, 0, sizeof(float) * (size_t)(PW - c1));
+            }
+        for (int64_t g = 0; g < p->group; g++) {
+            if (B) /* the sums start from the bias */
+                for (int64_t m = 0; m < mpg; m++)
+                    for (int64_t i = 0; i < NP; i++) tmp[m * NP + i] = B[g * mpg + m];
+            plane_ctx pc = {pl + g * cpg * plane, off};
+            npk_gemm_f32_reassoc_packed(mpg, NP, K, W + g * mpg * K, K, plane_pack, &pc, tmp, NP, B != NULL);
+            float *yg = Y + (n * p->m + g * mpg) * osz;
+            for (int64_t m = 0; m < mpg; m++)
+                for (int64_t oh = 0; oh < OH; oh++)
+                    memcpy(yg + m * osz + oh * OW, tmp + m * NP + oh * PW, sizeof(float) * (size_t)OW);
+        }
+    }
+    free(pl), free(tmp), free(off);
+    return 0;
 }
 
 static int is_pointwise(const npk_onnx_conv_params *p) {
@@ -202,10 +328,8 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
         return 0;
     }
     int pw = is_pointwise(p);
-    int64_t row = o[2], nrows_all = o[0] * o[1], crows = chunk_rows(K, row);
-    float *col = NULL;
-    if (!pw && !(col = malloc(sizeof(float) * (size_t)(K * row * (crows < nrows_all ? crows : nrows_all)))))
-        return -NPK_ENOMEM;
+    if (!pw && conv_plane_ok(p)) return conv_plane(p, X, W, B, Y);
+    conv_pack_ctx cx = {p, X, 0, cpg};
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t g = 0; g < p->group; g++) {
             int64_t xoff = (n * p->c + g * cpg) * isz;
@@ -216,15 +340,11 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
                     for (int64_t i = 0; i < osz; i++) yg[m * osz + i] = B[g * mpg + m];
             if (pw) {
                 npk_gemm_f32_reassoc(mpg, osz, K, wg, K, X + xoff, isz, yg, osz, B != NULL);
-            } else {
-                for (int64_t r0 = 0; r0 < nrows_all; r0 += crows) {
-                    int64_t nr = nrows_all - r0 < crows ? nrows_all - r0 : crows;
-                    im2col_f(p, X, xoff, cpg, r0, nr, col);
-                    npk_gemm_f32_reassoc(mpg, nr * row, K, wg, K, col, nr * row, yg + r0 * row, osz, B != NULL);
-                }
+            } else { /* im2col block by block inside the GEMM */
+                cx.xoff = xoff;
+                npk_gemm_f32_reassoc_packed(mpg, osz, K, wg, K, conv_pack, &cx, yg, osz, B != NULL);
             }
         }
-    free(col);
     return 0;
 }
 
