@@ -117,6 +117,7 @@ MODULE_PARM_DESC(carveout_size, "size of that carve-out in bytes (0: none)");
 #define PX_IRQ_EN 0x30
 #define PX_QUEUE_COUNT 0x34
 #define PX_QUEUE_CAP 0x38
+#define PX_IDLE_ETA 0x3c
 #define PX_CYCLES_LO 0x78
 #define PX_CYCLES_HI 0x7c
 #define PX_CTRL 0xc4
@@ -127,6 +128,18 @@ MODULE_PARM_DESC(carveout_size, "size of that carve-out in bytes (0: none)");
 #define PX_ST_HUNG BIT(3)
 #define PX_CTRL_RESET BIT(1)
 #define PX_ID_VALUE 0x70636378
+
+/* the virtual platform's clock window, BAR 2 of an `npu vp` function (docs/vp.md) */
+#define CLK_ID 0x00
+#define CLK_MODE 0x08
+#define CLK_STEP_LO 0x10
+#define CLK_STEP_HI 0x14
+#define CLK_CYCLES_LO 0x18
+#define CLK_CYCLES_HI 0x1c
+#define CLK_STATUS 0x20
+#define CLK_KHZ 0x24
+#define CLK_ID_VALUE 0x4b435056
+#define CLK_WINDOW 0x28
 
 /* e1 registers (e1-npu.md) */
 #define E1_CTRL_STATUS 0x0c
@@ -192,11 +205,15 @@ struct npk_kind {
 	u32 (*irq_ack)(struct npk_dev *nd);
 	void (*irq_arm)(struct npk_dev *nd);
 	u64 (*cycles)(struct npk_dev *nd);
+	/* where the device stands in the job (struct npukit_wait.progress) */
+	u32 (*progress)(struct npk_dev *nd);
 };
 
 struct npk_dev {
 	struct pci_dev *pdev;
 	void __iomem *regs;
+	void __iomem *clk;	/* the clock window (BAR 2), or NULL */
+	bool stepped;		/* its mode: the device advances only through steps */
 	resource_size_t mmio_size;
 	const struct npk_kind *kind;
 	struct miscdevice misc;
@@ -213,6 +230,7 @@ struct npk_dev {
 	bool irq_event;
 	struct npk_job job;
 	u64 job_gen;		/* counts submits: a wait notices a job replaced under it */
+	u64 jobs;		/* jobs started since probe (sysfs "jobs") */
 	atomic_t bo_live;	/* buffer objects not yet freed (sysfs "buffers") */
 	bool carveout_used;	/* the carve-out is a live buffer object (under lock) */
 	/* v0: the ring configuration the device holds */
@@ -535,6 +553,11 @@ static u64 v0_cycles(struct npk_dev *nd)
 	return rd(nd, 0x040);
 }
 
+static u32 v0_progress(struct npk_dev *nd)
+{
+	return rd(nd, V0_DESC_TAIL);
+}
+
 /* ---- shell --------------------------------------------------------------- */
 
 static void shell_reset(struct npk_dev *nd)
@@ -621,6 +644,11 @@ static void shell_irq_arm(struct npk_dev *nd)
 static u64 shell_cycles(struct npk_dev *nd)
 {
 	return 0;
+}
+
+static u32 shell_progress(struct npk_dev *nd)
+{
+	return rd(nd, SH_CQ_HEAD);
 }
 
 /* ---- pccx ---------------------------------------------------------------- */
@@ -718,6 +746,11 @@ static u64 pccx_cycles(struct npk_dev *nd)
 	return ((u64)hi << 32) | lo;
 }
 
+static u32 pccx_progress(struct npk_dev *nd)
+{
+	return nd->job.pushed;
+}
+
 /* ---- e1 ------------------------------------------------------------------ */
 
 static void e1_reset(struct npk_dev *nd)
@@ -779,6 +812,11 @@ static u64 e1_cycles(struct npk_dev *nd)
 	return rd(nd, E1_PERF_CYCLES);
 }
 
+static u32 e1_progress(struct npk_dev *nd)
+{
+	return rd(nd, E1_DESC_TAIL);
+}
+
 static const struct npk_kind npk_kinds[] = {
 	[NPUKIT_KIND_E1] = {
 		.name = "e1", .kind = NPUKIT_KIND_E1, .format = NPUKIT_JOB_E1_RING,
@@ -786,6 +824,7 @@ static const struct npk_kind npk_kinds[] = {
 		.perf_lo = { 0x50, 0 }, .perf_hi = { 0x7c, 0 },
 		.start = e1_start, .check = e1_check, .reset = e1_reset,
 		.irq_ack = e1_irq_ack, .irq_arm = e1_irq_arm, .cycles = e1_cycles,
+		.progress = e1_progress,
 	},
 	[NPUKIT_KIND_V0] = {
 		.name = "v0", .kind = NPUKIT_KIND_V0, .format = NPUKIT_JOB_V0_DESC,
@@ -793,6 +832,7 @@ static const struct npk_kind npk_kinds[] = {
 		.perf_lo = { 0x40, 0x80 }, .perf_hi = { 0x4c, 0xac },
 		.start = v0_start, .check = v0_check, .reset = v0_reset,
 		.irq_ack = v0_irq_ack, .irq_arm = v0_irq_arm, .cycles = v0_cycles,
+		.progress = v0_progress,
 	},
 	[NPUKIT_KIND_SHELL] = {
 		.name = "shell", .kind = NPUKIT_KIND_SHELL, .format = NPUKIT_JOB_SHELL_RING,
@@ -800,6 +840,7 @@ static const struct npk_kind npk_kinds[] = {
 		.perf_lo = { 0x60, 0 }, .perf_hi = { 0x7c, 0 },
 		.start = shell_start, .check = shell_check, .reset = shell_reset,
 		.irq_ack = shell_irq_ack, .irq_arm = shell_irq_arm, .cycles = shell_cycles,
+		.progress = shell_progress,
 	},
 	[NPUKIT_KIND_PCCX] = {
 		.name = "pccx", .kind = NPUKIT_KIND_PCCX, .format = NPUKIT_JOB_PCCX_STREAM,
@@ -807,8 +848,52 @@ static const struct npk_kind npk_kinds[] = {
 		.perf_lo = { 0x70, 0 }, .perf_hi = { 0xc0, 0 },
 		.start = pccx_start, .check = pccx_check, .reset = pccx_reset,
 		.irq_ack = pccx_irq_ack, .irq_arm = pccx_irq_arm, .cycles = pccx_cycles,
+		.progress = pccx_progress,
 	},
 };
+
+/* ---- the clock window ---------------------------------------------------- */
+
+static void clk_set_mode(struct npk_dev *nd, bool stepped)
+{
+	iowrite32(stepped ? 1 : 0, nd->clk + CLK_MODE);
+	nd->stepped = stepped;
+}
+
+/* A stepped device advances by cycles (at most 2^32 - 1) before the write is answered. */
+static void clk_step(struct npk_dev *nd, u32 cycles)
+{
+	iowrite32(cycles, nd->clk + CLK_STEP_LO);
+	iowrite32(0, nd->clk + CLK_STEP_HI);
+}
+
+static int npk_clock(struct npk_dev *nd, struct npukit_clock *c)
+{
+	u32 hi;
+
+	if (c->flags & ~(NPUKIT_CLOCK_SET_MODE | NPUKIT_CLOCK_STEP) || c->cycles || c->status ||
+	    c->clock_khz || c->reserved[0] || c->reserved[1] ||
+	    (!(c->flags & NPUKIT_CLOCK_SET_MODE) && c->mode) || c->mode > NPUKIT_CLOCK_STEPPED ||
+	    (!(c->flags & NPUKIT_CLOCK_STEP) && c->step) ||
+	    ((c->flags & NPUKIT_CLOCK_STEP) && (!c->step || c->step > U32_MAX)))
+		return -EINVAL;
+	if (!nd->clk)
+		return -ENODEV;
+	if (c->flags & NPUKIT_CLOCK_SET_MODE)
+		clk_set_mode(nd, c->mode == NPUKIT_CLOCK_STEPPED);
+	if (c->flags & NPUKIT_CLOCK_STEP) {
+		if (!nd->stepped)
+			return -EINVAL;
+		clk_step(nd, (u32)c->step);
+	}
+	c->mode = nd->stepped ? NPUKIT_CLOCK_STEPPED : NPUKIT_CLOCK_FREE;
+	c->cycles = ioread32(nd->clk + CLK_CYCLES_LO);
+	hi = ioread32(nd->clk + CLK_CYCLES_HI);
+	c->cycles |= (u64)hi << 32;
+	c->status = ioread32(nd->clk + CLK_STATUS) & 3;
+	c->clock_khz = ioread32(nd->clk + CLK_KHZ);
+	return 0;
+}
 
 /* ---- jobs ---------------------------------------------------------------- */
 
@@ -856,6 +941,7 @@ static int npk_submit(struct npk_file *nf, struct npukit_submit *s)
 		return ret;
 	}
 	s->seqno = ++nf->seqno;
+	nd->jobs++;
 	return 0;
 }
 
@@ -876,10 +962,15 @@ static int npk_wait(struct npk_dev *nd, struct npukit_wait *w)
 	struct npk_job *j = &nd->job;
 	u64 deadline, now, gen = nd->job_gen;
 	unsigned long step_us = 20;
+	u32 step_cycles = 64;
+	bool poll = w->flags & NPUKIT_WAIT_POLL;
 	int ret = 0;
 
-	if (w->timeout_ns <= 0 || w->timeout_ns > NPK_MAX_TIMEOUT_NS || w->result ||
-	    w->dev_code || w->index || w->recovered || w->fault_addr || memchr_inv(w->desc, 0, 64))
+	if (w->flags & ~NPUKIT_WAIT_POLL || w->progress || w->eta ||
+	    (poll && w->timeout_ns) ||
+	    (!poll && (w->timeout_ns <= 0 || w->timeout_ns > NPK_MAX_TIMEOUT_NS)) ||
+	    w->result || w->dev_code || w->index || w->recovered || w->fault_addr ||
+	    memchr_inv(w->desc, 0, 64))
 		return -EINVAL;
 	if (!j->active || j->fb_pending)
 		return j->fb_pending ? -EINVAL : -ENOENT;
@@ -887,12 +978,30 @@ static int npk_wait(struct npk_dev *nd, struct npukit_wait *w)
 	for (;;) {
 		if (nd->kind->check(nd, w))
 			break;
+		if (poll) {
+			/* the job goes on: report where it stands */
+			w->result = NPUKIT_WAIT_BUSY;
+			w->progress = nd->kind->progress(nd);
+			if (nd->kind->kind == NPUKIT_KIND_PCCX)
+				w->eta = rd(nd, PX_IDLE_ETA);
+			return 0;
+		}
 		now = ktime_get_ns();
 		if (now >= deadline) {
 			nd->kind->reset(nd);
 			w->result = NPUKIT_WAIT_TIMEOUT;
 			w->recovered = 1;
 			break;
+		}
+		if (nd->stepped) {
+			/* nothing advances a stepped device but its steps: advance it here */
+			clk_step(nd, step_cycles);
+			if (step_cycles < 65536)
+				step_cycles *= 2;
+			if (signal_pending(current))
+				return -ERESTARTSYS;
+			cond_resched();
+			continue;
 		}
 		mutex_unlock(&nd->lock);
 		if (nd->use_irq) {
@@ -920,6 +1029,7 @@ static int npk_wait(struct npk_dev *nd, struct npukit_wait *w)
 		if (nd->use_irq && npk_irq_seen(nd))
 			nd->kind->irq_arm(nd);
 	}
+	w->progress = nd->kind->progress(nd);
 	if (w->result != NPUKIT_WAIT_FALLBACK)
 		npk_job_end(nd);
 	return 0;
@@ -998,6 +1108,8 @@ static int npk_release(struct inode *inode, struct file *f)
 	idr_for_each_entry(&nf->bos, bo, id)
 		npk_bo_put(bo);
 	idr_destroy(&nf->bos);
+	if (nd->clk && nd->stepped)
+		clk_set_mode(nd, false);	/* the next opener finds a device that runs */
 	nd->opened = false;
 	mutex_unlock(&nd->lock);
 	wake_up(&nd->wq);	/* a remove waiting for the last close */
@@ -1022,6 +1134,7 @@ static int npk_get_info(struct npk_dev *nd, struct npukit_info *info)
 	info->clock_hz = nd->clock_hz;
 	info->max_bo_size = NPK_MAX_BO_SIZE;
 	info->irq_mode = nd->use_irq;
+	info->flags = nd->clk ? NPUKIT_INFO_CLOCK : 0;
 	info->carveout_base = carveout_size ? carveout_base : 0;
 	info->carveout_size = carveout_size;
 	return 0;
@@ -1059,6 +1172,7 @@ union npk_args {
 	struct npukit_fallback_done fb;
 	struct npukit_counters counters;
 	struct npukit_irq irq;
+	struct npukit_clock clock;
 };
 
 static long npk_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
@@ -1081,6 +1195,7 @@ static long npk_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	case NPUKIT_IOCTL_COUNTERS:
 	case NPUKIT_IOCTL_RESET:
 	case NPUKIT_IOCTL_IRQ:
+	case NPUKIT_IOCTL_CLOCK:
 		break;
 	default:
 		return -ENOTTY;
@@ -1125,6 +1240,9 @@ static long npk_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 			npk_job_end(nd);
 		ret = 0;
 		break;
+	case NPUKIT_IOCTL_CLOCK:
+		ret = npk_clock(nd, &a.clock);
+		break;
 	default: /* NPUKIT_IOCTL_IRQ */
 		npk_irq_take(nd, &a.irq);
 		ret = 0;
@@ -1155,8 +1273,19 @@ static ssize_t buffers_show(struct device *dev, struct device_attribute *attr, c
 }
 static DEVICE_ATTR_RO(buffers);
 
+/* /sys/class/misc/npuN/jobs: jobs the device started since probe (NPUKIT_IOCTL_SUBMIT) */
+static ssize_t jobs_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct miscdevice *misc = dev_get_drvdata(dev);
+	struct npk_dev *nd = container_of(misc, struct npk_dev, misc);
+
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(nd->jobs));
+}
+static DEVICE_ATTR_RO(jobs);
+
 static struct attribute *npk_attrs[] = {
 	&dev_attr_buffers.attr,
+	&dev_attr_jobs.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(npk);
@@ -1201,6 +1330,18 @@ static int npk_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	nd->regs = pcim_iomap_table(pdev)[0];
 	nd->mmio_size = pci_resource_len(pdev, 0);
+	/* BAR 2, when it is a virtual platform's clock window: the device's own clock */
+	if ((pci_resource_flags(pdev, 2) & IORESOURCE_MEM) &&
+	    pci_resource_len(pdev, 2) >= CLK_WINDOW &&
+	    !pcim_iomap_regions(pdev, BIT(2), KBUILD_MODNAME)) {
+		nd->clk = pcim_iomap_table(pdev)[2];
+		if (ioread32(nd->clk + CLK_ID) == CLK_ID_VALUE) {
+			clk_set_mode(nd, false);
+		} else {
+			pcim_iounmap_regions(pdev, BIT(2));
+			nd->clk = NULL;
+		}
+	}
 	pci_set_master(pdev);
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(k->dma_bits));
 	if (ret) {

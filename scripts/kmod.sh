@@ -64,10 +64,11 @@ case "$cmd" in
 _Static_assert(sizeof(struct npukit_info) == 88, "npukit_info");
 _Static_assert(sizeof(struct npukit_bo_create) == 32, "npukit_bo_create");
 _Static_assert(sizeof(struct npukit_submit) == 56, "npukit_submit");
-_Static_assert(sizeof(struct npukit_wait) == 96, "npukit_wait");
+_Static_assert(sizeof(struct npukit_wait) == 112, "npukit_wait");
+_Static_assert(sizeof(struct npukit_clock) == 48, "npukit_clock");
 _Static_assert(sizeof(struct npukit_counters) == 144, "npukit_counters");
 _Static_assert(offsetof(struct npukit_wait, desc) == 32, "npukit_wait.desc");
-int main(void) { return NPUKIT_IOCTL_WAIT == NPUKIT_IOCTL_SUBMIT; }
+int main(void) { return NPUKIT_IOCTL_WAIT == NPUKIT_IOCTL_SUBMIT || NPUKIT_IOCTL_CLOCK == NPUKIT_IOCTL_IRQ; }
 EOF
     ${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -I"$root/kmod/uapi" -o "$out/uapi_check" "$out/uapi_check.c"
     "$out/uapi_check"
@@ -135,7 +136,7 @@ EOF
     }
     section() { sed -n "/^==BEGIN $2==\$/,/^==END $2==\$/p" "$out/$1.log" | sed '1d;$d'; }
     dmesg_check='dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace|general protection" && exit 1; true'
-    run_lenet='echo "==BEGIN out=="; npu run model.onnx --device $D --input images=input_0.pb --port kmd:/dev/npu0 --report=report.txt 2>err.txt; echo "==END out=="; echo "==BEGIN err=="; cat err.txt report.txt; echo "==END err=="'
+    run_lenet='echo "==BEGIN out=="; npu run model.onnx --device $D --input images=input_0.pb --port kmd:/dev/npu0 --report=report.txt 2>err.txt; echo "==END out=="; echo "==BEGIN err=="; cat err.txt report.txt; echo "==END err=="; echo "jobs-$D: $(cat /sys/class/misc/npu0/jobs)"'
 
     # 1. v0: the LeNet, the driver's own checks, the fuzzer, unload/load
     # (the LeNet first: the report's busy cycles are the device's PERF_CYCLES since reset)
@@ -145,13 +146,13 @@ EOF
     guest v0 --device v0 --mem 2560M --dma 512M --add "$out/lenet-v0.npkb:/root/lenet-v0.npkb" -- "set -e; D=v0; $run_lenet;
       rmmod npukit; insmod /root/npukit.ko carveout_base=0x80000000 carveout_size=0x1f000000;
       echo '==BEGIN exec=='; npu exec lenet-v0.npkb --input images=input_0.pb --port kmd:/dev/npu0,carveout 2>exec.err || { cat exec.err; exit 1; }; echo '==END exec==';
-      npukit_ktest info /dev/npu0; npukit_ktest v0 /dev/npu0;
+      npukit_ktest info /dev/npu0; npukit_ktest v0 /dev/npu0; npukit_ktest clock /dev/npu0;
       npukit_ktest fuzz /dev/npu0 10000 $seed;
       for i in \$(seq 20); do rmmod npukit; ! grep npukit /proc/interrupts;
         if [ \$((i % 2)) = 0 ]; then insmod /root/npukit.ko irq=1; grep -q npukit /proc/interrupts; else insmod /root/npukit.ko; fi;
         npukit_ktest buffers /dev/npu0 /sys/class/misc/npu0/buffers; done; echo 'load/unload: 20 cycles';
       npukit_ktest v0 /dev/npu0; $dmesg_check"
-    grep -E "^(v0|fuzz|load/unload):" "$out/v0.log"
+    grep -E "^(v0|clock|fuzz|load/unload):" "$out/v0.log"
     # 2. shell: the LeNet, then the fuzzer on another device kind
     guest shell --device shell -- "set -e; D=shell; $run_lenet; npukit_ktest fuzz /dev/npu0 10000 $seed; $dmesg_check"
     grep -E "^fuzz:" "$out/shell.log"
@@ -185,6 +186,17 @@ EOF
     gb=$(grep -o "busy [0-9]* cycles (PERF counter)" "$out/guest-v0.err" | head -1)
     [ -n "$hb" ] && [ "$hb" = "$gb" ] || { echo "FAIL: v0 device cycles: host '$hb', guest '$gb'"; exit 1; }
     echo "LeNet on v0: device $hb on the host's sim port and in the guest"
+    # the device's cycles: the kmd port steps the device's clock as the sim port steps the model
+    for dev in v0 shell; do
+      hc=$(grep -o "total device cycles *[0-9]*" "$out/host-$dev.err" | head -1)
+      gc=$(grep -o "total device cycles *[0-9]*" "$out/guest-$dev.err" | head -1)
+      [ -n "$hc" ] && [ "$hc" = "$gc" ] || { echo "FAIL: LeNet on $dev: host '$hc', guest '$gc'"; exit 1; }
+      echo "LeNet on $dev: $hc on the host's sim port and in the guest over kmd"
+    done
+    # the jobs went through the kernel (NPUKIT_IOCTL_SUBMIT), not register writes
+    jobs=$(sed -n 's/^jobs-v0: //p' "$out/v0.log")
+    [ "${jobs:-0}" -gt 0 ] || { echo "FAIL: the LeNet on v0 over kmd started no job through the kernel (jobs '$jobs')"; exit 1; }
+    echo "LeNet on v0 over kmd: $jobs jobs through NPUKIT_IOCTL_SUBMIT"
     echo "OK: guest tests passed" ;;
   *) echo "usage: scripts/kmod.sh kdir|build|test-build|test-sparse|test-checkpatch OUT | test-guest OUT NPU KTEST MODELDIR" >&2; exit 2 ;;
 esac

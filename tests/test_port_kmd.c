@@ -33,9 +33,9 @@ int main(void) {
     expect_fail("kmd:/dev/null", "v0", NPK_EIO, "kmd /dev/null: not an npukit device (NPUKIT_IOCTL_GET_INFO: ");
     expect_fail("kmd:/dev/null,mem=0", "shell", NPK_EINVAL, "kmd /dev/null: bad mem size '0'");
     expect_fail("kmd:/dev/null,mem=12Q", "shell", NPK_EINVAL, "kmd /dev/null: bad mem size '12Q'");
-    expect_fail("kmd:/dev/null,speed=9", "e1", NPK_EINVAL, "kmd /dev/null: unknown option 'speed=9' (known: mem=BYTES, carveout)");
-    expect_fail("kmd:", "pccx", NPK_EINVAL, "expected kmd:/dev/npuN[,mem=BYTES|,carveout], got 'kmd:'");
-    expect_fail("kmd:,mem=4K", "pccx", NPK_EINVAL, "expected kmd:/dev/npuN[,mem=BYTES|,carveout]");
+    expect_fail("kmd:/dev/null,speed=9", "e1", NPK_EINVAL, "kmd /dev/null: unknown option 'speed=9' (known: mem=BYTES, carveout, free)");
+    expect_fail("kmd:", "pccx", NPK_EINVAL, "expected kmd:/dev/npuN[,mem=BYTES|,carveout][,free], got 'kmd:'");
+    expect_fail("kmd:,mem=4K", "pccx", NPK_EINVAL, "expected kmd:/dev/npuN[,mem=BYTES|,carveout][,free]");
     expect_fail("kmdx:/dev/npu0", "v0", NPK_EINVAL, "uio:/dev/uioN or kmd:/dev/npuN");
     return CHECK_DONE();
 }

@@ -18,6 +18,7 @@
  *   ioctl(fd, NPUKIT_IOCTL_SUBMIT, &job);       the kernel rings the doorbell
  *   ioctl(fd, NPUKIT_IOCTL_WAIT, &wait);        ok, error + device code, or timeout
  *   ioctl(fd, NPUKIT_IOCTL_COUNTERS, &cnt);     cycle and performance counters
+ *   ioctl(fd, NPUKIT_IOCTL_CLOCK, &clk);        the device's own clock (`npu vp`)
  *
  * All structures have explicit padding and the same layout on 32- and
  * 64-bit user space; reserved and padding fields must be zero (EINVAL).
@@ -28,7 +29,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define NPUKIT_API_VERSION 1
+#define NPUKIT_API_VERSION 2
 
 /* PCI identity of npukit functions (served by `npu vp`). */
 #define NPUKIT_PCI_VENDOR 0x1234
@@ -59,7 +60,8 @@
  * @max_bo_size: largest buffer object NPUKIT_IOCTL_BO_CREATE accepts
  * @irq_mode: 1 when completion is interrupt driven, 0 when polled
  *            (module parameter irq; polling is the mode under TCG)
- * @pad: zero
+ * @flags: NPUKIT_INFO_CLOCK when the function has a virtual platform's
+ *         clock window (see NPUKIT_IOCTL_CLOCK)
  * @carveout_base: bus address of the driver's carve-out (module parameters
  *                 carveout_base and carveout_size: guest RAM the kernel does
  *                 not use, e.g. above its mem= limit), 0 when there is none
@@ -77,11 +79,14 @@ struct npukit_info {
 	__u64 clock_hz;
 	__u64 max_bo_size;
 	__u32 irq_mode;
-	__u32 pad;
+	__u32 flags;
 	__u64 carveout_base;
 	__u64 carveout_size;
 	__u64 reserved[2];
 };
+
+/* struct npukit_info flags */
+#define NPUKIT_INFO_CLOCK 0x1	/* a clock window (`npu vp` BAR 2): NPUKIT_IOCTL_CLOCK works */
 
 /* struct npukit_bo_create flags */
 #define NPUKIT_BO_CARVEOUT 0x1	/* the whole carve-out at its fixed address (size 0 or its size) */
@@ -188,6 +193,10 @@ struct npukit_submit {
 #define NPUKIT_WAIT_ERROR 1	/* the device latched an error: dev_code */
 #define NPUKIT_WAIT_TIMEOUT 2	/* no completion in time: device soft-reset */
 #define NPUKIT_WAIT_FALLBACK 3	/* v0: descriptor index needs the CPU */
+#define NPUKIT_WAIT_BUSY 4	/* NPUKIT_WAIT_POLL: the job still runs */
+
+/* struct npukit_wait flags */
+#define NPUKIT_WAIT_POLL 0x1	/* check once, never sleep nor reset: OK, ERROR, FALLBACK or BUSY */
 
 /**
  * struct npukit_wait - NPUKIT_IOCTL_WAIT: wait for the running job
@@ -202,12 +211,24 @@ struct npukit_submit {
  *             timeout or a bus error); the device is usable again
  * @fault_addr: (out) the device's fault address register, if any
  * @desc: (out) NPUKIT_WAIT_FALLBACK: the 64-byte descriptor at index
+ * @flags: (in) NPUKIT_WAIT_POLL or 0
+ * @progress: (out) where the device stands in the job: v0 and e1 the ring
+ *            index it consumes next (DESC_TAIL), shell the command queue's
+ *            head (CQ_HEAD), pccx the instructions the kernel has put in
+ *            the queue so far (of count)
+ * @eta: (out) NPUKIT_WAIT_BUSY on pccx: the device's IDLE_ETA (cycles
+ *       until idle if nothing more is queued); else 0
  *
- * The job stays the device's running job after NPUKIT_WAIT_FALLBACK: the
- * user-space delegate executes desc, then NPUKIT_IOCTL_FALLBACK_DONE and
- * waits again. Every other result ends the job. ENOENT: no job runs.
- * Without an interrupt (polling mode) the kernel checks the device with a
- * growing interval from 20 us to 1 ms.
+ * The job stays the device's running job after NPUKIT_WAIT_FALLBACK and
+ * NPUKIT_WAIT_BUSY: for FALLBACK the user-space delegate executes desc,
+ * then NPUKIT_IOCTL_FALLBACK_DONE and waits again. Every other result ends
+ * the job. ENOENT: no job runs. Without an interrupt (polling mode) the
+ * kernel checks the device with a growing interval from 20 us to 1 ms; on
+ * a function whose clock is stepped (NPUKIT_IOCTL_CLOCK) it advances the
+ * device itself instead, by 64 cycles doubling to 65536 between checks.
+ * With NPUKIT_WAIT_POLL, timeout_ns must be 0: the caller owns time (on a
+ * stepped clock it steps the device between polls, as a simulator's
+ * polling driver does, so the device's cycles equal its own port's).
  */
 struct npukit_wait {
 	__s64 timeout_ns;
@@ -217,6 +238,9 @@ struct npukit_wait {
 	__u32 recovered;
 	__u64 fault_addr;
 	__u8 desc[64];
+	__u32 flags;
+	__u32 progress;
+	__u64 eta;
 };
 
 /**
@@ -264,6 +288,42 @@ struct npukit_irq {
 	__u32 status;
 };
 
+/* struct npukit_clock flags */
+#define NPUKIT_CLOCK_SET_MODE 0x1	/* set the mode to @mode first */
+#define NPUKIT_CLOCK_STEP 0x2	/* then advance a stepped device by @step cycles */
+
+/* struct npukit_clock modes */
+#define NPUKIT_CLOCK_FREE 0	/* the platform advances a busy device on its own */
+#define NPUKIT_CLOCK_STEPPED 1	/* the device advances only through NPUKIT_CLOCK_STEP */
+
+/**
+ * struct npukit_clock - NPUKIT_IOCTL_CLOCK: the device's own clock, on a
+ * function that has a virtual platform's clock window (`npu vp` BAR 2,
+ * NPUKIT_INFO_CLOCK; ENODEV otherwise)
+ * @flags: (in) NPUKIT_CLOCK_SET_MODE, NPUKIT_CLOCK_STEP or both
+ * @mode: (in with SET_MODE) NPUKIT_CLOCK_FREE or NPUKIT_CLOCK_STEPPED;
+ *        (out) the mode
+ * @step: (in with STEP) cycles, 1 .. 2^32 - 1; EINVAL unless the mode is
+ *        NPUKIT_CLOCK_STEPPED
+ * @cycles: (out) device cycles since the function was created (after the
+ *          step)
+ * @status: (out) bit 0: the device is idle; bit 1: it is stalled on a
+ *          hung bus beat
+ * @clock_khz: (out) the device clock in kHz
+ * @reserved: zero
+ *
+ * The mode returns to NPUKIT_CLOCK_FREE when the file is closed.
+ */
+struct npukit_clock {
+	__u32 flags;
+	__u32 mode;
+	__u64 step;
+	__u64 cycles;
+	__u32 status;
+	__u32 clock_khz;
+	__u64 reserved[2];
+};
+
 #define NPUKIT_IOCTL_BASE 0xB9
 #define NPUKIT_IOCTL_GET_INFO _IOR(NPUKIT_IOCTL_BASE, 0x00, struct npukit_info)
 #define NPUKIT_IOCTL_BO_CREATE _IOWR(NPUKIT_IOCTL_BASE, 0x01, struct npukit_bo_create)
@@ -275,5 +335,6 @@ struct npukit_irq {
 #define NPUKIT_IOCTL_COUNTERS _IOR(NPUKIT_IOCTL_BASE, 0x07, struct npukit_counters)
 #define NPUKIT_IOCTL_RESET _IO(NPUKIT_IOCTL_BASE, 0x08)
 #define NPUKIT_IOCTL_IRQ _IOR(NPUKIT_IOCTL_BASE, 0x09, struct npukit_irq)
+#define NPUKIT_IOCTL_CLOCK _IOWR(NPUKIT_IOCTL_BASE, 0x0a, struct npukit_clock)
 
 #endif /* NPUKIT_ACCEL_H */

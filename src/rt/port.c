@@ -113,6 +113,29 @@ int npk_port_energy(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm) 
     if (!p->be->energy) return -NPK_EUNSUPPORTED;
     return p->be->energy(p, e, a, tech_nm);
 }
+int npk_port_jobs(npk_port *p) { return p->be->jobs ? p->be->jobs(p) : 0; }
+
+static int no_jobs(const npk_port *p) {
+    return npk_err(NPK_EUNSUPPORTED, "port '%s' takes no jobs (its drivers program the device through registers)",
+                   p->be->info.name);
+}
+
+int npk_port_job_submit(npk_port *p, const npk_pjob *j) {
+    return p->be->job_submit ? p->be->job_submit(p, j) : no_jobs(p);
+}
+
+int npk_port_job_check(npk_port *p, npk_pjob_state *s) {
+    return p->be->job_check ? p->be->job_check(p, 0, 0, s) : no_jobs(p);
+}
+
+int npk_port_job_wait(npk_port *p, uint64_t timeout_ns, npk_pjob_state *s) {
+    return p->be->job_check ? p->be->job_check(p, 1, timeout_ns, s) : no_jobs(p);
+}
+
+int npk_port_job_fallback_done(npk_port *p, uint32_t index) {
+    return p->be->job_fallback_done ? p->be->job_fallback_done(p, index) : no_jobs(p);
+}
+
 const char *npk_port_device(const npk_port *p) { return p->cls->name; }
 const char *npk_port_kind(const npk_port *p) { return p->be->info.name; }
 npk_sim *npk_port_sim(npk_port *p) { return p->sim; }

@@ -17,6 +17,7 @@
 #include "npukit/job.h"
 #include "npukit/npu.h"
 #include "npukit/sim.h"
+#include "rt/port_submit.h"
 
 typedef struct npk_port_backend {
     npk_port_info info; /* name (npk_port_kind), spec syntax, one line of help (npu ports) */
@@ -45,6 +46,13 @@ typedef struct npk_port_backend {
     void (*set_trace)(npk_port *p, struct npk_trace *t);
     /* Optional (NULL: -NPK_EUNSUPPORTED): npk_port_energy. */
     int (*energy)(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm);
+    /* Optional (NULL: the drivers program the device through registers): the job hook
+     * (rt/port_submit.h). jobs says 1 or 2 as npk_port_jobs; check looks once (block 0) or
+     * waits up to timeout_ns (block 1). */
+    int (*jobs)(npk_port *p);
+    int (*job_submit)(npk_port *p, const npk_pjob *j);
+    int (*job_check)(npk_port *p, int block, uint64_t timeout_ns, npk_pjob_state *s);
+    int (*job_fallback_done)(npk_port *p, uint32_t index);
 } npk_port_backend;
 
 typedef struct npk_alloc_block {

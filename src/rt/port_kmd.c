@@ -19,7 +19,20 @@
  * the allocator then hands out the same addresses as the sim port's.
  * The device kind the driver reports must be the one asked for.
  *
- * Time: npk_port_wait() sleeps cycles / hz (the clock the driver reports).
+ * Jobs: the port offers the job hook (rt/port_submit.h): the drivers write a
+ * v0 descriptor batch, a shell ring batch, an e1 ring or a pccx instruction
+ * stream to the buffer and hand it to NPUKIT_IOCTL_SUBMIT; the kernel rings
+ * the doorbell, and NPUKIT_IOCTL_WAIT reports completion, the device's error
+ * (after the kernel's recovery), a timeout (after its soft reset) or a v0
+ * descriptor for the CPU.
+ *
+ * Time: on a function with a clock window (`npu vp`, NPUKIT_INFO_CLOCK) the
+ * port puts the device's clock in stepped mode: npk_port_wait() advances the
+ * device by exactly that many cycles (NPUKIT_IOCTL_CLOCK) and the drivers
+ * poll jobs (NPUKIT_WAIT_POLL) between steps, as they poll the model over
+ * the sim port, so the device's cycles are the sim port's; ",free" leaves
+ * the clock free-running. Elsewhere (real hardware) npk_port_wait() sleeps
+ * cycles / hz and the kernel waits for jobs (interrupts or its own polling).
  * Interrupts: npk_port_irq(p, 0) is 1 when the kernel took an interrupt for
  * the device since the previous call (NPUKIT_IOCTL_IRQ; always 0 in the
  * driver's polling mode, the mode under QEMU TCG).
@@ -44,6 +57,7 @@ typedef struct kmd {
     uint8_t *mem;          /* the buffer object's mapping */
     uint64_t dma, size;    /* its bus address and size */
     uint32_t handle;
+    int stepped;           /* the device's clock is stepped by npk_port_wait */
     char dev[256];
 } kmd;
 
@@ -133,12 +147,12 @@ static int kmd_open(npk_port *p, const char *whole, const char *target, const ch
     k->fd = -1;
     p->impl = k;
     uint64_t want = 0;
-    int carveout = 0;
+    int carveout = 0, free_clock = 0;
     const char *comma = strchr(target, ',');
     size_t n = comma ? (size_t)(comma - target) : strlen(target);
     int rc = 0;
     if (!n || n >= sizeof k->dev) {
-        rc = npk_err(NPK_EINVAL, "kmd port: expected kmd:/dev/npuN[,mem=BYTES|,carveout], got 'kmd:%s'", target);
+        rc = npk_err(NPK_EINVAL, "kmd port: expected kmd:/dev/npuN[,mem=BYTES|,carveout][,free], got 'kmd:%s'", target);
         goto fail;
     }
     memcpy(k->dev, target, n);
@@ -157,8 +171,10 @@ static int kmd_open(npk_port *p, const char *whole, const char *target, const ch
             }
         } else if (!strcmp(opt, "carveout")) {
             carveout = 1;
+        } else if (!strcmp(opt, "free")) {
+            free_clock = 1;
         } else {
-            rc = npk_err(NPK_EINVAL, "kmd %s: unknown option '%s' (known: mem=BYTES, carveout)", k->dev, opt);
+            rc = npk_err(NPK_EINVAL, "kmd %s: unknown option '%s' (known: mem=BYTES, carveout, free)", k->dev, opt);
             goto fail;
         }
         o = end;
@@ -225,18 +241,109 @@ static int kmd_open(npk_port *p, const char *whole, const char *target, const ch
     k->mem = m;
     p->arena_base = k->dma;
     p->arena_size = k->size;
+    if ((info.flags & NPUKIT_INFO_CLOCK) && !free_clock) {
+        struct npukit_clock c;
+        memset(&c, 0, sizeof c);
+        c.flags = NPUKIT_CLOCK_SET_MODE;
+        c.mode = NPUKIT_CLOCK_STEPPED;
+        if (ioctl(k->fd, NPUKIT_IOCTL_CLOCK, &c)) {
+            rc = kmd_ioctl_err(p, "stepping the device's clock (NPUKIT_IOCTL_CLOCK)");
+            goto fail;
+        }
+        k->stepped = 1;
+    }
     return 0;
 fail:
     kmd_close(p);
     return rc;
 }
 
-static int kmd_wait(npk_port *p, uint64_t cycles) { return npk_port_sleep(p, cycles); }
+/* A stepped clock advances by exactly cycles (in steps of at most 2^32 - 1); else sleep. */
+static int kmd_wait(npk_port *p, uint64_t cycles) {
+    if (!K(p)->stepped) return npk_port_sleep(p, cycles);
+    while (cycles) {
+        struct npukit_clock c;
+        memset(&c, 0, sizeof c);
+        c.flags = NPUKIT_CLOCK_STEP;
+        c.step = cycles > UINT32_MAX ? UINT32_MAX : cycles;
+        if (ioctl(K(p)->fd, NPUKIT_IOCTL_CLOCK, &c)) return kmd_ioctl_err(p, "stepping the device (NPUKIT_IOCTL_CLOCK)");
+        cycles -= c.step;
+    }
+    return 0;
+}
+
+static int kmd_reset(npk_port *p) {
+    if (ioctl(K(p)->fd, NPUKIT_IOCTL_RESET)) return kmd_ioctl_err(p, "device reset (NPUKIT_IOCTL_RESET)");
+    return 0;
+}
+
+/* ---- the job hook (rt/port_submit.h) ---- */
+
+static int kmd_jobs(npk_port *p) { return K(p)->stepped ? 1 : 2; }
+
+static int kmd_job_submit(npk_port *p, const npk_pjob *j) {
+    kmd *k = K(p);
+    struct npukit_submit s;
+    memset(&s, 0, sizeof s);
+    int rc = mem_check(p, j->addr, 8, "job");
+    if (rc) return rc;
+    s.format = (uint32_t)j->format;
+    s.handle = k->handle;
+    s.offset = j->addr - k->dma;
+    s.count = j->count;
+    s.ring_len = j->ring_len;
+    s.first = j->first;
+    s.flags = j->flags & NPK_PJOB_F_FALLBACK ? NPUKIT_SUBMIT_FALLBACK : 0;
+    s.window_addr = j->window_addr;
+    s.window_size = j->window_size;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (ioctl(k->fd, NPUKIT_IOCTL_SUBMIT, &s)) {
+        if (errno == EINVAL)
+            return npk_err(NPK_EINVAL,
+                           "kmd %s: the driver refused the job (NPUKIT_IOCTL_SUBMIT: format %u, ring 0x%" PRIx64
+                           ", %u entries from %u, length %u, window 0x%" PRIx64 "+%" PRIu64 ")",
+                           k->dev, s.format, j->addr, j->count, j->first, j->ring_len, j->window_addr, j->window_size);
+        return kmd_ioctl_err(p, "job submit (NPUKIT_IOCTL_SUBMIT)");
+    }
+    return 0;
+}
+
+static int kmd_job_check(npk_port *p, int block, uint64_t timeout_ns, npk_pjob_state *st) {
+    struct npukit_wait w;
+    memset(&w, 0, sizeof w);
+    if (block) {
+        w.timeout_ns = timeout_ns < 1 ? 1 : timeout_ns > 60000000000ull ? 60000000000ll : (int64_t)timeout_ns;
+    } else {
+        w.flags = NPUKIT_WAIT_POLL;
+    }
+    int rc;
+    while ((rc = ioctl(K(p)->fd, NPUKIT_IOCTL_WAIT, &w)) && errno == EINTR) {
+    }
+    if (rc) return kmd_ioctl_err(p, "job wait (NPUKIT_IOCTL_WAIT)");
+    memset(st, 0, sizeof *st);
+    st->result = (npk_pjob_result)w.result;
+    st->code = w.dev_code;
+    st->index = w.index;
+    st->progress = w.progress;
+    st->recovered = (int)w.recovered;
+    st->fault_addr = w.fault_addr;
+    st->eta = w.eta;
+    memcpy(st->desc, w.desc, sizeof st->desc);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* what the device wrote, before the caller reads it */
+    return 0;
+}
+
+static int kmd_job_fallback_done(npk_port *p, uint32_t index) {
+    struct npukit_fallback_done d = {.index = index};
+    if (ioctl(K(p)->fd, NPUKIT_IOCTL_FALLBACK_DONE, &d)) return kmd_ioctl_err(p, "NPUKIT_IOCTL_FALLBACK_DONE");
+    return 0;
+}
 
 const npk_port_backend npk_kmd_port = {
     .info = {"kmd", "kmd:/dev/npuN",
-             "a PCI function driven by npukit's kernel driver (kmod/npukit.ko): registers through its ioctls, guest "
-             "memory one DMA buffer (,mem=BYTES) or the driver's fixed-address carve-out (,carveout)"},
+             "a PCI function driven by npukit's kernel driver (kmod/npukit.ko): jobs through its SUBMIT/WAIT ioctls, "
+             "guest memory one DMA buffer (,mem=BYTES) or the driver's fixed-address carve-out (,carveout), the "
+             "device's clock stepped like the sim port's (,free: free-running)"},
     .schemes = {"kmd:"},
     .open = kmd_open,
     .read32 = kmd_read32,
@@ -245,5 +352,10 @@ const npk_port_backend npk_kmd_port = {
     .mem_write = kmd_mem_write,
     .wait = kmd_wait,
     .irq = kmd_irq,
+    .reset = kmd_reset,
     .close = kmd_close,
+    .jobs = kmd_jobs,
+    .job_submit = kmd_job_submit,
+    .job_check = kmd_job_check,
+    .job_fallback_done = kmd_job_fallback_done,
 };

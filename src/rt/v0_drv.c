@@ -2,13 +2,16 @@
 /* The v0 driver: descriptor ring, doorbell, waiting (IRQ or polling),
  * error decoding and recovery, the CPU fallback handler, high-level ops and
  * routing around the device when CAPS.gemmini_present == 0. Talks to the
- * device only through the port layer. */
+ * device only through the port layer: its registers, or, on a port with the
+ * job hook (kmd:, rt/port_submit.h), jobs that the kernel starts, watches and
+ * recovers (the driver then writes descriptors and reads counters only). */
 #include "npukit/npu.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"
 #include "npukit/v0_drv.h"
 #include "rt/v0_ops.h"
+#include "rt/port_submit.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -36,6 +39,8 @@ struct npk_v0 {
     npk_v0_stats stats;
     struct npk_e1 *e1;
     char route[256];
+    int jobs;       /* npk_port_jobs: 0 registers, 1 jobs polled on our clock, 2 the kernel waits */
+    int job_active; /* a job of the port runs (jobs) */
 };
 
 #define RD(v, off, val)                                            \
@@ -111,8 +116,10 @@ int npk_v0_open(npk_v0 **out, npk_port *port, const npk_v0_config *cfg) {
         return npk_err(NPK_ENOMEM, "out of memory");
     }
     rc = npk_port_read32(port, NPK_V0_REG_CAPS, &v->caps);
+    v->jobs = npk_port_jobs(port);
     if (!rc) rc = npk_port_alloc(port, (uint64_t)v->len * NPK_V0_DESC_BYTES, NPK_V0_DESC_ALIGN, &v->ring);
-    if (!rc) rc = arm(v);
+    /* jobs: the kernel programs the ring at the first submit; a reset puts DESC_TAIL at 0 */
+    if (!rc) rc = v->jobs ? npk_port_reset(port) : arm(v);
     if (rc) {
         free(v->slots);
         free(v);
@@ -124,7 +131,11 @@ int npk_v0_open(npk_v0 **out, npk_port *port, const npk_v0_config *cfg) {
 
 void npk_v0_close(npk_v0 *v) {
     if (!v) return;
-    npk_port_write32(v->port, NPK_V0_REG_CTRL, 0);
+    if (v->jobs) {
+        if (v->job_active) npk_port_reset(v->port);
+    } else {
+        npk_port_write32(v->port, NPK_V0_REG_CTRL, 0);
+    }
     npk_port_free(v->port, v->ring);
     free(v->slots);
     free(v);
@@ -170,15 +181,8 @@ static const char *opname(uint32_t op) {
     return n ? n : "unknown op";
 }
 
-int npk_v0_decode_error(npk_v0 *v) {
-    uint32_t st, idx, flo, fhi, irq;
-    RD(v, NPK_V0_REG_STATUS, &st);
-    RD(v, NPK_V0_REG_ERR_DESC_INDEX, &idx);
-    RD(v, NPK_V0_REG_ERR_FAULT_ADDR_LO, &flo);
-    RD(v, NPK_V0_REG_ERR_FAULT_ADDR_HI, &fhi);
-    RD(v, NPK_V0_REG_IRQ_STATUS, &irq);
-    uint32_t code = npk_v0_st_errcode(st);
-    if (!(st & NPK_V0_ST_ERROR)) return npk_err(NPK_EDEVICE, "v0: no error latched (STATUS 0x%08x)", st);
+/* The message of a latched error: code, descriptor index, fault address, IRQ_STATUS.bus_error. */
+static int describe_error(npk_v0 *v, uint32_t code, uint32_t idx, uint64_t fault, int bus) {
     npk_port_job_code(v->port, code);
     char why[200] = "";
     char what[96] = "";
@@ -190,22 +194,36 @@ int npk_v0_decode_error(npk_v0 *v) {
             if (npk_v0_validate(d, v->caps, tmp, sizeof tmp)) snprintf(why, sizeof why, ": %s", tmp);
         }
     }
-    uint64_t fault = flo | (uint64_t)fhi << 32;
     if (code == NPK_V0_ERR_OVERFLOW)
         return npk_err(NPK_EDEVICE, "v0: queue overflow: a doorbell committed more descriptors than the ring has free "
                                     "slots (err_code 0x07, ring length %u)",
                        v->len);
     if (code == NPK_V0_ERR_WINDOW || code == NPK_V0_ERR_BUS)
         return npk_err(NPK_EDEVICE, "v0: descriptor %u%s: %s at address 0x%" PRIx64 " (err_code 0x%02x%s)", idx, what,
-                       npk_v0_err_text(code), fault, code, (irq & NPK_V0_IRQ_BUS_ERROR) ? ", bus_error" : "");
+                       npk_v0_err_text(code), fault, code, bus ? ", bus_error" : "");
     return npk_err(NPK_EDEVICE, "v0: descriptor %u%s: %s%s (err_code 0x%02x, unsupported_op)", idx, what,
                    npk_v0_err_text(code), why, code);
+}
+
+int npk_v0_decode_error(npk_v0 *v) {
+    uint32_t st, idx, flo, fhi, irq;
+    RD(v, NPK_V0_REG_STATUS, &st);
+    RD(v, NPK_V0_REG_ERR_DESC_INDEX, &idx);
+    RD(v, NPK_V0_REG_ERR_FAULT_ADDR_LO, &flo);
+    RD(v, NPK_V0_REG_ERR_FAULT_ADDR_HI, &fhi);
+    RD(v, NPK_V0_REG_IRQ_STATUS, &irq);
+    if (!(st & NPK_V0_ST_ERROR)) return npk_err(NPK_EDEVICE, "v0: no error latched (STATUS 0x%08x)", st);
+    return describe_error(v, npk_v0_st_errcode(st), idx, flo | (uint64_t)fhi << 32, (irq & NPK_V0_IRQ_BUS_ERROR) != 0);
 }
 
 /* Drop everything pending (reported with status), flush and re-arm. */
 static int drop_and_flush(npk_v0 *v, int status) {
     while (v->pending) account(v, NPK_V0_DROPPED, status);
-    return arm(v);
+    if (!v->jobs) return arm(v);
+    /* the kernel flushes and re-arms the ring: DESC_TAIL 0 */
+    v->head = v->tail = 0;
+    v->job_active = 0;
+    return npk_port_reset(v->port);
 }
 
 int npk_v0_flush(npk_v0 *v) { return drop_and_flush(v, -NPK_EDEVICE); }
@@ -381,6 +399,114 @@ static int wait_for(npk_v0 *v, int room) {
     return rc;
 }
 
+/* ---- jobs through the port (kmd: the kernel rings the doorbell, watches, recovers) ---- */
+
+/* The job ended badly (rc, its message set): drop what is pending. The kernel has already
+ * flushed and re-armed the ring after a device error or its timeout (DESC_TAIL 0); reset
+ * says it must still be stopped (our own timeout, a failed CPU fallback). */
+static int job_failed(npk_v0 *v, int rc, int reset) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", npk_errmsg());
+    while (v->pending) account(v, NPK_V0_DROPPED, rc);
+    v->head = v->tail = 0;
+    v->job_active = 0;
+    if (reset && npk_port_reset(v->port)) return npk_err_prefix(-rc, "%s; resetting the device failed", msg);
+    npk_err(-rc, "%s", msg);
+    return rc;
+}
+
+/* Account the descriptors the device retired, up to ring index to; 1 when any. */
+static int retire_to(npk_v0 *v, uint32_t to) {
+    int moved = 0;
+    while (v->tail != to && v->pending) {
+        account(v, NPK_V0_RETIRED_HW, 0);
+        moved = 1;
+    }
+    return moved;
+}
+
+/* The kernel handed descriptor idx to the CPU (step a of the contract): run it (b), then
+ * the kernel writes its tag, clears the error and moves DESC_TAIL past it (c, d). */
+static int job_fallback(npk_v0 *v, uint32_t idx, const uint8_t *raw) {
+    npk_v0_desc d;
+    npk_v0_desc_unpack(raw, &d);
+    int rc = v->cfg.cpu_exec ? v->cfg.cpu_exec(v->port, &d)
+                             : npk_err(NPK_EUNSUPPORTED, "no CPU executor (npk_v0_config.cpu_exec is NULL)");
+    if (rc) return npk_err_prefix(-rc, "v0 fallback: descriptor %u (tag 0x%x, %s)", idx, d.w[NPK_V0_W_TAG],
+                                  opname(npk_v0_desc_op(&d)));
+    if ((rc = npk_port_job_fallback_done(v->port, idx))) return rc;
+    v->stats.fallbacks_run++;
+    if (idx == v->tail) account(v, NPK_V0_RETIRED_CPU, 0);
+    return 0;
+}
+
+/* One report of the running job: NPK_POLL_DONE, _PROGRESS, _BUSY, or the job's error. */
+static int job_state(npk_v0 *v, const npk_pjob_state *s) {
+    uint32_t mask = v->len - 1;
+    switch (s->result) {
+    case NPK_PJOB_BUSY: return retire_to(v, s->progress & mask) ? NPK_POLL_PROGRESS : NPK_POLL_BUSY;
+    case NPK_PJOB_OK:
+        retire_to(v, v->head);
+        v->job_active = 0;
+        return NPK_POLL_DONE;
+    case NPK_PJOB_FALLBACK: {
+        uint32_t idx = s->index & mask;
+        retire_to(v, idx);
+        npk_job j;
+        npk_job_begin(&j, v->port, "cpu fallback", "cpu fallback");
+        int rc = npk_job_end(&j, job_fallback(v, idx, s->desc));
+        return rc ? job_failed(v, rc, 1) : NPK_POLL_PROGRESS;
+    }
+    case NPK_PJOB_TIMEOUT: {
+        const npk_v0_desc *d = &v->slots[v->tail].d;
+        npk_err(NPK_ETIMEDOUT, "v0: no completion of descriptor %u (tag 0x%x, %s) before the kernel's timeout; it "
+                               "soft-reset the device",
+                v->tail, d->w[NPK_V0_W_TAG], opname(npk_v0_desc_op(d)));
+        npk_port_job_recovered(v->port);
+        return job_failed(v, -NPK_ETIMEDOUT, 0);
+    }
+    default: { /* NPK_PJOB_ERROR: the kernel recovered (W1C or CTRL.flush) and re-armed */
+        uint32_t idx = s->index & mask;
+        retire_to(v, idx);
+        return job_failed(v, describe_error(v, s->code, idx, s->fault_addr, s->code == NPK_V0_ERR_BUS), 0);
+    }
+    }
+}
+
+static int check_job(void *ctx, npk_poll *pl) {
+    npk_v0 *v = ctx;
+    npk_pjob_state s;
+    (void)pl;
+    if (!v->job_active) return NPK_POLL_DONE;
+    int rc = npk_port_job_check(v->port, &s);
+    return rc ? rc : job_state(v, &s);
+}
+
+/* Until the running job ends: polled between steps of the caller's clock, exactly as the
+ * register path polls (so the device's cycles are the sim port's), or the kernel waits. */
+static int wait_job(npk_v0 *v) {
+    if (!v->job_active) return 0;
+    if (v->jobs == 2) {
+        uint64_t ns = (uint64_t)((double)v->cfg.timeout_cycles * 1e9 / (double)npk_port_hz(v->port));
+        for (;;) {
+            npk_pjob_state s;
+            int rc = npk_port_job_wait(v->port, ns, &s);
+            if (!rc) rc = job_state(v, &s);
+            if (rc < 0 || rc == NPK_POLL_DONE) return rc < 0 ? rc : 0;
+        }
+    }
+    npk_poll pl = {.budget = v->cfg.timeout_cycles, .step = 64, .max_step = 65536, .what = "v0: waiting"};
+    int rc = npk_poll_run(v->port, &pl, check_job, v);
+    v->stats.device_cycles += pl.waited;
+    if (!pl.expired) return rc;
+    const npk_v0_desc *d = &v->slots[v->tail].d;
+    npk_err(NPK_ETIMEDOUT, "v0: no progress for %" PRIu64 " cycles on descriptor %u (tag 0x%x, %s); the device was reset",
+            pl.idle, v->tail, d->w[NPK_V0_W_TAG], opname(npk_v0_desc_op(d)));
+    rc = job_failed(v, -NPK_ETIMEDOUT, 1);
+    if (rc == -NPK_ETIMEDOUT) npk_port_job_recovered(v->port);
+    return rc;
+}
+
 /* Descriptors d[i..n) never reached the ring: report them as dropped. */
 static int refuse_rest(npk_v0 *v, const npk_v0_desc *d, unsigned i, unsigned n, int status) {
     for (; i < n; i++) {
@@ -391,7 +517,41 @@ static int refuse_rest(npk_v0 *v, const npk_v0_desc *d, unsigned i, unsigned n, 
     return status;
 }
 
+/* Jobs: one batch of at most len - 1 descriptors per job, each after the last one ended. */
+static int submit_jobs(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
+    unsigned i = 0;
+    while (i < n) {
+        int rc = wait_job(v);
+        if (rc < 0) return refuse_rest(v, d, i, n, rc);
+        unsigned batch = n - i < v->len - 1 ? n - i : v->len - 1;
+        uint32_t first = v->head;
+        for (unsigned j = 0; j < batch; j++) {
+            npk_v0_desc x = d[i + j];
+            if (v->jobs == 2 && j == batch - 1) x.w[0] |= NPK_V0_F_IRQ << 16; /* the kernel's IRQ mode */
+            uint8_t raw[NPK_V0_DESC_BYTES];
+            npk_v0_desc_pack(&x, raw);
+            rc = npk_port_mem_write(v->port, v->ring + (uint64_t)v->head * NPK_V0_DESC_BYTES, raw, sizeof raw);
+            if (rc) return refuse_rest(v, d, i + j, n, npk_err_prefix(-rc, "v0: writing descriptor %u", v->head));
+            v->slots[v->head].d = x;
+            v->slots[v->head].live = 1;
+            v->head = (v->head + 1) % v->len;
+            v->pending++;
+            v->stats.submitted++;
+        }
+        npk_pjob job = {.format = NPK_PJOB_V0_DESC, .addr = v->ring, .count = batch, .ring_len = v->len,
+                        .first = first, .flags = v->cfg.cpu_fallback ? NPK_PJOB_F_FALLBACK : 0,
+                        .window_addr = v->cfg.tensor_mem_base, .window_size = v->cfg.tensor_mem_len};
+        rc = npk_port_job_submit(v->port, &job);
+        if (rc) return refuse_rest(v, d, i + batch, n, job_failed(v, npk_err_prefix(-rc, "v0: submit"), 1));
+        v->job_active = 1;
+        v->stats.doorbells++;
+        i += batch;
+    }
+    return 0;
+}
+
 static int submit_impl(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
+    if (v->jobs) return submit_jobs(v, d, n);
     unsigned i = 0;
     while (i < n) {
         unsigned room = v->len - 1 - v->pending;
@@ -434,6 +594,7 @@ int npk_v0_submit(npk_v0 *v, const npk_v0_desc *d, unsigned n) {
 }
 
 static int wait_impl(npk_v0 *v) {
+    if (v->jobs) return wait_job(v);
     int rc = wait_for(v, 0);
     if (rc < 0) return rc;
     /* a last look: an error latched on a doorbell with nothing pending */

@@ -14,6 +14,10 @@
  *                                     the device, the next batch completes
  *   npukit_ktest buffers DEV SYSFS    3 buffers: SYSFS (/sys/class/misc/npuN/buffers) counts
  *                                     3 while open or mapped, 0 after close and munmap
+ *   npukit_ktest clock DEV            v0 on `npu vp`: the clock window (NPUKIT_IOCTL_CLOCK):
+ *                                     exact steps, refused arguments, a job polled with
+ *                                     NPUKIT_WAIT_POLL between steps, a blocking wait on a
+ *                                     stepped clock, the free-running mode back after close
  *   npukit_ktest fuzz DEV N SEED      N random ioctls (numbers, sizes, fields, pointers);
  *                                     every call returns 0 or one of the documented errnos;
  *                                     then the device completes a NOP batch (v0)
@@ -112,14 +116,98 @@ static void v0_nop_batch(int fd, bo *ring) {
     if (t2 != ((tail + 3) & 7)) fail("NOP batch: DESC_TAIL %u after 3 descriptors from %u", t2, tail);
 }
 
+static struct npukit_clock clock_call(int fd, uint32_t flags, uint32_t mode, uint64_t step, int want_errno) {
+    struct npukit_clock c;
+    memset(&c, 0, sizeof c);
+    c.flags = flags;
+    c.mode = mode;
+    c.step = step;
+    int rc = ioctl(fd, NPUKIT_IOCTL_CLOCK, &c);
+    if (want_errno && (!rc || errno != want_errno))
+        fail("NPUKIT_IOCTL_CLOCK flags %u mode %u step %llu: %s, expected errno %d", flags, mode,
+             (unsigned long long)step, rc ? strerror(errno) : "accepted", want_errno);
+    if (!want_errno && rc)
+        fail("NPUKIT_IOCTL_CLOCK flags %u mode %u step %llu: %s", flags, mode, (unsigned long long)step,
+             strerror(errno));
+    return c;
+}
+
+static int cmd_clock(void) {
+    int fd = xopen();
+    struct npukit_info info;
+    memset(&info, 0, sizeof info);
+    xioctl(fd, NPUKIT_IOCTL_GET_INFO, &info, "NPUKIT_IOCTL_GET_INFO");
+    if (!(info.flags & NPUKIT_INFO_CLOCK)) fail("GET_INFO: no NPUKIT_INFO_CLOCK on an `npu vp` function");
+    struct npukit_clock c = clock_call(fd, 0, 0, 0, 0);
+    if (c.mode != NPUKIT_CLOCK_FREE) fail("the clock of a freshly opened device is in mode %u, not free", c.mode);
+    if (c.clock_khz != info.clock_hz / 1000) fail("clock %u kHz, GET_INFO says %llu Hz", c.clock_khz,
+                                                  (unsigned long long)info.clock_hz);
+    clock_call(fd, NPUKIT_CLOCK_STEP, 0, 100, EINVAL); /* not stepped */
+    clock_call(fd, 4, 0, 0, EINVAL);
+    clock_call(fd, NPUKIT_CLOCK_SET_MODE, 2, 0, EINVAL);
+    clock_call(fd, 0, 1, 0, EINVAL);                   /* a mode without SET_MODE */
+    clock_call(fd, 0, 0, 5, EINVAL);                   /* a step without STEP */
+    c = clock_call(fd, NPUKIT_CLOCK_SET_MODE, NPUKIT_CLOCK_STEPPED, 0, 0);
+    if (c.mode != NPUKIT_CLOCK_STEPPED || !(c.status & 1)) fail("stepped mode: mode %u status %u", c.mode, c.status);
+    clock_call(fd, NPUKIT_CLOCK_STEP, 0, 0, EINVAL);
+    clock_call(fd, NPUKIT_CLOCK_STEP, 0, 1ull << 32, EINVAL);
+    uint64_t c0 = c.cycles;
+    c = clock_call(fd, NPUKIT_CLOCK_STEP, 0, 1000, 0);
+    if (c.cycles - c0 != 1000) fail("a step of 1000 cycles moved the device clock by %llu", (unsigned long long)(c.cycles - c0));
+    c = clock_call(fd, NPUKIT_CLOCK_SET_MODE | NPUKIT_CLOCK_STEP, NPUKIT_CLOCK_STEPPED, 4321, 0);
+    if (c.cycles - c0 != 5321) fail("SET_MODE + STEP 4321: the clock moved %llu from 1000", (unsigned long long)(c.cycles - c0 - 1000));
+
+    /* a job polled between steps: BUSY until the device has run it, nothing advances it but the steps */
+    bo ring;
+    bo_new(fd, &ring, 4096);
+    xioctl(fd, NPUKIT_IOCTL_RESET, NULL, "NPUKIT_IOCTL_RESET");
+    uint32_t tail = reg_read(fd, 0x028) & 7;
+    for (unsigned i = 0; i < 8; i++) v0_desc(ring.p, i, 0x00, 0x200 + i);
+    submit_v0(fd, &ring, tail, 3, 0);
+    c0 = clock_call(fd, 0, 0, 0, 0).cycles;
+    struct npukit_wait w;
+    memset(&w, 0, sizeof w);
+    w.flags = NPUKIT_WAIT_POLL;
+    w.timeout_ns = 5;
+    if (!ioctl(fd, NPUKIT_IOCTL_WAIT, &w) || errno != EINVAL) fail("a POLL wait with a timeout was not refused");
+    unsigned polls = 0, steps = 0;
+    for (;;) {
+        memset(&w, 0, sizeof w);
+        w.flags = NPUKIT_WAIT_POLL;
+        xioctl(fd, NPUKIT_IOCTL_WAIT, &w, "NPUKIT_IOCTL_WAIT (POLL)");
+        polls++;
+        if (w.result != NPUKIT_WAIT_BUSY) break;
+        if (polls == 1 && w.progress != tail) fail("POLL before any step: progress %u, DESC_TAIL was %u", w.progress, tail);
+        if (steps > 100000) fail("a NOP batch still BUSY after %u steps of 8 cycles", steps);
+        clock_call(fd, NPUKIT_CLOCK_STEP, 0, 8, 0);
+        steps++;
+    }
+    if (w.result != NPUKIT_WAIT_OK || w.progress != ((tail + 3) & 7))
+        fail("POLL: result %u progress %u, expected ok at %u", w.result, w.progress, (tail + 3) & 7);
+    uint64_t c1 = clock_call(fd, 0, 0, 0, 0).cycles;
+    if (polls < 2 || c1 - c0 != 8ull * steps)
+        fail("POLL: %u polls, %u steps of 8 cycles, but the clock moved %llu", polls, steps, (unsigned long long)(c1 - c0));
+    printf("clock: 3 NOPs polled: %u polls, %u steps, %llu device cycles\n", polls, steps, (unsigned long long)(c1 - c0));
+    /* a blocking wait on a stepped clock: the kernel steps the device itself */
+    v0_nop_batch(fd, &ring);
+    if (clock_call(fd, 0, 0, 0, 0).cycles == c1) fail("the blocking wait completed without stepping the device");
+    munmap(ring.p, ring.c.size); /* a mapping keeps the file open */
+    close(fd);
+    fd = xopen();
+    if (clock_call(fd, 0, 0, 0, 0).mode != NPUKIT_CLOCK_FREE) fail("the clock stayed stepped after close");
+    close(fd);
+    printf("clock: exact steps, refused arguments, POLL, blocking wait and free mode after close: ok\n");
+    return 0;
+}
+
 static int cmd_info(void) {
     int fd = xopen();
     struct npukit_info i;
     memset(&i, 0, sizeof i);
     xioctl(fd, NPUKIT_IOCTL_GET_INFO, &i, "NPUKIT_IOCTL_GET_INFO");
-    printf("api %u kind %u pci %04x:%04x id 0x%08x caps 0x%08x mmio %llu clock %llu Hz max_bo %llu irq %u\n",
+    printf("api %u kind %u pci %04x:%04x id 0x%08x caps 0x%08x mmio %llu clock %llu Hz max_bo %llu irq %u flags %u\n",
            i.api_version, i.kind, i.vendor, i.device, i.id, i.caps, (unsigned long long)i.mmio_size,
-           (unsigned long long)i.clock_hz, (unsigned long long)i.max_bo_size, i.irq_mode);
+           (unsigned long long)i.clock_hz, (unsigned long long)i.max_bo_size, i.irq_mode, i.flags);
     close(fd);
     return 0;
 }
@@ -248,7 +336,7 @@ static int cmd_fuzz(long n, uint64_t seed) {
     static const unsigned long cmds[] = {NPUKIT_IOCTL_GET_INFO, NPUKIT_IOCTL_BO_CREATE, NPUKIT_IOCTL_BO_FREE,
                                          NPUKIT_IOCTL_REG,      NPUKIT_IOCTL_SUBMIT,    NPUKIT_IOCTL_WAIT,
                                          NPUKIT_IOCTL_FALLBACK_DONE, NPUKIT_IOCTL_COUNTERS, NPUKIT_IOCTL_RESET,
-                                         NPUKIT_IOCTL_IRQ};
+                                         NPUKIT_IOCTL_IRQ,      NPUKIT_IOCTL_CLOCK};
     rng_state = seed | 1;
     int fd = xopen();
     struct npukit_info info;
@@ -298,6 +386,7 @@ static int cmd_fuzz(long n, uint64_t seed) {
                 s->window_size = ring.c.size;
             }
             if (cmd == NPUKIT_IOCTL_BO_CREATE) ((struct npukit_bo_create *)arg)->size = rnd() % (1u << 20);
+            if (cmd == NPUKIT_IOCTL_CLOCK) ((struct npukit_clock *)arg)->step = rnd() % 100000;
         }
         if (cmd == NPUKIT_IOCTL_REG) {
             /* register writes are the privileged driver path (random ones could point the
@@ -344,15 +433,16 @@ static int cmd_fuzz(long n, uint64_t seed) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: npukit_ktest info|v0|fault|buffers|fuzz DEV [ARGS]\n");
+        fprintf(stderr, "usage: npukit_ktest info|v0|clock|fault|buffers|fuzz DEV [ARGS]\n");
         return 2;
     }
     dev_path = argv[2];
     if (!strcmp(argv[1], "info")) return cmd_info();
     if (!strcmp(argv[1], "v0")) return cmd_v0();
+    if (!strcmp(argv[1], "clock")) return cmd_clock();
     if (!strcmp(argv[1], "fault") && argc == 4) return cmd_fault(argv[3]);
     if (!strcmp(argv[1], "buffers") && argc == 4) return cmd_buffers(argv[3]);
     if (!strcmp(argv[1], "fuzz") && argc == 5) return cmd_fuzz(atol(argv[3]), strtoull(argv[4], NULL, 0));
-    fprintf(stderr, "usage: npukit_ktest info|v0|fault|buffers|fuzz DEV [ARGS]\n");
+    fprintf(stderr, "usage: npukit_ktest info|v0|clock|fault|buffers|fuzz DEV [ARGS]\n");
     return 2;
 }
