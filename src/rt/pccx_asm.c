@@ -2,6 +2,7 @@
 /* The pccx text assembler / disassembler (`npu asm|disasm --device pccx`) and
  * the host-side INT4 quantizer. The encodings themselves are the ISA codec
  * (src/abi/pccx_isa.c, include/npukit/pccx_isa.h). */
+#include "asm_text.h"
 #include "npukit/pccx_drv.h"
 
 #include <ctype.h>
@@ -283,57 +284,17 @@ static int asm_line(char *line, unsigned lineno, uint64_t *word) {
     return 0;
 }
 
-int npk_pccx_asm(const char *text, uint8_t **bin, size_t *len) {
-    *bin = NULL;
-    *len = 0;
-    size_t cap = 64, n = 0;
-    uint8_t *out = malloc(cap);
-    if (!out) return npk_err(NPK_ENOMEM, "out of memory");
-    unsigned lineno = 0;
-    const char *p = text;
-    while (*p) {
-        const char *e = strchr(p, '\n');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        lineno++;
-        char *line = malloc(l + 1);
-        if (!line) {
-            free(out);
-            return npk_err(NPK_ENOMEM, "out of memory");
-        }
-        memcpy(line, p, l);
-        line[l] = 0;
-        char *c = strpbrk(line, "#;");
-        if (c) *c = 0;
-        char *s = line;
-        while (isspace((unsigned char)*s)) s++;
-        if (*s) {
-            uint64_t w;
-            int rc = asm_line(s, lineno, &w);
-            if (rc) {
-                free(line);
-                free(out);
-                return rc;
-            }
-            if (n + 8 > cap) {
-                uint8_t *nb = realloc(out, cap * 2);
-                if (!nb) {
-                    free(line);
-                    free(out);
-                    return npk_err(NPK_ENOMEM, "out of memory");
-                }
-                out = nb;
-                cap *= 2;
-            }
-            for (int b = 0; b < 8; b++) out[n++] = (uint8_t)(w >> (8 * b));
-        }
-        free(line);
-        p += l;
-        if (*p == '\n') p++;
-    }
-    *bin = out;
-    *len = n;
+static int pccx_line(char *line, int lineno, uint8_t *rec, size_t *n) {
+    while (isspace((unsigned char)*line)) line++;
+    uint64_t w;
+    int rc = asm_line(line, (unsigned)lineno, &w);
+    if (rc) return rc;
+    for (int b = 0; b < 8; b++) rec[b] = (uint8_t)(w >> (8 * b));
+    *n = 8;
     return 0;
 }
+
+int npk_pccx_asm(const char *text, uint8_t **bin, size_t *len) { return npk_asm_text(text, "#;", pccx_line, bin, len); }
 
 /* ---- quantization ------------------------------------------------------------------ */
 

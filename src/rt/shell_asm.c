@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The shell descriptor text assembler / disassembler (`npu asm/disasm
  * --device shell`). Names and encoders: src/abi/shell_desc.c. */
+#include "asm_text.h"
 #include "npukit/shell_drv.h"
 #include "npukit/shell_desc.h"
 #include "npukit/strbuf.h"
@@ -315,46 +316,8 @@ static int assemble_line(const char *line, size_t ln, int lineno, uint8_t *d, si
     return 0;
 }
 
-int npk_shell_asm(const char *text, uint8_t **bin, size_t *len) {
-    *bin = NULL;
-    *len = 0;
-    size_t cap = 0, n = 0;
-    uint8_t *out = NULL;
-    int lineno = 0;
-    for (const char *p = text; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t ll = nl ? (size_t)(nl - p) : strlen(p);
-        lineno++;
-        const char *hash = memchr(p, '#', ll);
-        size_t cl = hash ? (size_t)(hash - p) : ll;
-        size_t i = 0;
-        while (i < cl && isspace((unsigned char)p[i])) i++;
-        if (i < cl) {
-            uint8_t d[96];
-            size_t dl = 0;
-            int rc = assemble_line(p, cl, lineno, d, &dl);
-            if (rc) {
-                free(out);
-                return rc;
-            }
-            if (n + dl > cap) {
-                size_t nc = cap ? cap * 2 : 1024;
-                uint8_t *no = realloc(out, nc);
-                if (!no) {
-                    free(out);
-                    return npk_err(NPK_ENOMEM, "out of memory");
-                }
-                out = no;
-                cap = nc;
-            }
-            memcpy(out + n, d, dl);
-            n += dl;
-        }
-        p += ll;
-        if (*p == '\n') p++;
-    }
-    if (!out && !(out = malloc(1))) return npk_err(NPK_ENOMEM, "out of memory");
-    *bin = out;
-    *len = n;
-    return 0;
+static int shell_line(char *line, int lineno, uint8_t *rec, size_t *n) {
+    return assemble_line(line, strlen(line), lineno, rec, n);
 }
+
+int npk_shell_asm(const char *text, uint8_t **bin, size_t *len) { return npk_asm_text(text, "#", shell_line, bin, len); }

@@ -12,6 +12,7 @@
  * win pstride ppad (pool fields), word0..word15 (raw words, applied last).
  * disasm prints the readable fields of the op and adds wordN= for any bits
  * they do not cover, so asm(disasm(x)) == x for every image. */
+#include "asm_text.h"
 #include "npukit/v0_drv.h"
 
 #include <ctype.h>
@@ -168,58 +169,16 @@ static int parse_line(char *s, npk_v0_desc *d, int line) {
     return 0;
 }
 
-int npk_v0_asm(const char *text, uint8_t **bin, size_t *len) {
-    *bin = NULL;
-    *len = 0;
-    size_t cap = 16, n = 0;
-    uint8_t *out = malloc(cap * NPK_V0_DESC_BYTES);
-    if (!out) return npk_err(NPK_ENOMEM, "out of memory");
-    const char *p = text;
-    int line = 0;
-    while (*p) {
-        line++;
-        const char *e = strchr(p, '\n');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        char *buf = malloc(l + 1);
-        if (!buf) {
-            free(out);
-            return npk_err(NPK_ENOMEM, "out of memory");
-        }
-        memcpy(buf, p, l);
-        buf[l] = 0;
-        char *hash = strchr(buf, '#');
-        if (hash) *hash = 0;
-        int blank = 1;
-        for (char *q = buf; *q; q++)
-            if (!isspace((unsigned char)*q)) blank = 0;
-        if (!blank) {
-            npk_v0_desc d;
-            int rc = parse_line(buf, &d, line);
-            if (rc) {
-                free(buf);
-                free(out);
-                return rc;
-            }
-            if (n == cap) {
-                uint8_t *no = realloc(out, cap * 2 * NPK_V0_DESC_BYTES);
-                if (!no) {
-                    free(buf);
-                    free(out);
-                    return npk_err(NPK_ENOMEM, "out of memory");
-                }
-                out = no;
-                cap *= 2;
-            }
-            npk_v0_desc_pack(&d, out + n * NPK_V0_DESC_BYTES);
-            n++;
-        }
-        free(buf);
-        p += l + (e ? 1 : 0);
-    }
-    *bin = out;
-    *len = n * NPK_V0_DESC_BYTES;
+static int v0_line(char *line, int lineno, uint8_t *rec, size_t *n) {
+    npk_v0_desc d;
+    int rc = parse_line(line, &d, lineno);
+    if (rc) return rc;
+    npk_v0_desc_pack(&d, rec);
+    *n = NPK_V0_DESC_BYTES;
     return 0;
 }
+
+int npk_v0_asm(const char *text, uint8_t **bin, size_t *len) { return npk_asm_text(text, "#", v0_line, bin, len); }
 
 /* ---- disassembler ---- */
 
