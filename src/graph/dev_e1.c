@@ -154,8 +154,10 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
     *out = NULL;
     e1be *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
-    s->be.priv = s; /* e1_close on a failed open reaches the state through it */
-    int rc = npk_port_open(&s->port, o->port, "e1", o->dev_opts);
+    /* e1_close on a failed open reaches the state through priv */
+    s->be = (npk_backend){.name = "e1", .align = 16, .priv = s, .place = e1_place, .run = e1_run, .port = e1_port,
+                          .close = e1_close};
+    int rc = npk_backend_port_open(&s->port, o, "e1");
     if (!rc) rc = npk_e1_open(&s->e, s->port);
     if (!rc) rc = npk_lower_new(&s->L, s->e);
     if (rc) {
@@ -165,15 +167,6 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
     if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
     snprintf(note, note_len, "e1: integer products run as GEMM_S8 tiles through the e1 lowering layer on host "
                              "matrices (e1 has no guest-memory tensors, so no arena is planned)");
-    s->be.name = "e1";
-    s->be.align = 16;
-    s->be.peak_macs = 0;
-    s->be.priv = s;
-    s->be.place = e1_place;
-    s->be.run = e1_run;
-    s->be.port = e1_port;
-    s->be.busy_cycles = NULL;
-    s->be.close = e1_close;
     *out = &s->be;
     return 0;
 }

@@ -192,15 +192,13 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
     *out = NULL;
     shbe *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = npk_port_open(&s->port, o->port, "shell", o->dev_opts);
+    s->be = (npk_backend){.name = "shell", .align = 16, .peak_macs = 1024, /* int8 GEMM MACs per cycle (docs/shell.md) */
+                          .priv = s, .place = sh_place, .run = sh_run, .port = sh_port, .close = sh_close};
+    int rc = npk_backend_port_open(&s->port, o, "shell");
+    if (!rc && (rc = npk_shell_open(&s->s, s->port, NULL))) rc = npk_err_prefix(-rc, "opening the shell driver");
     if (rc) {
-        free(s);
-        return npk_err_prefix(-rc, "opening the shell port");
-    }
-    if ((rc = npk_shell_open(&s->s, s->port, NULL))) {
-        npk_port_close(s->port);
-        free(s);
-        return npk_err_prefix(-rc, "opening the shell driver");
+        sh_close(&s->be);
+        return rc;
     }
     uint32_t caps = npk_shell_caps(s->s);
     if (!(caps & SHELL_CAP_GEMM) || !(caps & SHELL_CAP_GEMM_V2)) {
@@ -210,15 +208,6 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
     }
     if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
     s->cs = o->stream;
-    s->be.name = "shell";
-    s->be.align = 16;
-    s->be.peak_macs = 1024; /* int8 GEMM MACs per cycle (docs/shell.md timing model) */
-    s->be.priv = s;
-    s->be.place = sh_place;
-    s->be.run = sh_run;
-    s->be.port = sh_port;
-    s->be.busy_cycles = NULL;
-    s->be.close = sh_close;
     *out = &s->be;
     return 0;
 }

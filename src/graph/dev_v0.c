@@ -263,42 +263,28 @@ static int backend_open(npk_backend **out, const npk_run_opts *o, char *note, si
     *out = NULL;
     v0be *s = calloc(1, sizeof *s);
     if (!s) return npk_err(NPK_ENOMEM, "out of memory");
-    int rc = npk_port_open(&s->port, o->port, "v0", o->dev_opts);
-    if (rc) {
-        free(s);
-        return npk_err_prefix(-rc, "opening the v0 port");
-    }
+    s->be = (npk_backend){.name = "v0", .align = NPK_V0_ALIGN, .priv = s, .place = v0_place, .run = v0_run,
+                          .port = v0_port, .busy_cycles = v0_busy, .engines = v0_engines, .close = v0_close};
+    int rc = npk_backend_port_open(&s->port, o, "v0");
     npk_v0_config cfg;
     npk_v0_config_default(&cfg);
     cfg.cpu_fallback = 0; /* a descriptor the device refuses is an error, never a silent CPU run */
     cfg.ring_len = 256;
-    if ((rc = npk_v0_open(&s->v, s->port, &cfg))) {
-        npk_port_close(s->port);
-        free(s);
-        return npk_err_prefix(-rc, "opening the v0 driver");
+    if (!rc && (rc = npk_v0_open(&s->v, s->port, &cfg))) rc = npk_err_prefix(-rc, "opening the v0 driver");
+    if (rc) {
+        v0_close(&s->be);
+        return rc;
     }
-    if (!(npk_v0_caps(s->v) & NPK_V0_CAPS_GEMMINI)) {
+    uint32_t caps = npk_v0_caps(s->v);
+    if (!(caps & NPK_V0_CAPS_GEMMINI)) {
         snprintf(note, note_len, "v0 reports gemmini_present = 0: every node runs on the CPU reference");
-        npk_v0_close(s->v);
-        npk_port_close(s->port);
-        free(s);
+        v0_close(&s->be);
         return 0;
     }
     if (o->trace) npk_port_set_trace(s->port, o->trace); /* device engines + driver host steps */
     s->cs = o->stream;
-    s->be.name = "v0";
-    s->be.align = NPK_V0_ALIGN;
     /* the array geometry the device reports (device options rows, cols) */
-    uint32_t caps = npk_v0_caps(s->v);
     s->be.peak_macs = (uint64_t)NPK_FEX(caps, NPK_V0_CAPS_ROWS) * NPK_FEX(caps, NPK_V0_CAPS_COLS);
-    s->be.priv = s;
-    s->be.place = v0_place;
-    s->be.run = v0_run;
-    s->be.port = v0_port;
-    s->be.busy_cycles = v0_busy;
-    s->be.engines = v0_engines;
-    s->be.close = v0_close;
-    (void)note;
     *out = &s->be;
     return 0;
 }

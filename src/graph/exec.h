@@ -115,6 +115,9 @@ int npk_exec_only_consumer(npk_exec *x, int v);
 
 /* Declare, in place(): node n reads (write = 0) or writes (write = 1) value
  * v in layout l. Returns a view id >= 0 or a negative status. */
+/* A backend's port: the run's port spec and device options for device dev; a failure's
+ * message says "opening the DEV port". */
+int npk_backend_port_open(npk_port **port, const npk_run_opts *o, const char *dev);
 int npk_exec_use_value(npk_exec *x, int n, int v, const npk_dlayout *l, int write);
 /* Declare a scratch buffer of `bytes` for node n; returns its id. */
 int npk_exec_scratch(npk_exec *x, int n, uint64_t bytes);

@@ -64,6 +64,11 @@ void npk_exec_rows(const npk_tensor *m, int kind, uint64_t *rows, uint64_t *row_
     *row_bytes = (uint64_t)(m->rank ? m->dims[m->rank - 1] : 1) * es;
 }
 
+int npk_backend_port_open(npk_port **port, const npk_run_opts *o, const char *dev) {
+    int rc = npk_port_open(port, o->port, dev, o->dev_opts);
+    return rc ? npk_err_prefix(-rc, "opening the %s port", dev) : 0;
+}
+
 int npk_exec_use_value(npk_exec *x, int n, int v, const npk_dlayout *l, int write) {
     if (v < 0 || !x->known[v]) return npk_err(NPK_EINVAL, "device view of a value without a known shape");
     if (!write)
