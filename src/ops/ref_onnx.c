@@ -345,19 +345,25 @@ static int64_t inner_size(const npk_tensor *x, int from) {
     return s;
 }
 
+/* Channel ch of x (n x c x sp) normalized with mean m and variance v, scaled and shifted, into y. */
+static void bn_channel(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, int64_t ch, double m, double v,
+                       double eps, npk_tensor *y) {
+    int64_t n = x->rank > 0 ? x->dims[0] : 1, c = x->rank > 1 ? x->dims[1] : 1, sp = inner_size(x, 2);
+    double s = npk_ref_onnx_get_f(scale->data, scale->dtype, ch), b = npk_ref_onnx_get_f(bias->data, bias->dtype, ch);
+    double inv = 1.0 / sqrt(v + eps);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < sp; k++) {
+            int64_t o = (i * c + ch) * sp + k;
+            npk_ref_onnx_set_f(y->data, y->dtype, o, (npk_ref_onnx_get_f(x->data, x->dtype, o) - m) * inv * s + b);
+        }
+}
+
 void npk_ref_onnx_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias,
                             const npk_tensor *mean, const npk_tensor *var, double eps, npk_tensor *y) {
-    int64_t n = x->rank > 0 ? x->dims[0] : 1, c = x->rank > 1 ? x->dims[1] : 1, sp = inner_size(x, 2);
-    for (int64_t ch = 0; ch < c; ch++) {
-        double s = npk_ref_onnx_get_f(scale->data, scale->dtype, ch), b = npk_ref_onnx_get_f(bias->data, bias->dtype, ch);
-        double m = npk_ref_onnx_get_f(mean->data, mean->dtype, ch), v = npk_ref_onnx_get_f(var->data, var->dtype, ch);
-        double inv = 1.0 / sqrt(v + eps);
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t k = 0; k < sp; k++) {
-                int64_t o = (i * c + ch) * sp + k;
-                npk_ref_onnx_set_f(y->data, y->dtype, o, (npk_ref_onnx_get_f(x->data, x->dtype, o) - m) * inv * s + b);
-            }
-    }
+    int64_t c = x->rank > 1 ? x->dims[1] : 1;
+    for (int64_t ch = 0; ch < c; ch++)
+        bn_channel(x, scale, bias, ch, npk_ref_onnx_get_f(mean->data, mean->dtype, ch),
+                   npk_ref_onnx_get_f(var->data, var->dtype, ch), eps, y);
 }
 
 void npk_ref_onnx_batchnorm_train(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias,
@@ -375,13 +381,7 @@ void npk_ref_onnx_batchnorm_train(const npk_tensor *x, const npk_tensor *scale, 
                 sq += d * d;
             }
         double bv = sq / cnt;
-        double s = npk_ref_onnx_get_f(scale->data, scale->dtype, ch), b = npk_ref_onnx_get_f(bias->data, bias->dtype, ch);
-        double inv = 1.0 / sqrt(bv + eps);
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t k = 0; k < sp; k++) {
-                int64_t o = (i * c + ch) * sp + k;
-                npk_ref_onnx_set_f(y->data, y->dtype, o, (npk_ref_onnx_get_f(x->data, x->dtype, o) - bm) * inv * s + b);
-            }
+        bn_channel(x, scale, bias, ch, bm, bv, eps, y);
         if (run_mean)
             npk_ref_onnx_set_f(run_mean->data, run_mean->dtype, ch,
                                npk_ref_onnx_get_f(mean->data, mean->dtype, ch) * momentum + bm * (1 - momentum));
@@ -441,15 +441,21 @@ static int64_t axis_index(const npk_tensor *x, int axis, int64_t nparam, int64_t
     return (i / inner_size(x, axis + 1)) % x->dims[axis];
 }
 
+/* The scale of element i of x, and in *z its zero point (0 without zp): per tensor or per axis. */
+static float qparams(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis, int64_t i, int64_t *z) {
+    int64_t c = axis_index(x, axis, npk_tensor_numel(scale), i);
+    *z = zp ? npk_ref_onnx_get_i(zp->data, zp->dtype, c) : 0;
+    return (float)npk_ref_onnx_get_f(scale->data, scale->dtype, c);
+}
+
 void npk_ref_onnx_quantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis,
                            npk_tensor *y) {
-    int64_t n = npk_tensor_numel(x), ns = npk_tensor_numel(scale);
+    int64_t n = npk_tensor_numel(x);
     for (int64_t i = 0; i < n; i++) {
-        int64_t c = axis_index(x, axis, ns, i);
-        float s = (float)npk_ref_onnx_get_f(scale->data, scale->dtype, c);
+        int64_t z;
+        float s = qparams(x, scale, zp, axis, i, &z);
         float q = npk_ref_onnx_rint((float)npk_ref_onnx_get_f(x->data, x->dtype, i) / s);
-        double z = zp ? (double)npk_ref_onnx_get_i(zp->data, zp->dtype, c) : 0.0, lo, hi;
-        double r = (double)q + z;
+        double lo, hi, r = (double)q + (double)z;
         type_range(y->dtype, &lo, &hi);
         if (r != r) r = 0;
         if (r < lo) r = lo;
@@ -460,11 +466,10 @@ void npk_ref_onnx_quantize(const npk_tensor *x, const npk_tensor *scale, const n
 
 void npk_ref_onnx_dequantize(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *zp, int axis,
                              npk_tensor *y) {
-    int64_t n = npk_tensor_numel(x), ns = npk_tensor_numel(scale);
+    int64_t n = npk_tensor_numel(x);
     for (int64_t i = 0; i < n; i++) {
-        int64_t c = axis_index(x, axis, ns, i);
-        float s = (float)npk_ref_onnx_get_f(scale->data, scale->dtype, c);
-        int64_t z = zp ? npk_ref_onnx_get_i(zp->data, zp->dtype, c) : 0;
+        int64_t z;
+        float s = qparams(x, scale, zp, axis, i, &z);
         float v = (float)(npk_ref_onnx_get_i(x->data, x->dtype, i) - z) * s;
         npk_ref_onnx_set_f(y->data, y->dtype, i, v);
     }

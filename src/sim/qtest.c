@@ -101,20 +101,22 @@ static void rep_printf(npk_qtest *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* vsnprintf into buf, cut at its size; the length written (0 on an encoding error). */
-static size_t vformat(char *buf, size_t len, const char *fmt, va_list ap) {
-    int n = vsnprintf(buf, len, fmt, ap);
-    if (n < 0) return 0;
-    return (size_t)n >= len ? len - 1 : (size_t)n;
+/* Append formatted text to the reply, cut at 1199 bytes (nothing on an encoding error); one_line:
+ * newlines become spaces, so that the reply stays one line. */
+static void rep_vprintf(npk_qtest *q, int one_line, const char *fmt, va_list ap) {
+    char buf[1200];
+    int k = vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = k < 0 ? 0 : (size_t)k >= sizeof buf ? sizeof buf - 1 : (size_t)k;
+    for (size_t i = 0; one_line && i < n; i++)
+        if (buf[i] == '\n' || buf[i] == '\r') buf[i] = ' ';
+    rep_add(q, buf, n);
 }
 
 static void rep_printf(npk_qtest *q, const char *fmt, ...) {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    size_t n = vformat(buf, sizeof buf, fmt, ap);
+    rep_vprintf(q, 0, fmt, ap);
     va_end(ap);
-    rep_add(q, buf, n);
 }
 
 /* Start a FAIL reply; returns 1 (the command's result code). Newlines in the
@@ -125,16 +127,12 @@ static int fail(npk_qtest *q, const char *fmt, ...)
 #endif
     ;
 static int fail(npk_qtest *q, const char *fmt, ...) {
-    char buf[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    size_t n = vformat(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    for (size_t i = 0; i < n; i++)
-        if (buf[i] == '\n' || buf[i] == '\r') buf[i] = ' ';
     q->rlen = 0;
     rep_add(q, "FAIL ", 5);
-    rep_add(q, buf, n);
+    va_list ap;
+    va_start(ap, fmt);
+    rep_vprintf(q, 1, fmt, ap);
+    va_end(ap);
     return 1;
 }
 

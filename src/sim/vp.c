@@ -208,7 +208,7 @@ static uint64_t bar_base(const npk_vp_fn *f, int bar, uint32_t size) {
 }
 
 /* Which BAR (0 or 2) addr falls in, and the offset; -NPK_EINVAL outside both. */
-static int bar_off(npk_vp_fn *f, const char *what, uint64_t addr, unsigned size, int *bar, uint32_t *off) {
+static int bar_find(npk_vp_fn *f, const char *what, uint64_t addr, unsigned size, int *bar, uint32_t *off) {
     if (size != 1 && size != 2 && size != 4 && size != 8)
         return npk_err(NPK_EINVAL, "BAR %s of %u bytes at 0x%" PRIx64 ": the size must be 1, 2, 4 or 8", what, size,
                        addr);
@@ -218,6 +218,9 @@ static int bar_off(npk_vp_fn *f, const char *what, uint64_t addr, unsigned size,
         if (base && addr >= base && addr - base < bs && size <= bs - (addr - base)) {
             *bar = b;
             *off = (uint32_t)(addr - base);
+            if (!(get16(f->cfg + 4) & CMD_MEM))
+                return npk_err(NPK_EINVAL, "BAR%d %s at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", b,
+                               what, addr);
             return 0;
         }
     }
@@ -225,6 +228,14 @@ static int bar_off(npk_vp_fn *f, const char *what, uint64_t addr, unsigned size,
                    "BAR %s of %u bytes at 0x%" PRIx64 " is outside BAR0 (0x%" PRIx64 "+0x%" PRIx32 ") and BAR2 (0x%" PRIx64
                    "+0x%x)", what, size, addr, bar_base(f, 0, f->bar_size), f->bar_size, bar_base(f, 2, NPK_VP_CLK_SIZE),
                    NPK_VP_CLK_SIZE);
+}
+
+/* The BAR (0 or 2) and offset a guest access of size bytes at addr reaches, with memory decoding
+ * on; a failed access counts as an error of the function. */
+static int bar_off(npk_vp_fn *f, const char *what, uint64_t addr, unsigned size, int *bar, uint32_t *off) {
+    int rc = bar_find(f, what, addr, size, bar, off);
+    if (rc) f->st.errors++;
+    return rc;
 }
 
 /* The clock window (BAR2): 32-bit registers; other widths and offsets are guest errors of the device. */
@@ -328,12 +339,7 @@ int npk_vp_bar_read(npk_vp_fn *f, uint64_t addr, unsigned size, uint64_t *val) {
     int bar = 0;
     *val = size >= 8 ? UINT64_MAX : (1ull << (8 * (size & 7))) - 1;
     int rc = bar_off(f, "read", addr, size, &bar, &off);
-    if (!rc && !(get16(f->cfg + 4) & CMD_MEM))
-        rc = npk_err(NPK_EINVAL, "BAR%d read at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", bar, addr);
-    if (rc) {
-        f->st.errors++;
-        return rc;
-    }
+    if (rc) return rc;
     if (bar == 2) {
         *val = clk_read(f, off, size);
         return 0;
@@ -356,12 +362,7 @@ int npk_vp_bar_write(npk_vp_fn *f, uint64_t addr, uint64_t val, unsigned size) {
     uint32_t off;
     int bar = 0;
     int rc = bar_off(f, "write", addr, size, &bar, &off);
-    if (!rc && !(get16(f->cfg + 4) & CMD_MEM))
-        rc = npk_err(NPK_EINVAL, "BAR%d write at 0x%" PRIx64 " while memory decoding is off (COMMAND bit 1)", bar, addr);
-    if (rc) {
-        f->st.errors++;
-        return rc;
-    }
+    if (rc) return rc;
     /* The guest CPU writes RAM behind npk_mem's back: before a register write
      * (a doorbell, a step) everything derived from guest memory is taken anew. */
     npk_mem_touch(npk_sim_mem(f->sim), 0, UINT64_MAX);
