@@ -37,8 +37,7 @@ static void rmsnorm(float *o, const float *x, const float *w, int n) {
     for (int j = 0; j < n; j++) o[j] = w[j] * (ss * x[j]);
 }
 
-/* In-place softmax of x[n], max-subtracted. */
-static void softmax(float *x, int n) {
+void npk_llm_softmax(float *x, int n) {
     float mx = x[0];
     for (int i = 1; i < n; i++)
         if (x[i] > mx) mx = x[i];
@@ -110,7 +109,7 @@ static int cpu_forward(npk_llm_decoder *base, int token, int pos, const float **
                 for (int i = 0; i < hs; i++) score += qh[i] * kt[i];
                 att[t] = score / sqrtf((float)hs);
             }
-            softmax(att, pos + 1);
+            npk_llm_softmax(att, pos + 1);
             float *xbh = s->xb + h * hs; /* [hs] = sum_t att[t] * v_t */
             memset(xbh, 0, sizeof(float) * (size_t)hs);
             for (int t = 0; t <= pos; t++) {

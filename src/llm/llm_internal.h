@@ -17,6 +17,9 @@ enum {
     LLM_HOST_MATMUL = 7     /* projections on the host (CPU decoder) */
 };
 
+/* In-place softmax of x[n], max-subtracted (the CPU decoder's attention, the sampler; cpu.c). */
+void npk_llm_softmax(float *x, int n);
+
 struct npk_llm_decoder {
     const char *kind;
     const npk_llm_model *model;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* BPE encoding and token decoding with llama2.c's rules; sampling. */
+#include "llm_internal.h"
 #include "npukit/llm.h"
 #include "npukit/npu.h"
 
@@ -202,17 +203,8 @@ int npk_llm_sample(npk_llm_sampler *s, const float *logits) {
     int n = s->vocab_size;
     if (s->temperature == 0.0f) return npk_llm_argmax(logits, n);
     float *p = s->probs;
-    float mx = logits[0] / s->temperature;
-    for (int i = 0; i < n; i++) {
-        p[i] = logits[i] / s->temperature;
-        if (p[i] > mx) mx = p[i];
-    }
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) {
-        p[i] = expf(p[i] - mx);
-        sum += p[i];
-    }
-    for (int i = 0; i < n; i++) p[i] /= sum;
+    for (int i = 0; i < n; i++) p[i] = logits[i] / s->temperature;
+    npk_llm_softmax(p, n);
     float coin = npk_llm_rng_f32(&s->state);
     if (s->topp > 0.0f && s->topp < 1.0f && n > 1) return sample_topp(s, p, n, coin);
     float cdf = 0.0f;

@@ -32,11 +32,11 @@ struct npk_report {
     int host_only; /* no device clock (a CPU run): times come from the host */
     uint64_t hz, peak;
     rop *ops;
-    size_t nops;
+    size_t nops, cap_ops;
     rmem *mems;
-    size_t nmems;
+    size_t nmems, cap_mems;
     rnote *notes;
-    size_t nnotes;
+    size_t nnotes, cap_notes;
     double host_s;
     uint64_t total_cycles, tokens;
     int has_energy, op_energy;
@@ -71,52 +71,47 @@ void npk_report_op(npk_report *r, const char *name, int on_npu, uint64_t cycles,
     npk_report_op_n(r, name, on_npu, 1, cycles, macs);
 }
 
-void npk_report_op_n(npk_report *r, const char *name, int on_npu, uint64_t count, uint64_t cycles, uint64_t macs) {
-    if (!r) return;
+/* The row of operator name on the NPU or on the host; a new zero row when there is none and add
+ * is set (NULL: none, or no memory: the figures are dropped). */
+static rop *op_row(npk_report *r, const char *name, int on_npu, int add) {
     for (size_t i = 0; i < r->nops; i++)
-        if (r->ops[i].on_npu == !!on_npu && !strncmp(r->ops[i].name, name, sizeof r->ops[i].name - 1)) {
-            r->ops[i].count += count;
-            r->ops[i].cycles += cycles;
-            r->ops[i].macs += macs;
-            return;
-        }
-    rop *n = realloc(r->ops, (r->nops + 1) * sizeof *n);
-    if (!n) return;
-    r->ops = n;
-    rop *o = &n[r->nops++];
+        if (r->ops[i].on_npu == !!on_npu && !strncmp(r->ops[i].name, name, sizeof r->ops[i].name - 1)) return &r->ops[i];
+    if (!add || npk_grow(&r->ops, &r->cap_ops, r->nops + 1, sizeof *r->ops, 16)) return NULL;
+    rop *o = &r->ops[r->nops++];
     memset(o, 0, sizeof *o);
     snprintf(o->name, sizeof o->name, "%s", name);
     o->on_npu = !!on_npu;
-    o->count = count;
-    o->cycles = cycles;
-    o->macs = macs;
+    return o;
+}
+
+void npk_report_op_n(npk_report *r, const char *name, int on_npu, uint64_t count, uint64_t cycles, uint64_t macs) {
+    rop *o = r ? op_row(r, name, on_npu, 1) : NULL;
+    if (!o) return;
+    o->count += count;
+    o->cycles += cycles;
+    o->macs += macs;
 }
 
 void npk_report_bytes(npk_report *r, const char *memory, uint64_t rd, uint64_t wr) {
     if (!r || !memory) return;
-    for (size_t i = 0; i < r->nmems; i++)
-        if (!strcmp(r->mems[i].name, memory)) {
-            r->mems[i].rd += rd;
-            r->mems[i].wr += wr;
-            return;
-        }
-    rmem *n = realloc(r->mems, (r->nmems + 1) * sizeof *n);
-    if (!n) return;
-    r->mems = n;
-    snprintf(n[r->nmems].name, sizeof n[r->nmems].name, "%s", memory);
-    n[r->nmems].rd = rd;
-    n[r->nmems].wr = wr;
-    r->nmems++;
+    rmem *m = NULL;
+    for (size_t i = 0; i < r->nmems && !m; i++)
+        if (!strcmp(r->mems[i].name, memory)) m = &r->mems[i];
+    if (!m) {
+        if (npk_grow(&r->mems, &r->cap_mems, r->nmems + 1, sizeof *r->mems, 8)) return;
+        m = &r->mems[r->nmems++];
+        memset(m, 0, sizeof *m);
+        snprintf(m->name, sizeof m->name, "%s", memory);
+    }
+    m->rd += rd;
+    m->wr += wr;
 }
 
 void npk_report_op_energy(npk_report *r, const char *name, int on_npu, double pj) {
-    if (!r) return;
-    for (size_t i = 0; i < r->nops; i++)
-        if (r->ops[i].on_npu == !!on_npu && !strncmp(r->ops[i].name, name, sizeof r->ops[i].name - 1)) {
-            r->ops[i].energy_pj += pj;
-            r->op_energy = 1;
-            return;
-        }
+    rop *o = r ? op_row(r, name, on_npu, 0) : NULL;
+    if (!o) return;
+    o->energy_pj += pj;
+    r->op_energy = 1;
 }
 
 void npk_report_energy(npk_report *r, const npk_energy *e, const npk_area *a, uint32_t tech_nm) {
@@ -152,10 +147,8 @@ void npk_report_tokens(npk_report *r, uint64_t t) {
 
 void npk_report_note(npk_report *r, const char *key, const char *fmt, ...) {
     if (!r) return;
-    rnote *n = realloc(r->notes, (r->nnotes + 1) * sizeof *n);
-    if (!n) return;
-    r->notes = n;
-    rnote *x = &n[r->nnotes++];
+    if (npk_grow(&r->notes, &r->cap_notes, r->nnotes + 1, sizeof *r->notes, 8)) return;
+    rnote *x = &r->notes[r->nnotes++];
     snprintf(x->key, sizeof x->key, "%s", key);
     va_list ap;
     va_start(ap, fmt);
