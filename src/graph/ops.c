@@ -22,18 +22,11 @@ static int fast_rc(int rc) {
 #define IN(i) ((i) < c->n_in ? c->in[i] : NULL)
 #define HAS(i) (IN(i) != NULL)
 
-static int is_fl(int dt) { return dt == NPK_DT_FLOAT || dt == NPK_DT_DOUBLE; }
 static int is_q8(int dt) { return dt == NPK_DT_INT8 || dt == NPK_DT_UINT8; }
 
 static int check_numeric(const npk_tensor *t, const char *what) {
     if (!npk_dtype_size(t->dtype) || t->dtype == NPK_DT_BOOL)
         return npk_err(NPK_EINVAL, "%s has type %s, which the operator does not accept", what, npk_dtype_name(t->dtype));
-    return 0;
-}
-
-static int check_float(const npk_tensor *t, const char *what) {
-    if (!is_fl(t->dtype))
-        return npk_err(NPK_EINVAL, "%s must be float or double, got %s", what, npk_dtype_name(t->dtype));
     return 0;
 }
 
@@ -292,7 +285,7 @@ static int unary(npk_opctx *c, npk_onnx_unop op, int float_only, double alpha, d
     if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
     if ((rc = check_numeric(x, "X"))) return rc;
-    if (float_only && (rc = check_float(x, "X"))) return rc;
+    if (float_only && (rc = npk_opc_need_float(x, "X"))) return rc;
     if ((rc = npk_opctx_out_raw(c, 0, x->dtype, x->rank, x->dims))) return rc; /* written whole */
     if (c->run && FAST(c, npk_fast_unary(op, x, c->out[0], alpha, lo, hi))) npk_ref_onnx_unary(op, x, c->out[0], alpha, lo, hi);
     return 0;
@@ -337,7 +330,7 @@ static int softmax(npk_opctx *c, int log_sm) {
     int rc, axis;
     if ((rc = npk_opc_need(c, 0, "input"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = check_float(x, "input"))) return rc;
+    if ((rc = npk_opc_need_float(x, "input"))) return rc;
     int old = c->opset < 13;
     if ((rc = npk_opc_axis(npk_node_attr_i(c->node, "axis", old ? 1 : -1), x->rank ? x->rank : 1, &axis))) return rc;
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, x->dims))) return rc;
@@ -389,7 +382,7 @@ static int op_batchnorm(npk_opctx *c) {
     for (int i = 0; i < 5; i++)
         if ((rc = npk_opc_need(c, i, i == 0 ? "X" : i == 1 ? "scale" : i == 2 ? "B" : i == 3 ? "mean" : "var"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = check_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     if (x->rank < 2) return npk_err(NPK_EINVAL, "X must have rank >= 2");
     for (int i = 1; i < 5; i++)
         if (npk_tensor_numel(IN(i)) != x->dims[1])
@@ -421,7 +414,7 @@ static int op_layernorm(npk_opctx *c) {
     int rc, axis;
     if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "Scale"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = check_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     if ((rc = npk_opc_axis(npk_node_attr_i(c->node, "axis", -1), x->rank, &axis))) return rc;
     int64_t outer = 1, inner = 1, md[NPK_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
@@ -478,7 +471,7 @@ static int op_gemm(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "A")) || (rc = npk_opc_need(c, 1, "B"))) return rc;
     const npk_tensor *a = IN(0), *b = IN(1), *cc = IN(2);
-    if ((rc = check_float(a, "A")) || (rc = check_float(b, "B"))) return rc;
+    if ((rc = npk_opc_need_float(a, "A")) || (rc = npk_opc_need_float(b, "B"))) return rc;
     if (a->rank != 2 || b->rank != 2) return npk_err(NPK_EINVAL, "A and B must be 2-D");
     int ta = (int)npk_node_attr_i(c->node, "transA", 0), tb = (int)npk_node_attr_i(c->node, "transB", 0);
     int64_t m = ta ? a->dims[1] : a->dims[0], k = ta ? a->dims[0] : a->dims[1];
@@ -594,7 +587,7 @@ static int op_conv(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "W"))) return rc;
     const npk_tensor *x = IN(0), *w = IN(1), *b = IN(2);
-    if ((rc = check_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     if (w->dtype != x->dtype) return npk_err(NPK_EINVAL, "W must have X's type");
     npk_onnx_conv_params p;
     if ((rc = npk_onnx_conv_params_of(c, x, w, 0, &p))) return rc;
@@ -669,7 +662,7 @@ static int op_qlinearconv(npk_opctx *c) {
 static int pool_shape(npk_opctx *c, int float_only, npk_onnx_conv_params *p, int64_t *d) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X"))) return rc;
-    if ((rc = float_only ? check_float(IN(0), "X") : check_numeric(IN(0), "X"))) return rc;
+    if ((rc = float_only ? npk_opc_need_float(IN(0), "X") : check_numeric(IN(0), "X"))) return rc;
     if ((rc = npk_onnx_conv_params_of(c, IN(0), NULL, 1, p))) return rc;
     conv_out_dims(p, d);
     return 0;
@@ -704,7 +697,7 @@ static int global_pool(npk_opctx *c, int is_max) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = check_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     if (x->rank < 2) return npk_err(NPK_EINVAL, "X must have rank >= 2");
     int64_t d[NPK_MAX_RANK];
     for (int i = 0; i < x->rank; i++) d[i] = i < 2 ? x->dims[i] : 1;
@@ -739,7 +732,7 @@ static int op_quantize(npk_opctx *c) {
     int rc, axis;
     if ((rc = npk_opc_need(c, 0, "x")) || (rc = npk_opc_need(c, 1, "y_scale"))) return rc;
     const npk_tensor *x = IN(0), *zp = IN(2);
-    if ((rc = check_float(x, "x"))) return rc;
+    if ((rc = npk_opc_need_float(x, "x"))) return rc;
     if (IN(1)->dtype != NPK_DT_FLOAT) return npk_err(NPK_EINVAL, "y_scale must be float");
     if (zp && !is_q8(zp->dtype)) return npk_err(NPK_EINVAL, "y_zero_point must be int8 or uint8");
     if ((rc = quant_params(c, x, &axis))) return rc;

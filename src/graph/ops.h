@@ -289,6 +289,8 @@ npk_op_fn npk_onnx_op_handler(npk_op_id id);
  * attr_opset_limit) or input 1 (count, 0 when none, -NPK_SHAPE_UNKNOWN when
  * the input has no data yet, or a negative error); Identity. */
 int npk_opc_need(const npk_opctx *c, int i, const char *what);
+/* 0 when t is float or double, else an error naming what and its type. */
+int npk_opc_need_float(const npk_tensor *t, const char *what);
 int npk_opc_axis(int64_t a, int rank, int *out);
 int npk_opc_axes(npk_opctx *c, int64_t *axes, int attr_opset_limit);
 int npk_opc_identity(npk_opctx *c);

@@ -40,6 +40,12 @@ int npk_opctx_out_raw(npk_opctx *c, int k, int dtype, int rank, const int64_t *d
     return opctx_out(c, k, dtype, rank, dims, 0);
 }
 
+int npk_opc_need_float(const npk_tensor *t, const char *what) {
+    if (t->dtype != NPK_DT_FLOAT && t->dtype != NPK_DT_DOUBLE)
+        return npk_err(NPK_EINVAL, "%s must be float or double, got %s", what, npk_dtype_name(t->dtype));
+    return 0;
+}
+
 int npk_opc_need(const npk_opctx *c, int i, const char *what) {
     if (!HAS(i)) return npk_err(NPK_EINVAL, "required input %d (%s) is missing", i, what);
     return 0;

@@ -10,13 +10,6 @@
 #define IN(i) ((i) < c->n_in ? c->in[i] : NULL)
 #define HAS(i) (IN(i) != NULL)
 
-static int is_float(int dt) { return dt == NPK_DT_FLOAT || dt == NPK_DT_DOUBLE; }
-
-static int need_float(const npk_tensor *t, const char *what) {
-    if (!is_float(t->dtype)) return npk_err(NPK_EINVAL, "%s must be float or double, got %s", what, npk_dtype_name(t->dtype));
-    return 0;
-}
-
 /* A scalar (one-element) input's value: 1 when known, NPK_SHAPE_UNKNOWN without data. */
 static int scalar_f(const npk_tensor *t, const char *what, double *v) {
     if (npk_tensor_numel(t) != 1) return npk_err(NPK_EINVAL, "%s must hold one value", what);
@@ -36,7 +29,7 @@ int npk_op_det(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = need_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
         return npk_err(NPK_EINVAL, "X must be [..., M, M]");
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank - 2, x->dims))) return rc;
@@ -48,7 +41,7 @@ int npk_op_maxunpool(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "I"))) return rc;
     const npk_tensor *x = IN(0), *ix = IN(1);
-    if ((rc = need_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     if (ix->rank != x->rank || memcmp(ix->dims, x->dims, sizeof(int64_t) * (size_t)x->rank) || ix->dtype != NPK_DT_INT64)
         return npk_err(NPK_EINVAL, "I must be int64 of X's shape");
     int ns = x->rank - 2;
@@ -134,7 +127,7 @@ int npk_op_nms(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "boxes")) || (rc = npk_opc_need(c, 1, "scores"))) return rc;
     const npk_tensor *b = IN(0), *s = IN(1);
-    if ((rc = need_float(b, "boxes")) || (rc = need_float(s, "scores"))) return rc;
+    if ((rc = npk_opc_need_float(b, "boxes")) || (rc = npk_opc_need_float(s, "scores"))) return rc;
     if (b->rank != 3 || b->dims[2] != 4 || s->rank != 3 || s->dims[0] != b->dims[0] || s->dims[2] != b->dims[1])
         return npk_err(NPK_EINVAL, "boxes must be [B, N, 4] and scores [B, C, N]");
     if (!c->run) return NPK_SHAPE_UNKNOWN;
@@ -198,7 +191,7 @@ int npk_op_dft(npk_opctx *c) {
     int rc, axis;
     if ((rc = npk_opc_need(c, 0, "input"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = need_float(x, "input"))) return rc;
+    if ((rc = npk_opc_need_float(x, "input"))) return rc;
     if (x->rank < 2 || (x->dims[x->rank - 1] != 1 && x->dims[x->rank - 1] != 2))
         return npk_err(NPK_EINVAL, "input must be [..., 1] (real) or [..., 2] (complex)");
     if ((rc = npk_opc_axis(npk_node_attr_i(c->node, "axis", 1), x->rank, &axis))) return rc;
@@ -221,7 +214,7 @@ int npk_op_stft(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "signal")) || (rc = npk_opc_need(c, 1, "frame_step"))) return rc;
     const npk_tensor *x = IN(0), *w = IN(2);
-    if ((rc = need_float(x, "signal"))) return rc;
+    if ((rc = npk_opc_need_float(x, "signal"))) return rc;
     if (!(x->rank == 3 && (x->dims[2] == 1 || x->dims[2] == 2)) && x->rank != 2)
         return npk_err(NPK_EINVAL, "signal must be [batch, length, 1 or 2]");
     int64_t step = 0, flen = -1;
@@ -273,7 +266,7 @@ int npk_op_roialign(npk_opctx *c) {
     for (int i = 0; i < 3; i++)
         if ((rc = npk_opc_need(c, i, "X, rois and batch_indices"))) return rc;
     const npk_tensor *x = IN(0), *r = IN(1), *b = IN(2);
-    if ((rc = need_float(x, "X")) || (rc = need_float(r, "rois"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X")) || (rc = npk_opc_need_float(r, "rois"))) return rc;
     if (x->rank != 4 || r->rank != 2 || r->dims[1] != 4 || b->rank != 1 || b->dims[0] != r->dims[0] || !npk_dtype_is_int(b->dtype))
         return npk_err(NPK_EINVAL, "RoiAlign needs X [N, C, H, W], rois [R, 4] and integer batch_indices [R]");
     const char *mode = npk_node_attr_s(c->node, "mode", "avg");
@@ -296,7 +289,7 @@ int npk_op_maxroipool(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "rois"))) return rc;
     const npk_tensor *x = IN(0), *r = IN(1);
-    if ((rc = need_float(x, "X")) || (rc = need_float(r, "rois"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X")) || (rc = npk_opc_need_float(r, "rois"))) return rc;
     if (x->rank != 4 || r->rank != 2 || r->dims[1] != 5)
         return npk_err(NPK_EINVAL, "MaxRoiPool needs X [N, C, H, W] and rois [R, 5]");
     const int64_t *ps;
@@ -312,7 +305,7 @@ int npk_op_gridsample(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "grid"))) return rc;
     const npk_tensor *x = IN(0), *g = IN(1);
-    if ((rc = need_float(x, "X")) || (rc = need_float(g, "grid"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X")) || (rc = npk_opc_need_float(g, "grid"))) return rc;
     if (x->rank != 4 || g->rank != 4 || g->dims[0] != x->dims[0] || g->dims[3] != 2)
         return npk_err(NPK_EINVAL, "GridSample needs X [N, C, H, W] and grid [N, H_out, W_out, 2]");
     const char *m = npk_node_attr_s(c->node, "mode", "bilinear"), *p = npk_node_attr_s(c->node, "padding_mode", "zeros");

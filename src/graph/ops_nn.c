@@ -10,18 +10,13 @@
 #define IN(i) ((i) < c->n_in ? c->in[i] : NULL)
 #define HAS(i) (IN(i) != NULL)
 
-static int is_fl(int dt) { return dt == NPK_DT_FLOAT || dt == NPK_DT_DOUBLE; }
-static int need_float(const npk_tensor *t, const char *what) {
-    if (!is_fl(t->dtype)) return npk_err(NPK_EINVAL, "%s must be float or double, got %s", what, npk_dtype_name(t->dtype));
-    return 0;
-}
 
 /* ConvTranspose's output size and padding per spatial dim (ONNX's formulas). */
 int npk_op_convtranspose(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "W"))) return rc;
     const npk_tensor *x = IN(0), *w = IN(1), *b = IN(2);
-    if ((rc = need_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     if (w->dtype != x->dtype || w->rank != x->rank) return npk_err(NPK_EINVAL, "W must have X's type and rank");
     if (x->rank < 3 || x->rank > 5) return npk_err(NPK_EUNSUPPORTED, "X must have rank 3 to 5, got %d", x->rank);
     npk_onnx_conv_params p;
@@ -185,7 +180,7 @@ int npk_op_instancenorm(npk_opctx *c) {
     for (int i = 0; i < 3; i++)
         if ((rc = npk_opc_need(c, i, i == 0 ? "input" : i == 1 ? "scale" : "B"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = need_float(x, "input"))) return rc;
+    if ((rc = npk_opc_need_float(x, "input"))) return rc;
     if (x->rank < 3) return npk_err(NPK_EINVAL, "input must have rank >= 3");
     if (npk_tensor_numel(IN(1)) != x->dims[1] || npk_tensor_numel(IN(2)) != x->dims[1])
         return npk_err(NPK_EINVAL, "scale and B must have C elements");
@@ -198,7 +193,7 @@ int npk_op_lrn(npk_opctx *c) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = need_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     int64_t size = npk_node_attr_i(c->node, "size", 0);
     if (x->rank < 3 || size < 1) return npk_err(NPK_EINVAL, "X must have rank >= 3 and size >= 1");
     if ((rc = npk_opctx_out(c, 0, x->dtype, x->rank, x->dims))) return rc;
@@ -212,7 +207,7 @@ int npk_op_mvn(npk_opctx *c) {
     int rc, red[NPK_MAX_RANK] = {0};
     if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = need_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     const int64_t *ax;
     static const int64_t def[3] = {0, 2, 3};
     size_t na = npk_node_attr_ints(c->node, "axes", &ax);
@@ -234,7 +229,7 @@ static int lppool(npk_opctx *c, int global) {
     int rc;
     if ((rc = npk_opc_need(c, 0, "X"))) return rc;
     const npk_tensor *x = IN(0);
-    if ((rc = need_float(x, "X"))) return rc;
+    if ((rc = npk_opc_need_float(x, "X"))) return rc;
     npk_onnx_conv_params p;
     if (global) {
         if (x->rank < 3 || x->rank > 5) return npk_err(NPK_EUNSUPPORTED, "X must have rank 3 to 5");
@@ -268,7 +263,7 @@ static int recurrent(npk_opctx *c, int kind) {
     if ((rc = npk_opc_need(c, 0, "X")) || (rc = npk_opc_need(c, 1, "W")) || (rc = npk_opc_need(c, 2, "R"))) return rc;
     const npk_tensor *X = IN(0), *W = IN(1), *R = IN(2), *B = IN(3), *L = IN(4), *h0 = IN(5);
     const npk_tensor *c0 = kind == NPK_ONNX_LSTM ? IN(6) : NULL, *P = kind == NPK_ONNX_LSTM ? IN(7) : NULL;
-    if ((rc = need_float(X, "X"))) return rc;
+    if ((rc = npk_opc_need_float(X, "X"))) return rc;
     npk_onnx_rnn p;
     memset(&p, 0, sizeof p);
     p.kind = kind;

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "npukit/shell.h"
 #include "npukit/sim.h"
+#include "npukit/strbuf.h"
 #include "npukit/report.h"
 #include "npukit/trace.h"
 
@@ -78,26 +79,14 @@ typedef struct run_ctx {
 static void on_irq(void *ctx, int line, int level) {
     run_ctx *c = ctx;
     if (line != 0) return;
-    if (c->nirq == c->capirq) {
-        size_t nc = c->capirq ? c->capirq * 2 : 16;
-        irq_ev *n = realloc(c->irqs, nc * sizeof *n);
-        if (!n) return;
-        c->irqs = n;
-        c->capirq = nc;
-    }
+    if (npk_grow(&c->irqs, &c->capirq, c->nirq + 1, sizeof *c->irqs, 16)) return;
     npk_dev *d = npk_sim_dev(c->sim);
     c->irqs[c->nirq++] = (irq_ev){npk_sim_cycles(c->sim), level, d->ops->read32(d, SHELL_IRQ_STATUS)};
 }
 
 static void on_log(void *ctx, const npk_shell_log *e) {
     run_ctx *c = ctx;
-    if (c->nlog == c->caplog) {
-        size_t nc = c->caplog ? c->caplog * 2 : 64;
-        npk_shell_log *n = realloc(c->log, nc * sizeof *n);
-        if (!n) return;
-        c->log = n;
-        c->caplog = nc;
-    }
+    if (npk_grow(&c->log, &c->caplog, c->nlog + 1, sizeof *c->log, 64)) return;
     c->log[c->nlog++] = *e;
     if (c->stream_bytes >= (1u << 16) && !(c->nlog & 255)) /* large streams: progress on a terminal */
         cli_progress("shell-run: stream bytes executed", e->offset, c->stream_bytes);
