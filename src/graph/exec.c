@@ -125,6 +125,40 @@ static int run_view(npk_exec *x, int n, npk_opctx *c, npk_tensor *outs) {
     return 1;
 }
 
+/* An element-wise operator whose output may take the buffer of an input of the same type and
+ * shape that no later node reads (npk_opctx.reuse): every kernel behind these handlers, fast
+ * and golden, reads element i of that input before it writes element i of the output, so the
+ * result is the same; the output's lines are then the ones just read (no second buffer, no
+ * allocation). Returns the host tensor to offer, or NULL. */
+static npk_tensor *inplace_input(npk_exec *x, int n) {
+    const npk_node *nd = &x->g->nodes[n];
+    int nin;
+    switch (nd->op_id) {
+    case NPK_OP_Add:
+    case NPK_OP_Sub:
+    case NPK_OP_Mul:
+    case NPK_OP_Div: nin = 2; break;
+    case NPK_OP_Relu:
+    case NPK_OP_LeakyRelu:
+    case NPK_OP_Clip:
+    case NPK_OP_Sigmoid:
+    case NPK_OP_Tanh:
+    case NPK_OP_HardSigmoid:
+    case NPK_OP_HardSwish:
+    case NPK_OP_BatchNormalization: nin = 1; break;
+    default: return NULL;
+    }
+    if (nd->n_out < 1 || nd->out[0] < 0 || x->opts->timing_only) return NULL;
+    for (int k = 0; k < nin && k < nd->n_in; k++) {
+        int v = nd->in[k];
+        npk_tensor *h = v >= 0 ? x->host[v] : NULL;
+        if (h && !x->borrowed[v] && x->uses_left[v] == 1 && !x->g->vals[v].graph_output && x->dev_writer[v] < 0 &&
+            h->kind == NPK_KIND_TENSOR && h->data && !npk_dtype_is_half(h->dtype))
+            return h;
+    }
+    return NULL;
+}
+
 static int run_cpu_node(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
     npk_opctx c;
@@ -155,7 +189,16 @@ static int run_cpu_node(npk_exec *x, int n) {
     char kc[NPK_OP_MAX_IN];
     for (int k = 0; k < nd->n_in && k < NPK_OP_MAX_IN; k++) kc[k] = nd->in[k] >= 0 && x->kconst[nd->in[k]];
     c.in_const = kc;
-    rc = run_view(x, n, &c, outs) ? 0 : exec_call_op(&c);
+    if (!run_view(x, n, &c, outs)) {
+        c.reuse = inplace_input(x, n);
+        rc = exec_call_op(&c);
+        if (c.reused) { /* output 0 holds the input's buffer now (or, on failure, gives it back) */
+            if (rc) outs[0].data = NULL;
+            else c.reuse->data = NULL;
+        }
+    } else {
+        rc = 0;
+    }
     if (rc == NPK_SHAPE_UNKNOWN) rc = npk_err(NPK_EINVAL, "output shape could not be determined");
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
         int v = nd->out[k];
@@ -496,6 +539,8 @@ static int execute(npk_exec *x, int timed) {
     uint32_t nm;
     int run_en = x->be && npk_port_energy(x->be->port(x->be), &run_e0, &ar, &nm) == 0;
     double run_uj = 0;
+    int any_fused = 0; /* (the scan for the nodes folded into n below is quadratic: only when some are) */
+    for (size_t n = 0; n < nn; n++) any_fused |= x->fused_into[n] >= 0;
     for (size_t n = 0; n < nn; n++) {
         npk_node_report *nr = &rep->nodes[n];
         double t0 = timed ? now_ms(&x->t0) : 0;
@@ -519,7 +564,7 @@ static int execute(npk_exec *x, int timed) {
         if (g->progress) g->progress(g->progress_ctx, n + 1, nn);
         /* a node folded into a later device node keeps its inputs alive until that node ran */
         if (!(x->place[n] == NPK_PLACE_FUSED && x->fused_into[n] > (int)n)) release_inputs(x, (int)n);
-        for (size_t m = 0; m < n; m++)
+        for (size_t m = 0; any_fused && m < n; m++)
             if (x->fused_into[m] == (int)n) release_inputs(x, (int)m);
     }
     npk_cstream *cs = x->opts->stream;

@@ -51,6 +51,10 @@ typedef struct npk_opctx {
                                               constant, or folded from constants alone): control flow tells
                                               its bodies, which fold what they compute from it once */
     const npk_body_fns *body;              /* runs and infers control-flow bodies (NULL: no executor) */
+    npk_tensor *reuse;                     /* NULL, or an input of an element-wise operator that no later node
+                                              reads: npk_opctx_out_raw gives output 0 its buffer when the type
+                                              and shape are the same (the result is computed in place) */
+    int reused;                            /* set when output 0 took reuse's buffer */
 } npk_opctx;
 
 typedef int (*npk_op_fn)(npk_opctx *c);

@@ -21,7 +21,20 @@ static int opctx_out(npk_opctx *c, int k, int dtype, int rank, const int64_t *di
     if (c->run) {
         char *name = t->name;
         t->name = NULL;
+        if (c->reused && c->reuse && t->data == c->reuse->data) t->data = NULL, c->reused = 0; /* asked again */
         npk_tensor_free(t);
+        npk_tensor *r = c->reuse;
+        if (!zero && k == 0 && r && r->data && !c->reused && r->kind == NPK_KIND_TENSOR && r->dtype == dtype &&
+            r->rank == rank && (!rank || !memcmp(r->dims, dims, sizeof(int64_t) * (size_t)rank))) {
+            /* in place: the element-wise kernels read element i before they write it */
+            t->dtype = dtype;
+            t->rank = rank;
+            if (rank) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
+            t->data = r->data;
+            t->name = name;
+            c->reused = 1;
+            return 0;
+        }
         int rc = zero ? npk_tensor_alloc(t, NULL, dtype, rank, dims) : npk_tensor_alloc_raw(t, NULL, dtype, rank, dims);
         t->name = name;
         return rc;
