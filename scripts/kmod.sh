@@ -157,7 +157,14 @@ EOF
     guest shell --device shell -- "set -e; D=shell; $run_lenet; npukit_ktest fuzz /dev/npu0 10000 $seed; $dmesg_check"
     grep -E "^fuzz:" "$out/shell.log"
     # e1 and pccx in one guest (two PCI functions, /dev/npu0 and /dev/npu1): the fuzzer on each
-    guest e1-pccx --device e1 --device pccx -- "set -e; for n in 0 1; do npukit_ktest info /dev/npu\$n; npukit_ktest fuzz /dev/npu\$n 10000 $seed; done; $dmesg_check"
+    # e1 and pccx in one guest (two PCI functions, /dev/npu0 and /dev/npu1): the e1 example module
+    # (npu lower) and 16 stories260K tokens (npu llm) over kmd, then the fuzzer on each
+    stories=$(dirname "$model")/stories260K
+    guest e1-pccx --device e1 --device pccx --add "$stories:/root/st" --add "$root/examples/e1-module.json:/root/" -- "set -e;
+      echo '==BEGIN e1=='; npu lower --device e1 e1-module.json --port kmd:/dev/npu0 2>e1.err || { cat e1.err; exit 1; }; echo '==END e1==';
+      echo '==BEGIN llm=='; npu llm --model st/stories260K.bin --tokenizer st/tok512.bin --device pccx --steps 16 --report --port kmd:/dev/npu1 2>&1; echo '==END llm==';
+      echo \"jobs-pccx: \$(cat /sys/class/misc/npu1/jobs)\";
+      for n in 0 1; do npukit_ktest info /dev/npu\$n; npukit_ktest fuzz /dev/npu\$n 10000 $seed; done; $dmesg_check"
     grep -E "^(api|fuzz:)" "$out/e1-pccx.log"
     # 3, 4. device faults on DMA reads: a bus error and a hang, recovered
     guest bus-error --device v0 --fault 'read@0+0x10000000000=error*1' -- "set -e; npukit_ktest fault /dev/npu0 error; $dmesg_check"
@@ -197,6 +204,26 @@ EOF
     jobs=$(sed -n 's/^jobs-v0: //p' "$out/v0.log")
     [ "${jobs:-0}" -gt 0 ] || { echo "FAIL: the LeNet on v0 over kmd started no job through the kernel (jobs '$jobs')"; exit 1; }
     echo "LeNet on v0 over kmd: $jobs jobs through NPUKIT_IOCTL_SUBMIT"
+    # e1: the lowering's JSON result (outputs, simulated cycles per record, counters) but for "port"
+    "$npu" lower --device e1 "$root/examples/e1-module.json" > "$out/host-e1.out" 2> "$out/host-e1.err" || { cat "$out/host-e1.err"; echo "FAIL: host npu lower"; exit 1; }
+    section e1-pccx e1 | sed 's/"port":"kmd"/"port":"sim"/' > "$out/guest-e1.out"
+    grep -q '"simulated_cycles"' "$out/host-e1.out" || { echo "FAIL: no simulated_cycles in the host's e1 result"; exit 1; }
+    if ! cmp -s "$out/host-e1.out" "$out/guest-e1.out"; then
+      diff "$out/host-e1.out" "$out/guest-e1.out" | cut -c1-300 | head; echo "FAIL: npu lower on e1 over kmd differs from the host's sim port"; exit 1
+    fi
+    echo "e1 module over kmd: the lowering result (outputs, simulated cycles $(grep -o '"simulated_cycles":[0-9]*' "$out/host-e1.out" | cut -d: -f2 | tr '\n' ' ')) identical to the host's sim port"
+    # pccx: the generated text, the per-opcode counts, cycles and MACs, the device cycles
+    "$npu" llm --model "$stories/stories260K.bin" --tokenizer "$stories/tok512.bin" --device pccx --steps 16 --report > "$out/host-llm.out" 2>&1 || { cat "$out/host-llm.out"; echo "FAIL: host npu llm"; exit 1; }
+    section e1-pccx llm > "$out/guest-llm.out"
+    pick() { grep -E "^Once upon|^  (GEMV|GEMM|MEMCPY|MEMSET|CVO) |^  total device cycles|^  instructions per token" "$1"; }
+    pick "$out/host-llm.out" > "$out/host-llm.key"; pick "$out/guest-llm.out" > "$out/guest-llm.key"
+    grep -q "total device cycles" "$out/host-llm.key" || { echo "FAIL: no device cycles in the host's llm report"; exit 1; }
+    if ! cmp -s "$out/host-llm.key" "$out/guest-llm.key"; then
+      diff "$out/host-llm.key" "$out/guest-llm.key"; echo "FAIL: npu llm on pccx over kmd differs from the host's sim port"; exit 1
+    fi
+    jobs=$(sed -n 's/^jobs-pccx: //p' "$out/e1-pccx.log")
+    echo "16 stories260K tokens on pccx over kmd: text, opcode counts/cycles/MACs and $(grep -o 'total device cycles *[0-9]*' "$out/host-llm.key") identical to the host's sim port; $jobs kernel jobs"
+    [ "${jobs:-0}" -gt 0 ] || { echo "FAIL: npu llm over kmd started no job through the kernel"; exit 1; }
     echo "OK: guest tests passed" ;;
   *) echo "usage: scripts/kmod.sh kdir|build|test-build|test-sparse|test-checkpatch OUT | test-guest OUT NPU KTEST MODELDIR" >&2; exit 2 ;;
 esac

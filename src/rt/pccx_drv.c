@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* The pccx driver: instruction issue, sync with fault reporting, host window
  * and weight-stream management, L2 transfer helpers and the documented CVO
- * sequences. Talks to the device only through the port layer. */
+ * sequences. Talks to the device only through the port layer: instructions
+ * go to INSTR_LO/HI, or, on a port with the job hook (kmd:,
+ * rt/port_submit.h), into a stream in guest memory that the kernel feeds to
+ * the queue as one job per sync. */
 #include "npukit/npu.h"
 #include "npukit/pccx_drv.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"
 #include "npukit/numfmt.h"
+#include "rt/port_submit.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -36,7 +40,15 @@ struct npk_pccx {
     cc_entry cc[2][64];
     unsigned next[2];
     uint8_t *stage; /* [STAGE_BYTES] host copy of the staging area, reused by every L2 transfer */
+    /* jobs (npk_port_jobs): the instructions since the last sync, their stream in guest memory */
+    int jobs;
+    uint64_t stream;
+    uint64_t *sbuf;
+    uint32_t sn;
+    uint64_t since_reset; /* instructions queued since the device's last reset (ERR_INDEX counts them) */
 };
+
+#define STREAM_INSNS 16384u /* instructions per job; a longer run between syncs is several jobs */
 
 npk_port *npk_pccx_port(npk_pccx *d) { return d->port; }
 uint64_t npk_pccx_hwin_base(const npk_pccx *d) { return d->hwin_base; }
@@ -110,14 +122,20 @@ int npk_pccx_open(npk_pccx **out, npk_port *port, const npk_pccx_cfg *cfg) {
         goto fail;
     }
     d->stage_off = d->hwin_size - STAGE_BYTES;
+    /* a port that takes jobs: instructions go to a stream (without room for it, to the registers) */
+    if (npk_port_jobs(port) && (d->sbuf = malloc(STREAM_INSNS * sizeof *d->sbuf)) &&
+        !npk_port_alloc(port, STREAM_INSNS * 8u, 64, &d->stream))
+        d->jobs = npk_port_jobs(port);
     if ((rc = program_windows(d))) {
         npk_port_free(port, d->hwin_base);
         npk_port_free(port, d->ws_base);
+        if (d->jobs) npk_port_free(port, d->stream);
         goto fail;
     }
     *out = d;
     return 0;
 fail:
+    free(d->sbuf);
     free(d->stage);
     free(d);
     return rc;
@@ -127,6 +145,8 @@ void npk_pccx_close(npk_pccx *d) {
     if (!d) return;
     npk_port_free(d->port, d->hwin_base);
     npk_port_free(d->port, d->ws_base);
+    if (d->jobs) npk_port_free(d->port, d->stream);
+    free(d->sbuf);
     free(d->stage);
     free(d);
 }
@@ -189,7 +209,87 @@ static int timed_out(npk_pccx *d, const npk_poll *pl) {
     return npk_err(NPK_ETIMEDOUT, "pccx: still busy after %" PRIu64 " cycles; it was soft-reset", pl->waited);
 }
 
+/* ---- jobs through the port (kmd: the kernel feeds the queue, watches, recovers) ---- */
+
+/* The job ended badly: the kernel reset the device (CTRL.RESET), or must (reset): the
+ * windows are programmed again and the driver forgets what the device held. */
+static int job_failed(npk_pccx *d, int rc, int reset) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", npk_errmsg());
+    d->pending = d->sn = 0;
+    d->since_reset = 0;
+    forget_state(d);
+    int r2 = reset ? npk_port_reset(d->port) : 0;
+    if (!r2) r2 = program_windows(d);
+    if (r2) return npk_err_prefix(-rc, "%s; recovering the device failed", msg);
+    npk_err(-rc, "%s", msg);
+    return rc;
+}
+
+/* One report of the running job: NPK_POLL_DONE, _BUSY (with the next wait as hint), or its error. */
+static int job_state(npk_pccx *d, const npk_pjob_state *s, npk_poll *pl) {
+    switch (s->result) {
+    case NPK_PJOB_OK:
+        d->since_reset += d->sn;
+        d->pending = d->sn = 0;
+        return NPK_POLL_DONE;
+    case NPK_PJOB_BUSY:
+        if (s->eta == 0xffffffffu) { /* hung on a bus beat (or faulted): the register path's soft reset */
+            npk_err(NPK_ETIMEDOUT, "pccx: the device hung on a bus access (no response); it was soft-reset");
+            npk_port_job_recovered(d->port);
+            return job_failed(d, -NPK_ETIMEDOUT, 1);
+        }
+        /* instructions still to queue: look every cycle (as the register path waits for room); then IDLE_ETA */
+        if (pl) pl->hint = s->progress < d->sn ? 1 : s->eta ? s->eta : 1;
+        return NPK_POLL_BUSY;
+    case NPK_PJOB_TIMEOUT:
+        npk_err(NPK_ETIMEDOUT, "pccx: no completion before the kernel's timeout; it soft-reset the device");
+        npk_port_job_recovered(d->port);
+        return job_failed(d, -NPK_ETIMEDOUT, 0);
+    default: { /* ERROR: the kernel reset the device; ERR_INDEX counts instructions since the reset */
+        npk_port_job_code(d->port, s->code);
+        char text[200] = "?";
+        if (s->index >= d->since_reset && s->index - d->since_reset < d->sn)
+            npk_pccx_format(d->sbuf[s->index - d->since_reset], text, sizeof text);
+        npk_err(NPK_EDEVICE, "pccx fault %s (code %u) at instruction #%u `%s` (address 0x%" PRIx64 "); queue flushed",
+                npk_pccx_fault_name(s->code), s->code, s->index, text, s->fault_addr);
+        return job_failed(d, -NPK_EDEVICE, 0);
+    }
+    }
+}
+
+static int check_job(void *ctx, npk_poll *pl) {
+    npk_pccx *d = ctx;
+    npk_pjob_state s;
+    int rc = npk_port_job_check(d->port, &s);
+    return rc ? rc : job_state(d, &s, pl);
+}
+
+/* The instructions since the last sync as one job, until it ends: polled between steps of
+ * the caller's clock with the register path's schedule, or the kernel waits. */
+static int run_stream(npk_pccx *d) {
+    if (!d->sn) return 0;
+    int rc = npk_port_mem_write(d->port, d->stream, d->sbuf, (size_t)d->sn * 8u);
+    npk_pjob job = {.format = NPK_PJOB_PCCX_STREAM, .addr = d->stream, .count = d->sn};
+    if (!rc) rc = npk_port_job_submit(d->port, &job);
+    if (rc) return job_failed(d, npk_err_prefix(-rc, "pccx: submitting %u instructions", d->sn), 1);
+    if (d->jobs == 2) {
+        uint64_t ns = (uint64_t)((double)d->cfg.sync_budget * 1e9 / (double)npk_port_hz(d->port));
+        npk_pjob_state s;
+        rc = npk_port_job_wait(d->port, ns, &s);
+        if (!rc) rc = job_state(d, &s, NULL);
+        return rc < 0 ? rc : 0;
+    }
+    npk_poll pl = {.budget = d->cfg.sync_budget, .step = 1, .max_step = 1, .clamp = 1, .what = "pccx: waiting"};
+    rc = npk_poll_run(d->port, &pl, check_job, d);
+    if (!pl.expired) return rc;
+    npk_err(NPK_ETIMEDOUT, "pccx: still busy after %" PRIu64 " cycles; it was soft-reset", pl.waited);
+    npk_port_job_recovered(d->port);
+    return job_failed(d, -NPK_ETIMEDOUT, 1);
+}
+
 static int sync_impl(npk_pccx *d) {
+    if (d->jobs) return run_stream(d);
     npk_poll pl = {.budget = d->cfg.sync_budget, .step = 1, .max_step = 1, .clamp = 1, .what = "pccx: waiting"};
     int rc = npk_poll_run(d->port, &pl, check_idle, d);
     if (pl.expired) return timed_out(d, &pl);
@@ -229,6 +329,15 @@ static int make_room(npk_pccx *d) {
 }
 
 int npk_pccx_issue(npk_pccx *d, uint64_t word) {
+    if (d->jobs) {
+        if (d->sn == STREAM_INSNS) {
+            int rc = npk_pccx_sync(d);
+            if (rc) return rc;
+        }
+        d->sbuf[d->sn++] = word;
+        d->pending++;
+        return 0;
+    }
     int rc = make_room(d);
     if (rc) return rc;
     if ((rc = npk_port_write64(d->port, NPK_PCCX_INSTR_LO, word))) return rc;
