@@ -201,9 +201,11 @@ EOF
       echo "LeNet on $dev: $hc on the host's sim port and in the guest over kmd"
     done
     # the jobs went through the kernel (NPUKIT_IOCTL_SUBMIT), not register writes
-    jobs=$(sed -n 's/^jobs-v0: //p' "$out/v0.log")
-    [ "${jobs:-0}" -gt 0 ] || { echo "FAIL: the LeNet on v0 over kmd started no job through the kernel (jobs '$jobs')"; exit 1; }
-    echo "LeNet on v0 over kmd: $jobs jobs through NPUKIT_IOCTL_SUBMIT"
+    for dev in v0 shell; do
+      jobs=$(sed -n "s/^jobs-$dev: //p" "$out/$dev.log")
+      [ "${jobs:-0}" -gt 0 ] || { echo "FAIL: the LeNet on $dev over kmd started no job through the kernel (jobs '$jobs')"; exit 1; }
+      echo "LeNet on $dev over kmd: $jobs jobs through NPUKIT_IOCTL_SUBMIT"
+    done
     # e1: the lowering's JSON result (outputs, simulated cycles per record, counters) but for "port"
     "$npu" lower --device e1 "$root/examples/e1-module.json" > "$out/host-e1.out" 2> "$out/host-e1.err" || { cat "$out/host-e1.err"; echo "FAIL: host npu lower"; exit 1; }
     section e1-pccx e1 | sed 's/"port":"kmd"/"port":"sim"/' > "$out/guest-e1.out"

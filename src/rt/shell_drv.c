@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* The shell driver: ring management, doorbell, waits, events, errors, and
- * the high-level GEMM / conv / VEC / SOFTMAX helpers, over any npk_port. */
+ * the high-level GEMM / conv / VEC / SOFTMAX helpers, over any npk_port. On a
+ * port with the job hook (kmd:, rt/port_submit.h) each kick is a job the
+ * kernel starts, watches and recovers; the event, halt and skip calls stay
+ * register accesses. */
 #include "npukit/shell_drv.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"
+#include "rt/port_submit.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +24,9 @@ struct npk_shell {
     uint32_t tail;        /* software tail (published on kick) */
     int use_irq;
     uint64_t timeout;
+    int jobs;            /* npk_port_jobs: 0 registers, 1 jobs polled on our clock, 2 the kernel waits */
+    int job_active;      /* a job of the port runs */
+    uint32_t published;  /* jobs: the ring offset where the next job starts */
 };
 
 static int rd(npk_shell *s, uint32_t off, uint32_t *v) { return npk_drv_read32(s->port, "shell", off, v); }
@@ -70,7 +77,9 @@ int npk_shell_open(npk_shell **out, npk_port *port, const npk_shell_opts *opts) 
         if ((rc = npk_port_alloc(port, s->ring_bytes, 64, &s->ring))) goto fail;
         s->ring_own = 1;
     }
-    if ((rc = program_ring(s))) goto fail;
+    s->jobs = npk_port_jobs(port);
+    /* jobs: the kernel programs the ring at the first submit (after this reset) */
+    if ((rc = s->jobs ? npk_port_reset(port) : program_ring(s))) goto fail;
     *out = s;
     return 0;
 fail:
@@ -81,6 +90,7 @@ fail:
 
 void npk_shell_close(npk_shell *s) {
     if (!s) return;
+    if (s->job_active) npk_port_reset(s->port);
     if (s->ring_own) npk_port_free(s->port, s->ring);
     free(s);
 }
@@ -100,25 +110,29 @@ int npk_shell_state_read(npk_shell *s, npk_shell_state *st) {
     return 0;
 }
 
+/* The message of a latched error: its code, address, and the descriptor at ring offset head. */
+static int describe_error(npk_shell *s, uint32_t code, uint64_t addr, uint32_t head) {
+    npk_port_job_code(s->port, code);
+    uint8_t d[32] = {0};
+    char what[96] = "";
+    if (!npk_port_mem_read(s->port, s->ring + head, d, 32)) {
+        const char *n = npk_shell_opcode_name(d[0]);
+        if (n) snprintf(what, sizeof what, "%s (tag 0x%" PRIx32 ")", n, (uint32_t)(d[4] | d[5] << 8 | d[6] << 16 | (uint32_t)d[7] << 24));
+        else snprintf(what, sizeof what, "opcode 0x%02x", d[0]);
+    }
+    const char *on_ring = code == SHELL_ERR_DMA_FAULT && addr >= s->ring && addr - s->ring < s->ring_bytes
+                              ? "; the address is inside the command ring: the descriptor writes over the ring"
+                              : "";
+    return npk_err(NPK_EDEVICE, "shell: %s at 0x%" PRIx64 " (descriptor at ring offset 0x%" PRIx32 ": %s)%s",
+                   npk_shell_error_name(code), addr, head, what[0] ? what : "unreadable", on_ring);
+}
+
 int npk_shell_check_error(npk_shell *s) {
     npk_shell_state st;
     int rc = npk_shell_state_read(s, &st);
     if (rc) return rc;
     if (!st.error_code) return 0;
-    npk_port_job_code(s->port, st.error_code);
-    uint8_t d[32] = {0};
-    char what[96] = "";
-    if (!npk_port_mem_read(s->port, s->ring + st.head, d, 32)) {
-        const char *n = npk_shell_opcode_name(d[0]);
-        if (n) snprintf(what, sizeof what, "%s (tag 0x%" PRIx32 ")", n, (uint32_t)(d[4] | d[5] << 8 | d[6] << 16 | (uint32_t)d[7] << 24));
-        else snprintf(what, sizeof what, "opcode 0x%02x", d[0]);
-    }
-    const char *on_ring = st.error_code == SHELL_ERR_DMA_FAULT && st.error_addr >= s->ring &&
-                                  st.error_addr - s->ring < s->ring_bytes
-                              ? "; the address is inside the command ring: the descriptor writes over the ring"
-                              : "";
-    return npk_err(NPK_EDEVICE, "shell: %s at 0x%" PRIx64 " (descriptor at ring offset 0x%" PRIx32 ": %s)%s",
-                   npk_shell_error_name(st.error_code), st.error_addr, st.head, what[0] ? what : "unreadable", on_ring);
+    return describe_error(s, st.error_code, st.error_addr, st.head);
 }
 
 int npk_shell_clear_error(npk_shell *s) {
@@ -168,6 +182,70 @@ static int wait_until(npk_shell *s, uint64_t max_cycles, pred_fn pred, void *ctx
     return npk_err(NPK_ETIMEDOUT, "%s; the device was reset (queued work dropped)", msg);
 }
 
+/* ---- jobs through the port (kmd: the kernel rings the doorbell, watches, recovers) ---- */
+
+/* One report of the running job: NPK_POLL_DONE, _BUSY, or its error (the kernel reset the device). */
+static int job_state(npk_shell *s, const npk_pjob_state *st) {
+    if (st->result == NPK_PJOB_BUSY) return NPK_POLL_BUSY;
+    s->job_active = 0;
+    if (st->result == NPK_PJOB_OK) return NPK_POLL_DONE;
+    s->tail = s->published; /* the kernel dropped the queue: what was pushed after the job too */
+    if (st->result == NPK_PJOB_TIMEOUT) {
+        npk_port_job_recovered(s->port);
+        return npk_err(NPK_ETIMEDOUT, "shell: the queue did not drain before the kernel's timeout; the device was reset "
+                                      "(queued work dropped)");
+    }
+    return describe_error(s, st->code, st->fault_addr, st->index & (s->ring_bytes - 1));
+}
+
+static int check_job(void *ctx, npk_poll *pl) {
+    npk_shell *s = ctx;
+    npk_pjob_state st;
+    (void)pl;
+    if (!s->job_active) return NPK_POLL_DONE;
+    int rc = npk_port_job_check(s->port, &st);
+    return rc ? rc : job_state(s, &st);
+}
+
+/* Until the running job ends: polled between steps of the caller's clock with the register
+ * path's schedule, or the kernel waits. */
+static int wait_job(npk_shell *s, uint64_t max_cycles) {
+    if (!s->job_active) return 0;
+    if (!max_cycles) max_cycles = s->timeout;
+    if (s->jobs == 2) {
+        npk_pjob_state st;
+        int rc = npk_port_job_wait(s->port, (uint64_t)((double)max_cycles * 1e9 / (double)npk_port_hz(s->port)), &st);
+        if (!rc) rc = job_state(s, &st);
+        return rc < 0 ? rc : 0;
+    }
+    npk_poll pl = {.budget = max_cycles, .step = 16, .max_step = 65536, .clamp = 1, .what = "shell: waiting for the queue to drain"};
+    int rc = npk_poll_run(s->port, &pl, check_job, s);
+    if (!pl.expired) return rc;
+    s->job_active = 0;
+    s->tail = s->published;
+    if ((rc = npk_port_reset(s->port)))
+        return npk_err_prefix(-rc, "shell: the queue did not drain within %" PRIu64 " cycles; the soft reset failed", max_cycles);
+    npk_port_job_recovered(s->port);
+    return npk_err(NPK_ETIMEDOUT, "shell: the queue did not drain within %" PRIu64 " cycles; the device was reset "
+                                  "(queued work dropped)", max_cycles);
+}
+
+/* The descriptors pushed since the last job, as one job (after the running one ends). */
+static int kick_job(npk_shell *s) {
+    int rc = wait_job(s, 0);
+    uint32_t n = (s->tail - s->published) & (s->ring_bytes - 1);
+    if (rc || !n) return rc;
+    npk_pjob job = {.format = NPK_PJOB_SHELL_RING, .addr = s->ring, .count = n, .ring_len = s->ring_bytes,
+                    .first = s->published};
+    if ((rc = npk_port_job_submit(s->port, &job))) {
+        s->tail = s->published;
+        return npk_err_prefix(-rc, "shell: submitting %" PRIu32 " bytes of commands", n);
+    }
+    s->job_active = 1;
+    s->published = s->tail;
+    return 0;
+}
+
 static int pred_idle(npk_shell *s, void *ctx) {
     (void)ctx;
     uint32_t st;
@@ -189,6 +267,7 @@ static int pred_idle(npk_shell *s, void *ctx) {
 }
 
 static int wait_impl(npk_shell *s, uint64_t max_cycles) {
+    if (s->jobs) return wait_job(s, max_cycles);
     if (s->use_irq) {
         /* nothing queued: CQ_EMPTY would never fire */
         uint32_t st;
@@ -208,6 +287,7 @@ int npk_shell_wait(npk_shell *s, uint64_t max_cycles) {
 }
 
 int npk_shell_kick(npk_shell *s) {
+    if (s->jobs) return kick_job(s);
     int rc = wr(s, SHELL_CQ_TAIL, s->tail);
     return rc ? rc : wr(s, SHELL_DOORBELL, 1);
 }
@@ -219,10 +299,28 @@ typedef struct room_ctx {
 static int pred_room(npk_shell *s, void *ctx) {
     uint32_t head, st;
     int rc;
+    if (s->jobs) { /* the running job holds [published - its bytes, published): room once it ended */
+        if (s->job_active) return 0;
+        uint32_t used = (s->tail - s->published) & (s->ring_bytes - 1);
+        return used + ((room_ctx *)ctx)->need + 32 <= s->ring_bytes;
+    }
     if ((rc = rd(s, SHELL_CQ_HEAD, &head)) || (rc = rd(s, SHELL_STATUS, &st))) return rc;
     if (st & SHELL_STATUS_ERROR) return npk_shell_check_error(s);
     uint32_t used = (s->tail - head) & (s->ring_bytes - 1);
     return used + ((room_ctx *)ctx)->need + 32 <= s->ring_bytes;
+}
+
+/* Room for c->need more bytes: kick what is pushed and wait until the device consumed enough
+ * (jobs: until the job ended). */
+static int make_room(npk_shell *s, room_ctx *c) {
+    int r = pred_room(s, c);
+    if (r) return r < 0 ? r : 0;
+    int rc = npk_shell_kick(s);
+    if (rc) return rc;
+    if (!s->jobs) return wait_until(s, 0, pred_room, c, "room in the ring", 1);
+    if ((rc = wait_job(s, 0))) return rc;
+    r = pred_room(s, c);
+    return r < 0 ? r : r ? 0 : npk_err(NPK_EINVAL, "shell: %" PRIu32 " bytes do not fit the ring", c->need);
 }
 
 static int write_ring(npk_shell *s, const uint8_t *d, size_t len) {
@@ -249,12 +347,7 @@ int npk_shell_push(npk_shell *s, const uint8_t *desc, size_t len) {
     int straddles = s->tail + len > s->ring_bytes;
     if (straddles && !(s->caps & SHELL_CAP_RING_WRAP)) need += s->ring_bytes - s->tail; /* NOOP padding */
     room_ctx rc_ctx = {need};
-    int r = pred_room(s, &rc_ctx);
-    if (r < 0) return r;
-    if (!r) {
-        if ((rc = npk_shell_kick(s))) return rc;
-        if ((rc = wait_until(s, 0, pred_room, &rc_ctx, "room in the ring", 1))) return rc;
-    }
+    if ((rc = make_room(s, &rc_ctx))) return rc;
     if (straddles && !(s->caps & SHELL_CAP_RING_WRAP)) {
         uint8_t nop[32];
         npk_shell_enc_noop(nop, 0);
@@ -276,9 +369,7 @@ int npk_shell_push_stream(npk_shell *s, const uint8_t *stream, size_t len) {
         if (units == 1 && stream[off + 2] != 1) {
             /* push verbatim (size byte mismatch is the device's business) */
             room_ctx c = {32};
-            int r = pred_room(s, &c);
-            if (r < 0) return r;
-            if (!r && ((rc = npk_shell_kick(s)) || (rc = wait_until(s, 0, pred_room, &c, "room in the ring", 1)))) return rc;
+            if ((rc = make_room(s, &c))) return rc;
             rc = write_ring(s, d, 32);
         } else {
             rc = npk_shell_push(s, d, 32u * units);

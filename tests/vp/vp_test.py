@@ -17,7 +17,9 @@ QEMU, the kernel or its modules are not installed.
   shell       the LeNet on shell
   pccx        16 stories260K tokens on pccx
   fault       a bus fault injected on v0's DMA: a precise error in the guest, the device works after
-  resnet      a compiled ResNet-50 .npkb on v0 (slow under TCG)
+  resnet      a compiled ResNet-50 .npkb on v0 over the kmd port (the kernel driver, kmod/): outputs,
+              PERF busy cycles and the device cycles of --report equal the host's (UIO when the
+              driver cannot be built; slow under TCG)
   proto       no guest: malformed messages to `npu vp` get a precise error (any host)
 """
 
@@ -309,6 +311,10 @@ def case_fault(work):
 
 
 def case_resnet(work):
+    """ResNet-50 compiled for v0 (npu exec of the .npkb) in the guest over the kmd port: the kernel
+    driver (kmod/) with its carve-out at the package's arena, jobs through its SUBMIT/WAIT and the
+    device's clock stepped as the sim port steps the model; without kernel headers to build the
+    driver, over the UIO port (unmodified) as before."""
     preflight()
     r50 = os.path.join(SHARED, "models", "imagenet-resnet50-synthetic-int8")
     inp = os.path.join(r50, "test_data_set_0", "input_0.pb")
@@ -317,11 +323,28 @@ def case_resnet(work):
     host(["compile", "--device", "v0", os.path.join(r50, "model.onnx"), "-o", npkb])
     h = host(["exec", npkb, "--input", "images=" + inp, "--report", "--output-dir", os.path.join(work, "h")])
     print("host: compile and exec %.1f s" % (time.monotonic() - t0))
-    # the compiled plan's arena sits at 0x80004000: the DMA window is [2 GiB, 2 GiB + 256 MiB)
-    script = ("echo @@r50; time npu exec r50.npkb --input images=input_0.pb --report --output-dir /tmp/o "
-              "--port $(npu-vp-port v0) 2>&1; echo rc=$?; sha256sum /tmp/o/*; echo @@end r50")
-    rc, out, dt = vp_run(["v0"], script, adds=[npkb + ":/root/", inp + ":/root/"], timeout=600,
-                         extra=["--mem", "2304M", "--dma", "256M"])
+    mod = os.path.join(work, "mod")
+    b = subprocess.run([os.path.join(SRC, "scripts", "kmod.sh"), "build", mod], capture_output=True, text=True)
+    ko = os.path.join(mod, "npukit.ko")
+    kmd = b.returncode == 0 and os.path.exists(ko)
+    # the compiled plan's arena sits at 0x80004000: the guest kernel gets mem=2G, so RAM from 2 GiB to
+    # 2.25 GiB is free (the UIO port's /dev/mem window; the kmd driver's carve-out, minus the 128 KiB
+    # QEMU's firmware reserves at the top of low RAM)
+    run = ("time npu exec r50.npkb --input images=input_0.pb --report --output-dir /tmp/o --port %s 2>&1; "
+           "echo rc=$?; sha256sum /tmp/o/*")
+    extra = ["--mem", "2304M", "--dma", "256M"]
+    adds = [npkb + ":/root/", inp + ":/root/"]
+    if kmd:
+        script = ("rmmod npukit; insmod /root/npukit.ko carveout_base=0x80000000 carveout_size=0x0ffe0000; "
+                  "echo @@r50; " + run % "kmd:/dev/npu0,carveout" + "; echo jobs=$(cat /sys/class/misc/npu0/jobs); "
+                  "echo @@end r50")
+        extra += ["--module", ko]
+        adds.append(ko + ":/root/npukit.ko")
+    else:
+        print("resnet: the kernel driver does not build here (%s): over the UIO port" %
+              (b.stdout + b.stderr).strip().splitlines()[-1:])
+        script = "echo @@r50; " + run % "$(npu-vp-port v0)" + "; echo @@end r50"
+    rc, out, dt = vp_run(["v0"], script, adds=adds, timeout=600, extra=extra)
     check(rc == 0, "vp run exit %d" % rc)
     g = block(out, "r50") or ""
     check("rc=0" in g, "resnet: npu exec failed in the guest")
@@ -332,6 +355,13 @@ def case_resnet(work):
     gv = re.findall(r"busy (\d+) cycles \(PERF counter\)", g)
     check(hv and hv == gv, "resnet: PERF busy cycles differ: host %s guest %s" % (hv, gv))
     print("resnet v0 PERF busy cycles: host %s guest %s; guest run %.1f s" % (hv, gv, dt))
+    if kmd:
+        hc = re.findall(r"total device cycles\s+(\d+)", h)
+        gc = re.findall(r"total device cycles\s+(\d+)", g)
+        check(hc and hc == gc, "resnet: device cycles differ: host %s guest %s" % (hc, gc))
+        jobs = re.findall(r"^jobs=(\d+)", g, re.M)
+        check(jobs and int(jobs[0]) > 0, "resnet: no job went through the kernel (%s)" % jobs)
+        print("resnet v0 over kmd: device cycles host %s guest %s, %s kernel jobs" % (hc, gc, jobs))
 
 
 # ---- protocol robustness (no guest) --------------------------------------------------
