@@ -54,6 +54,15 @@ static void test_pool(void) {
         }
     }
     CHECK_EQ(npk_threads_set(-1), -NPK_EINVAL);
+    /* the calling thread's own count wins over the process-wide one, and 0 returns to it */
+    CHECK_EQ(npk_threads_set(2), 0);
+    CHECK_EQ(npk_threads_set_local(3), 0);
+    CHECK_EQ(npk_threads(), 3);
+    CHECK_EQ(npk_threads_set_local(1), 3);
+    CHECK_EQ(npk_threads(), 1);
+    CHECK_EQ(npk_threads_set_local(-1), -NPK_EINVAL);
+    CHECK_EQ(npk_threads_set_local(0), 1);
+    CHECK_EQ(npk_threads(), 2);
     CHECK_EQ(npk_threads_set(0), 0);
     CHECK(npk_threads() >= 1 && npk_threads_cpus() >= 1);
     /* a forked child (npu sweep's points) runs its own pool */

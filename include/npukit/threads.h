@@ -11,8 +11,10 @@
  * byte-identical at every thread count (tests/test_threads.c checks 1, 2 and 3
  * threads at every instruction-set level).
  *
- * The count: npk_threads_set(n) (the CLI's --threads N), else the environment
- * variable NPUKIT_THREADS, else every online CPU. 1 runs everything on the
+ * The count: the calling thread's own count (npk_threads_set_local: a
+ * Python session's intra_op_num_threads), else npk_threads_set(n) (the CLI's
+ * --threads N), else the environment variable NPUKIT_THREADS, else every
+ * online CPU. 1 runs everything on the
  * calling thread and starts no worker. A call from inside a task (nested), or
  * while another thread uses the pool, runs its tasks on the calling thread.
  * Worker threads are started on first use and survive fork() as nothing: a
@@ -33,6 +35,11 @@ int npk_threads(void);
 /* Set it: n >= 1, or 0 for the default (NPUKIT_THREADS, else every online
  * CPU). 0, or -NPK_EINVAL for n < 0 (message set). */
 int npk_threads_set(int n);
+/* The calling thread's own count, taking precedence over npk_threads_set's
+ * for the parallel kernels this thread calls: n >= 1, or 0 to follow the
+ * process-wide count. Returns the previous value (>= 0; restore it after the
+ * work), or -NPK_EINVAL for n < 0 (message set). */
+int npk_threads_set_local(int n);
 /* The online CPUs of this host (>= 1). */
 int npk_threads_cpus(void);
 

@@ -28,6 +28,7 @@ static job *cur;                                        /* the open job, or NULL
 static unsigned long cur_gen;                           /* counts jobs (under mu) */
 static int nworkers;                                    /* started (under mu) */
 static atomic_int want;                                 /* npk_threads_set's count; 0 = default */
+static _Thread_local int want_local;                    /* npk_threads_set_local's count; 0 = want's */
 static _Thread_local int in_task;                       /* this thread runs tasks: nested calls are serial */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -47,6 +48,7 @@ static int default_threads(void) {
 }
 
 int npk_threads(void) {
+    if (want_local > 0) return want_local;
     int n = atomic_load(&want);
     return n > 0 ? n : default_threads();
 }
@@ -55,6 +57,13 @@ int npk_threads_set(int n) {
     if (n < 0) return npk_err(NPK_EINVAL, "thread count %d (1..%d, or 0 for every core)", n, NPK_THREADS_MAX);
     atomic_store(&want, n > NPK_THREADS_MAX ? NPK_THREADS_MAX : n);
     return 0;
+}
+
+int npk_threads_set_local(int n) {
+    if (n < 0) return npk_err(NPK_EINVAL, "thread count %d (1..%d, or 0 for the process-wide count)", n, NPK_THREADS_MAX);
+    int prev = want_local;
+    want_local = n > NPK_THREADS_MAX ? NPK_THREADS_MAX : n;
+    return prev;
 }
 
 static void run_tasks(job *j) {
