@@ -101,6 +101,19 @@ const npk_value_desc *npk_graph_output(const npk_graph *g, size_t i);
 size_t npk_graph_n_nodes(const npk_graph *g);
 int64_t npk_graph_opset(const npk_graph *g);
 
+/* The model's metadata as its ModelProto and top GraphProto state it (strings
+ * "" when absent, model_version 0): what ONNX Runtime's get_modelmeta()
+ * returns. Owned by the graph. */
+typedef struct npk_model_meta {
+    const char *producer_name, *producer_version, *domain, *doc_string; /* ModelProto */
+    int64_t model_version;
+    const char *graph_name, *graph_doc_string; /* GraphProto name, doc_string */
+    size_t n_props;                            /* metadata_props, in file order */
+    const char *const *prop_keys;
+    const char *const *prop_values;
+} npk_model_meta;
+const npk_model_meta *npk_graph_meta(const npk_graph *g);
+
 /* 0 when every node's operator has a reference implementation; otherwise
  * -NPK_EUNSUPPORTED with one message listing every unsupported operator, how
  * many nodes use it and the first three of them:

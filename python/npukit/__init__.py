@@ -13,6 +13,7 @@ from ._npukit import (Error, Fail, InvalidArgument, InvalidGraph, NoSuchFile, No
                       load_tensor, save_tensor)
 from ._session import (ExecutionMode, GraphOptimizationLevel, InferenceSession, NodeArg, RunOptions,  # noqa: F401
                        SessionOptions, get_all_providers, get_available_providers, get_device)
+from ._values import IOBinding, ModelMetadata, OrtValue  # noqa: F401
 from ._device import Device, QtestDevice  # noqa: F401
 from ._sweep import sweep  # noqa: F401
 from . import llm  # noqa: F401
@@ -21,6 +22,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "GraphOptimizationLevel", "ExecutionMode",
-    "get_available_providers", "get_all_providers", "get_device", "Device", "QtestDevice", "Error", "Fail",
+    "get_available_providers", "get_all_providers", "get_device", "OrtValue", "IOBinding", "ModelMetadata",
+    "Device", "QtestDevice", "Error", "Fail",
     "InvalidArgument", "InvalidGraph", "NoSuchFile", "NotImplemented", "load_tensor", "save_tensor", "sweep", "llm",
 ]

@@ -11,6 +11,7 @@ read/write are guest physical addresses.
 """
 
 import base64
+import json
 import math
 import os
 import socket
@@ -116,17 +117,35 @@ class Device(_Common):
         return self._p.info()["mmio_count"]
 
 
+# PCI configuration mechanism #1 (the I/O ports a PC's host bridge decodes)
+_CFG_ADDR, _CFG_DATA = 0xCF8, 0xCFC
+_PCI_VENDOR_QEMU = 0x1234  # npu vp's vendor ID (docs/vp.md)
+# npu vp's clock window (BAR2, docs/vp.md)
+_CLK_MODE, _CLK_STEP_LO, _CLK_STEP_HI, _CLK_CYCLES_LO, _CLK_CYCLES_HI, _CLK_KHZ = 0x08, 0x10, 0x14, 0x18, 0x1C, 0x24
+
+
 class QtestDevice(_Common):
-    """A qtest client: QtestDevice(socket_path, device=None, base=None, hz=None).
+    """A qtest client: QtestDevice(socket_path, device=None, base=None, hz=None, pci=False).
 
     With npukit's server (`npu qtest --device D --socket PATH`) the device, its MMIO base and
     clock come from the server (npukit's `npu_info` command). With a QEMU (which has no
     npu_info) give the device name (its MMIO base and clock from npukit's device table) or
     base= and hz= explicitly. clock_step takes device cycles as Device's does; the protocol's
-    clock is in ns (clock_step_ns)."""
+    clock is in ns (clock_step_ns).
 
-    def __init__(self, socket_path, device=None, base=None, hz=None, qom_path="/machine/npu", timeout=10.0):
+    pci=True: the device is an npukit device that `npu vp` serves to this QEMU as an
+    x-pci-proxy-dev PCI function (docs/vp.md). The client finds the function on bus 0 (vendor
+    0x1234, the device's ID), places BAR0 (the registers) at `bar` and BAR2 (npu vp's clock
+    window) after it, enables memory decoding and puts the clock window in stepped mode; then
+    read32/write32 go through QEMU to BAR0, clock_step steps the device by exact cycles (STEP),
+    the return of clock_step counts its cycles, and irq() is the function's INTx level
+    (configuration STATUS.INTERRUPT: QEMU 7.2's proxy does not deliver INTx under TCG or
+    qtest). qmp: the QEMU's QMP socket (-qmp unix:PATH,server=on,wait=off), for reset()."""
+
+    def __init__(self, socket_path, device=None, base=None, hz=None, qom_path="/machine/npu", timeout=10.0, pci=False,
+                 bar=0xE0000000, qmp=None):
         self._sock = None
+        self._qmp_path = qmp
         deadline = time.monotonic() + timeout
         while True:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -162,8 +181,57 @@ class QtestDevice(_Common):
             hz = int(fields["hz"]) if "hz" in fields else row["hz"] if row else None
         if not hz:
             raise _npukit.InvalidArgument("qtest server without npu_info (a QEMU): give device= or hz=")
+        self.pci = None
+        if pci:
+            if self.npukit_server or not device:
+                raise _npukit.InvalidArgument("pci=True is for a QEMU serving an npukit device through npu vp: "
+                                              "give device=")
+            self._pci_setup(row, bar)
+            return
         self.base, self.hz = base, hz
         self._cmd("irq_intercept_in %s" % qom_path)
+
+    # ---- PCI (pci=True) ----
+    def _cfg_read(self, off, size=4):
+        self._cmd("outl 0x%x 0x%x" % (_CFG_ADDR, 0x80000000 | self._bdf << 8 | (off & 0xFC)))
+        v = int(self._cmd("in%s 0x%x" % ({1: "b", 2: "w", 4: "l"}[size], _CFG_DATA + (off & 3)))[1], 16)
+        return v
+
+    def _cfg_write(self, off, value, size=4):
+        self._cmd("outl 0x%x 0x%x" % (_CFG_ADDR, 0x80000000 | self._bdf << 8 | (off & 0xFC)))
+        self._cmd("out%s 0x%x 0x%x" % ({1: "b", 2: "w", 4: "l"}[size], _CFG_DATA + (off & 3), value))
+
+    def _pci_setup(self, row, bar):
+        want = _PCI_VENDOR_QEMU | row["pci_device"] << 16
+        for slot in range(32):
+            self._bdf = slot << 3
+            if self._cfg_read(0) == want:
+                break
+        else:
+            raise _npukit.NoSuchFile("no PCI function %04x:%04x (npu vp's %s) on bus 0 of this QEMU" %
+                                     (_PCI_VENDOR_QEMU, row["pci_device"], row["name"]))
+        self.pci = "00:%02x.0" % (self._bdf >> 3)
+        sizes = []
+        for b in (0, 2):  # size the BARs as firmware does
+            self._cfg_write(0x10 + 4 * b, 0xFFFFFFFF)
+            sizes.append((~(self._cfg_read(0x10 + 4 * b) & 0xFFFFFFF0) & 0xFFFFFFFF) + 1)
+        self.base, self.clock_base = bar, bar + max(sizes[0], sizes[1])
+        self._cfg_write(0x10, self.base)
+        self._cfg_write(0x18, self.clock_base)
+        self._cfg_write(0x04, 0x0006, 2)  # COMMAND: memory space, bus master
+        self._clk_write(_CLK_MODE, 1)  # stepped: the device advances only through STEP
+        self.hz = self._clk_read(_CLK_KHZ) * 1000
+        self._cycles0 = self._clk_cycles()
+
+    def _clk_read(self, off):
+        return int(self._cmd("readl 0x%x" % (self.clock_base + off))[1], 16)
+
+    def _clk_write(self, off, v):
+        self._cmd("writel 0x%x 0x%x" % (self.clock_base + off, v))
+
+    def _clk_cycles(self):
+        lo = self._clk_read(_CLK_CYCLES_LO)  # latches CYCLES_HI
+        return self._clk_read(_CLK_CYCLES_HI) << 32 | lo
 
     # ---- protocol ----
     def _line(self):
@@ -228,14 +296,65 @@ class QtestDevice(_Common):
 
     def clock_step(self, cycles):
         """Let at least `cycles` device cycles pass (whole ns); returns the cycles elapsed
-        since the server started (its clock in ns converted at the device clock)."""
+        since the server started (its clock in ns converted at the device clock). With
+        pci=True: exactly `cycles` device cycles (npu vp's STEP); returns the cycles since
+        this client attached."""
+        if self.pci:
+            while cycles > 0:
+                n = min(cycles, 0xFFFFFFFF)
+                self._clk_write(_CLK_STEP_LO, n)
+                self._clk_write(_CLK_STEP_HI, 0)  # the write of STEP_HI steps
+                cycles -= n
+            return self._clk_cycles() - self._cycles0
         self.clock_step_ns(max(1, math.ceil(cycles * 1e9 / self.hz)))
         return self.ns * self.hz // 1000000000
 
     def irq(self, line=0):
+        if self.pci:
+            if line != 0:
+                raise _npukit.InvalidArgument("a PCI function has one interrupt line (INTx), not %d" % line)
+            return bool(self._cfg_read(0x06, 2) & 0x8)  # STATUS.INTERRUPT
         return self._irq.get(line, False)
 
     def reset(self):
+        """Registers to their reset values, guest memory kept: npukit's npu_reset; with a QEMU,
+        QMP's system_reset when the client has its QMP socket (qmp=), after which a pci=True
+        client maps its BARs again (the reset clears them)."""
+        if self._qmp_path:
+            self._qmp_reset()
+            if self.pci:
+                self._pci_setup(_npukit.device_info(self.device), self.base)
+            return
         ok, why = self._cmd("npu_reset", may_fail=True)
         if not ok:
-            raise _npukit.NotImplemented("qtest server refused npu_reset (%s): a QEMU resets through QMP system_reset" % why)
+            raise _npukit.NotImplemented("qtest server refused npu_reset (%s): a QEMU resets through QMP system_reset "
+                                         "(give QtestDevice its QMP socket, qmp=PATH)" % why)
+
+    def _qmp_reset(self):
+        """system_reset over QMP; returns once QEMU reports the RESET event (the reset is done)."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as q:
+            q.settimeout(30)
+            q.connect(os.fspath(self._qmp_path))
+            f = q.makefile("rwb")
+
+            events = set()
+
+            def reply(event=None):
+                while event not in events:
+                    line = f.readline()
+                    if not line:
+                        raise _npukit.Fail("QMP: QEMU closed the connection")
+                    msg = json.loads(line)
+                    if "error" in msg:
+                        raise _npukit.Fail("QMP: %s" % msg["error"].get("desc", msg["error"]))
+                    if "event" in msg:  # may come before or after the command's return
+                        events.add(msg["event"])
+                    elif event is None and "return" in msg:
+                        return
+
+            f.readline()  # the greeting
+            for cmd in ("qmp_capabilities", "system_reset"):
+                f.write(json.dumps({"execute": cmd}).encode() + b"\n")
+                f.flush()
+                reply()
+            reply("RESET")

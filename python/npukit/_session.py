@@ -14,6 +14,7 @@ import tempfile
 import time
 
 from . import _npukit
+from ._values import IOBinding, ModelMetadata, OrtValue
 
 # ONNX TensorProto element types -> ONNX Runtime's type names
 _TYPE_NAMES = {
@@ -217,8 +218,9 @@ class InferenceSession:
         self._device, self._port, self._dev_opts, self._providers, self._provider_options = self._pick_device(
             providers, provider_options, device_options)
         threads = self._sess_options.intra_op_num_threads
-        if not isinstance(threads, int) or threads < 0:
+        if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
             raise _npukit.InvalidArgument("intra_op_num_threads must be an int >= 0, not %r" % (threads,))
+        self._threads = threads  # the worker pool's count during this session's runs (0: npukit's default)
         cfg = self._sess_options._config
         self._qdq = cfg.get("npukit.qdq", "ort")
         if self._qdq not in ("ort", "fused"):
@@ -301,6 +303,11 @@ class InferenceSession:
     def get_overridable_initializers(self):
         return []
 
+    def set_providers(self, providers=None, provider_options=None):
+        """Switch the session to other providers (as ONNX Runtime's: the model stays loaded)."""
+        picked = self._pick_device(providers, provider_options, None)
+        self._device, self._port, self._dev_opts, self._providers, self._provider_options = picked
+
     def get_providers(self):
         return list(self._providers)
 
@@ -313,6 +320,11 @@ class InferenceSession:
     def get_profiling_start_time_ns(self):
         return self._profile_start
 
+    def get_modelmeta(self):
+        """ONNX Runtime's ModelMetadata: producer_name, graph_name, domain, description,
+        graph_description, version and custom_metadata_map, as the model file states them."""
+        return ModelMetadata(self._graph.meta())
+
     # ---- running ----
     def run(self, output_names, input_feed, run_options=None):
         """Run the model: input_feed maps input names to numpy arrays (lists for sequence
@@ -323,9 +335,8 @@ class InferenceSession:
             raise _npukit.InvalidArgument("input_feed must be a dict of input name -> array")
         if output_names:
             for n in output_names:
-                if n not in self._out_index:
-                    raise _npukit.InvalidArgument("Invalid output name: '%s' (the model's outputs: %s)" %
-                                                  (n, ", ".join(o.name for o in self._outputs)))
+                self._check_output_name(n)
+        input_feed = {k: (v._v if isinstance(v, OrtValue) else v) for k, v in input_feed.items()}
         ro = run_options if run_options is not None else RunOptions()
         want_report, timing_only, trace_path = ro._get("report"), ro._get("timing_only"), ro._get("trace")
         if timing_only and self._device == "cpu":
@@ -334,7 +345,8 @@ class InferenceSession:
         outs, report, trace = self._graph.run(input_feed, device=self._device, port=self._port,
                                               dev_opts=self._dev_opts, qdq=self._qdq, golden=self._golden,
                                               timing_only=bool(timing_only), seed=self._seed,
-                                              report=bool(want_report), trace=want_trace)
+                                              report=bool(want_report), trace=want_trace,
+                                              threads=self._threads)
         self.last_report = json.loads(report) if report is not None else None
         if trace is not None:
             if trace_path:
@@ -344,6 +356,31 @@ class InferenceSession:
         if not output_names:
             return outs
         return [outs[self._out_index[n]] for n in output_names]
+
+    def _check_output_name(self, n):
+        if n not in self._out_index:
+            raise _npukit.InvalidArgument("Invalid output name: '%s' (the model's outputs: %s)" %
+                                          (n, ", ".join(o.name for o in self._outputs)))
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """run() with OrtValue inputs and outputs (host memory: the values wrap numpy arrays)."""
+        if not isinstance(input_dict_ort_values, dict):
+            raise _npukit.InvalidArgument("input_dict_ort_values must be a dict of input name -> OrtValue")
+        feed = {}
+        for k, v in input_dict_ort_values.items():
+            if not isinstance(v, OrtValue):
+                raise _npukit.InvalidArgument("input '%s': expected an OrtValue, got %s" % (k, type(v).__name__))
+            feed[k] = v._v
+        return [OrtValue._wrap(v) for v in self.run(output_names, feed, run_options)]
+
+    def io_binding(self):
+        """An IOBinding for this session (host memory only)."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        if not isinstance(iobinding, IOBinding) or iobinding._sess is not self:
+            raise _npukit.InvalidArgument("run_with_iobinding: the binding belongs to another session")
+        iobinding._run(run_options)
 
     def end_profiling(self):
         """With SessionOptions.enable_profiling: write the traces of the runs so far as one

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npukit/threads.h"
 #include "npukit/trace.h"
 
 typedef struct {
@@ -131,6 +132,24 @@ static PyObject *graph_info(GraphObject *self, PyObject *unused) {
                          (long long)npk_graph_opset(self->g));
 }
 
+/* meta(): the model's metadata (npk_graph_meta) as a dict; metadata_props as a dict in file order. */
+static PyObject *graph_meta(GraphObject *self, PyObject *unused) {
+    (void)unused;
+    if (!ready(self)) return NULL;
+    const npk_model_meta *m = npk_graph_meta(self->g);
+    PyObject *props = PyDict_New();
+    for (size_t i = 0; props && i < m->n_props; i++) {
+        PyObject *v = PyUnicode_FromString(m->prop_values[i]);
+        if (!v || PyDict_SetItemString(props, m->prop_keys[i], v)) Py_CLEAR(props);
+        Py_XDECREF(v);
+    }
+    if (!props) return NULL;
+    return Py_BuildValue("{s:s,s:s,s:s,s:s,s:L,s:s,s:s,s:N}", "producer_name", m->producer_name, "producer_version",
+                         m->producer_version, "domain", m->domain, "doc_string", m->doc_string, "model_version",
+                         (long long)m->model_version, "graph_name", m->graph_name, "graph_doc_string",
+                         m->graph_doc_string, "metadata_props", props);
+}
+
 /* Write something with a FILE * writer into a Python bytes object. */
 static PyObject *memstream_bytes(int (*write)(const void *, FILE *), const void *obj) {
     char *buf = NULL;
@@ -147,20 +166,23 @@ static int write_report(const void *r, FILE *f) { return npk_run_report_write_js
 static int write_trace(const void *t, FILE *f) { return npk_trace_write(t, f); }
 
 /* run(inputs: dict, device="cpu", port=None, dev_opts=None, qdq="ort", golden=False,
- *     timing_only=False, seed=0, report=False, trace=False)
+ *     timing_only=False, seed=0, report=False, trace=False, threads=0)
  * -> (outputs: list, report JSON bytes or None, trace JSON bytes or None).
- * Outputs are every graph output in order (None for each when timing_only). */
+ * Outputs are every graph output in order (None for each when timing_only).
+ * threads: the worker threads of the run's parallel kernels (threads.h; 0: the
+ * process-wide count), set on the calling thread for the run only. */
 static PyObject *graph_run(GraphObject *self, PyObject *args, PyObject *kw) {
     static char *kwl[] = {"inputs", "device", "port", "dev_opts", "qdq", "golden", "timing_only", "seed", "report",
-                          "trace", NULL};
+                          "trace", "threads", NULL};
     PyObject *feed;
     const char *device = "cpu", *port = NULL, *dev_opts = NULL, *qdq = "ort";
-    int golden = 0, timing_only = 0, want_report = 0, want_trace = 0;
+    int golden = 0, timing_only = 0, want_report = 0, want_trace = 0, threads = 0;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|szzsppKpp", kwl, &PyDict_Type, &feed, &device, &port, &dev_opts,
-                                     &qdq, &golden, &timing_only, &seed, &want_report, &want_trace))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|szzsppKppi", kwl, &PyDict_Type, &feed, &device, &port, &dev_opts,
+                                     &qdq, &golden, &timing_only, &seed, &want_report, &want_trace, &threads))
         return NULL;
     if (!ready(self)) return NULL;
+    if (threads < 0) return PyErr_Format(pynpk_InvalidArgument, "threads %d: expected >= 0 (0: the default)", threads);
     int qmode = npk_qdq_mode_parse(qdq);
     if (qmode < 0) return PyErr_Format(pynpk_InvalidArgument, "qdq '%s': expected 'fused' or 'ort'", qdq);
     if (npk_graph_device_check(device)) return pynpk_raise(-NPK_EINVAL, "unknown device");
@@ -222,8 +244,10 @@ static PyObject *graph_run(GraphObject *self, PyObject *args, PyObject *kw) {
                          .timing_only = timing_only, .seed = seed, .qdq = qmode};
     int rc;
     Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    int prev_threads = npk_threads_set_local(threads);
     rc = npk_graph_check(self->g, NULL);
     if (!rc) rc = npk_graph_run(self->g, &opts, ins, (size_t)k, &outs, &n_outs, &rep);
+    npk_threads_set_local(prev_threads);
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS if (rc) {
         pynpk_raise(rc, "the run failed");
@@ -264,9 +288,10 @@ static PyMethodDef graph_methods[] = {
     {"outputs", (PyCFunction)graph_outputs, METH_NOARGS, "the graph outputs, as dicts"},
     {"check", (PyCFunction)graph_check, METH_NOARGS, "raise NotImplemented naming every unsupported operator"},
     {"info", (PyCFunction)graph_info, METH_NOARGS, "node count and opset"},
+    {"meta", (PyCFunction)graph_meta, METH_NOARGS, "the model's metadata (producer, domain, version, graph name, ...)"},
     {"run", (PyCFunction)(void (*)(void))graph_run, METH_VARARGS | METH_KEYWORDS,
      "run(inputs, device='cpu', port=None, dev_opts=None, qdq='ort', golden=False, timing_only=False, seed=0, "
-     "report=False, trace=False) -> (outputs, report_json, trace_json)"},
+     "report=False, trace=False, threads=0) -> (outputs, report_json, trace_json)"},
     {NULL, NULL, 0, NULL},
 };
 

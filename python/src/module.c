@@ -253,15 +253,16 @@ static PyObject *pynpk_check_device(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* device_info(name) -> dict: the device table's row (MMIO window, clock, IRQ lines). */
+/* device_info(name) -> dict: the device table's row (MMIO window, clock, IRQ lines, PCI device ID of npu vp). */
 static PyObject *pynpk_device_info(PyObject *self, PyObject *args) {
     (void)self;
     const char *name;
     if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
     const npk_dev_class *c = npk_dev_class_find(name);
     if (!c) return PyErr_Format(pynpk_InvalidArgument, "unknown device '%s' (known: %s)", name, npk_dev_names());
-    return Py_BuildValue("{s:s,s:K,s:I,s:K,s:i}", "name", c->name, "mmio_base", (unsigned long long)c->mmio_base,
-                         "mmio_size", (unsigned int)c->mmio_size, "hz", (unsigned long long)c->hz, "irqs", (int)c->n_irq);
+    return Py_BuildValue("{s:s,s:K,s:I,s:K,s:i,s:i}", "name", c->name, "mmio_base", (unsigned long long)c->mmio_base,
+                         "mmio_size", (unsigned int)c->mmio_size, "hz", (unsigned long long)c->hz, "irqs", (int)c->n_irq,
+                         "pci_device", (int)c->pci_device);
 }
 
 static PyMethodDef module_methods[] = {

@@ -76,6 +76,8 @@ struct npk_graph {
     void *progress_ctx;
     char **dim_names;     /* the dim_param strings the descriptors point to, owned */
     size_t n_dim_names;
+    npk_model_meta meta;  /* the model's metadata (the top graph; zero in subgraphs) */
+    char **meta_strs;     /* the strings meta points to (NULL-terminated, owned), NULL in subgraphs */
 };
 
 /* ---- protobuf helpers shared by onnx_import.c and onnx_data.c ---- */

@@ -66,6 +66,10 @@ void npk_graph_free(npk_graph *g) {
     free(g->out_desc);
     for (size_t i = 0; i < g->n_dim_names; i++) free(g->dim_names[i]);
     free(g->dim_names);
+    for (size_t i = 0; g->meta_strs && g->meta_strs[i]; i++) free(g->meta_strs[i]);
+    free(g->meta_strs);
+    free((void *)g->meta.prop_keys);
+    free((void *)g->meta.prop_values);
     free(g);
 }
 
@@ -257,9 +261,41 @@ static int convert_attr(npk_attr *a, const Onnx__AttributeProto *p, const npk_no
     return 0;
 }
 
+/* The ModelProto's metadata into g->meta (copies: the message is freed after import). */
+static int import_meta(npk_graph *g, const Onnx__ModelProto *m) {
+    const Onnx__GraphProto *gp = m->graph;
+    size_t np = m->n_metadata_props, n = 0;
+    g->meta_strs = calloc(6 + 2 * np + 1, sizeof *g->meta_strs);
+    const char **keys = calloc(np + 1, sizeof *keys), **vals = calloc(np + 1, sizeof *vals);
+    g->meta.prop_keys = keys;
+    g->meta.prop_values = vals;
+    if (!g->meta_strs || !keys || !vals) return npk_err(NPK_ENOMEM, "out of memory");
+#define META_STR(dst, src)                                                             \
+    do {                                                                               \
+        if (!(g->meta_strs[n] = strdup((src) ? (src) : ""))) return npk_err(NPK_ENOMEM, "out of memory"); \
+        (dst) = g->meta_strs[n++];                                                     \
+    } while (0)
+    META_STR(g->meta.producer_name, m->producer_name);
+    META_STR(g->meta.producer_version, m->producer_version);
+    META_STR(g->meta.domain, m->domain);
+    META_STR(g->meta.doc_string, m->doc_string);
+    META_STR(g->meta.graph_name, gp->name);
+    META_STR(g->meta.graph_doc_string, gp->doc_string);
+    for (size_t i = 0; i < np; i++) {
+        META_STR(keys[i], m->metadata_props[i]->key);
+        META_STR(vals[i], m->metadata_props[i]->value);
+    }
+#undef META_STR
+    g->meta.n_props = np;
+    g->meta.model_version = m->has_model_version ? m->model_version : 0;
+    return 0;
+}
+
 static int import_model(npk_graph *g, const Onnx__ModelProto *m) {
     const Onnx__GraphProto *gp = m->graph;
     if (!gp) return npk_err(NPK_EFORMAT, "the model has no graph (not an ONNX model?)");
+    int rc = import_meta(g, m);
+    if (rc) return rc;
     g->ir_version = m->has_ir_version ? m->ir_version : 0;
     g->opset = m->n_opset_import ? 0 : 1;
     for (size_t i = 0; i < m->n_opset_import; i++) {
@@ -491,3 +527,4 @@ size_t npk_graph_n_outputs(const npk_graph *g) { return g->n_out; }
 const npk_value_desc *npk_graph_output(const npk_graph *g, size_t i) { return i < g->n_out ? &g->out_desc[i] : NULL; }
 size_t npk_graph_n_nodes(const npk_graph *g) { return g->n_nodes; }
 int64_t npk_graph_opset(const npk_graph *g) { return g->opset; }
+const npk_model_meta *npk_graph_meta(const npk_graph *g) { return &g->meta; }

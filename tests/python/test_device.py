@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: MIT
 """npukit.Device and npukit.QtestDevice: the worked descriptor-ring example of
 ../shared/spec/e1-rtl-notes.md ("Worked examples (from the RTL)") driven from Python,
-on the in-process e1 model and over `npu qtest --socket`; expectations are the notes'."""
+on the in-process e1 model, over `npu qtest --socket` and through a real QEMU's qtest server
+(e1 served to it by `npu vp`); expectations are the notes'."""
 
 import os
+import shutil
+import socket
 import subprocess
 import tempfile
+import time
 import unittest
 
 import numpy as np
@@ -126,6 +130,85 @@ class QtestDeviceTest(unittest.TestCase):
             self.assertEqual(dev.port_kind, "qtest")
             worked_ring(self, dev)
             dev.close()
+
+
+QEMU = shutil.which("qemu-system-x86_64")
+
+
+@unittest.skipUnless(os.environ.get("NPU"), "NPU (the npu binary) not set")
+class QemuQtestTest(unittest.TestCase):
+    """The same worked example through a real QEMU's own qtest server: stock qemu-system-x86_64
+    (.ci/packages: qemu-system-x86) started with -qtest, npukit's e1 served to it as a PCI
+    function by `npu vp` (x-pci-proxy-dev, docs/vp.md); the script finds the function, maps
+    its BARs and drives e1's registers at the BAR address, guest RAM (QEMU's, shared with the
+    server) through qtest's b64read/b64write, the clock through npu vp's clock window, the IRQ
+    line through the function's STATUS register, the reset through QMP system_reset. -S: no
+    guest code runs (Debian's QEMU has no qtest accelerator), the script alone programs the bus."""
+
+    def start(self, d):
+        if not QEMU:
+            self.skipTest("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)")
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(a.close)
+        self.addCleanup(b.close)
+        log = open(os.path.join(d, "vp.log"), "w+")
+        self.addCleanup(log.close)
+        srv = subprocess.Popen([os.environ["NPU"], "vp", "--device", "e1", "--fd", str(a.fileno())],
+                               pass_fds=[a.fileno()], stdout=log, stderr=subprocess.STDOUT)
+        self.addCleanup(self.stop, srv)
+        qlog = open(os.path.join(d, "qemu.log"), "w+")
+        self.addCleanup(qlog.close)
+        qtest, qmp = os.path.join(d, "qtest.sock"), os.path.join(d, "qmp.sock")
+        # QEMU and the server run without the sanitizer runtime the interpreter may have preloaded
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+        qemu = subprocess.Popen([QEMU, "-machine", "pc,memory-backend=mem", "-S",
+                                 "-object", "memory-backend-memfd,id=mem,size=128M,share=on", "-m", "128M",
+                                 "-nodefaults", "-no-user-config", "-display", "none",
+                                 "-qtest", "unix:%s,server=on,wait=off" % qtest,
+                                 "-qmp", "unix:%s,server=on,wait=off" % qmp,
+                                 "-device", "x-pci-proxy-dev,id=npu0,fd=%d" % b.fileno()],
+                                pass_fds=[b.fileno()], stdout=qlog, stderr=subprocess.STDOUT, env=env)
+        self.addCleanup(self.stop, qemu)
+        deadline = time.monotonic() + 60
+        while not (os.path.exists(qtest) and os.path.exists(qmp)):
+            if qemu.poll() is not None:
+                qlog.seek(0)
+                self.skipTest("QEMU cannot start: exit %d: %s" % (qemu.returncode, qlog.read().strip()[-400:]))
+            if srv.poll() is not None:
+                log.seek(0)
+                self.fail("npu vp exited %d: %s" % (srv.returncode, log.read()))
+            self.assertLess(time.monotonic(), deadline, "QEMU opened no qtest socket in 60 s")
+            time.sleep(0.05)
+        return npukit.QtestDevice(qtest, device="e1", pci=True, qmp=qmp)
+
+    @staticmethod
+    def stop(p):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def test_worked_ring_qemu(self):
+        with tempfile.TemporaryDirectory() as d:
+            with self.start(d) as dev:
+                self.assertFalse(dev.npukit_server)  # QEMU's qtest, not npukit's
+                self.assertEqual(dev.base, 0xE0000000)
+                self.assertEqual(dev.hz, npukit.Device("e1").hz)
+                # a register round trip through the BAR: what the in-process model reads back
+                ref = npukit.Device("e1")
+                for d_ in (dev, ref):
+                    d_.write32(GEMM_STRIDE, 0x00080203)
+                self.assertEqual(dev.read32(GEMM_STRIDE), ref.read32(GEMM_STRIDE))
+                self.assertEqual(dev.read32(GEMM_STRIDE), 0x00080203)
+                t0 = dev.clock_step(0)
+                self.assertEqual(dev.clock_step(1000) - t0, 1000)  # exact cycles (stepped clock window)
+                # guest RAM round trip: QEMU's RAM is the device's memory
+                dev.write(0x5000, b"npukit\x00\xff")
+                self.assertEqual(dev.read(0x5000, 8), b"npukit\x00\xff")
+                worked_ring(self, dev)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import unittest
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import npukit
 from npktest_util import NODE_TESTS, SHARED, data_sets, load_set, mismatch
@@ -266,6 +266,199 @@ class ReportTest(unittest.TestCase):
             t.join()
         for r in res:
             np.testing.assert_array_equal(r, exp[0])
+
+
+CLS = os.path.join(SHARED, "models", "onnx-zoo", "ppocr-cls-mobile-v2")
+
+
+class OrtApiTest(unittest.TestCase):
+    """get_modelmeta, providers, OrtValue, run_with_ort_values and IOBinding as ONNX Runtime's."""
+
+    def test_modelmeta(self):
+        g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "my_graph",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], doc_string="graph doc")
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="prod",
+                              producer_version="1.2.3", domain="org.example", model_version=42, doc_string="model doc")
+        m.ir_version = 8
+        helper.set_model_props(m, {"author": "me", "classes": "a,b,c"})
+        meta = npukit.InferenceSession(m.SerializeToString()).get_modelmeta()
+        self.assertEqual((meta.producer_name, meta.producer_version, meta.domain, meta.version, meta.description,
+                          meta.graph_name, meta.graph_description, meta.custom_metadata_map),
+                         ("prod", "1.2.3", "org.example", 42, "model doc", "my_graph", "graph doc",
+                          {"author": "me", "classes": "a,b,c"}))
+        # the zoo's files, against the onnx package's reader
+        for d in (LENET, QDQ, CLS):
+            ref = onnx.load(os.path.join(d, "model.onnx"), load_external_data=False)
+            meta = npukit.InferenceSession(os.path.join(d, "model.onnx")).get_modelmeta()
+            self.assertEqual((meta.producer_name, meta.domain, meta.version, meta.graph_name,
+                              meta.custom_metadata_map),
+                             (ref.producer_name, ref.domain, ref.model_version, ref.graph.name,
+                              {p.key: p.value for p in ref.metadata_props}))
+
+    def test_providers(self):
+        sess = npukit.InferenceSession(os.path.join(LENET, "model.onnx"), providers=[("v0", {"clock_mhz": 500})])
+        self.assertEqual(sess.get_providers(), ["v0", "CPUExecutionProvider"])
+        self.assertEqual(sess.get_provider_options(), {"v0": {"clock_mhz": "500"}, "CPUExecutionProvider": {}})
+        feed, exp = lenet_feed(sess)
+        ro = npukit.RunOptions()
+        ro.report = True
+        np.testing.assert_array_equal(sess.run(None, feed, ro)[0], exp[0])
+        self.assertEqual(sess.last_report["device"], "v0")
+        sess.set_providers(["CPUExecutionProvider"])
+        self.assertEqual(sess.get_providers(), ["CPUExecutionProvider"])
+        np.testing.assert_array_equal(sess.run(None, feed, ro)[0], exp[0])
+        self.assertEqual(sess.last_report["device"], "cpu")
+        with self.assertRaisesRegex(npukit.InvalidArgument, "unknown provider 'CUDAExecutionProvider'"):
+            sess.set_providers(["CUDAExecutionProvider"])
+
+    def test_ortvalue(self):
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        v = npukit.OrtValue.ortvalue_from_numpy(x)
+        self.assertIs(v.numpy(), x)  # no copy
+        self.assertEqual((v.shape(), v.data_type(), v.element_type(), v.device_name(), v.is_tensor(),
+                          v.has_value(), v.data_ptr()), ([2, 3], "tensor(float)", 1, "cpu", True, True, x.ctypes.data))
+        z = npukit.OrtValue.ortvalue_from_shape_and_type([4], np.int8)
+        self.assertEqual((z.shape(), z.data_type()), ([4], "tensor(int8)"))
+        z.update_inplace(np.array([1, -2, 3, -4], np.int8))
+        np.testing.assert_array_equal(z.numpy(), [1, -2, 3, -4])
+        with self.assertRaisesRegex(npukit.InvalidArgument, "update_inplace"):
+            z.update_inplace(np.zeros(4, np.float32))
+        with self.assertRaisesRegex(npukit.NotImplemented, "device 'cuda'"):
+            npukit.OrtValue.ortvalue_from_numpy(x, "cuda", 0)
+        with self.assertRaisesRegex(npukit.InvalidArgument, "element type"):
+            npukit.OrtValue.ortvalue_from_numpy(np.array(["a"]))
+        sess = npukit.InferenceSession(identity_model(TensorProto.FLOAT))
+        (y,) = sess.run_with_ort_values(["y"], {"x": v})
+        self.assertIsInstance(y, npukit.OrtValue)
+        np.testing.assert_array_equal(y.numpy(), x)
+        with self.assertRaisesRegex(npukit.InvalidArgument, "expected an OrtValue"):
+            sess.run_with_ort_values(None, {"x": x})
+
+    def test_iobinding(self):
+        sess = npukit.InferenceSession(os.path.join(LENET, "model.onnx"), providers=["v0"])
+        feed, exp = lenet_feed(sess)
+        io = sess.io_binding()
+        io.bind_cpu_input("images", feed["images"])
+        io.bind_output("logits")
+        sess.run_with_iobinding(io)
+        (out,) = io.copy_outputs_to_cpu()
+        np.testing.assert_array_equal(out, exp[0])
+        self.assertIsInstance(io.get_outputs()[0], npukit.OrtValue)
+        # into a preallocated value: the run writes into its array
+        pre = npukit.OrtValue.ortvalue_from_shape_and_type([4, 10], np.int8)
+        buf = pre.numpy()
+        io.clear_binding_outputs()
+        io.bind_ortvalue_output("logits", pre)
+        io.clear_binding_inputs()
+        io.bind_ortvalue_input("images", npukit.OrtValue.ortvalue_from_numpy(feed["images"]))
+        sess.run_with_iobinding(io)
+        self.assertIs(io.get_outputs()[0], pre)
+        np.testing.assert_array_equal(buf, exp[0])
+        bad = npukit.OrtValue.ortvalue_from_shape_and_type([4, 10], np.float32)
+        io.bind_ortvalue_output("logits", bad)
+        with self.assertRaisesRegex(npukit.InvalidArgument, "output 'logits' is int8"):
+            sess.run_with_iobinding(io)
+        with self.assertRaisesRegex(npukit.InvalidArgument, "Invalid output name: 'nope'"):
+            io.bind_output("nope")
+        with self.assertRaisesRegex(npukit.NotImplemented, "raw buffer pointer"):
+            io.bind_input("images", "cpu", 0, np.int8, [4, 3, 32, 32], buf.ctypes.data)
+        io.clear_binding_outputs()
+        with self.assertRaisesRegex(npukit.InvalidArgument, "no output is bound"):
+            sess.run_with_iobinding(io)
+
+DET = os.path.join(SHARED, "models", "onnx-zoo", "ppocr-v4-det")
+
+
+def qconv_model(C=64, H=32, W=32, O=64):
+    """DequantizeLinear -> 3x3 Conv -> QuantizeLinear, int8, large enough (37.7M MACs) that the
+    integer GEMM splits over the worker pool on the CPU, v0 and shell; and an input."""
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(rng.integers(-127, 128, (O, C, 3, 3), dtype=np.int8), "w_q"),
+             numpy_helper.from_array(np.float32(0.02), "x_s"), numpy_helper.from_array(np.int8(3), "x_z"),
+             numpy_helper.from_array((0.001 * (1 + np.arange(O) / O)).astype(np.float32), "w_s"),
+             numpy_helper.from_array(np.zeros(O, np.int8), "w_z"), numpy_helper.from_array(np.float32(0.5), "y_s"),
+             numpy_helper.from_array(np.int8(-5), "y_z")]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "x_s", "x_z"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w_q", "w_s", "w_z"], ["wd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd"], ["yf"], pads=[1, 1, 1, 1]),
+             helper.make_node("QuantizeLinear", ["yf", "y_s", "y_z"], ["y"])]
+    return (model_bytes(nodes, [helper.make_tensor_value_info("x", TensorProto.INT8, [1, C, H, W])],
+                        [helper.make_tensor_value_info("y", TensorProto.INT8, [1, O, H, W])], initializers=inits),
+            {"x": rng.integers(-128, 128, (1, C, H, W), dtype=np.int8)})
+
+
+def session_at(model, provider, threads, qdq="fused", golden=False):
+    so = npukit.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.add_session_config_entry("npukit.qdq", qdq)  # fused: every group an integer operator
+    if golden:
+        so.add_session_config_entry("npukit.golden", "1")
+    return npukit.InferenceSession(model, sess_options=so, providers=[provider])
+
+
+# A fresh interpreter (no worker thread started yet) with NPUKIT_THREADS=1 (npukit's default count):
+# the threads the process gains in a run are the workers the session's intra_op_num_threads starts.
+_THREAD_PROBE = """
+import os, sys
+import npukit
+from test_session import DET, load_set, qconv_model, session_at
+t, case, provider = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+if case == "qconv":
+    model, feed = qconv_model()
+else:
+    model = os.path.join(DET, "model.onnx")
+    feed, _ = load_set(npukit.InferenceSession(model), os.path.join(DET, "test_data_set_0"))
+sess = session_at(model, provider, t)
+before = len(os.listdir("/proc/self/task"))
+sess.run(None, feed)
+print(len(os.listdir("/proc/self/task")) - before)
+"""
+
+
+class IntraOpThreadsTest(unittest.TestCase):
+    """SessionOptions.intra_op_num_threads is the worker pool's count for the session's runs
+    (include/npukit/threads.h, npk_threads_set_local on the running thread): outputs are
+    byte-identical at 1, 2 and 3 threads, and the pool starts the workers asked for."""
+
+    def test_byte_identical(self):
+        qconv, qfeed = qconv_model()
+        golden = session_at(qconv, "cpu", 1, golden=True).run(None, qfeed)  # the naive kernels: no pool
+        det = os.path.join(DET, "model.onnx")
+        dfeed, dexp = load_set(npukit.InferenceSession(det), os.path.join(DET, "test_data_set_0"))
+        cases = [(qconv, "qconv", p, qfeed, golden, 0) for p in ("cpu", "v0", "shell")] + \
+                [(det, "ppocr-v4-det", p, dfeed, dexp, 1e-3) for p in ("cpu", "v0")]
+        for model, name, provider, feed, exp, rtol in cases:
+            with self.subTest(model=name, provider=provider):
+                outs = [session_at(model, provider, t).run(None, feed) for t in (1, 2, 3)]
+                for t, o in zip((2, 3), outs[1:]):
+                    for a, b in zip(outs[0], o):
+                        self.assertEqual(a.dtype, b.dtype)
+                        self.assertEqual(a.tobytes(), b.tobytes(), "%d threads differ from 1" % t)
+                for g, e in zip(outs[0], exp):  # and right: the golden kernels / ONNX Runtime's outputs
+                    self.assertIsNone(mismatch(g, e, rtol, 1e-6 if rtol else 0))
+
+    def test_pool_follows_the_option(self):
+        import subprocess
+        import sys
+        here = os.path.dirname(os.path.abspath(__file__))
+        env = dict(os.environ, NPUKIT_THREADS="1",
+                   PYTHONPATH=os.pathsep.join([here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                        if p]))
+        for case, provider in (("qconv", "cpu"), ("qconv", "v0"), ("qconv", "shell"), ("det", "cpu")):
+            started = {}
+            for t in (0, 1, 3):
+                r = subprocess.run([sys.executable, "-c", _THREAD_PROBE, str(t), case, provider], env=env,
+                                   capture_output=True, text=True, timeout=300)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                started[t] = int(r.stdout.split()[-1])
+            # 0: npukit's default (NPUKIT_THREADS=1 here): no worker; 1: none; 3: two beside the caller
+            self.assertEqual(started, {0: 0, 1: 0, 3: 2}, "%s on %s" % (case, provider))
+        so = npukit.SessionOptions()
+        for bad in (-1, 1.5, True):
+            so.intra_op_num_threads = bad
+            with self.assertRaisesRegex(npukit.InvalidArgument, "intra_op_num_threads"):
+                npukit.InferenceSession(os.path.join(LENET, "model.onnx"), sess_options=so)
 
 
 class TensorIOTest(unittest.TestCase):
