@@ -10,7 +10,9 @@ projections with a bias Add, activation x activation MatMuls for the scores and 
 Softmax, residual Adds, a two-layer FFN), a 3x3 Conv with K = 2880 (320 input channels), a
 classifier MatMul and a Softmax over the classes. Layout as ONNX Runtime's static quantizer
 writes it (QDQ format): per-tensor int8 activations (QuantizeLinear -> DequantizeLinear pairs on
-every tensor), per-channel symmetric int8 weights, int32 biases with scale x_scale * w_scale.
+every tensor), per-channel symmetric int8 weights in [-127, 127] ([-63, 63] for the "-r7" sizes),
+int32 Conv biases with scale x_scale * w_scale, LayerNormalization's gamma as a symmetric int8
+weight and its beta as an int32 bias, the other constants symmetric int8 per tensor (quantize()).
 
 The float model's activation ranges (the calibration) come from npukit's CPU reference (the
 npukit Python package): every intermediate tensor is made a graph output of the float model and
@@ -25,10 +27,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-# Weights use 7 bits (ONNX Runtime's reduce_range): its x86 u8s8 kernels without VNNI sum pairs of
-# uint8 x int8 products in saturating int16 (vpmaddubsw), exact only when |w| <= 63 (2 * 255 * 63 <
-# 2^15). With 8-bit weights ONNX Runtime's own integer result depends on the host's instruction set.
-WMAX = 63
+# Weights: ONNX Runtime's static quantizer's int8 symmetric range, [-127, 127] (full range, as its
+# default per-channel quantization writes them). The "-r7" sizes use 7 bits (|w| <= 63, ONNX
+# Runtime's reduce_range): its x86 u8s8 kernels without VNNI add pairs of uint8 x int8 products in
+# saturating int16 (vpmaddubsw), exact on every host only when 2 * 255 * 63 < 2^15. With full-range
+# weights ONNX Runtime's own integer result depends on the host's instruction set (docs/onnx.md).
+WMAX = 127
+WMAX_REDUCED = 63
 
 SIZES = {
     # name: (T sequence steps, C first conv channels, D model width, heads, FFN width, classes)
@@ -39,6 +44,12 @@ SIZES = {
     # output each): ONNX Runtime then keeps those pairs int8 and runs an int8 QLinearSoftmax
     "tiny-shared": (8, 16, 32, 2, 64, 40),
 }
+# the same with 7-bit weights (reduce_range)
+SIZES.update({name + "-r7": dims for name, dims in list(SIZES.items())})
+
+
+def weight_max(size):
+    return WMAX_REDUCED if size.endswith("-r7") else WMAX
 
 
 class Builder:
@@ -72,7 +83,7 @@ class Builder:
 
 def float_model(size, seed=1):
     T, C, D, H, F, K = SIZES[size]
-    shared = size.endswith("-shared")
+    shared = "-shared" in size  # tiny-shared, tiny-shared-r7
     extra = []  # (name, shape) of the extra outputs
     b = Builder(seed)
     x = "x"
@@ -171,9 +182,13 @@ def qparams(lo, hi):
     return scale, zp
 
 
-def quantize(model, ranges):
-    """The QDQ model: a Q -> DQ pair on every calibrated activation, per-channel symmetric int8
-    weights (Conv axis 0, MatMul axis 1) and int32 biases (Conv) behind DequantizeLinear."""
+def quantize(model, ranges, wmax=WMAX):
+    """The QDQ model as ONNX Runtime's static quantizer (QDQ format, int8 activations and weights)
+    writes it: a Q -> DQ pair on every calibrated activation (per tensor, asymmetric); Conv and
+    MatMul weights per output channel, symmetric in [-wmax, wmax] (Conv axis 0, MatMul axis 1);
+    a Conv bias as int32 with scale x_scale * w_scale; the other constants an operator reads (the
+    bias Adds, the attention's scale Mul, LayerNormalization's gamma) per tensor, symmetric int8,
+    and LayerNormalization's beta as an int32 bias with scale x_scale * gamma_scale."""
     g = model.graph
     inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
     new_inits, nodes = [], []
@@ -187,6 +202,28 @@ def quantize(model, ranges):
         """The DequantizeLinear output that consumers of activation t read."""
         return t + "_dq" if t in qp else t
 
+    def dq_const(name, q, scale, zp, axis=None):
+        """DequantizeLinear of a quantized constant: its output's name."""
+        c(name + "_q", q)
+        c(name + "_s", scale)
+        c(name + "_z", zp)
+        attrs = {"axis": axis} if axis is not None else {}
+        nodes.append(helper.make_node("DequantizeLinear", [name + "_q", name + "_s", name + "_z"], [name + "_dq"],
+                                      name=name + "_DQ", **attrs))
+        return name + "_dq"
+
+    def sym_tensor(name):
+        """A constant per tensor, symmetric int8 (ONNX Runtime's weight quantization)."""
+        v = inits[name]
+        s = np.float32(np.abs(v).max() / wmax) if np.abs(v).max() > 0 else np.float32(1)
+        return dq_const(name, np.clip(np.round(v / s), -wmax, wmax).astype(np.int8), s, np.int8(0)), s
+
+    def bias32(name, scale):
+        v = inits[name]
+        scale = np.asarray(scale, np.float32)
+        return dq_const(name, np.round(v / scale).astype(np.int32), scale,
+                        np.zeros(scale.shape, np.int32), 0 if scale.ndim else None)
+
     for t, (s, z) in qp.items():
         if t == "x":
             nodes.append(helper.make_node("QuantizeLinear", [t, c(t + "_s", s), c(t + "_z", np.int8(z))], [t + "_q"],
@@ -198,41 +235,20 @@ def quantize(model, ranges):
             w = inits[ins[1]]
             axis = 0 if n.op_type == "Conv" else 1
             red = tuple(i for i in range(w.ndim) if i != axis)
-            ws = (np.abs(w).max(axis=red) / WMAX).astype(np.float32)
+            ws = (np.abs(w).max(axis=red) / wmax).astype(np.float32)
             ws[ws == 0] = 1
             shp = [1] * w.ndim
             shp[axis] = -1
-            wq = np.clip(np.round(w / ws.reshape(shp)), -WMAX, WMAX).astype(np.int8)
-            wn = ins[1]
-            c(wn + "_q", wq)
-            c(wn + "_s", ws)
-            c(wn + "_z", np.zeros(ws.shape, np.int8))
-            nodes.append(helper.make_node("DequantizeLinear", [wn + "_q", wn + "_s", wn + "_z"], [wn + "_dq"],
-                                          name=wn + "_DQ", axis=axis))
-            new_ins = [dq_act(ins[0]), wn + "_dq"]
+            wq = np.clip(np.round(w / ws.reshape(shp)), -wmax, wmax).astype(np.int8)
+            new_ins = [dq_act(ins[0]), dq_const(ins[1], wq, ws, np.zeros(ws.shape, np.int8), axis)]
             if n.op_type == "Conv" and len(ins) > 2:
-                bias = inits[ins[2]]
-                bs = (np.float32(qp[ins[0]][0]) * ws).astype(np.float32)
-                bq = np.round(bias / bs).astype(np.int32)
-                bn = ins[2]
-                c(bn + "_q", bq)
-                c(bn + "_s", bs)
-                c(bn + "_z", np.zeros(bs.shape, np.int32))
-                nodes.append(helper.make_node("DequantizeLinear", [bn + "_q", bn + "_s", bn + "_z"], [bn + "_dq"],
-                                              name=bn + "_DQ", axis=0))
-                new_ins.append(bn + "_dq")
+                new_ins.append(bias32(ins[2], np.float32(qp[ins[0]][0]) * ws))
             ins = new_ins
-        elif n.op_type == "Add" and ins[1] in inits:
-            # a bias Add: the constant quantized as an int8 activation-like tensor (per tensor)
-            bias = inits[ins[1]]
-            s, z = qparams(float(min(bias.min(), 0)), float(max(bias.max(), 0)))
-            bn = ins[1]
-            c(bn + "_q", np.clip(np.round(bias / s) + z, -128, 127).astype(np.int8))
-            c(bn + "_s", s)
-            c(bn + "_z", np.int8(z))
-            nodes.append(helper.make_node("DequantizeLinear", [bn + "_q", bn + "_s", bn + "_z"], [bn + "_dq"],
-                                          name=bn + "_DQ"))
-            ins = [dq_act(ins[0]), bn + "_dq"]
+        elif n.op_type == "LayerNormalization":
+            gamma, gs = sym_tensor(ins[1])
+            ins = [dq_act(ins[0]), gamma, bias32(ins[2], np.float32(qp[ins[0]][0]) * gs)]
+        elif n.op_type in ("Add", "Mul") and ins[1] in inits:
+            ins = [dq_act(ins[0]), sym_tensor(ins[1])[0]]
         else:
             ins = [dq_act(i) if i in qp else i for i in ins]
             for i, t in enumerate(ins):
@@ -248,7 +264,7 @@ def quantize(model, ranges):
                                               name=o + "_Q"))
                 nodes.append(helper.make_node("DequantizeLinear", [o + "_q", o + "_s", o + "_z"], [o + "_dq"],
                                               name=o + "_DQ"))
-    # constants the float graph used as-is (shapes, LayerNorm gamma/beta, the Mul's scale)
+    # constants the float graph used as-is (shapes)
     used = {i for nd in nodes for i in nd.input}
     have = {t.name for t in new_inits}
     for name, arr in inits.items():
@@ -278,7 +294,7 @@ def main(argv):
         fm, tensors, _ = float_model(size)
         rng = np.random.default_rng(7)
         x = rng.uniform(-1, 1, (1, 3, 4, 2 * T)).astype(np.float32)
-        qm = quantize(fm, calibrate(fm, tensors, x))
+        qm = quantize(fm, calibrate(fm, tensors, x), weight_max(size))
         d = os.path.join(out_dir, size)
         os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
         onnx.save(qm, os.path.join(d, "model.onnx"))

@@ -401,9 +401,9 @@ static int run_softmax_cpu(npk_exec *x, const npk_qdq *q, uint64_t *macs) {
                 if (u8) {
                     uint32_t vq = (uint32_t)r + (uint32_t)yz;
                     out = (vq > 255 ? 255 : (int64_t)vq) - (y->dtype == NPK_DT_INT8 ? 128 : 0);
-                } else {
-                    int32_t vq = (int32_t)r + (int32_t)yz;
-                    out = vq > 255 ? -1 : (int8_t)(uint8_t)vq;
+                } else { /* int8: saturated (ONNX Runtime 1.30 on x86; its older scalar kernel wrapped) */
+                    int64_t vq = r + yz;
+                    out = vq > 127 ? 127 : vq < -128 ? -128 : vq;
                 }
                 npk_ref_onnx_set_i(y->data, y->dtype, base + k * inner, out);
             }
