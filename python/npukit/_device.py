@@ -162,6 +162,13 @@ class QtestDevice(_Common):
         self._irq = {}
         self.ns = 0
         self.npukit_server = False
+        try:
+            self._attach(device, base, hz, qom_path, pci, bar)
+        except BaseException:
+            self.close()
+            raise
+
+    def _attach(self, device, base, hz, qom_path, pci, bar):
         ok, info = self._cmd("npu_info", may_fail=True)
         fields = {}
         if ok:

@@ -179,6 +179,7 @@ class QemuQtestTest(unittest.TestCase):
                 self.fail("npu vp exited %d: %s" % (srv.returncode, log.read()))
             self.assertLess(time.monotonic(), deadline, "QEMU opened no qtest socket in 60 s")
             time.sleep(0.05)
+        self.qtest = qtest
         return npukit.QtestDevice(qtest, device="e1", pci=True, qmp=qmp)
 
     @staticmethod
@@ -209,6 +210,9 @@ class QemuQtestTest(unittest.TestCase):
                 dev.write(0x5000, b"npukit\x00\xff")
                 self.assertEqual(dev.read(0x5000, 8), b"npukit\x00\xff")
                 worked_ring(self, dev)
+            # a second client: a device this QEMU does not have is named
+            with self.assertRaisesRegex(npukit.NoSuchFile, r"no PCI function 1234:4e02 \(npu vp's v0\)"):
+                npukit.QtestDevice(self.qtest, device="v0", pci=True)
 
 
 if __name__ == "__main__":
