@@ -12,14 +12,16 @@ ONNX Runtime's QLinearSoftmax exactly the Softmax nodes it replaces by one, and 
 
 - where ONNX Runtime is exact, equal its outputs bit for bit: the dequantized logits and the
   extra outputs; the final float Softmax (MLAS's exponential, not correctly rounded) within rtol
-  1e-6. ONNX Runtime is exact on the 7-bit models on every host, and on the 8-bit ones where its
-  uint8 x int8 kernels do not saturate;
-- where it is not (8-bit weights on x86 without VNNI, this host: its kernels add pairs of
+  1e-6. ONNX Runtime is exact on the 7-bit models on every host, and on an 8-bit one whose groups
+  hold no saturating pair;
+- where it is not, or may not be (8-bit weights: on x86 without VNNI, this host, its kernels add pairs of
   uint8 x int8 products in saturating int16, vpmaddubsw), equal npukit's golden kernels bit for
   bit (the exact integer arithmetic of the model) and name the case: SaturationProbe shows the
   mechanism on one MatMulIntegerToFloat (ONNX Runtime equals an emulation of the saturating pair
   sums, not the exact sum), and the test prints, per model, the weight groups whose exact inputs
-  hold a saturating pair and how far ONNX Runtime's outputs are from the exact ones.
+  hold a saturating pair and how far ONNX Runtime's outputs are from the exact ones (on a host
+  whose ONNX Runtime the probe finds exact, VNNI, the comparison is reported, not asserted: the
+  test does not depend on the peer being exact on the host).
 With --qdq fused (every group an integer operator, its Softmax in float) the logits differ from
 ONNX Runtime's: the comparison can fail."""
 
@@ -250,7 +252,7 @@ class QdqTransformerOrt(unittest.TestCase):
         return sess.run(None, {"x": x}, ro), sess.last_report["nodes"]
 
     def test_against_ort(self):
-        kind, _ = probe_saturation()
+        kind, _ = probe_saturation()  # how this host's ONNX Runtime sums uint8 x int8 products
         for d in self.dirs:
             name = os.path.basename(d)
             floats, qsm = self.ort_choice(name)
@@ -258,7 +260,10 @@ class QdqTransformerOrt(unittest.TestCase):
             x = read(os.path.join(d, "test_data_set_0", "input_0.pb"))
             exp = [read(p) for p in sorted(glob.glob(os.path.join(d, "test_data_set_0", "output_*.pb")))]
             sat = saturating_groups(os.path.join(d, "model.onnx"), x)
-            ort_exact = name.endswith("-r7") or kind == "exact" or not any(n for _, _, n, _ in sat)
+            # ONNX Runtime is exact on every host for the 7-bit models and for a model without a
+            # saturating pair; for the 8-bit ones its result depends on the host (VNNI or not): not
+            # asserted there (the project's rule), only reported
+            ort_exact = name.endswith("-r7") or not any(n for _, _, n, _ in sat)
             if name.endswith("-r7"):
                 self.assertFalse(any(n for _, _, n, _ in sat), "%s: a 7-bit model with a saturating pair" % name)
             golden, _ = self.run_npukit(d, "cpu", golden=True)
@@ -286,9 +291,10 @@ class QdqTransformerOrt(unittest.TestCase):
                     k, int((golden[k] != exp[k]).sum()), exp[k].size,
                     float(np.abs(golden[k].astype(np.float64) - exp[k]).max())) for k in range(len(exp)))
                 am = int((golden[1].argmax(axis=-1) == exp[1].argmax(axis=-1)).sum())
-                print("\n%s: ONNX Runtime inexact on this host (saturating uint8 x int8 pairs in %s outputs); "
+                print("\n%s: ONNX Runtime %s on this host (saturating uint8 x int8 pairs in %s outputs); "
                       "npukit = golden; against ONNX Runtime: %s; arg-max per step equal in %d of %d steps" %
-                      (name, groups, offs, am, exp[1].shape[1]), file=sys.stderr)
+                      (name, "inexact" if kind == "saturating" else "exact (VNNI?) by the probe", groups, offs, am,
+                       exp[1].shape[1]), file=sys.stderr)
             # every group fused, the Softmax in float: the logits are not ONNX Runtime's
             so = npukit.SessionOptions()
             so.add_session_config_entry("npukit.qdq", "fused")
