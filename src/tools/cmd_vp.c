@@ -440,7 +440,7 @@ static int cmd_vp_run(int argc, char **argv) {
     snprintf(memarg, sizeof memarg, "memory-backend-memfd,id=mem,size=%s,share=on", memsz);
     snprintf(smp, sizeof smp, "%" PRIu32, A.smp);
     const char *xa = getenv("NPU_VP_APPEND"); /* extra kernel arguments (experiments) */
-    snprintf(append, sizeof append, "console=ttyS0 quiet panic=-1 rdinit=/init cryptomgr.notests nopat mem=%" PRIu64 "K%s%s",
+    snprintf(append, sizeof append, "console=ttyS0 quiet panic=-1 rdinit=/init cryptomgr.notests nopat no_timer_check mem=%" PRIu64 "K%s%s",
              (mem - dma) >> 10, xa ? " " : "", xa ? xa : "");
     snprintf(status_arg, sizeof status_arg, "file:%s", g.status_path);
     const char *qv[64 + 2 * MAX_DEV];
