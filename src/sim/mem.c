@@ -597,23 +597,23 @@ static int parse_u64(const char **s, uint64_t *v) {
     return 0;
 }
 
+/* 1, and *s past it, when *s starts with prefix. */
+static int take(const char **s, const char *prefix) {
+    size_t n = strlen(prefix);
+    if (strncmp(*s, prefix, n)) return 0;
+    *s += n;
+    return 1;
+}
+
 int npk_fault_parse(const char *text, npk_fault *f) {
     memset(f, 0, sizeof *f);
     f->beat = -1;
     f->resp = NPK_BUS_ERROR;
     const char *s = text;
-    if (!strncmp(s, "read@", 5)) {
-        f->access = NPK_ACC_READ;
-        s += 5;
-    } else if (!strncmp(s, "write@", 6)) {
-        f->access = NPK_ACC_WRITE;
-        s += 6;
-    } else if (!strncmp(s, "any@", 4)) {
-        f->access = NPK_ACC_ANY;
-        s += 4;
-    } else {
-        return npk_err(NPK_EINVAL, "fault '%s': expected read@, write@ or any@ADDR", text);
-    }
+    if (take(&s, "read@")) f->access = NPK_ACC_READ;
+    else if (take(&s, "write@")) f->access = NPK_ACC_WRITE;
+    else if (take(&s, "any@")) f->access = NPK_ACC_ANY;
+    else return npk_err(NPK_EINVAL, "fault '%s': expected read@, write@ or any@ADDR", text);
     if (!strncmp(s, "*", 1) && (s[1] == 0 || s[1] == '#' || s[1] == '=')) {
         s++; /* any address */
     } else {
@@ -638,12 +638,10 @@ int npk_fault_parse(const char *text, npk_fault *f) {
                 return npk_err(NPK_EINVAL, "fault '%s': bad count (expected 1..%u; omit *COUNT for every match)", text, UINT32_MAX);
             if (!v) return npk_err(NPK_EINVAL, "fault '%s': count 0 is out of range (expected 1..%u; omit *COUNT for every match)", text, UINT32_MAX);
             f->count = (uint32_t)v;
-        } else if (!strncmp(s, "=error", 6)) {
+        } else if (take(&s, "=error")) {
             f->resp = NPK_BUS_ERROR;
-            s += 6;
-        } else if (!strncmp(s, "=hang", 5)) {
+        } else if (take(&s, "=hang")) {
             f->resp = NPK_BUS_HANG;
-            s += 5;
         } else {
             return npk_err(NPK_EINVAL, "fault '%s': unexpected '%s'", text, s);
         }
