@@ -119,8 +119,10 @@ static void test_infer_memo(void) {
 /* In place: x -> Relu -> Add(per-channel k) = b; b -> Add 3 -> Clip(0, 6) -> Div 6 = t; m = b * t
  * (b read twice: only its last reader may take it), m is a graph output and also read by
  * Sub(1, m) = d (m's buffer must stay m's), e = Relu(d) takes d's (input 1 of the Sub: the
- * operand taken may be either). Compared bit for bit with the same float operations by hand,
- * fast and golden kernels, the input unchanged. */
+ * operand taken may be either). The two HardSwish chains, b * (Clip(b + 3) / 6) and
+ * (e * Clip(e + 3)) / 6 = f, run in one pass each on the fast path (exec_fuse.c: the report
+ * says so for their six inner nodes), every node on the golden one. Compared bit for bit with
+ * the same float operations by hand, the input unchanged. */
 static void test_inplace(void) {
     ob_model *m = ob_new(13);
     int64_t dx[4] = {2, 3, 4, 5}, dk[4] = {1, 3, 1, 1}, one = 1;
@@ -138,14 +140,19 @@ static void test_inplace(void) {
     ob_node(m, "", "Mul", "mu", "b,t3", "mo");
     ob_node(m, "", "Sub", "sb", "onef,mo", "d");
     ob_node(m, "", "Relu", "r2", "d", "e");
+    ob_node(m, "", "Add", "b3", "three,e", "u1");
+    ob_node(m, "", "Clip", "c2", "u1,zero,six", "u2");
+    ob_node(m, "", "Mul", "m2", "u2,e", "u3");
+    ob_node(m, "", "Div", "d2", "u3,six", "f");
     ob_output(m, "mo", NPK_DT_FLOAT, -1, NULL);
     ob_output(m, "e", NPK_DT_FLOAT, -1, NULL);
+    ob_output(m, "f", NPK_DT_FLOAT, -1, NULL);
     npk_graph *g = ob_load(m);
     CHECK(g != NULL);
     if (!g) return;
     npk_tensor in;
     CHECK_EQ(npk_tensor_alloc(&in, "x", NPK_DT_FLOAT, 4, dx), 0);
-    float xs[120], mo[120], e[120];
+    float xs[120], mo[120], e[120], f[120];
     static const float k[3] = {0.25f, -0.5f, 1.75f};
     for (int i = 0; i < 120; i++) {
         xs[i] = ((float *)in.data)[i] = (float)((i * 37) % 41) / 4.0f - 5.0f;
@@ -154,17 +161,26 @@ static void test_inplace(void) {
         mo[i] = b * (t / 6.0f);
         float d = 1.0f - mo[i];
         e[i] = d > 0 ? d : 0.0f;
+        float u = 3.0f + e[i];
+        u = u < 0.0f ? 0.0f : u > 6.0f ? 6.0f : u;
+        f[i] = (u * e[i]) / 6.0f;
     }
     for (int run = 0; run < 3; run++) {
         npk_run_opts o = {.device = "cpu", .golden = run == 1};
         npk_tensor *out = NULL;
         size_t n = 0;
-        CHECK_EQ(npk_graph_run(g, &o, &in, 1, &out, &n, NULL), 0);
-        CHECK_EQ(n, 2);
-        if (n == 2) {
+        npk_run_report rep;
+        CHECK_EQ(npk_graph_run(g, &o, &in, 1, &out, &n, &rep), 0);
+        int chained = 0;
+        for (size_t i = 0; i < rep.n_nodes; i++) chained += strstr(rep.nodes[i].why, "HardSwish chain") != NULL;
+        CHECK_EQ(chained, run == 1 ? 0 : 6);
+        npk_run_report_fini(&rep);
+        CHECK_EQ(n, 3);
+        if (n == 3) {
             CHECK(!memcmp(out[0].data, mo, sizeof mo));
             CHECK(!memcmp(out[1].data, e, sizeof e));
-            CHECK(out[0].data != out[1].data && out[0].data != in.data);
+            CHECK(!memcmp(out[2].data, f, sizeof f));
+            CHECK(out[0].data != out[1].data && out[0].data != in.data && out[2].data != out[1].data);
         }
         CHECK(!memcmp(in.data, xs, sizeof xs));
         for (size_t i = 0; i < n; i++) npk_tensor_free(&out[i]);

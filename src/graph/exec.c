@@ -36,6 +36,7 @@ static void exec_free(npk_exec *x) {
     free(x->place);
     free(x->fused_into);
     free(x->cpu_qdq);
+    free(x->chain);
     free(x->direct);
     if (x->folded)
         for (size_t v = 0; v < g->n_vals; v++)
@@ -149,15 +150,11 @@ static npk_tensor *inplace_input(npk_exec *x, int n) {
     default: return NULL;
     }
     if (nd->n_out < 1 || nd->out[0] < 0 || x->opts->timing_only) return NULL;
-    for (int k = 0; k < nin && k < nd->n_in; k++) {
-        int v = nd->in[k];
-        npk_tensor *h = v >= 0 ? x->host[v] : NULL;
-        if (h && !x->borrowed[v] && x->uses_left[v] == 1 && !x->g->vals[v].graph_output && x->dev_writer[v] < 0 &&
-            h->kind == NPK_KIND_TENSOR && h->data && !npk_dtype_is_half(h->dtype))
-            return h;
-    }
+    for (int k = 0; k < nin && k < nd->n_in; k++)
+        if (exec_can_take(x, nd->in[k])) return x->host[nd->in[k]];
     return NULL;
 }
+
 
 static int run_cpu_node(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
@@ -294,9 +291,10 @@ static int exec_init(npk_exec *x, npk_graph *g, const npk_run_opts *opts, const 
     x->place = calloc(nn + 1, sizeof(int));
     x->fused_into = calloc(nn + 1, sizeof(int));
     x->cpu_qdq = calloc(nn + 1, sizeof(npk_qdq));
+    x->chain = calloc(nn + 1, sizeof(exec_chain));
     x->direct = calloc(nn + 1, sizeof *x->direct);
     x->dev_writer = calloc(nv + 1, sizeof(int));
-    if (!x->uses_left || !x->place || !x->fused_into || !x->cpu_qdq || !x->direct || !x->dev_writer)
+    if (!x->uses_left || !x->place || !x->fused_into || !x->cpu_qdq || !x->chain || !x->direct || !x->dev_writer)
         return npk_err(NPK_ENOMEM, "out of memory");
     rep->n_nodes = nn;
     for (size_t i = 0; i < nn; i++) {
@@ -304,6 +302,7 @@ static int exec_init(npk_exec *x, npk_graph *g, const npk_run_opts *opts, const 
         rep->nodes[i].op = g->nodes[i].op;
         x->fused_into[i] = -1;
         x->cpu_qdq[i].node = -1;
+        x->chain[i].x_val = -1;
         x->direct[i][0] = x->direct[i][1] = -1;
     }
     for (size_t v = 0; v < nv; v++) {
@@ -416,6 +415,13 @@ static int partition(npk_exec *x, const char *dev) {
     }
     for (size_t n = 0; n < nn; n++)
         if (x->fused_into[n] < 0 && (rc = place_node(x, n, dev))) return rc;
+    exec_fuse_cpu(x);
+    for (size_t n = 0; n < nn; n++)
+        if (x->chain[n].skip) {
+            static const char in_chain[] = "; run in one pass by the HardSwish chain's Mul";
+            size_t at = strlen(rep->nodes[n].why);
+            if (at + sizeof in_chain <= sizeof rep->nodes[n].why) memcpy(rep->nodes[n].why + at, in_chain, sizeof in_chain);
+        }
     for (size_t n = 0; n < nn; n++)
         if (x->fused_into[n] >= 0) {
             x->place[n] = NPK_PLACE_FUSED;
@@ -457,6 +463,12 @@ static int run_node(npk_exec *x, size_t n) {
     int rc;
     if (x->place[n] == NPK_PLACE_FUSED) return 0;
     if (x->place[n] == NPK_PLACE_DEVICE) return run_device_node(x, n);
+    if (x->chain[n].skip) return 0; /* the chain's last node computes it */
+    if (x->chain[n].x_val >= 0) {
+        if ((rc = exec_run_chain(x, (int)n)))
+            return npk_err_prefix(-rc, "node '%s' (%s) as a HardSwish chain", nd->name, nd->op);
+        return 0;
+    }
     if (x->cpu_qdq[n].node >= 0) {
         uint64_t macs = 0;
         if ((rc = npk_qdq_run_cpu(x, &x->cpu_qdq[n], &macs)))

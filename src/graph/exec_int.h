@@ -5,6 +5,7 @@
  *   exec_infer.c   planning before a run: input binding, shape inference, folding
  *   exec_plan.c    guest-memory planning (views and scratch packed into one arena)
  *   exec_stage.c   the accessors backends use, views, and staging host <-> device
+ *   exec_fuse.c    element-wise chains the CPU runs in one pass
  *   exec.c         dispatch: the run, node by node, on the device or the CPU
  */
 #ifndef NPUKIT_GRAPH_EXEC_INT_H
@@ -32,6 +33,15 @@ typedef struct buf {
     int first, last;
 } buf;
 
+/* An element-wise chain run by its last node (exec_fuse.c): x_val >= 0 on that node, skip on
+ * the nodes it runs for. */
+typedef struct exec_chain {
+    int x_val;
+    float a, d;
+    double lo, hi;
+    int div_last, skip; /* div_last: Div(Mul(x, C), d), else Mul(x, Div(C, d)) */
+} exec_chain;
+
 struct npk_exec {
     npk_graph *g;
     const npk_run_opts *opts;
@@ -48,6 +58,7 @@ struct npk_exec {
     int *place;             /* per node: npk_place */
     int *fused_into;        /* per node: device node it is folded into, or -1 */
     npk_qdq *cpu_qdq;       /* per node: a quantized group the CPU runs as one integer op (node < 0: none) */
+    exec_chain *chain;      /* per node: an element-wise chain the CPU runs in one pass (exec_fuse.c) */
     uint64_t rand_draws;    /* random-node executions so far (the stream of unseeded random operators) */
     int (*direct)[2];       /* per node: values it reads without a graph edge (the integer input of a shared
                                DequantizeLinear folded into it), -1: none */
@@ -79,6 +90,12 @@ void exec_host_drop(npk_exec *x, int v);
 int exec_host_borrow(npk_exec *x, int v, const npk_tensor *t, const char *name);
 /* exec_plan.c */
 int exec_plan_memory(npk_exec *x);
+/* exec_fuse.c */
+void exec_fuse_cpu(npk_exec *x);
+int exec_run_chain(npk_exec *x, int n);
+/* 1 when a node may write its output into v's host buffer (the run owns it and no later node
+ * reads it: npk_opctx.reuse, the chains) */
+int exec_can_take(npk_exec *x, int v);
 /* exec_infer.c */
 int exec_bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs);
 int exec_infer_all(npk_exec *x);
