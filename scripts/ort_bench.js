@@ -6,8 +6,9 @@
 //
 //   node scripts/ort_bench.js ORT_DIR THREADS RUNS MODEL_DIR...
 //
-// Prints one JSON line per model: {"dir","threads","runs","ms":[...],"first_ms":[...]}
-// (host milliseconds per run; first_ms: RUNS times a fresh session's creation, the
+// Prints one JSON line per model: {"dir","threads","runs","ms":[...],"cpu_ms":[...],"first_ms":[...]}
+// (host milliseconds per run; cpu_ms: the node process's CPU time per run, user + system,
+// process.cpuUsage; first_ms: RUNS times a fresh session's creation, the
 // inputs' decoding and its first run, what `npu run` reports as the first
 // inference), or {"dir","error"} when ONNX Runtime refuses it.
 'use strict';
@@ -42,13 +43,15 @@ async function main() {
         first_ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
       await sess.run(feeds); // warm-up
-      const ms = [];
+      const ms = [], cpu_ms = [];
       for (let r = 0; r < runs; r++) {
-        const t0 = process.hrtime.bigint();
+        const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
         await sess.run(feeds);
+        const c1 = process.cpuUsage(c0);
         ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        cpu_ms.push((c1.user + c1.system) / 1e3);
       }
-      console.log(JSON.stringify({ dir, threads, runs, ms, first_ms }));
+      console.log(JSON.stringify({ dir, threads, runs, ms, cpu_ms, first_ms }));
     } catch (e) {
       console.log(JSON.stringify({ dir, error: String(e && e.message ? e.message : e) }));
     }

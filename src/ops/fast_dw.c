@@ -16,6 +16,8 @@
  * float tolerance of the golden (docs/onnx.md); integer sums are exact. */
 #include "ops/fast_onnx.h"
 
+#include "npukit/threads.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,51 +186,93 @@ DW_CLONES(dw_run_i, int32_t, dw_run_i16, dw_run_i8)
 /* Columns per run: 32 (one row), or 16 for rows of at most 16 columns (two rows at a time). */
 static int64_t dw_cw(const npk_onnx_conv_params *p) { return p->out[2] <= 16 ? 16 : 32; }
 
-int npk_fast_dw_f32(const npk_onnx_conv_params *p, const float *x, const float *w, const float *b, float *y) {
+/* The channels [q0, q1) of the flattened (batch, group) grid, with their own plane. Float
+ * (x, w, b, y as floats) or integer (xt, zx, wq, yi). */
+typedef struct dw_job {
+    const npk_onnx_conv_params *p;
+    const float *x, *w, *b;
+    float *y;
+    const npk_tensor *xt;
+    int32_t zx;
+    const int16_t *wq;
+    int32_t *yi;
+    int64_t chunk, nq;
+    int ntasks, fail[NPK_THREADS_MAX * 4];
+} dw_job;
+
+static int dw_range(const dw_job *j, int64_t q0, int64_t q1) {
+    const npk_onnx_conv_params *p = j->p;
     dwgeo gg = dw_geo(p, dw_cw(p)), *g = &gg;
     int64_t off[49];
     dw_offsets(g, off);
-    float *plane = malloc(sizeof(float) * (size_t)(g->S * g->PH * g->PW));
-    if (!plane) return -NPK_ENOMEM;
     int64_t isz = g->H * g->W, osz = g->OH * g->OW, ksz = g->KH * g->KW, mpg = p->m / p->group;
-    for (int64_t n = 0; n < p->n; n++)
-        for (int64_t m = 0; m < p->m; m++) {
-            if (m % mpg == 0) {
-                const float *xc = x + (n * p->c + m / mpg) * isz;
+    size_t psz = (size_t)(g->S * g->PH * g->PW);
+    if (!j->xt) {
+        float *plane = malloc(sizeof(float) * psz);
+        if (!plane) return -NPK_ENOMEM;
+        for (int64_t q = q0; q < q1; q++) { /* q = n * group + channel */
+            const float *xc = j->x + q * isz;
 #define SRCF(i) xc[i]
-                DW_FILL(float, SRCF)
+            DW_FILL(float, SRCF)
 #undef SRCF
-            }
-            dw_run_f(g, off, plane, w + m * ksz, b ? b[m] : 0.0f, y + (n * p->m + m) * osz);
+            for (int64_t m = q % p->group * mpg, e = m + mpg, n = q / p->group; m < e; m++)
+                dw_run_f(g, off, plane, j->w + m * ksz, j->b ? j->b[m] : 0.0f, j->y + (n * p->m + m) * osz);
         }
+        free(plane);
+        return 0;
+    }
+    int32_t *plane = malloc(sizeof(int32_t) * psz), w[49];
+    if (!plane) return -NPK_ENOMEM;
+    int32_t zx = j->zx;
+    for (int64_t q = q0; q < q1; q++) {
+        int64_t xo = q * isz;
+        if (j->xt->dtype == NPK_DT_INT8) {
+            const int8_t *xc = (const int8_t *)j->xt->data + xo;
+#define SRCQ(i) (xc[i] - zx)
+            DW_FILL(int32_t, SRCQ)
+        } else {
+            const uint8_t *xc = (const uint8_t *)j->xt->data + xo;
+            DW_FILL(int32_t, SRCQ)
+#undef SRCQ
+        }
+        for (int64_t m = q % p->group * mpg, e = m + mpg, n = q / p->group; m < e; m++) {
+            for (int64_t i = 0; i < ksz; i++) w[i] = j->wq[m * ksz + i];
+            dw_run_i(g, off, plane, w, 0, j->yi + (n * p->m + m) * osz);
+        }
+    }
     free(plane);
     return 0;
 }
 
-int npk_fast_dw_i32(const npk_onnx_conv_params *p, const npk_tensor *x, int32_t zx, const int16_t *wq, int32_t *y) {
-    dwgeo gg = dw_geo(p, dw_cw(p)), *g = &gg;
-    int64_t off[49];
-    dw_offsets(g, off);
-    int32_t *plane = malloc(sizeof(int32_t) * (size_t)(g->S * g->PH * g->PW)), w[49];
-    if (!plane) return -NPK_ENOMEM;
-    int64_t isz = g->H * g->W, osz = g->OH * g->OW, ksz = g->KH * g->KW, mpg = p->m / p->group;
-    for (int64_t n = 0; n < p->n; n++)
-        for (int64_t m = 0; m < p->m; m++) {
-            if (m % mpg == 0) {
-                int64_t off = (n * p->c + m / mpg) * isz;
-                if (x->dtype == NPK_DT_INT8) {
-                    const int8_t *xc = (const int8_t *)x->data + off;
-#define SRCQ(i) (xc[i] - zx)
-                    DW_FILL(int32_t, SRCQ)
-                } else {
-                    const uint8_t *xc = (const uint8_t *)x->data + off;
-                    DW_FILL(int32_t, SRCQ)
-#undef SRCQ
-                }
-            }
-            for (int64_t i = 0; i < ksz; i++) w[i] = wq[m * ksz + i];
-            dw_run_i(g, off, plane, w, 0, y + (n * p->m + m) * osz);
-        }
-    free(plane);
+static void dw_task(void *ctx, int t) {
+    dw_job *j = ctx;
+    int64_t q0 = t * j->chunk, q1 = t == j->ntasks - 1 ? j->nq : q0 + j->chunk;
+    j->fail[t] = dw_range(j, q0, q1);
+}
+
+/* Threads (include/npukit/threads.h): channels split among the tasks, each channel computed
+ * as on one thread, so the bytes are the same at every count. From 2^18 MACs. */
+static int dw_run_all(dw_job *j) {
+    const npk_onnx_conv_params *p = j->p;
+    j->nq = p->n * p->group;
+    int64_t macs = p->n * p->m * p->out[1] * p->out[2] * p->k[1] * p->k[2];
+    int th = npk_threads();
+    if (th < 2 || macs < (1 << 18) || j->nq < 2) return dw_range(j, 0, j->nq);
+    int64_t n = j->nq < th * 4 ? j->nq : th * 4;
+    j->chunk = j->nq / n;
+    j->ntasks = (int)(j->nq / j->chunk);
+    npk_parallel(j->ntasks, dw_task, j);
+    for (int t = 0; t < j->ntasks; t++)
+        if (j->fail[t]) return j->fail[t];
     return 0;
+}
+
+int npk_fast_dw_f32(const npk_onnx_conv_params *p, const float *x, const float *w, const float *b, float *y) {
+    dw_job j = {.p = p, .x = x, .w = w, .b = b, .y = y};
+    return dw_run_all(&j);
+}
+
+int npk_fast_dw_i32(const npk_onnx_conv_params *p, const npk_tensor *x, int32_t zx, const int16_t *wq, int32_t *y) {
+    dw_job j = {.p = p, .xt = x, .zx = zx, .wq = wq, .yi = y};
+    return dw_run_all(&j);
 }

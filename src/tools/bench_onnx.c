@@ -7,6 +7,7 @@
 #include "npukit/e1.h"
 #include "npukit/graph.h"
 #include "npukit/npkb.h"
+#include "npukit/threads.h"
 #include "npukit/v0.h"
 
 #include <inttypes.h>
@@ -173,11 +174,11 @@ out:
 /* ---- ONNX: npukit's CPU path versus ONNX Runtime (issue 15 point 2) ------------ */
 
 /* ONNX Runtime's milliseconds per run on dir (scripts/ort_bench.js through
- * node, `threads` intra-op threads, c->repeat runs after a warm-up): sorted
- * into ms[0..repeat). Returns 0, or -1 when node or onnxruntime-node is
+ * node, `threads` intra-op threads, c->repeat runs after a warm-up): wall time in
+ * ms[0..repeat), the node process's CPU time in cpu_ms. Returns 0, or -1 when node or onnxruntime-node is
  * missing or ONNX Runtime refused the model (*why says which). */
-static int ort_times(const ctx *c, const char *dir, int threads, double *ms, double *first_ms, char *why,
-                     size_t whylen) {
+static int ort_times(const ctx *c, const char *dir, int threads, double *ms, double *first_ms, double *cpu_ms,
+                     char *why, size_t whylen) {
     const char *ort = getenv("NPUKIT_ORT_DIR");
     char ortdir[1024], cmd[4096];
     if (ort && *ort) snprintf(ortdir, sizeof ortdir, "%s", ort);
@@ -201,11 +202,13 @@ static int ort_times(const ctx *c, const char *dir, int threads, double *ms, dou
     while (fgets(line, sizeof line, f)) {
         json_error_t e;
         json_t *j = json_loads(line, 0, &e), *arr = j ? json_object_get(j, "ms") : NULL,
-               *fa = j ? json_object_get(j, "first_ms") : NULL;
+               *fa = j ? json_object_get(j, "first_ms") : NULL, *ca = j ? json_object_get(j, "cpu_ms") : NULL;
         if (j && json_is_array(arr) && (int)json_array_size(arr) == c->repeat && json_is_array(fa) &&
             (int)json_array_size(fa) == c->repeat) {
             for (int r = 0; r < c->repeat; r++) ms[r] = json_number_value(json_array_get(arr, (size_t)r));
             for (int r = 0; r < c->repeat; r++) first_ms[r] = json_number_value(json_array_get(fa, (size_t)r));
+            for (int r = 0; r < c->repeat; r++) /* an older script without cpu_ms: 0 (no figure) */
+                cpu_ms[r] = json_is_array(ca) ? json_number_value(json_array_get(ca, (size_t)r)) : 0;
             rc = 0;
         } else if (j && json_string_value(json_object_get(j, "error"))) {
             snprintf(why, whylen, "ONNX Runtime: %.300s", json_string_value(json_object_get(j, "error")));
@@ -222,9 +225,43 @@ static const char *const onnx_zoo_models[] = {"onnx-zoo/hello-deepa-qdq-s8", "on
 static const char *const onnx_imagenet_models[] = {"imagenet-mobilenetv2-synthetic-int8",
                                                    "imagenet-resnet50-synthetic-int8"};
 
+/* npukit's warm runs of g at `threads` threads (npk_threads_set; restored to the default
+ * after): wall ms in t, the calling thread's CPU ms in tc (the work at 1 thread). 0, or -1
+ * (the run's error, reported as the bench's failure or a skip). */
+static int npukit_runs(ctx *c, npk_graph *g, const npk_tensor *in, size_t nin, int threads, const char *shortname,
+                       double *t, double *tc, int *rc) {
+    npk_run_opts o = {.device = "cpu"};
+    npk_threads_set(threads);
+    for (int r = -1; r < c->repeat; r++) { /* r = -1: warm-up */
+        progress(c, shortname, r + 1, c->repeat + 1);
+        npk_tensor *outs = NULL;
+        size_t nouts = 0;
+        double t0 = now(), c0 = cpu_now();
+        int grc = npk_graph_run(g, &o, in, nin, &outs, &nouts, NULL);
+        if (grc) {
+            npk_threads_set(0);
+            if (grc == -NPK_EUNSUPPORTED) { /* a model npukit cannot run yet: no figure, no failure */
+                if (!c->json) printf("  %-46s skipped: %s\n", shortname, npk_errmsg());
+                *rc = 0;
+            } else {
+                *rc = bench_fail(c, shortname);
+            }
+            return -1;
+        }
+        if (r >= 0) t[r] = (now() - t0) * 1e3, tc[r] = (cpu_now() - c0) * 1e3;
+        free_outs(outs, nouts);
+    }
+    npk_threads_set(0);
+    cli_progress_end();
+    return 0;
+}
+
 /* One model: npukit's CPU path (fast kernels), host ms per run of
- * test_data_set_0; ONNX Runtime at 1 thread and at all threads; the speed
- * ratios. */
+ * test_data_set_0, at 1 thread and at all threads (npk_threads_set: the pool
+ * of include/npukit/threads.h); ONNX Runtime at the same counts; the speed
+ * ratios at equal threads, and at 1 thread also by CPU time (the calling
+ * thread's against the node process's: on a shared machine wall time also
+ * counts the waits for a core). */
 static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
     char dir[1024], mp[1100], ip[1200];
     snprintf(dir, sizeof dir, "%s/models/%s", c->shared, model);
@@ -234,13 +271,15 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
     npk_tensor in[8];
     size_t nin = 0;
     int rc = 1;
-    double *t = calloc((size_t)c->repeat, sizeof *t), *tf = calloc((size_t)c->repeat, sizeof *tf);
+    double *t = calloc((size_t)c->repeat, sizeof *t), *tf = calloc((size_t)c->repeat, sizeof *tf),
+           *tc = calloc((size_t)c->repeat, sizeof *tc);
     memset(in, 0, sizeof in);
     *ratio_out = 0;
     npk_run_opts o = {.device = "cpu"};
     /* the first inference (issue 26 point 4), repeat times: a fresh load and check of the
      * model, the inputs, the first run (plan, weight packing, shape inference) */
-    for (int r = 0; t && tf && r < c->repeat; r++) {
+    npk_threads_set(1);
+    for (int r = 0; t && tf && tc && r < c->repeat; r++) {
         progress(c, shortname, 0, c->repeat + 1);
         npk_graph *g1 = NULL;
         npk_tensor in1[8], *outs = NULL;
@@ -261,7 +300,8 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
         npk_graph_free(g1);
         if (bad || grc) break; /* reported by the warm runs below */
     }
-    if (!t || !tf || npk_graph_load_file(&g, mp)) {
+    npk_threads_set(0);
+    if (!t || !tf || !tc || npk_graph_load_file(&g, mp)) {
         bench_fail(c, mp);
         goto out;
     }
@@ -274,36 +314,27 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
             goto out;
         }
     }
-    for (int r = -1; r < c->repeat; r++) { /* r = -1: warm-up */
-        progress(c, shortname, r + 1, c->repeat + 1);
-        npk_tensor *outs = NULL;
-        size_t nouts = 0;
-        double t0 = now();
-        int grc = npk_graph_run(g, &o, in, nin, &outs, &nouts, NULL);
-        if (grc) {
-            if (grc == -NPK_EUNSUPPORTED) { /* a model npukit cannot run yet: no figure, no failure */
-                if (!c->json) printf("  %-46s skipped: %s\n", shortname, npk_errmsg());
-                rc = 0;
-            } else {
-                bench_fail(c, shortname);
-            }
-            goto out;
+    char nname[2][80] = {"", ""}, fname[96], cname[96], oname[2][80] = {"", ""}, ofname[96] = "", ocname[96] = "",
+                     why[512];
+    for (int pass = 0; pass < 2; pass++) {
+        int th = pass ? c->threads : 1;
+        if (pass && th <= 1) break;
+        if (npukit_runs(c, g, in, nin, th, shortname, t, tc, &rc)) goto out;
+        c->cur_threads = th;
+        snprintf(nname[pass], sizeof nname[pass], "%s: npukit CPU, %d thread%s", shortname, th, th == 1 ? "" : "s");
+        add_samples(c, "npu", "ms", t, c->repeat, nname[pass]);
+        if (!pass) {
+            snprintf(fname, sizeof fname, "%s: npukit first inference (load, inputs, first run), 1 thread", shortname);
+            add_samples(c, "npu", "ms", tf, c->repeat, fname);
+            snprintf(cname, sizeof cname, "%s: npukit CPU, 1 thread, CPU time", shortname);
+            add_samples(c, "npu", "ms", tc, c->repeat, cname);
         }
-        if (r >= 0) t[r] = (now() - t0) * 1e3;
-        free_outs(outs, nouts);
     }
-    cli_progress_end();
-    char nname[80], fname[96], oname[2][80] = {"", ""}, ofname[96] = "", why[512];
-    snprintf(nname, sizeof nname, "%s: npukit CPU, 1 thread", shortname);
-    snprintf(fname, sizeof fname, "%s: npukit first inference (load, inputs, first run), 1 thread", shortname);
-    c->cur_threads = 1;
-    add_samples(c, "npu", "ms", t, c->repeat, nname);
-    add_samples(c, "npu", "ms", tf, c->repeat, fname);
     for (int pass = 0; pass < 2; pass++) {
         int th = pass ? c->threads : 1;
         if (pass && th <= 1) break;
         progress(c, "onnxruntime", pass, 2);
-        if (ort_times(c, dir, th, t, tf, why, sizeof why)) {
+        if (ort_times(c, dir, th, t, tf, tc, why, sizeof why)) {
             cli_progress_end();
             if (!c->json) printf("  %-46s %s\n", "ONNX Runtime baseline unavailable:", why);
             break;
@@ -317,6 +348,10 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
             snprintf(ofname, sizeof ofname, "%s: baseline ONNX Runtime session creation + first run, 1 thread",
                      shortname);
             add_samples(c, "baseline", "ms", tf, c->repeat, ofname);
+            if (tc[0] > 0) {
+                snprintf(ocname, sizeof ocname, "%s: baseline ONNX Runtime, 1 thread, CPU time (node process)", shortname);
+                add_samples(c, "baseline", "ms", tc, c->repeat, ocname);
+            }
         }
     }
     if (ofname[0]) {
@@ -328,21 +363,30 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
         /* speed ratio = ORT time / npukit time: >= 0.5 is issue 15's goal */
         char rn[96];
         snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, equal threads (1)", shortname);
-        add_ratio(c, rn, oname[0], nname, "higher");
+        add_ratio(c, rn, oname[0], nname[0], "higher");
         const figure *f = find_fig(c, rn);
         if (f) *ratio_out = f->med;
+    }
+    if (ocname[0]) {
+        char rn[96];
+        snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, CPU time, 1 thread", shortname);
+        add_ratio(c, rn, ocname, cname, "higher");
     }
     if (oname[1][0]) {
         char rn[96];
         snprintf(rn, sizeof rn, "%s: npukit (1 thread) / ONNX Runtime %d threads", shortname, c->threads);
-        add_ratio(c, rn, oname[1], nname, "higher");
+        add_ratio(c, rn, oname[1], nname[0], "higher");
+        if (nname[1][0]) {
+            snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, equal threads (%d)", shortname, c->threads);
+            add_ratio(c, rn, oname[1], nname[1], "higher");
+        }
     }
     rc = 0;
 out:
     cli_progress_end();
     for (size_t k = 0; k < 8; k++) npk_tensor_free(&in[k]);
     npk_graph_free(g);
-    free(t), free(tf);
+    free(t), free(tf), free(tc);
     return rc;
 }
 
