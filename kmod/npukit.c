@@ -762,15 +762,19 @@ static int e1_start(struct npk_dev *nd, struct npukit_submit *s)
 {
 	struct npk_job *j = &nd->job;
 	u64 ring = j->bo->dma + s->offset;
+	u32 st;
 
 	if (s->ring_len || s->flags || s->window_addr || s->window_size || s->offset % 16 ||
 	    s->first >= E1_RING_ENTRIES || !s->count || s->count >= E1_RING_ENTRIES ||
 	    E1_RING_ENTRIES * E1_DESC_BYTES > j->bo->size - s->offset || ring + 128 > (1ULL << 32))
 		return -EINVAL;
-	if (rd(nd, E1_CTRL_STATUS) & E1_ST_BUSY)
+	st = rd(nd, E1_CTRL_STATUS);
+	if (st & E1_ST_BUSY)
 		return -EBUSY;
 	j->end = (s->first + s->count) % E1_RING_ENTRIES;
-	wr(nd, E1_CTRL_STATUS, E1_CTRL_CLEAR);
+	/* clear an error a register user left; done stays (the last batch's counters with it) */
+	if (st & E1_ST_ERROR)
+		wr(nd, E1_CTRL_STATUS, E1_CTRL_CLEAR);
 	wr(nd, E1_DESC_BASE, (u32)ring);
 	wr(nd, E1_DESC_TAIL, s->first);
 	wr(nd, E1_DESC_HEAD, j->end);
@@ -791,10 +795,16 @@ static int e1_check(struct npk_dev *nd, struct npukit_wait *w)
 		w->result = NPUKIT_WAIT_ERROR;
 		w->dev_code = rd(nd, E1_DESC_STATUS);
 		w->index = rd(nd, E1_DESC_TAIL);
+		wr(nd, E1_CTRL_STATUS, E1_CTRL_CLEAR);
 	} else {
 		w->result = NPUKIT_WAIT_OK;
+		/*
+		 * done is e1's interrupt line: clear it when the IRQ is requested (a shared level
+		 * line left high); polling leaves it, and the last batch's counters, as they are
+		 */
+		if (nd->use_irq)
+			wr(nd, E1_CTRL_STATUS, E1_CTRL_CLEAR);
 	}
-	wr(nd, E1_CTRL_STATUS, E1_CTRL_CLEAR);
 	return 1;
 }
 

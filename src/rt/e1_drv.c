@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* The e1 driver: direct MMIO commands, scratchpad GEMM/VRELU tiles and the
- * descriptor ring, over any npk_port. */
+ * descriptor ring, over any npk_port. On a port with the job hook (kmd:,
+ * rt/port_submit.h) a ring batch is a job the kernel starts and watches; the
+ * direct commands and the tile configuration stay register accesses. */
 #include "npukit/e1_drv.h"
 #include "npukit/devtab.h"
 #include "npukit/trace.h"
 #include "npukit/job.h"
+#include "rt/port_submit.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,6 +27,8 @@ struct npk_e1 {
     npk_e1_fault fault;
     npk_e1_stats stats;
     uint32_t last_st;     /* CTRL_STATUS at the last poll */
+    int jobs;             /* npk_port_jobs: 0 registers, 1 jobs polled on our clock, 2 the kernel waits */
+    npk_pjob_state js;    /* how the last job ended */
 };
 
 /* Start-to-done latency of a direct scalar opcode (e1-rtl-notes.md). */
@@ -96,6 +101,7 @@ int npk_e1_open(npk_e1 **out, npk_port *port) {
     e->sh_desc_base = (uint32_t)e->ring;
     validate_shadow(e);
     e->fault.desc_index = -1;
+    e->jobs = npk_port_jobs(port);
     *out = e;
     return 0;
 }
@@ -163,6 +169,48 @@ static int wait_done(npk_e1 *e, uint64_t expect, uint32_t *status) {
         return npk_err(NPK_EDEVICE, "e1: the device did not accept the start (CTRL_STATUS 0x%x)", e->last_st);
     *status = e->last_st;
     e->stats.device_cycles += pl.waited;
+    return 0;
+}
+
+/* ---- ring batches as jobs of the port (kmd: the kernel starts, watches, clears) ---- */
+
+static int check_job(void *ctx, npk_poll *pl) {
+    npk_e1 *e = ctx;
+    (void)pl;
+    int rc = npk_port_job_check(e->port, &e->js);
+    if (rc) return rc;
+    return e->js.result == NPK_PJOB_BUSY ? NPK_POLL_BUSY : NPK_POLL_DONE;
+}
+
+/* Descriptors [first, first + n) of the ring as one job, until it ends: polled between steps
+ * of the caller's clock with the register path's schedule (first the expected latency), or the
+ * kernel waits. *status gets CTRL_STATUS as the register path sees it (done, error). */
+static int job_run(npk_e1 *e, unsigned first, unsigned n, uint64_t expect, uint32_t *status) {
+    npk_pjob job = {.format = NPK_PJOB_E1_RING, .addr = e->ring, .count = n, .first = first};
+    int rc = npk_port_job_submit(e->port, &job);
+    if (rc) return npk_err_prefix(-rc, "e1: submitting %u descriptors", n);
+    if (e->jobs == 2) {
+        rc = npk_port_job_wait(e->port, (uint64_t)((double)e->timeout * 1e9 / (double)npk_port_hz(e->port)), &e->js);
+    } else {
+        npk_poll pl = {.budget = e->timeout, .first = expect, .step = 1, .max_step = 64, .what = "e1: waiting"};
+        rc = npk_poll_run(e->port, &pl, check_job, e);
+        e->stats.device_cycles += pl.waited;
+        if (pl.expired) { /* drain as the register path does, then end the kernel's job */
+            int rrc = recover(e);
+            if (!rrc) rrc = npk_port_reset(e->port);
+            if (rrc) return npk_err_prefix(-rrc, "e1: still busy after %" PRIu64 " cycles", pl.waited);
+            return npk_err(NPK_ETIMEDOUT, "e1: still busy after %" PRIu64 " cycles; drained and cleared", pl.waited);
+        }
+    }
+    if (rc) return rc;
+    if (e->js.result == NPK_PJOB_TIMEOUT) {
+        uint32_t tail = 0;
+        invalidate(e);
+        if (!rd(e, E1_REG_DESC_TAIL, &tail)) e->slot = tail & 7;
+        npk_port_job_recovered(e->port);
+        return npk_err(NPK_ETIMEDOUT, "e1: the ring batch did not finish before the kernel's timeout; it cleared the device");
+    }
+    *status = E1_ST_DONE | (e->js.result == NPK_PJOB_ERROR ? E1_ST_ERROR : 0);
     return 0;
 }
 
@@ -563,13 +611,19 @@ static int submit_impl(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1
         }
     }
     unsigned head = (first + n) & 7;
-    if ((rc = wr_cached(e, E1_REG_DESC_BASE, &e->sh_desc_base, (uint32_t)e->ring)) ||
-        (rc = wr(e, E1_REG_DESC_TAIL, first)) || (rc = wr(e, E1_REG_DESC_HEAD, head)) ||
-        (rc = wr_cached(e, E1_REG_CMD_PARAM, &e->sh_cmd_param, e1_cmd_param(1, ternary, e->owner))))
-        return rc;
     uint32_t st;
-    rc = start_and_wait(e, batch_estimate(d, n, cfg), &st);
-    if (rc) return rc;
+    if (e->jobs) { /* the kernel programs the ring registers and starts the batch */
+        if ((rc = wr_cached(e, E1_REG_CMD_PARAM, &e->sh_cmd_param, e1_cmd_param(1, ternary, e->owner))) ||
+            (rc = job_run(e, first, n, batch_estimate(d, n, cfg), &st)))
+            return rc;
+        e->sh_desc_base = (uint32_t)e->ring;
+    } else {
+        if ((rc = wr_cached(e, E1_REG_DESC_BASE, &e->sh_desc_base, (uint32_t)e->ring)) ||
+            (rc = wr(e, E1_REG_DESC_TAIL, first)) || (rc = wr(e, E1_REG_DESC_HEAD, head)) ||
+            (rc = wr_cached(e, E1_REG_CMD_PARAM, &e->sh_cmd_param, e1_cmd_param(1, ternary, e->owner))) ||
+            (rc = start_and_wait(e, batch_estimate(d, n, cfg), &st)))
+            return rc;
+    }
     e->stats.batches++;
     for (unsigned i = 0; i < n; i++) {
         unsigned op = e1_desc_opcode(d[i].w[0]);
@@ -584,14 +638,16 @@ static int submit_impl(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1
                                                : (uint64_t)cfg->len;
     }
     if (st & E1_ST_ERROR) {
-        uint32_t ds = 0, tail = 0, hd = 0;
-        rd(e, E1_REG_DESC_STATUS, &ds);
-        rd(e, E1_REG_DESC_TAIL, &tail);
-        rd(e, E1_REG_DESC_HEAD, &hd);
+        uint32_t ds = e->js.code, tail = e->js.index, hd = head; /* jobs: the kernel read them and cleared */
+        if (!e->jobs) {
+            rd(e, E1_REG_DESC_STATUS, &ds);
+            rd(e, E1_REG_DESC_TAIL, &tail);
+            rd(e, E1_REG_DESC_HEAD, &hd);
+        }
         int idx = (int)((tail - first) & 7);
         e->fault = (npk_e1_fault){st, ds, tail, hd, idx < (int)n ? idx : -1};
         npk_port_job_code(e->port, ds);
-        npk_e1_clear(e);
+        if (!e->jobs) npk_e1_clear(e);
         e->slot = head; /* abandon the rest of the batch; the next batch starts after it */
         uint32_t code = e1_ds_code(ds);
         if (code == E1_DS_OWNER || code == E1_DS_BASE_ALIGN || code == E1_DS_EMPTY)
