@@ -186,6 +186,8 @@ struct npk_job {
 	u32 pushed;		/* pccx: instructions written to the queue */
 	bool fb_pending;	/* v0: WAIT returned FALLBACK for fb_index */
 	u32 fb_index;
+	bool seen_valid;	/* v0: the check read DESC_TAIL (seen): a poll's progress */
+	u32 seen;
 };
 
 struct npk_kind {
@@ -486,7 +488,9 @@ static int v0_check(struct npk_dev *nd, struct npukit_wait *w)
 	if (st == U32_MAX)
 		return 0;	/* the function does not answer: wait for the timeout */
 	if (!(st & V0_ST_ERROR)) {
-		if ((rd(nd, V0_DESC_TAIL) & (j->ring_len - 1)) != j->end || (st & V0_ST_BUSY))
+		j->seen = rd(nd, V0_DESC_TAIL);
+		j->seen_valid = true;
+		if ((j->seen & (j->ring_len - 1)) != j->end || (st & V0_ST_BUSY))
 			return 0;
 		wr(nd, V0_IRQ_STATUS, V0_IRQ_DONE);
 		w->result = NPUKIT_WAIT_OK;
@@ -870,11 +874,13 @@ static void clk_set_mode(struct npk_dev *nd, bool stepped)
 	nd->stepped = stepped;
 }
 
-/* A stepped device advances by cycles (at most 2^32 - 1) before the write is answered. */
+/*
+ * A stepped device advances by cycles (at most 2^32 - 1) before the write is answered: one
+ * 64-bit write of STEP_LO and STEP_HI (one MMIO round trip instead of two under QEMU)
+ */
 static void clk_step(struct npk_dev *nd, u32 cycles)
 {
-	iowrite32(cycles, nd->clk + CLK_STEP_LO);
-	iowrite32(0, nd->clk + CLK_STEP_HI);
+	writeq(cycles, nd->clk + CLK_STEP_LO);
 }
 
 static int npk_clock(struct npk_dev *nd, struct npukit_clock *c)
@@ -986,12 +992,13 @@ static int npk_wait(struct npk_dev *nd, struct npukit_wait *w)
 		return j->fb_pending ? -EINVAL : -ENOENT;
 	deadline = ktime_get_ns() + w->timeout_ns;
 	for (;;) {
+		j->seen_valid = false;
 		if (nd->kind->check(nd, w))
 			break;
 		if (poll) {
 			/* the job goes on: report where it stands */
 			w->result = NPUKIT_WAIT_BUSY;
-			w->progress = nd->kind->progress(nd);
+			w->progress = j->seen_valid ? j->seen : nd->kind->progress(nd);
 			if (nd->kind->kind == NPUKIT_KIND_PCCX)
 				w->eta = rd(nd, PX_IDLE_ETA);
 			return 0;

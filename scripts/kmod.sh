@@ -172,14 +172,22 @@ EOF
     grep -E "^fault:" "$out/bus-error.log" "$out/hang.log"
     # the runtime's job path under a bus error: the v0 driver's message names it (from the kernel's
     # WAIT_ERROR), the kernel recovered the device, the next run over kmd is right
-    guest run-fault --device v0 --fault 'read@0+0x10000000000=error*1' -- "for i in 1 2; do echo ==BEGIN run\$i==;
-      npu run model.onnx --device v0 --input images=input_0.pb --port kmd:/dev/npu0 2>&1; echo rc=\$?; echo ==END run\$i==; done; $dmesg_check"
+    # (pccx too, in the same guest: the fault rule is each server's; /dev/npu1)
+    guest run-fault --device v0 --device pccx --fault 'read@0+0x10000000000=error*1' --add "$stories:/root/st" -- "for i in 1 2; do echo ==BEGIN run\$i==;
+      npu run model.onnx --device v0 --input images=input_0.pb --port kmd:/dev/npu0 2>&1; echo rc=\$?; echo ==END run\$i==;
+      echo ==BEGIN llm\$i==; npu llm --model st/stories260K.bin --tokenizer st/tok512.bin --device pccx --steps 4 --port kmd:/dev/npu1 2>&1; echo rc=\$?; echo ==END llm\$i==; done; $dmesg_check"
     r1=$(section run-fault run1); r2=$(section run-fault run2)
     echo "$r1" | grep -q "rc=1" && echo "$r1" | grep -qE "bus response error at address 0x[0-9a-f]+ \(err_code 0x06, bus_error\)" ||
       { echo "$r1"; echo "FAIL: the faulted LeNet run over kmd must fail naming the bus error"; exit 1; }
     echo "$r2" | grep -q "rc=0" && echo "$r2" | grep -q "predicted classes: 3 0 8 0" ||
       { echo "$r2"; echo "FAIL: the LeNet run over kmd after the bus error must succeed"; exit 1; }
     echo "runtime over kmd: $(echo "$r1" | grep -o "v0: descriptor.*bus_error)" | head -1); the next run is right"
+    l1=$(section run-fault llm1); l2=$(section run-fault llm2)
+    echo "$l1" | grep -q "rc=1" && echo "$l1" | grep -qE "pccx fault [A-Z_]+ \(code [0-9]+\) at instruction #[0-9]+ \`[a-z]" ||
+      { echo "$l1"; echo "FAIL: the faulted npu llm over kmd must fail naming the fault and the instruction"; exit 1; }
+    echo "$l2" | grep -q "rc=0" && echo "$l2" | grep -q "^Once upon a time" ||
+      { echo "$l2"; echo "FAIL: npu llm over kmd after the fault must succeed"; exit 1; }
+    echo "runtime over kmd: $(echo "$l1" | grep -o "pccx fault.*queue flushed" | head -1); the next run is right"
 
     for dev in v0 shell; do
       "$npu" run "$model/model.onnx" --device $dev --input "$in" --report="$out/host-$dev.report" > "$out/host-$dev.out" \
