@@ -6,7 +6,9 @@
  *   random data: narrow and wide exponent spans, subnormals, zeros, the
  *   largest exponents (overflow to infinity), infinities and NaNs in x, in the
  *   scales and in the old values, zero and subnormal scales, group sizes that
- *   are and are not multiples of the kernel's chunks, odd N and K;
+ *   are and are not multiples of the kernel's chunks, odd N and K; shapes
+ *   large enough to be split over the worker pool (include/npukit/threads.h)
+ *   at 1, 2 and 3 threads;
  * - npk_bf16_from_f64 equals the nearest-even choice between the two BF16
  *   neighbours of x, made with exact double comparisons. */
 #include "check.h"
@@ -18,6 +20,7 @@
 
 #include "npukit/error.h"
 #include "npukit/numfmt.h"
+#include "npukit/threads.h"
 
 static uint64_t rs = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd(void) {
@@ -109,12 +112,17 @@ static void gemv_case(unsigned N, unsigned K, unsigned G, int mode, int with_old
         if (!m || !ws || l == NPK_ISA_AVX512VNNI) continue; /* the avx512 kernel again */
         npk_q4_isa isa = npk_q4_isa_active();
         CHECK_EQ(isa, l >= NPK_ISA_AVX512 ? NPK_Q4_AVX512 : l >= NPK_ISA_AVX2 ? NPK_Q4_AVX2 : NPK_Q4_C);
-        memset(got, 0x55, sizeof *got * N);
-        CHECK_EQ(npk_q4_gemv(m, x, with_old ? old : NULL, got, ws), 0);
-        for (unsigned n = 0; n < N; n++)
-            if (!same(got[n], want[n]) && failures++ < 8)
-                fprintf(stderr, "%s N%u K%u G%u mode %d old %d: y[%u] = 0x%04x, per-product 0x%04x\n",
-                        npk_q4_isa_name(isa), N, K, G, mode, with_old, n, got[n], want[n]);
+        int big = (uint64_t)N * K >= (1u << 17); /* split over the pool from there */
+        for (int th = 1; th <= (big ? 3 : 1); th++) {
+            if (big) npk_threads_set(th);
+            memset(got, 0x55, sizeof *got * N);
+            CHECK_EQ(npk_q4_gemv(m, x, with_old ? old : NULL, got, ws), 0);
+            for (unsigned n = 0; n < N; n++)
+                if (!same(got[n], want[n]) && failures++ < 8)
+                    fprintf(stderr, "%s N%u K%u G%u mode %d old %d threads %d: y[%u] = 0x%04x, per-product 0x%04x\n",
+                            npk_q4_isa_name(isa), N, K, G, mode, with_old, th, n, got[n], want[n]);
+        }
+        npk_threads_set(0);
     }
     CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     npk_q4_mat_free(m);
@@ -131,7 +139,8 @@ static void gemv_case(unsigned N, unsigned K, unsigned G, int mode, int with_old
 
 static void test_gemv(void) {
     static const unsigned shapes[][3] = {{64, 64, 8}, {40, 172, 32}, {17, 61, 0}, {8, 100, 7}, {33, 288, 8},
-                                         {16, 24, 16}, {5, 9, 8}, {1, 8, 0}, {31, 768, 64}, {20, 40, 40}};
+                                         {16, 24, 16}, {5, 9, 8}, {1, 8, 0}, {31, 768, 64}, {20, 40, 40},
+                                         {1000, 288, 8}, {611, 216, 0}};
     for (int rep = 0; rep < 3; rep++)
         for (int mode = 0; mode < 7; mode++)
             for (unsigned i = 0; i < sizeof shapes / sizeof shapes[0]; i++)

@@ -3,11 +3,15 @@
  * task runs exactly once, nested calls run serially, a forked child starts its
  * own pool, and the int8, sequential fp32 and reassociating fp32 GEMMs give
  * byte-identical results at 1, 2 and 3 threads, at every instruction-set level
- * this host has, on shapes whose slices end in partial tiles. */
+ * this host has, on shapes whose slices end in partial tiles; so does the
+ * exact INT4 x BF16 GEMV of pccx (split into blocks of 16 outputs; each
+ * thread count is also checked against the per-product golden in
+ * test_q4_gemv). */
 #include "check.h"
 #include "npukit/cpu.h"
 #include "npukit/error.h"
 #include "npukit/gemm.h"
+#include "npukit/numfmt.h"
 #include "npukit/threads.h"
 
 #include <stdatomic.h>
@@ -129,9 +133,51 @@ static void test_gemms(void) {
     npk_gemm_ws_free(&ws);
 }
 
+/* The INT4 GEMV on shapes split over the pool (from 2^17 MACs), with and
+ * without an old value, at 1, 2 and 3 threads: the same bytes. */
+static void test_q4(void) {
+    static const uint32_t shapes[][3] = {{1000, 288, 8}, {611, 216, 0}, {4099, 64, 32}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        uint32_t N = shapes[si][0], K = shapes[si][1], G = shapes[si][2], ng = G ? (K + G - 1) / G : 1;
+        uint8_t *w4 = malloc(((size_t)N * K + 1) / 2), *sb = malloc((size_t)N * ng * 4);
+        uint16_t *x = malloc(2 * (size_t)K), *old = malloc(2 * (size_t)N), *y[3];
+        for (size_t i = 0; i < ((size_t)N * K + 1) / 2; i++) w4[i] = (uint8_t)rnd();
+        for (size_t i = 0; i < (size_t)N * ng; i++) {
+            float f = (float)((int)(rnd() % 2001) - 1000) / 4096.0f;
+            memcpy(sb + 4 * i, &f, 4); /* little-endian host */
+        }
+        for (uint32_t k = 0; k < K; k++) x[k] = (uint16_t)((rnd() & 0x8000u) | (0x3c00u + rnd() % 0x800u));
+        for (uint32_t n = 0; n < N; n++) old[n] = (uint16_t)((rnd() & 0x8000u) | (0x3e00u + rnd() % 0x200u));
+        npk_q4_mat *m = NULL;
+        npk_q4_ws *ws = npk_q4_ws_new();
+        CHECK(ws && npk_q4_mat_new(w4, sb, N, K, G, &m) == 0);
+        FOR_EACH_ISA(l) {
+            for (int o = 0; o < 2 && m && ws; o++) {
+                for (int t = 0; t < 3; t++) {
+                    y[t] = malloc(2 * (size_t)N);
+                    CHECK_EQ(npk_threads_set(t + 1), 0);
+                    CHECK_EQ(npk_q4_gemv(m, x, o ? old : NULL, y[t], ws), 0);
+                }
+                for (int t = 1; t < 3; t++) {
+                    int same = !memcmp(y[0], y[t], 2 * (size_t)N);
+                    if (!same) fprintf(stderr, "q4 %ux%u G%u old %d at %s, %d threads differ\n", N, K, G, o,
+                                       npk_isa_name((npk_isa)l), t + 1);
+                    CHECK(same);
+                }
+                for (int t = 0; t < 3; t++) free(y[t]);
+            }
+        }
+        npk_isa_force(NPK_ISA_AUTO);
+        npk_q4_mat_free(m);
+        npk_q4_ws_free(ws);
+        free(w4), free(sb), free(x), free(old);
+    }
+}
+
 int main(void) {
     test_pool();
     test_gemms();
+    test_q4();
     npk_threads_set(0);
     return CHECK_DONE();
 }

@@ -6,8 +6,10 @@
  * One pool of worker threads serves the kernels that split their work: the
  * shared GEMMs of gemm.h (the ONNX CPU path's convolutions and matrix
  * products, the v0 and shell models' functional arithmetic) split their output
- * rows or columns. Each task computes whole output elements with the same code
- * and the same order of operations as a single thread would, so results are
+ * rows or columns; the exact INT4 GEMV (numfmt.h) splits its outputs into
+ * blocks of 16; the LLM decoders split matmul rows and attention heads. Each
+ * task computes whole output elements with the same code and the same order
+ * of operations as a single thread would, so results are
  * byte-identical at every thread count (tests/test_threads.c checks 1, 2 and 3
  * threads at every instruction-set level).
  *

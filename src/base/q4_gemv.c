@@ -35,6 +35,7 @@
 #include "npukit/cpu.h"
 #include "npukit/error.h"
 #include "npukit/numfmt.h"
+#include "npukit/threads.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -417,8 +418,8 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
 
 /* ---- the row kernels: every nonzero chunk into ws->lo/hi[0..Np) ------------------------ */
 
-static void row_c(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base) {
-    for (uint32_t b = 0; b < m->nb; b++) {
+static void row_c(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base, uint32_t b0, uint32_t b1) {
+    for (uint32_t b = b0; b < b1; b++) {
         const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
         uint64_t *lo = ws->lo + (size_t)b * LANES, *hi = ws->hi + (size_t)b * LANES;
         for (uint32_t i = 0; i < r->nnz; i++) {
@@ -485,9 +486,9 @@ NPK_TARGET_AVX512 static __m512i round8_avx512(__m512i lo, __m512i hi, int e) {
  * checks). The sums start from ws->lo/hi (old values) when init, else 0, and
  * are rounded here into y. */
 NPK_TARGET_AVX512 static void row_avx512(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
-                                                          int base, int init, uint16_t *y) {
+                                                          int base, int init, uint16_t *y, uint32_t b0, uint32_t b1) {
     const __m512i m1 = _mm512_set1_epi64(-1), c64 = _mm512_set1_epi64(64);
-    for (uint32_t b = 0; b < m->nb; b++) {
+    for (uint32_t b = b0; b < b1; b++) {
         const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
         const uint64_t *plo = ws->lo + (size_t)b * LANES, *phi = ws->hi + (size_t)b * LANES;
         __m512i lo0 = _mm512_setzero_si512(), lo1 = lo0, hi0 = lo0, hi1 = lo0;
@@ -551,8 +552,8 @@ NPK_TARGET_AVX2 static inline void acc4_avx2(__m256i *lo, __m256i *hi, __m256i T
 }
 
 NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
-                                                     int base) {
-    for (uint32_t b = 0; b < m->nb; b++) {
+                                                     int base, uint32_t b0, uint32_t b1) {
+    for (uint32_t b = b0; b < b1; b++) {
         const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
         uint64_t *plo = ws->lo + (size_t)b * LANES, *phi = ws->hi + (size_t)b * LANES;
         __m256i lo[4], hi[4];
@@ -641,8 +642,8 @@ static inline void add192(uint64_t *w, int64_t T, int sh) {
  * products w * x * s (below 2^35 at the unit of x times that of s), rounded
  * once (the lowest word only as a sticky bit when the top one is nonzero). */
 static void row_wide(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, const npk_q4_ws *ws, int base,
-                     uint16_t *y) {
-    for (uint32_t n = 0; n < m->N; n++) {
+                     uint16_t *y, uint32_t n0, uint32_t n1) {
+    for (uint32_t n = n0; n < n1; n++) {
         uint64_t w3[3] = {0, 0, 0};
         if (old && (old[n] & 0x7fffu)) add192(w3, signed_mant(old[n]), unit_exp(old[n]) - base);
         const int8_t *wn = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
@@ -698,8 +699,70 @@ static uint16_t general(const npk_q4_mat *m, const uint16_t *x, const uint16_t *
     return npk_bf16_xacc_round(&acc);
 }
 
+/* One GEMV's decisions, shared by the tasks that compute its outputs. */
+typedef struct gemv_job {
+    const npk_q4_mat *m;
+    const uint16_t *x, *old;
+    uint16_t *y;
+    npk_q4_ws *ws;
+    xrow r;
+    int split, fast, wide, base, isa, sh64;
+    uint32_t nb, per; /* blocks of 16 outputs, blocks per task */
+} gemv_job;
+
+/* Outputs of blocks [b0, b1): each with the same code and order whatever the
+ * split, so y is the same at every thread count. */
+static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
+    const npk_q4_mat *m = j->m;
+    npk_q4_ws *ws = j->ws;
+    const uint32_t n0 = b0 * LANES, n1 = b1 * LANES < m->N ? b1 * LANES : m->N;
+    if (!j->fast) {
+        for (uint32_t n = n0; n < n1; n++) j->y[n] = general(m, j->x, j->old, ws, j->split, n);
+        return;
+    }
+    if (j->wide) {
+        row_wide(m, j->x, j->old, ws, j->base, j->y, n0, n1);
+        return;
+    }
+    if (j->old || j->isa != NPK_Q4_AVX512 || !j->sh64) {
+        memset(ws->lo + n0, 0, (size_t)(b1 - b0) * LANES * sizeof *ws->lo);
+        memset(ws->hi + n0, 0, (size_t)(b1 - b0) * LANES * sizeof *ws->hi);
+    }
+    if (j->old)
+        for (uint32_t n = n0; n < n1; n++) {
+            uint16_t b = j->old[n];
+            if (!(b & 0x7fffu)) continue;
+            int64_t mant = (int64_t)((b & 0x7fu) | ((b & 0x7f80u) ? 0x80u : 0));
+            add128(&ws->lo[n], &ws->hi[n], b & 0x8000u ? -mant : mant, unit_exp(b) - j->base);
+        }
+#ifdef Q4_X86
+    if (j->isa == NPK_Q4_AVX512 && j->sh64) {
+        row_avx512(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
+        return;
+    }
+    if (j->isa == NPK_Q4_AVX2 && j->sh64) row_avx2(m, ws, &j->r, j->base, b0, b1);
+    else row_c(m, ws, &j->r, j->base, b0, b1);
+#else
+    row_c(m, ws, &j->r, j->base, b0, b1);
+#endif
+    for (uint32_t n = n0; n < n1; n++) j->y[n] = round_sum(ws->lo[n], ws->hi[n], j->base);
+}
+
+static void gemv_task(void *ctx, int t) {
+    const gemv_job *j = ctx;
+    uint32_t b0 = (uint32_t)t * j->per, b1 = b0 + j->per < j->nb ? b0 + j->per : j->nb;
+    gemv_blocks(j, b0, b1);
+}
+
+/* A GEMV is split over the worker pool from this many MACs (below it the
+ * pool's wake-up costs more than the work: stories260K's largest is 32 K). */
+#define Q4_PAR_MACS (1u << 17)
+/* and into tasks of at least this many */
+#define Q4_TASK_MACS (1u << 15)
+
 int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uint16_t *y, npk_q4_ws *ws) {
     if (ws_fit(ws, m)) return npk_err(NPK_ENOMEM, "out of memory for the GEMV workspace");
+    gemv_job j = {.m = m, .x = x, .old = old, .y = y, .ws = ws, .nb = m->nb};
     xrow r = {0};
     int split = m->chunked;
     if (split) xsplit(m, x, ws, &r);
@@ -728,38 +791,20 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
             else fast = 0;
         }
     }
-    if (!fast) {
-        for (uint32_t n = 0; n < m->N; n++) y[n] = general(m, x, old, ws, split, n);
+    j.r = r;
+    j.split = split, j.fast = fast, j.wide = wide, j.base = base;
+    j.isa = (int)npk_q4_isa_active();
+    j.sh64 = !r.nnz || r.cemax + m->sxmax - base < 64;
+    const uint64_t macs = (uint64_t)m->N * m->K;
+    int threads = npk_threads();
+    if (threads <= 1 || macs < Q4_PAR_MACS || m->nb < 2) {
+        gemv_blocks(&j, 0, m->nb);
         return 0;
     }
-    if (wide) {
-        row_wide(m, x, old, ws, base, y);
-        return 0;
-    }
-    int isa = (int)npk_q4_isa_active();
-    int sh64 = !r.nnz || r.cemax + m->sxmax - base < 64;
-    if (old || isa != NPK_Q4_AVX512 || !sh64) {
-        memset(ws->lo, 0, m->Np * sizeof *ws->lo);
-        memset(ws->hi, 0, m->Np * sizeof *ws->hi);
-    }
-    if (old)
-        for (uint32_t n = 0; n < m->N; n++) {
-            uint16_t b = old[n];
-            if (!(b & 0x7fffu)) continue;
-            int64_t mant = (int64_t)((b & 0x7fu) | ((b & 0x7f80u) ? 0x80u : 0));
-            add128(&ws->lo[n], &ws->hi[n], b & 0x8000u ? -mant : mant, unit_exp(b) - base);
-        }
-#ifdef Q4_X86
-    if (isa == NPK_Q4_AVX512 && sh64) {
-        row_avx512(m, ws, &r, base, old != NULL, y);
-        return 0;
-    }
-    if (isa == NPK_Q4_AVX2 && sh64) row_avx2(m, ws, &r, base);
-    else row_c(m, ws, &r, base);
-#else
-    (void)sh64;
-    row_c(m, ws, &r, base);
-#endif
-    for (uint32_t n = 0; n < m->N; n++) y[n] = round_sum(ws->lo[n], ws->hi[n], base);
+    uint64_t ntask = macs / Q4_TASK_MACS;
+    if (ntask > (uint64_t)threads * 4) ntask = (uint64_t)threads * 4;
+    if (ntask > m->nb) ntask = m->nb;
+    j.per = (uint32_t)((m->nb + ntask - 1) / ntask);
+    npk_parallel((int)((m->nb + j.per - 1) / j.per), gemv_task, &j);
     return 0;
 }

@@ -7,6 +7,7 @@
  */
 #include "llm_internal.h"
 #include "npukit/npu.h"
+#include "npukit/threads.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,13 +50,70 @@ void npk_llm_softmax(float *x, int n) {
     for (int i = 0; i < n; i++) x[i] /= sum;
 }
 
-/* out[r] = sum_c w[r][c] * x[c];  w: [rows][cols], x: [cols], out: [rows] */
-static void matmul(float *out, const float *x, const float *w, int rows, int cols) {
-    for (int r = 0; r < rows; r++) {
-        const float *wr = w + (size_t)r * (size_t)cols;
+void llm_par(int ntasks, uint64_t work, void (*fn)(void *ctx, int task), void *ctx) {
+    if (ntasks > 1 && work >= LLM_PAR_WORK && npk_threads() > 1) {
+        npk_parallel(ntasks, fn, ctx);
+        return;
+    }
+    for (int t = 0; t < ntasks; t++) fn(ctx, t);
+}
+
+typedef struct mm_job {
+    float *out;
+    const float *x, *w;
+    int rows, cols, per;
+} mm_job;
+
+/* Rows [t * per, (t + 1) * per) of a matmul: each row summed in index order. */
+static void mm_task(void *ctx, int t) {
+    const mm_job *j = ctx;
+    int r1 = (t + 1) * j->per < j->rows ? (t + 1) * j->per : j->rows;
+    for (int r = t * j->per; r < r1; r++) {
+        const float *wr = j->w + (size_t)r * (size_t)j->cols;
         float v = 0.0f;
-        for (int c = 0; c < cols; c++) v += wr[c] * x[c];
-        out[r] = v;
+        for (int c = 0; c < j->cols; c++) v += wr[c] * j->x[c];
+        j->out[r] = v;
+    }
+}
+
+/* out[r] = sum_c w[r][c] * x[c];  w: [rows][cols], x: [cols], out: [rows];
+ * rows in slices of at least LLM_PAR_WORK / 4 multiply-adds on the pool */
+static void matmul(float *out, const float *x, const float *w, int rows, int cols) {
+    uint64_t work = (uint64_t)rows * (uint64_t)cols;
+    int per = (int)((LLM_PAR_WORK / 4 + (uint64_t)cols - 1) / (uint64_t)cols);
+    if (per < 1) per = 1;
+    mm_job j = {out, x, w, rows, cols, per};
+    llm_par((rows + per - 1) / per, work, mm_task, &j);
+}
+
+typedef struct att_job {
+    cpu_dec *s;
+    const npk_llm_config *c;
+    size_t lo;
+    int pos;
+} att_job;
+
+/* Attention of query head h (KV head h / kv_mul): its scores, softmax and
+ * weighted sum of the values into xb[h * hs ..]. */
+static void att_head(void *ctx, int h) {
+    const att_job *j = ctx;
+    cpu_dec *s = j->s;
+    const int hs = j->c->head_size, kv = j->c->kv_dim, kv_mul = j->c->n_heads / j->c->n_kv_heads, pos = j->pos;
+    const float *qh = s->q + h * hs;                       /* [hs] */
+    float *att = s->att + (size_t)h * (size_t)j->c->seq_len; /* [pos+1] */
+    for (int t = 0; t <= pos; t++) {
+        const float *kt = s->kcache + j->lo + (size_t)t * kv + (size_t)(h / kv_mul) * hs; /* [hs] */
+        float score = 0.0f;
+        for (int i = 0; i < hs; i++) score += qh[i] * kt[i];
+        att[t] = score / sqrtf((float)hs);
+    }
+    npk_llm_softmax(att, pos + 1);
+    float *xbh = s->xb + h * hs; /* [hs] = sum_t att[t] * v_t */
+    memset(xbh, 0, sizeof(float) * (size_t)hs);
+    for (int t = 0; t <= pos; t++) {
+        const float *vt = s->vcache + j->lo + (size_t)t * kv + (size_t)(h / kv_mul) * hs; /* [hs] */
+        float a = att[t];
+        for (int i = 0; i < hs; i++) xbh[i] += a * vt[i];
     }
 }
 
@@ -64,7 +122,6 @@ static int cpu_forward(npk_llm_decoder *base, int token, int pos, const float **
     const npk_llm_model *m = base->model;
     const npk_llm_config *c = &m->cfg;
     const int d = c->dim, kv = c->kv_dim, hd = c->hidden_dim, hs = c->head_size, S = c->seq_len;
-    const int kv_mul = c->n_heads / c->n_kv_heads; /* query heads per KV head */
     uint64_t ops_mat = 0, ops_att = 0, ops_other = 0;
 
     /* x[d] = token_embedding[token][:] */
@@ -99,25 +156,9 @@ static int cpu_forward(npk_llm_decoder *base, int token, int pos, const float **
             }
         }
 
-        /* Multi-head attention; query head h reads KV head h / kv_mul. */
-        for (int h = 0; h < c->n_heads; h++) {
-            const float *qh = s->q + h * hs;              /* [hs] */
-            float *att = s->att + (size_t)h * (size_t)S;  /* [pos+1] */
-            for (int t = 0; t <= pos; t++) {
-                const float *kt = s->kcache + lo + (size_t)t * kv + (size_t)(h / kv_mul) * hs; /* [hs] */
-                float score = 0.0f;
-                for (int i = 0; i < hs; i++) score += qh[i] * kt[i];
-                att[t] = score / sqrtf((float)hs);
-            }
-            npk_llm_softmax(att, pos + 1);
-            float *xbh = s->xb + h * hs; /* [hs] = sum_t att[t] * v_t */
-            memset(xbh, 0, sizeof(float) * (size_t)hs);
-            for (int t = 0; t <= pos; t++) {
-                const float *vt = s->vcache + lo + (size_t)t * kv + (size_t)(h / kv_mul) * hs; /* [hs] */
-                float a = att[t];
-                for (int i = 0; i < hs; i++) xbh[i] += a * vt[i];
-            }
-        }
+        /* Multi-head attention; query head h reads KV head h / kv_mul (heads on the pool) */
+        att_job aj = {s, c, lo, pos};
+        llm_par(c->n_heads, (uint64_t)c->n_heads * (uint64_t)(pos + 1) * (uint64_t)(2 * hs + 8), att_head, &aj);
         ops_att += (uint64_t)c->n_heads * (uint64_t)(pos + 1) * (uint64_t)(2 * hs + 3);
 
         /* xb2[d] = wo[l] (d x d) xb; x += xb2 */

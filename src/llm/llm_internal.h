@@ -32,4 +32,11 @@ struct npk_llm_decoder {
     void (*destroy)(npk_llm_decoder *d);
 };
 
+/* fn(ctx, 0..ntasks-1) on the worker pool (include/npukit/threads.h) when
+ * `work` (about the multiply-adds of all tasks) pays for waking it, else on
+ * the calling thread. Tasks write disjoint outputs, each with the same code
+ * whatever the thread count, so results are the same bytes at every count. */
+#define LLM_PAR_WORK (1u << 16)
+void llm_par(int ntasks, uint64_t work, void (*fn)(void *ctx, int task), void *ctx);
+
 #endif

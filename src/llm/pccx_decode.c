@@ -322,6 +322,77 @@ static int softmax_piped(pccx_dec *s, int n) {
     return 0;
 }
 
+/* One row's attention for the heads on the pool (llm_par): every head's
+ * scores, maximum and weighted sum are its own outputs. */
+typedef struct att_job {
+    const float *q, *kc; /* scores: the rotated query, this layer's K cache [kv][Sp] */
+    const float *vc;     /* weighting: this layer's V cache [seq][kv] */
+    float *att;          /* weighting: the row's ATT output */
+    float *scr, *mxw;    /* the row's scores (heads at a stride of scw words), the heads' maxima / sums */
+    float inv;           /* 1 / sqrt(hs) */
+    size_t Sp;           /* K cache row */
+    uint32_t scw;
+    int n, hs, kv, kv_mul;
+} att_job;
+
+/* scores[h][t] = q_h . k_t / sqrt(hs), 8 positions per step, each summed over
+ * i in order from +0 (the words past n read stale keys; zeroed after), and
+ * the head's maximum (as BF16) in lane 0 of its own word. */
+static void scores_head(void *ctx, int h) {
+    const att_job *j = ctx;
+    const int hs = j->hs, n = j->n;
+    const size_t Sp = j->Sp;
+    float *sc = j->scr + (size_t)h * j->scw * 8;
+    const float *qh = j->q + h * hs, *kh = j->kc + (size_t)(h / j->kv_mul) * (size_t)hs * Sp;
+    for (uint32_t t = 0; t < j->scw * 8; t += 8) {
+        v4f a0 = {0}, a1 = {0};
+        for (int i = 0; i < hs; i++) {
+            const float *kr = kh + (size_t)i * Sp + t;
+            a0 += qh[i] * *(const v4f *)kr;
+            a1 += qh[i] * *(const v4f *)(kr + 4);
+        }
+        *(v4f *)(sc + t) = a0 * j->inv;
+        *(v4f *)(sc + t + 4) = a1 * j->inv;
+    }
+    for (uint32_t t = (uint32_t)n; t < j->scw * 8; t++) sc[t] = 0.0f;
+    float mx = npk_bf16_round_f32(sc[0]);
+    for (int t = 1; t < n; t++) {
+        const float r = npk_bf16_round_f32(sc[t]);
+        if (r > mx) mx = r;
+    }
+    memset(j->mxw + (size_t)h * 8, 0, 8 * sizeof *j->mxw);
+    j->mxw[(size_t)h * 8] = mx;
+}
+
+/* Head h's probabilities (exponentials over the device's sum, SCALE recip's
+ * arithmetic) and ATT[h] = sum_t p[t] v_t, each o[i] summed over t in order,
+ * 8 lanes of i at once. */
+static void weigh_head(void *ctx, int h) {
+    const att_job *j = ctx;
+    const int hs = j->hs, n = j->n, kv = j->kv;
+    float *p = j->scr + (size_t)h * j->scw * 8;
+    const double sum = (double)j->mxw[(size_t)h * 8];
+    for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
+    float *o = j->att + h * hs;
+    const float *vh = j->vc + (size_t)(h / j->kv_mul) * hs;
+    int i0 = 0;
+    for (; i0 + 8 <= hs; i0 += 8) {
+        v4f a0 = *(v4f *)(o + i0), a1 = *(v4f *)(o + i0 + 4);
+        for (int t = 0; t < n; t++) {
+            const float *vr = vh + (size_t)t * kv + i0;
+            a0 += p[t] * *(const v4f *)vr;
+            a1 += p[t] * *(const v4f *)(vr + 4);
+        }
+        *(v4f *)(o + i0) = a0;
+        *(v4f *)(o + i0 + 4) = a1;
+    }
+    for (int t = 0; t < n && i0 < hs; t++) {
+        const float *restrict vt = vh + (size_t)t * kv;
+        const float pt = p[t];
+        for (int i = i0; i < hs; i++) o[i] += pt * vt[i];
+    }
+}
+
 /* Positions pos0..pos0+M-1 (tokens[0..M-1]) through every layer; the logits
  * of the last one when want_logits. M = 1 is a decode step (GEMVs); M > 1 a
  * prefill block (GEMMs: every weight record streamed once for the M rows).
@@ -426,31 +497,9 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
                 kc[(size_t)i * Sp + (size_t)pos] = npk_bf16_round_f32(k[i]);
                 vc[(size_t)pos * kv + i] = v0[i];
             }
-            float *scr = s->sc + (size_t)off * 8, *mxw = scr + (size_t)nh * scw * 8;
-            for (int h = 0; h < nh && !s->timing; h++) {
-                float *sc = scr + (size_t)h * scw * 8;
-                const float *qh = q + h * hs, *kh = kc + (size_t)(h / kv_mul) * (size_t)hs * Sp;
-                /* 8 positions per step, each summed over i in order from
-                 * +0 (the words past n read stale keys; zeroed below) */
-                for (uint32_t t = 0; t < scw * 8; t += 8) {
-                    v4f a0 = {0}, a1 = {0};
-                    for (int i = 0; i < hs; i++) {
-                        const float *kr = kh + (size_t)i * Sp + t;
-                        a0 += qh[i] * *(const v4f *)kr;
-                        a1 += qh[i] * *(const v4f *)(kr + 4);
-                    }
-                    *(v4f *)(sc + t) = a0 * inv;
-                    *(v4f *)(sc + t + 4) = a1 * inv;
-                }
-                for (uint32_t t = (uint32_t)n; t < scw * 8; t++) sc[t] = 0.0f;
-                float mx = npk_bf16_round_f32(sc[0]);
-                for (int t = 1; t < n; t++) {
-                    const float r = npk_bf16_round_f32(sc[t]);
-                    if (r > mx) mx = r;
-                }
-                memset(mxw + (size_t)h * 8, 0, 8 * sizeof *mxw);
-                mxw[(size_t)h * 8] = mx;
-            }
+            float *scr = s->sc + (size_t)off * 8;
+            att_job aj = {q, kc, NULL, NULL, scr, scr + (size_t)nh * scw * 8, inv, Sp, scw, n, hs, kv, kv_mul};
+            if (!s->timing) llm_par(nh, (uint64_t)nh * scw * 8 * (uint64_t)(hs + 2), scores_head, &aj);
             ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 1);
             ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
             off += (uint32_t)nh * scw + (uint32_t)nh;
@@ -477,30 +526,9 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
         for (int r = 0; r < M; r++) {
             const int n = pos0 + r + 1;
             const uint32_t scw = words((uint32_t)n);
-            float *scr = s->sc + (size_t)off * 8, *mxw = scr + (size_t)nh * scw * 8;
-            for (int h = 0; h < nh && !s->timing; h++) {
-                float *p = scr + (size_t)h * scw * 8;
-                const double sum = (double)mxw[(size_t)h * 8];
-                for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
-                float *o = s->att + r * rw + h * hs;
-                const float *vh = vc + (size_t)(h / kv_mul) * hs;
-                int i0 = 0; /* each o[i] sums over t in order, 8 lanes of i at once */
-                for (; i0 + 8 <= hs; i0 += 8) {
-                    v4f a0 = *(v4f *)(o + i0), a1 = *(v4f *)(o + i0 + 4);
-                    for (int t = 0; t < n; t++) {
-                        const float *vr = vh + (size_t)t * kv + i0;
-                        a0 += p[t] * *(const v4f *)vr;
-                        a1 += p[t] * *(const v4f *)(vr + 4);
-                    }
-                    *(v4f *)(o + i0) = a0;
-                    *(v4f *)(o + i0 + 4) = a1;
-                }
-                for (int t = 0; t < n && i0 < hs; t++) {
-                    const float *restrict vt = vh + (size_t)t * kv;
-                    const float pt = p[t];
-                    for (int i = i0; i < hs; i++) o[i] += pt * vt[i];
-                }
-            }
+            float *scr = s->sc + (size_t)off * 8;
+            att_job aj = {NULL, NULL, vc, s->att + r * rw, scr, scr + (size_t)nh * scw * 8, 0, 0, scw, n, hs, kv, kv_mul};
+            if (!s->timing) llm_par(nh, (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 4), weigh_head, &aj);
             ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
             ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)hs;
             off += (uint32_t)nh * scw + (uint32_t)nh;

@@ -7,6 +7,7 @@
 #include "npukit/gemm.h"
 #include "npukit/shell.h"
 #include "npukit/sim.h"
+#include "npukit/threads.h"
 #include "ops/ref_float.h"
 
 #include <inttypes.h>
@@ -16,16 +17,28 @@
 
 /* ---- shell: GEMM 512^3 through the device versus the v0 kernel ---------------- */
 
-/* GMAC/s of thread CPU time of `repeat` shell GEMMs (npk_shell_gemm_host: guest buffers, the
+/* One pass of the bench: its thread count and its clock. At 1 thread both
+ * sides run on the calling thread and are timed by its CPU time (wall time on
+ * a shared machine penalises the longer run); at N threads the work is spread
+ * over the worker pool (include/npukit/threads.h) or oneDNN's OpenMP threads,
+ * and only wall time measures it. */
+typedef struct shell_pass {
+    int threads;
+    double (*clock)(void);
+    const char *clk;    /* "CPU time" or "wall time" */
+    char th[24];        /* "1 thread", "2 threads" */
+} shell_pass;
+
+/* GMAC/s of `repeat` shell GEMMs (npk_shell_gemm_host: guest buffers, the
  * descriptor, the model's loads, kernel, epilogue and stores) into t. */
-static int time_shell_gemm(ctx *c, npk_shell *sh, const npk_shell_gemm_desc *g, const void *a, const void *b,
-                           void *out, double *t, const char *what) {
+static int time_shell_gemm(ctx *c, const shell_pass *ps, npk_shell *sh, const npk_shell_gemm_desc *g, const void *a,
+                           const void *b, void *out, double *t, const char *what) {
     double macs = (double)g->m * g->n * g->k;
     for (int r = 0; r < c->repeat; r++) {
         progress(c, what, r, c->repeat);
-        double t0 = cpu_now();
+        double t0 = ps->clock();
         if (npk_shell_gemm_host(sh, g, a, b, NULL, out)) return bench_fail(c, what);
-        t[r] = macs / (cpu_now() - t0) / 1e9;
+        t[r] = macs / (ps->clock() - t0) / 1e9;
     }
     cli_progress_end();
     return 0;
@@ -33,12 +46,12 @@ static int time_shell_gemm(ctx *c, npk_shell *sh, const npk_shell_gemm_desc *g, 
 
 /* The fp32 rows of shell-gemm: the BF16 operands a, b (n x n) widened to fp32
  * and run by the shared fp32 kernel alone (the shell's exact sequential sum,
- * checked against `want`, the reference's result), and by oneDNN's sgemm at 1
- * thread, the honest fp32 peer (its own order and FMAs: checked to agree
- * within fp32 summation error); ratios of the shell's BF16 GEMM (`shell`) to
- * both. */
-static int shell_gemm_f32_peers(ctx *c, uint32_t n, const uint8_t *a, const uint8_t *b, const float *want,
-                                const char *shell) {
+ * checked against `want`, the reference's result), and by oneDNN's sgemm at
+ * the pass's thread count, the honest fp32 peer (its own order and FMAs:
+ * checked to agree within fp32 summation error); ratios of the shell's BF16
+ * GEMM (`shell`) to both. */
+static int shell_gemm_f32_peers(ctx *c, const shell_pass *ps, uint32_t n, const uint8_t *a, const uint8_t *b,
+                                const float *want, const char *shell) {
     const size_t nn = (size_t)n * n;
     const double macs = (double)nn * n;
     int rc = 1;
@@ -56,18 +69,18 @@ static int shell_gemm_f32_peers(ctx *c, uint32_t n, const uint8_t *a, const uint
         fa[i] = npk_bf16_to_f32(ha), fb[i] = npk_bf16_to_f32(hb);
     }
     int fused = npk_gemm_f32_fused(n, n, n, fa, n, fb, n);
-    char kname[120], dname[120];
-    snprintf(kname, sizeof kname, "shared fp32 kernel alone %u^3 (%s, %s), 1 thread, CPU time", n,
-             npk_gemm_isa_name(npk_gemm_active_isa()), fused ? "fused" : "multiply+add");
+    char kname[120], dname[120], rname[120];
+    snprintf(kname, sizeof kname, "shared fp32 kernel alone %u^3 (%s, %s), %s, %s", n,
+             npk_gemm_isa_name(npk_gemm_active_isa()), fused ? "fused" : "multiply+add", ps->clk, ps->th);
     npk_gemm_f32(&ws, n, n, n, fa, n, fb, n, fc, n); /* warm-up */
     for (int r = 0; r < c->repeat; r++) {
         progress(c, "fp32 kernel", r, c->repeat);
-        double t0 = cpu_now();
+        double t0 = ps->clock();
         if (npk_gemm_f32(&ws, n, n, n, fa, n, fb, n, fc, n)) {
             bench_fail(c, "fp32 kernel");
             goto out;
         }
-        t[r] = macs / (cpu_now() - t0) / 1e9;
+        t[r] = macs / (ps->clock() - t0) / 1e9;
     }
     cli_progress_end();
     if (memcmp(fc, want, 4 * nn)) {
@@ -77,30 +90,28 @@ static int shell_gemm_f32_peers(ctx *c, uint32_t n, const uint8_t *a, const uint
     }
     add_samples(c, "npu", "GMAC/s", t, c->repeat, kname);
     if (!bench_dnnl_available()) {
-        if (!c->json) printf("  %-46s %s\n", "oneDNN sgemm", bench_dnnl_version());
+        if (!c->json && ps->threads == 1) printf("  %-46s %s\n", "oneDNN sgemm", bench_dnnl_version());
         rc = 0;
         goto out;
     }
-    /* one thread, set explicitly: CPU time of the calling thread is the whole
-     * work only then (no OpenMP: the count cannot be set, no figure) */
+    /* the thread count set explicitly (no OpenMP: it cannot be set, no figure) */
     int deflt = bench_dnnl_threads();
-    if (bench_dnnl_set_threads(1) <= 0) {
+    if (bench_dnnl_set_threads(ps->threads) <= 0) {
         if (!c->json) printf("  %-46s %s\n", "oneDNN sgemm", "skipped: its thread count cannot be set");
         rc = 0;
         goto out;
     }
-    c->cur_threads = 1;
-    bench_dnnl_sgemm((int)n, (int)n, (int)n, fa, fb, fc); /* warm-up: JIT */
+    bench_dnnl_sgemm((int)n, (int)n, (int)n, fa, fb, fc); /* warm-up: JIT, threads */
     for (int r = 0; r < c->repeat; r++) {
         progress(c, "oneDNN sgemm", r, c->repeat);
-        double t0 = cpu_now();
+        double t0 = ps->clock();
         if (bench_dnnl_sgemm((int)n, (int)n, (int)n, fa, fb, fc)) {
             bench_dnnl_set_threads(deflt);
             npk_err(NPK_EIO, "dnnl_sgemm failed");
             bench_fail(c, "oneDNN sgemm");
             goto out;
         }
-        t[r] = macs / (cpu_now() - t0) / 1e9;
+        t[r] = macs / (ps->clock() - t0) / 1e9;
     }
     cli_progress_end();
     bench_dnnl_set_threads(deflt);
@@ -114,10 +125,12 @@ static int shell_gemm_f32_peers(ctx *c, uint32_t n, const uint8_t *a, const uint
         bench_fail(c, "check");
         goto out;
     }
-    snprintf(dname, sizeof dname, "baseline: %s sgemm (fp32) %u^3 (CPU time), 1 thread", bench_dnnl_version(), n);
+    snprintf(dname, sizeof dname, "baseline: %s sgemm (fp32) %u^3 (%s), %s", bench_dnnl_version(), n, ps->clk, ps->th);
     add_samples(c, "baseline", "GMAC/s", t, c->repeat, dname);
-    add_ratio(c, "shell bf16 / oneDNN sgemm throughput, equal threads (1)", shell, dname, "higher");
-    add_ratio(c, "shared fp32 kernel / oneDNN sgemm throughput, equal threads (1)", kname, dname, "higher");
+    snprintf(rname, sizeof rname, "shell bf16 / oneDNN sgemm throughput, equal threads (%d)", ps->threads);
+    add_ratio(c, rname, shell, dname, "higher");
+    snprintf(rname, sizeof rname, "shared fp32 kernel / oneDNN sgemm throughput, equal threads (%d)", ps->threads);
+    add_ratio(c, rname, kname, dname, "higher");
     rc = 0;
 out:
     cli_progress_end();
@@ -126,19 +139,78 @@ out:
     return rc;
 }
 
+/* The operands and golden results of both dtypes. */
+typedef struct shell_data {
+    uint32_t n;
+    uint8_t *a[2], *b[2]; /* int8, bf16 */
+    uint32_t *want[2];
+} shell_data;
+
+/* One pass: the v0 kernel alone, then each dtype through the device (checked
+ * bit for bit against the CPU reference before it is timed) and its peers. */
+static int shell_gemm_pass(ctx *c, const shell_pass *ps, npk_port *p, npk_shell *sh, const shell_data *d,
+                           uint32_t *out, double *t, npk_gemm_ws *ws) {
+    const uint32_t n = d->n;
+    const size_t nn = (size_t)n * n;
+    const double macs = (double)nn * n;
+    const int8_t *a8 = (const int8_t *)d->a[0], *b8 = (const int8_t *)d->b[0];
+    npk_gemm_s8s32(ws, n, n, n, a8, n, b8, n, (int32_t *)out, n); /* warm-up */
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "v0 kernel", r, c->repeat);
+        double t0 = ps->clock();
+        if (npk_gemm_s8s32(ws, n, n, n, a8, n, b8, n, (int32_t *)out, n)) return bench_fail(c, "v0 kernel");
+        t[r] = macs / (ps->clock() - t0) / 1e9;
+    }
+    cli_progress_end();
+    char kname[112], sname[2][112];
+    snprintf(kname, sizeof kname, "baseline: v0 int8 kernel %u^3 (%s), %s, %s", n,
+             npk_gemm_isa_name(npk_gemm_active_isa()), ps->clk, ps->th);
+    add_samples(c, "baseline", "GMAC/s", t, c->repeat, kname);
+    for (int dt = 0; dt < 2; dt++) {
+        const char *dn = dt ? "bf16" : "int8";
+        npk_shell_gemm_desc g = {0};
+        g.dtype = dt ? SHELL_BF16 : SHELL_INT8;
+        g.m = g.n = g.k = n;
+        /* one untimed run, checked against the CPU reference (bit-exact), and its modeled cycles */
+        uint32_t g0 = 0, g1 = 0;
+        npk_port_read32(p, SHELL_PERF_GEMM_CYCLES, &g0);
+        if (npk_shell_gemm_host(sh, &g, d->a[dt], d->b[dt], NULL, out)) return bench_fail(c, "shell GEMM");
+        npk_port_read32(p, SHELL_PERF_GEMM_CYCLES, &g1);
+        int same = !memcmp(out, d->want[dt], 4 * nn);
+        if (!c->json)
+            printf("  %-46s %s\n", dt ? "shell bf16 == CPU reference" : "shell int8 == CPU reference",
+                   same ? "yes (bit-exact)" : "NO");
+        if (!same) {
+            npk_err(NPK_EDEVICE, "the shell %s GEMM differs from the CPU reference at %d threads", dn, ps->threads);
+            return bench_fail(c, "check");
+        }
+        snprintf(sname[dt], sizeof sname[dt], "shell %s GEMM %u^3 through the device, %s, %s", dn, n, ps->clk, ps->th);
+        if (time_shell_gemm(c, ps, sh, &g, d->a[dt], d->b[dt], out, t, sname[dt])) return 1;
+        add_samples(c, "npu", "GMAC/s", t, c->repeat, sname[dt]);
+        char mname[80], rname[80];
+        if (ps->threads == 1) { /* modeled: the same at every thread count */
+            snprintf(mname, sizeof mname, "shell %s modeled GEMM engine time (PERF_GEMM_CYCLES)", dn);
+            add_modeled(c, "ms", (double)(uint32_t)(g1 - g0) / (double)npk_port_hz(p) * 1e3, mname);
+        }
+        snprintf(rname, sizeof rname, "shell %s / v0 kernel throughput, equal threads (%d)", dn, ps->threads);
+        add_ratio(c, rname, sname[dt], kname, "higher");
+        if (dt && shell_gemm_f32_peers(c, ps, n, d->a[1], d->b[1], (const float *)d->want[1], sname[dt])) return 1;
+    }
+    return 0;
+}
+
 int bench_shell_gemm(ctx *c) {
     const uint32_t n = c->size ? c->size : 512;
     c->cur_size = n;
     const size_t nn = (size_t)n * n;
-    const double macs = (double)nn * n;
     int rc = 1;
-    uint8_t *a = malloc(2 * nn), *b = malloc(2 * nn);
-    uint32_t *out = malloc(4 * nn), *want = malloc(4 * nn);
+    shell_data d = {n, {malloc(nn), malloc(2 * nn)}, {malloc(nn), malloc(2 * nn)}, {malloc(4 * nn), malloc(4 * nn)}};
+    uint32_t *out = malloc(4 * nn);
     double *t = calloc((size_t)c->repeat, sizeof *t);
     npk_port *p = NULL;
     npk_shell *sh = NULL;
     npk_gemm_ws ws = {0};
-    if (!a || !b || !out || !want || !t) {
+    if (!d.a[0] || !d.a[1] || !d.b[0] || !d.b[1] || !d.want[0] || !d.want[1] || !out || !t) {
         npk_err(NPK_ENOMEM, "out of memory");
         bench_fail(c, "setup");
         goto out;
@@ -147,63 +219,26 @@ int bench_shell_gemm(ctx *c) {
         bench_fail(c, "shell");
         goto out;
     }
-    c->cur_threads = 1; /* the models and the kernel run on the calling thread */
-    /* the v0 kernel: the shared int8 kernel the v0 model runs, alone, on the int8 operands */
-    for (size_t i = 0; i < nn; i++) a[i] = (uint8_t)rnd8(), b[i] = (uint8_t)rnd8();
-    npk_gemm_s8s32(&ws, n, n, n, (const int8_t *)a, n, (const int8_t *)b, n, (int32_t *)want, n); /* warm-up */
-    for (int r = 0; r < c->repeat; r++) {
-        progress(c, "v0 kernel", r, c->repeat);
-        double t0 = cpu_now();
-        if (npk_gemm_s8s32(&ws, n, n, n, (const int8_t *)a, n, (const int8_t *)b, n, (int32_t *)want, n)) {
-            bench_fail(c, "v0 kernel");
-            goto out;
+    for (size_t i = 0; i < nn; i++) d.a[0][i] = (uint8_t)rnd8(), d.b[0][i] = (uint8_t)rnd8();
+    for (size_t i = 0; i < nn; i++) /* bf16 operands in [-2, 2) */
+        for (int m = 0; m < 2; m++) {
+            uint16_t h = npk_bf16_from_f64((double)(rnd8() * 4 + (rnd8() & 3)) / 256.0);
+            memcpy((m ? d.b[1] : d.a[1]) + 2 * i, &h, 2);
         }
-        t[r] = macs / (cpu_now() - t0) / 1e9;
-    }
-    cli_progress_end();
-    char kname[96], sname[2][96];
-    snprintf(kname, sizeof kname, "baseline: v0 int8 kernel %u^3 (%s), 1 thread, CPU time", n,
-             npk_gemm_isa_name(npk_gemm_active_isa()));
-    add_samples(c, "baseline", "GMAC/s", t, c->repeat, kname);
-    for (int dt = 0; dt < 2; dt++) {
-        const char *dn = dt ? "bf16" : "int8";
-        for (size_t i = 0; i < nn && dt; i++) /* bf16 operands in [-2, 2) */
-            for (int m = 0; m < 2; m++) {
-                uint16_t h = npk_bf16_from_f64((double)(rnd8() * 4 + (rnd8() & 3)) / 256.0);
-                memcpy((m ? b : a) + 2 * i, &h, 2);
-            }
-        npk_shell_gemm_desc g = {0};
-        g.dtype = dt ? SHELL_BF16 : SHELL_INT8;
-        g.m = g.n = g.k = n;
-        /* one untimed run, checked against the CPU reference (bit-exact), and its modeled cycles */
-        uint32_t g0 = 0, g1 = 0;
-        npk_port_read32(p, SHELL_PERF_GEMM_CYCLES, &g0);
-        if (npk_shell_gemm_host(sh, &g, a, b, NULL, out)) {
-            bench_fail(c, "shell GEMM");
-            goto out;
-        }
-        npk_port_read32(p, SHELL_PERF_GEMM_CYCLES, &g1);
-        npk_ref_gemm rg = {(int)g.dtype, 0, 0, 0, n, n, n, a, (size_t)n * (dt ? 2 : 1), b, (size_t)n * (dt ? 2 : 1),
-                           NULL, (uint8_t *)want, 4 * (size_t)n, NULL, 0, 0, 1.0f, 0.0f, 0, 0, 0};
-        if (dt) npk_ref_gemm_run(&rg);
-        else npk_ref_gemm_i8(n, n, n, (const int8_t *)a, (const int8_t *)b, NULL, (int32_t *)want);
-        int same = !memcmp(out, want, 4 * nn);
-        if (!c->json) printf("  %-46s %s\n", dt ? "shell bf16 == CPU reference" : "shell int8 == CPU reference",
-                             same ? "yes (bit-exact)" : "NO");
-        if (!same) {
-            npk_err(NPK_EDEVICE, "the shell %s GEMM differs from the CPU reference", dn);
-            bench_fail(c, "check");
-            goto out;
-        }
-        snprintf(sname[dt], sizeof sname[dt], "shell %s GEMM %u^3 through the device, 1 thread, CPU time", dn, n);
-        if (time_shell_gemm(c, sh, &g, a, b, out, t, sname[dt])) goto out;
-        add_samples(c, "npu", "GMAC/s", t, c->repeat, sname[dt]);
-        char mname[80], rname[80];
-        snprintf(mname, sizeof mname, "shell %s modeled GEMM engine time (PERF_GEMM_CYCLES)", dn);
-        add_modeled(c, "ms", (double)(uint32_t)(g1 - g0) / (double)npk_port_hz(p) * 1e3, mname);
-        snprintf(rname, sizeof rname, "shell %s / v0 kernel throughput, equal threads (1)", dn);
-        add_ratio(c, rname, sname[dt], kname, "higher");
-        if (dt && shell_gemm_f32_peers(c, n, a, b, (const float *)want, sname[dt])) goto out;
+    npk_ref_gemm_i8(n, n, n, (const int8_t *)d.a[0], (const int8_t *)d.b[0], NULL, (int32_t *)d.want[0]);
+    npk_ref_gemm rg = {SHELL_BF16, 0, 0, 0, n, n, n, d.a[1], (size_t)n * 2, d.b[1], (size_t)n * 2,
+                       NULL, (uint8_t *)d.want[1], 4 * (size_t)n, NULL, 0, 0, 1.0f, 0.0f, 0, 0, 0};
+    npk_ref_gemm_run(&rg);
+    /* 1 thread (CPU time), then --threads (wall time), each against its peers at the same count */
+    for (int pass = 0; pass < 2; pass++) {
+        shell_pass ps = {pass ? c->threads : 1, pass ? now : cpu_now, pass ? "wall time" : "CPU time", ""};
+        if (pass && ps.threads <= 1) break;
+        snprintf(ps.th, sizeof ps.th, "%d thread%s", ps.threads, ps.threads == 1 ? "" : "s");
+        npk_threads_set(ps.threads);
+        c->cur_threads = ps.threads;
+        int bad = shell_gemm_pass(c, &ps, p, sh, &d, out, t, &ws);
+        npk_threads_set(0);
+        if (bad) goto out;
     }
     rc = 0;
 out:
@@ -211,6 +246,7 @@ out:
     npk_gemm_ws_free(&ws);
     if (sh) npk_shell_close(sh);
     npk_port_close(p);
-    free(a), free(b), free(out), free(want), free(t);
+    for (int i = 0; i < 2; i++) free(d.a[i]), free(d.b[i]), free(d.want[i]);
+    free(out), free(t);
     return rc;
 }
