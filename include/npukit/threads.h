@@ -42,7 +42,7 @@ int npk_threads_set(int n);
  * process-wide count. Returns the previous value (>= 0; restore it after the
  * work), or -NPK_EINVAL for n < 0 (message set). */
 int npk_threads_set_local(int n);
-/* The online CPUs of this host (>= 1). */
+/* The online CPUs of this host (>= 1), read once per process. */
 int npk_threads_cpus(void);
 
 /* fn(ctx, task) for every task in [0, ntasks), on up to npk_threads()

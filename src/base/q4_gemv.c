@@ -551,50 +551,61 @@ NPK_TARGET_AVX2 static inline void acc4_avx2(__m256i *lo, __m256i *hi, __m256i T
     *hi = _mm256_sub_epi64(_mm256_add_epi64(*hi, h), carry);
 }
 
+/* Eight natural-order 64-bit lanes a (outputs 0..3), b (4..7) as the even
+ * (0, 2, 4, 6) and odd (1, 3, 5, 7) outputs, and back. */
+NPK_TARGET_AVX2 static inline void split_eo(__m256i a, __m256i b, __m256i *e, __m256i *o) {
+    __m256i t0 = _mm256_permute2x128_si256(a, b, 0x20), t1 = _mm256_permute2x128_si256(a, b, 0x31);
+    *e = _mm256_unpacklo_epi64(t0, t1);
+    *o = _mm256_unpackhi_epi64(t0, t1);
+}
+NPK_TARGET_AVX2 static inline void join_eo(__m256i e, __m256i o, __m256i *a, __m256i *b) {
+    __m256i t0 = _mm256_unpacklo_epi64(e, o), t1 = _mm256_unpackhi_epi64(e, o);
+    *a = _mm256_permute2x128_si256(t0, t1, 0x20);
+    *b = _mm256_permute2x128_si256(t0, t1, 0x31);
+}
+
+/* row_c for AVX2, eight outputs (half a block) at a time so that the four
+ * 128-bit accumulators (the even and the odd outputs) and the chunk's
+ * temporaries stay in the 16 registers: per chunk S = sum_k w * xa in eight
+ * int32 lanes, T = S * sm as two int64 products of the even and the odd lanes
+ * (vpmuldq reads the low half of each 64-bit lane), each added at its shift. */
 NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
                                                      int base, uint32_t b0, uint32_t b1) {
-    for (uint32_t b = b0; b < b1; b++) {
-        const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
-        uint64_t *plo = ws->lo + (size_t)b * LANES, *phi = ws->hi + (size_t)b * LANES;
-        __m256i lo[4], hi[4];
-        for (int q = 0; q < 4; q++) {
-            lo[q] = _mm256_loadu_si256((const __m256i *)(plo + 4 * q));
-            hi[q] = _mm256_loadu_si256((const __m256i *)(phi + 4 * q));
-        }
-        for (uint32_t i = 0; i < r->nnz; i++) {
-            uint32_t c = ws->nz[i], g = m->cg[c];
-            const int8_t *wc = wb + (size_t)c * CH * LANES;
-            const int32_t *xc = ws->xa + (size_t)c * CH;
-            __m256i S0 = _mm256_setzero_si256(), S1 = _mm256_setzero_si256();
-            for (int k = 0; k < CH; k++) {
-                __m128i w8 = _mm_loadu_si128((const __m128i *)(wc + k * LANES));
-                __m256i xv = _mm256_set1_epi32(xc[k]);
-                S0 = _mm256_add_epi32(S0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(w8), xv));
-                S1 = _mm256_add_epi32(S1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(w8, 8)), xv));
+    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
+    for (uint32_t b = b0; b < b1; b++)
+        for (int half = 0; half < 2; half++) {
+            const int8_t *wb = m->w + (size_t)b * m->Kp * LANES + half * 8;
+            uint64_t *plo = ws->lo + (size_t)b * LANES + half * 8, *phi = ws->hi + (size_t)b * LANES + half * 8;
+            __m256i le, lo_, he, ho;
+            split_eo(_mm256_loadu_si256((const __m256i *)plo), _mm256_loadu_si256((const __m256i *)(plo + 4)), &le,
+                     &lo_);
+            split_eo(_mm256_loadu_si256((const __m256i *)phi), _mm256_loadu_si256((const __m256i *)(phi + 4)), &he,
+                     &ho);
+            const size_t off = (size_t)b * LANES + (size_t)half * 8;
+            for (uint32_t i = 0; i < r->nnz; i++) {
+                uint32_t c = ws->nz[i], g = m->cg[c];
+                const int8_t *wc = wb + (size_t)c * CH * LANES;
+                const int32_t *xc = ws->xa + (size_t)c * CH;
+                __m256i S = _mm256_setzero_si256();
+                for (int k = 0; k < CH; k++) {
+                    __m256i w = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(wc + k * LANES)));
+                    S = _mm256_add_epi32(S, _mm256_mullo_epi32(w, _mm256_set1_epi32(xc[k])));
+                }
+                __m256i sm = _mm256_loadu_si256((const __m256i *)(m->sm + (size_t)g * m->Np + off));
+                __m256i sh = _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(m->sx + (size_t)g * m->Np + off))),
+                                              _mm256_set1_epi32(ws->ce[c] - base)); /* 0..63 */
+                acc4_avx2(&le, &he, _mm256_mul_epi32(S, sm), _mm256_and_si256(sh, lo32));
+                acc4_avx2(&lo_, &ho, _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_srli_epi64(sm, 32)),
+                          _mm256_srli_epi64(sh, 32));
             }
-            const int32_t *sm = m->sm + (size_t)g * m->Np + (size_t)b * LANES;
-            const int16_t *sx = m->sx + (size_t)g * m->Np + (size_t)b * LANES;
-            __m256i d = _mm256_set1_epi64x(ws->ce[c] - base);
-            __m256i sm0 = _mm256_loadu_si256((const __m256i *)sm), sm1 = _mm256_loadu_si256((const __m256i *)(sm + 8));
-            __m128i sx0 = _mm_loadu_si128((const __m128i *)sx), sx1 = _mm_loadu_si128((const __m128i *)(sx + 8));
-            __m256i Sv[4] = {_mm256_cvtepi32_epi64(_mm256_castsi256_si128(S0)),
-                             _mm256_cvtepi32_epi64(_mm256_extracti128_si256(S0, 1)),
-                             _mm256_cvtepi32_epi64(_mm256_castsi256_si128(S1)),
-                             _mm256_cvtepi32_epi64(_mm256_extracti128_si256(S1, 1))};
-            __m256i Mv[4] = {_mm256_cvtepi32_epi64(_mm256_castsi256_si128(sm0)),
-                             _mm256_cvtepi32_epi64(_mm256_extracti128_si256(sm0, 1)),
-                             _mm256_cvtepi32_epi64(_mm256_castsi256_si128(sm1)),
-                             _mm256_cvtepi32_epi64(_mm256_extracti128_si256(sm1, 1))};
-            __m256i Xv[4] = {_mm256_cvtepi16_epi64(sx0), _mm256_cvtepi16_epi64(_mm_srli_si128(sx0, 8)),
-                             _mm256_cvtepi16_epi64(sx1), _mm256_cvtepi16_epi64(_mm_srli_si128(sx1, 8))};
-            for (int q = 0; q < 4; q++)
-                acc4_avx2(&lo[q], &hi[q], _mm256_mul_epi32(Sv[q], Mv[q]), _mm256_add_epi64(Xv[q], d));
+            __m256i a, bb;
+            join_eo(le, lo_, &a, &bb);
+            _mm256_storeu_si256((__m256i *)plo, a);
+            _mm256_storeu_si256((__m256i *)(plo + 4), bb);
+            join_eo(he, ho, &a, &bb);
+            _mm256_storeu_si256((__m256i *)phi, a);
+            _mm256_storeu_si256((__m256i *)(phi + 4), bb);
         }
-        for (int q = 0; q < 4; q++) {
-            _mm256_storeu_si256((__m256i *)(plo + 4 * q), lo[q]);
-            _mm256_storeu_si256((__m256i *)(phi + 4 * q), hi[q]);
-        }
-    }
 }
 #endif
 
@@ -796,8 +807,8 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
     j.isa = (int)npk_q4_isa_active();
     j.sh64 = !r.nnz || r.cemax + m->sxmax - base < 64;
     const uint64_t macs = (uint64_t)m->N * m->K;
-    int threads = npk_threads();
-    if (threads <= 1 || macs < Q4_PAR_MACS || m->nb < 2) {
+    int threads = macs < Q4_PAR_MACS || m->nb < 2 ? 1 : npk_threads();
+    if (threads <= 1) {
         gemv_blocks(&j, 0, m->nb);
         return 0;
     }

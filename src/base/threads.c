@@ -32,9 +32,17 @@ static _Thread_local int want_local;                    /* npk_threads_set_local
 static _Thread_local int in_task;                       /* this thread runs tasks: nested calls are serial */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* sysconf reads /sys on every call (an open, a read and a close: 2-3 us), and
+ * the kernels ask for the count on every call: it is read once. */
+static atomic_int ncpus; /* 0 = not read yet */
+
 int npk_threads_cpus(void) {
+    int c = atomic_load_explicit(&ncpus, memory_order_relaxed);
+    if (c) return c;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > NPK_THREADS_MAX ? NPK_THREADS_MAX : (int)n;
+    c = n < 1 ? 1 : n > NPK_THREADS_MAX ? NPK_THREADS_MAX : (int)n;
+    atomic_store_explicit(&ncpus, c, memory_order_relaxed);
+    return c;
 }
 
 static int default_threads(void) {
