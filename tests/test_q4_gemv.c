@@ -40,7 +40,10 @@ static uint16_t rbf(int lo, int hi) {
  * specials; 3: the largest exponents (overflow); 4: tiny (subnormal) values;
  * 5: chunks spanning more than 17 binades in a row that fits 128 bits (the
  * wide-chunk path), with zeros; 6: rows spanning more than 128 bits but
- * less than 192 (softmax weights down to subnormals), with zeros. */
+ * less than 192 (softmax weights down to subnormals), with zeros; 7: values
+ * of two significant bits over seven binades and power-of-two scales near the
+ * least normal, so that sums of few bits round at exact ties and to
+ * subnormals. */
 static uint16_t rx(int mode) {
     switch (mode) {
     case 0: return rbf(120, 130);
@@ -54,13 +57,15 @@ static uint16_t rx(int mode) {
     case 3: return rbf(240, 254);
     case 5: return rnd() % 8 ? rbf(95, 150) : 0;
     case 6: return rnd() % 8 ? rbf(1, 112) : rnd() % 2 ? 0 : (uint16_t)(rnd() & 0x807fu);
+    case 7: return rnd() % 2 ? 0 : (uint16_t)((rnd() & 0x8000u) | (124u + rnd() % 7) << 7 | (rnd() % 4) << 5);
     default: return rnd() % 2 ? (uint16_t)(rnd() & 0x807fu) : rbf(1, 8);
     }
 }
 
 static float rscale(int mode) {
     uint32_t u = rnd() << 1 ^ rnd();
-    if (mode < 2 || mode >= 5) u = (u & 0x807fffffu) | (uint32_t)(118 + rnd() % 16) << 23;
+    if (mode == 7) u = (u & 0x80000000u) | (uint32_t)(1 + rnd() % 6) << 23;
+    else if (mode < 2 || mode >= 5) u = (u & 0x807fffffu) | (uint32_t)(118 + rnd() % 16) << 23;
     else if (mode == 2) {
         if ((u & 0x7f800000u) == 0x7f800000u && rnd() % 8) u &= 0xbfffffffu;
         if (rnd() % 32 == 0) u &= 0x807fffffu; /* subnormal or zero */
@@ -142,7 +147,7 @@ static void test_gemv(void) {
                                          {16, 24, 16}, {5, 9, 8}, {1, 8, 0}, {31, 768, 64}, {20, 40, 40},
                                          {1000, 288, 8}, {611, 216, 0}};
     for (int rep = 0; rep < 3; rep++)
-        for (int mode = 0; mode < 7; mode++)
+        for (int mode = 0; mode < 8; mode++)
             for (unsigned i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
                 gemv_case(shapes[i][0], shapes[i][1], shapes[i][2], mode, (int)(i + (unsigned)rep) % 2);
     CHECK_EQ(failures, 0);

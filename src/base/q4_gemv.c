@@ -254,51 +254,121 @@ typedef struct {
     int wlo;           /* the least unit exponent in the wide chunks */
 } xrow;
 
-/* x[0..K) into ws->xa / ws->ce / ws->nz. */
-static void xsplit(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *r) {
+/* Chunk c of x into ws->xa / ws->ce (and ws->nz when it is narrow and nonzero). */
+static void xchunk(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *r, uint32_t c) {
+    uint32_t k0 = c * CH, k1 = k0 + CH < m->K ? k0 + CH : m->K;
+    int lo = 1 << 20, hi = -(1 << 20), ok = 1;
+    for (uint32_t k = k0; k < k1; k++) {
+        uint16_t b = x[k];
+        if ((b & 0x7f80u) == 0x7f80u) ok = 0;
+        if (!(b & 0x7fffu)) continue;
+        int e = unit_exp(b);
+        if (e < lo) lo = e;
+        if (e > hi) hi = e;
+    }
+    int32_t *xa = ws->xa + k0;
+    ws->ce[c] = lo;
+    if (!ok || (hi >= lo && hi - lo > CSPAN)) {
+        if (!ok) r->ninf++;
+        else { /* wide: its products one at a time (row_wide) */
+            r->nwide++;
+            if (lo < r->wlo) r->wlo = lo;
+            if (hi > r->chimax) r->chimax = hi;
+        }
+        r->ok = 0;
+        ok = 0;
+        ws->ce[c] = CE_BAD;
+    }
+    for (uint32_t k = k0; k < k0 + CH; k++) {
+        int32_t v = 0;
+        if (ok && k < k1 && (x[k] & 0x7fffu)) {
+            int32_t mant = (int32_t)((x[k] & 0x7fu) | ((x[k] & 0x7f80u) ? 0x80u : 0));
+            v = mant << (unit_exp(x[k]) - lo);
+            if (x[k] & 0x8000u) v = -v;
+        }
+        xa[k - k0] = v;
+    }
+    if (!ok || hi < lo) return; /* the general path, or all zeros */
+    ws->nz[r->nnz++] = c;
+    if (lo < r->cemin) r->cemin = lo;
+    if (lo > r->cemax) r->cemax = lo;
+    if (hi > r->chimax) r->chimax = hi;
+}
+
+static void xrow_init(xrow *r) {
     r->ok = 1;
     r->nnz = r->nwide = r->ninf = 0;
     r->cemin = r->wlo = 1 << 20;
     r->cemax = r->chimax = -(1 << 20);
+}
+
+#ifdef Q4_X86
+NPK_TARGET_AVX2 static inline int hmin8(__m256i a) {
+    a = _mm256_min_epi32(a, _mm256_permute2x128_si256(a, a, 1));
+    a = _mm256_min_epi32(a, _mm256_shuffle_epi32(a, 0x4e));
+    a = _mm256_min_epi32(a, _mm256_shuffle_epi32(a, 0xb1));
+    return _mm256_cvtsi256_si32(a);
+}
+
+/* xchunk for whole chunks of finite values spanning at most CSPAN binades,
+ * eight lanes at once; any other chunk goes to xchunk. */
+NPK_TARGET_AVX2 static void xsplit_avx2(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *r) {
+    const __m256i big = _mm256_set1_epi32(1 << 20), ff = _mm256_set1_epi32(0xff), one = _mm256_set1_epi32(1),
+                  b134 = _mm256_set1_epi32(134), m7f = _mm256_set1_epi32(0x7f), m7fff = _mm256_set1_epi32(0x7fff),
+                  zero = _mm256_setzero_si256();
+    const uint32_t whole = m->K / CH;
     for (uint32_t c = 0; c < m->nch; c++) {
-        uint32_t k0 = c * CH, k1 = k0 + CH < m->K ? k0 + CH : m->K;
-        int lo = 1 << 20, hi = -(1 << 20), ok = 1;
-        for (uint32_t k = k0; k < k1; k++) {
-            uint16_t b = x[k];
-            if ((b & 0x7f80u) == 0x7f80u) ok = 0;
-            if (!(b & 0x7fffu)) continue;
-            int e = unit_exp(b);
-            if (e < lo) lo = e;
-            if (e > hi) hi = e;
+        if (c >= whole) {
+            xchunk(m, x, ws, r, c);
+            continue;
         }
-        int32_t *xa = ws->xa + k0;
+        __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + (size_t)c * CH)));
+        __m256i ex = _mm256_and_si256(_mm256_srli_epi32(v, 7), ff);
+        __m256i nz = _mm256_cmpgt_epi32(_mm256_and_si256(v, m7fff), zero);
+        if (!_mm256_testz_si256(_mm256_cmpeq_epi32(ex, ff), _mm256_cmpeq_epi32(ex, ff))) {
+            xchunk(m, x, ws, r, c); /* an infinity or NaN */
+            continue;
+        }
+        __m256i e = _mm256_sub_epi32(_mm256_max_epi32(ex, one), b134);
+        int lo = hmin8(_mm256_blendv_epi8(big, e, nz));
+        int hi = -hmin8(_mm256_blendv_epi8(big, _mm256_sub_epi32(zero, e), nz));
+        int32_t *xa = ws->xa + (size_t)c * CH;
+        if (hi < lo) { /* all zeros */
+            ws->ce[c] = lo;
+            _mm256_storeu_si256((__m256i *)xa, zero);
+            continue;
+        }
+        if (hi - lo > CSPAN) {
+            xchunk(m, x, ws, r, c);
+            continue;
+        }
+        __m256i mant = _mm256_or_si256(_mm256_and_si256(v, m7f),
+                                       _mm256_and_si256(_mm256_cmpgt_epi32(ex, zero), _mm256_set1_epi32(0x80)));
+        __m256i val = _mm256_sllv_epi32(mant, _mm256_sub_epi32(e, _mm256_set1_epi32(lo)));
+        __m256i sg = _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 31);
+        val = _mm256_sub_epi32(_mm256_xor_si256(val, sg), sg);
+        _mm256_storeu_si256((__m256i *)xa, _mm256_and_si256(val, nz));
         ws->ce[c] = lo;
-        if (!ok || (hi >= lo && hi - lo > CSPAN)) {
-            if (!ok) r->ninf++;
-            else { /* wide: its products one at a time (row_wide) */
-                r->nwide++;
-                if (lo < r->wlo) r->wlo = lo;
-                if (hi > r->chimax) r->chimax = hi;
-            }
-            r->ok = 0;
-            ok = 0;
-            ws->ce[c] = CE_BAD;
-        }
-        for (uint32_t k = k0; k < k0 + CH; k++) {
-            int32_t v = 0;
-            if (ok && k < k1 && (x[k] & 0x7fffu)) {
-                int32_t mant = (int32_t)((x[k] & 0x7fu) | ((x[k] & 0x7f80u) ? 0x80u : 0));
-                v = mant << (unit_exp(x[k]) - lo);
-                if (x[k] & 0x8000u) v = -v;
-            }
-            xa[k - k0] = v;
-        }
-        if (!ok || hi < lo) continue; /* the general path, or all zeros */
         ws->nz[r->nnz++] = c;
         if (lo < r->cemin) r->cemin = lo;
         if (lo > r->cemax) r->cemax = lo;
         if (hi > r->chimax) r->chimax = hi;
     }
+}
+#endif
+
+/* x[0..K) into ws->xa / ws->ce / ws->nz. */
+static void xsplit(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *r, int isa) {
+    xrow_init(r);
+#ifdef Q4_X86
+    if (isa >= NPK_Q4_AVX2) {
+        xsplit_avx2(m, x, ws, r);
+        return;
+    }
+#else
+    (void)isa;
+#endif
+    for (uint32_t c = 0; c < m->nch; c++) xchunk(m, x, ws, r, c);
 }
 
 /* ---- 128-bit accumulation --------------------------------------------------------- */
@@ -609,6 +679,60 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
 }
 #endif
 
+#ifdef Q4_X86
+/* round_sum of four outputs (hi:lo at y's indices) into y[0..4), as round128
+ * does, when every sum fits in 64 bits and every result is a finite BF16
+ * above the least subnormal's half (else 0: the caller rounds them one at a
+ * time). The top bit of |v| comes from the exponents of its two 32-bit halves
+ * made exact doubles (2^52 + h reinterpreted), the RNE step from variable
+ * shifts (a count outside 0..63 gives 0). */
+NPK_TARGET_AVX2 static int round4_avx2(const uint64_t *plo, const uint64_t *phi, int e, uint16_t *y) {
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi64x(1), m32 = _mm256_set1_epi64x(0xffffffffll),
+                  magic = _mm256_set1_epi64x(0x4330000000000000ll), ev = _mm256_set1_epi64x(e);
+    __m256i lo = _mm256_loadu_si256((const __m256i *)plo), hi = _mm256_loadu_si256((const __m256i *)phi);
+    __m256i neg = _mm256_cmpgt_epi64(zero, lo);
+    if (_mm256_movemask_epi8(_mm256_cmpeq_epi64(hi, neg)) != -1) return 0; /* wider than 64 bits */
+    __m256i a = _mm256_sub_epi64(_mm256_xor_si256(lo, neg), neg);             /* |v|, unsigned */
+    __m256i ah = _mm256_srli_epi64(a, 32), al = _mm256_and_si256(a, m32);
+    __m256i xh = _mm256_or_si256(ah, magic);
+    /* exponent of 2^52 + h minus 2^52, exactly: (double)(magic | h) - 2^52 */
+    __m256d dh = _mm256_sub_pd(_mm256_castsi256_pd(xh), _mm256_castsi256_pd(magic));
+    __m256d dl = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(al, magic)), _mm256_castsi256_pd(magic));
+    __m256i th = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(dh), 52), _mm256_set1_epi64x(1023 - 32));
+    __m256i tl = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(dl), 52), _mm256_set1_epi64x(1023));
+    __m256i top = _mm256_blendv_epi8(th, tl, _mm256_cmpeq_epi64(ah, zero)); /* for a = 0: garbage, masked below */
+    __m256i E = _mm256_add_epi64(top, ev);
+    __m256i qe = _mm256_sub_epi64(E, _mm256_set1_epi64x(7));
+    qe = _mm256_blendv_epi8(qe, _mm256_set1_epi64x(-133), _mm256_cmpgt_epi64(_mm256_set1_epi64x(-133), qe));
+    __m256i d = _mm256_sub_epi64(qe, ev); /* bits dropped; <= 0: exact */
+    __m256i nz = _mm256_xor_si256(_mm256_cmpeq_epi64(a, zero), _mm256_set1_epi64x(-1));
+    __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi64(E, _mm256_set1_epi64x(127)),
+                                  _mm256_cmpgt_epi64(d, _mm256_set1_epi64x(63)));
+    if (!_mm256_testz_si256(_mm256_and_si256(bad, nz), _mm256_and_si256(bad, nz))) return 0;
+    __m256i n = _mm256_or_si256(_mm256_srlv_epi64(a, d), _mm256_sllv_epi64(a, _mm256_sub_epi64(zero, d)));
+    __m256i rem = _mm256_sub_epi64(a, _mm256_sllv_epi64(n, d));
+    __m256i half = _mm256_sllv_epi64(one, _mm256_sub_epi64(d, one));
+    __m256i up = _mm256_or_si256(_mm256_cmpgt_epi64(rem, half),
+                                 _mm256_and_si256(_mm256_cmpeq_epi64(rem, half),
+                                                  _mm256_cmpeq_epi64(_mm256_and_si256(n, one), one)));
+    up = _mm256_and_si256(up, _mm256_cmpgt_epi64(d, zero));
+    n = _mm256_sub_epi64(n, up);
+    __m256i carry = _mm256_cmpgt_epi64(n, _mm256_set1_epi64x(255));
+    n = _mm256_blendv_epi8(n, _mm256_srli_epi64(n, 1), carry);
+    qe = _mm256_sub_epi64(qe, carry);
+    __m256i biased = _mm256_add_epi64(qe, _mm256_set1_epi64x(134));
+    __m256i r = _mm256_or_si256(_mm256_slli_epi64(biased, 7), _mm256_and_si256(n, _mm256_set1_epi64x(0x7f)));
+    r = _mm256_blendv_epi8(r, n, _mm256_cmpgt_epi64(_mm256_set1_epi64x(128), n)); /* subnormal */
+    r = _mm256_blendv_epi8(r, _mm256_set1_epi64x(0x7f80), _mm256_cmpgt_epi64(biased, _mm256_set1_epi64x(254)));
+    r = _mm256_or_si256(r, _mm256_and_si256(neg, _mm256_set1_epi64x(0x8000)));
+    r = _mm256_and_si256(r, nz); /* an exact zero is +0 */
+    __m256i p = _mm256_permutevar8x32_epi32(r, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+    __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(p), _mm256_castsi256_si128(p));
+    _mm_storel_epi64((__m128i *)y, w);
+    return 1;
+}
+#endif
+
 /* ---- one row ------------------------------------------------------------------------ */
 
 /* The magnitude of the 128-bit two's complement sum (hi:lo) * 2^base as BF16. */
@@ -756,7 +880,14 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
 #else
     row_c(m, ws, &j->r, j->base, b0, b1);
 #endif
-    for (uint32_t n = n0; n < n1; n++) j->y[n] = round_sum(ws->lo[n], ws->hi[n], j->base);
+    uint32_t n = n0;
+#ifdef Q4_X86
+    if (j->isa >= NPK_Q4_AVX2)
+        for (; n + 4 <= n1; n += 4)
+            if (!round4_avx2(ws->lo + n, ws->hi + n, j->base, j->y + n))
+                for (uint32_t i = n; i < n + 4; i++) j->y[i] = round_sum(ws->lo[i], ws->hi[i], j->base);
+#endif
+    for (; n < n1; n++) j->y[n] = round_sum(ws->lo[n], ws->hi[n], j->base);
 }
 
 static void gemv_task(void *ctx, int t) {
@@ -775,8 +906,8 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
     if (ws_fit(ws, m)) return npk_err(NPK_ENOMEM, "out of memory for the GEMV workspace");
     gemv_job j = {.m = m, .x = x, .old = old, .y = y, .ws = ws, .nb = m->nb};
     xrow r = {0};
-    int split = m->chunked;
-    if (split) xsplit(m, x, ws, &r);
+    int split = m->chunked, isa = (int)npk_q4_isa_active();
+    if (split) xsplit(m, x, ws, &r, isa);
     int wide = m->fast && !r.ok && !r.ninf; /* finite, some chunks wide: row_wide */
     int fast = m->fast && (r.ok || wide);
     int base = 0, top = -(1 << 20);
@@ -804,7 +935,7 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
     }
     j.r = r;
     j.split = split, j.fast = fast, j.wide = wide, j.base = base;
-    j.isa = (int)npk_q4_isa_active();
+    j.isa = isa;
     j.sh64 = !r.nnz || r.cemax + m->sxmax - base < 64;
     const uint64_t macs = (uint64_t)m->N * m->K;
     int threads = macs < Q4_PAR_MACS || m->nb < 2 ? 1 : npk_threads();
