@@ -605,10 +605,31 @@ static long double ref_f(unsigned f, long double x, long double s) {
 static void test_cvo_exp_all(void) {
     reopen(NULL);
     enum { HALF = 32768 };
-    static uint16_t x[2 * HALF], y[2 * HALF];
+    static uint16_t x[2 * HALF], y[2 * HALF], z[2 * HALF];
+    static uint8_t taken[2 * HALF];
     for (uint32_t i = 0; i < 2 * HALF; i++) x[i] = (uint16_t)i;
+    const double maxima[] = {0, 1, -1, 3.5, 12, 0.125, 60, 100, 0.3, -7.25, 1e-3, 85, 0x1p-20};
+    /* the fast exponential alone (npk_bf16_exp_fast) at every level: every
+     * element it takes equals the double path, and it takes most */
+    const size_t nk = sizeof maxima / sizeof maxima[0] + 1;
+    FOR_EACH_ISA(l) {
+        size_t total = 0;
+        for (size_t k = 0; k < nk; k++) {
+            uint16_t e = k ? d2b(maxima[k - 1]) : 0;
+            size_t got = npk_bf16_exp_fast(x, 2 * HALF, k ? &e : NULL, z, taken), bad = 0, cnt = 0;
+            for (uint32_t i = 0; i < 2 * HALF; i++) {
+                cnt += taken[i];
+                if (taken[i] && z[i] != npk_bf16_from_f64(exp(b2d(x[i]) - (k ? b2d(e) : 0))) && bad++ < 3)
+                    fprintf(stderr, "level %d: exp(0x%04x - 0x%04x) fast 0x%04x\n", l, x[i], e, z[i]);
+            }
+            CHECK_EQ(bad, 0);
+            CHECK_EQ(got, cnt);
+            total += got;
+        }
+        CHECK(total > nk * 2 * HALF / 3); /* 37 % here: x - e in (-87, 80), away from a tie */
+    }
+    npk_isa_force(NPK_ISA_AUTO);
     CHECK_EQ(npk_pccx_write_bf16(drv, 16, x, 2 * HALF), 0);
-    const double maxima[] = {0, 1, -1, 3.5, 12, 0.125, 60, 100};
     for (size_t k = 0; k <= sizeof maxima / sizeof maxima[0]; k++) {
         int sub = k > 0;
         uint16_t e = sub ? d2b(maxima[k - 1]) : 0;

@@ -111,6 +111,14 @@ uint16_t npk_bf16_xacc_round(npk_bf16_xacc *a);
  * optional): the value of an npk_bf16_xacc fed the same adds and subtracts. */
 uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const uint16_t *sub);
 
+/* y[i] = round_bf16(exp(x[i] - *sub)) (sub optional) for the elements where
+ * a binary32 exponential decides the rounding (src/base/bf16_exp.c: v exactly
+ * a binary32 in (-87, 80), the result away from a BF16 tie and the subnormal
+ * range): taken[i] = 1 there, else 0 and y[i] is not the result (the caller
+ * computes it exactly). Returns the count taken. AVX2 or C from the level of
+ * include/npukit/cpu.h; the same y on every taken element. */
+size_t npk_bf16_exp_fast(const uint16_t *x, size_t n, const uint16_t *sub, uint16_t *y, uint8_t *taken);
+
 /* ---- exact INT4 x BF16 GEMV (src/base/q4_gemv.c) ------------------------------
  * y[n] = round_bf16(old[n] + sum_k s[n][k / G] * w[n][k] * x[k]) with the sum
  * exact and one RNE rounding: the value of an npk_bf16_xacc fed old[n] and
