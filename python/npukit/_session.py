@@ -56,6 +56,22 @@ def get_device():
     return "CPU"
 
 
+_LOG_SEVERITY = [2]
+
+
+def set_default_logger_severity(severity):
+    """ONNX Runtime's logger threshold (0 verbose .. 4 fatal): accepted; npukit logs nothing
+    while running (errors are exceptions)."""
+    if not isinstance(severity, int) or isinstance(severity, bool) or not 0 <= severity <= 4:
+        raise _npukit.InvalidArgument("logger severity %r: expected 0..4" % (severity,))
+    _LOG_SEVERITY[0] = severity
+
+
+def get_version_string():
+    from . import __version__
+    return __version__
+
+
 class SessionOptions:
     """ONNX Runtime's SessionOptions. npukit-specific settings are session config entries:
 

@@ -312,6 +312,12 @@ class OrtApiTest(unittest.TestCase):
         with self.assertRaisesRegex(npukit.InvalidArgument, "unknown provider 'CUDAExecutionProvider'"):
             sess.set_providers(["CUDAExecutionProvider"])
 
+    def test_module_functions(self):
+        self.assertEqual(npukit.get_version_string(), npukit.__version__)
+        npukit.set_default_logger_severity(3)
+        with self.assertRaisesRegex(npukit.InvalidArgument, "logger severity 7"):
+            npukit.set_default_logger_severity(7)
+
     def test_ortvalue(self):
         x = np.arange(6, dtype=np.float32).reshape(2, 3)
         v = npukit.OrtValue.ortvalue_from_numpy(x)
