@@ -97,18 +97,8 @@ static void random_desc(npk_sim *a, npk_sim *b, unsigned slot, int clean) {
     both_poke(a, b, RING + 16 * slot + 12, w3);
 }
 
-static int trial(int t) {
-    uint32_t lat = t % 6 == 0 ? 0 : t % 6 == 1 ? 200 : rnd() % 201;
-    char oa[64], ob[64];
-    snprintf(oa, sizeof oa, "skip_idle=0,mem_latency=%u", lat);
-    snprintf(ob, sizeof ob, "skip_idle=1,mem_latency=%u", lat);
-    npk_sim *a = npk_sim_new("e1", oa), *b = npk_sim_new("e1", ob);
-    CHECK(a && b);
-    if (!a || !b) {
-        npk_sim_free(a);
-        npk_sim_free(b);
-        return 0;
-    }
+/* The same random program (trial t) on both machines, up to the start. */
+static void program(npk_sim *a, npk_sim *b, int t) {
     for (uint32_t i = 0; i < 32; i++) both_poke(a, b, SRC + 4 * i, rnd());
     for (uint32_t i = 0; i < 16; i++) both_write(a, b, E1_REG_SCRATCH0 + 4 * i, rnd());
     both_write(a, b, E1_REG_GEMM_CFG, e1_gemm_cfg(1 + rnd() % 4, 1 + rnd() % 4, 1 + rnd() % 8));
@@ -137,6 +127,28 @@ static int trial(int t) {
         both_write(a, b, E1_REG_CMD_PARAM, E1_CMD_DESC);
     }
     both_write(a, b, E1_REG_CTRL_STATUS, E1_CTRL_START);
+}
+
+/* Two e1 machines: stepping every cycle (a) and skipping (b), memory latency lat. */
+static int pair(int t, uint32_t lat, npk_sim **a, npk_sim **b, const npk_dev_class *bcls) {
+    char oa[64], ob[64];
+    snprintf(oa, sizeof oa, "skip_idle=0,mem_latency=%u", lat);
+    snprintf(ob, sizeof ob, "skip_idle=1,mem_latency=%u", lat);
+    *a = npk_sim_new("e1", oa);
+    *b = bcls ? npk_sim_new_class(bcls, ob) : npk_sim_new("e1", ob);
+    CHECK(*a && *b);
+    if (*a && *b) return 1;
+    fprintf(stderr, "trial %d: %s\n", t, npk_errmsg());
+    npk_sim_free(*a);
+    npk_sim_free(*b);
+    return 0;
+}
+
+static int trial(int t) {
+    uint32_t lat = t % 6 == 0 ? 0 : t % 6 == 1 ? 200 : rnd() % 201;
+    npk_sim *a, *b;
+    if (!pair(t, lat, &a, &b, NULL)) return 0;
+    program(a, b, t);
     int ok = same_state(a, b, t, 0);
     uint64_t total = 0;
     int idle_checks = 0;
@@ -156,8 +168,131 @@ static int trial(int t) {
     return ok;
 }
 
+/* ---- run until idle through the quiet op (issue 32 point 2) ----
+ * npk_sim_run_until_idle, npu qtest --settle and the virtual platform's run
+ * loop step the quiet op's spans: the run must end on the very cycle the
+ * stepping model goes idle, in the same state, in far fewer steps than
+ * cycles. The skipping machine's class is e1's with its step counted. */
+static const npk_dev_ops *e1_real_ops;
+static npk_dev_ops counted_ops;
+static uint64_t n_steps;
+
+static void counted_step(npk_dev *d, uint64_t cycles) {
+    n_steps++;
+    e1_real_ops->step(d, cycles);
+}
+
+static npk_dev *counted_create(npk_mem *mem, const char *opts) {
+    npk_dev *d = npk_e1_class.create(mem, opts);
+    if (!d) return NULL;
+    e1_real_ops = d->ops;
+    counted_ops = *d->ops;
+    counted_ops.step = counted_step;
+    d->ops = &counted_ops;
+    return d;
+}
+
+static uint64_t quiet_cycles, quiet_steps;
+
+static int trial_quiet(int t, const npk_dev_class *cls) {
+    uint32_t lat = t % 4 == 0 ? 0 : rnd() % 121;
+    npk_sim *a, *b;
+    if (!pair(t, lat, &a, &b, cls)) return 0;
+    program(a, b, t);
+    npk_dev *da = npk_sim_dev(a);
+    uint64_t n = 0;
+    while (!da->ops->idle(da) && n < 100000) npk_sim_step(a, 1), n++;
+    n_steps = 0;
+    uint64_t m = npk_sim_run_until_idle(b, 100000);
+    int ok = same_state(a, b, t, n);
+    if (m != n) {
+        fprintf(stderr, "trial %d: run_until_idle ran %llu cycles, the stepping model went idle after %llu\n", t,
+                (unsigned long long)m, (unsigned long long)n);
+        ok = 0;
+    }
+    CHECK(ok);
+    quiet_cycles += n;
+    quiet_steps += n_steps;
+    npk_sim_free(a);
+    npk_sim_free(b);
+    return ok;
+}
+
+/* The longest e1 work there is: a direct 3x3x7 GEMM (the largest tile,
+ * 63 MAC cycles; C over the A rows already used), then a full ring (7
+ * descriptors, each below the 128-cycle timeout) of streamed 1x2x7 GEMMs with
+ * writeback at memory latency 6 (every beat 8 cycles). */
+static void long_program(npk_sim *s, int ring) {
+    npk_sim_write(s, E1_MMIO_BASE + E1_REG_GEMM_CFG, 4, e1_gemm_cfg(3, 3, 7));
+    npk_sim_write(s, E1_MMIO_BASE + E1_REG_GEMM_BASE, 4, e1_gemm_base(0, 36, 0));
+    npk_sim_write(s, E1_MMIO_BASE + E1_REG_GEMM_STRIDE, 4, e1_gemm_stride(7, 3, 12));
+    if (!ring) {
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_OPCODE, 4, E1_OP_GEMM_S8);
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_CMD_PARAM, 4, 0);
+    } else {
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_GEMM_CFG, 4, e1_gemm_cfg(1, 2, 7));
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_GEMM_BASE, 4, e1_gemm_base(0, 32, 48));
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_GEMM_STRIDE, 4, e1_gemm_stride(7, 2, 8));
+        for (unsigned k = 0; k < 7; k++) {
+            uint32_t w[4] = {e1_desc_w0(E1_OP_GEMM_S8, 1, 0, 8, 1), SRC, DST + 8 * k, 0};
+            for (int i = 0; i < 4; i++) {
+                uint8_t b[4] = {(uint8_t)w[i], (uint8_t)(w[i] >> 8), (uint8_t)(w[i] >> 16), (uint8_t)(w[i] >> 24)};
+                npk_mem_poke(npk_sim_mem(s), RING + 16 * k + 4 * i, b, 4);
+            }
+        }
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_DESC_BASE, 4, RING);
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_DESC_TAIL, 4, 0);
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_DESC_HEAD, 4, 7);
+        npk_sim_write(s, E1_MMIO_BASE + E1_REG_CMD_PARAM, 4, E1_CMD_DESC);
+    }
+    npk_sim_write(s, E1_MMIO_BASE + E1_REG_CTRL_STATUS, 4, E1_CTRL_START);
+}
+
+static void test_long(const npk_dev_class *cls) {
+    for (int ring = 0; ring < 2; ring++) {
+        npk_sim *a = npk_sim_new("e1", "skip_idle=0,mem_latency=6"), *b = npk_sim_new_class(cls, "mem_latency=6");
+        CHECK(a && b);
+        if (!a || !b) {
+            npk_sim_free(a);
+            npk_sim_free(b);
+            continue;
+        }
+        for (uint32_t i = 0; i < 32; i++) both_poke(a, b, SRC + 4 * i, 0x01020304u * (i + 1));
+        long_program(a, ring);
+        long_program(b, ring);
+        npk_dev *da = npk_sim_dev(a);
+        uint64_t n = 0;
+        while (!da->ops->idle(da)) npk_sim_step(a, 1), n++;
+        n_steps = 0;
+        CHECK_EQ(npk_sim_run_until_idle(b, 1000000), n);
+        CHECK(same_state(a, b, -1 - ring, n));
+        uint64_t st = 0;
+        npk_sim_read(b, E1_MMIO_BASE + E1_REG_CTRL_STATUS, 4, &st);
+        CHECK_EQ(st, E1_ST_DONE); /* done, no error: every descriptor ran */
+        printf("e1 %s: %llu cycles in %llu steps of run_until_idle\n", ring ? "ring of 7 streamed GEMMs" : "direct GEMM",
+               (unsigned long long)n, (unsigned long long)n_steps);
+        /* the direct GEMM: its 62 MACs before the last in one step, the last alone */
+        if (!ring) {
+            CHECK_EQ(n, 63);
+            CHECK_EQ(n_steps, 2);
+        } else {
+            CHECK(n_steps * 2 < n);
+        }
+        npk_sim_free(a);
+        npk_sim_free(b);
+    }
+}
+
 int main(void) {
     int bad = 0;
     for (int t = 0; t < 400 && bad < 3; t++) bad += !trial(t);
+    npk_dev_class cls = npk_e1_class;
+    cls.create = counted_create;
+    bad = 0;
+    for (int t = 0; t < 400 && bad < 3; t++) bad += !trial_quiet(t, &cls);
+    printf("run_until_idle over 400 random programs: %llu cycles in %llu steps\n", (unsigned long long)quiet_cycles,
+           (unsigned long long)quiet_steps);
+    CHECK(quiet_steps * 2 < quiet_cycles);
+    test_long(&cls);
     return CHECK_DONE();
 }

@@ -262,10 +262,12 @@ typedef struct npk_dev_ops {
     /* Optional: 1 when the device is busy but waits for an answer that never
      * comes (a hung bus beat); it is idle() too, yet not done. NULL = never. */
     int (*stalled)(npk_dev *d);
-    /* Optional: cycles from now before the device's state can next change
-     * (>= 1): run loops that stop when the device goes idle step that many
-     * at once instead of cycle by cycle (an idle device may answer anything
-     * >= 1). NULL = 1 (step by step). */
+    /* Optional: cycles from now in which the device can neither go idle nor
+     * move an interrupt line (>= 1; shell, v0 and pccx answer the cycles to
+     * their next state change, e1 also the engine cycles before an op's
+     * last one): run loops that stop when the device goes idle step that
+     * many at once instead of cycle by cycle (an idle device may answer
+     * anything >= 1). NULL = 1 (step by step). */
     uint64_t (*quiet)(npk_dev *d);
     /* Optional (NULL: the device has no energy model): the dynamic energy the
      * device spent since creation (its counted accesses priced with

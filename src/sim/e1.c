@@ -1175,6 +1175,43 @@ static void e1_step_run(npk_dev *d, uint64_t cycles) {
 
 static int e1_idle(npk_dev *d) { return !busy(E1(d)); }
 
+/* The quiet op (run loops that stop when the device goes idle: npu qtest
+ * --settle, npk_sim_run_until_idle, the virtual platform): cycles from now in
+ * which e1 can neither go idle nor move its interrupt line, so such a loop
+ * steps them at once and e1_step_run's skipping runs them per event, not per
+ * cycle. idle() and the line (CTRL_STATUS.DONE) change only on an op's last
+ * edge, a descriptor's advance or abort (a bus error, a bad configuration,
+ * the timeout edge). The span is the counting edges idle_span names (a bus
+ * wait, the scalar latency, a descriptor waiting for the timeout), or the
+ * GEMM/VRELU engine's cycles before its last one (below the descriptor
+ * timeout when a descriptor waits for it), else 1 (an edge that may change
+ * either: stepped alone). */
+static uint64_t e1_quiet(npk_dev *d) {
+    e1 *e = E1(d);
+    if (!busy(e)) return 1;
+    uint64_t k = idle_span(e);
+    if (k > 1) return k == UINT64_MAX ? 1 : k;
+    if (e->st.busy_count || e->st.gemm_busy == e->st.vec_busy) return 1;
+    const uint32_t cfg = e->v[IX_GEMM_CFG];
+    uint64_t n = 0;
+    if (e->st.gemm_busy) {
+        const uint32_t gm = e1_gemm_m(cfg), gn = e1_gemm_n(cfg), gk = e1_gemm_k(cfg);
+        /* the final MAC is cell (gm-1, gn-1), l = gk-1: MAC number gm*gn*gk - 1 */
+        if (gemm_ok(e, e->st.gemm_s4) && gm <= 4 && gn <= 4 && gk <= 8 && e->st.gi < gm && e->st.gj < gn &&
+            e->st.gl < gk)
+            n = (uint64_t)gm * gn * gk - 1 - ((uint64_t)(e->st.gi * gn + e->st.gj) * gk + e->st.gl);
+    } else if (vec_ok(e)) {
+        const uint32_t last = (e1_vrelu_len(cfg) - 1) & 63;
+        if (e->st.vi < last) n = last - e->st.vi;
+    }
+    if (e->st.desc_busy) { /* the engine runs for a descriptor waiting in DS_WAIT; the timeout edge is stepped */
+        const uint32_t tmo = e->v[IX_DESC_TIMEOUT_COUNT];
+        if (e->st.dstate != DS_WAIT || tmo >= E1_DESC_TIMEOUT) return 1;
+        if (n > E1_DESC_TIMEOUT - tmo) n = E1_DESC_TIMEOUT - tmo;
+    }
+    return n > 1 ? n : 1;
+}
+
 /* ---- register hooks --------------------------------------------------------- */
 
 /* CTRL_STATUS: the write is a command; the register holds the status. */
@@ -1406,6 +1443,7 @@ static const npk_dev_ops e1_ops = {
     .write64 = NULL,
     .step = e1_step,
     .idle = e1_idle,
+    .quiet = e1_quiet,
     .reset = e1_reset,
     .destroy = e1_destroy,
 };
