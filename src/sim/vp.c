@@ -44,6 +44,7 @@ struct npk_vp_fn {
     uint64_t slice;     /* cycles per step of a background run */
     int stepped;        /* clock window MODE bit 0: the device advances only through STEP */
     uint32_t step_lo, cycles_hi;
+    volatile sig_atomic_t *stop; /* the server's stop flag (npk_vp_cfg.stop) or NULL */
     npk_vp_stats st;
 };
 
@@ -115,6 +116,7 @@ npk_vp_fn *npk_vp_fn_new(npk_sim *sim, const npk_vp_cfg *cfg) {
     while (f->bar_size < c->mmio_size) f->bar_size <<= 1;
     f->settle_ms = cfg && cfg->settle_ms ? cfg->settle_ms : NPK_VP_SETTLE_MS;
     f->slice = 4096;
+    f->stop = cfg ? cfg->stop : NULL;
     cfg_defaults(f);
     npk_sim_set_irq_cb(sim, on_irq, f);
     update_intx(f);
@@ -265,6 +267,26 @@ static uint64_t clk_read(npk_vp_fn *f, uint32_t off, unsigned size) {
     }
 }
 
+static int stopped(const npk_vp_fn *f) { return f->stop && *f->stop; }
+
+/* A STEP of up to 2^32 - 1 cycles in chunks whose host work is bounded (a
+ * busy device at most max(65536 cycles, its quiet span) at a time, an idle
+ * one the rest at once; step(n) equals n single steps, so the chunks change
+ * nothing), so that a stop request (SIGTERM) ends it between chunks: the
+ * server is shutting down and the rest of the step is not run. */
+static void step_cycles(npk_vp_fn *f, uint64_t n) {
+    while (n && !stopped(f)) {
+        uint64_t k = n;
+        if (npk_vp_busy(f)) {
+            uint64_t q = npk_dev_quiet(f->dev);
+            k = q > 65536 ? q : 65536;
+            if (k > n) k = n;
+        }
+        npk_sim_step(f->sim, k);
+        n -= k;
+    }
+}
+
 static void clk_write(npk_vp_fn *f, uint32_t off, uint64_t val, unsigned size) {
     if (size == 8 && off == NPK_VP_CLK_STEP_LO) { /* one 64-bit write: LO then HI */
         clk_write(f, NPK_VP_CLK_STEP_LO, (uint32_t)val, 4);
@@ -289,7 +311,7 @@ static void clk_write(npk_vp_fn *f, uint32_t off, uint64_t val, unsigned size) {
                                 " (steps are at most 2^32 - 1 cycles; nothing stepped)", val);
             return;
         }
-        npk_sim_step(f->sim, f->step_lo);
+        step_cycles(f, f->step_lo);
         return;
     default:
         npk_dev_guest_error(f->dev, off < 0x28 ? NPK_GE_READ_ONLY : NPK_GE_UNKNOWN_OFFSET, off,
@@ -310,26 +332,30 @@ int npk_vp_busy(npk_vp_fn *f) { return !f->dev->ops->idle(f->dev); }
 int npk_vp_autorun(npk_vp_fn *f) { return !f->stepped && npk_vp_busy(f); }
 
 /* Stop on the cycle the device turns idle: step the spans in which the
- * device's state cannot change (npk_dev_quiet) at once, so a run ends exactly
+ * device cannot go idle (npk_dev_quiet) at once, so a run ends exactly
  * when the device goes idle, as on the sim port where a polling driver waits
  * the device's IDLE_ETA: a device whose prefetcher works while idle (pccx)
  * sees the same idle time (none). A device without a quiet op goes one cycle
  * at a time for the first EXACT_CYCLES cycles of a run, then in slices that
- * grow while one takes under a millisecond (its last one may run idle cycles). */
+ * grow while one takes under a millisecond (its last one may run idle cycles).
+ * The host time and the stop flag are looked at after every span (a span
+ * ends in an event whose host work the models' limits bound, such as one
+ * GEMM descriptor), or every 256 steps of a device without a quiet op, so a
+ * run overshoots max_us by at most one event and a SIGTERM is seen within
+ * one (issue 32 point 3). */
 #define EXACT_CYCLES (1u << 20)
 void npk_vp_run(npk_vp_fn *f, uint64_t max_us) {
     uint64_t t0 = now_us(), n = 0;
-    while (npk_vp_busy(f)) {
-        for (unsigned i = 0; i < 256 && npk_vp_busy(f); i++) {
-            uint64_t k = npk_dev_quiet(f->dev);
-            if (!f->dev->ops->quiet && n >= EXACT_CYCLES) {
-                k = f->slice;
-                if (f->slice < (1u << 20)) f->slice <<= 1;
-            }
-            npk_sim_step(f->sim, k);
-            n += k;
+    const int spans = f->dev->ops->quiet != NULL;
+    for (unsigned i = 1; npk_vp_busy(f) && !stopped(f); i++) {
+        uint64_t k = npk_dev_quiet(f->dev);
+        if (!spans && n >= EXACT_CYCLES) {
+            k = f->slice;
+            if (f->slice < (1u << 20)) f->slice <<= 1;
         }
-        if (now_us() - t0 >= max_us) break;
+        npk_sim_step(f->sim, k);
+        n += k;
+        if ((spans || !(i & 255)) && now_us() - t0 >= max_us) break;
     }
 }
 

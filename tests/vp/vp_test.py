@@ -27,6 +27,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -372,9 +373,9 @@ def msg(cmd, payload=b"", size=None):
     return HDR.pack(cmd, 0, len(payload) if size is None else size) + payload
 
 
-def server(extra=()):
+def server(extra=(), device="v0"):
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    p = subprocess.Popen([NPU, "vp", "--device", "v0", "--fd", str(b.fileno())] + list(extra),
+    p = subprocess.Popen([NPU, "vp", "--device", device, "--fd", str(b.fileno())] + list(extra),
                          pass_fds=[b.fileno()], stderr=subprocess.PIPE, text=True)
     b.close()
     return a, p
@@ -506,6 +507,7 @@ def case_proto(work):
     expect_error("stalled message", msg(5, bar_pl)[:20], r"message #1 \(BAR_READ\): only 4 of 24 payload bytes arrived within 5000 ms",
                  close=False, wait=20)
     case_proto_dma_intx()
+    case_proto_responsive()
 
 
 def case_proto_dma_intx():
@@ -558,6 +560,91 @@ def case_proto_dma_intx():
     ram.close()
     for f in (fd, irq, res):
         os.close(f)
+
+
+def long_shell_ring(s, n=255):
+    """A shell server's guest RAM (a 64 MiB memfd at 0), BAR0 and the clock window, and a ring of n
+    GEMM v0.2 descriptors (docs/shell.md: opcode 0x10, SIZE 2, M N K at 32/36/40, packed LDx) of
+    2048 x 1024 x 1024 INT8 = 2^31 MACs each (within max_macs), A 0x1000000, B 0x2000000, C 0x3000000:
+    for 255, 535M cycles and about 20 s of host work in all. Returns (ram, fd, bar0, clk); the doorbell
+    is the caller's."""
+    import mmap
+    size = 64 << 20
+    fd = os.memfd_create("ram")
+    os.ftruncate(fd, size)
+    ram = mmap.mmap(fd, size)
+    s.sendmsg([msg(0, struct.pack("<8Q8Q8q", *([0] * 8), *([size] + [0] * 7), *([0] * 8)))],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))])
+    bar0, clk = 0xFEB00000, 0xFEB10000
+    cfg_write(s, 0x10, bar0, 4)
+    cfg_write(s, 0x18, clk, 4)
+    cfg_write(s, 4, 0x0006, 2)
+    d = bytearray(64)
+    d[0], d[2] = 0x10, 2
+    struct.pack_into("<QQQIII", d, 8, 0x1000000, 0x2000000, 0x3000000, 2048, 1024, 1024)
+    ring = 0x100000
+    ram[ring:ring + n * 64] = bytes(d) * n
+    slots = 256
+    while slots <= n:
+        slots *= 2
+    for off, v in ((0x20, ring), (0x24, 0), (0x28, 64 * slots), (0x30, n * 64)):
+        bar(s, True, bar0 + off, v)
+    return ram, fd, bar0, clk
+
+
+def term_and_wait(p, what):
+    """SIGTERM the server; it must exit 0 (a hang guard of 60 s, not a timing assertion). Returns seconds."""
+    t1 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    try:
+        rc = p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        rc = None
+    took = time.monotonic() - t1
+    err = p.stderr.read()
+    check(rc == 0, "%s: SIGTERM ends the server with exit 0 (exit %s after %.1f s, %r)" % (what, rc, took, err))
+    return took
+
+
+def case_proto_responsive():
+    """Issue 32 point 3: long device work never stops `npu vp` from answering. With the shell ring of
+    long_shell_ring running, a register read settles the device for at most --settle-ms plus the
+    descriptor in flight, so it is answered while the ring is still busy; the device then runs on its
+    own (the guest is quiet) and SIGTERM ends the server cleanly between two descriptors. In stepped
+    mode a STEP of 2^32 - 1 cycles over a ring of 2040 such GEMMs (minutes of host work) is cut by
+    SIGTERM the same way."""
+    s, p = server(device="shell")
+    ram, fd, bar0, clk = long_shell_ring(s)
+    t0 = time.monotonic()
+    bar(s, True, bar0 + 0x40, 1)  # DOORBELL
+    descs = bar(s, False, bar0 + 0x60)  # PERF_DESCS: the read settles the device first
+    t_read = time.monotonic() - t0
+    busy = bar(s, False, clk + 0x20) & 1 == 0
+    check(busy and descs < 255, "a register read during long work is answered while the ring is busy "
+          "(PERF_DESCS %d of 255, clock STATUS %s)" % (descs, "busy" if busy else "idle"))
+    time.sleep(0.5)  # the guest is quiet: the device runs on its own
+    check(bar(s, False, clk + 0x20) & 1 == 0, "the ring is still running after 0.5 s")
+    t_term = term_and_wait(p, "free-running")
+    print("vp responsive (shell, 255 GEMMs of 2^31 MACs): read answered after %.2f s with %d descriptors done; "
+          "exit %.2f s after SIGTERM" % (t_read, descs, t_term))
+    s.close()
+    ram.close()
+    os.close(fd)
+
+    s, p = server(device="shell")
+    ram, fd, bar0, clk = long_shell_ring(s, 2040)
+    bar(s, True, clk + 8, 1)  # MODE: stepped
+    bar(s, True, bar0 + 0x40, 1)
+    bar(s, True, clk + 0x10, 0xFFFFFFFF)
+    s.sendall(msg(4, struct.pack("<QQIB3x", clk + 0x14, 0, 4, 1)))  # STEP_HI 0: steps 2^32 - 1 cycles; no wait for the reply
+    time.sleep(0.5)
+    t_term = term_and_wait(p, "a STEP of 2^32 - 1 cycles")
+    print("vp responsive (stepped): exit %.2f s after SIGTERM in the middle of a STEP of 2^32 - 1 cycles" % t_term)
+    s.close()
+    ram.close()
+    os.close(fd)
 
 
 def main():
