@@ -1044,9 +1044,9 @@ static const npk_opt opt_defs[] = {
     {"timing_only", NULL, NPK_OPT_BOOL, offsetof(pccx_params, timing_only), "0", 0, 0, 0, 0, 0, "0|1",
      "1: schedule, check and count every instruction exactly, but compute nothing\n"
      "(no weights read, L2 unchanged by GEMV/GEMM/CVO/MEMCPY): the cycles of a functional run", 0},
-    {"max_wbytes", NULL, NPK_OPT_U64, offsetof(pccx_params, max_wbytes), "268435456", 1, UINT64_MAX, 0, 0, 0, "N",
+    {"max_wbytes", NULL, NPK_OPT_U64, offsetof(pccx_params, max_wbytes), "67108864", 1, UINT64_MAX, 0, 0, 0, "N",
      "implementation limit: weight record bytes of one GEMV/GEMM (above: fault LIMIT, not run)", 0},
-    {"max_macs", NULL, NPK_OPT_U64, offsetof(pccx_params, max_macs), "17179869184", 1, UINT64_MAX, 0, 0, 0, "N",
+    {"max_macs", NULL, NPK_OPT_U64, offsetof(pccx_params, max_macs), "4294967296", 1, UINT64_MAX, 0, 0, 0, "N",
      "implementation limit: MACs (rows x N x K) of one GEMV/GEMM (above: fault LIMIT, not run)", 0},
 };
 
