@@ -14,10 +14,12 @@
 #                       (overrides SECONDS_PER_TARGET; at least 5 s each)
 #   --ci                --budget 300 (the CI bound: at most 5 minutes together)
 #   --jobs N            targets run concurrently (default 2, never above nproc)
-#   --cost              cost-bounded mode (issue 32): every input's host work is
-#                       measured (NPK_FUZZ_COST=1: CPU time, guest bytes moved and
-#                       held, bounds NPK_FUZZ_MAX_MS/_MOVED/_MEM) and one allocation
-#                       may take at most 512 MB: an input that costs more fails
+#   --cost              cost-bounded mode (issue 32): every device-driving target
+#                       (fuzz_device_*, fuzz_*_ring, fuzz_pccx_queue, fuzz_qtest)
+#                       measures each input's host work (NPK_FUZZ_COST=1: CPU time,
+#                       guest bytes moved and held, bounds NPK_FUZZ_MAX_MS/_MOVED/_MEM)
+#                       and may allocate at most 512 MB at once: an input that costs
+#                       more fails. The other targets run as without --cost.
 # Environment: FUZZ_BUILD (default build-fuzz), FUZZ_KEEP=1 keeps the
 # generated corpora in $FUZZ_BUILD/corpus-<target>.
 set -euo pipefail
@@ -32,14 +34,18 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift ;;
     --jobs) jobs=$2; shift ;;
     --cost) export NPK_FUZZ_COST=1 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     [0-9]*) secs=$1 ;;
     *) targets+=("$1") ;;
   esac
   shift
 done
-malloc_mb=2048
-[ "${NPK_FUZZ_COST:-0}" != 0 ] && malloc_mb=512
+cost=0
+[ "${NPK_FUZZ_COST:-0}" != 0 ] && cost=1
+# the targets that drive a device model and bound its host cost (tests/fuzz/fuzz_util.h)
+cost_target() {
+  case $1 in fuzz_device_*|fuzz_*_ring|fuzz_pccx_queue|fuzz_qtest) return 0 ;; *) return 1 ;; esac
+}
 cores=$(nproc)
 [ "$jobs" -gt "$cores" ] && jobs=$cores
 [ "$jobs" -lt 1 ] && jobs=1
@@ -59,7 +65,7 @@ if [ "$budget" -gt 0 ]; then
   secs=$((left / rounds))
   [ "$secs" -lt 5 ] && secs=5
 fi
-echo "fuzz: build took $((built - start)) s; $n targets, $jobs at a time, ${secs} s each"
+echo "fuzz: build took $((built - start)) s; $n targets, $jobs at a time, ${secs} s each$([ $cost = 1 ] && echo ", host cost bounded")"
 
 run_one() {
   local t=$1 corpus_name=${1#fuzz_}
@@ -69,7 +75,8 @@ run_one() {
   for d in "$root/tests/fuzz/corpus/$corpus_name" "$root/tests/fuzz/regressions/$corpus_name"; do
     [ -d "$d" ] && cp -r "$d"/. "$work"/ 2>/dev/null || true
   done
-  local log="$build/$t.log"
+  local log="$build/$t.log" malloc_mb=2048
+  if [ $cost = 1 ] && cost_target "$t"; then malloc_mb=512; fi
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
      timeout $((secs + 60)) "$build/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
        -malloc_limit_mb="$malloc_mb" -print_final_stats=1 -artifact_prefix="$build/crash-$t-" "$work" >"$log" 2>&1; then

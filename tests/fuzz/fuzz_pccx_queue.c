@@ -3,13 +3,15 @@
  *
  * Input layout:
  *   header   host window (base inside the arena or anywhere, size), weight
- *            stream (WS_ADDR, WS_LIMIT or no limit), IRQ_EN, an optional
+ *            stream (WS_ADDR in the arena, anywhere, or in 4 GiB of
+ *            never-written memory at BIG as a guest's RAM would be; WS_LIMIT
+ *            or no limit), IRQ_EN, an optional
  *            injected fault (bus error / hang on the Nth read or write beat),
  *            whether to flush the queue part-way
  *   body     instructions until the input runs out (at most 300, more than
  *            the 256-entry queue holds): a selector byte picks a builder that
  *            yields mostly well-formed instructions with small fields
- *            (MEMSET of small shapes, MEMCPY within the window, GEMV/GEMM on
+ *            (MEMSET of small shapes or of any 16-bit shape, MEMCPY within the window, GEMV/GEMM on
  *            cached shapes, CVO of short vectors) or a raw 64-bit word
  *   tail     guest memory contents (host window, then weight stream)
  *
@@ -29,6 +31,11 @@
  *     agree with npk_pccx_check();
  *   - CTRL.RESET recovers a hung device; reset returns every register to its
  *     reset value.
+ * The device runs with its implementation limits scaled down (LIMITS: weight
+ * records of at most 1 MiB, 2^24 MACs per instruction) so that every
+ * instruction they allow is cheap even under ASan, also over records in the
+ * never-written region: with NPK_FUZZ_COST=1 an input whose host cost passes
+ * the bounds found work that no limit governs (fuzz_util.h).
  */
 #include "fuzz_util.h"
 #include "npukit/pccx.h"
@@ -37,6 +44,9 @@
 #define ARENA_SIZE 0x100000ull
 #define HWIN (ARENA + 0x10000)
 #define WS (ARENA + 0x80000)
+#define BIG 0x10000000000ull /* 1 TiB: 4 GiB of never-written memory (sparse: reads 0, no host pages) */
+#define BIG_SIZE (1ull << 32)
+#define LIMITS "max_wbytes=1048576,max_macs=16777216"
 #define MAXI 300
 
 static const char DEV[] = "pccx";
@@ -48,7 +58,12 @@ static uint64_t rd64(npk_dev *d, uint32_t off) { return rd(d, off) | (uint64_t)r
 static uint64_t insn(fz_in *in) {
     uint8_t sel = fz_u8(in);
     switch (sel % 8) {
-    case 0: { /* MEMSET: a small shape */
+    case 0: { /* MEMSET: a small shape, or (sel bit 6) any 16-bit one */
+        if (sel & 0x40) {
+            uint8_t ptr = fz_u8(in);
+            uint16_t a = fz_u16(in), b = fz_u16(in), c = fz_u16(in);
+            return npk_pccx_memset_word(sel >> 7, ptr % 8, a, b, c);
+        }
         uint8_t a = fz_u8(in), b = fz_u8(in), c = fz_u8(in);
         return npk_pccx_memset_word(sel >> 7, fz_u8(in) % 8, a % 5, b % 5, (uint16_t)(c % 70));
     }
@@ -86,19 +101,20 @@ static void settle(npk_sim *s) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_in in = {data, size, 0};
-    npk_sim *s = npk_sim_new("pccx", NULL);
+    npk_sim *s = npk_sim_new("pccx", LIMITS);
     fz_cost_begin();
     if (!s) abort();
     npk_mem *m = npk_sim_mem(s);
     npk_dev *d = npk_sim_dev(s);
     npk_mem_map(m, ARENA, ARENA_SIZE, 0, "arena");
+    npk_mem_map(m, BIG, BIG_SIZE, 0, "never-written");
     fz_guard g;
     fz_guard_init(&g, DEV);
 
     uint8_t h = fz_u8(&in);
     uint64_t hwin = (h & 1) ? fz_u64(&in) : HWIN;
     uint32_t hsize = (h & 2) ? fz_u32(&in) : (uint32_t)(fz_u16(&in) % 0x1000) * 16u;
-    uint64_t ws = (h & 4) ? fz_u64(&in) : WS;
+    uint64_t ws = (h & 0x80) ? BIG + (fz_u32(&in) & ~15u) : (h & 4) ? fz_u64(&in) : WS;
     uint64_t wlim = (h & 8) ? 0 : ws + (uint64_t)fz_u16(&in) * 16u;
     wr(d, NPK_PCCX_HWIN_BASE_LO, (uint32_t)hwin);
     wr(d, NPK_PCCX_HWIN_BASE_HI, (uint32_t)(hwin >> 32));
