@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift ;;
     --jobs) jobs=$2; shift ;;
     --cost) export NPK_FUZZ_COST=1 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     [0-9]*) secs=$1 ;;
     *) targets+=("$1") ;;
   esac
