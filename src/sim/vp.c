@@ -361,7 +361,7 @@ void npk_vp_run(npk_vp_fn *f, uint64_t max_us) {
 
 int npk_vp_bar_read(npk_vp_fn *f, uint64_t addr, unsigned size, uint64_t *val) {
     f->st.bar_reads++;
-    uint32_t off;
+    uint32_t off = 0;
     int bar = 0;
     *val = size >= 8 ? UINT64_MAX : (1ull << (8 * (size & 7))) - 1;
     int rc = bar_off(f, "read", addr, size, &bar, &off);
@@ -385,7 +385,7 @@ int npk_vp_bar_read(npk_vp_fn *f, uint64_t addr, unsigned size, uint64_t *val) {
 
 int npk_vp_bar_write(npk_vp_fn *f, uint64_t addr, uint64_t val, unsigned size) {
     f->st.bar_writes++;
-    uint32_t off;
+    uint32_t off = 0;
     int bar = 0;
     int rc = bar_off(f, "write", addr, size, &bar, &off);
     if (rc) return rc;

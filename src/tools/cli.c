@@ -534,7 +534,8 @@ int cli_plot_bars(const char *rows, int nrows, int has_util, double min_cyc, dou
         else
             fprintf(fg, "plot '%s' using 1:3:xtic(2) with boxes lc rgb '#4c72b0' title 'device cycles'\n", dat);
     }
-    int bad = (fd && fclose(fd)) | (fg && fclose(fg));
+    int bad = fd && fclose(fd);
+    if (fg && fclose(fg)) bad = 1; /* both closed either way */
     if (!rc && bad) rc = cli_fail("--plot: cannot write the gnuplot files in %s", dir);
     if (!rc) rc = cli_gnuplot(gp, "--plot");
     unlink(dat);

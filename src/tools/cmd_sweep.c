@@ -1239,15 +1239,17 @@ static void axis_title(const sw_spec *s, const char *col, int summed, char *out,
     else if (!strcmp(m, "KIB")) snprintf(unit, sizeof unit, "KiB");
     else if (!strcmp(m, "MHZ")) snprintf(unit, sizeof unit, "MHz");
     else if (!strcmp(m, "BYTES")) snprintf(unit, sizeof unit, "bytes");
+    int n;
     if (plus) { /* "rows+cols": both options set to the same value */
         char eq[96];
         snprintf(eq, sizeof eq, "%s", col);
         for (char *q = eq; *q; q++)
             if (*q == '+') *q = '=';
-        snprintf(out, cap, "%s%s%s%s%s (set together)", eq, *what ? ": " : "", what, *unit ? ", " : "", unit);
+        n = snprintf(out, cap, "%s%s%s%s%s (set together)", eq, *what ? ": " : "", what, *unit ? ", " : "", unit);
     } else {
-        snprintf(out, cap, "%s%s%s%s%s%s", col, *what ? ": " : "", what, *unit ? " (" : "", unit, *unit ? ")" : "");
+        n = snprintf(out, cap, "%s%s%s%s%s%s", col, *what ? ": " : "", what, *unit ? " (" : "", unit, *unit ? ")" : "");
     }
+    if (n >= (int)cap && cap > 4) memcpy(out + cap - 4, "...", 4); /* a title cut to fit says so */
 }
 
 static int plot(const sw_spec *s, json_t **rows, const char *file, const char *xcol, const char *ycol) {
