@@ -172,10 +172,11 @@ EOF
     grep -E "^fault:" "$out/bus-error.log" "$out/hang.log"
     # the runtime's job path under a bus error: the v0 driver's message names it (from the kernel's
     # WAIT_ERROR), the kernel recovered the device, the next run over kmd is right
-    # (pccx too, in the same guest: the fault rule is each server's; /dev/npu1)
-    guest run-fault --device v0 --device pccx --fault 'read@0+0x10000000000=error*1' --add "$stories:/root/st" -- "for i in 1 2; do echo ==BEGIN run\$i==;
+    # (pccx and shell too, in the same guest: the fault rule is each server's; /dev/npu1, /dev/npu2)
+    guest run-fault --device v0 --device pccx --device shell --fault 'read@0+0x10000000000=error*1' --add "$stories:/root/st" -- "for i in 1 2; do echo ==BEGIN run\$i==;
       npu run model.onnx --device v0 --input images=input_0.pb --port kmd:/dev/npu0 2>&1; echo rc=\$?; echo ==END run\$i==;
-      echo ==BEGIN llm\$i==; npu llm --model st/stories260K.bin --tokenizer st/tok512.bin --device pccx --steps 4 --port kmd:/dev/npu1 2>&1; echo rc=\$?; echo ==END llm\$i==; done; $dmesg_check"
+      echo ==BEGIN llm\$i==; npu llm --model st/stories260K.bin --tokenizer st/tok512.bin --device pccx --steps 4 --port kmd:/dev/npu1 2>&1; echo rc=\$?; echo ==END llm\$i==;
+      echo ==BEGIN shell\$i==; npu run model.onnx --device shell --input images=input_0.pb --port kmd:/dev/npu2 2>&1; echo rc=\$?; echo ==END shell\$i==; done; $dmesg_check"
     r1=$(section run-fault run1); r2=$(section run-fault run2)
     echo "$r1" | grep -q "rc=1" && echo "$r1" | grep -qE "bus response error at address 0x[0-9a-f]+ \(err_code 0x06, bus_error\)" ||
       { echo "$r1"; echo "FAIL: the faulted LeNet run over kmd must fail naming the bus error"; exit 1; }
@@ -188,6 +189,12 @@ EOF
     echo "$l2" | grep -q "rc=0" && echo "$l2" | grep -q "^Once upon a time" ||
       { echo "$l2"; echo "FAIL: npu llm over kmd after the fault must succeed"; exit 1; }
     echo "runtime over kmd: $(echo "$l1" | grep -o "pccx fault.*queue flushed" | head -1); the next run is right"
+    s1=$(section run-fault shell1); s2=$(section run-fault shell2)
+    echo "$s1" | grep -q "rc=1" && echo "$s1" | grep -qE "shell: [A-Za-z_ ]+ at 0x[0-9a-f]+ \(descriptor at ring offset 0x[0-9a-f]+: [A-Za-z_0-9]+ \(tag" ||
+      { echo "$s1"; echo "FAIL: the faulted LeNet run on shell over kmd must fail naming the error and the descriptor"; exit 1; }
+    echo "$s2" | grep -q "rc=0" && echo "$s2" | grep -q "predicted classes: 3 0 8 0" ||
+      { echo "$s2"; echo "FAIL: the LeNet run on shell over kmd after the fault must succeed"; exit 1; }
+    echo "runtime over kmd: $(echo "$s1" | grep -o "shell: .*)" | head -1); the next run is right"
 
     for dev in v0 shell; do
       "$npu" run "$model/model.onnx" --device $dev --input "$in" --report="$out/host-$dev.report" > "$out/host-$dev.out" \
