@@ -6,8 +6,8 @@ scripts/qdq_transformer.py writes recognizers of the PP-OCRv4 kind in ONNX Runti
 LayerNormalization and Softmax around QDQ groups, a Conv with K = 2880) in several sizes, with
 full-range 8-bit weights (ONNX Runtime's quantizer's default) and with 7-bit weights ("-r7",
 reduce_range); onnxruntime-node runs them (scripts/ort_run.js, CPU, one thread) and saves its
-optimised model. npukit with --qdq ort (npukit.qdq "ort", the session default) on cpu, v0 and
-shell must keep in float exactly the Conv/MatMul nodes ONNX Runtime keeps in float and run as
+optimised model. npukit with --qdq ort (npukit.qdq "ort", the session default) on cpu, v0,
+shell and e1 must keep in float exactly the Conv/MatMul nodes ONNX Runtime keeps in float and run as
 ONNX Runtime's QLinearSoftmax exactly the Softmax nodes it replaces by one, and then:
 
 - where ONNX Runtime is exact, equal its outputs bit for bit: the dequantized logits and the
@@ -269,7 +269,7 @@ class QdqTransformerOrt(unittest.TestCase):
             x = read(os.path.join(d, "test_data_set_0", "input_0.pb"))
             so = npukit.SessionOptions()
             so.add_session_config_entry("npukit.qdq", "fused")
-            for dev in ("cpu", "v0", "shell"):
+            for dev in ("cpu", "v0", "shell", "e1"):
                 with self.subTest(model=name, device=dev):
                     got = npukit.InferenceSession(os.path.join(d, "model.onnx"), sess_options=so,
                                                   providers=[dev]).run(None, {"x": x})
@@ -294,7 +294,7 @@ class QdqTransformerOrt(unittest.TestCase):
             if name.endswith("-r7"):
                 self.assertFalse(any(n for _, _, n, _ in sat), "%s: a 7-bit model with a saturating pair" % name)
             golden, _ = self.run_npukit(d, "cpu", golden=True)
-            for dev in ("cpu", "v0", "shell"):
+            for dev in ("cpu", "v0", "shell", "e1"):
                 with self.subTest(model=name, device=dev):
                     got, nodes = self.run_npukit(d, dev)
                     ours = {n["name"] for n in nodes if n["op"] in ("Conv", "MatMul", "Gemm") and
