@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 jobs="${1:--j2}"
 mkdir -p build-matrix
 if ! command -v clang >/dev/null; then
-  echo "build_matrix: clang not found; installing it (scripts/deps.sh)"
-  scripts/deps.sh
+  echo "build_matrix: clang not found; installing it (scripts/deps.sh --test)"
+  scripts/deps.sh --test
 fi
 for cc in gcc clang; do
   for type in Debug Release RelWithDebInfo MinSizeRel; do

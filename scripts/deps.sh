@@ -4,17 +4,21 @@
 # the tests need: the packages marked @test there and onnxruntime-node (npm) for the ONNX
 # Runtime oracle test. The main job (scripts/main.sh) runs it without --test, so it never
 # needs npm or the npm registry.
-# Usage: scripts/deps.sh [--test] [--dry-run]   (--dry-run: say what would be installed)
-# .ci/packages: one package a line; `@test`: only with --test; `!CMD`: skipped when the
-# command CMD exists (Debian's `npm` where nodesource's nodejs already ships npm).
+# Usage: scripts/deps.sh [--test] [--dry-run | --list]
+#   --dry-run: say what would be installed; --list: print every package the mode wants, one a
+#   line, installed or not (and install nothing).
+# .ci/packages: one package a line; unmarked: the main job uses it; `@test`: only with --test;
+# `!CMD`: skipped when the command CMD exists (Debian's `npm` where nodesource's nodejs already
+# ships npm).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-want_test=0 dry=0
+want_test=0 dry=0 list=0
 for a in "$@"; do
   case $a in
     --test) want_test=1 ;;
     --dry-run) dry=1 ;;
-    *) echo "deps.sh: unknown option '$a' (usage: deps.sh [--test] [--dry-run])" >&2; exit 2 ;;
+    --list) list=1 ;;
+    *) echo "deps.sh: unknown option '$a' (usage: deps.sh [--test] [--dry-run | --list])" >&2; exit 2 ;;
   esac
 done
 npm=${NPUKIT_NPM:-npm}
@@ -31,8 +35,10 @@ while read -r line; do
     esac
   done
   [ $skip = 1 ] && continue
+  [ $list = 1 ] && { echo "$pkg"; continue; }
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done < "$root/.ci/packages"
+[ $list = 1 ] && exit 0
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   if [ $dry = 0 ]; then

@@ -51,7 +51,7 @@ cores=$(nproc)
 [ "$jobs" -lt 1 ] && jobs=1
 start=$(date +%s)
 build=${FUZZ_BUILD:-$root/build-fuzz}
-"$root/scripts/deps.sh"
+"$root/scripts/deps.sh" --test  # clang and its fuzzer runtime
 CC=clang cmake -S "$root" -B "$build" -DNPUKIT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" --target fuzzers -j"$cores" >/dev/null
 built=$(date +%s)
