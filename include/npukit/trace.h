@@ -43,6 +43,10 @@ void npk_trace_complete(npk_trace *t, const char *process, const char *track, co
 /* A counter ("ph":"C") sample. */
 void npk_trace_counter(npk_trace *t, const char *process, const char *name, uint64_t cycle,
                        double value);
+/* Events recorded from now on start `cycles` later than the cycle they give
+ * (0 by default): several runs, each with its clock starting at 0, laid one
+ * after another on one timeline (npu onnx-test --trace). */
+void npk_trace_set_offset(npk_trace *t, uint64_t cycles);
 /* Sum of durations (cycles) of complete events on a process/track (track NULL = all). */
 uint64_t npk_trace_total_cycles(const npk_trace *t, const char *process, const char *track);
 /* Number of events recorded. */
@@ -53,6 +57,11 @@ size_t npk_trace_events(const npk_trace *t, const char *process, const char *tra
  * events of a process/track (track NULL = all tracks); events without it
  * count 0. */
 uint64_t npk_trace_sum_arg(const npk_trace *t, const char *process, const char *track, const char *key);
+/* Call fn for every complete event of a process, in recording order: its
+ * track, name, start, duration and its "macs" argument (0 without one). */
+typedef void (*npk_trace_event_fn)(void *ctx, const char *track, const char *name, uint64_t start, uint64_t dur,
+                                   uint64_t macs);
+void npk_trace_each(const npk_trace *t, const char *process, npk_trace_event_fn fn, void *ctx);
 /* The i-th complete event (in recording order) of a process/track: its start
  * cycle and duration. Returns 0, or -1 when there are not that many. */
 int npk_trace_event_at(const npk_trace *t, const char *process, const char *track, size_t i, uint64_t *start,

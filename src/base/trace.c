@@ -28,6 +28,7 @@ struct npk_trace {
     size_t nprocs;
     tevent *ev;
     size_t nev, cap;
+    uint64_t offset; /* added to every event's start (npk_trace_set_offset) */
 };
 
 static char *dupstr(const char *s) {
@@ -107,7 +108,7 @@ void npk_trace_complete(npk_trace *t, const char *process, const char *track, co
     e->tid = tid;
     e->name = dupstr(name);
     e->args = args_json && *args_json ? dupstr(args_json) : NULL;
-    e->start = start_cycle;
+    e->start = start_cycle + t->offset;
     e->dur = dur_cycles;
 }
 
@@ -119,8 +120,12 @@ void npk_trace_counter(npk_trace *t, const char *process, const char *name, uint
     e->pid = pid;
     e->tid = -1;
     e->name = dupstr(name);
-    e->start = cycle;
+    e->start = cycle + t->offset;
     e->value = value;
+}
+
+void npk_trace_set_offset(npk_trace *t, uint64_t cycles) {
+    if (t) t->offset = cycles;
 }
 
 uint64_t npk_trace_total_cycles(const npk_trace *t, const char *process, const char *track) {
@@ -167,6 +172,14 @@ uint64_t npk_trace_sum_arg(const npk_trace *t, const char *process, const char *
     for (size_t i = 0; i < t->nev; i++)
         if (on_track(t, &t->ev[i], process, track)) sum += arg_u64(t->ev[i].args, key);
     return sum;
+}
+
+void npk_trace_each(const npk_trace *t, const char *process, npk_trace_event_fn fn, void *ctx) {
+    for (size_t i = 0; i < t->nev; i++) {
+        const tevent *e = &t->ev[i];
+        if (e->tid < 0 || strcmp(t->procs[e->pid].name, process)) continue;
+        fn(ctx, t->procs[e->pid].tracks[e->tid], e->name, e->start, e->dur, arg_u64(e->args, "macs"));
+    }
 }
 
 int npk_trace_event_at(const npk_trace *t, const char *process, const char *track, size_t i, uint64_t *start,

@@ -19,7 +19,7 @@ static double ot_rtol = 1e-3, ot_atol = 1e-7;
 
 typedef struct ot_args {
     uint32_t threads;
-    const char *device, *port, *qdq, *report, *json, *plot;
+    const char *device, *port, *qdq, *report, *json, *plot, *trace;
     npk_strlist dev_opts;
     int require, quiet, golden;
     double rtol, atol;
@@ -53,14 +53,71 @@ static const npk_opt ot_opts[] = {
       "(device cycles and MACs summed over its data sets), on stdout or in FILE"),
     CLI_STR("--report-json", NULL, ot_args, json, NULL, "FILE", "write that report as JSON to FILE"),
     CLI_STR("--plot", NULL, ot_args, plot, NULL, "FILE.png|.svg", "draw each test's device cycles (bars) with gnuplot"),
+    CLI_STR("--trace", NULL, ot_args, trace, NULL, "FILE.json",
+      "write a Chrome/Perfetto trace on the simulated clock: every test's runs\n"
+      "one after another (the device's engines, the host's nodes, and a 'tests'\n"
+      "track of the host naming each run), with the energy counters"),
 };
 
-/* --report / --report-json / --plot: one operator per passed test (NULL when not asked). */
+/* --report / --report-json / --plot: one operator per passed test (NULL when not asked),
+ * the device energy summed over the runs (ot_has_energy: every run had it). */
 static npk_report *ot_report;
+static npk_energy ot_energy;
+static npk_area ot_area;
+static uint32_t ot_tech_nm;
+static int ot_has_energy = -1; /* -1: no run yet */
 
-static void report_case(const char *dir, const char *device, uint64_t cycles, uint64_t macs) {
+static const char *test_name(const char *dir) {
     const char *base = strrchr(dir, '/');
-    npk_report_op(ot_report, base && base[1] ? base + 1 : dir, !!strcmp(device, "cpu"), cycles, macs);
+    return base && base[1] ? base + 1 : dir;
+}
+
+static void report_case(const char *dir, const char *device, uint64_t cycles, uint64_t macs, int has_energy,
+                        double energy_pj) {
+    npk_report_op(ot_report, test_name(dir), !!strcmp(device, "cpu"), cycles, macs);
+    if (has_energy) npk_report_op_energy(ot_report, test_name(dir), !!strcmp(device, "cpu"), energy_pj);
+}
+
+/* A passed test's energy into the command's total (a test without energy clears it). */
+static void sum_energy(int has_energy, const npk_energy *e, const npk_area *a, uint32_t tech_nm) {
+    if (!has_energy) {
+        ot_has_energy = 0;
+        return;
+    }
+    if (ot_has_energy < 0) ot_has_energy = 1;
+    npk_energy_add(&ot_energy, e);
+    ot_area = *a;
+    ot_tech_nm = tech_nm;
+}
+
+/* --trace: the tests' runs laid one after another on one timeline (each run's
+ * clock starts at 0); ot_trace_at is where the next run starts. */
+static npk_trace *ot_trace;
+static uint64_t ot_trace_at;
+
+/* After a run of test dir's data set `set` that took `cycles`: its event on the host's
+ * "tests" track, and the next run starts after it. */
+static void trace_case(const char *dir, const char *set, uint64_t cycles) {
+    if (!ot_trace) return;
+    char tn[600];
+    snprintf(tn, sizeof tn, "%.280s/%.280s", test_name(dir), set);
+    npk_trace_complete(ot_trace, "host", "tests", tn, 0, cycles, NULL);
+    ot_trace_at += cycles;
+    npk_trace_set_offset(ot_trace, 0);
+}
+
+/* --require-offload: why, naming the `stuck` integer products that ran on the CPU
+ * without a documented device limit. */
+static void name_stuck(const npk_run_report *rep, size_t stuck, char *why, size_t wl) {
+    size_t at = (size_t)snprintf(why, wl, "%zu integer product%s ran on the CPU without a documented device limit:", stuck,
+                                 stuck > 1 ? "s" : "");
+    const char *sep = " ";
+    for (size_t k = 0; k < rep->n_nodes && at < wl; k++)
+        if (rep->nodes[k].place == NPK_PLACE_CPU && rep->nodes[k].int_product && !rep->nodes[k].offload_limit) {
+            at += (size_t)snprintf(why + at, wl - at, "%snode '%s' (%s): %s", sep, rep->nodes[k].name, rep->nodes[k].op,
+                                   rep->nodes[k].why);
+            sep = "; ";
+        }
 }
 
 /* The size cap of this run (--max-bytes; 0 = none). */
@@ -321,6 +378,10 @@ static int run_test(const char *dir, const char *device, const char *port, int r
     int result = T_PASS, by_contract = 0;
     size_t ndev = 0, nnodes = 0;
     uint64_t case_cycles = 0, case_macs = 0;
+    npk_energy case_e = {0};
+    npk_area case_area = {0};
+    uint32_t case_nm = 0;
+    int case_energy = 1;
     if (!nsets) {
         snprintf(why, wl, "no test_data_set_N directory");
         result = T_FAIL;
@@ -373,8 +434,10 @@ static int run_test(const char *dir, const char *device, const char *port, int r
             /* declared dimensions are not enforced, as ONNX's runner binds test data
              * (test_castlike_*: the model declares like as [3,4], the data is [1]) */
             npk_run_opts o = {.device = device, .port = port, .dev_opts = ot_dev_opts, .golden = ot_golden, .loose_dims = 1,
-                              .qdq = ot_qdq};
+                              .qdq = ot_qdq, .trace = ot_trace};
+            npk_trace_set_offset(ot_trace, ot_trace_at);
             rc = npk_graph_run(g, &o, ins, ni < npk_graph_n_inputs(g) ? ni : npk_graph_n_inputs(g), &outs, &n_outs, &rep);
+            trace_case(dir, sets[s], rep.device_cycles);
             if (rc) {
                 /* a feature npukit refuses by design (float16 tensors, random draws) skips; any other error fails */
                 snprintf(why, wl, "%s: %s", sets[s], npk_errmsg());
@@ -393,6 +456,8 @@ static int run_test(const char *dir, const char *device, const char *port, int r
                 }
                 /* integer products a device could run that stayed on the CPU, all named */
                 size_t stuck = 0;
+                if (rep.has_energy) npk_energy_add(&case_e, &rep.energy), case_area = rep.area, case_nm = rep.tech_nm;
+                else case_energy = 0;
                 for (size_t k = 0; k < rep.n_nodes; k++) {
                     case_cycles += rep.nodes[k].place == NPK_PLACE_DEVICE ? rep.nodes[k].cycles : 0;
                     case_macs += rep.nodes[k].place == NPK_PLACE_DEVICE ? rep.nodes[k].macs : 0;
@@ -403,15 +468,7 @@ static int run_test(const char *dir, const char *device, const char *port, int r
                         stuck++;
                 }
                 if (stuck) {
-                    size_t at = (size_t)snprintf(why, wl, "%zu integer product%s ran on the CPU without a documented device limit:",
-                                                 stuck, stuck > 1 ? "s" : "");
-                    const char *sep = " ";
-                    for (size_t k = 0; k < rep.n_nodes && at < wl; k++)
-                        if (rep.nodes[k].place == NPK_PLACE_CPU && rep.nodes[k].int_product && !rep.nodes[k].offload_limit) {
-                            at += (size_t)snprintf(why + at, wl - at, "%snode '%s' (%s): %s", sep, rep.nodes[k].name,
-                                                   rep.nodes[k].op, rep.nodes[k].why);
-                            sep = "; ";
-                        }
+                    name_stuck(&rep, stuck, why, wl);
                     result = T_FAIL;
                 }
             }
@@ -427,10 +484,53 @@ static int run_test(const char *dir, const char *device, const char *port, int r
         free_list(out_names, no);
     }
     if (strcmp(device, "cpu") && nnodes) snprintf(extra, el, " [%zu of %zu node runs on %s]", ndev, nnodes, device);
-    if (ot_report && result == T_PASS) report_case(dir, device, case_cycles, case_macs);
+    if (ot_report && result == T_PASS) {
+        report_case(dir, device, case_cycles, case_macs, case_energy, npk_energy_total_pj(&case_e));
+        sum_energy(case_energy, &case_e, &case_area, case_nm);
+    }
     free_list(sets, nsets);
     npk_graph_free(g);
     return result == T_PASS && by_contract ? T_PASS_RANDOM : result;
+}
+
+/* The report and the trace, checked and created before any test runs: 0, or the exit code
+ * after the message. */
+static int open_outputs(const ot_args *A) {
+    const char *badopt = A->json && cli_check_output(A->json)                                 ? "--report-json"
+                         : A->plot && cli_check_output(A->plot)                               ? "--plot"
+                         : A->trace && cli_check_output(A->trace)                             ? "--trace"
+                         : A->report && strcmp(A->report, "-") && cli_check_output(A->report) ? "--report"
+                                                                                              : NULL;
+    if (!badopt && (A->plot || A->trace) && !strcmp(A->device, "cpu"))
+        return cli_usage_error("onnx-test", "%s draws device cycles: give --device", A->plot ? "--plot" : "--trace");
+    if (badopt) return cli_fail("onnx-test: %s: %s", badopt, npk_errmsg());
+    if (A->report || A->json || A->plot) {
+        const npk_dev_class *c = npk_dev_class_find(A->device);
+        ot_report = npk_report_new(strcmp(A->device, "cpu") ? A->device : "cpu", c ? c->hz : 0, 0);
+        if (!ot_report) return cli_fail("onnx-test: out of memory");
+        npk_report_name(ot_report, "npu onnx-test");
+    }
+    if (A->trace && !(ot_trace = npk_trace_new())) return cli_fail("onnx-test: out of memory");
+    return 0;
+}
+
+/* Write the report (with the tests' energy when every one had it) and the trace. */
+static int close_outputs(const ot_args *A) {
+    int rrc = 0;
+    if (ot_report) {
+        if (ot_has_energy > 0) npk_report_energy(ot_report, &ot_energy, &ot_area, ot_tech_nm);
+        if (A->report && cli_emit_report("onnx-test", A->report, ot_report)) rrc = 1;
+        if (A->json && cli_write_report(ot_report, A->json)) rrc = cli_fail("onnx-test: %s", npk_errmsg());
+        if (!rrc && A->plot && cli_plot_report(ot_report, "npu onnx-test", A->plot)) rrc = 1;
+        npk_report_free(ot_report);
+        ot_report = NULL;
+    }
+    if (ot_trace) {
+        if (cli_write_trace(ot_trace, A->trace)) rrc = cli_fail("onnx-test: --trace: %s", npk_errmsg());
+        npk_trace_free(ot_trace);
+        ot_trace = NULL;
+    }
+    return rrc;
 }
 
 int cmd_onnx_test(int argc, char **argv) {
@@ -453,29 +553,11 @@ int cmd_onnx_test(int argc, char **argv) {
     }
     const char *device = A.device, *port = A.port;
     int require = A.require, quiet = A.quiet;
-    const char *badopt = A.json && cli_check_output(A.json)                              ? "--report-json"
-                         : A.plot && cli_check_output(A.plot)                            ? "--plot"
-                         : A.report && strcmp(A.report, "-") && cli_check_output(A.report) ? "--report"
-                                                                                          : NULL;
-    if (!badopt && A.plot && !strcmp(device, "cpu")) {
+    int orc = open_outputs(&A);
+    if (orc) {
         free(dirs);
         free(dev_opts);
-        return cli_usage_error("onnx-test", "--plot draws device cycles: give --device");
-    }
-    if (badopt) {
-        free(dirs);
-        free(dev_opts);
-        return cli_fail("onnx-test: %s: %s", badopt, npk_errmsg());
-    }
-    if (A.report || A.json || A.plot) {
-        const npk_dev_class *c = npk_dev_class_find(device);
-        ot_report = npk_report_new(strcmp(device, "cpu") ? device : "cpu", c ? c->hz : 0, 0);
-        if (!ot_report) {
-            free(dirs);
-            free(dev_opts);
-            return cli_fail("onnx-test: out of memory");
-        }
-        npk_report_name(ot_report, "npu onnx-test");
+        return orc;
     }
     ot_dev_opts = dev_opts;
     ot_golden = A.golden;
@@ -569,14 +651,7 @@ int cmd_onnx_test(int argc, char **argv) {
     printf(", %d failed", fail);
     if (skip) printf(", %d skipped", skip);
     printf("\n");
-    int rrc = 0;
-    if (ot_report) {
-        if (A.report && cli_emit_report("onnx-test", A.report, ot_report)) rrc = 1;
-        if (A.json && cli_write_report(ot_report, A.json)) rrc = cli_fail("onnx-test: %s", npk_errmsg());
-        if (!rrc && A.plot && cli_plot_report(ot_report, "npu onnx-test", A.plot)) rrc = 1;
-        npk_report_free(ot_report);
-        ot_report = NULL;
-    }
+    int rrc = close_outputs(&A);
     free(dirs);
     free(dev_opts);
     ot_dev_opts = NULL;
