@@ -28,6 +28,7 @@ typedef struct npk_shell_log {
     uint64_t fetch_cycle; /* when the fetcher read it */
     uint64_t start_cycle, end_cycle; /* execution on its track */
     uint32_t error;       /* SHELL_ERR_* it raised, 0 if none */
+    uint64_t macs;        /* multiply-accumulates a GEMM descriptor executed (0 otherwise) */
 } npk_shell_log;
 typedef void (*npk_shell_log_fn)(void *ctx, const npk_shell_log *e);
 /* Call fn for every descriptor the model executes. Returns -NPK_EINVAL if d is

@@ -154,11 +154,16 @@ static void emit_counter(shell *s, const char *name, uint64_t t, double v) {
     npk_trace_counter(s->dev.trace, proc, name, t, v);
 }
 
+static void log_desc_macs(shell *s, uint64_t addr, uint32_t off, const uint8_t *h, const char *track, uint64_t fetch,
+                          uint64_t start, uint64_t end, uint32_t err, uint64_t macs) {
+    if (!s->log_fn) return;
+    npk_shell_log e = {addr, off, h[0], h[1], h[2], shx_u32(h + 4), track, fetch, start, end, err, macs};
+    s->log_fn(s->log_ctx, &e);
+}
+
 static void log_desc(shell *s, uint64_t addr, uint32_t off, const uint8_t *h, const char *track, uint64_t fetch,
                      uint64_t start, uint64_t end, uint32_t err) {
-    if (!s->log_fn) return;
-    npk_shell_log e = {addr, off, h[0], h[1], h[2], shx_u32(h + 4), track, fetch, start, end, err};
-    s->log_fn(s->log_ctx, &e);
+    log_desc_macs(s, addr, off, h, track, fetch, start, end, err, 0);
 }
 
 static const char *op_name(unsigned op) {
@@ -413,7 +418,7 @@ static void do_fetch(shell *s) {
     } else {
         s->perf_vec += dur;
     }
-    log_desc(s, daddr, head, d, track_name[x.engine], t, start, end, x.err);
+    log_desc_macs(s, daddr, head, d, track_name[x.engine], t, start, end, x.err, x.engine == SHX_GEMM ? x.macs : 0);
     if (x.err) {
         schedule_error(s, x.err, x.err_addr, end);
         return;

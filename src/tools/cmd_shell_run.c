@@ -39,8 +39,8 @@ static const npk_opt sr_opts[] = {
       "give up after N device cycles"),
     CLI_STR("--trace", NULL, sr_args, trace, NULL, "FILE", "write a Chrome trace (JSON) of the run"),
     CLI_REPORT(sr_args, report,
-      "also print the performance report (per opcode: descriptors and engine\n"
-      "cycles; DMA/GEMM/VEC/fetch cycle counters) on stdout or in FILE"),
+      "also print the performance report (per opcode: descriptors, engine\n"
+      "cycles, MACs and energy; the run's energy, power and area) on stdout or in FILE"),
     CLI_STR("--report-json", NULL, sr_args, json, NULL, "FILE", "write the performance report as JSON to FILE"),
     CLI_STR("--plot", NULL, sr_args, plot, NULL, "FILE.png|.svg",
       "draw the engine cycles per opcode (bars) with gnuplot"),
@@ -67,14 +67,33 @@ typedef struct irq_ev {
     uint32_t status;
 } irq_ev;
 
+/* An executed descriptor and the dynamic energy it cost (pJ, without register accesses;
+ * docs/energy.md): the model's counters priced after it, less those before. */
+typedef struct log_ent {
+    npk_shell_log e;
+    double pj;
+} log_ent;
+
 typedef struct run_ctx {
     npk_sim *sim;
+    npk_port *port;
     irq_ev *irqs;
     size_t nirq, capirq;
-    npk_shell_log *log;
+    log_ent *log;
     size_t nlog, caplog;
     size_t stream_bytes; /* for the progress line */
+    double pj;           /* the device's dynamic energy less MMIO after the last descriptor */
 } run_ctx;
+
+/* The device's dynamic energy since creation, without its register accesses (the
+ * host's, between descriptors); 0 without an energy model. */
+static double device_pj(npk_port *p) {
+    npk_energy e;
+    npk_area a;
+    uint32_t nm;
+    if (npk_port_energy(p, &e, &a, &nm)) return 0;
+    return npk_energy_total_pj(&e) - e.mmio_pj;
+}
 
 static void on_irq(void *ctx, int line, int level) {
     run_ctx *c = ctx;
@@ -87,7 +106,9 @@ static void on_irq(void *ctx, int line, int level) {
 static void on_log(void *ctx, const npk_shell_log *e) {
     run_ctx *c = ctx;
     if (npk_grow(&c->log, &c->caplog, c->nlog + 1, sizeof *c->log, 64)) return;
-    c->log[c->nlog++] = *e;
+    double pj = device_pj(c->port);
+    c->log[c->nlog++] = (log_ent){*e, pj - c->pj};
+    c->pj = pj;
     if (c->stream_bytes >= (1u << 16) && !(c->nlog & 255)) /* large streams: progress on a terminal */
         cli_progress("shell-run: stream bytes executed", e->offset, c->stream_bytes);
 }
@@ -112,6 +133,41 @@ static int parse_range(const char *s, uint64_t *addr, uint64_t *len) {
     return bad ? -1 : 0;
 }
 
+
+/* --report, --report-json, --plot: the executed descriptors as report operators, engine
+ * cycles, MACs and energy per opcode (fetch-only descriptors, events and NOOPs, count on
+ * the fetch track with their cycles), the run's energy with the leakage over its cycles.
+ * 0, or 1 after the message. */
+static int report(const sr_args *A, const char *in, const run_ctx *c) {
+    npk_port *p = c->port;
+    uint64_t cycles = npk_sim_cycles(c->sim);
+    npk_report *rep = npk_report_new(npk_shell_class.name, npk_port_hz(p), 0);
+    if (!rep) return cli_fail("shell-run: out of memory");
+    npk_report_name(rep, in);
+    npk_energy e;
+    npk_area a;
+    uint32_t nm;
+    int has_energy = !npk_port_energy(p, &e, &a, &nm);
+    for (size_t i = 0; i < c->nlog; i++) {
+        const npk_shell_log *l = &c->log[i].e;
+        const char *n = npk_shell_opcode_name(l->opcode);
+        npk_report_op(rep, n ? n : "unknown opcode", 1, l->end_cycle - l->start_cycle, l->macs);
+        if (has_energy) npk_report_op_energy(rep, n ? n : "unknown opcode", 1, c->log[i].pj);
+    }
+    npk_report_total_cycles(rep, cycles);
+    npk_report_note(rep, "descriptors executed", "%zu", c->nlog);
+    npk_report_note(rep, "IRQ line changes", "%zu", c->nirq);
+    if (has_energy) {
+        e.leak_pj = npk_leak_pj(npk_area_total_mm2(&a), cycles, npk_port_hz(p), nm);
+        npk_report_energy(rep, &e, &a, nm);
+    }
+    int ret = 0;
+    if (A->report && cli_emit_report("shell-run", A->report, rep)) ret = 1;
+    if (A->json && cli_write_report(rep, A->json)) ret = cli_fail("shell-run: %s", npk_errmsg());
+    if (!ret && A->plot && cli_plot_report(rep, "npu shell-run", A->plot)) ret = 1;
+    npk_report_free(rep);
+    return ret;
+}
 
 /* Why long: the command's flags checked before any file is read, then memory map, images,
  * faults, the run and the dumps in that order; each check exits with its own message. */
@@ -151,7 +207,7 @@ int cmd_shell_run(int argc, char **argv) {
     }
     sim = npk_port_sim(p);
     npk_mem *mem = npk_sim_mem(sim);
-    ctx = (run_ctx){.sim = sim, .stream_bytes = slen};
+    ctx = (run_ctx){.sim = sim, .port = p, .stream_bytes = slen, .pj = device_pj(p)};
     tr = trace_out ? npk_trace_new() : NULL;
     /* memory map, images, faults */
     for (size_t i = 0; i < A.maps.n && !ret; i++)
@@ -225,7 +281,7 @@ int cmd_shell_run(int argc, char **argv) {
     printf("descriptors (%zu):\n", ctx.nlog);
     printf("  %-8s %-14s %-6s %10s %10s %10s  %s\n", "offset", "opcode", "track", "fetch", "start", "end", "result");
     for (size_t i = 0; i < ctx.nlog; i++) {
-        const npk_shell_log *e = &ctx.log[i];
+        const npk_shell_log *e = &ctx.log[i].e;
         const char *n = npk_shell_opcode_name(e->opcode);
         char opn[16];
         if (!n) snprintf(opn, sizeof opn, "0x%02x", e->opcode);
@@ -269,28 +325,7 @@ int cmd_shell_run(int argc, char **argv) {
         free(buf);
     }
     if (tr && cli_write_trace(tr, trace_out)) ret = cli_fail("shell-run: %s", npk_errmsg());
-    if (A.report || A.json || A.plot) {
-        /* the executed descriptors as report operators: engine cycles per opcode (fetch-only
-         * descriptors, events and NOOPs, count on the fetch track with their cycles) */
-        npk_report *rep = npk_report_new(npk_shell_class.name, npk_port_hz(p), 0);
-        if (!rep) {
-            ret = cli_fail("shell-run: out of memory");
-        } else {
-            npk_report_name(rep, in);
-            for (size_t i = 0; i < ctx.nlog; i++) {
-                const npk_shell_log *e = &ctx.log[i];
-                const char *n = npk_shell_opcode_name(e->opcode);
-                npk_report_op(rep, n ? n : "unknown opcode", 1, e->end_cycle - e->start_cycle, 0);
-            }
-            npk_report_total_cycles(rep, npk_sim_cycles(sim));
-            npk_report_note(rep, "descriptors executed", "%zu", ctx.nlog);
-            npk_report_note(rep, "IRQ line changes", "%zu", ctx.nirq);
-            if (A.report && cli_emit_report("shell-run", A.report, rep)) ret = 1;
-            if (A.json && cli_write_report(rep, A.json)) ret = cli_fail("shell-run: %s", npk_errmsg());
-            if (!ret && A.plot && cli_plot_report(rep, "npu shell-run", A.plot)) ret = 1;
-            npk_report_free(rep);
-        }
-    }
+    if ((A.report || A.json || A.plot) && report(&A, in, &ctx)) ret = 1;
     if (rc) ret = cli_fail("shell-run: %s", saved);
 out:
     npk_shell_close(sh);
