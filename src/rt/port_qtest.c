@@ -560,6 +560,39 @@ static int qtest_open(npk_port *p, const char *target, const char *arg, const ch
 /* npukit's qtest extension (src/sim/qtest.c): a QEMU without it refuses the command */
 static int qt_reset(npk_port *p) { return simple(p, NPK_EUNSUPPORTED, "npu_reset\n"); }
 
+/* One "key=HEXFLOAT" of the npu_energy reply; -1 when missing or malformed. */
+static int energy_field(const char *line, const char *key, double *v) {
+    char pat[32];
+    snprintf(pat, sizeof pat, " %s=", key);
+    const char *s = strstr(line, pat);
+    if (!s) return -1;
+    char *end;
+    *v = strtod(s + strlen(pat), &end);
+    return *end == ' ' || !*end ? 0 : -1;
+}
+
+/* npk_port_energy through the server's npu_energy (npukit's extension; a server
+ * whose device has no energy model, or a QEMU, refuses it: EUNSUPPORTED). */
+static int qt_energy(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm) {
+    qt *c = Q(p);
+    int ok;
+    int rc = request(c, "npu_energy\n", 11, &ok);
+    if (rc) return rc;
+    if (!ok) return failed(c, NPK_EUNSUPPORTED, "npu_energy");
+    double nm = 0;
+    memset(e, 0, sizeof *e);
+    memset(a, 0, sizeof *a);
+    const char *l = c->line;
+    if (energy_field(l, "tech_nm", &nm) || energy_field(l, "compute", &e->compute_pj) ||
+        energy_field(l, "reg", &e->reg_pj) || energy_field(l, "sram", &e->sram_pj) || energy_field(l, "acc", &e->acc_pj) ||
+        energy_field(l, "dram", &e->dram_pj) || energy_field(l, "dma", &e->dma_pj) || energy_field(l, "mmio", &e->mmio_pj) ||
+        energy_field(l, "area_array", &a->array_mm2) || energy_field(l, "area_sram", &a->sram_mm2) ||
+        energy_field(l, "area_fixed", &a->fixed_mm2))
+        return npk_err(NPK_EIO, "%s: malformed npu_energy reply '%.120s'", c->desc, l);
+    *tech_nm = (uint32_t)nm;
+    return 0;
+}
+
 const npk_port_backend npk_qtest_port = {
     .info = {"qtest", "qtest:PATH, qtest-spawn:NPU",
              "a device model in another process over QEMU's qtest protocol: the Unix socket PATH of `npu qtest --socket`, "
@@ -575,4 +608,5 @@ const npk_port_backend npk_qtest_port = {
     .irq = qt_irq,
     .reset = qt_reset,
     .close = qt_close,
+    .energy = qt_energy,
 };

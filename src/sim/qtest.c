@@ -678,6 +678,24 @@ static int v_info(npk_qtest *q, const char *verb, int na) {
     return 0;
 }
 
+/* The energy model's counters (docs/energy.md): the dynamic energy since the model
+ * was created by class, its area and node, as C99 hexadecimal floats so that a
+ * client gets the very doubles the in-process port would (npk_port_energy). */
+static int v_energy(npk_qtest *q, const char *verb, int na) {
+    if (args(q, verb, na, 0, 0, "npu_energy")) return 1;
+    if (!q->dev->ops->energy) return fail(q, "%s: the %s model has no energy model", verb, q->cls->name);
+    npk_energy e;
+    npk_area a;
+    uint32_t nm = 0;
+    memset(&e, 0, sizeof e);
+    memset(&a, 0, sizeof a);
+    q->dev->ops->energy(q->dev, &e, &a, &nm);
+    rep_printf(q, "OK tech_nm=%" PRIu32 " compute=%a reg=%a sram=%a acc=%a dram=%a dma=%a mmio=%a", nm, e.compute_pj,
+               e.reg_pj, e.sram_pj, e.acc_pj, e.dram_pj, e.dma_pj, e.mmio_pj);
+    rep_printf(q, " area_array=%a area_sram=%a area_fixed=%a", a.array_mm2, a.sram_mm2, a.fixed_mm2);
+    return 0;
+}
+
 /* Port I/O. The machine has no I/O devices: like QEMU's unassigned I/O space,
  * reads return all ones of the access width and writes are ignored. Ports
  * are 16-bit (QEMU asserts on larger numbers; we FAIL). */
@@ -757,6 +775,7 @@ static int dispatch(npk_qtest *q, char **w, int nw, int *access) {
     if (!strcmp(verb, "npu_regs")) return v_regs(q, verb, na);
     if (!strcmp(verb, "npu_guest_errors")) return v_guest_errors(q, verb, na);
     if (!strcmp(verb, "npu_info")) return v_info(q, verb, na);
+    if (!strcmp(verb, "npu_energy")) return v_energy(q, verb, na);
     if (!strcmp(verb, "outb") || !strcmp(verb, "outw") || !strcmp(verb, "outl")) return v_out(q, verb, a, na);
     if (!strcmp(verb, "inb") || !strcmp(verb, "inw") || !strcmp(verb, "inl")) return v_in(q, verb, a, na);
     if (!strcmp(verb, "set_irq_in"))
