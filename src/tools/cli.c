@@ -518,12 +518,14 @@ int cli_plot_bars(const char *rows, int nrows, int has_util, double min_cyc, dou
         fprintf(fg, "set output '%s'\n", target);
         fprintf(fg, "set title \"%s\" noenhanced\n", title);
         fprintf(fg, "set xlabel \"%s\" noenhanced\n", xtitle);
-        fprintf(fg, "set ylabel 'device cycles per row (bars)'\nset ytics nomirror\n");
+        /* no mirrored tics: bottom and left borders (and the right one for the utilization axis) */
+        fprintf(fg, "set ylabel 'device cycles per row (bars)'\nset ytics nomirror\nset format y '%%.0f'\nset border %d\n",
+                has_util ? 11 : 3);
         if (min_cyc > 0 && max_cyc / min_cyc >= 100) fprintf(fg, "set logscale y 10\nset yrange [%g:%g]\n", min_cyc / 2, max_cyc * 2);
         else fprintf(fg, "set yrange [0:%g]\n", max_cyc * 1.1 + 1);
         fprintf(fg, "set grid ytics\nset style fill solid 0.6 noborder\nset boxwidth 0.8\n"
-                    "set xtics rotate by 60 right font ',%d' noenhanced\nset datafile missing '-'\n"
-                    "set key below center horizontal\nset xrange [-1:%d]\n",
+                    "set xtics nomirror rotate by 60 right font ',%d' noenhanced\nset datafile missing '-'\n"
+                    "set key below center horizontal height 1\nset xrange [-1:%d]\n",
                 nrows > 60 ? 7 : 9, nrows);
         if (has_util)
             fprintf(fg, "set y2label 'array utilization (%%, points)'\nset y2range [0:105]\nset y2tics\n"
@@ -573,10 +575,78 @@ int cli_plot_report(const npk_report *r, const char *what, const char *file) {
     char title[256];
     uint64_t hz = npk_report_hz(r);
     (void)tot; /* operators may overlap: the title gives the run's own total */
-    snprintf(title, sizeof title, "%s on %s%s%.1f MHz: %d device operators, %" PRIu64 " device cycles in all", what,
-             npk_report_device(r), hz ? " @ " : "", hz ? (double)hz / 1e6 : 0.0, n, npk_report_cycles(r));
+    snprintf(title, sizeof title, "%s on %s%s%.1f MHz: %d device operator%s, %" PRIu64 " device cycles in all", what,
+             npk_report_device(r), hz ? " @ " : "", hz ? (double)hz / 1e6 : 0.0, n, n == 1 ? "" : "s",
+             npk_report_cycles(r));
     int rc = cli_plot_bars(rows.p ? rows.p : "", n, util, lo, hi, title, "device operator (as in --report)", file);
     free(rows.p);
     return rc;
 }
 
+/* ---- the report of a device-server session (npu qtest): from the device's trace ---- */
+
+typedef struct qt_rep {
+    npk_report *r;
+    int queue_track; /* the device has a "queue" / "descriptor" track: one event per command */
+    npk_energy e0;   /* the device's energy when the session started */
+} qt_rep;
+
+static int is_cmd_track(const char *t) { return !strcmp(t, "queue") || !strcmp(t, "descriptor"); }
+
+static void find_queue(void *ctx, const char *track, const char *name, uint64_t start, uint64_t dur, uint64_t macs) {
+    (void)name, (void)start, (void)dur, (void)macs;
+    if (is_cmd_track(track)) ((qt_rep *)ctx)->queue_track = 1;
+}
+
+/* A command: an event of the device's queue track, or (devices whose every command
+ * runs on one engine: shell, pccx) of an engine track, not fetch or guest errors. */
+static void add_cmd(void *ctx, const char *track, const char *name, uint64_t start, uint64_t dur, uint64_t macs) {
+    qt_rep *q = ctx;
+    (void)start;
+    if (q->queue_track ? !is_cmd_track(track)
+                       : strstr(track, "fetch") || !strcmp(track, "guest errors") || !strcmp(track, "host"))
+        return;
+    npk_report_op(q->r, name, 1, dur, macs);
+}
+
+/* The dynamic energy of d (0 and has = 0 without an energy model). */
+void cli_dev_energy(npk_dev *d, npk_energy *e, npk_area *a, uint32_t *nm, int *has) {
+    memset(e, 0, sizeof *e);
+    memset(a, 0, sizeof *a);
+    *nm = 0;
+    *has = d->ops->energy != NULL;
+    if (*has) d->ops->energy(d, e, a, nm);
+}
+
+int cli_session_report(const char *cmd, const char *report, const char *json, const char *plot, npk_sim *sim,
+                       const npk_trace *tr, const npk_energy *e0) {
+    const char *device = npk_sim_dev(sim)->cls->name;
+    char title[64];
+    snprintf(title, sizeof title, "npu %s", cmd);
+    qt_rep q = {0};
+    q.r = npk_report_new(device, npk_sim_hz(sim), 0);
+    if (!q.r) return cli_fail("%s: out of memory", cmd);
+    npk_report_name(q.r, "device session");
+    npk_trace_each(tr, device, find_queue, &q);
+    npk_trace_each(tr, device, add_cmd, &q);
+    uint64_t cycles = npk_sim_cycles(sim);
+    npk_report_total_cycles(q.r, cycles);
+    npk_energy e;
+    npk_area a;
+    uint32_t nm;
+    int has;
+    cli_dev_energy(npk_sim_dev(sim), &e, &a, &nm, &has);
+    if (has) {
+        /* the session's share: the counters since the server started, and leakage */
+        e.compute_pj -= e0->compute_pj, e.reg_pj -= e0->reg_pj, e.sram_pj -= e0->sram_pj, e.acc_pj -= e0->acc_pj;
+        e.dram_pj -= e0->dram_pj, e.dma_pj -= e0->dma_pj, e.mmio_pj -= e0->mmio_pj;
+        e.leak_pj = npk_leak_pj(npk_area_total_mm2(&a), cycles, npk_sim_hz(sim), nm);
+        npk_report_energy(q.r, &e, &a, nm);
+    }
+    int rc = 0;
+    if (report && cli_emit_report(cmd, report, q.r)) rc = 1;
+    if (json && cli_write_report(q.r, json)) rc = cli_fail("%s: --report-json: %s", cmd, npk_errmsg());
+    if (!rc && plot && cli_plot_report(q.r, title, plot)) rc = 1;
+    npk_report_free(q.r);
+    return rc;
+}

@@ -180,4 +180,16 @@ int cli_report_close(cli_out *o, FILE *f);
 /* The two for one npk_report: 0, or 1 after "npu: CMD: --report: ..." */
 int cli_emit_report(const char *cmd, const char *where, const npk_report *r);
 
+/* A device server's session (npu qtest): the device's energy since creation
+ * (has = 0 and zeros without an energy model), and the session's report from
+ * the trace recorded on the device (one row per command: v0/e1 queue or
+ * descriptor track, else the engine tracks), its cycles and its energy since
+ * e0 plus leakage, to --report (report: "-" or FILE), --report-json and
+ * --plot (each may be NULL). 0, or 1 after the message. */
+struct npk_sim;
+struct npk_dev;
+void cli_dev_energy(struct npk_dev *d, npk_energy *e, npk_area *a, uint32_t *nm, int *has);
+int cli_session_report(const char *cmd, const char *report, const char *json, const char *plot, struct npk_sim *sim,
+                       const npk_trace *tr, const npk_energy *e0);
+
 #endif

@@ -13,7 +13,7 @@
 #include <string.h>
 
 typedef struct qt_args {
-    const char *device, *sock, *trace_path, *mem_limit;
+    const char *device, *sock, *trace_path, *mem_limit, *report, *json, *plot;
     npk_strlist dev_opts, maps, faults, logs;
     int settle, have_lat, irq_always;
     uint32_t lat;
@@ -45,6 +45,13 @@ static const npk_opt qt_opts[] = {
     QLIST("--fault", faults, "SPEC",
           "inject a bus fault (repeatable):\nread|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]"),
     QSTR("--trace", trace_path, "FILE.json", "record a Chrome trace of the device and write it at exit"),
+    CLI_REPORT(qt_args, report,
+      "at exit, the performance report of the session: per command (v0, e1:\n"
+      "descriptor; shell, pccx: the engine's opcodes) count, device cycles, MACs\n"
+      "and energy; the session's cycles, energy, power and area; in FILE, or on\n"
+      "stdout when serving a socket (stdout carries the protocol otherwise)"),
+    QSTR("--report-json", json, "FILE", "write that report as JSON to FILE at exit"),
+    QSTR("--plot", plot, "FILE.png|.svg", "draw the device cycles per command (bars) with gnuplot at exit"),
     QLIST("--log", logs, "FILE|guest-errors",
           "FILE: write a copy of the conversation ('> request', '< reply');\n"
           "guest-errors: print one line per guest error on stderr (unknown register\n"
@@ -92,6 +99,10 @@ static void help(void) {
         "  npu_guest_errors               -> OK total=N unknown-offset=N read-only=N reserved=N width=N\n"
         "  npu_info                       -> OK device=D hz=HZ mmio=0xBASE+0xSIZE irqs=N ns=NS cycles=C\n"
         "                                    irq=0xLEVELS settle=0|1\n"
+        "  npu_energy                     -> OK tech_nm=N compute=E reg=E sram=E acc=E dram=E dma=E\n"
+        "                                    mmio=E area_array=A area_sram=A area_fixed=A (the energy\n"
+        "                                    model's pJ since start by class and mm2, C99 hex floats;\n"
+        "                                    docs/energy.md)\n"
         "  Blank lines and lines starting with '#' get no reply. Bad requests (unknown\n"
         "  verbs, missing or extra arguments, bad numbers, oversize transfers, invalid\n"
         "  hex or base64, bus errors) get 'FAIL <reason>'.\n"
@@ -112,6 +123,18 @@ static void help(void) {
         "the server with exit code 0, as QEMU.\n"
         "\n"
         "See docs/qtest.md for the protocol and where it differs from QEMU's.\n");
+}
+
+/* --report, --report-json, --plot before the session: 0, or the exit code after the message. */
+static int check_report(const qt_args *A, int stdout_free) {
+    if (A->report && !strcmp(A->report, "-") && !stdout_free)
+        return cli_usage_error("qtest", "--report without =FILE needs --socket or -qtest (standard output carries the "
+                                        "protocol)");
+    const char *bad = A->json && cli_check_output(A->json)                                 ? "--report-json"
+                      : A->plot && cli_check_output(A->plot)                               ? "--plot"
+                      : A->report && strcmp(A->report, "-") && cli_check_output(A->report) ? "--report"
+                                                                                           : NULL;
+    return bad ? cli_fail("qtest: %s: %s", bad, npk_errmsg()) : 0;
 }
 
 static volatile sig_atomic_t stop_signal;
@@ -183,6 +206,8 @@ int cmd_qtest(int argc, char **argv) {
         rc = cli_fail("qtest: %s: %s", trace_path && cli_check_output(trace_path) ? "--trace" : "--log", npk_errmsg());
         goto out_args;
     }
+    if ((rc = check_report(&A, sock || qo.active))) goto out_args;
+    int want_report = A.report || A.json || A.plot;
 
     npk_sim *sim = npk_sim_new(device, opts);
     if (!sim) {
@@ -205,7 +230,12 @@ int cmd_qtest(int argc, char **argv) {
     }
     if (!rc && log_path && !(logf = fopen(log_path, "w")))
         rc = cli_fail("qtest: cannot open log file '%s': %s", log_path, strerror(errno));
-    if (!rc && trace_path) {
+    npk_energy e0;
+    npk_area a0;
+    uint32_t nm0;
+    int has0;
+    cli_dev_energy(npk_sim_dev(sim), &e0, &a0, &nm0, &has0);
+    if (!rc && (trace_path || want_report)) {
         trace = npk_trace_new();
         if (!trace) rc = cli_fail("qtest: out of memory");
         else {
@@ -240,7 +270,8 @@ int cmd_qtest(int argc, char **argv) {
     npk_qtest_free(q);
     if (trace) {
         npk_sim_dev(sim)->trace = NULL;
-        if (cli_write_trace(trace, trace_path) && !rc)
+        if (want_report && cli_session_report("qtest", A.report, A.json, A.plot, sim, trace, &e0) && !rc) rc = 1;
+        if (trace_path && cli_write_trace(trace, trace_path) && !rc)
             rc = cli_fail("qtest: cannot write trace '%s': %s", trace_path, npk_errmsg());
         npk_trace_free(trace);
     }

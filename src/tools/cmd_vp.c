@@ -31,7 +31,7 @@
 /* ---- the device server --------------------------------------------------- */
 
 typedef struct vp_args {
-    const char *device, *trace_path;
+    const char *device, *trace_path, *report, *json, *plot;
     npk_strlist dev_opts, faults, logs;
     uint32_t fd, settle_ms;
     int have_fd;
@@ -49,6 +49,11 @@ static const npk_opt vp_opts[] = {
           "addresses): read|write|any@ADDR[+LEN][#BEAT][=error|hang][*COUNT]"),
     CLI_STR("--trace", NULL, vp_args, trace_path, NULL, "FILE.json",
             "record a Chrome trace of the device and write it at exit"),
+    CLI_REPORT(vp_args, report,
+      "at exit, the performance report of the session (as npu qtest's: the\n"
+      "commands the device ran, cycles, MACs, energy) on stdout or in FILE"),
+    CLI_STR("--report-json", NULL, vp_args, json, NULL, "FILE", "write that report as JSON to FILE at exit"),
+    CLI_STR("--plot", NULL, vp_args, plot, NULL, "FILE.png|.svg", "draw the device cycles per command (bars) at exit"),
     VLIST("--log", logs, "FILE|guest-errors",
           "FILE: one line per protocol message ('> ' received, '< ' sent);\n"
           "guest-errors: one line per guest error on stderr (unknown register\n"
@@ -91,6 +96,7 @@ typedef struct vp_dev {
     char *opts;                 /* joined device options or NULL */
     const npk_strlist *faults;
     const char *trace_path;     /* or NULL */
+    const char *report, *json, *plot; /* the session's report (npu vp only) or NULL */
     const char *log_path;       /* protocol log or NULL */
     int guest_errors;
     uint32_t settle_ms;
@@ -126,7 +132,13 @@ static int vp_serve_device(const vp_dev *d, int fd) {
     npk_trace *trace = NULL;
     if (!rc && d->log_path && !(logf = fopen(d->log_path, "w")))
         rc = cli_fail("vp: cannot open log file '%s': %s", d->log_path, strerror(errno));
-    if (!rc && d->trace_path) {
+    int want_report = d->report || d->json || d->plot;
+    npk_energy e0;
+    npk_area a0;
+    uint32_t nm0;
+    int has0;
+    cli_dev_energy(npk_sim_dev(sim), &e0, &a0, &nm0, &has0);
+    if (!rc && (d->trace_path || want_report)) {
         trace = npk_trace_new();
         if (!trace) rc = cli_fail("vp: out of memory");
         else {
@@ -148,7 +160,8 @@ static int vp_serve_device(const vp_dev *d, int fd) {
     npk_vp_fn_free(fn);
     if (trace) {
         npk_sim_dev(sim)->trace = NULL;
-        if (cli_write_trace(trace, d->trace_path) && !rc)
+        if (want_report && cli_session_report("vp", d->report, d->json, d->plot, sim, trace, &e0) && !rc) rc = 1;
+        if (d->trace_path && cli_write_trace(trace, d->trace_path) && !rc)
             rc = cli_fail("vp: cannot write trace '%s': %s", d->trace_path, npk_errmsg());
         npk_trace_free(trace);
     }
@@ -194,6 +207,10 @@ int cmd_vp(int argc, char **argv) {
     }
     if (!rc && A.trace_path && cli_check_output(A.trace_path)) rc = cli_fail("vp: --trace: %s", npk_errmsg());
     if (!rc && log_path && cli_check_output(log_path)) rc = cli_fail("vp: --log: %s", npk_errmsg());
+    if (!rc && A.json && cli_check_output(A.json)) rc = cli_fail("vp: --report-json: %s", npk_errmsg());
+    if (!rc && A.plot && cli_check_output(A.plot)) rc = cli_fail("vp: --plot: %s", npk_errmsg());
+    if (!rc && A.report && strcmp(A.report, "-") && cli_check_output(A.report))
+        rc = cli_fail("vp: --report: %s", npk_errmsg());
     if (!rc) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -203,7 +220,7 @@ int cmd_vp(int argc, char **argv) {
         sigaction(SIGINT, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
         vp_dev d = {.device = A.device, .opts = opts, .faults = &A.faults, .trace_path = A.trace_path,
-                    .log_path = log_path, .guest_errors = guest_errors, .settle_ms = A.settle_ms};
+                    .report = A.report, .json = A.json, .plot = A.plot, .log_path = log_path, .guest_errors = guest_errors, .settle_ms = A.settle_ms};
         rc = vp_serve_device(&d, (int)A.fd);
     }
     free(opts);
