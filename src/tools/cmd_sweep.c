@@ -1342,7 +1342,9 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
         axis_title(s, ycol, !is_param(s, ycol), yt, sizeof yt);
         fprintf(fg, "set xlabel \"%s\" noenhanced\nset ylabel \"%s\" noenhanced\n", xt, yt);
         /* the legend above the plot, where it covers no point */
-        fprintf(fg, "set grid\nset key below center horizontal\n");
+        /* ... with a line of space between it and the x title; a right margin that holds the
+         * last x tick label */
+        fprintf(fg, "set grid\nset key below center horizontal height 1\nset rmargin 8\n");
         if (xmin > 0 && xmax / xmin >= 8) fprintf(fg, "set logscale x 2\n");
         if (ymin > 0 && ymax / ymin >= 100) fprintf(fg, "set logscale y 10\n");
         /* one value on an axis (e.g. the area of configurations that differ only in timing):
@@ -1351,15 +1353,18 @@ static int plot(const sw_spec *s, json_t **rows, const char *file, const char *x
         if (ymax <= ymin) fprintf(fg, "set yrange [%.17g:%.17g]\n", ymin - (ymin ? fabs(ymin) * 0.05 : 1), ymax + (ymax ? fabs(ymax) * 0.05 : 1));
         fprintf(fg, "set offsets graph 0.05, graph 0.18, graph 0.08, graph 0.05\n");
         /* the front's line and rings first, the grey points over them (each visible inside its
-         * ring), the labels last: beside their point towards the middle (left half: to the right,
-         * right half: to the left), so none reaches the y tick labels or leaves the picture */
+         * ring), the labels last: beside their point towards the middle (left half: to the right
+         * and above, right half: to the left and below), so none reaches the y tick labels or
+         * leaves the picture */
         fprintf(fg,
                 "plot '%s' using 1:2 with linespoints pt 6 ps 2.2 lw 2 lc rgb '#d62728' title 'Pareto front (both "
                 "minimized)', \\\n"
                 "     '%s' using 1:2 with points pt 7 ps 1.0 lc rgb '#606060' title 'configurations'",
                 fr, pts);
         if (nlab[0]) fprintf(fg, ", \\\n     '%s' using 1:2:3 with labels left font ',9' offset 1.2,0.9 noenhanced notitle", lab[0]);
-        if (nlab[1]) fprintf(fg, ", \\\n     '%s' using 1:2:3 with labels right font ',9' offset -1.2,0.9 noenhanced notitle", lab[1]);
+        /* right half: below the point, since the front (falling from left to right) reaches it
+         * from above: the line never runs through the label */
+        if (nlab[1]) fprintf(fg, ", \\\n     '%s' using 1:2:3 with labels right font ',9' offset -1.2,-0.9 noenhanced notitle", lab[1]);
         fprintf(fg, "\n");
     }
     int bad = !fp || !ff || !fg || !fl[0] || !fl[1];
