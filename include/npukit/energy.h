@@ -113,6 +113,12 @@ double npk_area_total_mm2(const npk_area *a);
 /* Leakage pJ of `mm2` over `cycles` at `hz`. */
 double npk_leak_pj(double mm2, uint64_t cycles, uint64_t hz, uint32_t nm);
 
+/* 0 when the environment sets NPUKIT_ENERGY=off: devices skip pricing their
+ * counters per command and runs skip reading the energy per node, so `npu
+ * bench report-cost` can time a run without the energy model's work (its
+ * reports then carry no energy); 1 otherwise. Read once per process. */
+int npk_energy_counting(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,9 @@
 #include "npukit/error.h"
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stddef.h>
 
 /* ---- technology nodes ----------------------------------------------------- */
@@ -136,3 +139,14 @@ void npk_energy_add(npk_energy *s, const npk_energy *e) {
 }
 
 double npk_area_total_mm2(const npk_area *a) { return a->array_mm2 + a->sram_mm2 + a->fixed_mm2; }
+
+int npk_energy_counting(void) {
+    static atomic_int on = -1;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        const char *s = getenv("NPUKIT_ENERGY");
+        v = !(s && !strcmp(s, "off"));
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}

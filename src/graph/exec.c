@@ -549,7 +549,7 @@ static int execute(npk_exec *x, int timed) {
     npk_energy run_e0, en0;
     npk_area ar;
     uint32_t nm;
-    int run_en = x->be && npk_port_energy(x->be->port(x->be), &run_e0, &ar, &nm) == 0;
+    int run_en = x->be && npk_energy_counting() && npk_port_energy(x->be->port(x->be), &run_e0, &ar, &nm) == 0;
     double run_uj = 0;
     int any_fused = 0; /* (the scan for the nodes folded into n below is quadratic: only when some are) */
     for (size_t n = 0; n < nn; n++) any_fused |= x->fused_into[n] >= 0;

@@ -106,9 +106,11 @@ static void retire(v0 *v, uint16_t flags, int by_cpu) {
         v->perf_stats.acc += v->cur_stats.acc;
         v->perf_stats.compute_cycles += v->cur_stats.compute_cycles;
         v->perf_stats.dma_cycles += v->cur_stats.dma_cycles;
-        npk_energy e;
-        npk_v0_energy(&v->timing, &v->cur_stats, 0, npk_dev_hz(&v->dev), &e);
-        npk_energy_add(&v->energy, &e);
+        if (npk_energy_counting()) {
+            npk_energy e;
+            npk_v0_energy(&v->timing, &v->cur_stats, 0, npk_dev_hz(&v->dev), &e);
+            npk_energy_add(&v->energy, &e);
+        }
     }
     if ((flags & NPK_V0_F_IRQ) && (reg(v, NPK_V0_REG_IRQ_MASK) & NPK_V0_IRQ_DONE)) raise_irq(v, NPK_V0_IRQ_DONE);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* npu bench, report-cost: the cost of npu run's --report and --trace. */
+/* npu bench, report-cost: the cost of npu run's --report and --trace, and of the energy model. */
 #include "bench_suite.h"
 #include "npukit/v0.h"
 
@@ -14,15 +14,18 @@
 
 /* ---- the cost of --report and --trace (issue 15 point 7) ----------------------------- */
 
-/* Run this npu (/proc/self/exe) with argv, output to /dev/null; host wall and
- * CPU (user + system) seconds of the child. Returns its exit status or -1. */
-static int run_self(char *const *argv, double *wall, double *cpu) {
+/* Run this npu (/proc/self/exe) with argv, output to /dev/null, with
+ * NPUKIT_ENERGY=off when energy_off (npk_energy_counting); host wall and CPU
+ * (user + system) seconds of the child. Returns its exit status or -1. */
+static int run_self(char *const *argv, int energy_off, double *wall, double *cpu) {
     fflush(stdout);
     double t0 = now();
     pid_t pid = fork();
     if (pid == 0) {
         int dn = open("/dev/null", O_WRONLY);
         if (dn >= 0) dup2(dn, 1), dup2(dn, 2);
+        if (energy_off) setenv("NPUKIT_ENERGY", "off", 1);
+        else unsetenv("NPUKIT_ENERGY");
         execv("/proc/self/exe", argv);
         _exit(127);
     }
@@ -36,10 +39,13 @@ static int run_self(char *const *argv, double *wall, double *cpu) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* `npu run` of ResNet-50 (int8, batch 4) on v0 plainly, with --report and
- * with --trace FILE, the three interleaved per repetition so that the
- * machine's load hits them alike; wall and CPU time per variant and the
- * ratios to the plain run (goal: <= 1.10). --model picks another model. */
+/* `npu run` of ResNet-50 (int8, batch 4) on v0 plainly, with --report, with
+ * --trace FILE, without the energy model's work (NPUKIT_ENERGY=off), and
+ * timing-only with and without it, the six interleaved per repetition so that
+ * the machine's load hits them alike; wall and CPU time per variant and the
+ * ratios: --report and --trace to the plain run (goal: <= 1.10), the plain
+ * run to the one without energy, functional and timing-only (issue 31's
+ * goal: <= 1.03). --model picks another model. */
 int bench_report_cost(ctx *c) {
     const char *model = c->models && c->models->n ? c->models->v[0] : "imagenet-resnet50-synthetic-int8";
     char mp[1024], ip[1100], tp[64];
@@ -50,21 +56,25 @@ int bench_report_cost(ctx *c) {
         npk_err(NPK_EIO, "cannot read %s", mp);
         return bench_fail(c, model);
     }
-    static const char *const what[3] = {"plain", "--report", "--trace FILE"};
-    double *w[3], *u[3];
+    enum { NV = 6 };
+    static const char *const what[NV] = {"plain",         "--report",
+                                         "--trace FILE",  "NPUKIT_ENERGY=off",
+                                         "--timing-only", "--timing-only, NPUKIT_ENERGY=off"};
+    double *w[NV], *u[NV];
     int rc = 0;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < NV; k++) {
         w[k] = calloc((size_t)c->repeat, sizeof(double));
         u[k] = calloc((size_t)c->repeat, sizeof(double));
         if (!w[k] || !u[k]) rc = 1;
     }
     for (int r = 0; !rc && r < c->repeat; r++)
-        for (int k = 0; !rc && k < 3; k++) {
-            progress(c, what[k], r * 3 + k, c->repeat * 3);
+        for (int k = 0; !rc && k < NV; k++) {
+            progress(c, what[k], r * NV + k, c->repeat * NV);
             char *argv[12] = {"npu", "run", mp, "--device", (char *)npk_v0_class.name, "--input", ip, NULL, NULL, NULL};
             if (k == 1) argv[7] = "--report";
             if (k == 2) argv[7] = "--trace", argv[8] = tp;
-            if (run_self(argv, &w[k][r], &u[k][r]) != 0) {
+            if (k >= 4) argv[7] = "--timing-only";
+            if (run_self(argv, k == 3 || k == 5, &w[k][r], &u[k][r]) != 0) {
                 npk_err(NPK_EIO, "npu run %s --device v0 %s failed", model, what[k]);
                 rc = bench_fail(c, model);
             }
@@ -74,18 +84,23 @@ int bench_report_cost(ctx *c) {
     cli_progress_end();
     unlink(tp);
     if (!rc) {
-        char wn[3][96], un[3][96];
-        for (int k = 0; k < 3; k++) {
+        char wn[NV][96], un[NV][96];
+        for (int k = 0; k < NV; k++) {
             snprintf(wn[k], sizeof wn[k], "npu run --device v0, %s: host wall time", what[k]);
             snprintf(un[k], sizeof un[k], "npu run --device v0, %s: host CPU time", what[k]);
-            add_samples(c, k ? "npu" : "baseline", "ms", w[k], c->repeat, wn[k]);
-            add_samples(c, k ? "npu" : "baseline", "ms", u[k], c->repeat, un[k]);
+            int base = k == 0 || k == 3 || k == 5;
+            add_samples(c, base ? "baseline" : "npu", "ms", w[k], c->repeat, wn[k]);
+            add_samples(c, base ? "baseline" : "npu", "ms", u[k], c->repeat, un[k]);
         }
         add_ratio(c, "--report / plain, wall time", wn[1], wn[0], "lower");
         add_ratio(c, "--report / plain, CPU time", un[1], un[0], "lower");
         add_ratio(c, "--trace / plain, wall time", wn[2], wn[0], "lower");
         add_ratio(c, "--trace / plain, CPU time", un[2], un[0], "lower");
+        add_ratio(c, "energy model: plain / NPUKIT_ENERGY=off, wall time", wn[0], wn[3], "lower");
+        add_ratio(c, "energy model: plain / NPUKIT_ENERGY=off, CPU time", un[0], un[3], "lower");
+        add_ratio(c, "energy model, timing-only: plain / NPUKIT_ENERGY=off, wall time", wn[4], wn[5], "lower");
+        add_ratio(c, "energy model, timing-only: plain / NPUKIT_ENERGY=off, CPU time", un[4], un[5], "lower");
     }
-    for (int k = 0; k < 3; k++) free(w[k]), free(u[k]);
+    for (int k = 0; k < NV; k++) free(w[k]), free(u[k]);
     return rc;
 }

@@ -60,7 +60,7 @@ static const bench suite[] = {
      bench_onnx_cpu_imagenet, 1, 0},
     {"onnx-e1-v0", "ONNX ppocr-cls-qdq-s8 (int8 QDQ conv net) on e1 versus v0: host time, same outputs",
      bench_onnx_e1_v0, 0, 0},
-    {"report-cost", "npu run of int8 ResNet-50 on v0: plain, --report, --trace (host time ratios; minutes)",
+    {"report-cost", "npu run of int8 ResNet-50 on v0: plain, --report, --trace, without the energy model (host time ratios; minutes)",
      bench_report_cost, 1, 0},
 };
 #define NSUITE (sizeof suite / sizeof suite[0])
