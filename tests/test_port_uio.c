@@ -133,6 +133,14 @@ static void test_round_trips(const char *regs, int rfd, const char *mem, int mfd
     CHECK_EQ(npk_port_wait(p, 1000), 0);
     CHECK_EQ(npk_port_cycles(p), 1000);
     CHECK_EQ(npk_port_irq(p, 0), 0);
+    /* no energy over uio (docs/energy.md): the registers carry no energy counter and the
+     * cycles are the host's sleeps, so there is nothing to price */
+    {
+        npk_energy e;
+        npk_area ar;
+        uint32_t nm;
+        CHECK_EQ(npk_port_energy(p, &e, &ar, &nm), -NPK_EUNSUPPORTED);
+    }
     npk_port_close(p);
 
     /* without mem=: registers work, memory fails with a hint */
