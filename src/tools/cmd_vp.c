@@ -232,9 +232,23 @@ int cmd_vp(int argc, char **argv) {
 
 /* ---- npu vp run ------------------------------------------------------------ */
 
+/* A device server's output of npu vp run: path itself with one device (and "-",
+ * standard output, always), else FILE.D.ext (the extension of path, or ext);
+ * NULL for no path (or out of memory: the server then writes no such output). */
+static char *dev_path(const char *path, const char *dev, size_t ndev, const char *ext) {
+    if (!path) return NULL;
+    if (ndev <= 1 || !strcmp(path, "-")) return strdup(path);
+    const char *dot = strrchr(path, '.');
+    int has_ext = dot && !strchr(dot, '/');
+    size_t stem = has_ext ? (size_t)(dot - path) : strlen(path), n = strlen(path) + strlen(dev) + strlen(ext) + 4;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%.*s.%s%s", (int)stem, path, dev, has_ext ? dot : ext);
+    return p;
+}
+
 typedef struct run_args {
     npk_strlist devices, dev_opts, faults, logs, modules, adds;
-    const char *kernel, *qemu, *npu, *trace_path, *mem, *dma;
+    const char *kernel, *qemu, *npu, *trace_path, *mem, *dma, *report, *json, *plot;
     int shell, no_uio, print_cmd;
     uint32_t smp, settle_ms, timeout;
 } run_args;
@@ -258,6 +272,11 @@ static const npk_opt run_opts[] = {
     RLIST("--fault", faults, "SPEC", "inject a bus fault on the devices' DMA (as npu vp --fault)"),
     RSTR("--trace", trace_path, NULL, "FILE.json",
          "Chrome trace of the device (several devices: FILE.D.json each)"),
+    CLI_REPORT(run_args, report,
+      "when the guest ends, each device server's session report (as npu vp\n"
+      "--report) on stdout, or in FILE (several devices: FILE.D.txt each)"),
+    RSTR("--report-json", json, NULL, "FILE", "that report as JSON (several devices: FILE.D.json each)"),
+    RSTR("--plot", plot, NULL, "FILE.png|.svg", "the device cycles per command (several devices: FILE.D.png each)"),
     RLIST("--log", logs, "guest-errors", "guest-errors: the servers print one line per guest error"),
     RSTR("--kernel", kernel, NULL, "PATH", "the guest kernel (default: the newest /boot/vmlinuz-*)"),
     RSTR("--qemu", qemu, "qemu-system-x86_64", "PROG", "the QEMU to start"),
@@ -369,6 +388,10 @@ static int cmd_vp_run(int argc, char **argv) {
     if (!rc && A.shell && npos) rc = cli_usage_error("vp run", "--shell takes no COMMAND");
     if (!rc && !A.shell && !npos) rc = cli_usage_error("vp run", "a COMMAND to run in the guest, or --shell");
     if (!rc && A.trace_path && cli_check_output(A.trace_path)) rc = cli_fail("vp run: --trace: %s", npk_errmsg());
+    if (!rc && A.json && cli_check_output(A.json)) rc = cli_fail("vp run: --report-json: %s", npk_errmsg());
+    if (!rc && A.plot && cli_check_output(A.plot)) rc = cli_fail("vp run: --plot: %s", npk_errmsg());
+    if (!rc && A.report && strcmp(A.report, "-") && cli_check_output(A.report))
+        rc = cli_fail("vp run: --report: %s", npk_errmsg());
     if (rc) goto out;
 
     /* the command line of the guest */
@@ -413,18 +436,12 @@ static int cmd_vp_run(int argc, char **argv) {
         devs[i].faults = &A.faults;
         devs[i].guest_errors = guest_errors;
         devs[i].settle_ms = A.settle_ms;
-        char *tp = NULL;
-        if (A.trace_path && ndev > 1) {
-            const char *dot = strrchr(A.trace_path, '.');
-            size_t stem = dot && !strchr(dot, '/') ? (size_t)(dot - A.trace_path) : strlen(A.trace_path);
-            size_t n = strlen(A.trace_path) + strlen(devnames[i]) + 8;
-            tp = malloc(n);
-            if (tp) snprintf(tp, n, "%.*s.%s%s", (int)stem, A.trace_path, devnames[i], dot && !strchr(dot, '/') ? dot : ".json");
-        }
-        devs[i].trace_path = ndev > 1 ? tp : A.trace_path;
+        char *tp = dev_path(A.trace_path, devnames[i], ndev, ".json"), *rp = dev_path(A.report, devnames[i], ndev, ".txt"),
+             *jp = dev_path(A.json, devnames[i], ndev, ".json"), *pp = dev_path(A.plot, devnames[i], ndev, ".png");
+        devs[i].trace_path = tp, devs[i].report = rp, devs[i].json = jp, devs[i].plot = pp;
         pid_t pid = fork();
         if (pid < 0) {
-            free(tp);
+            free(tp), free(rp), free(jp), free(pp);
             rc = cli_fail("vp run: fork: %s", strerror(errno));
             break;
         }
@@ -444,7 +461,7 @@ static int cmd_vp_run(int argc, char **argv) {
             fflush(NULL);
             _exit(r);
         }
-        free(tp);
+        free(tp), free(rp), free(jp), free(pp);
         servers[i] = pid;
         close(sv[i][0]);
         sv[i][0] = -1;

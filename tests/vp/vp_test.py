@@ -256,17 +256,29 @@ def device_events(path, dev):
 def case_shell(work):
     preflight()
     gtrace, htrace = os.path.join(work, "guest.json"), os.path.join(work, "host.json")
+    grep, hrep = os.path.join(work, "guest-report.json"), os.path.join(work, "host-report.json")
     rc, out, dt = vp_run(["shell"], lenet_guest_script("shell"), adds=["%s:/root/lenet" % LENET],
-                         extra=["--trace", gtrace])
+                         extra=["--trace", gtrace, "--report-json", grep])
     check(rc == 0, "vp run exit %d" % rc)
     lenet_compare("shell", out, work)
     # the shell's run report has no device counter line: compare every engine event of the device's
     # own trace (the server's --trace and the host's --trace): descriptor by descriptor, engine and cycles
     host(["run", os.path.join(LENET, "model.onnx"), "--device", "shell", "--input",
-          os.path.join(LENET, "test_data_set_0", "input_0.pb"), "--trace", htrace])
+          os.path.join(LENET, "test_data_set_0", "input_0.pb"), "--trace", htrace, "--report-json", hrep])
     he, ge = device_events(htrace, "shell"), device_events(gtrace, "shell")
     check(he and he == ge, "shell: the device's engine events differ (%d host, %d guest)%s" % (
         len(he), len(ge), "".join("\n  host %s\n  guest %s" % (a, b) for a, b in zip(he, ge) if a != b)[:3000]))
+    # the server's session report (npu vp run --report-json): the device's energy of the same
+    # descriptors as the host's run (arithmetic, DRAM; registers and idle time differ: the guest
+    # driver polls over uio, and the session spans the whole guest)
+    import json
+    with open(grep) as f:
+        ge_uj = json.load(f)["energy_breakdown_uj"]
+    with open(hrep) as f:
+        he_uj = json.load(f)["performance"]["energy_breakdown_uj"]
+    for k in ("compute", "dram"):
+        check(abs(ge_uj[k] - he_uj[k]) <= 1e-9 * max(1.0, he_uj[k]),
+              "shell: the server's %s energy %r differs from the host run's %r" % (k, ge_uj[k], he_uj[k]))
     cyc = lambda evs: sum(dict(a).get("cycles", 0) for _, _, a in evs)
     print("shell engine events: host %d (%d cycles) guest %d (%d cycles)" % (len(he), cyc(he), len(ge), cyc(ge)))
     print("shell guest: %.1f s" % dt)
