@@ -968,9 +968,13 @@ void npk_qtest_free(npk_qtest *q) {
 static int wait_readable(npk_qtest *q, int fd) {
     for (;;) {
         if (stopped(q)) return 0;
+        /* clients waiting on the listening socket are refused only once the connection being
+         * served has spoken: until then it may be another server's liveness probe, about to
+         * close, and the waiting client is the session (it stays in the backlog meanwhile) */
+        int watch = q->lfd >= 0 && q->lfd != fd && q->bytes_in;
         struct pollfd pf[2] = {{.fd = fd, .events = POLLIN}, {.fd = q->lfd, .events = POLLIN}};
-        int r = poll(pf, q->lfd >= 0 && q->lfd != fd ? 2 : 1, 200);
-        if (r > 0 && q->lfd >= 0 && q->lfd != fd && (pf[1].revents & POLLIN)) refuse_waiting(q);
+        int r = poll(pf, watch ? 2 : 1, 200);
+        if (r > 0 && watch && (pf[1].revents & POLLIN)) refuse_waiting(q);
         if (r > 0 && pf[0].revents) return 1;
         if (r < 0 && errno != EINTR) return -1;
     }
