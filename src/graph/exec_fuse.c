@@ -58,6 +58,7 @@ static int clip_add(npk_exec *x, int v, int by, int xv, exec_chain *ch, int *cl,
     } else if ((c->n_in > 1 && c->in[1] >= 0 && !scalar(x, c->in[1], &lo)) ||
                (c->n_in > 2 && c->in[2] >= 0 && !scalar(x, c->in[2], &hi)))
         return 0;
+    if ((double)(float)lo != lo || (double)(float)hi != hi) return 0; /* the kernel compares in float */
     if ((*ad = producer(x, c->in[0], *cl, NPK_OP_Add)) < 0) return 0;
     const npk_node *a = &x->g->nodes[*ad];
     if (a->n_in != 2 || !((a->in[0] == xv && scalar(x, a->in[1], &ac)) || (a->in[1] == xv && scalar(x, a->in[0], &ac))))
@@ -133,7 +134,8 @@ int exec_run_chain(npk_exec *x, int n) {
         free(t);
         return npk_err(NPK_ENOMEM, "out of memory");
     }
-    npk_fast_hswish_chain(src, t->data, npk_tensor_numel(t), ch->a, ch->lo, ch->hi, ch->d, ch->div_last);
+    if (npk_fast_hswish_chain(src, t->data, npk_tensor_numel(t), ch->a, ch->lo, ch->hi, ch->d, ch->div_last))
+        return npk_err(NPK_EINVAL, "HardSwish chain bounds are not float values"); /* (matched only when they are) */
     x->host[v] = t;
     return 0;
 }

@@ -907,24 +907,26 @@ int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, d
     return fast_hard(swish, x, y, alpha, beta);
 }
 
+/* The Clip compares in float: with float bounds (lo and hi are float values) they decide as
+ * npk_fast_unary's compares in double do, and the vectors are twice as wide. */
 #define HSWISH_LOOP(LAST)                                                                                              \
     for (int64_t i = 0; i < n; i++) {                                                                              \
-        float xi = x[i], t = xi + a; /* Add */                                                                     \
-        double v = t;                /* Clip (npk_fast_unary's compares) */                                        \
-        if (v < lo) v = lo;                                                                                        \
-        if (v > hi) v = hi;                                                                                        \
-        float c = (float)v;                                                                                        \
+        float xi = x[i], c = xi + a; /* Add */                                                                     \
+        if (c < lo) c = lo;          /* Clip */                                                                    \
+        if (c > hi) c = hi;                                                                                        \
         y[i] = LAST;                                                                                               \
     }
-NPK_ISA_CLONES_VOID(hswish_chain, (const float *x, float *y, int64_t n, float a, double lo, double hi, float d,
+NPK_ISA_CLONES_VOID(hswish_chain, (const float *x, float *y, int64_t n, float a, float lo, float hi, float d,
                                    int div_last),
                     (x, y, n, a, lo, hi, d, div_last)) {
     if (div_last) HSWISH_LOOP((xi * c) / d)
     else HSWISH_LOOP(xi * (c / d))
 }
 #undef HSWISH_LOOP
-void npk_fast_hswish_chain(const float *x, float *y, int64_t n, float a, double lo, double hi, float d, int div_last) {
-    hswish_chain(x, y, n, a, lo, hi, d, div_last);
+int npk_fast_hswish_chain(const float *x, float *y, int64_t n, float a, double lo, double hi, float d, int div_last) {
+    if ((double)(float)lo != lo || (double)(float)hi != hi) return 1; /* bounds that are not floats */
+    hswish_chain(x, y, n, a, (float)lo, (float)hi, d, div_last);
+    return 0;
 }
 
 NPK_ISA_CLONES(int, fast_batchnorm, (const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias,

@@ -68,10 +68,11 @@ int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double 
 int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta);
 /* HardSwish as ONNX exporters write it, y[i] = x[i] * (Clip(x[i] + a, lo, hi) / d), or with
  * div_last (x[i] * Clip(x[i] + a, lo, hi)) / d: Add, Clip, Div and Mul with scalar constants in
- * one pass, each operation the node's own (float add, the Clip compare in double, float divide
+ * one pass, each operation the node's own (float add, the Clip compare (in float: float bounds decide
+ * as the Clip kernel's double compares), float divide
  * and multiply in the nodes' order: their values bit for bit). y may be x (element i is read
- * before it is written). */
-void npk_fast_hswish_chain(const float *x, float *y, int64_t n, float a, double lo, double hi, float d, int div_last);
+ * before it is written). 0, or 1 (nothing done) when lo or hi is not a float value. */
+int npk_fast_hswish_chain(const float *x, float *y, int64_t n, float a, double lo, double hi, float d, int div_last);
 int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, const npk_tensor *mean,
                        const npk_tensor *var, double eps, npk_tensor *y);
 /* ConvTranspose float32 (as npk_ref_onnx_conv_transpose; float sums) and
