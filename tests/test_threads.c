@@ -6,13 +6,15 @@
  * this host has, on shapes whose slices end in partial tiles; so does the
  * exact INT4 x BF16 GEMV of pccx (split into blocks of 16 outputs; each
  * thread count is also checked against the per-product golden in
- * test_q4_gemv). */
+ * test_q4_gemv); so do the ONNX CPU path's element-wise kernels (flat slices)
+ * and depthwise convolutions (channels). */
 #include "check.h"
 #include "npukit/cpu.h"
 #include "npukit/error.h"
 #include "npukit/gemm.h"
 #include "npukit/numfmt.h"
 #include "npukit/threads.h"
+#include "ops/fast_onnx.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -174,10 +176,60 @@ static void test_q4(void) {
     }
 }
 
+/* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
+ * the HardSwish chain) on 70,001 floats (slices of 64 and a ragged end), and a depthwise
+ * convolution, at 1, 2 and 3 threads: the same bytes. */
+static void test_elementwise(void) {
+    enum { N = 70001 };
+    int64_t n = N, one = 1;
+    npk_tensor a, b, s, y[3][5];
+    CHECK_EQ(npk_tensor_alloc(&a, "a", NPK_DT_FLOAT, 1, &n), 0);
+    CHECK_EQ(npk_tensor_alloc(&b, "b", NPK_DT_FLOAT, 1, &n), 0);
+    CHECK_EQ(npk_tensor_alloc(&s, "s", NPK_DT_FLOAT, 1, &one), 0);
+    for (int64_t i = 0; i < n; i++) {
+        ((float *)a.data)[i] = (float)((int)(rnd() % 20001) - 10000) / 997.0f;
+        ((float *)b.data)[i] = (float)((int)(rnd() % 20001) - 10000) / 331.0f + 0.5f;
+    }
+    ((float *)s.data)[0] = 1.7f;
+    npk_onnx_conv_params p = {.nsp = 2, .n = 1, .c = 24, .m = 24, .group = 24, .in = {1, 40, 60}, .k = {1, 3, 3},
+                              .out = {1, 40, 60}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
+                              .pad_e = {0, 1, 1}};
+    float *dw[3], w[24 * 9];
+    for (int i = 0; i < 24 * 9; i++) w[i] = (float)((int)(rnd() % 201) - 100) / 77.0f;
+    FOR_EACH_ISA(l) {
+        for (int t = 0; t < 3; t++) {
+            CHECK_EQ(npk_threads_set(t + 1), 0);
+            for (int k = 0; k < 5; k++) CHECK_EQ(npk_tensor_alloc(&y[t][k], "y", NPK_DT_FLOAT, 1, &n), 0);
+            CHECK_EQ(npk_fast_unary(NPK_ONNX_SIGMOID, &a, &y[t][0], 0, 0, 0), 0);
+            CHECK_EQ(npk_fast_binary(NPK_ONNX_DIV, &a, &b, &y[t][1]), 0);
+            CHECK_EQ(npk_fast_binary(NPK_ONNX_MUL, &s, &a, &y[t][2]), 0);
+            CHECK_EQ(npk_fast_hard(1, &a, &y[t][3], 0, 0), 0);
+            CHECK_EQ(npk_fast_hswish_chain(a.data, y[t][4].data, n, 3.0f, 0.0, 6.0, 6.0f, t == 1), 0);
+            dw[t] = malloc(sizeof(float) * 24 * 40 * 60);
+            CHECK_EQ(npk_fast_dw_f32(&p, a.data, w, NULL, dw[t]), 0);
+        }
+        for (int t = 1; t < 3; t++) {
+            for (int k = 0; k < 4; k++) CHECK(!memcmp(y[0][k].data, y[t][k].data, sizeof(float) * N));
+            CHECK(!memcmp(dw[0], dw[t], sizeof(float) * 24 * 40 * 60));
+        }
+        /* the chain at 1 thread against its division-last form at 2 (not the same values:
+         * a check that the form is followed), and against itself at 3 */
+        CHECK(!memcmp(y[0][4].data, y[2][4].data, sizeof(float) * N));
+        CHECK(memcmp(y[0][4].data, y[1][4].data, sizeof(float) * N));
+        for (int t = 0; t < 3; t++) {
+            for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
+            free(dw[t]);
+        }
+    }
+    npk_isa_force(NPK_ISA_AUTO);
+    npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s);
+}
+
 int main(void) {
     test_pool();
     test_gemms();
     test_q4();
+    test_elementwise();
     npk_threads_set(0);
     return CHECK_DONE();
 }

@@ -6,6 +6,7 @@
 #include "ops/fast_onnx.h"
 
 #include "npukit/gemm.h"
+#include "npukit/threads.h"
 
 #include <math.h>
 
@@ -812,7 +813,79 @@ NPK_ISA_CLONES(int, fast_binary, (npk_onnx_binop op, const npk_tensor *a, const 
     }
     return 0;
 }
+static void hswish_chain_run(const float *x, float *y, int64_t n, float a, float lo, float hi, float d, int div_last);
+static int fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi);
+static int fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta);
+
+/* ---- element-wise kernels on the worker pool (issue 26 point 3) ----
+ * A float tensor of at least EW_PAR_MIN elements is cut into flat slices of a multiple of 64
+ * elements, one task each; every element is computed by the same code from the same operands
+ * as on one thread, so the bytes are the same at every count. Binary operators split only when
+ * each operand has the output's element count or is one scalar (no broadcasting across a
+ * slice's edge). */
+#define EW_PAR_MIN (1 << 16)
+typedef struct ew_job {
+    int kind, op, swish; /* kind 0 unary, 1 binary, 2 HardSigmoid/HardSwish, 3 the HardSwish chain */
+    const npk_tensor *a, *b;
+    npk_tensor *y;
+    double p0, p1, p2;
+    const float *cx;
+    float *cy, ca, cd;
+    int div_last;
+    int64_t n, chunk;
+    int ntasks, rc[NPK_THREADS_MAX * 4];
+} ew_job;
+
+/* Elements [off, off + len) of t as a rank-1 tensor (a one-element t as itself: a scalar). */
+static npk_tensor ew_view(const npk_tensor *t, int64_t off, int64_t len) {
+    npk_tensor v = *t;
+    v.name = NULL;
+    if (npk_tensor_numel(t) == 1 && len != 1) return v;
+    v.rank = 1;
+    v.dims[0] = len;
+    v.data = (char *)t->data + (size_t)off * npk_dtype_size(t->dtype);
+    return v;
+}
+
+static void ew_task(void *ctx, int t) {
+    ew_job *j = ctx;
+    int64_t lo = t * j->chunk, len = (t == j->ntasks - 1 ? j->n : lo + j->chunk) - lo;
+    if (j->kind == 3) {
+        hswish_chain_run(j->cx + lo, j->cy + lo, len, j->ca, (float)j->p0, (float)j->p1, j->cd, j->div_last);
+        j->rc[t] = 0;
+        return;
+    }
+    npk_tensor a = ew_view(j->a, lo, len), y = ew_view(j->y, lo, len), b = j->b ? ew_view(j->b, lo, len) : a;
+    j->rc[t] = j->kind == 0   ? fast_unary((npk_onnx_unop)j->op, &a, &y, j->p0, j->p1, j->p2)
+               : j->kind == 1 ? fast_binary((npk_onnx_binop)j->op, &a, &b, &y)
+                              : fast_hard(j->swish, &a, &y, j->p0, j->p1);
+}
+
+/* 1 when the job ran on the pool (its status in *rc), 0 to run it on this thread. */
+static int ew_parallel(ew_job *j, int *rc) {
+    int th = npk_threads();
+    if (th < 2 || j->n < EW_PAR_MIN) return 0;
+    if (j->kind != 3) {
+        const npk_tensor *ts[3] = {j->a, j->b, j->y};
+        for (int i = 0; i < 3; i++)
+            if (ts[i] && (ts[i]->kind != NPK_KIND_TENSOR || ts[i]->dtype != NPK_DT_FLOAT ||
+                          (npk_tensor_numel(ts[i]) != j->n && npk_tensor_numel(ts[i]) != 1)))
+                return 0;
+    }
+    int64_t units = j->n / 64, n = units < th * 4 ? units : th * 4;
+    j->chunk = units / n * 64;
+    j->ntasks = (int)(j->n / j->chunk);
+    npk_parallel(j->ntasks, ew_task, j);
+    *rc = 0;
+    for (int t = 0; t < j->ntasks; t++)
+        if (j->rc[t]) *rc = j->rc[t];
+    return 1;
+}
+
 int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y) {
+    ew_job j = {.kind = 1, .op = op, .a = a, .b = b, .y = y, .n = npk_tensor_numel(y)};
+    int rc;
+    if (op != NPK_ONNX_PRELU && ew_parallel(&j, &rc)) return rc;
     return fast_binary(op, a, b, y);
 }
 
@@ -885,6 +958,9 @@ NPK_ISA_CLONES(int, fast_unary, (npk_onnx_unop op, const npk_tensor *x, npk_tens
     return 0;
 }
 int npk_fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi) {
+    ew_job j = {.kind = 0, .op = op, .a = x, .y = y, .p0 = alpha, .p1 = lo, .p2 = hi, .n = npk_tensor_numel(y)};
+    int rc;
+    if (npk_tensor_numel(x) == j.n && ew_parallel(&j, &rc)) return rc;
     return fast_unary(op, x, y, alpha, lo, hi);
 }
 
@@ -904,6 +980,9 @@ NPK_ISA_CLONES(int, fast_hard, (int swish, const npk_tensor *x, npk_tensor *y, d
     return 0;
 }
 int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta) {
+    ew_job j = {.kind = 2, .swish = swish, .a = x, .y = y, .p0 = alpha, .p1 = beta, .n = npk_tensor_numel(y)};
+    int rc;
+    if (npk_tensor_numel(x) == j.n && ew_parallel(&j, &rc)) return rc;
     return fast_hard(swish, x, y, alpha, beta);
 }
 
@@ -923,9 +1002,14 @@ NPK_ISA_CLONES_VOID(hswish_chain, (const float *x, float *y, int64_t n, float a,
     else HSWISH_LOOP(xi * (c / d))
 }
 #undef HSWISH_LOOP
+static void hswish_chain_run(const float *x, float *y, int64_t n, float a, float lo, float hi, float d, int div_last) {
+    hswish_chain(x, y, n, a, lo, hi, d, div_last);
+}
 int npk_fast_hswish_chain(const float *x, float *y, int64_t n, float a, double lo, double hi, float d, int div_last) {
     if ((double)(float)lo != lo || (double)(float)hi != hi) return 1; /* bounds that are not floats */
-    hswish_chain(x, y, n, a, (float)lo, (float)hi, d, div_last);
+    ew_job j = {.kind = 3, .cx = x, .cy = y, .ca = a, .cd = d, .p0 = lo, .p1 = hi, .div_last = div_last, .n = n};
+    int rc;
+    if (!ew_parallel(&j, &rc)) hswish_chain(x, y, n, a, (float)lo, (float)hi, d, div_last);
     return 0;
 }
 
