@@ -174,12 +174,12 @@ static int wait_done(npk_e1 *e, uint64_t expect, uint32_t *status) {
 
 /* ---- ring batches as jobs of the port (kmd: the kernel starts, watches, clears) ---- */
 
-static int check_job(void *ctx, npk_poll *pl) {
+/* One report of the running job (npk_pjob_state_fn): kept; done unless it is busy. */
+static int job_state(void *ctx, const npk_pjob_state *s, npk_poll *pl) {
     npk_e1 *e = ctx;
     (void)pl;
-    int rc = npk_port_job_check(e->port, &e->js);
-    if (rc) return rc;
-    return e->js.result == NPK_PJOB_BUSY ? NPK_POLL_BUSY : NPK_POLL_DONE;
+    e->js = *s;
+    return s->result == NPK_PJOB_BUSY ? NPK_POLL_BUSY : NPK_POLL_DONE;
 }
 
 /* Descriptors [first, first + n) of the ring as one job, until it ends: polled between steps
@@ -189,18 +189,14 @@ static int job_run(npk_e1 *e, unsigned first, unsigned n, uint64_t expect, uint3
     npk_pjob job = {.format = NPK_PJOB_E1_RING, .addr = e->ring, .count = n, .first = first};
     int rc = npk_port_job_submit(e->port, &job);
     if (rc) return npk_err_prefix(-rc, "e1: submitting %u descriptors", n);
-    if (e->jobs == 2) {
-        rc = npk_port_job_wait(e->port, (uint64_t)((double)e->timeout * 1e9 / (double)npk_port_hz(e->port)), &e->js);
-    } else {
-        npk_poll pl = {.budget = e->timeout, .first = expect, .step = 1, .max_step = 64, .what = "e1: waiting"};
-        rc = npk_poll_run(e->port, &pl, check_job, e);
-        e->stats.device_cycles += pl.waited;
-        if (pl.expired) { /* drain as the register path does, then end the kernel's job */
-            int rrc = recover(e);
-            if (!rrc) rrc = npk_port_reset(e->port);
-            if (rrc) return npk_err_prefix(-rrc, "e1: still busy after %" PRIu64 " cycles", pl.waited);
-            return npk_err(NPK_ETIMEDOUT, "e1: still busy after %" PRIu64 " cycles; drained and cleared", pl.waited);
-        }
+    npk_poll pl = {.budget = e->timeout, .first = expect, .step = 1, .max_step = 64, .what = "e1: waiting"};
+    rc = npk_port_job_until(e->port, &pl, job_state, e);
+    e->stats.device_cycles += pl.waited;
+    if (pl.expired) { /* drain as the register path does, then end the kernel's job */
+        int rrc = recover(e);
+        if (!rrc) rrc = npk_port_reset(e->port);
+        if (rrc) return npk_err_prefix(-rrc, "e1: still busy after %" PRIu64 " cycles", pl.waited);
+        return npk_err(NPK_ETIMEDOUT, "e1: still busy after %" PRIu64 " cycles; drained and cleared", pl.waited);
     }
     if (rc) return rc;
     if (e->js.result == NPK_PJOB_TIMEOUT) {

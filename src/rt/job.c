@@ -132,3 +132,32 @@ int npk_drv_write32(npk_port *p, const char *dev, uint32_t off, uint32_t v) {
     int rc = npk_port_write32(p, off, v);
     return rc ? npk_err_prefix(rc, "%s: writing register 0x%02x", dev, off) : 0;
 }
+
+/* ---- jobs through the port (rt/port_submit.h) ---- */
+
+typedef struct job_poll {
+    npk_port *p;
+    npk_pjob_state_fn state;
+    void *ctx;
+} job_poll;
+
+static int job_look(void *ctx, npk_poll *pl) {
+    job_poll *q = ctx;
+    npk_pjob_state s;
+    int rc = npk_port_job_check(q->p, &s);
+    return rc ? rc : q->state(q->ctx, &s, pl);
+}
+
+int npk_port_job_until(npk_port *p, npk_poll *pl, npk_pjob_state_fn state, void *ctx) {
+    if (npk_port_jobs(p) != 1) {
+        uint64_t ns = (uint64_t)((double)pl->budget * 1e9 / (double)npk_port_hz(p));
+        for (;;) {
+            npk_pjob_state s;
+            int rc = npk_port_job_wait(p, ns, &s);
+            if (!rc) rc = state(ctx, &s, NULL);
+            if (rc < 0 || rc == NPK_POLL_DONE) return rc < 0 ? rc : 0;
+        }
+    }
+    job_poll q = {p, state, ctx};
+    return npk_poll_run(p, pl, job_look, &q);
+}

@@ -226,8 +226,10 @@ static int job_failed(npk_pccx *d, int rc, int reset) {
     return rc;
 }
 
-/* One report of the running job: NPK_POLL_DONE, _BUSY (with the next wait as hint), or its error. */
-static int job_state(npk_pccx *d, const npk_pjob_state *s, npk_poll *pl) {
+/* One report of the running job (npk_pjob_state_fn): NPK_POLL_DONE, _BUSY (with the next wait as
+ * hint), or its error. */
+static int job_state(void *ctx, const npk_pjob_state *s, npk_poll *pl) {
+    npk_pccx *d = ctx;
     switch (s->result) {
     case NPK_PJOB_OK:
         d->since_reset += d->sn;
@@ -258,13 +260,6 @@ static int job_state(npk_pccx *d, const npk_pjob_state *s, npk_poll *pl) {
     }
 }
 
-static int check_job(void *ctx, npk_poll *pl) {
-    npk_pccx *d = ctx;
-    npk_pjob_state s;
-    int rc = npk_port_job_check(d->port, &s);
-    return rc ? rc : job_state(d, &s, pl);
-}
-
 /* The instructions since the last sync as one job, until it ends: polled between steps of
  * the caller's clock with the register path's schedule, or the kernel waits. */
 static int run_stream(npk_pccx *d) {
@@ -273,15 +268,8 @@ static int run_stream(npk_pccx *d) {
     npk_pjob job = {.format = NPK_PJOB_PCCX_STREAM, .addr = d->stream, .count = d->sn};
     if (!rc) rc = npk_port_job_submit(d->port, &job);
     if (rc) return job_failed(d, npk_err_prefix(-rc, "pccx: submitting %u instructions", d->sn), 1);
-    if (d->jobs == 2) {
-        uint64_t ns = (uint64_t)((double)d->cfg.sync_budget * 1e9 / (double)npk_port_hz(d->port));
-        npk_pjob_state s;
-        rc = npk_port_job_wait(d->port, ns, &s);
-        if (!rc) rc = job_state(d, &s, NULL);
-        return rc < 0 ? rc : 0;
-    }
     npk_poll pl = {.budget = d->cfg.sync_budget, .step = 1, .max_step = 1, .clamp = 1, .what = "pccx: waiting"};
-    rc = npk_poll_run(d->port, &pl, check_job, d);
+    rc = npk_port_job_until(d->port, &pl, job_state, d);
     if (!pl.expired) return rc;
     npk_err(NPK_ETIMEDOUT, "pccx: still busy after %" PRIu64 " cycles; it was soft-reset", pl.waited);
     npk_port_job_recovered(d->port);

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "npukit/job.h"
 #include "npukit/npu.h"
 
 typedef enum {
@@ -63,5 +64,15 @@ int npk_port_job_check(npk_port *p, npk_pjob_state *s);
 int npk_port_job_wait(npk_port *p, uint64_t timeout_ns, npk_pjob_state *s);
 /* v0: the CPU executed descriptor index (after FALLBACK); the device goes on. */
 int npk_port_job_fallback_done(npk_port *p, uint32_t index);
+
+/* A driver's reading of one report of its job (pl NULL when the kernel waits): NPK_POLL_DONE
+ * (the job ended well), NPK_POLL_PROGRESS (it goes on: look again at once), NPK_POLL_BUSY (pl's
+ * next wait, pl->hint if set) or a negative error (the job ended badly). */
+typedef int (*npk_pjob_state_fn)(void *ctx, const npk_pjob_state *s, npk_poll *pl);
+/* Until the running job ends: when the port's clock is the caller's (npk_port_jobs 1), looked at
+ * between npk_port_wait steps with pl's schedule, exactly as a driver polls registers over sim
+ * (pl->expired: the budget ran out, the job still runs); else the kernel waits, at most
+ * pl->budget cycles of the device's clock. 0 or the error state returned. */
+int npk_port_job_until(npk_port *p, npk_poll *pl, npk_pjob_state_fn state, void *ctx);
 
 #endif

@@ -184,8 +184,11 @@ static int wait_until(npk_shell *s, uint64_t max_cycles, pred_fn pred, void *ctx
 
 /* ---- jobs through the port (kmd: the kernel rings the doorbell, watches, recovers) ---- */
 
-/* One report of the running job: NPK_POLL_DONE, _BUSY, or its error (the kernel reset the device). */
-static int job_state(npk_shell *s, const npk_pjob_state *st) {
+/* One report of the running job (npk_pjob_state_fn): NPK_POLL_DONE, _BUSY, or its error (the
+ * kernel reset the device). */
+static int job_state(void *ctx, const npk_pjob_state *st, npk_poll *pl) {
+    npk_shell *s = ctx;
+    (void)pl;
     if (st->result == NPK_PJOB_BUSY) return NPK_POLL_BUSY;
     s->job_active = 0;
     if (st->result == NPK_PJOB_OK) return NPK_POLL_DONE;
@@ -198,28 +201,13 @@ static int job_state(npk_shell *s, const npk_pjob_state *st) {
     return describe_error(s, st->code, st->fault_addr, st->index & (s->ring_bytes - 1));
 }
 
-static int check_job(void *ctx, npk_poll *pl) {
-    npk_shell *s = ctx;
-    npk_pjob_state st;
-    (void)pl;
-    if (!s->job_active) return NPK_POLL_DONE;
-    int rc = npk_port_job_check(s->port, &st);
-    return rc ? rc : job_state(s, &st);
-}
-
 /* Until the running job ends: polled between steps of the caller's clock with the register
  * path's schedule, or the kernel waits. */
 static int wait_job(npk_shell *s, uint64_t max_cycles) {
     if (!s->job_active) return 0;
     if (!max_cycles) max_cycles = s->timeout;
-    if (s->jobs == 2) {
-        npk_pjob_state st;
-        int rc = npk_port_job_wait(s->port, (uint64_t)((double)max_cycles * 1e9 / (double)npk_port_hz(s->port)), &st);
-        if (!rc) rc = job_state(s, &st);
-        return rc < 0 ? rc : 0;
-    }
     npk_poll pl = {.budget = max_cycles, .step = 16, .max_step = 65536, .clamp = 1, .what = "shell: waiting for the queue to drain"};
-    int rc = npk_poll_run(s->port, &pl, check_job, s);
+    int rc = npk_port_job_until(s->port, &pl, job_state, s);
     if (!pl.expired) return rc;
     s->job_active = 0;
     s->tail = s->published;

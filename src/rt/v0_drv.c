@@ -440,9 +440,11 @@ static int job_fallback(npk_v0 *v, uint32_t idx, const uint8_t *raw) {
     return 0;
 }
 
-/* One report of the running job: NPK_POLL_DONE, _PROGRESS, _BUSY, or the job's error. */
-static int job_state(npk_v0 *v, const npk_pjob_state *s) {
+/* One report of the running job (npk_pjob_state_fn): NPK_POLL_DONE, _PROGRESS, _BUSY, or the job's error. */
+static int job_state(void *ctx, const npk_pjob_state *s, npk_poll *pl) {
+    npk_v0 *v = ctx;
     uint32_t mask = v->len - 1;
+    (void)pl;
     switch (s->result) {
     case NPK_PJOB_BUSY: return retire_to(v, s->progress & mask) ? NPK_POLL_PROGRESS : NPK_POLL_BUSY;
     case NPK_PJOB_OK:
@@ -473,30 +475,12 @@ static int job_state(npk_v0 *v, const npk_pjob_state *s) {
     }
 }
 
-static int check_job(void *ctx, npk_poll *pl) {
-    npk_v0 *v = ctx;
-    npk_pjob_state s;
-    (void)pl;
-    if (!v->job_active) return NPK_POLL_DONE;
-    int rc = npk_port_job_check(v->port, &s);
-    return rc ? rc : job_state(v, &s);
-}
-
 /* Until the running job ends: polled between steps of the caller's clock, exactly as the
  * register path polls (so the device's cycles are the sim port's), or the kernel waits. */
 static int wait_job(npk_v0 *v) {
     if (!v->job_active) return 0;
-    if (v->jobs == 2) {
-        uint64_t ns = (uint64_t)((double)v->cfg.timeout_cycles * 1e9 / (double)npk_port_hz(v->port));
-        for (;;) {
-            npk_pjob_state s;
-            int rc = npk_port_job_wait(v->port, ns, &s);
-            if (!rc) rc = job_state(v, &s);
-            if (rc < 0 || rc == NPK_POLL_DONE) return rc < 0 ? rc : 0;
-        }
-    }
     npk_poll pl = {.budget = v->cfg.timeout_cycles, .step = 64, .max_step = 65536, .what = "v0: waiting"};
-    int rc = npk_poll_run(v->port, &pl, check_job, v);
+    int rc = npk_port_job_until(v->port, &pl, job_state, v);
     v->stats.device_cycles += pl.waited;
     if (!pl.expired) return rc;
     const npk_v0_desc *d = &v->slots[v->tail].d;
