@@ -607,7 +607,7 @@ static int submit_impl(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1
         }
     }
     unsigned head = (first + n) & 7;
-    uint32_t st;
+    uint32_t st = 0;
     if (e->jobs) { /* the kernel programs the ring registers and starts the batch */
         if ((rc = wr_cached(e, E1_REG_CMD_PARAM, &e->sh_cmd_param, e1_cmd_param(1, ternary, e->owner))) ||
             (rc = job_run(e, first, n, batch_estimate(d, n, cfg), &st)))
