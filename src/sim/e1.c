@@ -1019,8 +1019,9 @@ static uint64_t dma_burst(e1 *e, uint64_t max) {
  * state at the end. Anything else (another opcode, an error the launch would
  * latch, a budget ending inside) returns 0: the engine is stepped. */
 /* Four int32 as one vector (GCC and clang vector extension), allowed to alias
- * anything: desc_run's small clears and copies as plain vector moves. */
-typedef int32_t e1_v4i __attribute__((vector_size(16), may_alias));
+ * anything and at any int32 address: desc_run's small clears and copies as
+ * plain vector moves. */
+typedef int32_t e1_v4i __attribute__((vector_size(16), may_alias, aligned(4)));
 
 static uint64_t desc_run(e1 *e, uint64_t max) {
     uint32_t *v = e->v;
