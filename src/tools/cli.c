@@ -10,6 +10,7 @@
 #include <inttypes.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,16 @@ int cli_finish_stdout(int rc) {
         return 1;
     }
     return rc;
+}
+
+void cli_stop_signals(void (*on_stop)(int)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
 }
 
 int cli_check_output(const char *path) {

@@ -123,6 +123,9 @@ int cli_write_file(const char *path, const void *data, size_t len);
 /* Validate an output path before the work: its directory exists and is
  * writable, and the path is not a directory. 0 or -NPK_EIO with npk_errmsg. */
 int cli_check_output(const char *path);
+/* SIGTERM and SIGINT call on_stop (a server then ends its session cleanly);
+ * SIGPIPE is ignored, so a vanished client ends the session, not the process. */
+void cli_stop_signals(void (*on_stop)(int));
 /* Run gnuplot on a script file (stdout to /dev/null). 0, or cli_fail's 1 with
  * a message naming `what` (the flag) when gnuplot is missing or fails. */
 int cli_gnuplot(const char *script, const char *what);

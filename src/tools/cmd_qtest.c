@@ -248,13 +248,7 @@ int cmd_qtest(int argc, char **argv) {
     if (!rc) {
         /* SIGTERM/SIGINT end the session cleanly (socket removed, trace and log
          * written) with exit code 0, as QEMU does. */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGINT, &sa, NULL);
-        signal(SIGPIPE, SIG_IGN); /* a vanished client ends the session, not the process */
+        cli_stop_signals(on_signal);
     }
     if (!rc && qo.active) {
         rc = qemu_serve(sim, &cfg, &qo);

@@ -212,13 +212,7 @@ int cmd_vp(int argc, char **argv) {
     if (!rc && A.report && strcmp(A.report, "-") && cli_check_output(A.report))
         rc = cli_fail("vp: --report: %s", npk_errmsg());
     if (!rc) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = vp_on_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGINT, &sa, NULL);
-        signal(SIGPIPE, SIG_IGN);
+        cli_stop_signals(vp_on_signal);
         vp_dev d = {.device = A.device, .opts = opts, .faults = &A.faults, .trace_path = A.trace_path,
                     .report = A.report, .json = A.json, .plot = A.plot, .log_path = log_path, .guest_errors = guest_errors, .settle_ms = A.settle_ms};
         rc = vp_serve_device(&d, (int)A.fd);
