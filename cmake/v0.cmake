@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
 # v0 NPU: -O3 for the functional datapath of the model and the shared GEMM
-# kernels (src/base/gemm.c, which must never contract a*b+c into an FMA implicitly: the
+# kernels (src/base/gemm.c and gemm_f32_avx2.c, which must never contract a*b+c into an FMA implicitly: the
 # shell's float GEMM rounds the product and the sum separately; its kernels fuse
 # explicitly only where that cannot change a bit), and bench_v0
 # built against oneDNN (Debian libdnnl-dev, listed in .ci/packages) only when found.
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/sim/v0_exec.c PROPERTIES COMPILE_OPTIONS "-O3")
-set_source_files_properties(${CMAKE_SOURCE_DIR}/src/base/gemm.c PROPERTIES COMPILE_OPTIONS "-O3;-ffp-contract=off")
+set_source_files_properties(${CMAKE_SOURCE_DIR}/src/base/gemm.c ${CMAKE_SOURCE_DIR}/src/base/gemm_f32_avx2.c
+                            PROPERTIES COMPILE_OPTIONS "-O3;-ffp-contract=off")
 # The reassociating float GEMM of the ONNX CPU path (its tiles fuse explicitly, its dot
 # products never: the same options as when it lived in src/ops).
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/base/gemm_f32_reassoc.c PROPERTIES COMPILE_OPTIONS "-O3")

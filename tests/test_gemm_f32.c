@@ -134,6 +134,30 @@ static void test_random(void) {
     }
 }
 
+/* Shapes across every block of the packed kernels (AVX2: 6 x 16 tiles, 144-row
+ * A blocks, 2048-column B blocks, K blocks of at most 256; AVX-512: 64-column
+ * panels, K blocks of 128): edges of each, K = 1, a single row or column. Fused
+ * (moderate BF16) and separate (any BF16: subnormals, infinities, NaN from
+ * Inf * 0 and Inf - Inf) at once. */
+static void test_shapes(void) {
+    static const uint32_t shapes[][3] = {{151, 37, 260}, {13, 2064, 19}, {7, 9, 1}, {1, 1, 1}, {1, 300, 513},
+                                         {300, 1, 70},   {145, 17, 1},   {6, 16, 256}, {12, 32, 257}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int any = 0; any < 2; any++) {
+            uint32_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            uint8_t *a = malloc((size_t)M * K * 2), *b = malloc((size_t)K * N * 2);
+            if (any) {
+                for (size_t i = 0; i < (size_t)M * K; i++) put(NPK_REF_BF16, a, i, anybf16());
+                for (size_t i = 0; i < (size_t)K * N; i++) put(NPK_REF_BF16, b, i, anybf16());
+            } else {
+                fill(NPK_REF_BF16, a, (size_t)M * K, -3, 3, 1);
+                fill(NPK_REF_BF16, b, (size_t)K * N, -3, 3, 1);
+            }
+            run(NPK_REF_BF16, M, N, K, a, b, any ? -1 : 1, any ? "shapes, any bf16" : "shapes");
+            free(a), free(b);
+        }
+}
+
 /* A[M][K], B[K][N] in BF16: every element drawn from its own list of values. */
 static void bf16_case(uint32_t M, uint32_t N, uint32_t K, const double *av, size_t na, const double *bv, size_t nb,
                       int want_fused, const char *what) {
@@ -224,6 +248,7 @@ static void test_f32_widths(void) {
 int main(void) {
     test_random();
     test_adversarial();
+    test_shapes();
     test_f32_widths();
     /* an empty product has nothing to check */
     CHECK_EQ(npk_gemm_f32_fused(0, 5, 5, NULL, 5, NULL, 5), 1);

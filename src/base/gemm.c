@@ -19,12 +19,15 @@
  *    over A and B), one FMA per step instead: the same bits, since an FMA
  *    with an exact product rounds the same sum once (explicit intrinsics;
  *    -ffp-contract=off keeps the compiler from fusing anything else).
- * AVX2: int8 in 6 x 16 tiles through vpmaddwd on int16 pairs (exact), fp32 in
- * 6 x 16 tiles of 12 ymm accumulators (fused as above). Portable:
+ * AVX2: int8 in 6 x 16 tiles through vpmaddwd on int16 pairs (exact); fp32 in
+ * src/base/gemm_f32_avx2.c (BLIS-style packed A and B panels, a 6 x 16 tile of
+ * 12 ymm accumulators, K blocks in order; fused as above). Portable:
  * i-k-j loops over 4 rows with a vectorizable inner loop (fused through fmaf
  * only where that is the hardware instruction, FP_FAST_FMAF). */
 #include "npukit/gemm.h"
 #include "npukit/threads.h"
+
+#include "gemm_f32_avx2.h"
 
 #include "npukit/cpu.h"
 #include "npukit/error.h"
@@ -438,8 +441,6 @@ T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, 
 
 /* ---- AVX2 ------------------------------------------------------------------------- */
 
-enum { NR2 = 16, KC2 = 256 };
-
 /* int8 on AVX2 (no VNNI): both operands widened to int16 and multiplied in
  * pairs by vpmaddwd, whose 32-bit pair sums cannot overflow (|sum| <= 2^15),
  * then added in int32: exact (never vpmaddubsw, whose 16-bit pair sums
@@ -559,83 +560,13 @@ T256 static int s8_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, con
     return 0;
 }
 
-/* fp32: C[ni][nj] (= or +=, sequentially in k) a 6 x 16 tile (12 ymm
- * accumulators) over kc steps: A's rows in place (rows >= ni repeat row 0 and
- * are not stored), bp [kc][16]; fused: one FMA per step (see f32_kern). */
-enum { MRF2 = 6 };
-T256 static inline __attribute__((always_inline)) void f32_kern2(size_t kc, const float *a, size_t lda, const float *bp,
-                                                                float *C, size_t ldc, uint32_t ni, uint32_t nj,
-                                                                int accumulate, const int fused) {
-    const float *a0 = a, *a1 = a + (1 < ni ? lda : 0), *a2 = a + (2 < ni ? 2 * lda : 0),
-                *a3 = a + (3 < ni ? 3 * lda : 0), *a4 = a + (4 < ni ? 4 * lda : 0), *a5 = a + (5 < ni ? 5 * lda : 0);
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj), lane),
-                  m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj - 8), lane);
-    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-#define ROWS2(X) X(0, c00, c01) X(1, c10, c11) X(2, c20, c21) X(3, c30, c31) X(4, c40, c41) X(5, c50, c51)
-#define INIT(r, x0, x1)                                   \
-    if (accumulate && (r) < ni) {                         \
-        x0 = _mm256_maskload_ps(C + (r) * ldc, m0);       \
-        x1 = _mm256_maskload_ps(C + (r) * ldc + 8, m1);   \
-    } else {                                              \
-        x0 = x1 = _mm256_setzero_ps();                    \
-    }
-    ROWS2(INIT)
-#undef INIT
-    for (size_t k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_load_ps(bp + k * NR2), b1 = _mm256_load_ps(bp + k * NR2 + 8), av;
-#define ROW(r, x0, x1)                                                      \
-    av = _mm256_broadcast_ss(a##r + k);                                     \
-    if (fused) {                                                            \
-        x0 = _mm256_fmadd_ps(av, b0, x0);                                   \
-        x1 = _mm256_fmadd_ps(av, b1, x1);                                   \
-    } else {                                                                \
-        x0 = _mm256_add_ps(x0, _mm256_mul_ps(av, b0));                      \
-        x1 = _mm256_add_ps(x1, _mm256_mul_ps(av, b1));                      \
-    }
-        ROWS2(ROW)
-#undef ROW
-    }
-#define STORE(r, x0, x1)                                  \
-    if ((r) < ni) {                                       \
-        _mm256_maskstore_ps(C + (r) * ldc, m0, x0);       \
-        _mm256_maskstore_ps(C + (r) * ldc + 8, m1, x1);   \
-    }
-    ROWS2(STORE)
-#undef STORE
-#undef ROWS2
-}
-T256 static void f32_kern2_sep(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
-                               uint32_t nj, int accumulate) {
-    f32_kern2(kc, a, lda, bp, C, ldc, ni, nj, accumulate, 0);
-}
-T256 static void f32_kern2_fma(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
-                               uint32_t nj, int accumulate) {
-    f32_kern2(kc, a, lda, bp, C, ldc, ni, nj, accumulate, 1);
-}
-
-T256 static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
-                         const float *B, size_t ldb, float *C, size_t ldc, int fused) {
-    size_t mt = (M + MRF2 - 1) / MRF2;
+/* fp32 on AVX2: src/base/gemm_f32_avx2.c on a packing buffer from here. */
+static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B,
+                    size_t ldb, int bf16, float *C, size_t ldc, int fused) {
     void *own;
-    float *bp = ws_get(ws, (size_t)KC2 * NR2 * sizeof(float), &own);
-    if (!bp) return nomem();
-    for (uint32_t j0 = 0; j0 < N; j0 += NR2) {
-        uint32_t nj = N - j0 < NR2 ? N - j0 : NR2;
-        for (uint32_t k0 = 0; k0 < K; k0 += KC2) {
-            uint32_t kc = K - k0 < KC2 ? K - k0 : KC2;
-            for (uint32_t k = 0; k < kc; k++) { /* B block: [kc][16], zero outside */
-                float *d = bp + (size_t)k * NR2;
-                memcpy(d, B + (size_t)(k0 + k) * ldb + j0, nj * sizeof(float));
-                if (nj < NR2) memset(d + nj, 0, (NR2 - nj) * sizeof(float));
-            }
-            for (size_t t = 0; t < mt; t++) {
-                uint32_t i0 = (uint32_t)(t * MRF2), ni = M - i0 < MRF2 ? M - i0 : MRF2;
-                (fused ? f32_kern2_fma : f32_kern2_sep)(kc, A + (size_t)i0 * lda + k0, lda, bp,
-                                                        C + (size_t)i0 * ldc + j0, ldc, ni, nj, k0 != 0);
-            }
-        }
-    }
+    float *buf = ws_get(ws, npk_gemm_f32_avx2_buf(M, N, K), &own);
+    if (!buf) return nomem();
+    npk_gemm_f32_avx2(M, N, K, A, lda, B, ldb, bf16, C, ldc, fused, buf);
     free(own);
     return 0;
 }
@@ -748,7 +679,7 @@ static int f32_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, 
     switch (isa) {
 #ifdef GEMM_X86
     case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
-    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
+    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, 0, C, ldc, fused);
 #endif
     default: (void)ws, f32_portable(M, N, K, A, lda, B, ldb, C, ldc, fused); return 0;
     }

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/* The AVX2 + FMA variant of npk_gemm_f32 (include/npukit/gemm.h):
+ * every output summed from +0 over k = 0 .. K-1 in order, one rounded multiply
+ * and one rounded add per step, or one FMA per step when every product is
+ * exact (npk_gemm_f32_fused: the same bits). Built with -ffp-contract=off like
+ * gemm.c: no FMA but the explicit ones.
+ *
+ * Blocking (BLIS order; the K loop sits outside every loop over C, so each
+ * output still sees its K blocks in order, its partial sum stored in C between
+ * them and reloaded):
+ *   for each NC-column block of B (jc)
+ *     for each K block of at most KC rows, in order (pc)
+ *       pack B[pc block][jc block] into NR-column panels [kc][16] (L3 / L2)
+ *       for each MC-row block of A (ic)
+ *         pack A[ic block][pc block] into MR-row panels [kc][6] (L2)
+ *         for each B panel (jr; it stays in L1 while the A panels pass)
+ *           for each A panel (ir): the 6 x 16 micro-kernel
+ * The micro-kernel holds a 6 x 16 tile of C in 12 ymm accumulators: per k two
+ * aligned loads of B, six broadcasts of A and 12 FMAs (or 12 multiplies and 12
+ * adds, which Zen's separate multiply and add pipes overlap). Operands are
+ * packed with zeros past M, N, so every tile runs whole; a tile that crosses
+ * the edge of C runs on a 6 x 16 scratch tile copied in and out. BF16
+ * operands (bf16 = 1) are widened while they are packed (exact: the fp32
+ * bits are the BF16 bits followed by 16 zeros), so no fp32 copy of them is
+ * ever made. */
+#include "gemm_f32_avx2.h"
+
+#include "npukit/cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#ifdef NPK_ISA_X86
+#include <immintrin.h>
+
+#define T256 __attribute__((target("avx2,fma")))
+#define INLINE static inline __attribute__((always_inline))
+
+/* MR x NR: the register tile; KC: the K block (an A panel of 6 KB and a B
+ * panel of 16 KB: L1 holds the B panel and the A panel streaming past it);
+ * MC: rows of A per packed block (144 x 256 x 4 = 144 KB, in L2); NC: columns
+ * of B per packed block (256 x 2048 x 4 = 2 MB, in L3). */
+enum { MR = 6, NR = 16, KC = 256, MC = 144, NC = 2048 };
+
+static size_t up(size_t a, size_t b) { return (a + b - 1) / b * b; }
+
+/* ---- the micro-kernel ------------------------------------------------------------ */
+
+/* C[6][16] (row stride ldc) = (acc ? C : +0) + ap [kc][6] x bp [kc][16], each
+ * output's k in order; fused: one FMA per step (exact products only). */
+INLINE T256 void kern(size_t kc, const float *restrict ap, const float *restrict bp, float *C, size_t ldc, int acc,
+                      const int fused) {
+    __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+#define ROWS(X) X(0, c00, c01) X(1, c10, c11) X(2, c20, c21) X(3, c30, c31) X(4, c40, c41) X(5, c50, c51)
+#define INIT(r, x0, x1)                                   \
+    if (acc) {                                            \
+        x0 = _mm256_loadu_ps(C + (r) * ldc);              \
+        x1 = _mm256_loadu_ps(C + (r) * ldc + 8);          \
+    } else {                                              \
+        x0 = x1 = _mm256_setzero_ps();                    \
+    }
+    ROWS(INIT)
+#undef INIT
+#define MAC(x, a, b) (fused ? _mm256_fmadd_ps(a, b, x) : _mm256_add_ps(x, _mm256_mul_ps(a, b)))
+#define STEP(r, x0, x1)                    \
+    av = _mm256_broadcast_ss(ap + (r));    \
+    x0 = MAC(x0, av, b0);                  \
+    x1 = MAC(x1, av, b1);
+#pragma GCC unroll 4
+    for (size_t k = 0; k < kc; k++) {
+        const __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
+        __m256 av;
+        ROWS(STEP)
+        ap += MR, bp += NR;
+    }
+#undef STEP
+#undef MAC
+#define STORE(r, x0, x1)                          \
+    _mm256_storeu_ps(C + (r) * ldc, x0);          \
+    _mm256_storeu_ps(C + (r) * ldc + 8, x1);
+    ROWS(STORE)
+#undef STORE
+#undef ROWS
+}
+
+T256 static void kern_fma(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, int acc) {
+    kern(kc, ap, bp, C, ldc, acc, 1);
+}
+T256 static void kern_sep(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, int acc) {
+    kern(kc, ap, bp, C, ldc, acc, 0);
+}
+typedef void (*kern_fn)(size_t kc, const float *ap, const float *bp, float *C, size_t ldc, int acc);
+
+/* ---- packing --------------------------------------------------------------------- */
+
+static inline float bf16f(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* A[mc][kc] (lda; fp32 or BF16) into [ceil(mc/6)][kc][6], rows past mc zero. */
+T256 static void pack_a(const void *A, size_t lda, int bf16, uint32_t mc, uint32_t kc, float *restrict ap) {
+    for (uint32_t i0 = 0; i0 < mc; i0 += MR, ap += (size_t)kc * MR) {
+        uint32_t ni = mc - i0 < MR ? mc - i0 : MR;
+        for (uint32_t r = 0; r < MR; r++) {
+            float *restrict d = ap + r;
+            if (r >= ni) {
+                for (uint32_t k = 0; k < kc; k++) d[(size_t)k * MR] = 0.0f;
+            } else if (bf16) {
+                const uint16_t *s = (const uint16_t *)A + (size_t)(i0 + r) * lda;
+                for (uint32_t k = 0; k < kc; k++) d[(size_t)k * MR] = bf16f(s[k]);
+            } else {
+                const float *s = (const float *)A + (size_t)(i0 + r) * lda;
+                for (uint32_t k = 0; k < kc; k++) d[(size_t)k * MR] = s[k];
+            }
+        }
+    }
+}
+
+/* B[kc][nc] (ldb; fp32 or BF16) into [ceil(nc/16)][kc][16], columns past nc zero. */
+T256 static void pack_b(const void *B, size_t ldb, int bf16, uint32_t kc, uint32_t nc, float *restrict bp) {
+    for (uint32_t j0 = 0; j0 < nc; j0 += NR, bp += (size_t)kc * NR) {
+        uint32_t nj = nc - j0 < NR ? nc - j0 : NR;
+        for (uint32_t k = 0; k < kc; k++) {
+            float *d = bp + (size_t)k * NR;
+            if (bf16) {
+                const uint16_t *s = (const uint16_t *)B + (size_t)k * ldb + j0;
+                if (nj == NR) {
+                    __m128i h0 = _mm_loadu_si128((const __m128i *)s), h1 = _mm_loadu_si128((const __m128i *)(s + 8));
+                    _mm256_store_ps(d, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h0), 16)));
+                    _mm256_store_ps(d + 8, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h1), 16)));
+                    continue;
+                }
+                for (uint32_t j = 0; j < NR; j++) d[j] = j < nj ? bf16f(s[j]) : 0.0f;
+            } else {
+                const float *s = (const float *)B + (size_t)k * ldb + j0;
+                if (nj == NR) {
+                    _mm256_store_ps(d, _mm256_loadu_ps(s));
+                    _mm256_store_ps(d + 8, _mm256_loadu_ps(s + 8));
+                    continue;
+                }
+                for (uint32_t j = 0; j < NR; j++) d[j] = j < nj ? s[j] : 0.0f;
+            }
+        }
+    }
+}
+
+/* ---- the blocked loops ------------------------------------------------------------- */
+
+/* One block of C (mc x nc at C) over one packed K block: every 6 x 16 tile,
+ * the B panel outer (kept in L1), the A panels inner. Edge tiles run on a
+ * scratch tile. */
+static void macro(kern_fn kf, uint32_t mc, uint32_t nc, uint32_t kc, const float *ap, const float *bp, float *C,
+                  size_t ldc, int acc) {
+    float tile[MR * NR] = {0};
+    for (uint32_t j0 = 0; j0 < nc; j0 += NR) {
+        uint32_t nj = nc - j0 < NR ? nc - j0 : NR;
+        const float *b = bp + (size_t)(j0 / NR) * kc * NR;
+        for (uint32_t i0 = 0; i0 < mc; i0 += MR) {
+            uint32_t ni = mc - i0 < MR ? mc - i0 : MR;
+            const float *a = ap + (size_t)(i0 / MR) * kc * MR;
+            float *c = C + (size_t)i0 * ldc + j0;
+            if (ni == MR && nj == NR) {
+                kf(kc, a, b, c, ldc, acc);
+                continue;
+            }
+            if (acc)
+                for (uint32_t r = 0; r < ni; r++) memcpy(tile + r * NR, c + (size_t)r * ldc, nj * sizeof(float));
+            kf(kc, a, b, tile, NR, acc); /* rows and columns past the edge: whatever was there, never stored */
+            for (uint32_t r = 0; r < ni; r++) memcpy(c + (size_t)r * ldc, tile + r * NR, nj * sizeof(float));
+        }
+    }
+}
+
+/* Blocks of at most `max` (a multiple of `mult`) of equal size instead of
+ * full ones and a thin rest. */
+static uint32_t even_block(uint32_t n, uint32_t max, uint32_t mult) {
+    uint32_t nb = (n + max - 1) / max;
+    return (uint32_t)up((n + nb - 1) / nb, mult);
+}
+
+typedef struct blocks {
+    uint32_t kcb, mcb, ncb;
+    size_t sz_a; /* bytes of the A block (the B block follows) */
+} blocks;
+
+static blocks blocking(uint32_t M, uint32_t N, uint32_t K) {
+    blocks b = {even_block(K, KC, 1), even_block(M, MC, MR), even_block(N, NC, NR), 0};
+    b.sz_a = up((size_t)b.mcb * b.kcb * sizeof(float), 64);
+    return b;
+}
+
+size_t npk_gemm_f32_avx2_buf(uint32_t M, uint32_t N, uint32_t K) {
+    blocks b = blocking(M, N, K);
+    return b.sz_a + (size_t)b.ncb * b.kcb * sizeof(float);
+}
+
+void npk_gemm_f32_avx2(uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B, size_t ldb,
+                       int bf16, float *C, size_t ldc, int fused, float *buf) {
+    const size_t es = bf16 ? 2 : 4;
+    const blocks bl = blocking(M, N, K);
+    const uint32_t kcb = bl.kcb, mcb = bl.mcb, ncb = bl.ncb;
+    float *ap = buf, *bp = (float *)((char *)buf + bl.sz_a);
+    kern_fn kf = fused ? kern_fma : kern_sep;
+    for (uint32_t jc = 0; jc < N; jc += ncb) {
+        uint32_t nc = N - jc < ncb ? N - jc : ncb;
+        for (uint32_t pc = 0; pc < K; pc += kcb) {
+            uint32_t kc = K - pc < kcb ? K - pc : kcb;
+            pack_b((const char *)B + ((size_t)pc * ldb + jc) * es, ldb, bf16, kc, nc, bp);
+            for (uint32_t ic = 0; ic < M; ic += mcb) {
+                uint32_t mc = M - ic < mcb ? M - ic : mcb;
+                pack_a((const char *)A + ((size_t)ic * lda + pc) * es, lda, bf16, mc, kc, ap);
+                macro(kf, mc, nc, kc, ap, bp, C + (size_t)ic * ldc + jc, ldc, pc != 0);
+            }
+        }
+    }
+}
+
+#else /* no x86: never called (npk_gemm_active_isa is portable there) */
+
+size_t npk_gemm_f32_avx2_buf(uint32_t M, uint32_t N, uint32_t K) {
+    (void)M, (void)N, (void)K;
+    return 0;
+}
+
+void npk_gemm_f32_avx2(uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B, size_t ldb,
+                       int bf16, float *C, size_t ldc, int fused, float *buf) {
+    (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)bf16, (void)C, (void)ldc, (void)fused,
+        (void)buf;
+}
+
+#endif
