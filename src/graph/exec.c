@@ -186,6 +186,11 @@ static int run_cpu_node(npk_exec *x, int n) {
     char kc[NPK_OP_MAX_IN];
     for (int k = 0; k < nd->n_in && k < NPK_OP_MAX_IN; k++) kc[k] = nd->in[k] >= 0 && x->kconst[nd->in[k]];
     c.in_const = kc;
+    const exec_chain *fold = x->chain[n].fold_end ? &x->chain[n] : NULL; /* a Conv with folded weights */
+    if (fold) {
+        c.in[1] = fold->fw, c.in[2] = fold->fb, kc[1] = kc[2] = 1;
+        if (c.n_in < 3) c.n_in = 3;
+    }
     if (!run_view(x, n, &c, outs)) {
         c.reuse = inplace_input(x, n);
         rc = exec_call_op(&c);
@@ -198,7 +203,7 @@ static int run_cpu_node(npk_exec *x, int n) {
     }
     if (rc == NPK_SHAPE_UNKNOWN) rc = npk_err(NPK_EINVAL, "output shape could not be determined");
     for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
-        int v = nd->out[k];
+        int v = fold && k == 0 ? x->g->nodes[fold->fold_end].out[0] : nd->out[k];
         if (v < 0) continue;
         if (rc || (!outs[k].data && outs[k].kind == NPK_KIND_TENSOR)) {
             npk_tensor_free(&outs[k]);
@@ -418,9 +423,11 @@ static int partition(npk_exec *x, const char *dev) {
     exec_fuse_cpu(x);
     for (size_t n = 0; n < nn; n++)
         if (x->chain[n].skip) {
-            static const char in_chain[] = "; run in one pass by the HardSwish chain's Mul";
-            size_t at = strlen(rep->nodes[n].why);
-            if (at + sizeof in_chain <= sizeof rep->nodes[n].why) memcpy(rep->nodes[n].why + at, in_chain, sizeof in_chain);
+            static const char in_chain[] = "; run in one pass by the HardSwish chain's Mul",
+                              in_conv[] = "; folded into the weights of the Conv before it";
+            const char *s = x->chain[n].skip == EXEC_SKIP_FOLD ? in_conv : in_chain;
+            size_t at = strlen(rep->nodes[n].why), len = strlen(s) + 1;
+            if (at + len <= sizeof rep->nodes[n].why) memcpy(rep->nodes[n].why + at, s, len);
         }
     for (size_t n = 0; n < nn; n++)
         if (x->fused_into[n] >= 0) {

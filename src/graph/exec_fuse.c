@@ -73,7 +73,7 @@ static void match_hswish(npk_exec *x, int e) {
     const npk_node *nd = &x->g->nodes[e];
     int div_last = nd->op_id == NPK_OP_Div;
     if ((nd->op_id != NPK_OP_Mul && !div_last) || nd->n_in != 2 || nd->n_out != 1 || nd->out[0] < 0) return;
-    exec_chain ch = {-1, 0, 0, 0, 0, div_last, 0};
+    exec_chain ch = {.x_val = -1, .div_last = div_last};
     double dc;
     int mv = -1; /* the Mul (Div last) or the Div (Mul last) */
     if (div_last) {
@@ -93,8 +93,158 @@ static void match_hswish(npk_exec *x, int e) {
         if (div_last && npk_exec_read_direct(x, e, xv)) return; /* x outlives the skipped Mul */
         ch.x_val = xv, ch.d = (float)dc;
         x->chain[e] = ch;
-        x->chain[ad].skip = x->chain[cl].skip = x->chain[mv].skip = 1;
+        x->chain[ad].skip = x->chain[cl].skip = x->chain[mv].skip = EXEC_SKIP_CHAIN;
         return;
+    }
+}
+
+/* ---- Conv -> BatchNormalization / Mul / Add by constants, folded into the Conv's weights ----
+ *
+ * Conv(x, W, B) followed by BatchNormalization (inference), Mul or Add whose other operands are
+ * constants varying at most along the channel axis computes, per output channel m,
+ * y = mult[m] * conv(x, W, B)[m] + add[m] = conv(x, W', B') with W'[m] = mult[m] W[m] and
+ * B'[m] = mult[m] B[m] + add[m] (ONNX Runtime folds the same nodes: its ConvBNFusion, ConvMulFusion
+ * and ConvAddFusion). The folded weights are computed once per graph, in double and rounded once;
+ * the Conv then writes the last node's output and the folded nodes do nothing. The sums differ
+ * from the unfolded nodes' by rounding: float tolerance (docs/onnx.md, "Conv folding"). Not in
+ * golden runs nor timing-only ones; never for non-finite constants or weights. */
+
+/* v as a float constant the same in every run: an initializer or a constant folded by the graph. */
+static const npk_tensor *const_of(npk_exec *x, int v) {
+    if (v < 0 || x->g->vals[v].graph_input >= 0) return NULL;
+    const npk_tensor *t = x->g->vals[v].konst;
+    if (!t && x->folded[v] && exec_fold_shared(x, v)) t = x->folded[v];
+    return t && t->kind == NPK_KIND_TENSOR && t->dtype == NPK_DT_FLOAT && t->data ? t : NULL;
+}
+
+/* c broadcast against y [N, M, ...] varies at most along axis 1 (one value or M) and keeps y's shape. */
+static int per_channel(const npk_tensor *c, const npk_tensor *y, int64_t M) {
+    int64_t n = npk_tensor_numel(c);
+    if (c->rank > y->rank || y->rank < 2 || (n != 1 && n != M)) return 0;
+    for (int i = 0; i < c->rank; i++) {
+        int ax = y->rank - c->rank + i;
+        if (c->dims[i] != 1 && (ax != 1 || c->dims[i] != M)) return 0;
+    }
+    return 1;
+}
+
+static float chan(const npk_tensor *c, int64_t m) { return ((const float *)c->data)[npk_tensor_numel(c) == 1 ? 0 : m]; }
+
+/* The node after value v (read by it alone) that folds into a Conv with M output channels, or -1. */
+static int fold_next(npk_exec *x, int v, int64_t M) {
+    int c = npk_exec_only_consumer(x, v);
+    if (c < 0 || !npk_exec_sole_use(x, v, c)) return -1;
+    const npk_node *nd = &x->g->nodes[c];
+    if (x->place[c] != NPK_PLACE_CPU || x->cpu_qdq[c].node >= 0 || x->fused_into[c] >= 0 || x->chain[c].skip ||
+        x->chain[c].x_val >= 0 || nd->n_out != 1 || nd->out[0] < 0 || x->folded[nd->out[0]] ||
+        !same_float_shape(x, v, nd->out[0]))
+        return -1;
+    if (nd->op_id == NPK_OP_Mul || nd->op_id == NPK_OP_Add) {
+        if (nd->n_in != 2) return -1;
+        const npk_tensor *k = const_of(x, nd->in[nd->in[0] == v ? 1 : 0]);
+        return k && per_channel(k, &x->meta[v], M) ? c : -1;
+    }
+    if (nd->op_id != NPK_OP_BatchNormalization || nd->n_in != 5 || nd->in[0] != v ||
+        (x->g->opset >= 14 && npk_node_attr_i(nd, "training_mode", 0)))
+        return -1;
+    for (int i = 1; i < 5; i++) {
+        const npk_tensor *k = const_of(x, nd->in[i]);
+        if (!k || npk_tensor_numel(k) != M) return -1;
+    }
+    return c;
+}
+
+/* W' and B' of Conv n with the nodes up to `end` folded in (see above); 0, or -1 when a value is
+ * not finite or memory is short. */
+static int fold_weights(npk_exec *x, int n, int end, const npk_tensor *w, const npk_tensor *b, npk_conv_fold *f) {
+    int64_t M = w->dims[0], per = npk_tensor_numel(w) / M;
+    double *mult = malloc(sizeof(double) * (size_t)M * 2), *add = mult + M;
+    f->w = calloc(1, sizeof *f->w), f->b = calloc(1, sizeof *f->b);
+    if (!mult || !f->w || !f->b || npk_tensor_alloc_raw(f->w, NULL, NPK_DT_FLOAT, w->rank, w->dims) ||
+        npk_tensor_alloc_raw(f->b, NULL, NPK_DT_FLOAT, 1, &M)) {
+        free(mult);
+        return -1;
+    }
+    for (int64_t m = 0; m < M; m++) mult[m] = 1.0, add[m] = b ? ((const float *)b->data)[m] : 0.0;
+    for (int v = x->g->nodes[n].out[0], c = n; c != end;) {
+        c = npk_exec_only_consumer(x, v);
+        const npk_node *nd = &x->g->nodes[c];
+        if (nd->op_id == NPK_OP_BatchNormalization) {
+            const npk_tensor *sc = const_of(x, nd->in[1]), *bi = const_of(x, nd->in[2]), *me = const_of(x, nd->in[3]),
+                             *va = const_of(x, nd->in[4]);
+            double eps = npk_node_attr_f(nd, "epsilon", 1e-5);
+            for (int64_t m = 0; m < M; m++) {
+                double s = chan(sc, m) / sqrt((double)chan(va, m) + eps);
+                mult[m] *= s;
+                add[m] = (add[m] - chan(me, m)) * s + chan(bi, m);
+            }
+        } else {
+            const npk_tensor *k = const_of(x, nd->in[nd->in[0] == v ? 1 : 0]);
+            for (int64_t m = 0; m < M; m++)
+                if (nd->op_id == NPK_OP_Mul) mult[m] *= chan(k, m), add[m] *= chan(k, m);
+                else add[m] += chan(k, m);
+        }
+        v = nd->out[0];
+    }
+    int ok = 1;
+    const float *W = w->data;
+    float *FW = f->w->data, *FB = f->b->data;
+    for (int64_t m = 0; m < M; m++) {
+        FB[m] = (float)add[m];
+        ok &= isfinite(FB[m]) != 0;
+        for (int64_t i = 0; i < per; i++) {
+            FW[m * per + i] = (float)(W[m * per + i] * mult[m]);
+            ok &= isfinite(FW[m * per + i]) != 0;
+        }
+    }
+    free(mult);
+    return ok ? 0 : -1;
+}
+
+static void conv_fold_free(npk_conv_fold *f) {
+    if (f->w) npk_tensor_free(f->w);
+    if (f->b) npk_tensor_free(f->b);
+    free(f->w), free(f->b);
+    *f = (npk_conv_fold){0, NULL, NULL};
+}
+
+void npk_graph_conv_folds_free(npk_graph *g) {
+    for (size_t i = 0; g->conv_folds && i < g->conv_folds_n; i++) conv_fold_free(&g->conv_folds[i]);
+    free(g->conv_folds);
+    g->conv_folds = NULL;
+    g->conv_folds_n = 0;
+}
+
+static void match_conv_fold(npk_exec *x, int n) {
+    const npk_node *cv = &x->g->nodes[n];
+    if (cv->op_id != NPK_OP_Conv || cv->n_out != 1 || cv->out[0] < 0 || cv->n_in < 2 || x->folded[cv->out[0]] ||
+        (npk_exec_qdq_mode(x) == NPK_QDQ_ORT && npk_qdq_shape(x, n)))
+        return;
+    int hasb = cv->n_in > 2 && cv->in[2] >= 0;
+    const npk_tensor *w = const_of(x, cv->in[1]), *b = hasb ? const_of(x, cv->in[2]) : NULL;
+    if (!w || w->rank < 1 || w->dims[0] <= 0 || (hasb && (!b || npk_tensor_numel(b) != w->dims[0]))) return;
+    int end = -1;
+    for (int v = cv->out[0], c; (c = fold_next(x, v, w->dims[0])) >= 0; v = x->g->nodes[c].out[0]) end = c;
+    if (end < 0) return;
+    npk_graph *g = x->g;
+    if (g->conv_folds && g->conv_folds_n != g->n_nodes) npk_graph_conv_folds_free(g); /* the graph grew */
+    if (!g->conv_folds && (g->conv_folds = calloc(g->n_nodes + 1, sizeof *g->conv_folds))) g->conv_folds_n = g->n_nodes;
+    if (!g->conv_folds) return;
+    npk_conv_fold *f = &g->conv_folds[n];
+    if (f->end == -(end + 2)) return; /* tried: a value is not finite */
+    if (f->end != end) { /* first time, or another placement folds other nodes */
+        conv_fold_free(f);
+        if (fold_weights(x, n, end, w, b, f)) {
+            conv_fold_free(f);
+            f->end = -(end + 2);
+            return;
+        }
+        f->end = end;
+    }
+    x->chain[n].fold_end = end, x->chain[n].fw = f->w, x->chain[n].fb = f->b;
+    for (int v = cv->out[0], c = n; c != end; v = x->g->nodes[c].out[0]) {
+        c = npk_exec_only_consumer(x, v);
+        x->chain[c].skip = EXEC_SKIP_FOLD;
     }
 }
 
@@ -102,6 +252,8 @@ void exec_fuse_cpu(npk_exec *x) {
     if (!x->chain || x->opts->golden || x->opts->timing_only) return;
     for (size_t n = 0; n < x->g->n_nodes; n++)
         if (x->place[n] == NPK_PLACE_CPU && x->cpu_qdq[n].node < 0 && x->fused_into[n] < 0) match_hswish(x, (int)n);
+    for (size_t n = 0; n < x->g->n_nodes; n++)
+        if (x->place[n] == NPK_PLACE_CPU && x->cpu_qdq[n].node < 0 && x->fused_into[n] < 0) match_conv_fold(x, (int)n);
 }
 
 int exec_can_take(npk_exec *x, int v) {

@@ -34,12 +34,17 @@ typedef struct buf {
 } buf;
 
 /* An element-wise chain run by its last node (exec_fuse.c): x_val >= 0 on that node, skip on
- * the nodes it runs for. */
+ * the nodes it runs for (EXEC_SKIP_CHAIN). A float Conv whose constant BatchNormalization / Mul /
+ * Add nodes are folded into its weights: fold_end > 0 on the Conv (the last folded node, whose
+ * output the Conv writes; fw, fb its weights and bias), skip = EXEC_SKIP_FOLD on those nodes. */
+enum { EXEC_SKIP_CHAIN = 1, EXEC_SKIP_FOLD = 2 };
 typedef struct exec_chain {
     int x_val;
     float a, d;
     double lo, hi;
     int div_last, skip; /* div_last: Div(Mul(x, C), d), else Mul(x, Div(C, d)) */
+    int fold_end;
+    const npk_tensor *fw, *fb;
 } exec_chain;
 
 struct npk_exec {

@@ -68,6 +68,9 @@ struct npk_graph {
     npk_tensor **fold_cache; /* per value: computed from constants alone by an earlier run (exec.c), owned;
                                 fold_n values long (a graph that grew since drops it) */
     size_t fold_n;
+    struct npk_conv_fold *conv_folds; /* per node: a Conv's weights and bias with the constant nodes after it
+                                         folded in (exec_fuse.c), owned; conv_folds_n nodes long */
+    size_t conv_folds_n;
     size_t checked_nodes; /* n_nodes when npk_graph_check last passed in npk_graph_run (0: never) */
     void *infer_memo;     /* a body: its last shape inference through npk_graph_infer_body and the
                              signature of the inputs it had (ops_ctrl.c, infer_body), one malloc'ed
@@ -79,6 +82,15 @@ struct npk_graph {
     npk_model_meta meta;  /* the model's metadata (the top graph; zero in subgraphs) */
     char **meta_strs;     /* the strings meta points to (NULL-terminated, owned), NULL in subgraphs */
 };
+
+/* A Conv's folded weights and bias (exec_fuse.c): end = the last node folded in (0: none yet,
+ * -(end + 2): the fold up to end does not apply); w, b owned. */
+typedef struct npk_conv_fold {
+    int end;
+    npk_tensor *w, *b;
+} npk_conv_fold;
+/* Free g->conv_folds (exec_fuse.c). */
+void npk_graph_conv_folds_free(npk_graph *g);
 
 /* ---- protobuf helpers shared by onnx_import.c and onnx_data.c ---- */
 struct Onnx__TensorProto; /* generated: onnx/onnx.pb-c.h */

@@ -57,6 +57,7 @@ void npk_graph_free(npk_graph *g) {
             free(g->fold_cache[i]);
         }
     free(g->fold_cache);
+    npk_graph_conv_folds_free(g);
     free(g->infer_memo);
     for (size_t i = 0; i < g->n_nodes; i++) free_node(&g->nodes[i]);
     free(g->nodes);
