@@ -5,8 +5,11 @@
  * the values computed here in double within the float tolerance of the fast kernels, the golden
  * run folds nothing, and the second run (the folded weights cached in the graph) and a run on
  * two threads give the same bytes. Not folded: a constant that varies along another axis than
- * the channels, a Conv output that is also a graph output, non-finite folded weights. */
+ * the channels, a Conv output that is also a graph output, non-finite folded weights.
+ * test_chain_tail: a scalar Mul then Add after a HardSwish chain run in the chain's pass, bit for
+ * bit the nodes' own float operations. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +52,81 @@ static int close_to(float got, double want) {
     return fabs(got - want) <= 1e-6 + 1e-3 * fabs(want);
 }
 
+/* x -> HardSwish chain (Mul(x, Div(Clip(Add(x, 3), 0, 6), 6))) -> Mul(s, .) -> Add(., t) = y;
+ * the same chain -> Add(t, .) alone = z (no Mul); the same chain -> Mul(., s) = w, a graph output
+ * also read by Add(w, t) = u (the tail stops at w: u is its own node). */
+static void test_chain_tail(void) {
+    ob_model *m = ob_new(13);
+    int64_t dx[4] = {1, 2, 3, 50}, one = 1;
+    ob_input(m, "x", NPK_DT_FLOAT, 4, dx);
+    ob_init(m, "three", NPK_DT_FLOAT, 1, &one, (float[]){3.0f});
+    ob_init(m, "six", NPK_DT_FLOAT, 0, NULL, (float[]){6.0f});
+    ob_init(m, "zero", NPK_DT_FLOAT, 0, NULL, (float[]){0.0f});
+    ob_init(m, "s", NPK_DT_FLOAT, 1, &one, (float[]){0.7f});
+    ob_init(m, "t", NPK_DT_FLOAT, 1, &one, (float[]){-0.3f});
+    const char *tag[3] = {"p", "q", "r"};
+    for (int i = 0; i < 3; i++) {
+        char n[8][16], io[8][48];
+        for (int k = 0; k < 8; k++) snprintf(n[k], sizeof n[k], "%s%d", tag[i], k);
+        snprintf(io[0], sizeof io[0], "x,three"), snprintf(io[1], sizeof io[1], "%s,zero,six", n[0]);
+        snprintf(io[2], sizeof io[2], "%s,six", n[1]), snprintf(io[3], sizeof io[3], "x,%s", n[2]);
+        ob_node(m, "", "Add", n[0], io[0], n[0]);
+        ob_node(m, "", "Clip", n[1], io[1], n[1]);
+        ob_node(m, "", "Div", n[2], io[2], n[2]);
+        ob_node(m, "", "Mul", n[3], io[3], n[3]);
+        if (i == 0) {
+            snprintf(io[4], sizeof io[4], "s,%s", n[3]), snprintf(io[5], sizeof io[5], "%s,t", n[4]);
+            ob_node(m, "", "Mul", n[4], io[4], n[4]);
+            ob_node(m, "", "Add", "yy", io[5], "y");
+        } else if (i == 1) {
+            snprintf(io[4], sizeof io[4], "t,%s", n[3]);
+            ob_node(m, "", "Add", "zz", io[4], "z");
+        } else {
+            snprintf(io[4], sizeof io[4], "%s,s", n[3]), snprintf(io[5], sizeof io[5], "w,t");
+            ob_node(m, "", "Mul", "ww", io[4], "w");
+            ob_node(m, "", "Add", "uu", io[5], "u");
+        }
+    }
+    const char *outs[4] = {"y", "z", "w", "u"};
+    for (int i = 0; i < 4; i++) ob_output(m, outs[i], NPK_DT_FLOAT, -1, NULL);
+    npk_graph *g = ob_load(m);
+    CHECK(g != NULL);
+    if (!g) return;
+    npk_tensor in;
+    CHECK_EQ(npk_tensor_alloc(&in, "x", NPK_DT_FLOAT, 4, dx), 0);
+    static float want[4][300];
+    for (int i = 0; i < 300; i++) {
+        float xi = ((float *)in.data)[i] = (float)((i * 29) % 97) / 8.0f - 6.0f, c = xi + 3.0f;
+        c = c < 0.0f ? 0.0f : c > 6.0f ? 6.0f : c;
+        float h = xi * (c / 6.0f);
+        want[0][i] = 0.7f * h + -0.3f;
+        want[1][i] = -0.3f + h;
+        want[2][i] = h * 0.7f;
+        want[3][i] = want[2][i] + -0.3f;
+    }
+    for (int run = 0; run < 3; run++) {
+        npk_threads_set(run == 2 ? 2 : 1);
+        npk_run_opts o = {.device = "cpu", .golden = run == 1};
+        npk_tensor *out = NULL;
+        size_t n = 0;
+        npk_run_report rep;
+        CHECK_EQ(npk_graph_run(g, &o, &in, 1, &out, &n, &rep), 0);
+        int chained = 0;
+        for (size_t i = 0; i < rep.n_nodes; i++) chained += strstr(rep.nodes[i].why, "HardSwish chain") != NULL;
+        CHECK_EQ(chained, run == 1 ? 0 : 3 * 3 + 2 + 1 + 1); /* inner nodes, then the tails: y's two, z's and w's */
+        npk_run_report_fini(&rep);
+        CHECK_EQ(n, 4);
+        for (size_t k = 0; k < n && n == 4; k++) CHECK(!memcmp(out[k].data, want[k], sizeof want[k]));
+        for (size_t k = 0; k < n; k++) npk_tensor_free(&out[k]);
+        free(out);
+    }
+    npk_threads_set(0);
+    npk_tensor_free(&in);
+    npk_graph_free(g);
+}
+
 int main(void) {
+    test_chain_tail();
     ob_model *m = ob_new(13);
     int64_t dx[4] = {1, C, H, W}, dd[4] = {1, M, H, W}, dw[4] = {M, C, 3, 3}, ddw[4] = {M, 1, 3, 3}, dm = M;
     int64_t dk[3] = {M, 1, 1}, dpos[4] = {1, 1, H, W};

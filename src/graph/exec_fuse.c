@@ -67,6 +67,37 @@ static int clip_add(npk_exec *x, int v, int by, int xv, exec_chain *ch, int *cl,
     return 1;
 }
 
+/* Node c, the only reader of v, as a CPU node a chain or a fold may take over. */
+static int takeable(npk_exec *x, int v, int c) {
+    if (c < 0) return 0;
+    const npk_node *nd = &x->g->nodes[c];
+    return npk_exec_sole_use(x, v, c) && x->place[c] == NPK_PLACE_CPU && x->cpu_qdq[c].node < 0 &&
+           x->fused_into[c] < 0 && !x->chain[c].skip && x->chain[c].x_val < 0 && nd->n_out == 1 && nd->out[0] >= 0 &&
+           !x->folded[nd->out[0]] && same_float_shape(x, v, nd->out[0]);
+}
+
+/* After the chain ending at node e: a Mul by a float scalar constant, then an Add of one (either
+ * or both; ppocr-v4-det's learnable affine after each HardSwish), each read by the next alone,
+ * run by the chain too. */
+static void match_tail(npk_exec *x, int e) {
+    exec_chain *ch = &x->chain[e];
+    int v = x->g->nodes[e].out[0];
+    for (int bit = 1; bit <= 2; bit <<= 1) {
+        int c = npk_exec_only_consumer(x, v);
+        if (c < 0 || !takeable(x, v, c)) return;
+        const npk_node *nd = &x->g->nodes[c];
+        double k;
+        if (nd->op_id != (bit == 1 ? NPK_OP_Mul : NPK_OP_Add)) continue;
+        if (nd->n_in != 2 || nd->in[0] == nd->in[1] || !scalar(x, nd->in[nd->in[0] == v ? 1 : 0], &k)) return;
+        if (bit == 1) ch->tm = (float)k;
+        else ch->ta = (float)k;
+        ch->tail |= bit;
+        ch->tail_end = c;
+        x->chain[c].skip = EXEC_SKIP_CHAIN;
+        v = nd->out[0];
+    }
+}
+
 /* Node e as the end of a HardSwish chain, Mul(x, Div(C, d)) or Div(Mul(x, C), d) with
  * C = Clip(Add(x, a), lo, hi): fills x->chain[e] and marks the inner nodes. */
 static void match_hswish(npk_exec *x, int e) {
@@ -94,6 +125,7 @@ static void match_hswish(npk_exec *x, int e) {
         ch.x_val = xv, ch.d = (float)dc;
         x->chain[e] = ch;
         x->chain[ad].skip = x->chain[cl].skip = x->chain[mv].skip = EXEC_SKIP_CHAIN;
+        match_tail(x, e);
         return;
     }
 }
@@ -133,12 +165,8 @@ static float chan(const npk_tensor *c, int64_t m) { return ((const float *)c->da
 /* The node after value v (read by it alone) that folds into a Conv with M output channels, or -1. */
 static int fold_next(npk_exec *x, int v, int64_t M) {
     int c = npk_exec_only_consumer(x, v);
-    if (c < 0 || !npk_exec_sole_use(x, v, c)) return -1;
+    if (c < 0 || !takeable(x, v, c)) return -1;
     const npk_node *nd = &x->g->nodes[c];
-    if (x->place[c] != NPK_PLACE_CPU || x->cpu_qdq[c].node >= 0 || x->fused_into[c] >= 0 || x->chain[c].skip ||
-        x->chain[c].x_val >= 0 || nd->n_out != 1 || nd->out[0] < 0 || x->folded[nd->out[0]] ||
-        !same_float_shape(x, v, nd->out[0]))
-        return -1;
     if (nd->op_id == NPK_OP_Mul || nd->op_id == NPK_OP_Add) {
         if (nd->n_in != 2) return -1;
         const npk_tensor *k = const_of(x, nd->in[nd->in[0] == v ? 1 : 0]);
@@ -251,7 +279,8 @@ static void match_conv_fold(npk_exec *x, int n) {
 void exec_fuse_cpu(npk_exec *x) {
     if (!x->chain || x->opts->golden || x->opts->timing_only) return;
     for (size_t n = 0; n < x->g->n_nodes; n++)
-        if (x->place[n] == NPK_PLACE_CPU && x->cpu_qdq[n].node < 0 && x->fused_into[n] < 0) match_hswish(x, (int)n);
+        if (x->place[n] == NPK_PLACE_CPU && x->cpu_qdq[n].node < 0 && x->fused_into[n] < 0 && !x->chain[n].skip)
+            match_hswish(x, (int)n);
     for (size_t n = 0; n < x->g->n_nodes; n++)
         if (x->place[n] == NPK_PLACE_CPU && x->cpu_qdq[n].node < 0 && x->fused_into[n] < 0) match_conv_fold(x, (int)n);
 }
@@ -264,7 +293,7 @@ int exec_can_take(npk_exec *x, int v) {
 
 int exec_run_chain(npk_exec *x, int n) {
     const exec_chain *ch = &x->chain[n];
-    int v = x->g->nodes[n].out[0];
+    int v = x->g->nodes[ch->tail ? ch->tail_end : n].out[0];
     const npk_tensor *in = npk_exec_host(x, ch->x_val);
     if (!in) return -NPK_EINVAL;
     const float *src = in->data;
@@ -286,7 +315,8 @@ int exec_run_chain(npk_exec *x, int n) {
         free(t);
         return npk_err(NPK_ENOMEM, "out of memory");
     }
-    if (npk_fast_hswish_chain(src, t->data, npk_tensor_numel(t), ch->a, ch->lo, ch->hi, ch->d, ch->div_last))
+    if (npk_fast_hswish_chain_tail(src, t->data, npk_tensor_numel(t), ch->a, ch->lo, ch->hi, ch->d, ch->div_last,
+                                   ch->tail, ch->tm, ch->ta))
         return npk_err(NPK_EINVAL, "HardSwish chain bounds are not float values"); /* (matched only when they are) */
     x->host[v] = t;
     return 0;

@@ -43,6 +43,9 @@ typedef struct exec_chain {
     float a, d;
     double lo, hi;
     int div_last, skip; /* div_last: Div(Mul(x, C), d), else Mul(x, Div(C, d)) */
+    int tail, tail_end; /* the scalar Mul (tail bit 1) then Add (bit 2) after the chain, run by it too:
+                           tail_end the last of them, whose output the chain writes */
+    float tm, ta;
     int fold_end;
     const npk_tensor *fw, *fb;
 } exec_chain;

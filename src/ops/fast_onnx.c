@@ -813,7 +813,8 @@ NPK_ISA_CLONES(int, fast_binary, (npk_onnx_binop op, const npk_tensor *a, const 
     }
     return 0;
 }
-static void hswish_chain_run(const float *x, float *y, int64_t n, float a, float lo, float hi, float d, int div_last);
+static void hswish_chain_run(const float *x, float *y, int64_t n, float a, float lo, float hi, float d, int div_last,
+                             int tail, float tm, float ta);
 static int fast_unary(npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo, double hi);
 static int fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, double beta);
 
@@ -830,8 +831,8 @@ typedef struct ew_job {
     npk_tensor *y;
     double p0, p1, p2;
     const float *cx;
-    float *cy, ca, cd;
-    int div_last;
+    float *cy, ca, cd, tm, ta;
+    int div_last, tail;
     int64_t n, chunk;
     int ntasks, rc[NPK_THREADS_MAX * 4];
 } ew_job;
@@ -851,7 +852,8 @@ static void ew_task(void *ctx, int t) {
     ew_job *j = ctx;
     int64_t lo = t * j->chunk, len = (t == j->ntasks - 1 ? j->n : lo + j->chunk) - lo;
     if (j->kind == 3) {
-        hswish_chain_run(j->cx + lo, j->cy + lo, len, j->ca, (float)j->p0, (float)j->p1, j->cd, j->div_last);
+        hswish_chain_run(j->cx + lo, j->cy + lo, len, j->ca, (float)j->p0, (float)j->p1, j->cd, j->div_last, j->tail,
+                         j->tm, j->ta);
         j->rc[t] = 0;
         return;
     }
@@ -987,7 +989,9 @@ int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, d
 }
 
 /* The Clip compares in float: with float bounds (lo and hi are float values) they decide as
- * npk_fast_unary's compares in double do, and the vectors are twice as wide. */
+ * npk_fast_unary's compares in double do, and the vectors are twice as wide. The tail: the
+ * Mul by tm (tail bit 1) and the Add of ta (bit 2) after the chain, each its node's own float
+ * operation (both are commutative, so the operand order does not matter). */
 #define HSWISH_LOOP(LAST)                                                                                              \
     for (int64_t i = 0; i < n; i++) {                                                                              \
         float xi = x[i], c = xi + a; /* Add */                                                                     \
@@ -995,22 +999,43 @@ int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, d
         if (c > hi) c = hi;                                                                                        \
         y[i] = LAST;                                                                                               \
     }
+#define HSWISH_TAIL_LOOP(LAST)                                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                                              \
+        float xi = x[i], c = xi + a;                                                                               \
+        if (c < lo) c = lo;                                                                                        \
+        if (c > hi) c = hi;                                                                                        \
+        float r = LAST;                                                                                            \
+        if (tail & 1) r = r * tm;                                                                                  \
+        if (tail & 2) r = r + ta;                                                                                  \
+        y[i] = r;                                                                                                  \
+    }
 NPK_ISA_CLONES_VOID(hswish_chain, (const float *x, float *y, int64_t n, float a, float lo, float hi, float d,
-                                   int div_last),
-                    (x, y, n, a, lo, hi, d, div_last)) {
-    if (div_last) HSWISH_LOOP((xi * c) / d)
+                                   int div_last, int tail, float tm, float ta),
+                    (x, y, n, a, lo, hi, d, div_last, tail, tm, ta)) {
+    if (tail == 3 && div_last) HSWISH_TAIL_LOOP((xi * c) / d)
+    else if (tail == 3) HSWISH_TAIL_LOOP(xi * (c / d))
+    else if (tail && div_last) HSWISH_TAIL_LOOP((xi * c) / d)
+    else if (tail) HSWISH_TAIL_LOOP(xi * (c / d))
+    else if (div_last) HSWISH_LOOP((xi * c) / d)
     else HSWISH_LOOP(xi * (c / d))
 }
 #undef HSWISH_LOOP
-static void hswish_chain_run(const float *x, float *y, int64_t n, float a, float lo, float hi, float d, int div_last) {
-    hswish_chain(x, y, n, a, lo, hi, d, div_last);
+#undef HSWISH_TAIL_LOOP
+static void hswish_chain_run(const float *x, float *y, int64_t n, float a, float lo, float hi, float d, int div_last,
+                             int tail, float tm, float ta) {
+    hswish_chain(x, y, n, a, lo, hi, d, div_last, tail, tm, ta);
+}
+int npk_fast_hswish_chain_tail(const float *x, float *y, int64_t n, float a, double lo, double hi, float d,
+                               int div_last, int tail, float tm, float ta) {
+    if ((double)(float)lo != lo || (double)(float)hi != hi) return 1; /* bounds that are not floats */
+    ew_job j = {.kind = 3, .cx = x, .cy = y, .ca = a, .cd = d, .p0 = lo, .p1 = hi, .div_last = div_last, .n = n,
+                .tail = tail & 3, .tm = tm, .ta = ta};
+    int rc;
+    if (!ew_parallel(&j, &rc)) hswish_chain(x, y, n, a, (float)lo, (float)hi, d, div_last, tail & 3, tm, ta);
+    return 0;
 }
 int npk_fast_hswish_chain(const float *x, float *y, int64_t n, float a, double lo, double hi, float d, int div_last) {
-    if ((double)(float)lo != lo || (double)(float)hi != hi) return 1; /* bounds that are not floats */
-    ew_job j = {.kind = 3, .cx = x, .cy = y, .ca = a, .cd = d, .p0 = lo, .p1 = hi, .div_last = div_last, .n = n};
-    int rc;
-    if (!ew_parallel(&j, &rc)) hswish_chain(x, y, n, a, (float)lo, (float)hi, d, div_last);
-    return 0;
+    return npk_fast_hswish_chain_tail(x, y, n, a, lo, hi, d, div_last, 0, 1.0f, 0.0f);
 }
 
 NPK_ISA_CLONES(int, fast_batchnorm, (const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias,

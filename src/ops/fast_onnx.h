@@ -73,6 +73,11 @@ int npk_fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha, d
  * and multiply in the nodes' order: their values bit for bit). y may be x (element i is read
  * before it is written). 0, or 1 (nothing done) when lo or hi is not a float value. */
 int npk_fast_hswish_chain(const float *x, float *y, int64_t n, float a, double lo, double hi, float d, int div_last);
+/* The same chain followed by the element-wise tail exporters write after it (ppocr-v4-det's
+ * learnable affine y * tm + ta): with tail bit 1 each result times tm, then with bit 2 plus ta,
+ * each the node's own float operation (the same bits as the Mul and Add nodes). */
+int npk_fast_hswish_chain_tail(const float *x, float *y, int64_t n, float a, double lo, double hi, float d,
+                               int div_last, int tail, float tm, float ta);
 int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_tensor *bias, const npk_tensor *mean,
                        const npk_tensor *var, double eps, npk_tensor *y);
 /* ConvTranspose float32 (as npk_ref_onnx_conv_transpose; float sums) and
