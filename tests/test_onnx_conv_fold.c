@@ -52,6 +52,27 @@ static int close_to(float got, double want) {
     return fabs(got - want) <= 1e-6 + 1e-3 * fabs(want);
 }
 
+/* Run g (run 1 golden, run 2 and later on two threads from run `two`) and count the report's nodes
+ * whose reason has `why`; names: when not NULL, each such node must be one of them ("a,b,c"). */
+static int run_g(npk_graph *g, int run, int two, const npk_tensor *in, size_t nin, npk_tensor **out, size_t *n,
+                 const char *why, const char *names) {
+    npk_threads_set(run >= two ? 2 : 1);
+    npk_run_opts o = {.device = "cpu", .golden = run == 1};
+    npk_run_report rep;
+    *out = NULL, *n = 0;
+    CHECK_EQ(npk_graph_run(g, &o, in, nin, out, n, &rep), 0);
+    int cnt = 0;
+    for (size_t i = 0; i < rep.n_nodes; i++)
+        if (strstr(rep.nodes[i].why, why)) {
+            cnt++;
+            char key[64];
+            snprintf(key, sizeof key, ",%s,", rep.nodes[i].name);
+            if (names) CHECK(strstr(names, key) != NULL);
+        }
+    npk_run_report_fini(&rep);
+    return cnt;
+}
+
 /* x -> HardSwish chain (Mul(x, Div(Clip(Add(x, 3), 0, 6), 6))) -> Mul(s, .) -> Add(., t) = y;
  * the same chain -> Add(t, .) alone = z (no Mul); the same chain -> Mul(., s) = w, a graph output
  * also read by Add(w, t) = u (the tail stops at w: u is its own node). */
@@ -105,16 +126,10 @@ static void test_chain_tail(void) {
         want[3][i] = want[2][i] + -0.3f;
     }
     for (int run = 0; run < 3; run++) {
-        npk_threads_set(run == 2 ? 2 : 1);
-        npk_run_opts o = {.device = "cpu", .golden = run == 1};
-        npk_tensor *out = NULL;
-        size_t n = 0;
-        npk_run_report rep;
-        CHECK_EQ(npk_graph_run(g, &o, &in, 1, &out, &n, &rep), 0);
-        int chained = 0;
-        for (size_t i = 0; i < rep.n_nodes; i++) chained += strstr(rep.nodes[i].why, "HardSwish chain") != NULL;
+        npk_tensor *out;
+        size_t n;
+        int chained = run_g(g, run, 2, &in, 1, &out, &n, "HardSwish chain", NULL);
         CHECK_EQ(chained, run == 1 ? 0 : 3 * 3 + 2 + 1 + 1); /* inner nodes, then the tails: y's two, z's and w's */
-        npk_run_report_fini(&rep);
         CHECK_EQ(n, 4);
         for (size_t k = 0; k < n && n == 4; k++) CHECK(!memcmp(out[k].data, want[k], sizeof want[k]));
         for (size_t k = 0; k < n; k++) npk_tensor_free(&out[k]);
@@ -205,21 +220,10 @@ int main(void) {
     npk_tensor *first = NULL;
     size_t nfirst = 0;
     for (int run = 0; run < 4; run++) {
-        npk_threads_set(run == 3 ? 2 : 1);
-        npk_run_opts o = {.device = "cpu", .golden = run == 1};
-        npk_tensor *out = NULL;
-        size_t n = 0;
-        npk_run_report rep;
-        CHECK_EQ(npk_graph_run(g, &o, in, 2, &out, &n, &rep), 0);
-        int folded = 0;
-        for (size_t i = 0; i < rep.n_nodes; i++)
-            if (strstr(rep.nodes[i].why, "folded into the weights of the Conv")) {
-                folded++;
-                CHECK(!strcmp(rep.nodes[i].name, "ma") || !strcmp(rep.nodes[i].name, "ba") ||
-                      !strcmp(rep.nodes[i].name, "aa") || !strcmp(rep.nodes[i].name, "bb"));
-            }
+        npk_tensor *out;
+        size_t n;
+        int folded = run_g(g, run, 3, in, 2, &out, &n, "folded into the weights of the Conv", ",ma,ba,aa,bb,");
         CHECK_EQ(folded, run == 1 ? 0 : 4);
-        npk_run_report_fini(&rep);
         CHECK_EQ(n, 6);
         for (size_t o2 = 0; o2 < n && n == 6; o2++) {
             CHECK_EQ(npk_tensor_numel(&out[o2]), len[o2]);
