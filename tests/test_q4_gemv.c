@@ -81,7 +81,9 @@ static int same(uint16_t a, uint16_t b) { return a == b || (npk_bf16_isnan(a) &&
 
 static unsigned failures;
 
-static void gemv_case(unsigned N, unsigned K, unsigned G, int mode, int with_old) {
+/* ones: 1 = every weight 1 and no scales (a pccx row of ones, the GEMV of a sum: npk_bf16_sum's path),
+ * 2 = no scales, weights as usual (not that path) */
+static void gemv_case(unsigned N, unsigned K, unsigned G, int mode, int with_old, int ones) {
     unsigned GG = G && G < K ? G : K, ng = (K + GG - 1) / GG;
     int8_t *q = malloc((size_t)N * K);
     uint8_t *w4 = calloc(((size_t)N * K + 1) / 2, 1), *sb = malloc((size_t)N * ng * 4);
@@ -89,11 +91,11 @@ static void gemv_case(unsigned N, unsigned K, unsigned G, int mode, int with_old
     uint16_t *x = malloc(sizeof *x * K), *old = malloc(sizeof *old * N), *want = malloc(sizeof *want * N),
              *got = malloc(sizeof *got * N);
     for (size_t i = 0; i < (size_t)N * K; i++) {
-        q[i] = (int8_t)((int)(rnd() % 16) - 8);
+        q[i] = ones == 1 ? 1 : (int8_t)((int)(rnd() % 16) - 8);
         w4[i / 2] |= (uint8_t)((q[i] & 0xf) << (4 * (i & 1)));
     }
     for (size_t i = 0; i < (size_t)N * ng; i++) {
-        s[i] = rscale(mode);
+        s[i] = ones ? 1.0f : rscale(mode);
         uint32_t u;
         memcpy(&u, &s[i], 4);
         for (int b = 0; b < 4; b++) sb[4 * i + (size_t)b] = (uint8_t)(u >> (8 * b));
@@ -111,7 +113,7 @@ static void gemv_case(unsigned N, unsigned K, unsigned G, int mode, int with_old
     }
     npk_q4_mat *m = NULL;
     npk_q4_ws *ws = npk_q4_ws_new();
-    CHECK_EQ(npk_q4_mat_new(w4, sb, N, K, G, &m), 0);
+    CHECK_EQ(npk_q4_mat_new(w4, ones ? NULL : sb, N, K, G, &m), 0);
     CHECK(ws != NULL);
     FOR_EACH_ISA(l) {
         if (!m || !ws || l == NPK_ISA_AVX512VNNI) continue; /* the avx512 kernel again */
@@ -149,7 +151,12 @@ static void test_gemv(void) {
     for (int rep = 0; rep < 3; rep++)
         for (int mode = 0; mode < 8; mode++)
             for (unsigned i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-                gemv_case(shapes[i][0], shapes[i][1], shapes[i][2], mode, (int)(i + (unsigned)rep) % 2);
+                gemv_case(shapes[i][0], shapes[i][1], shapes[i][2], mode, (int)(i + (unsigned)rep) % 2, 0);
+    static const unsigned ones_k[] = {1, 7, 64, 100, 300, 1000};
+    for (int rep = 0; rep < 4; rep++)
+        for (int mode = 0; mode < 8; mode++)
+            for (unsigned i = 0; i < sizeof ones_k / sizeof ones_k[0]; i++)
+                gemv_case(1, ones_k[i], 0, mode, rep % 2, 1 + rep / 2);
     CHECK_EQ(failures, 0);
     npk_isa host = npk_isa_host();
     printf("exact GEMV kernel: %s (c%s%s checked)\n", npk_q4_isa_name(npk_q4_isa_active()),
@@ -245,6 +252,7 @@ static void test_round_u128(void) {
 static void test_sum(void) {
     unsigned bad = 0;
     uint16_t x[300];
+    FOR_EACH_ISA(l)
     for (int i = 0; i < 3000; i++) {
         int mode = i % 5;
         size_t n = rnd() % 300;
@@ -261,8 +269,9 @@ static void test_sum(void) {
         uint16_t want = npk_bf16_xacc_round(&a);
         uint16_t got = npk_bf16_sum(x, n, use_first ? &first : NULL, use_sub ? &sub : NULL);
         if (!same(got, want) && bad++ < 5)
-            fprintf(stderr, "sum mode %d n %zu: 0x%04x, accumulator 0x%04x\n", mode, n, got, want);
+            fprintf(stderr, "sum (level %d) mode %d n %zu: 0x%04x, accumulator 0x%04x\n", l, mode, n, got, want);
     }
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     CHECK_EQ(bad, 0);
     uint16_t v[3] = {0x3f80, 0x4000, 0xbf80}, e = 0x3f80, one = 0x3f80; /* 1 + (1 - 1) + (2 - 1) + (-1 - 1) = 0 */
     CHECK_EQ(npk_bf16_sum(v, 3, &one, &e), 0x0000);

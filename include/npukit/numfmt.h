@@ -73,6 +73,15 @@ static inline uint16_t npk_bf16_from_f32(float f) {
 static inline float npk_bf16_round_f32(float f) { return npk_bf16_to_f32(npk_bf16_from_f32(f)); }
 /* 1 for NaN encodings. */
 int npk_bf16_isnan(uint16_t b);
+/* The same conversions over arrays (src/base/bf16_conv.c: vectorized, the
+ * same bits element by element): y[i] = npk_bf16_from_f32(x[i]),
+ * npk_bf16_to_f32(x[i]), npk_bf16_round_f32(x[i]), and
+ * npk_bf16_to_f32(npk_bf16_from_f64((double)x[i] / d)); y may be x for the
+ * last two. */
+void npk_bf16_from_f32_n(uint16_t *y, const float *x, size_t n);
+void npk_bf16_to_f32_n(float *y, const uint16_t *x, size_t n);
+void npk_bf16_round_f32_n(float *y, const float *x, size_t n);
+void npk_bf16_div_round_f32_n(float *y, const float *x, size_t n, double d);
 float npk_fp8_to_f32(uint8_t v); /* E4M3 */
 uint8_t npk_fp8_from_f64(double x);
 

@@ -60,6 +60,7 @@ struct npk_q4_mat {
     int chunked;           /* chunks lie inside groups (G % 8 == 0 or one group) */
     int fast;              /* chunked and every scale finite */
     int sxmin, sxmax;      /* exponents of the nonzero finite scales */
+    int ones;              /* one output, every weight 1, no scales: the GEMV is an exact sum (npk_bf16_sum) */
     int8_t *w;             /* [nb][Kp][16] */
     int32_t *sm;           /* [ng][Np] signed significands (0 for zero) */
     int16_t *sx;           /* [ng][Np] exponents of their unit; SX_INF / SX_NAN */
@@ -136,12 +137,14 @@ int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_
     }
     m->bytes = sizeof *m + nw + ns * (sizeof *m->sm + sizeof *m->sx) + m->nch * sizeof *m->cg;
     for (uint32_t c = 0; c < m->nch; c++) m->cg[c] = c * CH / G;
+    m->ones = N == 1 && !scales;
     for (uint32_t n = 0; n < N; n++) {
         int8_t *wb = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
         for (uint32_t k = 0; k < K; k++) {
             uint64_t i = (uint64_t)n * K + k;
             int v = (w4[i / 2] >> (4 * (i & 1))) & 0xf;
             wb[(size_t)k * LANES] = (int8_t)((v ^ 8) - 8);
+            if (v != 1) m->ones = 0;
         }
     }
     int fast = m->chunked, lo = 1 << 20, hi = -(1 << 20);
@@ -454,14 +457,137 @@ static inline int64_t signed_mant(uint16_t b) {
     return b & 0x8000u ? -mant : mant;
 }
 
+#ifdef Q4_X86
+/* sum_range over x[0..n) sixteen at a time: *lo, *hi widened by the nonzero
+ * finite elements' unit exponents; 0 if any is an infinity or NaN. Returns
+ * the count done (a multiple of 16); the caller does the rest. */
+NPK_TARGET_AVX2 static size_t range16_avx2(const uint16_t *x, size_t n, int *lo, int *hi, int *ok) {
+    const __m256i ff = _mm256_set1_epi16(0xff), one = _mm256_set1_epi16(1), m7fff = _mm256_set1_epi16(0x7fff),
+                  big = _mm256_set1_epi16(0x7fff), zero = _mm256_setzero_si256();
+    __m256i mn = big, mx = zero, bad = zero;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i ex = _mm256_and_si256(_mm256_srli_epi16(v, 7), ff);
+        bad = _mm256_or_si256(bad, _mm256_cmpeq_epi16(ex, ff));
+        __m256i z = _mm256_cmpeq_epi16(_mm256_and_si256(v, m7fff), zero); /* zeros: no exponent */
+        __m256i e = _mm256_max_epu16(ex, one);                            /* unit exponent + 134 */
+        mn = _mm256_min_epu16(mn, _mm256_blendv_epi8(e, big, z));
+        mx = _mm256_max_epu16(mx, _mm256_andnot_si256(z, e));
+    }
+    if (!_mm256_testz_si256(bad, bad)) *ok = 0;
+    uint16_t a[16], b[16];
+    _mm256_storeu_si256((__m256i *)a, mn);
+    _mm256_storeu_si256((__m256i *)b, mx);
+    for (int l = 0; l < 16; l++) {
+        if (a[l] != 0x7fff && (int)a[l] - 134 < *lo) *lo = (int)a[l] - 134;
+        if (b[l] && (int)b[l] - 134 > *hi) *hi = (int)b[l] - 134;
+    }
+    return i;
+}
+
+/* The 128-bit sum (*H:*L) += sum x[i] * 2^(unit_exp - lo) over x[0..n) four
+ * at a time, each term's shift in 0..126 (the caller checked the range and
+ * bounds the sum): the significand's two 64-bit words at its shift by
+ * variable shifts (a count of 64 or more gives 0), per lane a two's
+ * complement 128-bit sum, the four added at the end. Returns the count done. */
+NPK_TARGET_AVX2 static size_t sum4_avx2(const uint16_t *x, size_t n, int lo, uint64_t *L, uint64_t *H) {
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi64x(1), ff = _mm256_set1_epi64x(0xff),
+                  c64 = _mm256_set1_epi64x(64), flip = _mm256_set1_epi64x((long long)0x8000000000000000ull),
+                  base = _mm256_set1_epi64x(134 + lo);
+    __m256i al = zero, ah = zero;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i v = _mm256_cvtepu16_epi64(_mm_loadl_epi64((const __m128i *)(x + i)));
+        __m256i ex = _mm256_and_si256(_mm256_srli_epi64(v, 7), ff);
+        __m256i mant = _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi64x(0x7f)),
+                                       _mm256_andnot_si256(_mm256_cmpeq_epi64(ex, zero), _mm256_set1_epi64x(0x80)));
+        __m256i sg = _mm256_sub_epi64(zero, _mm256_and_si256(_mm256_srli_epi64(v, 15), one)); /* -1 if negative */
+        __m256i T = _mm256_sub_epi64(_mm256_xor_si256(mant, sg), sg);
+        __m256i sh = _mm256_sub_epi64(_mm256_max_epi32(ex, one), base); /* zeros: any shift, T = 0 */
+        __m256i a = _mm256_sllv_epi64(T, sh);
+        __m256i neg = _mm256_cmpgt_epi64(zero, T); /* not sg: -0 is no negative term */
+        __m256i h = _mm256_or_si256(_mm256_or_si256(_mm256_srlv_epi64(T, _mm256_sub_epi64(c64, sh)), _mm256_sllv_epi64(neg, sh)),
+                                    _mm256_sllv_epi64(T, _mm256_sub_epi64(sh, c64)));
+        __m256i s = _mm256_add_epi64(al, a);
+        __m256i carry = _mm256_cmpgt_epi64(_mm256_xor_si256(a, flip), _mm256_xor_si256(s, flip)); /* s <u a: -1 */
+        al = s;
+        ah = _mm256_sub_epi64(_mm256_add_epi64(ah, h), carry);
+    }
+    uint64_t l[4], h[4];
+    _mm256_storeu_si256((__m256i *)l, al);
+    _mm256_storeu_si256((__m256i *)h, ah);
+    for (int k = 0; k < 4; k++) {
+        *L += l[k];
+        *H += h[k] + (*L < l[k]);
+    }
+    return i;
+}
+#endif
+
+/* w[0..nw) += v * 2^sh, two's complement (v's sign extended through the top word; the caller bounds the sum). */
+static void add_wide(uint64_t *w, int nw, int64_t v, int sh) {
+    int q = sh >> 6, r = sh & 63;
+    uint64_t u = (uint64_t)v, s = v < 0 ? ~(uint64_t)0 : 0, a0 = u << r, a1 = r ? (u >> (64 - r)) | (s << r) : s;
+    uint64_t c = (w[q] += a0) < a0;
+    for (int i = q + 1; i < nw; i++) {
+        uint64_t a = i == q + 1 ? a1 : s, t = w[i] + a;
+        uint64_t c1 = t < a;
+        t += c;
+        c1 |= t < c;
+        w[i] = t;
+        c = c1;
+    }
+}
+
+#define SUM_WORDS 8 /* 512 bits: the least to the largest finite BF16 term with 2^23 of them fit */
+
+/* npk_bf16_sum of finite terms whose exponents [lo, hi] span more than the 128 bits, n < 2^23: the
+ * significands summed per bin of 32 unit exponents in int64 (each term below 2^39, so the n of them
+ * stay below 2^62), the bins (and n times sub) added into a 512-bit integer, rounded once. */
+static uint16_t sum_binned(const uint16_t *x, size_t n, const uint16_t *first, const uint16_t *sub, int lo, int hi) {
+    int64_t bin[(255 + 16) / 32 + 2] = {0};
+    uint64_t w[SUM_WORDS] = {0};
+    for (size_t i = 0; i < n; i++)
+        if (x[i] & 0x7fffu) {
+            int e = unit_exp(x[i]) - lo;
+            bin[e >> 5] += signed_mant(x[i]) * ((int64_t)1 << (e & 31));
+        }
+    for (int b = 0; b <= (hi - lo) >> 5; b++)
+        if (bin[b]) add_wide(w, SUM_WORDS, bin[b], 32 * b);
+    if (first && (*first & 0x7fffu)) add_wide(w, SUM_WORDS, signed_mant(*first), unit_exp(*first) - lo);
+    if (sub && (*sub & 0x7fffu)) add_wide(w, SUM_WORDS, -signed_mant(*sub) * (int64_t)n, unit_exp(*sub) - lo);
+    int neg = w[SUM_WORDS - 1] >> 63;
+    if (neg) { /* the magnitude */
+        uint64_t c = 1;
+        for (int i = 0; i < SUM_WORDS; i++) {
+            w[i] = ~w[i] + c;
+            c = c && w[i] == 0;
+        }
+    }
+    int t = SUM_WORDS - 1;
+    while (t > 0 && !w[t]) t--;
+    if (t == 0) return round128(neg, 0, w[0], lo);
+    uint64_t sticky = 0; /* the words below the top two only as a sticky bit (far below the rounding) */
+    for (int i = 0; i < t - 1; i++) sticky |= w[i];
+    return round128(neg, w[t], w[t - 1] | (sticky != 0), lo + 64 * (t - 1));
+}
+
 uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const uint16_t *sub) {
     /* the terms' exponents: all finite and within the 128 bits, else the accumulator */
     int lo = 1 << 20, hi = -(1 << 20), ok = (uint64_t)n < (1ull << 40);
     if (first) ok &= sum_range(*first, &lo, &hi);
     if (sub) ok &= sum_range(*sub, &lo, &hi);
-    for (size_t i = 0; i < n; i++) ok &= sum_range(x[i], &lo, &hi);
+    size_t i0 = 0;
+#ifdef Q4_X86
+    const int avx2 = npk_isa_active() >= NPK_ISA_AVX2;
+    if (avx2) i0 = range16_avx2(x, n, &lo, &hi, &ok);
+#endif
+    for (size_t i = i0; i < n; i++) ok &= sum_range(x[i], &lo, &hi);
     int lg = 0;
     while (lg < 64 && (1ull << lg) < 2 * (uint64_t)n + 2) lg++;
+    if (ok && hi >= lo && hi + 8 + lg - lo > 126 && (uint64_t)n < (1ull << 23))
+        return sum_binned(x, n, first, sub, lo, hi);
     if (!ok || (hi >= lo && hi + 8 + lg - lo > 126)) {
         npk_bf16_xacc acc;
         npk_bf16_xacc_clear(&acc);
@@ -476,7 +602,11 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
     uint64_t L = 0, H = 0;
     if (first && (*first & 0x7fffu)) add128(&L, &H, signed_mant(*first), unit_exp(*first) - lo);
     if (sub && (*sub & 0x7fffu)) add128(&L, &H, -signed_mant(*sub) * (int64_t)n, unit_exp(*sub) - lo); /* n < 2^40 */
-    for (size_t i = 0; i < n; i++)
+    i0 = 0;
+#ifdef Q4_X86
+    if (avx2) i0 = sum4_avx2(x, n, lo, &L, &H);
+#endif
+    for (size_t i = i0; i < n; i++)
         if (x[i] & 0x7fffu) add128(&L, &H, signed_mant(x[i]), unit_exp(x[i]) - lo);
     int neg = H >> 63;
     if (neg) {
@@ -903,6 +1033,10 @@ static void gemv_task(void *ctx, int t) {
 #define Q4_TASK_MACS (1u << 15)
 
 int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uint16_t *y, npk_q4_ws *ws) {
+    if (m->ones) { /* old + sum_k 1.0 * 1 * x[k]: npk_bf16_xacc_add_prod(a, 1.0f, 1, x) adds what npk_bf16_xacc_add(a, x) does */
+        y[0] = npk_bf16_sum(x, m->K, old, NULL);
+        return 0;
+    }
     if (ws_fit(ws, m)) return npk_err(NPK_ENOMEM, "out of memory for the GEMV workspace");
     gemv_job j = {.m = m, .x = x, .old = old, .y = y, .ws = ws, .nb = m->nb};
     xrow r = {0};

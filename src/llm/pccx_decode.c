@@ -291,7 +291,7 @@ static int softmax_piped(pccx_dec *s, int n) {
     const size_t ne = (size_t)tot * 8;
     const uint64_t hb = npk_pccx_hwin_base(s->drv);
     int rc;
-    for (size_t i = 0; i < ne; i++) s->sc16[i] = npk_bf16_from_f32(s->sc[i]);
+    npk_bf16_from_f32_n(s->sc16, s->sc, ne);
     s->base.stats.host_bytes += 2 * ne;
     if ((rc = npk_port_mem_write(s->port, hb + s->hw_in, s->sc16, ne * 2)) != 0 ||
         (rc = xfer(s, 1, s->a_sc, s->hw_in, scw, 1)) != 0 ||
@@ -317,7 +317,7 @@ static int softmax_piped(pccx_dec *s, int n) {
         (rc = xfer(s, 0, s->a_sc + last * scw, s->hw_out + (uint64_t)last * scw * 16, tot - last * scw, 0)) != 0 ||
         (rc = npk_pccx_sync(s->drv)) != 0 || (rc = npk_port_mem_read(s->port, hb + s->hw_out, s->sc16, ne * 2)) != 0)
         return rc;
-    for (size_t i = 0; i < ne; i++) s->sc[i] = npk_bf16_to_f32(s->sc16[i]);
+    npk_bf16_to_f32_n(s->sc, s->sc16, ne);
     s->base.stats.host_bytes += 2 * ne;
     return 0;
 }
@@ -372,7 +372,7 @@ static void weigh_head(void *ctx, int h) {
     const int hs = j->hs, n = j->n, kv = j->kv;
     float *p = j->scr + (size_t)h * j->scw * 8;
     const double sum = (double)j->mxw[(size_t)h * 8];
-    for (int t = 0; t < n; t++) p[t] = npk_bf16_to_f32(npk_bf16_from_f64((double)p[t] / sum));
+    npk_bf16_div_round_f32_n(p, p, (size_t)n, sum); /* p[t] = bf16((double)p[t] / sum) */
     float *o = j->att + h * hs;
     const float *vh = j->vc + (size_t)(h / j->kv_mul) * hs;
     int i0 = 0;
@@ -428,7 +428,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
             ax[(size_t)r * hw * 8 + j] = (float)remainder(a, 2.0 * M_PI);
         }
         memcpy(ax + (size_t)M * hw * 8 + r * rw, emb, sizeof(float) * (size_t)d);
-        for (int i = 0; i < d && !s->timing; i++) s->x[r * rw + i] = npk_bf16_round_f32(emb[i]); /* what L2 holds */
+        if (!s->timing) npk_bf16_round_f32_n(s->x + r * rw, emb, (size_t)d); /* what L2 holds */
     }
     ops[LLM_HOST_ROPE] += 2ull * (uint64_t)M * (uint64_t)(hs / 2);
     ops[LLM_HOST_EMBED] += (uint64_t)M * (uint64_t)d;
@@ -437,7 +437,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
      * a_x): the host knows X, so they travel in the same transfer. */
     {
         const size_t nax = (size_t)M * hw * 8 + (size_t)M * rw;
-        for (size_t i = 0; i < nax; i++) s->sq16[i] = npk_bf16_from_f32(ax[i]);
+        npk_bf16_from_f32_n(s->sq16, ax, nax);
         const size_t nsq = sq_build(s, s->sq16 + nax, 0, M);
         if ((rc = npk_pccx_wstream_at(s->drv, &s->nones[0])) != 0 || /* the FIFO fills from here */
             (rc = l2_put16(s, s->a_ang, s->sq16, nax + nsq)) != 0)

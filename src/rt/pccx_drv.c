@@ -23,10 +23,11 @@
 #define SCR_COPY 62        /* fmap scratch entry for copy_l2 */
 #define STAGE_BYTES 65536u /* staging area at the top of the host window */
 
-typedef struct {
-    uint16_t v[3];
-    int valid;
-} cc_entry;
+/* A constant-cache entry the driver knows: bit 48 (valid) | a << 32 | b << 16 | c, 0 when unknown
+ * (one compare per entry when looking a shape up). */
+static uint64_t cc_key(uint16_t a, uint16_t b, uint16_t c) {
+    return 1ull << 48 | (uint64_t)a << 32 | (uint64_t)b << 16 | c;
+}
 
 struct npk_pccx {
     npk_port *port;
@@ -37,7 +38,7 @@ struct npk_pccx {
     int ws_known;
     unsigned pending; /* instructions possibly still queued */
     uint32_t l2_words, lanes; /* the device's L2 size and GEMV cores (registers CAP_L2_WORDS, CAP_LANES) */
-    cc_entry cc[2][64];
+    uint64_t cc[2][64]; /* cc_key of each entry */
     unsigned next[2];
     uint8_t *stage; /* [STAGE_BYTES] host copy of the staging area, reused by every L2 transfer */
     /* jobs (npk_port_jobs): the instructions since the last sync, their stream in guest memory */
@@ -373,13 +374,7 @@ int npk_pccx_memcpy(npk_pccx *d, unsigned from_device, unsigned to_device, uint3
 int npk_pccx_memset(npk_pccx *d, unsigned cache, unsigned index, uint16_t a, uint16_t b, uint16_t c) {
     npk_pccx_insn in = {.op = NPK_PCCX_OP_MEMSET, .cache = cache, .index = index, .a = a, .b = b, .c = c};
     int rc = issue_checked(d, &in);
-    if (!rc && cache < 2 && index < 64) {
-        cc_entry *e = &d->cc[cache][index];
-        e->v[0] = a;
-        e->v[1] = b;
-        e->v[2] = c;
-        e->valid = 1;
-    }
+    if (!rc && cache < 2 && index < 64) d->cc[cache][index] = cc_key(a, b, c);
     return rc;
 }
 
@@ -443,10 +438,9 @@ int npk_pccx_hwin_alloc(npk_pccx *d, uint64_t bytes, uint64_t *offset) {
 void npk_pccx_hwin_reset(npk_pccx *d) { d->hwin_next = 0; }
 
 static int cache_entry(npk_pccx *d, unsigned bank, uint16_t a, uint16_t b, uint16_t c) {
-    for (unsigned i = 0; i < NCACHE; i++) {
-        cc_entry *e = &d->cc[bank][i];
-        if (e->valid && e->v[0] == a && e->v[1] == b && e->v[2] == c) return (int)i;
-    }
+    const uint64_t key = cc_key(a, b, c), *cc = d->cc[bank];
+    for (unsigned i = 0; i < NCACHE; i++)
+        if (cc[i] == key) return (int)i;
     unsigned i = d->next[bank]++ % NCACHE;
     int rc = npk_pccx_memset(d, bank, i, a, b, c);
     return rc ? rc : (int)i;
@@ -456,8 +450,7 @@ int npk_pccx_fmap_entry(npk_pccx *d, uint16_t a, uint16_t b, uint16_t c) { retur
 int npk_pccx_weight_entry(npk_pccx *d, uint16_t n, uint16_t k, uint16_t g) { return cache_entry(d, 1, n, k, g); }
 
 static int scratch_shape(npk_pccx *d, unsigned idx, uint16_t a, uint16_t b, uint16_t c) {
-    cc_entry *e = &d->cc[0][idx];
-    if (e->valid && e->v[0] == a && e->v[1] == b && e->v[2] == c) return 0;
+    if (d->cc[0][idx] == cc_key(a, b, c)) return 0;
     return npk_pccx_memset(d, 0, idx, a, b, c);
 }
 
@@ -473,22 +466,6 @@ static int l2_check(const npk_pccx *d, uint32_t l2, size_t n, const char *what) 
  * host window, STAGE_BYTES (32768 elements) at a time, with the driver's one
  * host buffer (d->stage) as the bytes' copy: no allocation per transfer. */
 #define STAGE_ELEMS (STAGE_BYTES / 2)
-
-/* BF16 <-> float on the bits (npk_bf16_to_f32 / npk_bf16_from_f32 inlined:
- * once per transferred element). */
-static inline float bf16_f32(uint32_t b) {
-    uint32_t u = b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static inline uint32_t f32_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) return NPK_BF16_QNAN;
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return u >> 16;
-}
 
 /* The staged chunk of cnt elements (zero-padded to whole words in d->stage)
  * to L2 word l2, synced: no copy still reads the staging area when a helper
@@ -527,11 +504,17 @@ static int write_l2(npk_pccx *d, uint32_t l2, const uint16_t *v16, const float *
     for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
         size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
         uint8_t *buf = d->stage;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* the staging bytes are the little-endian elements: convert in place (vectorized) */
+        if (v32) npk_bf16_from_f32_n((uint16_t *)buf, v32 + done, cnt);
+        else memcpy(buf, v16 + done, 2 * cnt);
+#else
         for (size_t i = 0; i < cnt; i++) {
-            uint32_t b = v32 ? f32_bf16(v32[done + i]) : v16[done + i];
+            uint32_t b = v32 ? npk_bf16_from_f32(v32[done + i]) : v16[done + i];
             buf[2 * i] = (uint8_t)b;
             buf[2 * i + 1] = (uint8_t)(b >> 8);
         }
+#endif
         stage_pad(d, cnt);
         rc = stage_to_l2(d, (uint32_t)(l2 + done / 8), cnt);
     }
@@ -546,11 +529,16 @@ static int read_l2(npk_pccx *d, uint32_t l2, uint16_t *v16, float *v32, size_t n
         size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
         if ((rc = l2_to_stage(d, (uint32_t)(l2 + done / 8), cnt))) break;
         const uint8_t *buf = d->stage;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (v32) npk_bf16_to_f32_n(v32 + done, (const uint16_t *)buf, cnt);
+        else memcpy(v16 + done, buf, 2 * cnt);
+#else
         for (size_t i = 0; i < cnt; i++) {
             uint16_t b = (uint16_t)(buf[2 * i] | buf[2 * i + 1] << 8);
-            if (v32) v32[done + i] = bf16_f32(b);
+            if (v32) v32[done + i] = npk_bf16_to_f32(b);
             else v16[done + i] = b;
         }
+#endif
     }
     return rc;
 }

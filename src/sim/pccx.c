@@ -90,6 +90,7 @@ typedef struct pccx {
     uint64_t ws_idle, ws_next, ddr_cycles, ws_ddr_mark, ws_fifo;
     slot slots[NSLOT];
     unsigned next_slot;
+    uint64_t slot_end; /* the latest completion of any slot ever filled (0 after a reset) */
     /* counters */
     uint64_t busy_cycles, per_op[5], ws_bytes, dma_bytes, macs, sfu_elems, eng_cycles[ENG_N];
     /* energy counters since creation (docs/energy.md; never reset): MACs,
@@ -185,6 +186,7 @@ static int overlaps(range a, range b) { return a.lo < b.hi && b.lo < a.hi; }
  * a free slot of the fence table: with all 16 in flight it waits for the
  * earliest to complete. */
 static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd_scalar, int async, uint64_t t) {
+    if (t >= p->slot_end) return t; /* nothing in flight at t: no slot below can matter */
     if (async) {
         uint64_t first = UINT64_MAX;
         unsigned busy_slots = 0;
@@ -237,6 +239,7 @@ static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, uint64_t l
         p->next_slot = (unsigned)(s - p->slots) + 1;
         s->valid = 1;
         s->end = end;
+        if (end > p->slot_end) p->slot_end = end;
         s->rd[0] = nrd > 0 ? rd[0] : (range){0, 0};
         s->rd[1] = nrd > 1 ? rd[1] : (range){0, 0};
         s->wr = wr;
@@ -700,6 +703,7 @@ static void soft_reset(pccx *p) {
     p->fe_ready = p->busy_until = p->dev.cycles;
     for (int i = 0; i < ENG_N; i++) p->eng_free[i] = p->dev.cycles;
     memset(p->slots, 0, sizeof p->slots);
+    p->slot_end = 0;
     p->busy_cycles = p->ws_bytes = p->dma_bytes = p->macs = p->sfu_elems = 0;
     memset(p->per_op, 0, sizeof p->per_op);
     memset(p->eng_cycles, 0, sizeof p->eng_cycles);

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/* Bulk BF16 conversions (include/npukit/numfmt.h): the element-wise inline
+ * conversions of numfmt.h over arrays, eight (or four doubles) at a time on
+ * AVX2, the same bits as the scalar functions on every element (the scalar
+ * code does the remainders and the rare cases). The pccx driver's L2
+ * transfers and the pccx decoder's host steps convert every element they
+ * move with these. */
+#include "npukit/cpu.h"
+#include "npukit/numfmt.h"
+
+#include <string.h>
+
+#ifdef NPK_ISA_X86
+#include <immintrin.h>
+
+/* npk_bf16_from_f32 on eight lanes: RNE on the dropped 16 bits, NaN to the quiet NaN. */
+NPK_TARGET_AVX2 static inline __m128i from_f32_8(__m256i u) {
+    const __m256i inf = _mm256_set1_epi32(0x7f800000), abs = _mm256_set1_epi32(0x7fffffff);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
+    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
+                                 _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
+    r = _mm256_srli_epi32(r, 16);
+    r = _mm256_blendv_epi8(r, _mm256_set1_epi32((int)NPK_BF16_QNAN), nan);
+    return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
+NPK_TARGET_AVX2 static size_t from_f32_avx2(uint16_t *y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i), from_f32_8(_mm256_loadu_si256((const __m256i *)(x + i))));
+    return i;
+}
+
+NPK_TARGET_AVX2 static size_t to_f32_avx2(float *y, const uint16_t *x, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i v = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + i))), 16);
+        _mm256_storeu_si256((__m256i *)(y + i), v);
+    }
+    return i;
+}
+
+NPK_TARGET_AVX2 static size_t round_f32_avx2(float *y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i b = from_f32_8(_mm256_loadu_si256((const __m256i *)(x + i)));
+        _mm256_storeu_si256((__m256i *)(y + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
+    }
+    return i;
+}
+
+/* npk_bf16_from_f64(x[i] / d) as floats, four lanes at a time where every
+ * quotient has a normal finite BF16 result (else those four one at a time,
+ * before the next four are read: y may be x). */
+NPK_TARGET_AVX2 static size_t div_round_avx2(float *y, const float *x, size_t n, double d) {
+    const __m256d dv = _mm256_set1_pd(d);
+    const __m256i mabs = _mm256_set1_epi64x(0x7fffffffffffffffll), lo = _mm256_set1_epi64x((long long)(1023 - 126) << 52),
+                  hi = _mm256_set1_epi64x(0x7ff0000000000000ll), half = _mm256_set1_epi64x(0xfffffffffffll),
+                  one = _mm256_set1_epi64x(1), bias = _mm256_set1_epi64x((long long)896 << 7),
+                  ovf = _mm256_set1_epi64x(((long long)(896 + 255) << 7) - 1);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d q = _mm256_div_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), dv);
+        __m256i u = _mm256_castpd_si256(q), mag = _mm256_and_si256(u, mabs);
+        /* normal: lo <= mag < hi (signed compares: mag >= 0) */
+        __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi64(lo, mag), _mm256_cmpgt_epi64(mag, _mm256_sub_epi64(hi, one)));
+        __m256i r = _mm256_srli_epi64(
+            _mm256_add_epi64(_mm256_add_epi64(mag, half), _mm256_and_si256(_mm256_srli_epi64(mag, 45), one)), 45);
+        bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(r, ovf)); /* overflow: the scalar code */
+        if (!_mm256_testz_si256(bad, bad)) {
+            for (size_t l = i; l < i + 4; l++) y[l] = npk_bf16_to_f32(npk_bf16_from_f64((double)x[l] / d));
+            continue;
+        }
+        __m256i b = _mm256_or_si256(_mm256_sub_epi64(r, bias), _mm256_and_si256(_mm256_srli_epi64(u, 48),
+                                                                                _mm256_set1_epi64x(0x8000)));
+        /* BF16 bits to float bits in the low half of each lane, then the four lanes packed */
+        __m256i f = _mm256_slli_epi64(b, 16);
+        __m256i p = _mm256_permutevar8x32_epi32(f, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_castsi256_si128(p));
+    }
+    return i;
+}
+#endif
+
+/* The count a vector variant did (from index 0), or 0 without AVX2. */
+#ifdef NPK_ISA_X86
+#define AVX2_DONE(call) (npk_isa_active() >= NPK_ISA_AVX2 ? (call) : 0)
+#else
+#define AVX2_DONE(call) 0
+#endif
+
+void npk_bf16_from_f32_n(uint16_t *y, const float *x, size_t n) {
+    for (size_t i = AVX2_DONE(from_f32_avx2(y, x, n)); i < n; i++) y[i] = npk_bf16_from_f32(x[i]);
+}
+
+void npk_bf16_to_f32_n(float *y, const uint16_t *x, size_t n) {
+    for (size_t i = AVX2_DONE(to_f32_avx2(y, x, n)); i < n; i++) y[i] = npk_bf16_to_f32(x[i]);
+}
+
+void npk_bf16_round_f32_n(float *y, const float *x, size_t n) {
+    for (size_t i = AVX2_DONE(round_f32_avx2(y, x, n)); i < n; i++) y[i] = npk_bf16_round_f32(x[i]);
+}
+
+void npk_bf16_div_round_f32_n(float *y, const float *x, size_t n, double d) {
+    for (size_t i = AVX2_DONE(div_round_avx2(y, x, n, d)); i < n; i++)
+        y[i] = npk_bf16_to_f32(npk_bf16_from_f64((double)x[i] / d));
+}
