@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The shared fp32 GEMM kernel (include/npukit/gemm.h, npk_gemm_f32) against
+/* The shared fp32 GEMM kernel (include/npukit/gemm.h, npk_gemm_f32, and
+ * npk_gemm_bf16 for BF16 operands) against
  * the golden float GEMM of the CPU reference (npk_ref_gemm_run: the shell's
  * sequential fp32 accumulation), bit for bit, with every variant the host runs
  * forced in turn. The SIMD variants fuse the multiply and the add when every
@@ -44,6 +45,33 @@ static uint32_t bits(float f) {
     return u;
 }
 
+/* npk_gemm_bf16 on the raw BF16 operands ra, rb (copied with padded rows,
+ * the padding NaN) against the golden, on the variant forced now. */
+static void check_bf16(uint32_t M, uint32_t N, uint32_t K, const uint8_t *ra, const uint8_t *rb, int fused,
+                       const float *want, const char *what) {
+    size_t lda = K + 5, ldb = N + 3, ldc = N + 1;
+    uint16_t *A = malloc(2 * (M * lda + 1)), *B = malloc(2 * (K * ldb + 1));
+    float *C = malloc(4 * (M * ldc + 1));
+    for (size_t i = 0; i < M * lda; i++) A[i] = 0x7fc1;
+    for (size_t i = 0; i < K * ldb; i++) B[i] = 0x7fc1;
+    for (uint32_t i = 0; i < M; i++) memcpy(A + i * lda, ra + (size_t)i * K * 2, (size_t)K * 2);
+    for (uint32_t k = 0; k < K; k++) memcpy(B + k * ldb, rb + (size_t)k * N * 2, (size_t)N * 2);
+    CHECK_EQ(npk_gemm_bf16_fused(M, N, K, A, lda, B, ldb), fused);
+    for (size_t i = 0; i < M * ldc; i++) C[i] = -7.0f;
+    CHECK_EQ(npk_gemm_bf16(&WS, M, N, K, A, lda, B, ldb, C, ldc), 0);
+    int bad = 0;
+    for (uint32_t i = 0; i < M && !bad; i++)
+        for (uint32_t j = 0; j < ldc && !bad; j++) {
+            float got = C[i * ldc + j];
+            bad = j < N ? bits(got) != bits(want[(size_t)i * N + j]) : got != -7.0f;
+            if (bad)
+                fprintf(stderr, "%s (npk_gemm_bf16, %s, %ux%ux%u): C[%u][%u] = %g\n", what,
+                        npk_gemm_isa_name(npk_gemm_active_isa()), M, N, K, i, j, got);
+        }
+    CHECK(!bad);
+    free(A), free(B), free(C);
+}
+
 /* C = A[M][K] B[K][N] of dtype dt (raw elements, row-major) through npk_gemm_f32
  * on the widened operands (lda = K + pad), every variant, against the golden;
  * want_fused: the predicate's expected answer (-1: not asserted). */
@@ -84,6 +112,7 @@ static void run(int dt, uint32_t M, uint32_t N, uint32_t K, const uint8_t *ra, c
         for (uint32_t i = 0; i < M && !bad; i++) /* the columns past N stay untouched */
             for (uint32_t j = N; j < ldc; j++) bad |= C[i * ldc + j] != -7.0f;
         CHECK(!bad);
+        if (dt == NPK_REF_BF16) check_bf16(M, N, K, ra, rb, fused, want, what);
     }
     CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     free(A), free(B), free(C), free(want);

@@ -97,19 +97,22 @@ static void test_gemms(void) {
         size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
         int8_t *a8 = malloc(na), *b8 = malloc(nb);
         float *af = malloc(na * 4), *bf = malloc(nb * 4), *ae = malloc(na * 4), *be = malloc(nb * 4);
+        uint16_t *ah = malloc(na * 2), *bh = malloc(nb * 2); /* ae, be in BF16 (exactly) */
         for (size_t i = 0; i < na; i++) {
             a8[i] = (int8_t)rnd();
             af[i] = (float)((int)(rnd() % 2001) - 1000) / 337.0f;
             ae[i] = (float)((int)(rnd() % 255) - 127) / 64.0f; /* exact products: the fused path */
+            ah[i] = npk_bf16_from_f32(ae[i]);
         }
         for (size_t i = 0; i < nb; i++) {
             b8[i] = (int8_t)rnd();
             bf[i] = (float)((int)(rnd() % 2001) - 1000) / 511.0f;
             be[i] = (float)((int)(rnd() % 255) - 127) / 32.0f;
+            bh[i] = npk_bf16_from_f32(be[i]);
         }
         FOR_EACH_ISA(l) {
             int32_t *c8[3];
-            float *cf[3], *ce[3], *cr[3];
+            float *cf[3], *ce[3], *cr[3], *cb = malloc(nc * 4);
             for (int t = 0; t < 3; t++) {
                 c8[t] = malloc(nc * 4), cf[t] = malloc(nc * 4), ce[t] = malloc(nc * 4), cr[t] = malloc(nc * 4);
                 CHECK_EQ(npk_threads_set(t + 1), 0);
@@ -118,6 +121,9 @@ static void test_gemms(void) {
                 CHECK_EQ(npk_gemm_f32(&ws, M, N, K, ae, K, be, N, ce[t], N), 0);
                 for (size_t i = 0; i < nc; i++) cr[t][i] = 0.5f; /* acc = 1 reads C */
                 npk_gemm_f32_reassoc(M, N, K, af, K, bf, N, cr[t], N, 1);
+                /* BF16 operands widened while packed: the bits of the fp32 GEMM of the same values */
+                CHECK_EQ(npk_gemm_bf16(&ws, M, N, K, ah, K, bh, N, cb, N), 0);
+                CHECK(!memcmp(cb, ce[t], nc * 4));
             }
             for (int t = 1; t < 3; t++) {
                 int same8 = !memcmp(c8[0], c8[t], nc * 4), samef = !memcmp(cf[0], cf[t], nc * 4),
@@ -128,9 +134,10 @@ static void test_gemms(void) {
                 CHECK(same8 && samef && samee && samer);
             }
             for (int t = 0; t < 3; t++) free(c8[t]), free(cf[t]), free(ce[t]), free(cr[t]);
+            free(cb);
         }
         npk_isa_force(NPK_ISA_AUTO);
-        free(a8), free(b8), free(af), free(bf), free(ae), free(be);
+        free(a8), free(b8), free(af), free(bf), free(ae), free(be), free(ah), free(bh);
     }
     npk_gemm_ws_free(&ws);
 }

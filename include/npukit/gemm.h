@@ -14,7 +14,9 @@
  *    nearest-even, k = 0 .. K-1 in order (no FMA, no reassociation): the shell
  *    spec's float GEMM (docs/shell.md 12; its bf16/fp16/fp8 products are exact
  *    in fp32, so the multiplication never rounds there). Vectorized along N
- *    only, which keeps every output's K order, so all variants are bit-equal.
+ *    only, with the K blocks in order (each output's partial sum kept in C
+ *    between them), which keeps every output's K order, so all variants are
+ *    bit-equal. npk_gemm_bf16 takes BF16 operands directly.
  *    When every product of the operands is exact in fp32 (npk_gemm_f32_fused:
  *    finite operands, significands short enough, products in the normal
  *    range, as for BF16/FP16/FP8 operands of moderate range), the SIMD
@@ -80,11 +82,21 @@ int npk_gemm_s8s32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const in
 int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B,
                  size_t ldb, float *C, size_t ldc);
 
+/* npk_gemm_f32 of BF16 operands (raw uint16_t elements, lda/ldb in elements),
+ * each widened exactly to fp32 (npk_bf16_to_f32): the same bits as widening
+ * them first, without the fp32 copies (the AVX2 variant widens while it packs;
+ * the shell's BF16 GEMM). 0, or -NPK_ENOMEM. */
+int npk_gemm_bf16(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const uint16_t *A, size_t lda,
+                  const uint16_t *B, size_t ldb, float *C, size_t ldc);
+
 /* 1 when npk_gemm_f32 on these operands may fuse (the SIMD variants then run
  * one FMA per step): every A[i][k] and B[k][j] finite, their significands at
  * most 24 significant bits together, max|a| * max|b| < 2^127 and min|a| *
  * min|b| >= 2^-126 over the non-zero elements, so every product is exact. */
 int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb);
+/* The same for the widened BF16 operands of npk_gemm_bf16. */
+int npk_gemm_bf16_fused(uint32_t M, uint32_t N, uint32_t K, const uint16_t *A, size_t lda, const uint16_t *B,
+                        size_t ldb);
 
 /* C[M][N] (row stride ldc) = (acc ? C : 0) + A[M][K] (lda) x B[K][N] (ldb), row major,
  * float32 in the fastest order (see above; not the shell's arithmetic). Own variants

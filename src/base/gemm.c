@@ -31,6 +31,7 @@
 
 #include "npukit/cpu.h"
 #include "npukit/error.h"
+#include "npukit/numfmt.h"
 
 #include <stdatomic.h>
 #include <math.h>
@@ -581,14 +582,16 @@ typedef struct f32_range {
     uint32_t bits_or, max, min_m1; /* min_m1: smallest |x| - 1 over all x, wrapping (0xffffffff: no non-zero) */
 } f32_range;
 
-static inline __attribute__((always_inline)) void f32_scan_body(uint32_t rows, uint32_t cols, const float *X, size_t ld,
-                                                                f32_range *r) {
+static inline __attribute__((always_inline)) void f32_scan_body(uint32_t rows, uint32_t cols, const void *X, size_t ld,
+                                                                f32_range *r, const int bf16) {
     uint32_t o = 0, mx = 0, mn = 0xffffffffu;
     for (uint32_t i = 0; i < rows; i++) {
-        const float *x = X + (size_t)i * ld;
+        const float *x = (const float *)X + (size_t)i * ld;
+        const uint16_t *h = (const uint16_t *)X + (size_t)i * ld;
         for (uint32_t j = 0; j < cols; j++) {
             uint32_t u;
-            memcpy(&u, x + j, 4);
+            if (bf16) u = (uint32_t)h[j] << 16; /* the widened fp32 bits */
+            else memcpy(&u, x + j, 4);
             u &= 0x7fffffffu;
             o |= u;
             mx = u > mx ? u : mx;
@@ -598,22 +601,27 @@ static inline __attribute__((always_inline)) void f32_scan_body(uint32_t rows, u
     r->bits_or = o, r->max = mx, r->min_m1 = mn;
 }
 
-/* The same loop built for the host's vector unit (unsigned min/max). */
+/* The same loop built for the host's vector unit (unsigned min/max), for fp32
+ * or BF16 elements. */
+#define SCAN_FN(NAME, ATTR, BF16) \
+    ATTR static void NAME(uint32_t rows, uint32_t cols, const void *X, size_t ld, f32_range *r) { \
+        f32_scan_body(rows, cols, X, ld, r, BF16); \
+    }
 #ifdef GEMM_X86
-T512 static void f32_scan512(uint32_t rows, uint32_t cols, const float *X, size_t ld, f32_range *r) {
-    f32_scan_body(rows, cols, X, ld, r);
-}
-T256 static void f32_scan256(uint32_t rows, uint32_t cols, const float *X, size_t ld, f32_range *r) {
-    f32_scan_body(rows, cols, X, ld, r);
-}
+SCAN_FN(f32_scan512, T512, 0)
+SCAN_FN(f32_scan256, T256, 0)
+SCAN_FN(bf16_scan512, T512, 1)
+SCAN_FN(bf16_scan256, T256, 1)
 #endif
-static void f32_scan(uint32_t rows, uint32_t cols, const float *X, size_t ld, f32_range *r) {
+SCAN_FN(f32_scan_c, , 0)
+SCAN_FN(bf16_scan_c, , 1)
+static void f32_scan(uint32_t rows, uint32_t cols, const void *X, size_t ld, f32_range *r, int bf16) {
 #ifdef GEMM_X86
     npk_gemm_isa isa = npk_gemm_active_isa();
-    if (isa == NPK_GEMM_AVX512) return f32_scan512(rows, cols, X, ld, r);
-    if (isa == NPK_GEMM_AVX2) return f32_scan256(rows, cols, X, ld, r);
+    if (isa == NPK_GEMM_AVX512) return (bf16 ? bf16_scan512 : f32_scan512)(rows, cols, X, ld, r);
+    if (isa == NPK_GEMM_AVX2) return (bf16 ? bf16_scan256 : f32_scan256)(rows, cols, X, ld, r);
 #endif
-    f32_scan_body(rows, cols, X, ld, r);
+    (bf16 ? bf16_scan_c : f32_scan_c)(rows, cols, X, ld, r);
 }
 
 static double f32_of_bits(uint32_t u) {
@@ -643,12 +651,13 @@ static unsigned f32_sig_bits(uint32_t bits_or) {
  *    bits); a zero operand gives an exact signed zero.
  * The bounds are computed in double, where the product of two floats is exact.
  * Costs one pass over A and B (O(MK + KN) against the GEMM's O(MNK)). */
-int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb) {
+static int fused_of(uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B, size_t ldb,
+                    int bf16) {
     f32_range a, b;
     if (!M || !N || !K) return 1; /* no product */
-    f32_scan(M, K, A, lda, &a);
+    f32_scan(M, K, A, lda, &a, bf16);
     if (a.max >= 0x7f800000u) return 0;
-    f32_scan(K, N, B, ldb, &b);
+    f32_scan(K, N, B, ldb, &b, bf16);
     if (b.max >= 0x7f800000u) return 0;
     if (f32_sig_bits(a.bits_or) + f32_sig_bits(b.bits_or) > 24) return 0;
     if (f32_of_bits(a.max) * f32_of_bits(b.max) >= 0x1p127) return 0;
@@ -656,6 +665,15 @@ int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_
         f32_of_bits(a.min_m1 + 1) * f32_of_bits(b.min_m1 + 1) < 0x1p-126)
         return 0;
     return 1;
+}
+
+int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb) {
+    return fused_of(M, N, K, A, lda, B, ldb, 0);
+}
+
+int npk_gemm_bf16_fused(uint32_t M, uint32_t N, uint32_t K, const uint16_t *A, size_t lda, const uint16_t *B,
+                        size_t ldb) {
+    return fused_of(M, N, K, A, lda, B, ldb, 1);
 }
 
 /* ---- entry points ------------------------------------------------------------------ */
@@ -674,14 +692,16 @@ static int s8_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, u
     }
 }
 
-static int f32_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
-                     const float *B, size_t ldb, float *C, size_t ldc, int fused) {
+/* bf16: A and B are BF16 (only the AVX2 variant takes them: npk_gemm_bf16
+ * widens them for the others). */
+static int f32_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda,
+                     const void *B, size_t ldb, int bf16, float *C, size_t ldc, int fused) {
     switch (isa) {
 #ifdef GEMM_X86
     case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
-    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, 0, C, ldc, fused);
+    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, bf16, C, ldc, fused);
 #endif
-    default: (void)ws, f32_portable(M, N, K, A, lda, B, ldb, C, ldc, fused); return 0;
+    default: (void)ws, (void)bf16, f32_portable(M, N, K, A, lda, B, ldb, C, ldc, fused); return 0;
     }
 }
 
@@ -697,7 +717,7 @@ static int f32_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, 
 #define PAR_COLS 64
 
 typedef struct par_gemm {
-    int f32, fused;
+    int f32, fused; /* f32: 0 int8, 1 fp32, 2 BF16 operands */
     npk_gemm_isa isa;
     uint32_t M, N, K, chunk;
     int by_rows, ntasks;
@@ -714,8 +734,9 @@ static void par_task(void *ctx, int t) {
     uint32_t lo = (uint32_t)t * p->chunk, hi = t == p->ntasks - 1 ? (p->by_rows ? p->M : p->N) : lo + p->chunk;
     uint32_t M = p->by_rows ? hi - lo : p->M, N = p->by_rows ? p->N : hi - lo;
     size_t ao = p->by_rows ? lo * p->lda : 0, bo = p->by_rows ? 0 : lo, co = p->by_rows ? lo * p->ldc : lo;
-    int rc = p->f32 ? f32_slice(&tl_ws, p->isa, M, N, p->K, (const float *)p->A + ao, p->lda, (const float *)p->B + bo,
-                                p->ldb, (float *)p->C + co, p->ldc, p->fused)
+    size_t es = p->f32 == 2 ? 2 : 4;
+    int rc = p->f32 ? f32_slice(&tl_ws, p->isa, M, N, p->K, (const char *)p->A + ao * es, p->lda,
+                                (const char *)p->B + bo * es, p->ldb, p->f32 == 2, (float *)p->C + co, p->ldc, p->fused)
                     : s8_slice(&tl_ws, p->isa, M, N, p->K, (const int8_t *)p->A + ao, p->lda,
                                (const int8_t *)p->B + bo, p->ldb, (int32_t *)p->C + co, p->ldc);
     if (rc) {
@@ -775,5 +796,29 @@ int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const floa
     par_gemm p = {.f32 = 1, .fused = fused, .isa = isa, .M = M, .N = N, .K = K, .A = A, .B = B, .C = C, .lda = lda,
                   .ldb = ldb, .ldc = ldc};
     if (par_plan(&p) > 1) return par_run(&p);
-    return f32_slice(ws, isa, M, N, K, A, lda, B, ldb, C, ldc, fused);
+    return f32_slice(ws, isa, M, N, K, A, lda, B, ldb, 0, C, ldc, fused);
+}
+
+/* BF16 operands: the AVX2 variant widens them while it packs; the others run
+ * npk_gemm_f32 on widened copies (the same values, so the same bits). */
+int npk_gemm_bf16(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const uint16_t *A, size_t lda,
+                  const uint16_t *B, size_t ldb, float *C, size_t ldc) {
+    if (!M || !N || !K) return npk_gemm_f32(ws, M, N, K, NULL, lda, NULL, ldb, C, ldc);
+    npk_gemm_isa isa = npk_gemm_active_isa();
+    if (isa != NPK_GEMM_AVX2) {
+        float *fa = malloc((size_t)M * K * sizeof(float)), *fb = malloc((size_t)K * N * sizeof(float));
+        int rc = fa && fb ? 0 : npk_err(NPK_ENOMEM, "out of memory for the widened BF16 operands");
+        for (uint32_t i = 0; i < M && !rc; i++)
+            for (uint32_t k = 0; k < K; k++) fa[(size_t)i * K + k] = npk_bf16_to_f32(A[(size_t)i * lda + k]);
+        for (uint32_t k = 0; k < K && !rc; k++)
+            for (uint32_t j = 0; j < N; j++) fb[(size_t)k * N + j] = npk_bf16_to_f32(B[(size_t)k * ldb + j]);
+        if (!rc) rc = npk_gemm_f32(ws, M, N, K, fa, K, fb, N, C, ldc);
+        free(fa), free(fb);
+        return rc;
+    }
+    int fused = npk_gemm_bf16_fused(M, N, K, A, lda, B, ldb);
+    par_gemm p = {.f32 = 2, .fused = fused, .isa = isa, .M = M, .N = N, .K = K, .A = A, .B = B, .C = C, .lda = lda,
+                  .ldb = ldb, .ldc = ldc};
+    if (par_plan(&p) > 1) return par_run(&p);
+    return f32_slice(ws, isa, M, N, K, A, lda, B, ldb, 1, C, ldc, fused);
 }

@@ -104,49 +104,81 @@ static inline float bf16f(uint16_t h) {
     return f;
 }
 
-/* A[mc][kc] (lda; fp32 or BF16) into [ceil(mc/6)][kc][6], rows past mc zero. */
+/* Eight values of k of one row of A as fp32 (BF16 widened: its bits then 16 zeros). */
+INLINE T256 __m256 load8(const void *row, size_t k, int bf16) {
+    if (!bf16) return _mm256_loadu_ps((const float *)row + k);
+    __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)row + k));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* A[mc][kc] (lda; fp32 or BF16) into [ceil(mc/6)][kc][6], rows past mc zero:
+ * eight values of k of the six rows at a time, transposed in registers (8 x 8
+ * with two zero rows) and stored as eight groups of 8 floats at a stride of 6,
+ * each store's last two (zero) floats overwritten by the next one; the last
+ * store of a panel writes two floats past it (into the next panel, written
+ * after, or the buffer's slack). */
 T256 static void pack_a(const void *A, size_t lda, int bf16, uint32_t mc, uint32_t kc, float *restrict ap) {
+    const size_t es = bf16 ? 2 : 4;
+    const __m256 z = _mm256_setzero_ps();
     for (uint32_t i0 = 0; i0 < mc; i0 += MR, ap += (size_t)kc * MR) {
         uint32_t ni = mc - i0 < MR ? mc - i0 : MR;
-        for (uint32_t r = 0; r < MR; r++) {
-            float *restrict d = ap + r;
-            if (r >= ni) {
-                for (uint32_t k = 0; k < kc; k++) d[(size_t)k * MR] = 0.0f;
-            } else if (bf16) {
-                const uint16_t *s = (const uint16_t *)A + (size_t)(i0 + r) * lda;
-                for (uint32_t k = 0; k < kc; k++) d[(size_t)k * MR] = bf16f(s[k]);
-            } else {
-                const float *s = (const float *)A + (size_t)(i0 + r) * lda;
-                for (uint32_t k = 0; k < kc; k++) d[(size_t)k * MR] = s[k];
-            }
+        const char *row[MR];
+        for (uint32_t r = 0; r < MR; r++) row[r] = (const char *)A + (size_t)(i0 + (r < ni ? r : 0)) * lda * es;
+        uint32_t k = 0;
+        for (; k + 8 <= kc; k += 8) {
+            __m256 r0 = load8(row[0], k, bf16), r1 = ni > 1 ? load8(row[1], k, bf16) : z,
+                   r2 = ni > 2 ? load8(row[2], k, bf16) : z, r3 = ni > 3 ? load8(row[3], k, bf16) : z,
+                   r4 = ni > 4 ? load8(row[4], k, bf16) : z, r5 = ni > 5 ? load8(row[5], k, bf16) : z;
+            __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+                   t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+            __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee),
+                   s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee),
+                   s4 = _mm256_shuffle_ps(t4, z, 0x44), s5 = _mm256_shuffle_ps(t4, z, 0xee),
+                   s6 = _mm256_shuffle_ps(t5, z, 0x44), s7 = _mm256_shuffle_ps(t5, z, 0xee);
+            float *d = ap + (size_t)k * MR;
+            _mm256_storeu_ps(d, _mm256_permute2f128_ps(s0, s4, 0x20));
+            _mm256_storeu_ps(d + 6, _mm256_permute2f128_ps(s1, s5, 0x20));
+            _mm256_storeu_ps(d + 12, _mm256_permute2f128_ps(s2, s6, 0x20));
+            _mm256_storeu_ps(d + 18, _mm256_permute2f128_ps(s3, s7, 0x20));
+            _mm256_storeu_ps(d + 24, _mm256_permute2f128_ps(s0, s4, 0x31));
+            _mm256_storeu_ps(d + 30, _mm256_permute2f128_ps(s1, s5, 0x31));
+            _mm256_storeu_ps(d + 36, _mm256_permute2f128_ps(s2, s6, 0x31));
+            _mm256_storeu_ps(d + 42, _mm256_permute2f128_ps(s3, s7, 0x31));
         }
+        for (; k < kc; k++)
+            for (uint32_t r = 0; r < MR; r++)
+                ap[(size_t)k * MR + r] = r >= ni ? 0.0f
+                                         : bf16 ? bf16f(((const uint16_t *)row[r])[k])
+                                                : ((const float *)row[r])[k];
     }
 }
 
-/* B[kc][nc] (ldb; fp32 or BF16) into [ceil(nc/16)][kc][16], columns past nc zero. */
+/* B[kc][nc] (ldb; fp32 or BF16) into [ceil(nc/16)][kc][16], columns past nc
+ * zero. Eight rows of B at a time, panel by panel: the eight rows' lines stay
+ * in L1 while every panel takes its 16 columns (a power-of-two row stride maps
+ * a whole panel's worth of rows to a few L1 sets, so going panel by panel over
+ * all kc rows re-reads every line from L2), and each panel gets eight whole
+ * rows (512 contiguous bytes) at a time. */
+enum { PB_ROWS = 8 };
 T256 static void pack_b(const void *B, size_t ldb, int bf16, uint32_t kc, uint32_t nc, float *restrict bp) {
-    for (uint32_t j0 = 0; j0 < nc; j0 += NR, bp += (size_t)kc * NR) {
-        uint32_t nj = nc - j0 < NR ? nc - j0 : NR;
-        for (uint32_t k = 0; k < kc; k++) {
-            float *d = bp + (size_t)k * NR;
-            if (bf16) {
-                const uint16_t *s = (const uint16_t *)B + (size_t)k * ldb + j0;
-                if (nj == NR) {
-                    __m128i h0 = _mm_loadu_si128((const __m128i *)s), h1 = _mm_loadu_si128((const __m128i *)(s + 8));
-                    _mm256_store_ps(d, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h0), 16)));
-                    _mm256_store_ps(d + 8, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h1), 16)));
-                    continue;
+    const size_t es = bf16 ? 2 : 4;
+    for (uint32_t k0 = 0; k0 < kc; k0 += PB_ROWS) {
+        uint32_t nk = kc - k0 < PB_ROWS ? kc - k0 : PB_ROWS;
+        float *panel = bp + (size_t)k0 * NR;
+        for (uint32_t j0 = 0; j0 < nc; j0 += NR, panel += (size_t)kc * NR) {
+            const char *s = (const char *)B + ((size_t)k0 * ldb + j0) * es;
+            if (nc - j0 >= NR) {
+                for (uint32_t k = 0; k < nk; k++, s += ldb * es) {
+                    _mm256_store_ps(panel + (size_t)k * NR, load8(s, 0, bf16));
+                    _mm256_store_ps(panel + (size_t)k * NR + 8, load8(s, 8, bf16));
                 }
-                for (uint32_t j = 0; j < NR; j++) d[j] = j < nj ? bf16f(s[j]) : 0.0f;
-            } else {
-                const float *s = (const float *)B + (size_t)k * ldb + j0;
-                if (nj == NR) {
-                    _mm256_store_ps(d, _mm256_loadu_ps(s));
-                    _mm256_store_ps(d + 8, _mm256_loadu_ps(s + 8));
-                    continue;
-                }
-                for (uint32_t j = 0; j < NR; j++) d[j] = j < nj ? s[j] : 0.0f;
+                continue;
             }
+            for (uint32_t k = 0; k < nk; k++, s += ldb * es)
+                for (uint32_t j = 0; j < NR; j++)
+                    panel[(size_t)k * NR + j] = j0 + j >= nc ? 0.0f
+                                                : bf16       ? bf16f(((const uint16_t *)s)[j])
+                                                             : ((const float *)s)[j];
         }
     }
 }
@@ -166,6 +198,11 @@ static void macro(kern_fn kf, uint32_t mc, uint32_t nc, uint32_t kc, const float
             uint32_t ni = mc - i0 < MR ? mc - i0 : MR;
             const float *a = ap + (size_t)(i0 / MR) * kc * MR;
             float *c = C + (size_t)i0 * ldc + j0;
+            if (i0 + MR < mc) /* the next tile's C, from L3 while this one runs */
+                for (uint32_t r = 0; r < MR; r++) {
+                    _mm_prefetch((const char *)(c + (size_t)(MR + r) * ldc), _MM_HINT_T0);
+                    _mm_prefetch((const char *)(c + (size_t)(MR + r) * ldc + NR - 1), _MM_HINT_T0);
+                }
             if (ni == MR && nj == NR) {
                 kf(kc, a, b, c, ldc, acc);
                 continue;
@@ -192,7 +229,7 @@ typedef struct blocks {
 
 static blocks blocking(uint32_t M, uint32_t N, uint32_t K) {
     blocks b = {even_block(K, KC, 1), even_block(M, MC, MR), even_block(N, NC, NR), 0};
-    b.sz_a = up((size_t)b.mcb * b.kcb * sizeof(float), 64);
+    b.sz_a = up((size_t)b.mcb * b.kcb * sizeof(float) + 8, 64); /* + pack_a's two floats of slack */
     return b;
 }
 

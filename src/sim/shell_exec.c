@@ -261,23 +261,24 @@ static int host_le(void) {
     return *(const uint8_t *)&one == 1;
 }
 
-/* How load_mat stores an element. */
-enum { LD_I8, LD_I8_AS_I32, LD_RAW32, LD_F32 };
+/* How load_mat stores an element: int8, int8 widened to int32, raw u32
+ * words, raw u16 words (BF16, widened later by the kernel), float. */
+enum { LD_I8, LD_I8_AS_I32, LD_RAW32, LD_RAW16, LD_F32 };
 
-/* Read a stored matrix into a logical [R][ncol] array (int8, int8 widened to
- * int32, raw u32 words or float: `kind`), applying the transpose. A line that
- * is a logical row (row-major, no transpose) is read straight into its row
- * when the bytes need no conversion (int8, and u32 words on a little-endian
- * host), and BF16 lines are widened word by word; the rest goes element by
- * element. Every line is one bus read either way. */
+/* Read a stored matrix into a logical [R][ncol] array (`kind`), applying the
+ * transpose. A line that is a logical row (row-major, no transpose) is read
+ * straight into its row when the bytes need no conversion (int8, and u16/u32
+ * words on a little-endian host), and BF16 lines to widen are widened word by
+ * word; the rest goes element by element. Every line is one bus read either
+ * way. */
 static int load_mat(shx_ctx *c, shx_res *x, const mat *m, unsigned dt, int trans, int kind, void *out, uint32_t ncol,
                     uint8_t *line) {
     uint64_t lines = mat_lines(m), le = mat_line_elems(m);
     int straight = !m->col && !trans;
     for (uint64_t l = 0; l < lines; l++) {
         uint64_t addr = m->base + l * m->ld;
-        if (straight && (kind == LD_I8 || (kind == LD_RAW32 && host_le()))) {
-            uint8_t *dst = (uint8_t *)out + (size_t)l * ncol * (kind == LD_I8 ? 1 : 4);
+        if (straight && (kind == LD_I8 || ((kind == LD_RAW32 || kind == LD_RAW16) && host_le()))) {
+            uint8_t *dst = (uint8_t *)out + (size_t)l * ncol * (kind == LD_I8 ? 1 : kind == LD_RAW16 ? 2 : 4);
             if (rd(c, x, addr, dst, le * m->es)) return -1;
             continue;
         }
@@ -296,6 +297,7 @@ static int load_mat(shx_ctx *c, shx_res *x, const mat *m, unsigned dt, int trans
             case LD_I8: ((int8_t *)out)[idx] = (int8_t)p[0]; break;
             case LD_I8_AS_I32: ((int32_t *)out)[idx] = (int8_t)p[0]; break;
             case LD_RAW32: ((uint32_t *)out)[idx] = shx_u32(p); break;
+            case LD_RAW16: ((uint16_t *)out)[idx] = shx_u16(p); break;
             default: ((float *)out)[idx] = load_float(dt, p); break;
             }
         }
@@ -339,6 +341,36 @@ static int32_t rq_float(float f, unsigned shift) {
     if (f != f) return 0;
     double v = rint((double)f / (double)((uint64_t)1 << shift));
     return v > 127 ? 127 : v < -128 ? -128 : (int32_t)v;
+}
+
+/* Zero copy: the host pointer of matrix m in guest memory when the kernel can
+ * use it in place (in-process guest memory, the whole span in one host
+ * extent, no fault rule or watcher that must see the beats: npk_bus_direct),
+ * its beats and latency accounted exactly as the line-by-line copy's (one
+ * read or write of each line, same per-beat latency); NULL (nothing
+ * accounted): the caller copies. */
+static void *mat_direct(shx_ctx *c, shx_res *x, const mat *m, int write) {
+    uint64_t rows = mat_lines(m), rb = mat_line_elems(m) * m->es, span, beat = c->p->beat ? c->p->beat : 1;
+    uint32_t lat = 0;
+    if (!npk_range_span(rows, m->ld, rb, &span) || !npk_bus_plain(c->mem, m->base, span, &lat)) return NULL;
+    void *p = npk_bus_direct(c->mem, write ? NPK_ACC_WRITE : NPK_ACC_READ, m->base, m->ld, rows, rb, beat);
+    if (p) {
+        uint64_t beats = rows * ((rb + beat - 1) / beat);
+        x->beats += beats;
+        x->lat_sum += beats * lat;
+    }
+    return p;
+}
+
+/* 1 when matrix m's bytes may overlap [base, base + len) (its whole span counts). */
+static int mat_overlaps(const mat *m, uint64_t base, uint64_t len) {
+    uint64_t span;
+    return !npk_range_span(mat_lines(m), m->ld, mat_line_elems(m) * m->es, &span) ||
+           npk_range_overlap(m->base, span, base, len);
+}
+static int mat_overlap(const mat *a, const mat *b) {
+    uint64_t span;
+    return !npk_range_span(mat_lines(b), b->ld, mat_line_elems(b) * b->es, &span) || mat_overlaps(a, b->base, span);
 }
 
 /* Scratch kept across GEMMs up to this many bytes (larger GEMMs free theirs). */
@@ -439,21 +471,32 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
     size_t szA = (size_t)m * k, szB = (size_t)k * n, szC = (size_t)m * n;
     uint64_t maxline = (uint64_t)(m > n ? m : n);
     if (k > maxline) maxline = k;
-    /* operands as the shared kernels take them (include/npukit/gemm.h):
-     * int8 stays int8, the float dtypes are widened to fp32 (exactly) */
-    size_t ebytes = dt == SHELL_INT8 ? 1 : 4;
+    /* operands as the shared kernels take them (include/npukit/gemm.h): int8
+     * stays int8, BF16 stays BF16 (npk_gemm_bf16 widens it while packing), FP16
+     * and FP8 are widened to fp32 (exactly). Row-major INT8/BF16 operands
+     * without a transpose are used in place in guest memory when they can be
+     * (mat_direct), and C too when nothing follows the product (no epilogue,
+     * alpha, beta, bias, int8 output) and it overlaps neither operand nor the
+     * command ring: the kernel then reads A and B and writes C there. */
+    int plain = !has_alpha && !has_beta && !has_bias && epi == SHELL_EPI_NONE && !i8;
+    int zc = m && n && k && !c->p->timing_only && host_le() && !col && (dt == SHELL_INT8 || dt == SHELL_BF16);
+    int want_dc = zc && plain && !mat_overlap(&C, &A) && !mat_overlap(&C, &B) &&
+                  !mat_overlaps(&C, c->ring_lo, c->ring_hi - c->ring_lo);
+    const void *da = zc && !ta ? mat_direct(c, x, &A, 0) : NULL, *db = zc && !tb ? mat_direct(c, x, &B, 0) : NULL;
+    size_t ebytes = dt == SHELL_INT8 ? 1 : dt == SHELL_BF16 ? 2 : 4;
+    size_t lda_e = da ? A.ld / es : k, ldb_e = db ? B.ld / es : n, ldc_e = n;
     shx_scratch *scr = c->scr;
-    void *a = npk_gemm_ws_reserve(&scr->a, szA * ebytes), *b = npk_gemm_ws_reserve(&scr->b, szB * ebytes);
-    uint32_t *cv = npk_gemm_ws_reserve(&scr->c, szC * 4), *acc = npk_gemm_ws_reserve(&scr->acc, szC * 4);
+    void *a = da ? NULL : npk_gemm_ws_reserve(&scr->a, szA * ebytes),
+         *b = db ? NULL : npk_gemm_ws_reserve(&scr->b, szB * ebytes);
+    uint32_t *cv = want_dc ? NULL : npk_gemm_ws_reserve(&scr->c, szC * 4), *acc = NULL;
     uint32_t *biasv = malloc(n ? (size_t)n * 4 : 4);
     uint8_t *line = malloc(maxline * 4 + 4), *bbuf = NULL;
-    if (!a || !b || !cv || !biasv || !acc || !line) {
-        fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 ": host out of memory", m, n, k);
-        goto out;
-    }
-    int kind = dt == SHELL_INT8 ? LD_I8 : LD_F32;
+    if ((!da && !a) || (!db && !b) || (!want_dc && !cv) || !biasv || !line) goto oom;
+    int kind = dt == SHELL_INT8 ? LD_I8 : dt == SHELL_BF16 ? LD_RAW16 : LD_F32;
     if (m && n) {
-        if (k && (load_mat(c, x, &A, dt, ta, kind, a, k, line) || load_mat(c, x, &B, dt, tb, kind, b, n, line))) goto out;
+        if (k && ((!da && load_mat(c, x, &A, dt, ta, kind, a, k, line)) ||
+                  (!db && load_mat(c, x, &B, dt, tb, kind, b, n, line))))
+            goto out;
         if (need_c && load_mat(c, x, &C, dt, 0, i8 ? LD_I8_AS_I32 : LD_RAW32, cv, n, line)) goto out;
         if (has_bias) {
             bbuf = malloc((size_t)n * ces);
@@ -465,17 +508,20 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
                 biasv[j] = i8 ? (uint32_t)(int32_t)(int8_t)bbuf[j] : shx_u32(bbuf + 4 * (size_t)j);
         }
     }
+    void *dc = want_dc ? mat_direct(c, x, &C, 1) : NULL; /* after the loads, as the copy's writes */
+    if (dc) acc = dc, ldc_e = C.ld / 4;
+    else if (!(acc = npk_gemm_ws_reserve(&scr->acc, szC * 4)) || (!cv && !(cv = npk_gemm_ws_reserve(&scr->c, szC * 4))))
+        goto oom;
     if (c->p->timing_only) memset(cv, 0, szC ? szC * 4 : 4);
     else if (m && n) {
-        int rc = dt == SHELL_INT8 ? npk_gemm_s8s32(&scr->kern, m, n, k, a, k, b, n, (int32_t *)acc, n)
-                                  : npk_gemm_f32(&scr->kern, m, n, k, a, k, b, n, (float *)acc, n);
-        if (rc) {
-            fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 ": host out of memory", m, n,
-                 k);
-            goto out;
-        }
+        int rc = dt == SHELL_INT8   ? npk_gemm_s8s32(&scr->kern, m, n, k, da ? da : a, lda_e, db ? db : b, ldb_e,
+                                                     (int32_t *)acc, ldc_e)
+                 : dt == SHELL_BF16 ? npk_gemm_bf16(&scr->kern, m, n, k, da ? da : a, lda_e, db ? db : b, ldb_e,
+                                                    (float *)acc, ldc_e)
+                                    : npk_gemm_f32(&scr->kern, m, n, k, a, k, b, n, (float *)acc, n);
+        if (rc) goto oom;
     }
-    int plain = !has_alpha && !has_beta && !has_bias && epi == SHELL_EPI_NONE && !i8;
+    if (dc) goto out; /* C written in place */
     if (!c->p->timing_only && plain) cv = acc; /* C = the accumulators */
     for (uint32_t i = 0; i < m && !c->p->timing_only && !plain; i++) {
         const uint32_t *ar = acc + (size_t)i * n;
@@ -547,6 +593,9 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         }
         if (wr(c, x, C.base + l * C.ld, line, le * ces)) break;
     }
+    goto out;
+oom:
+    fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "GEMM %" PRIu32 "x%" PRIu32 "x%" PRIu32 ": host out of memory", m, n, k);
 out:
     free(biasv);
     free(line);
