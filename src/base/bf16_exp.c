@@ -89,8 +89,10 @@ size_t npk_bf16_exp_fast(const uint16_t *x, size_t n, const uint16_t *sub, uint1
     if (npk_isa_active() >= NPK_ISA_AVX2)
         for (; i + 8 <= n; i += 8) {
             unsigned m = exp8_avx2(x + i, ef, y + i);
-            for (int l = 0; l < 8; l++) taken[i + (size_t)l] = (uint8_t)(m >> l & 1u);
-            got += (size_t)__builtin_popcount(m);
+            for (int l = 0; l < 8; l++) {
+                taken[i + (size_t)l] = (uint8_t)(m >> l & 1u);
+                got += m >> l & 1u; /* not __builtin_popcount: a library call without -mpopcnt */
+            }
         }
 #endif
     for (; i < n; i++) {

@@ -770,17 +770,19 @@ NPK_TARGET_AVX2 static inline void join_eo(__m256i e, __m256i o, __m256i *a, __m
  * int32 lanes, T = S * sm as two int64 products of the even and the odd lanes
  * (vpmuldq reads the low half of each 64-bit lane), each added at its shift. */
 NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
-                                                     int base, uint32_t b0, uint32_t b1) {
+                                                     int base, int init, uint32_t b0, uint32_t b1) {
     const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
     for (uint32_t b = b0; b < b1; b++)
         for (int half = 0; half < 2; half++) {
             const int8_t *wb = m->w + (size_t)b * m->Kp * LANES + half * 8;
             uint64_t *plo = ws->lo + (size_t)b * LANES + half * 8, *phi = ws->hi + (size_t)b * LANES + half * 8;
-            __m256i le, lo_, he, ho;
-            split_eo(_mm256_loadu_si256((const __m256i *)plo), _mm256_loadu_si256((const __m256i *)(plo + 4)), &le,
-                     &lo_);
-            split_eo(_mm256_loadu_si256((const __m256i *)phi), _mm256_loadu_si256((const __m256i *)(phi + 4)), &he,
-                     &ho);
+            __m256i le = _mm256_setzero_si256(), lo_ = le, he = le, ho = le; /* the sums from 0, or from the old values */
+            if (init) {
+                split_eo(_mm256_loadu_si256((const __m256i *)plo), _mm256_loadu_si256((const __m256i *)(plo + 4)), &le,
+                         &lo_);
+                split_eo(_mm256_loadu_si256((const __m256i *)phi), _mm256_loadu_si256((const __m256i *)(phi + 4)), &he,
+                         &ho);
+            }
             const size_t off = (size_t)b * LANES + (size_t)half * 8;
             for (uint32_t i = 0; i < r->nnz; i++) {
                 uint32_t c = ws->nz[i], g = m->cg[c];
@@ -989,7 +991,8 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         row_wide(m, j->x, j->old, ws, j->base, j->y, n0, n1);
         return;
     }
-    if (j->old || j->isa != NPK_Q4_AVX512 || !j->sh64) {
+    const int vec = j->sh64 && (j->isa == NPK_Q4_AVX512 || j->isa == NPK_Q4_AVX2); /* sums start in registers */
+    if (j->old || !vec) {
         memset(ws->lo + n0, 0, (size_t)(b1 - b0) * LANES * sizeof *ws->lo);
         memset(ws->hi + n0, 0, (size_t)(b1 - b0) * LANES * sizeof *ws->hi);
     }
@@ -1005,7 +1008,7 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         row_avx512(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
         return;
     }
-    if (j->isa == NPK_Q4_AVX2 && j->sh64) row_avx2(m, ws, &j->r, j->base, b0, b1);
+    if (j->isa == NPK_Q4_AVX2 && j->sh64) row_avx2(m, ws, &j->r, j->base, j->old != NULL, b0, b1);
     else row_c(m, ws, &j->r, j->base, b0, b1);
 #else
     row_c(m, ws, &j->r, j->base, b0, b1);

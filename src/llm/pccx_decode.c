@@ -36,6 +36,7 @@
 #include "npukit/npu.h"
 #include "npukit/numfmt.h"
 
+#include "npukit/cpu.h"
 #include "npukit/pccx_drv.h"
 #include "npukit/trace.h"
 
@@ -89,11 +90,16 @@ static uint32_t words(uint32_t n) { return (n + 7) / 8; }
 /* Words of one row of the fused q | k | v projection's output. */
 static uint32_t qkv_words(const npk_llm_config *c) { return words((uint32_t)(c->dim + 2 * c->kv_dim)); }
 
-/* Four floats at any float address (GCC and clang vector extension, one SSE
- * register on x86-64): the host attention's loops run 8 lanes at once in two
- * of them, with the scalar code's operations in its order per lane (no
- * contraction in C11 mode), so the results are the same bits. */
-typedef float v4f __attribute__((vector_size(16), aligned(4)));
+/* Eight floats at any float address (GCC and clang vector extension): the
+ * host attention's loops run 8 lanes at once, one AVX register in the
+ * avx2/avx512 copies of a clone (NPK_ISA_CLONES), two SSE registers in the c
+ * copy, with the scalar code's operations in its order per lane and never
+ * contracted to FMAs (the pragma: clang would contract inside a statement in
+ * the copies compiled with FMA), so the results are the same bits. */
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
 
 /* The K cache's row length: seq_len rounded up to whole words, so that the
  * scores of a head's last word read inside its row. */
@@ -335,6 +341,25 @@ typedef struct att_job {
     int n, hs, kv, kv_mul;
 } att_job;
 
+/* sc[t] = (sum_i qh[i] * kh[i * Sp + t], i in order from +0) * inv for t < nt (a multiple of 8), 8 at once. */
+NPK_ISA_CLONES_VOID(dot8, (float *sc, const float *qh, const float *kh, size_t Sp, int hs, uint32_t nt, float inv),
+                    (sc, qh, kh, Sp, hs, nt, inv)) {
+    for (uint32_t t = 0; t < nt; t += 8) {
+        v8f a = {0};
+        for (int i = 0; i < hs; i++) a += qh[i] * *(const v8f *)(kh + (size_t)i * Sp + t);
+        *(v8f *)(sc + t) = a * inv;
+    }
+}
+
+/* o[i] += sum_t p[t] * vh[t * kv + i] for i < i1 (a multiple of 8), each summed over t in order, 8 lanes at once. */
+NPK_ISA_CLONES_VOID(axpy8, (float *o, const float *p, const float *vh, int n, int kv, int i1), (o, p, vh, n, kv, i1)) {
+    for (int i0 = 0; i0 < i1; i0 += 8) {
+        v8f a = *(v8f *)(o + i0);
+        for (int t = 0; t < n; t++) a += p[t] * *(const v8f *)(vh + (size_t)t * kv + i0);
+        *(v8f *)(o + i0) = a;
+    }
+}
+
 /* scores[h][t] = q_h . k_t / sqrt(hs), 8 positions per step, each summed over
  * i in order from +0 (the words past n read stale keys; zeroed after), and
  * the head's maximum (as BF16) in lane 0 of its own word. */
@@ -344,16 +369,7 @@ static void scores_head(void *ctx, int h) {
     const size_t Sp = j->Sp;
     float *sc = j->scr + (size_t)h * j->scw * 8;
     const float *qh = j->q + h * hs, *kh = j->kc + (size_t)(h / j->kv_mul) * (size_t)hs * Sp;
-    for (uint32_t t = 0; t < j->scw * 8; t += 8) {
-        v4f a0 = {0}, a1 = {0};
-        for (int i = 0; i < hs; i++) {
-            const float *kr = kh + (size_t)i * Sp + t;
-            a0 += qh[i] * *(const v4f *)kr;
-            a1 += qh[i] * *(const v4f *)(kr + 4);
-        }
-        *(v4f *)(sc + t) = a0 * j->inv;
-        *(v4f *)(sc + t + 4) = a1 * j->inv;
-    }
+    dot8(sc, qh, kh, Sp, hs, j->scw * 8, j->inv);
     for (uint32_t t = (uint32_t)n; t < j->scw * 8; t++) sc[t] = 0.0f;
     float mx = npk_bf16_round_f32(sc[0]);
     for (int t = 1; t < n; t++) {
@@ -375,17 +391,8 @@ static void weigh_head(void *ctx, int h) {
     npk_bf16_div_round_f32_n(p, p, (size_t)n, sum); /* p[t] = bf16((double)p[t] / sum) */
     float *o = j->att + h * hs;
     const float *vh = j->vc + (size_t)(h / j->kv_mul) * hs;
-    int i0 = 0;
-    for (; i0 + 8 <= hs; i0 += 8) {
-        v4f a0 = *(v4f *)(o + i0), a1 = *(v4f *)(o + i0 + 4);
-        for (int t = 0; t < n; t++) {
-            const float *vr = vh + (size_t)t * kv + i0;
-            a0 += p[t] * *(const v4f *)vr;
-            a1 += p[t] * *(const v4f *)(vr + 4);
-        }
-        *(v4f *)(o + i0) = a0;
-        *(v4f *)(o + i0 + 4) = a1;
-    }
+    const int i0 = hs / 8 * 8;
+    axpy8(o, p, vh, n, kv, i0);
     for (int t = 0; t < n && i0 < hs; t++) {
         const float *restrict vt = vh + (size_t)t * kv;
         const float pt = p[t];

@@ -612,8 +612,8 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
         uint8_t *taken = fexp ? bytebuf(p, len) : NULL;
         if (fexp && !taken) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
         const uint16_t em = EMAX(p);
-        if (fexp) npk_bf16_exp_fast(x, len, sub ? &em : NULL, out, taken);
-        for (uint64_t i = 0; i < len; i++) {
+        size_t got = fexp ? npk_bf16_exp_fast(x, len, sub ? &em : NULL, out, taken) : 0;
+        for (uint64_t i = 0; i < len && got < len; i++) { /* every element taken: nothing left */
             if (fexp && taken[i]) continue;
             double v = bf(x[i]);
             if (sub) v -= e;
