@@ -278,7 +278,57 @@ static void test_sum(void) {
     CHECK_EQ(npk_bf16_sum(v, 3, NULL, NULL), 0x4000); /* 1 + 2 - 1 */
 }
 
+/* A float for the bulk conversions: any bits, or near a BF16 tie, or a zero, or a power of two. */
+static float rf(void) {
+    uint32_t u = rnd() << 1 ^ rnd();
+    switch (rnd() % 6) {
+    case 0: u = (u & 0xffff0000u) | 0x8000u | (rnd() % 3 == 0 ? 0 : rnd() % 2); break; /* a tie or next to one */
+    case 1: u &= 0x80000000u; break;                                                 /* +-0 */
+    case 2: u = (u & 0x807fffffu) | (uint32_t)(100 + rnd() % 40) << 23; break;
+    case 3: u &= 0x807fffffu; break; /* subnormal */
+    default: break;
+    }
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static int same_f(float a, float b) { return !memcmp(&a, &b, sizeof a) || (a != a && b != b); }
+
+/* The bulk conversions of src/base/bf16_conv.c against the element-wise ones, at every ISA level. */
+static void test_bulk(void) {
+    enum { NMAX = 70 };
+    float x[NMAX], y[NMAX], z[NMAX];
+    uint16_t b[NMAX];
+    unsigned bad = 0;
+    FOR_EACH_ISA(l)
+    for (int it = 0; it < 4000; it++) {
+        size_t n = 1 + rnd() % NMAX;
+        int zmax = it % 7 == 0; /* scores whose largest is a zero, or all tiny */
+        for (size_t i = 0; i < n; i++) x[i] = zmax ? (rnd() % 2 ? -ldexpf((float)(rnd() % 100), -140) : 0.0f) : rf();
+        if (it % 11 == 0) x[rnd() % n] = NAN;
+        npk_bf16_from_f32_n(b, x, n);
+        for (size_t i = 0; i < n; i++) bad += b[i] != npk_bf16_from_f32(x[i]) && !(npk_bf16_isnan(b[i]) && x[i] != x[i]);
+        npk_bf16_to_f32_n(y, b, n);
+        for (size_t i = 0; i < n; i++) bad += !same_f(y[i], npk_bf16_to_f32(b[i]));
+        npk_bf16_round_f32_n(y, x, n);
+        for (size_t i = 0; i < n; i++) bad += !same_f(y[i], npk_bf16_round_f32(x[i]));
+        double d = it % 3 ? 1.0 + rnd() % 1000 : ldexp(1.0 + rnd() % 7, (int)(rnd() % 300) - 150);
+        memcpy(z, x, sizeof z);
+        npk_bf16_div_round_f32_n(z, z, n, d); /* in place, as the decoder does */
+        for (size_t i = 0; i < n; i++) bad += !same_f(z[i], npk_bf16_to_f32(npk_bf16_from_f64((double)x[i] / d)));
+        float m = npk_bf16_round_f32(x[0]);
+        for (size_t i = 1; i < n; i++)
+            if (npk_bf16_round_f32(x[i]) > m) m = npk_bf16_round_f32(x[i]);
+        float got = npk_bf16_max_rounded(x, n);
+        if (!same_f(got, m) && bad++ < 5) fprintf(stderr, "max_rounded (level %d) n %zu: %g, want %g\n", l, n, got, m);
+    }
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
+    CHECK_EQ(bad, 0);
+}
+
 int main(void) {
+    test_bulk();
     test_round_u128();
     test_sum();
     test_gemv();

@@ -82,6 +82,8 @@ void npk_bf16_from_f32_n(uint16_t *y, const float *x, size_t n);
 void npk_bf16_to_f32_n(float *y, const uint16_t *x, size_t n);
 void npk_bf16_round_f32_n(float *y, const float *x, size_t n);
 void npk_bf16_div_round_f32_n(float *y, const float *x, size_t n, double d);
+/* m = npk_bf16_round_f32(x[0]), then for each later i: r = npk_bf16_round_f32(x[i]), if (r > m) m = r; n >= 1. */
+float npk_bf16_max_rounded(const float *x, size_t n);
 float npk_fp8_to_f32(uint8_t v); /* E4M3 */
 uint8_t npk_fp8_from_f64(double x);
 

@@ -49,6 +49,34 @@ NPK_TARGET_AVX2 static size_t round_f32_avx2(float *y, const float *x, size_t n)
     return i;
 }
 
+/* The largest npk_bf16_round_f32(x[i]), i < n (n >= 8), as *m, eight lanes at once; 0 when the
+ * sequential search could end elsewhere (a NaN, or a largest value of zero: which zero, +0 or -0,
+ * it keeps depends on the order), then the caller searches one by one. */
+NPK_TARGET_AVX2 static int max_rounded_avx2(const float *x, size_t n, float *m) {
+    __m256 mx = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(from_f32_8(_mm256_loadu_si256((const __m256i *)x))), 16));
+    __m256 nan = _mm256_cmp_ps(mx, mx, _CMP_UNORD_Q);
+    size_t i = 8;
+    for (; i + 8 <= n; i += 8) {
+        __m256 r = _mm256_castsi256_ps(
+            _mm256_slli_epi32(_mm256_cvtepu16_epi32(from_f32_8(_mm256_loadu_si256((const __m256i *)(x + i)))), 16));
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+        mx = _mm256_max_ps(mx, r);
+    }
+    float l[8];
+    _mm256_storeu_ps(l, mx);
+    float best = l[0];
+    for (int k = 1; k < 8; k++)
+        if (l[k] > best) best = l[k];
+    for (; i < n; i++) {
+        float r = npk_bf16_round_f32(x[i]);
+        if (r != r) return 0;
+        if (r > best) best = r;
+    }
+    if (_mm256_movemask_ps(nan) || best == 0.0f) return 0;
+    *m = best;
+    return 1;
+}
+
 /* npk_bf16_from_f64(x[i] / d) as floats, four lanes at a time where every
  * quotient has a normal finite BF16 result (else those four one at a time,
  * before the next four are read: y may be x). */
@@ -99,6 +127,18 @@ void npk_bf16_to_f32_n(float *y, const uint16_t *x, size_t n) {
 
 void npk_bf16_round_f32_n(float *y, const float *x, size_t n) {
     for (size_t i = AVX2_DONE(round_f32_avx2(y, x, n)); i < n; i++) y[i] = npk_bf16_round_f32(x[i]);
+}
+
+float npk_bf16_max_rounded(const float *x, size_t n) {
+    float m = npk_bf16_round_f32(x[0]);
+#ifdef NPK_ISA_X86
+    if (n >= 8 && npk_isa_active() >= NPK_ISA_AVX2 && max_rounded_avx2(x, n, &m)) return m;
+#endif
+    for (size_t i = 1; i < n; i++) {
+        const float r = npk_bf16_round_f32(x[i]);
+        if (r > m) m = r;
+    }
+    return m;
 }
 
 void npk_bf16_div_round_f32_n(float *y, const float *x, size_t n, double d) {

@@ -88,11 +88,12 @@ size_t npk_bf16_exp_fast(const uint16_t *x, size_t n, const uint16_t *sub, uint1
 #ifdef NPK_ISA_X86
     if (npk_isa_active() >= NPK_ISA_AVX2)
         for (; i + 8 <= n; i += 8) {
-            unsigned m = exp8_avx2(x + i, ef, y + i);
-            for (int l = 0; l < 8; l++) {
-                taken[i + (size_t)l] = (uint8_t)(m >> l & 1u);
-                got += m >> l & 1u; /* not __builtin_popcount: a library call without -mpopcnt */
-            }
+            uint64_t t = exp8_avx2(x + i, ef, y + i); /* bit l: lane l taken */
+            t = (t | t << 28) & 0x0000000f0000000full; /* each bit to the low bit of its byte */
+            t = (t | t << 14) & 0x0003000300030003ull;
+            t = (t | t << 7) & 0x0101010101010101ull;
+            memcpy(taken + i, &t, 8); /* little-endian: byte l = lane l */
+            got += (size_t)((t * 0x0101010101010101ull) >> 56); /* the bytes' sum (no popcount library call) */
         }
 #endif
     for (; i < n; i++) {

@@ -126,6 +126,16 @@ int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_
     m->nb = (N + LANES - 1) / LANES;
     m->Np = m->nb * LANES;
     m->chunked = G == K || G % CH == 0;
+    if (N == 1 && !scales) { /* a row of ones (every nibble 1) needs none of the arrays: npk_q4_gemv sums */
+        uint32_t k = 0;
+        while (k < K && ((w4[k / 2] >> (4 * (k & 1))) & 0xf) == 1) k++;
+        if (k == K) {
+            m->ones = 1;
+            m->bytes = sizeof *m;
+            *out = m;
+            return 0;
+        }
+    }
     size_t nw = (size_t)m->nb * m->Kp * LANES, ns = (size_t)m->ng * m->Np;
     m->w = calloc(nw, 1);
     m->sm = calloc(ns, sizeof *m->sm);
@@ -137,14 +147,12 @@ int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_
     }
     m->bytes = sizeof *m + nw + ns * (sizeof *m->sm + sizeof *m->sx) + m->nch * sizeof *m->cg;
     for (uint32_t c = 0; c < m->nch; c++) m->cg[c] = c * CH / G;
-    m->ones = N == 1 && !scales;
     for (uint32_t n = 0; n < N; n++) {
         int8_t *wb = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
         for (uint32_t k = 0; k < K; k++) {
             uint64_t i = (uint64_t)n * K + k;
             int v = (w4[i / 2] >> (4 * (i & 1))) & 0xf;
             wb[(size_t)k * LANES] = (int8_t)((v ^ 8) - 8);
-            if (v != 1) m->ones = 0;
         }
     }
     int fast = m->chunked, lo = 1 << 20, hi = -(1 << 20);

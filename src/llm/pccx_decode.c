@@ -371,11 +371,7 @@ static void scores_head(void *ctx, int h) {
     const float *qh = j->q + h * hs, *kh = j->kc + (size_t)(h / j->kv_mul) * (size_t)hs * Sp;
     dot8(sc, qh, kh, Sp, hs, j->scw * 8, j->inv);
     for (uint32_t t = (uint32_t)n; t < j->scw * 8; t++) sc[t] = 0.0f;
-    float mx = npk_bf16_round_f32(sc[0]);
-    for (int t = 1; t < n; t++) {
-        const float r = npk_bf16_round_f32(sc[t]);
-        if (r > mx) mx = r;
-    }
+    const float mx = npk_bf16_max_rounded(sc, (size_t)n);
     memset(j->mxw + (size_t)h * 8, 0, 8 * sizeof *j->mxw);
     j->mxw[(size_t)h * 8] = mx;
 }

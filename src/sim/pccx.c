@@ -187,25 +187,21 @@ static int overlaps(range a, range b) { return a.lo < b.hi && b.lo < a.hi; }
  * earliest to complete. */
 static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd_scalar, int async, uint64_t t) {
     if (t >= p->slot_end) return t; /* nothing in flight at t: no slot below can matter */
-    if (async) {
-        uint64_t first = UINT64_MAX;
-        unsigned busy_slots = 0;
-        for (unsigned i = 0; i < NSLOT; i++) {
-            const slot *s = &p->slots[i];
-            if (s->valid && s->end > t) {
-                busy_slots++;
-                if (s->end < first) first = s->end;
-            }
+    unsigned live[NSLOT], nl = 0; /* the slots in flight at t, in slot order (a slot ever filled has end > 0) */
+    uint64_t first = UINT64_MAX;
+    for (unsigned i = 0; i < NSLOT; i++)
+        if (p->slots[i].end > t) {
+            live[nl++] = i;
+            if (p->slots[i].end < first) first = p->slots[i].end;
         }
-        if (busy_slots == NSLOT) t = first;
-    }
-    for (unsigned i = 0; i < NSLOT; i++) {
-        slot *s = &p->slots[i];
-        if (!s->valid || s->end <= t) continue;
+    if (async && nl == NSLOT) t = first;
+    for (unsigned k = 0; k < nl; k++) {
+        const slot *s = &p->slots[live[k]];
+        if (s->end <= t) continue;
         int dep = overlaps(s->wr, wr) || (rd_scalar && s->wr_scalar);
         for (int j = 0; j < nrd; j++) dep |= overlaps(s->wr, rd[j]);
         for (int j = 0; j < 2; j++) dep |= overlaps(s->rd[j], wr);
-        if (dep && s->end > t) t = s->end;
+        if (dep) t = s->end;
     }
     return t;
 }
