@@ -45,6 +45,12 @@ static void outer(void *ctx, int t) {
     if (t % 100 == 0) npk_parallel(7, inner, c); /* nested: serial on this thread */
 }
 
+static void range_hits(void *ctx, int64_t lo, int64_t hi) {
+    cnt *c = ctx;
+    if (hi - lo < 10 && !(lo == 0)) atomic_fetch_add(&c->nested, 1); /* a short range that is not the only one */
+    for (int64_t i = lo; i < hi; i++) atomic_fetch_add(&c->hits[i], 1);
+}
+
 static void test_pool(void) {
     for (int th = 1; th <= 4; th++) {
         CHECK_EQ(npk_threads_set(th), 0);
@@ -57,6 +63,19 @@ static void test_pool(void) {
             for (int i = 0; i < 1000; i++) bad += atomic_load(&c.hits[i]) != 1;
             CHECK_EQ(bad, 0);
             CHECK_EQ(atomic_load(&c.nested), 70);
+        }
+    }
+    /* npk_parallel_range covers [0, n) once, in ranges of at least the grain (but a lone one) */
+    for (int th = 1; th <= 3; th++) {
+        CHECK_EQ(npk_threads_set(th), 0);
+        for (int64_t n = 0; n < 1000; n += 37) {
+            static cnt c;
+            memset(&c, 0, sizeof c);
+            npk_parallel_range(n, 10, range_hits, &c);
+            int bad = 0;
+            for (int64_t i = 0; i < 1000; i++) bad += atomic_load(&c.hits[i]) != (i < n);
+            CHECK_EQ(bad, 0);
+            CHECK_EQ(atomic_load(&c.nested), 0);
         }
     }
     CHECK_EQ(npk_threads_set(-1), -NPK_EINVAL);
@@ -184,10 +203,11 @@ static void test_q4(void) {
 }
 
 /* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
- * the HardSwish chain) on 70,001 floats (slices of 64 and a ragged end), and a depthwise
- * convolution, at 1, 2 and 3 threads: the same bytes. */
+ * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), a depthwise
+ * convolution and global average and max pooling (channel ranges), at 1, 2 and 3 threads:
+ * the same bytes. */
 static void test_elementwise(void) {
-    enum { N = 70001 };
+    enum { N = 270001 };
     int64_t n = N, one = 1;
     npk_tensor a, b, s, y[3][5];
     CHECK_EQ(npk_tensor_alloc(&a, "a", NPK_DT_FLOAT, 1, &n), 0);
@@ -202,6 +222,10 @@ static void test_elementwise(void) {
                               .out = {1, 40, 60}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
                               .pad_e = {0, 1, 1}};
     float *dw[3], w[24 * 9];
+    int64_t pd[4] = {2, 150, 7, 9}, pod[4] = {2, 150, 1, 1};
+    npk_tensor px, py[3][2];
+    CHECK_EQ(npk_tensor_alloc(&px, "x", NPK_DT_FLOAT, 4, pd), 0);
+    for (int64_t i = 0; i < 2 * 150 * 63; i++) ((float *)px.data)[i] = ((float *)a.data)[i];
     for (int i = 0; i < 24 * 9; i++) w[i] = (float)((int)(rnd() % 201) - 100) / 77.0f;
     FOR_EACH_ISA(l) {
         for (int t = 0; t < 3; t++) {
@@ -214,10 +238,15 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_hswish_chain(a.data, y[t][4].data, n, 3.0f, 0.0, 6.0, 6.0f, t == 1), 0);
             dw[t] = malloc(sizeof(float) * 24 * 40 * 60);
             CHECK_EQ(npk_fast_dw_f32(&p, a.data, w, NULL, dw[t]), 0);
+            for (int k = 0; k < 2; k++) {
+                CHECK_EQ(npk_tensor_alloc(&py[t][k], "y", NPK_DT_FLOAT, 4, pod), 0);
+                CHECK_EQ(npk_fast_global_pool(&px, &py[t][k], k), 0);
+            }
         }
         for (int t = 1; t < 3; t++) {
             for (int k = 0; k < 4; k++) CHECK(!memcmp(y[0][k].data, y[t][k].data, sizeof(float) * N));
             CHECK(!memcmp(dw[0], dw[t], sizeof(float) * 24 * 40 * 60));
+            for (int k = 0; k < 2; k++) CHECK(!memcmp(py[0][k].data, py[t][k].data, sizeof(float) * 300));
         }
         /* the chain at 1 thread against its division-last form at 2 (not the same values:
          * a check that the form is followed), and against itself at 3 */
@@ -225,11 +254,12 @@ static void test_elementwise(void) {
         CHECK(memcmp(y[0][4].data, y[1][4].data, sizeof(float) * N));
         for (int t = 0; t < 3; t++) {
             for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
+            for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
             free(dw[t]);
         }
     }
     npk_isa_force(NPK_ISA_AUTO);
-    npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s);
+    npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s), npk_tensor_free(&px);
 }
 
 int main(void) {

@@ -25,6 +25,8 @@
 #ifndef NPUKIT_THREADS_H
 #define NPUKIT_THREADS_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,6 +52,14 @@ int npk_threads_cpus(void);
  * write disjoint outputs. */
 typedef void (*npk_task_fn)(void *ctx, int task);
 void npk_parallel(int ntasks, npk_task_fn fn, void *ctx);
+
+/* fn(ctx, lo, hi) over consecutive ranges that cover [0, n) once: up to four
+ * per thread, each of at least `grain` items (a multiple of `grain` but the
+ * last, which takes the remainder), so one range on one thread when n < 2 *
+ * grain. For loops whose items are computed independently (the bytes then do
+ * not depend on the split); grain is the item count worth a task (~10 us). */
+typedef void (*npk_range_fn)(void *ctx, int64_t lo, int64_t hi);
+void npk_parallel_range(int64_t n, int64_t grain, npk_range_fn fn, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -824,7 +824,7 @@ static int fast_hard(int swish, const npk_tensor *x, npk_tensor *y, double alpha
  * as on one thread, so the bytes are the same at every count. Binary operators split only when
  * each operand has the output's element count or is one scalar (no broadcasting across a
  * slice's edge). */
-#define EW_PAR_MIN (1 << 16)
+#define EW_PAR_MIN (1 << 18)
 typedef struct ew_job {
     int kind, op, swish; /* kind 0 unary, 1 binary, 2 HardSigmoid/HardSwish, 3 the HardSwish chain */
     const npk_tensor *a, *b;
@@ -863,10 +863,22 @@ static void ew_task(void *ctx, int t) {
                               : fast_hard(j->swish, &a, &y, j->p0, j->p1);
 }
 
+/* The elements worth a split: EW_PAR_MIN for a load, an operation and a store (an operand
+ * smaller than that is in the cache of the core that wrote it, and another core reads it at
+ * a third of the speed: measured on the 2-core KVM host of issue 26, where splitting
+ * ppocr-v4-det's Add and Mul of 2^16 .. 2^17 elements made them slower), 128x fewer for
+ * the transcendental ones (Sigmoid, Tanh, Exp in double: ~15 ns an element, so that
+ * ppocr-v4-det's last Sigmoid, 30,720 elements, 0.5 ms, ran on one thread) and Pow. */
+static int64_t ew_min(const ew_job *j) {
+    int costly = (j->kind == 0 && (j->op == NPK_ONNX_SIGMOID || j->op == NPK_ONNX_TANH || j->op == NPK_ONNX_EXP)) ||
+                 (j->kind == 1 && j->op == NPK_ONNX_POW);
+    return costly ? EW_PAR_MIN / 128 : EW_PAR_MIN;
+}
+
 /* 1 when the job ran on the pool (its status in *rc), 0 to run it on this thread. */
 static int ew_parallel(ew_job *j, int *rc) {
     int th = npk_threads();
-    if (th < 2 || j->n < EW_PAR_MIN) return 0;
+    if (th < 2 || j->n < ew_min(j)) return 0;
     if (j->kind != 3) {
         const npk_tensor *ts[3] = {j->a, j->b, j->y};
         for (int i = 0; i < 3; i++)
@@ -1125,30 +1137,47 @@ int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, 
     return 0;
 }
 
-int npk_fast_global_pool(const npk_tensor *x, npk_tensor *y, int is_max) {
-    if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
-    int64_t nc = x->dims[0] * x->dims[1], sp = inner_from(x, 2);
-    const float *X = x->data;
-    float *Y = y->data;
-    int64_t i = 0;
-    if (!is_max) /* eight channels at once, each summed in the golden's order (bit for bit) */
-        for (; i + 8 <= nc; i += 8) {
+typedef struct gpool_job {
+    const float *X;
+    float *Y;
+    int64_t sp;
+    int is_max;
+} gpool_job;
+
+/* Channels [lo, hi): eight at once, each summed in the golden's order (bit for bit), the
+ * rest one by one in the same order (so any split into ranges gives the same bits). */
+static void gpool_range(void *ctx, int64_t lo, int64_t hi) {
+    const gpool_job *j = ctx;
+    const float *X = j->X;
+    float *Y = j->Y;
+    int64_t sp = j->sp, i = lo;
+    if (!j->is_max)
+        for (; i + 8 <= hi; i += 8) {
             typedef double vd8 __attribute__((vector_size(64)));
             const float *r = X + i * sp;
             vd8 acc = {0};
-            for (int64_t j = 0; j < sp; j++)
-                acc += (vd8){r[j], r[sp + j], r[2 * sp + j], r[3 * sp + j], r[4 * sp + j], r[5 * sp + j], r[6 * sp + j],
-                             r[7 * sp + j]};
+            for (int64_t k = 0; k < sp; k++)
+                acc += (vd8){r[k], r[sp + k], r[2 * sp + k], r[3 * sp + k], r[4 * sp + k], r[5 * sp + k], r[6 * sp + k],
+                             r[7 * sp + k]};
             for (int k = 0; k < 8; k++) Y[i + k] = (float)(acc[k] / (double)sp);
         }
-    for (; i < nc; i++) {
+    for (; i < hi; i++) {
         const float *r = X + i * sp;
-        double acc = is_max ? -INFINITY : 0;
-        if (is_max)
-            for (int64_t j = 0; j < sp; j++) acc = (double)r[j] > acc ? (double)r[j] : acc;
+        double acc = j->is_max ? -INFINITY : 0;
+        if (j->is_max)
+            for (int64_t k = 0; k < sp; k++) acc = (double)r[k] > acc ? (double)r[k] : acc;
         else
-            for (int64_t j = 0; j < sp; j++) acc += (double)r[j];
-        Y[i] = (float)(is_max ? acc : acc / (double)sp);
+            for (int64_t k = 0; k < sp; k++) acc += (double)r[k];
+        Y[i] = (float)(j->is_max ? acc : acc / (double)sp);
     }
+}
+
+/* Threads: channels in ranges of multiples of 8 (from ~8K values a task). */
+int npk_fast_global_pool(const npk_tensor *x, npk_tensor *y, int is_max) {
+    if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
+    int64_t nc = x->dims[0] * x->dims[1], sp = inner_from(x, 2);
+    gpool_job j = {x->data, y->data, sp, is_max};
+    int64_t per = ((1 << 13) / (sp > 0 ? sp : 1) + 7) / 8 * 8;
+    npk_parallel_range(nc, per, gpool_range, &j);
     return 0;
 }
