@@ -204,7 +204,8 @@ static void test_q4(void) {
 
 /* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
  * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), a depthwise
- * convolution and global average and max pooling (channel ranges), at 1, 2 and 3 threads:
+ * convolution, global average and max pooling (channel ranges) and a ConvTranspose (col2im
+ * by output channel), at 1, 2 and 3 threads:
  * the same bytes. */
 static void test_elementwise(void) {
     enum { N = 270001 };
@@ -223,6 +224,19 @@ static void test_elementwise(void) {
                               .pad_e = {0, 1, 1}};
     float *dw[3], w[24 * 9];
     int64_t pd[4] = {2, 150, 7, 9}, pod[4] = {2, 150, 1, 1};
+    /* ConvTranspose x [2, 4, 10, 12], w [4, 32, 3, 3], 2 groups, stride 2, pads 1: y [2, 64, 19, 23]
+     * (col2im split by output channel) */
+    npk_onnx_conv_params q = {.nsp = 2, .n = 2, .c = 4, .m = 64, .group = 2, .in = {1, 10, 12}, .k = {1, 3, 3},
+                              .out = {1, 19, 23}, .stride = {1, 2, 2}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
+                              .pad_e = {0, 1, 1}};
+    int64_t qx[4] = {2, 4, 10, 12}, qw[4] = {4, 32, 3, 3}, qy[4] = {2, 64, 19, 23}, qb = 64;
+    npk_tensor tx, tw, tb, ty[3];
+    CHECK_EQ(npk_tensor_alloc(&tx, "x", NPK_DT_FLOAT, 4, qx), 0);
+    CHECK_EQ(npk_tensor_alloc(&tw, "w", NPK_DT_FLOAT, 4, qw), 0);
+    CHECK_EQ(npk_tensor_alloc(&tb, "b", NPK_DT_FLOAT, 1, &qb), 0);
+    memcpy(tx.data, a.data, sizeof(float) * 960);
+    memcpy(tw.data, b.data, sizeof(float) * 1152);
+    memcpy(tb.data, b.data, sizeof(float) * 64);
     npk_tensor px, py[3][2];
     CHECK_EQ(npk_tensor_alloc(&px, "x", NPK_DT_FLOAT, 4, pd), 0);
     for (int64_t i = 0; i < 2 * 150 * 63; i++) ((float *)px.data)[i] = ((float *)a.data)[i];
@@ -238,6 +252,8 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_hswish_chain(a.data, y[t][4].data, n, 3.0f, 0.0, 6.0, 6.0f, t == 1), 0);
             dw[t] = malloc(sizeof(float) * 24 * 40 * 60);
             CHECK_EQ(npk_fast_dw_f32(&p, a.data, w, NULL, dw[t]), 0);
+            CHECK_EQ(npk_tensor_alloc(&ty[t], "y", NPK_DT_FLOAT, 4, qy), 0);
+            CHECK_EQ(npk_fast_conv_transpose(&q, &tx, &tw, &tb, &ty[t]), 0);
             for (int k = 0; k < 2; k++) {
                 CHECK_EQ(npk_tensor_alloc(&py[t][k], "y", NPK_DT_FLOAT, 4, pod), 0);
                 CHECK_EQ(npk_fast_global_pool(&px, &py[t][k], k), 0);
@@ -247,6 +263,7 @@ static void test_elementwise(void) {
             for (int k = 0; k < 4; k++) CHECK(!memcmp(y[0][k].data, y[t][k].data, sizeof(float) * N));
             CHECK(!memcmp(dw[0], dw[t], sizeof(float) * 24 * 40 * 60));
             for (int k = 0; k < 2; k++) CHECK(!memcmp(py[0][k].data, py[t][k].data, sizeof(float) * 300));
+            CHECK(!memcmp(ty[0].data, ty[t].data, sizeof(float) * 2 * 64 * 19 * 23));
         }
         /* the chain at 1 thread against its division-last form at 2 (not the same values:
          * a check that the form is followed), and against itself at 3 */
@@ -255,11 +272,13 @@ static void test_elementwise(void) {
         for (int t = 0; t < 3; t++) {
             for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
+            npk_tensor_free(&ty[t]);
             free(dw[t]);
         }
     }
     npk_isa_force(NPK_ISA_AUTO);
     npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s), npk_tensor_free(&px);
+    npk_tensor_free(&tx), npk_tensor_free(&tw), npk_tensor_free(&tb);
 }
 
 int main(void) {

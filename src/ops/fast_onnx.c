@@ -1076,6 +1076,49 @@ int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_t
 
 /* ---- ConvTranspose, global pooling ------------------------------------------------------- */
 
+/* col2im of one (sample, group): output channels [lo, hi) of the group, each filled with its
+ * bias and then every (oc, k) row of col scatter-added into it in the order of one thread (a
+ * channel's sums do not depend on the split: threads take whole channels). */
+typedef struct col2im_job {
+    const npk_onnx_conv_params *p;
+    const float *col, *B;
+    float *Y; /* the group's first output channel of the sample */
+    int64_t m0; /* the group's first output channel (for B) */
+} col2im_job;
+
+static void col2im_range(void *ctx, int64_t lo, int64_t hi) {
+    const col2im_job *j = ctx;
+    const npk_onnx_conv_params *p = j->p;
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    int64_t osz = o[0] * o[1] * o[2], isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2];
+    for (int64_t oc = lo; oc < hi; oc++) {
+        float *yc = j->Y + oc * osz, bv = j->B ? j->B[j->m0 + oc] : 0.0f;
+        for (int64_t i = 0; i < osz; i++) yc[i] = bv;
+        for (int64_t k0 = 0; k0 < k[0]; k0++)
+            for (int64_t k1 = 0; k1 < k[1]; k1++)
+                for (int64_t k2 = 0; k2 < k[2]; k2++) {
+                    const float *cr = j->col + (oc * ksz + (k0 * k[1] + k1) * k[2] + k2) * isz;
+                    int64_t off2 = k2 * p->dil[2] - p->pad_b[2], s2 = p->stride[2];
+                    /* i2 with 0 <= i2 * s2 + off2 < o[2] */
+                    int64_t lo2 = off2 >= 0 ? 0 : (-off2 + s2 - 1) / s2;
+                    int64_t hi2 = o[2] - off2 <= 0 ? 0 : (o[2] - off2 - 1) / s2 + 1;
+                    if (hi2 > in[2]) hi2 = in[2];
+                    if (lo2 >= hi2) continue;
+                    for (int64_t i0 = 0; i0 < in[0]; i0++) {
+                        int64_t o0 = i0 * p->stride[0] + k0 * p->dil[0] - p->pad_b[0];
+                        if (o0 < 0 || o0 >= o[0]) continue;
+                        for (int64_t i1 = 0; i1 < in[1]; i1++) {
+                            int64_t o1 = i1 * p->stride[1] + k1 * p->dil[1] - p->pad_b[1];
+                            if (o1 < 0 || o1 >= o[1]) continue;
+                            const float *src = cr + (i0 * in[1] + i1) * in[2];
+                            float *dst = yc + (o0 * o[1] + o1) * o[2] + off2;
+                            for (int64_t i2 = lo2; i2 < hi2; i2++) dst[i2 * s2] += src[i2];
+                        }
+                    }
+                }
+    }
+}
+
 int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
                             const npk_tensor *b, npk_tensor *y) {
     if (x->dtype != NPK_DT_FLOAT || w->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT ||
@@ -1093,43 +1136,16 @@ int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, 
     }
     const float *X = x->data, *W = w->data, *B = b ? b->data : NULL;
     float *Y = y->data;
-    for (int64_t n = 0; n < p->n; n++)
-        for (int64_t m = 0; m < p->m; m++) {
-            float bv = B ? B[m] : 0.0f;
-            for (int64_t i = 0; i < osz; i++) Y[(n * p->m + m) * osz + i] = bv;
-        }
+    /* threads: output channels of ~8K scattered values a task */
+    int64_t grain = (1 << 13) / (ksz * isz > 0 ? ksz * isz : 1) + 1;
     for (int64_t g = 0; g < p->group; g++) {
         /* W of the group is [cg][mg * ksz]; col = W^T x needs [mg * ksz][cg] */
         for (int64_t ic = 0; ic < cg; ic++)
             for (int64_t r = 0; r < R; r++) wt[r * cg + ic] = W[(g * cg + ic) * R + r];
         for (int64_t n = 0; n < p->n; n++) {
             npk_gemm_f32_reassoc(R, isz, cg, wt, cg, X + (n * p->c + g * cg) * isz, isz, col, isz, 0);
-            /* col2im: scatter-add every (oc, k) row into the output */
-            for (int64_t oc = 0; oc < mg; oc++) {
-                float *yc = Y + (n * p->m + g * mg + oc) * osz;
-                for (int64_t k0 = 0; k0 < k[0]; k0++)
-                    for (int64_t k1 = 0; k1 < k[1]; k1++)
-                        for (int64_t k2 = 0; k2 < k[2]; k2++) {
-                            const float *cr = col + (oc * ksz + (k0 * k[1] + k1) * k[2] + k2) * isz;
-                            int64_t off2 = k2 * p->dil[2] - p->pad_b[2], s2 = p->stride[2];
-                            /* i2 with 0 <= i2 * s2 + off2 < o[2] */
-                            int64_t lo = off2 >= 0 ? 0 : (-off2 + s2 - 1) / s2;
-                            int64_t hi = o[2] - off2 <= 0 ? 0 : (o[2] - off2 - 1) / s2 + 1;
-                            if (hi > in[2]) hi = in[2];
-                            if (lo >= hi) continue;
-                            for (int64_t i0 = 0; i0 < in[0]; i0++) {
-                                int64_t o0 = i0 * p->stride[0] + k0 * p->dil[0] - p->pad_b[0];
-                                if (o0 < 0 || o0 >= o[0]) continue;
-                                for (int64_t i1 = 0; i1 < in[1]; i1++) {
-                                    int64_t o1 = i1 * p->stride[1] + k1 * p->dil[1] - p->pad_b[1];
-                                    if (o1 < 0 || o1 >= o[1]) continue;
-                                    const float *src = cr + (i0 * in[1] + i1) * in[2];
-                                    float *dst = yc + (o0 * o[1] + o1) * o[2] + off2;
-                                    for (int64_t i2 = lo; i2 < hi; i2++) dst[i2 * s2] += src[i2];
-                                }
-                            }
-                        }
-            }
+            col2im_job j = {p, col, B, Y + (n * p->m + g * mg) * osz, g * mg};
+            npk_parallel_range(mg, grain, col2im_range, &j);
         }
     }
     free(wt);
