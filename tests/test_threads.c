@@ -204,8 +204,9 @@ static void test_q4(void) {
 
 /* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
  * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), a depthwise
- * convolution, global average and max pooling (channel ranges) and a ConvTranspose (col2im
- * by output channel), at 1, 2 and 3 threads:
+ * convolution, global average and max pooling (channel ranges), a ConvTranspose (col2im
+ * by output channel), a nearest Resize (output rows) and a MaxPool (planes), at 1, 2 and 3
+ * threads:
  * the same bytes. */
 static void test_elementwise(void) {
     enum { N = 270001 };
@@ -219,10 +220,10 @@ static void test_elementwise(void) {
         ((float *)b.data)[i] = (float)((int)(rnd() % 20001) - 10000) / 331.0f + 0.5f;
     }
     ((float *)s.data)[0] = 1.7f;
-    npk_onnx_conv_params p = {.nsp = 2, .n = 1, .c = 24, .m = 24, .group = 24, .in = {1, 40, 60}, .k = {1, 3, 3},
+    npk_onnx_conv_params p = {.nsp = 2, .n = 1, .c = 64, .m = 64, .group = 64, .in = {1, 40, 60}, .k = {1, 3, 3},
                               .out = {1, 40, 60}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
                               .pad_e = {0, 1, 1}};
-    float *dw[3], w[24 * 9];
+    float *dw[3], w[64 * 9]; /* 64 x 2400 x 9 MACs: split from 2^20 */
     int64_t pd[4] = {2, 150, 7, 9}, pod[4] = {2, 150, 1, 1};
     /* ConvTranspose x [2, 4, 10, 12], w [4, 32, 3, 3], 2 groups, stride 2, pads 1: y [2, 64, 19, 23]
      * (col2im split by output channel) */
@@ -231,6 +232,17 @@ static void test_elementwise(void) {
                               .pad_e = {0, 1, 1}};
     int64_t qx[4] = {2, 4, 10, 12}, qw[4] = {4, 32, 3, 3}, qy[4] = {2, 64, 19, 23}, qb = 64;
     npk_tensor tx, tw, tb, ty[3];
+    /* nearest Resize x2 of [1, 160, 40, 60] to [1, 160, 80, 120] (split by output rows) and
+     * MaxPool 3x3 stride 2 pad 1 of it to [1, 160, 20, 30] (split by planes) */
+    npk_onnx_resize rs = {.rank = 4, .mode = NPK_ONNX_RS_NEAREST, .coord = NPK_ONNX_RS_ASYMMETRIC,
+                          .nearest = NPK_ONNX_RS_FLOOR, .scales = {1, 1, 2, 2}};
+    npk_onnx_conv_params mp = {.nsp = 2, .n = 1, .c = 160, .m = 160, .group = 1, .in = {1, 40, 60}, .k = {1, 3, 3},
+                               .out = {1, 20, 30}, .stride = {1, 2, 2}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
+                               .pad_e = {0, 1, 1}};
+    int64_t rx[4] = {1, 160, 40, 60}, ry[4] = {1, 160, 80, 120}, my[4] = {1, 160, 20, 30};
+    npk_tensor rxt, ryt[3], myt[3];
+    CHECK_EQ(npk_tensor_alloc(&rxt, "x", NPK_DT_FLOAT, 4, rx), 0);
+    memcpy(rxt.data, a.data, sizeof(float) * 160 * 2400);
     CHECK_EQ(npk_tensor_alloc(&tx, "x", NPK_DT_FLOAT, 4, qx), 0);
     CHECK_EQ(npk_tensor_alloc(&tw, "w", NPK_DT_FLOAT, 4, qw), 0);
     CHECK_EQ(npk_tensor_alloc(&tb, "b", NPK_DT_FLOAT, 1, &qb), 0);
@@ -240,7 +252,7 @@ static void test_elementwise(void) {
     npk_tensor px, py[3][2];
     CHECK_EQ(npk_tensor_alloc(&px, "x", NPK_DT_FLOAT, 4, pd), 0);
     for (int64_t i = 0; i < 2 * 150 * 63; i++) ((float *)px.data)[i] = ((float *)a.data)[i];
-    for (int i = 0; i < 24 * 9; i++) w[i] = (float)((int)(rnd() % 201) - 100) / 77.0f;
+    for (int i = 0; i < 64 * 9; i++) w[i] = (float)((int)(rnd() % 201) - 100) / 77.0f;
     FOR_EACH_ISA(l) {
         for (int t = 0; t < 3; t++) {
             CHECK_EQ(npk_threads_set(t + 1), 0);
@@ -250,8 +262,12 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_binary(NPK_ONNX_MUL, &s, &a, &y[t][2]), 0);
             CHECK_EQ(npk_fast_hard(1, &a, &y[t][3], 0, 0), 0);
             CHECK_EQ(npk_fast_hswish_chain(a.data, y[t][4].data, n, 3.0f, 0.0, 6.0, 6.0f, t == 1), 0);
-            dw[t] = malloc(sizeof(float) * 24 * 40 * 60);
+            dw[t] = malloc(sizeof(float) * 64 * 40 * 60);
             CHECK_EQ(npk_fast_dw_f32(&p, a.data, w, NULL, dw[t]), 0);
+            CHECK_EQ(npk_tensor_alloc(&ryt[t], "y", NPK_DT_FLOAT, 4, ry), 0);
+            CHECK_EQ(npk_fast_resize(&rs, &rxt, &ryt[t]), 0);
+            CHECK_EQ(npk_tensor_alloc(&myt[t], "y", NPK_DT_FLOAT, 4, my), 0);
+            CHECK_EQ(npk_fast_maxpool(&mp, &rxt, &myt[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&ty[t], "y", NPK_DT_FLOAT, 4, qy), 0);
             CHECK_EQ(npk_fast_conv_transpose(&q, &tx, &tw, &tb, &ty[t]), 0);
             for (int k = 0; k < 2; k++) {
@@ -261,9 +277,11 @@ static void test_elementwise(void) {
         }
         for (int t = 1; t < 3; t++) {
             for (int k = 0; k < 4; k++) CHECK(!memcmp(y[0][k].data, y[t][k].data, sizeof(float) * N));
-            CHECK(!memcmp(dw[0], dw[t], sizeof(float) * 24 * 40 * 60));
+            CHECK(!memcmp(dw[0], dw[t], sizeof(float) * 64 * 40 * 60));
             for (int k = 0; k < 2; k++) CHECK(!memcmp(py[0][k].data, py[t][k].data, sizeof(float) * 300));
             CHECK(!memcmp(ty[0].data, ty[t].data, sizeof(float) * 2 * 64 * 19 * 23));
+            CHECK(!memcmp(ryt[0].data, ryt[t].data, sizeof(float) * 160 * 80 * 120));
+            CHECK(!memcmp(myt[0].data, myt[t].data, sizeof(float) * 160 * 20 * 30));
         }
         /* the chain at 1 thread against its division-last form at 2 (not the same values:
          * a check that the form is followed), and against itself at 3 */
@@ -272,13 +290,13 @@ static void test_elementwise(void) {
         for (int t = 0; t < 3; t++) {
             for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
-            npk_tensor_free(&ty[t]);
+            npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]);
             free(dw[t]);
         }
     }
     npk_isa_force(NPK_ISA_AUTO);
     npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s), npk_tensor_free(&px);
-    npk_tensor_free(&tx), npk_tensor_free(&tw), npk_tensor_free(&tb);
+    npk_tensor_free(&tx), npk_tensor_free(&tw), npk_tensor_free(&tb), npk_tensor_free(&rxt);
 }
 
 int main(void) {

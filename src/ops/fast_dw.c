@@ -251,13 +251,16 @@ static void dw_task(void *ctx, int t) {
 }
 
 /* Threads (include/npukit/threads.h): channels split among the tasks, each channel computed
- * as on one thread, so the bytes are the same at every count. From 2^18 MACs. */
+ * as on one thread, so the bytes are the same at every count. From 2^20 MACs: below that
+ * (tens of microseconds) the half of the input another core wrote costs what the split
+ * saves on the 2-core KVM host of issue 26 (ppocr-cls-mobile-v2's 2^18..2^19-MAC depthwise
+ * convolutions ran 0.7x as fast split). */
 static int dw_run_all(dw_job *j) {
     const npk_onnx_conv_params *p = j->p;
     j->nq = p->n * p->group;
     int64_t macs = p->n * p->m * p->out[1] * p->out[2] * p->k[1] * p->k[2];
     int th = npk_threads();
-    if (th < 2 || macs < (1 << 18) || j->nq < 2) return dw_range(j, 0, j->nq);
+    if (th < 2 || macs < (1 << 20) || j->nq < 2) return dw_range(j, 0, j->nq);
     int64_t n = j->nq < th * 4 ? j->nq : th * 4;
     j->chunk = j->nq / n;
     j->ntasks = (int)(j->nq / j->chunk);

@@ -4,6 +4,7 @@
  * elements without arithmetic, so they equal the golden (ref_onnx_nn*.c) bit
  * for bit; tests/test_onnx_fast.c compares them on random shapes. */
 #include "ops/fast_onnx.h"
+#include "npukit/threads.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static void taps_in(int64_t o, int64_t s, int64_t pb, int64_t dl, int64_t k, int
     do {                                                                                                          \
         const T *X = x->data;                                                                                     \
         T *Y = y->data;                                                                                           \
-        for (int64_t nc = 0; nc < p->n * p->c; nc++) {                                                            \
+        for (int64_t nc = lo; nc < hi; nc++) {                                                                    \
             const T *xp = X + nc * isz;                                                                           \
             T *yp = Y + nc * osz;                                                                                 \
             for (int64_t o0 = 0; o0 < o[0]; o0++) {                                                               \
@@ -60,17 +61,37 @@ static void taps_in(int64_t o, int64_t s, int64_t pb, int64_t dl, int64_t k, int
         }                                                                                                         \
     } while (0)
 
+typedef struct maxpool_job {
+    const npk_onnx_conv_params *p;
+    const npk_tensor *x;
+    npk_tensor *y;
+    const int64_t *lo2, *hi2;
+} maxpool_job;
+
+/* The (sample, channel) planes [lo, hi). */
+static void maxpool_planes(void *ctx, int64_t lo, int64_t hi) {
+    const maxpool_job *j = ctx;
+    const npk_onnx_conv_params *p = j->p;
+    const npk_tensor *x = j->x;
+    npk_tensor *y = j->y;
+    const int64_t *in = p->in, *k = p->k, *o = p->out, *lo2 = j->lo2, *hi2 = j->hi2;
+    int64_t isz = in[0] * in[1] * in[2], osz = o[0] * o[1] * o[2];
+    if (x->dtype == NPK_DT_FLOAT) MAXPOOL_BODY(float);
+    else if (x->dtype == NPK_DT_INT8) MAXPOOL_BODY(int8_t);
+    else MAXPOOL_BODY(uint8_t);
+}
+
+/* Threads: (sample, channel) planes in ranges of ~16K output elements. */
 int npk_fast_maxpool(const npk_onnx_conv_params *p, const npk_tensor *x, npk_tensor *y) {
     if (y->dtype != x->dtype || (x->dtype != NPK_DT_FLOAT && x->dtype != NPK_DT_INT8 && x->dtype != NPK_DT_UINT8))
         return 1;
     const int64_t *in = p->in, *k = p->k, *o = p->out;
-    int64_t isz = in[0] * in[1] * in[2], osz = o[0] * o[1] * o[2];
+    int64_t osz = o[0] * o[1] * o[2];
     int64_t *lo2 = malloc(sizeof(int64_t) * (size_t)(2 * o[2] + 1)), *hi2 = lo2 ? lo2 + o[2] : NULL;
     if (!lo2) return -NPK_ENOMEM;
     for (int64_t o2 = 0; o2 < o[2]; o2++) taps_in(o2, p->stride[2], p->pad_b[2], p->dil[2], k[2], in[2], &lo2[o2], &hi2[o2]);
-    if (x->dtype == NPK_DT_FLOAT) MAXPOOL_BODY(float);
-    else if (x->dtype == NPK_DT_INT8) MAXPOOL_BODY(int8_t);
-    else MAXPOOL_BODY(uint8_t);
+    maxpool_job j = {p, x, y, lo2, hi2};
+    npk_parallel_range(p->n * p->c, (1 << 14) / (osz > 0 ? osz : 1) + 1, maxpool_planes, &j);
     free(lo2);
     return 0;
 }
@@ -99,6 +120,49 @@ static int64_t nearest_src(const npk_onnx_resize *r, int d, int64_t len_in, int6
     return i < 0 ? 0 : i >= len_in ? len_in - 1 : i;
 }
 
+typedef struct resize_job {
+    const npk_tensor *x, *y;
+    int64_t *const *map;
+    size_t es;
+} resize_job;
+
+/* Output rows [lo, hi): each row gathered from its source row, or copied from the row before
+ * when that one read the same source row (within the range: the first row is gathered). */
+static void resize_rows(void *ctx, int64_t lo, int64_t hi) {
+    const resize_job *j = ctx;
+    const npk_tensor *x = j->x, *y = j->y;
+    int R = x->rank;
+    size_t es = j->es;
+    int64_t W = y->dims[R - 1], idx[NPK_MAX_RANK] = {0}, prev = -1;
+    int64_t q = lo; /* row lo's index */
+    for (int d = R - 2; d >= 0; d--) idx[d] = q % y->dims[d], q /= y->dims[d];
+    const uint8_t *X = x->data;
+    uint8_t *Y = y->data;
+    const int64_t *mw = j->map[R - 1];
+    for (int64_t row = lo; row < hi; row++) {
+        int64_t off = 0; /* source row offset in elements */
+        for (int d = 0; d < R - 1; d++) off = off * x->dims[d] + j->map[d][idx[d]];
+        off *= x->dims[R - 1];
+        uint8_t *yr = Y + (size_t)(row * W) * es;
+        if (off == prev) {
+            memcpy(yr, yr - (size_t)W * es, (size_t)W * es);
+        } else if (es == 4) {
+            const float *xr = (const float *)X + off;
+            float *yf = (float *)yr;
+            for (int64_t k = 0; k < W; k++) yf[k] = xr[mw[k]];
+        } else {
+            const uint8_t *xr = X + off;
+            for (int64_t k = 0; k < W; k++) yr[k] = xr[mw[k]];
+        }
+        prev = off;
+        for (int d = R - 2; d >= 0; d--) { /* next row */
+            if (++idx[d] < y->dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Threads: output rows in ranges of ~16K elements (a copy: any split gives the same bytes). */
 int npk_fast_resize(const npk_onnx_resize *r, const npk_tensor *x, npk_tensor *y) {
     size_t es = x->dtype == NPK_DT_FLOAT ? 4 : x->dtype == NPK_DT_INT8 || x->dtype == NPK_DT_UINT8 ? 1 : 0;
     if (!es || y->dtype != x->dtype || r->mode != NPK_ONNX_RS_NEAREST || r->coord == NPK_ONNX_RS_TF_CROP_AND_RESIZE ||
@@ -114,31 +178,9 @@ int npk_fast_resize(const npk_onnx_resize *r, const npk_tensor *x, npk_tensor *y
         map[d] = src + at;
         for (int64_t o = 0; o < y->dims[d]; o++) map[d][o] = nearest_src(r, d, x->dims[d], y->dims[d], o);
     }
-    int64_t W = y->dims[R - 1], rows = ny / W, idx[NPK_MAX_RANK] = {0}, prev = -1;
-    const uint8_t *X = x->data;
-    uint8_t *Y = y->data;
-    const int64_t *mw = map[R - 1];
-    for (int64_t row = 0; row < rows; row++) {
-        int64_t off = 0; /* source row offset in elements */
-        for (int d = 0; d < R - 1; d++) off = off * x->dims[d] + map[d][idx[d]];
-        off *= x->dims[R - 1];
-        uint8_t *yr = Y + (size_t)(row * W) * es;
-        if (off == prev) {
-            memcpy(yr, yr - (size_t)W * es, (size_t)W * es);
-        } else if (es == 4) {
-            const float *xr = (const float *)X + off;
-            float *yf = (float *)yr;
-            for (int64_t j = 0; j < W; j++) yf[j] = xr[mw[j]];
-        } else {
-            const uint8_t *xr = X + off;
-            for (int64_t j = 0; j < W; j++) yr[j] = xr[mw[j]];
-        }
-        prev = off;
-        for (int d = R - 2; d >= 0; d--) { /* next row */
-            if (++idx[d] < y->dims[d]) break;
-            idx[d] = 0;
-        }
-    }
+    int64_t W = y->dims[R - 1];
+    resize_job j = {x, y, map, es};
+    npk_parallel_range(ny / W, (1 << 14) / W + 1, resize_rows, &j);
     free(src);
     return 0;
 }
