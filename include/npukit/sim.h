@@ -130,6 +130,19 @@ int npk_mem_attach(npk_mem *m, uint64_t base, uint64_t size);
 void *npk_mem_direct(npk_mem *m, uint64_t addr, uint64_t len);
 void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride, uint64_t rows, uint64_t rowbytes,
                      size_t beat_bytes);
+/* A device's view of the plain, host-backed guest memory around addr, for
+ * many small transfers in one step (the host cannot change the map, the
+ * extents, the fault rules or the watcher while a device steps): 1 when no
+ * fault rule or watcher must see beats and addr lies in an extent (and, with
+ * a memory map, in a region); then [*base, *base + *size) is the part of that
+ * extent inside that region (the whole extent without a map), *data its host
+ * pointer and *latency its per-beat latency. A transfer inside the window is
+ * exactly what npk_bus_direct of it would give: the caller moves the bytes
+ * through the pointer and accounts the beats with npk_bus_count (statistics,
+ * and for a write its write generation). 0: nothing is set. */
+int npk_bus_window(const npk_mem *m, uint64_t addr, uint64_t *base, uint64_t *size, uint8_t **data,
+                   uint32_t *latency);
+void npk_bus_count(npk_mem *m, npk_access acc, uint64_t addr, uint64_t bytes, uint64_t beats);
 
 /* Memory owned by someone else (a virtual platform's guest RAM, shared with
  * the hypervisor): [base, base+size) becomes the host buffer `host` (size

@@ -29,6 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* desc_gemm: baseline on x86-64 */
+#endif
 
 /* Register table indices: the table is indexed by word offset (IX_<NAME> =
  * E1_REG_<NAME> / 4), generated from npukit/e1_regs.def. */
@@ -77,6 +80,9 @@ typedef struct e1 {
         /* gemm_overlap_free's answer for one GEMM configuration (CFG,
          * BASE, STRIDE, S4); 0 = none yet (CFG 0 is no valid tile) */
         uint32_t ov_cfg, ov_base, ov_str, ov_s4, ov_ok;
+        /* desc_cfg_ok's answers (GEMM_S8, GEMM_S4) for one configuration */
+        uint32_t dr_cfg, dr_base, dr_str, dr_valid;
+        int dr_ok[2];
         /* security */
         int sec_lock;
         /* tracing */
@@ -1004,6 +1010,128 @@ static uint64_t dma_burst(e1 *e, uint64_t max) {
     return cyc;
 }
 
+/* Plain host windows of guest memory (npk_bus_window) found during one step.
+ * The host cannot change the memory map, the extents, the fault rules or the
+ * watcher inside a step, so a window found once holds for the rest of it;
+ * two cover the lowering's tiles (the driver's ring, the staging arena). */
+typedef struct e1_wins {
+    uint64_t base[2], size[2];
+    uint8_t *data[2];
+    uint32_t lat[2];
+    unsigned n, next;
+} e1_wins;
+
+/* The host bytes of [addr, addr+len) and their latency when they lie in one
+ * window (looked up now if need be), else NULL (the caller takes the bus
+ * path). Nothing is accounted. */
+static uint8_t *win_find(npk_mem *m, e1_wins *w, uint32_t addr, uint32_t len, uint32_t *lat) {
+    for (unsigned i = 0; i < w->n; i++)
+        if (addr >= w->base[i] && addr - w->base[i] < w->size[i] && len <= w->size[i] - (addr - w->base[i])) {
+            *lat = w->lat[i];
+            return w->data[i] + (addr - w->base[i]);
+        }
+    uint64_t b, s;
+    uint8_t *d;
+    uint32_t l;
+    if (!npk_bus_window(m, addr, &b, &s, &d, &l) || len > s - (addr - b)) return NULL;
+    unsigned i = w->n < 2 ? w->n++ : (w->next ^= 1u);
+    w->base[i] = b, w->size[i] = s, w->data[i] = d, w->lat[i] = l;
+    *lat = l;
+    return d + (addr - b);
+}
+
+/* Whether a streamed GEMM descriptor of opcode GEMM_S8 (s4 = 0) or GEMM_S4
+ * may run whole on the live configuration: gemm_ok and gemm_overlap_free,
+ * kept per configuration (registers the host cannot change inside a step). */
+static int desc_cfg_ok(e1 *e, uint32_t s4) {
+    const uint32_t cfg = e->v[IX_GEMM_CFG], base = e->v[IX_GEMM_BASE], str = e->v[IX_GEMM_STRIDE];
+    if (e->st.dr_cfg != cfg || e->st.dr_base != base || e->st.dr_str != str || !e->st.dr_valid) {
+        const uint32_t gm = e1_gemm_m(cfg), gn = e1_gemm_n(cfg), gk = e1_gemm_k(cfg);
+        for (uint32_t s = 0; s < 2; s++)
+            e->st.dr_ok[s] = gm <= 4 && gn <= 4 && gk <= 8 && gemm_ok(e, (int)s) && gemm_overlap_free(e, gm, gn, gk, s);
+        e->st.dr_cfg = cfg, e->st.dr_base = base, e->st.dr_str = str, e->st.dr_valid = 1;
+    }
+    return e->st.dr_ok[s4];
+}
+
+
+/* C row of an int8 tile (gemm_ok keeps A, B and C inside the 64 bytes: no
+ * wrap): lane j is the sum over l < gk of A[i][l] * B[l][j]. b points at the
+ * B rows (row l at b + l*sb; rows l >= gk must read as zero, lanes j past N
+ * are dropped by the caller), a at A row i; |sum| <= 8 * 2^14, exact. SSE2
+ * (every x86-64): the rows in pairs, pmaddwd of the pair of A values with the
+ * interleaved pair of B rows. */
+#if defined(__SSE2__)
+static inline __m128i s8_row(const uint8_t *p) { /* 4 bytes at p, sign-extended to int16 in the low 4 lanes */
+    int32_t w;
+    memcpy(&w, p, 4);
+    __m128i x = _mm_cvtsi32_si128(w);
+    return _mm_srai_epi16(_mm_unpacklo_epi8(x, x), 8);
+}
+#endif
+
+/* The tile's C cells into the scratchpad words, computed from the scratchpad
+ * as it is at the GEMM's launch (gemm_overlap_free: no C store lands on a byte
+ * a later MAC reads, so every MAC sees these values). int8: gemm_ok keeps A,
+ * B and C inside the 64 bytes (no wrap), |sum| <= 8 * 2^14, exact in int32;
+ * int4: the operands through gemm_values. */
+static void desc_gemm(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, uint32_t s4) {
+    uint32_t *v = e->v;
+    const uint32_t base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
+    const uint32_t cb = e1_gemm_base_c(base), cs = e1_gemm_stride_c(str);
+    int32_t c[4][4] = {{0}};
+    if (e->timing_only) {
+        /* C = 0 */
+    } else if (s4) {
+        int32_t av[4][8], bv[8][4];
+        gemm_values(e, gm, gn, gk, s4, av, bv);
+        for (uint32_t i = 0; i < gm; i++)
+            for (uint32_t j = 0; j < gn; j++) {
+                int32_t acc = 0;
+                for (uint32_t l = 0; l < gk; l++) acc += av[i][l] * bv[l][j];
+                c[i][j] = acc;
+            }
+    } else {
+        const uint32_t ba = e1_gemm_base_a(base), sa = e1_gemm_stride_a(str), bb = e1_gemm_base_b(base),
+                       sb = e1_gemm_stride_b(str);
+        /* the scratchpad bytes, then 16 zero bytes: B rows past K read there, and an A row's
+         * 8-byte load or a B row's 4-byte load past byte 63 stays inside */
+        uint8_t sp[80] __attribute__((aligned(16)));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(sp, &v[IX_SCRATCH0], 64);
+#else
+        for (unsigned w = 0; w < 16; w++) st_le32(sp + 4 * w, v[IX_SCRATCH0 + w]);
+#endif
+        memset(sp + 64, 0, 16);
+#if defined(__SSE2__)
+        __m128i bp[4]; /* B rows 2p and 2p+1 interleaved: lanes (B[2p][j], B[2p+1][j]), j = 0..3 */
+        const uint32_t np = (gk + 1) / 2;
+        for (uint32_t p = 0; p < np; p++) {
+            __m128i r0 = s8_row(sp + bb + 2 * p * sb), r1 = s8_row(2 * p + 1 < gk ? sp + bb + (2 * p + 1) * sb : sp + 64);
+            bp[p] = _mm_unpacklo_epi16(r0, r1);
+        }
+        for (uint32_t i = 0; i < gm; i++) {
+            __m128i x = _mm_loadl_epi64((const __m128i *)(const void *)(sp + ba + i * sa));
+            const __m128i a = _mm_srai_epi16(_mm_unpacklo_epi8(x, x), 8); /* A[i][0..7] as int16; lanes past K meet zero B rows */
+            __m128i acc = _mm_madd_epi16(_mm_shuffle_epi32(a, 0x00), bp[0]);
+            if (np > 1) acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_shuffle_epi32(a, 0x55), bp[1]));
+            if (np > 2) acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_shuffle_epi32(a, 0xaa), bp[2]));
+            if (np > 3) acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_shuffle_epi32(a, 0xff), bp[3]));
+            _mm_storeu_si128((__m128i *)c[i], acc);
+        }
+#else
+        for (uint32_t i = 0; i < gm; i++)
+            for (uint32_t j = 0; j < gn; j++) {
+                int32_t acc = 0;
+                for (uint32_t l = 0; l < gk; l++) acc += (int8_t)sp[ba + i * sa + l] * (int8_t)sp[bb + l * sb + j];
+                c[i][j] = acc;
+            }
+#endif
+    }
+    for (uint32_t i = 0; i < gm; i++)
+        for (uint32_t j = 0; j < gn; j++) v[IX_SCRATCH0 + (((cb + i * cs + 4 * j) >> 2) & 15)] = (uint32_t)c[i][j];
+}
+
 /* One whole descriptor in one step: the lowering's streamed GEMM with
  * writeback (and any descriptor like it), from its fetch to its advance,
  * while nothing else can happen: no engine busy, CTRL_STATUS.busy set, no
@@ -1017,13 +1145,10 @@ static uint64_t dma_burst(e1 *e, uint64_t max) {
  * writeback beats and the advance, T = 4(2+Lf) + 1 + B(2+Ls) + 1 + MNK +
  * W(2+Lw) + 1 cycles, with the same counters, scratchpad, guest memory and
  * state at the end. Anything else (another opcode, an error the launch would
- * latch, a budget ending inside) returns 0: the engine is stepped. */
-/* Four int32 as one vector (GCC and clang vector extension), allowed to alias
- * anything and at any int32 address: desc_run's small clears and copies as
- * plain vector moves. */
-typedef int32_t e1_v4i __attribute__((vector_size(16), may_alias, aligned(4)));
-
-static uint64_t desc_run(e1 *e, uint64_t max) {
+ * latch, a budget ending inside) returns 0: the engine is stepped. The bytes
+ * move through the step's windows (wins) when they lie in them, else through
+ * the bus calls; the statistics count the same beats either way. */
+static uint64_t desc_one(e1 *e, uint64_t max, e1_wins *wins) {
     uint32_t *v = e->v;
     if (e->dev.trace || !e->st.desc_busy || e->st.dstate != DS_FETCH_ADDR || e->st.fetch_word ||
         e->st.stream_done || e->st.write_done || e->st.gemm_busy || e->st.vec_busy || e->st.busy_count ||
@@ -1033,79 +1158,57 @@ static uint64_t desc_run(e1 *e, uint64_t max) {
     const uint32_t tmo = v[IX_DESC_TIMEOUT_COUNT], tail = v[IX_DESC_TAIL];
     const uint32_t af = read_addr(e, DS_FETCH_ADDR);
     uint32_t lf, ls, lw;
+    if ((uint64_t)af + 16 > (1ull << 32)) return 0;
     uint8_t raw[16];
-    if ((uint64_t)af + 16 > (1ull << 32) || !npk_bus_plain(m, af, 16, &lf) || npk_mem_peek(m, af, raw, 16)) return 0;
+    const uint8_t *pf = win_find(m, wins, af, 16, &lf);
+    if (!pf) {
+        if (!npk_bus_plain(m, af, 16, &lf) || npk_mem_peek(m, af, raw, 16)) return 0;
+    }
     uint32_t dw[4];
-    for (int i = 0; i < 4; i++) dw[i] = ld_le32(raw + 4 * i);
+    for (int i = 0; i < 4; i++) dw[i] = ld_le32((pf ? pf : raw) + 4 * i);
     const uint32_t w0 = dw[0], op = e1_desc_opcode(w0), off = e1_desc_scratch_off(w0), len = e1_desc_len(w0);
     if (!is_gemm(op) || !e1_desc_valid_owner(w0) || !e1_desc_stream(w0) || !e1_desc_writeback(w0)) return 0;
     if ((dw[1] & 3) || (off & 3) || !len || (len & 3) || off + len > 64) return 0; /* stream_ok */
-    const uint32_t cfg = v[IX_GEMM_CFG], base = v[IX_GEMM_BASE], str = v[IX_GEMM_STRIDE];
+    const uint32_t cfg = v[IX_GEMM_CFG], base = v[IX_GEMM_BASE];
     const uint32_t gm = e1_gemm_m(cfg), gn = e1_gemm_n(cfg), gk = e1_gemm_k(cfg), s4 = op == E1_OP_GEMM_S4;
-    const uint32_t wlen = (gm * gn * 4) & 63, cb = e1_gemm_base_c(base), cs = e1_gemm_stride_c(str);
+    const uint32_t wlen = (gm * gn * 4) & 63, cb = e1_gemm_base_c(base);
     if ((dw[2] & 3) || cb + wlen > 64 || !wlen || (wlen & 3)) return 0; /* wb_ok */
-    if (gm > 4 || gn > 4 || gk > 8) return 0;
-    if (!gemm_ok(e, (int)s4) || !gemm_overlap_free(e, gm, gn, gk, s4)) return 0;
+    if (!desc_cfg_ok(e, s4)) return 0;
     const uint32_t as = dw[1], aw = dw[2], nb = len / 4, nw = wlen / 4, macs = gm * gn * gk;
-    if ((uint64_t)as + len > (1ull << 32) || (uint64_t)aw + wlen > (1ull << 32) || !npk_bus_plain(m, as, len, &ls) ||
-        !npk_bus_plain(m, aw, wlen, &lw))
-        return 0;
+    if ((uint64_t)as + len > (1ull << 32) || (uint64_t)aw + wlen > (1ull << 32)) return 0;
+    const uint8_t *ps = win_find(m, wins, as, len, &ls);
+    uint8_t *pw = win_find(m, wins, aw, wlen, &lw);
+    if ((!ps && !npk_bus_plain(m, as, len, &ls)) || (!pw && !npk_bus_plain(m, aw, wlen, &lw))) return 0;
     const uint64_t cf = 2u + (uint64_t)lf, csb = 2u + (uint64_t)ls, cw = 2u + (uint64_t)lw;
     const uint64_t t_stream = 4 * cf + 1, t_gemm = t_stream + nb * csb + 1, t_wb = t_gemm + macs,
                    T = t_wb + nw * cw + 1;
     if (T > max || tmo + T > E1_DESC_TIMEOUT) return 0;
     /* commit: first the only transfer that can be refused (nothing changed yet) */
-    uint8_t *pw = npk_bus_direct(m, NPK_ACC_WRITE, aw, wlen, 1, wlen, 4);
-    if (!pw) return 0;
+    if (pw) npk_bus_count(m, NPK_ACC_WRITE, aw, wlen, nw);
+    else if (!(pw = npk_bus_direct(m, NPK_ACC_WRITE, aw, wlen, 1, wlen, 4))) return 0;
     const uint64_t t0 = e->dev.cycles;
-    if (!npk_bus_direct(m, NPK_ACC_READ, af, 16, 1, 16, 4)) (void)npk_bus_burst(m, NPK_ACC_READ, af, NULL, NULL, 16, 4, NULL);
-    uint8_t sbuf[64], *ps = npk_bus_direct(m, NPK_ACC_READ, as, len, 1, len, 4);
-    if (!ps) {
+    if (pf) npk_bus_count(m, NPK_ACC_READ, af, 16, 4);
+    else if (!npk_bus_direct(m, NPK_ACC_READ, af, 16, 1, 16, 4)) (void)npk_bus_burst(m, NPK_ACC_READ, af, NULL, NULL, 16, 4, NULL);
+    uint8_t sbuf[64];
+    if (ps) {
+        npk_bus_count(m, NPK_ACC_READ, as, len, nb);
+    } else if (!(ps = npk_bus_direct(m, NPK_ACC_READ, as, len, 1, len, 4))) {
         (void)npk_bus_burst(m, NPK_ACC_READ, as, sbuf, NULL, len, 4, NULL);
         ps = sbuf;
     }
     for (int i = 0; i < 4; i++) e->st.dw[i] = dw[i];
-    for (uint32_t i = 0; i < nb; i++) v[IX_SCRATCH0 + (((off >> 2) + i) & 15)] = ld_le32(ps + 4 * i);
-    e->st.bus_data = ld_le32(ps + 4 * (nb - 1));
-    /* the GEMM, cell by cell in the engine's order; no C store touches an operand a later cell reads.
-     * The operands as rows of 8 (A rows, B columns), zero past K: a fixed-length dot product per cell
-     * (the zero lanes add 0; |products| <= 2^14 and at most 7 of them, so the int32 sum is exact) */
-    /* the rows in use, zero past K: cleared whole by vector stores (a memset of the rows in use
-     * became `rep stos`, whose start-up cost was a quarter of this function's time) */
-    int32_t av[4][8] __attribute__((aligned(16))), bt[4][8] __attribute__((aligned(16)));
-    {
-        e1_v4i *pa = (e1_v4i *)av, *pb = (e1_v4i *)bt, z = {0, 0, 0, 0};
-        pa[0] = pa[1] = pa[2] = pa[3] = pa[4] = pa[5] = pa[6] = pa[7] = z; /* unrolled: a loop becomes memset */
-        pb[0] = pb[1] = pb[2] = pb[3] = pb[4] = pb[5] = pb[6] = pb[7] = z;
-    }
-    if (s4) {
-        int32_t bv[8][4];
-        gemm_values(e, gm, gn, gk, s4, av, bv);
-        for (uint32_t j = 0; j < gn; j++)
-            for (uint32_t l = 0; l < gk; l++) bt[j][l] = bv[l][j];
-    } else { /* int8: straight from the scratchpad bytes */
-        const uint32_t ba = e1_gemm_base_a(base), sa = e1_gemm_stride_a(str), bb = e1_gemm_base_b(base),
-                       sb = e1_gemm_stride_b(str);
-        uint8_t sp[64] __attribute__((aligned(16)));
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        for (int q = 0; q < 4; q++) ((e1_v4i *)sp)[q] = ((const e1_v4i *)(v + IX_SCRATCH0))[q]; /* (a loop of st_le32 became `rep movs`) */
+    memcpy(&v[IX_SCRATCH0 + (off >> 2)], ps, len); /* off + len <= 64: no wrap */
 #else
-        for (unsigned w = 0; w < 16; w++) st_le32(sp + 4 * w, v[IX_SCRATCH0 + w]);
+    for (uint32_t i = 0; i < nb; i++) v[IX_SCRATCH0 + (((off >> 2) + i) & 15)] = ld_le32(ps + 4 * i);
 #endif
-        for (uint32_t i = 0; i < gm; i++)
-            for (uint32_t l = 0; l < gk; l++) av[i][l] = (int8_t)sp[(ba + i * sa + l) & 63];
-        for (uint32_t j = 0; j < gn; j++)
-            for (uint32_t l = 0; l < gk; l++) bt[j][l] = (int8_t)sp[(bb + l * sb + j) & 63];
-    }
-    for (uint32_t i = 0; i < gm; i++)
-        for (uint32_t j = 0; j < gn; j++) {
-            const int32_t *x = av[i], *y = bt[j];
-            int32_t acc = e->timing_only ? 0
-                                         : x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] +
-                                               x[5] * y[5] + x[6] * y[6] + x[7] * y[7];
-            v[IX_SCRATCH0 + (((cb + i * cs + 4 * j) >> 2) & 15)] = (uint32_t)acc;
-        }
+    e->st.bus_data = ld_le32(ps + 4 * (nb - 1));
+    desc_gemm(e, gm, gn, gk, s4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(pw, &v[IX_SCRATCH0 + (cb >> 2)], wlen); /* cb + wlen <= 64: no wrap */
+#else
     for (uint32_t i = 0; i < nw; i++) st_le32(pw + 4 * i, v[IX_SCRATCH0 + (((cb >> 2) + i) & 15)]);
+#endif
     v[IX_PERF_STALL_CYCLES] += (uint32_t)(4 * cf + nb * csb + nw * cw);
     v[IX_DESC_BYTES_READ] += 16 + len;
     v[IX_DESC_READ_BEATS] += 4 + nb;
@@ -1146,6 +1249,14 @@ static uint64_t desc_run(e1 *e, uint64_t max) {
     return T;
 }
 
+/* desc_one for every descriptor of the ring it can take in a row (the rest
+ * of a lowering batch in one call). Returns the cycles run (0: step). */
+static uint64_t desc_run(e1 *e, uint64_t max, e1_wins *wins) {
+    uint64_t n = 0, k;
+    while (n < max && (k = desc_one(e, max - n, wins))) n += k;
+    return n;
+}
+
 static void e1_step_run(npk_dev *d, uint64_t cycles);
 /* The energy counters follow the PERF registers' increments over each step
  * (32-bit differences: exact across a wrap). */
@@ -1162,6 +1273,7 @@ static void e1_step(npk_dev *d, uint64_t cycles) {
 
 static void e1_step_run(npk_dev *d, uint64_t cycles) {
     e1 *e = E1(d);
+    e1_wins wins = {.n = 0};
     while (cycles) {
         if (!busy(e)) { /* nothing changes while idle */
             d->cycles += cycles;
@@ -1176,7 +1288,7 @@ static void e1_step_run(npk_dev *d, uint64_t cycles) {
                 continue;
             }
             if (e->st.gemm_busy) k = gemm_burst(e, cycles);
-            else if (!(k = desc_run(e, cycles))) k = dma_burst(e, cycles);
+            else if (!(k = desc_run(e, cycles, &wins))) k = dma_burst(e, cycles);
             if (k) {
                 cycles -= k;
                 continue;

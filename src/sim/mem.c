@@ -559,6 +559,40 @@ void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride,
     return p;
 }
 
+int npk_bus_window(const npk_mem *m, uint64_t addr, uint64_t *base, uint64_t *size, uint8_t **data,
+                   uint32_t *latency) {
+    if (m->nfaults || m->watch || !m->next_n) return 0;
+    uint64_t next;
+    const extent *x = find_ext(m, addr, &next);
+    if (!x) return 0;
+    uint64_t lo = x->base, hi = x->base + (x->size - 1); /* inclusive: an extent may end at 2^64 */
+    uint32_t lat = m->default_latency;
+    if (m->nregions) {
+        const region *r = find_region(m, addr, 1);
+        if (!r) return 0;
+        if (r->base > lo) lo = r->base;
+        if (r->base + (r->size - 1) < hi) hi = r->base + (r->size - 1);
+        lat = r->latency;
+    }
+    if (hi - lo >= (uint64_t)SIZE_MAX) return 0; /* no size_t span: the caller takes the usual path */
+    *base = lo;
+    *size = hi - lo + 1;
+    *data = x->data + (lo - x->base);
+    *latency = lat;
+    return 1;
+}
+
+void npk_bus_count(npk_mem *m, npk_access acc, uint64_t addr, uint64_t bytes, uint64_t beats) {
+    if (acc == NPK_ACC_READ) {
+        m->stats.read_beats += beats;
+        m->stats.read_bytes += bytes;
+    } else {
+        touch(m, addr, bytes);
+        m->stats.write_beats += beats;
+        m->stats.write_bytes += bytes;
+    }
+}
+
 npk_bus_resp npk_bus_copy_in(npk_mem *m, uint64_t addr, void *buf, size_t len, size_t beat_bytes, size_t *done,
                              uint64_t *fault_addr, uint64_t *cycles) {
     return copy(m, NPK_ACC_READ, addr, buf, NULL, len, beat_bytes, done, fault_addr, cycles);
