@@ -264,6 +264,15 @@ int npk_lower_matmul(npk_lower *L, int int4, const npk_ltensor *lhs, const npk_l
  * product [R*W][O*F] x [O*F][1] takes 3 outputs per 3x1x7 tile. */
 int npk_lower_band_matmul(npk_lower *L, const npk_ltensor *lines, const npk_ltensor *taps, npk_lower_out *out,
                           npk_lower_out *golden, npk_lower_evidence *ev);
+/* npk_lower_matmul and npk_lower_band_matmul on int8 host matrices (the ONNX
+ * backend's operands), with the same tiles, descriptors and evidence span,
+ * but no golden, no int32 operand tensors and no output list: C[i][j] at
+ * C + i*ldc + j (A, B, C pitches in elements), result[r][x] at result +
+ * r*W + x (lines [R][O][P], taps [O][F], W = P - F + 1). */
+int npk_lower_matmul_s8(npk_lower *L, unsigned M, unsigned K, unsigned N, const int8_t *A, size_t lda,
+                        const int8_t *B, size_t ldb, int32_t *C, size_t ldc);
+int npk_lower_band_matmul_s8(npk_lower *L, unsigned R, unsigned O, unsigned P, unsigned F, const int8_t *lines,
+                             const int8_t *taps, int32_t *result);
 /* The GEMM tiles npk_lower_band_matmul takes for R x O lines of W outputs and
  * F taps (0 when F > 7: no tile holds one output). */
 uint64_t npk_lower_band_tiles(npk_lower *L, unsigned R, unsigned O, unsigned W, unsigned F);

@@ -39,42 +39,30 @@ static int e1_band(e1be *s, uint32_t m, uint32_t n, uint32_t k, const int8_t *a,
     npk_lower_pick_tile(s->L, 0, m, k, n, &tm, &tn, &tk);
     uint64_t band = npk_lower_band_tiles(s->L, rg, no, ow, kw), plain = (uint64_t)((m + tm - 1) / tm) * ((k + tk - 1) / tk);
     if (!band || band >= plain) return 1;
-    npk_ltensor lines, taps;
-    memset(&lines, 0, sizeof lines);
-    memset(&taps, 0, sizeof taps);
-    int rc = npk_lt_alloc2(&taps, no, kw);
-    if (!rc) {
-        lines.rank = 3;
-        lines.dim[0] = rg, lines.dim[1] = no, lines.dim[2] = pl;
-        if (!(lines.data = malloc((size_t)rg * no * pl * sizeof *lines.data))) rc = npk_err(NPK_ENOMEM, "out of memory");
-    }
-    if (rc) {
-        npk_lt_free(&taps);
-        npk_lt_free(&lines);
-        return rc;
-    }
-    /* line (g, o) at position p: the im2col element of output x = min(p, ow - 1), tap p - x */
-    for (uint32_t g = 0; g < rg; g++)
-        for (uint32_t o = 0; o < no; o++)
-            for (uint32_t p = 0; p < pl; p++) {
-                uint32_t x = p < ow ? p : ow - 1;
-                lines.data[((size_t)g * no + o) * pl + p] = a[(size_t)(g * ow + x) * lda + o * kw + (p - x)];
+    int8_t *lines = malloc((size_t)rg * no * pl), *taps = malloc(k);
+    int32_t *res = (size_t)ldc == 4 ? c : malloc((size_t)m * sizeof *res);
+    int rc = 0;
+    if (!lines || !taps || !res) {
+        rc = npk_err(NPK_ENOMEM, "out of memory");
+    } else {
+        /* line (g, o) at position p: the im2col element of output x = min(p, ow - 1), tap p - x */
+        for (uint32_t g = 0; g < rg; g++)
+            for (uint32_t o = 0; o < no; o++) {
+                int8_t *ln = lines + ((size_t)g * no + o) * pl;
+                const int8_t *ar = a + (size_t)g * ow * lda + o * kw;
+                for (uint32_t p = 0; p < pl; p++) {
+                    uint32_t x = p < ow ? p : ow - 1;
+                    ln[p] = ar[(size_t)x * lda + (p - x)];
+                }
             }
-    for (uint32_t i = 0; i < k; i++) taps.data[i] = bm[(size_t)i * ldb];
-    npk_lower_out out;
-    memset(&out, 0, sizeof out);
-    rc = npk_lower_band_matmul(s->L, &lines, &taps, &out, NULL, NULL);
-    if (!rc) {
-        const npk_ltensor *r = npk_lower_out_get(&out, "result");
-        if (!r || npk_lt_numel(r) != (size_t)m) {
-            rc = npk_err(NPK_EDEVICE, "e1: band lowering returned no %ux%u result", rg, ow);
-        } else {
-            for (uint32_t i = 0; i < m; i++) *(int32_t *)((uint8_t *)c + (size_t)i * ldc) = r->data[i];
-        }
+        for (uint32_t i = 0; i < k; i++) taps[i] = bm[(size_t)i * ldb];
+        rc = npk_lower_band_matmul_s8(s->L, rg, no, pl, kw, lines, taps, res);
+        if (!rc && res != c)
+            for (uint32_t i = 0; i < m; i++) *(int32_t *)((uint8_t *)c + (size_t)i * ldc) = res[i];
     }
-    npk_lower_out_free(&out);
-    npk_lt_free(&lines);
-    npk_lt_free(&taps);
+    if (res != c) free(res);
+    free(lines);
+    free(taps);
     return rc;
 }
 
@@ -83,36 +71,8 @@ static int e1_host_gemm(npk_backend *b, uint32_t m, uint32_t n, uint32_t k, cons
     e1be *s = b->priv;
     int brc = e1_band(s, m, n, k, a, lda, bm, ldb, c, ldc, rows);
     if (brc != 1) return brc;
-    npk_ltensor lhs, rhs;
-    memset(&lhs, 0, sizeof lhs);
-    memset(&rhs, 0, sizeof rhs);
-    int rc = npk_lt_alloc2(&lhs, m, k);
-    if (!rc) rc = npk_lt_alloc2(&rhs, k, n);
-    if (rc) {
-        npk_lt_free(&lhs);
-        npk_lt_free(&rhs);
-        return rc;
-    }
-    for (uint32_t i = 0; i < m; i++)
-        for (uint32_t j = 0; j < k; j++) lhs.data[(size_t)i * k + j] = a[(size_t)i * lda + j];
-    for (uint32_t i = 0; i < k; i++)
-        for (uint32_t j = 0; j < n; j++) rhs.data[(size_t)i * n + j] = bm[(size_t)i * ldb + j];
-    npk_lower_out out;
-    memset(&out, 0, sizeof out);
-    rc = npk_lower_matmul(s->L, 0, &lhs, &rhs, &out, NULL, NULL);
-    if (!rc) {
-        const npk_ltensor *r = npk_lower_out_get(&out, "result");
-        if (!r || npk_lt_numel(r) != (size_t)m * n) {
-            rc = npk_err(NPK_EDEVICE, "e1: matmul lowering returned no %ux%u result", m, n);
-        } else {
-            for (uint32_t i = 0; i < m; i++)
-                memcpy((uint8_t *)c + (size_t)i * ldc, r->data + (size_t)i * n, sizeof(int32_t) * n);
-        }
-    }
-    npk_lower_out_free(&out);
-    npk_lt_free(&lhs);
-    npk_lt_free(&rhs);
-    return rc;
+    if (ldc % sizeof *c) return npk_err(NPK_EINVAL, "e1: C row pitch %u is not a whole number of int32", ldc);
+    return npk_lower_matmul_s8(s->L, m, k, n, a, lda, bm, ldb, c, ldc / sizeof *c);
 }
 
 static const npk_qmm_dev e1_qmm = {.max_m = 65535u, .max_n = 65535u, .max_k = 65535u, .opname = "e1 GEMM_S8 tiles",

@@ -268,11 +268,15 @@ int lw_relu(npk_lower *L, const int32_t *in, int32_t *out, size_t n) {
 }
 
 /* One GEMM tile: C[m][n] += A[m][k] x B[k][n], each operand given by its
- * first element and row pitch (elements) in the caller's int32 matrices. */
+ * first element and row pitch (elements) in the caller's int32 matrices, or
+ * (a8, b8 set, a, b NULL) in int8 matrices (the ONNX backend's operands). */
 typedef struct tile {
     const int32_t *a, *b;
+    const int8_t *a8, *b8;
     int32_t *c;
-    unsigned lda, ldb, ldc, m, n, k;
+    size_t lda, ldb, ldc;
+    unsigned m, n, k;
+    int wide; /* int8: 8 bytes from every A row and 4 from every B row may be read (in bounds) */
 } tile;
 
 static void note_tile(npk_lower *L, const tile *t) {
@@ -293,6 +297,13 @@ static void accumulate(const tile *t, const int32_t *c) {
 }
 
 static void tile_operands(const tile *t, int8_t *a, int8_t *b) {
+    if (t->a8) {
+        for (unsigned i = 0; i < t->m; i++)
+            for (unsigned l = 0; l < t->k; l++) a[i * t->k + l] = t->a8[(size_t)i * t->lda + l];
+        for (unsigned l = 0; l < t->k; l++)
+            for (unsigned j = 0; j < t->n; j++) b[l * t->n + j] = t->b8[(size_t)l * t->ldb + j];
+        return;
+    }
     for (unsigned i = 0; i < t->m; i++)
         for (unsigned l = 0; l < t->k; l++) a[i * t->k + l] = (int8_t)t->a[(size_t)i * t->lda + l];
     for (unsigned l = 0; l < t->k; l++)
@@ -305,6 +316,30 @@ static void tile_operands(const tile *t, int8_t *a, int8_t *b) {
  * low nibble first. */
 static void tile_image(int int4, const lw_layout *lay, const tile *t, uint8_t *img) {
     unsigned na = t->m * t->k, nb = t->k * t->n;
+    if (!int4 && t->a8 && t->wide) { /* int8 rows: fixed-size copies, each row's overhang overwritten */
+        uint8_t buf[LW_SLOT_BYTES + 16] __attribute__((aligned(16)));
+        memset(buf, 0, sizeof buf);
+        uint8_t *o = buf + lay->lead;
+        for (unsigned i = 0; i < t->m; i++, o += t->k) memcpy(o, t->a8 + (size_t)i * t->lda, 8);
+        for (unsigned l = 0; l < t->k; l++, o += t->n) memcpy(o, t->b8 + (size_t)l * t->ldb, 4);
+        memset(o, 0, 8); /* the last rows' overhang (at most 7 bytes) */
+        memcpy(img, buf, LW_SLOT_BYTES);
+        return;
+    }
+    if (!int4 && t->a8) { /* int8 rows: byte copies */
+        uint8_t *o = img;
+        for (unsigned i = 0; i < lay->lead; i++) *o++ = 0;
+        for (unsigned i = 0; i < t->m; i++, o += t->k) {
+            const int8_t *r = t->a8 + (size_t)i * t->lda;
+            for (unsigned l = 0; l < t->k; l++) o[l] = (uint8_t)r[l];
+        }
+        for (unsigned l = 0; l < t->k; l++, o += t->n) {
+            const int8_t *r = t->b8 + (size_t)l * t->ldb;
+            for (unsigned j = 0; j < t->n; j++) o[j] = (uint8_t)r[j];
+        }
+        memset(o, 0, LW_SLOT_BYTES - (lay->lead + na + nb));
+        return;
+    }
     if (!int4) {
         uint8_t *o = img;
         for (unsigned i = 0; i < lay->lead; i++) *o++ = 0;
@@ -470,8 +505,28 @@ static int run_tiles(npk_lower *L, int int4, tile *ts, size_t nt) {
     return rc;
 }
 
-int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const int32_t *A, const int32_t *B,
-            int32_t *C) {
+/* The operands of a tiled product: int32 (A, B) or int8 (A8, B8) matrices
+ * with row pitches in elements, and C (int32, pitch ldc). */
+typedef struct gemm_args {
+    const int32_t *A, *B;
+    const int8_t *A8, *B8;
+    size_t lda, ldb;
+    int32_t *C;
+    size_t ldc;
+    const int8_t *a8end, *b8end; /* int8: past the last byte of A, of B that may be read */
+} gemm_args;
+
+static tile tile_at(const gemm_args *g, unsigned i0, unsigned j0, unsigned k0, unsigned m, unsigned n, unsigned k) {
+    tile t = {g->A ? g->A + i0 * g->lda + k0 : NULL, g->B ? g->B + k0 * g->ldb + j0 : NULL,
+              g->A8 ? g->A8 + i0 * g->lda + k0 : NULL, g->B8 ? g->B8 + k0 * g->ldb + j0 : NULL,
+              g->C + i0 * g->ldc + j0, g->lda, g->ldb, g->ldc, m, n, k, 0};
+    if (g->A8) /* offsets from the matrices' starts: no pointer past an end is formed */
+        t.wide = (size_t)(t.a8 - g->A8) + (m - 1) * g->lda + 8 <= (size_t)(g->a8end - g->A8) &&
+                 (size_t)(t.b8 - g->B8) + (k - 1) * g->ldb + 4 <= (size_t)(g->b8end - g->B8);
+    return t;
+}
+
+static int gemm_run(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const gemm_args *g) {
 again:;
     unsigned tm, tn, tk;
     npk_lower_pick_tile(L, int4, M, K, N, &tm, &tn, &tk);
@@ -482,17 +537,32 @@ again:;
     /* the reference order: row blocks, then column blocks, then K chunks */
     for (unsigned i0 = 0; i0 < M; i0 += tm)
         for (unsigned j0 = 0; j0 < N; j0 += tn)
-            for (unsigned k0 = 0; k0 < K; k0 += tk) {
-                tile t = {A + (size_t)i0 * K + k0, B + (size_t)k0 * N + j0, C + (size_t)i0 * N + j0, K, N, N,
-                          M - i0 < tm ? M - i0 : tm, N - j0 < tn ? N - j0 : tn, K - k0 < tk ? K - k0 : tk};
-                ts[c++] = t;
-            }
-    memset(C, 0, (size_t)M * N * sizeof *C);
+            for (unsigned k0 = 0; k0 < K; k0 += tk)
+                ts[c++] = tile_at(g, i0, j0, k0, M - i0 < tm ? M - i0 : tm, N - j0 < tn ? N - j0 : tn,
+                                  K - k0 < tk ? K - k0 : tk);
+    for (unsigned i = 0; i < M; i++) memset(g->C + i * g->ldc, 0, (size_t)N * sizeof *g->C);
     if (K > tk) L->host |= NPK_HOST_ACCUMULATES_SPLIT_K;
     int rc = run_tiles(L, int4, ts, nt);
     free(ts);
     if (rc == 1) goto again; /* slow memory: the whole product again with tiles that leave room for it */
     return rc;
+}
+
+int lw_gemm(npk_lower *L, int int4, unsigned M, unsigned K, unsigned N, const int32_t *A, const int32_t *B,
+            int32_t *C) {
+    gemm_args g = {A, B, NULL, NULL, K, N, C, N, NULL, NULL};
+    return gemm_run(L, int4, M, K, N, &g);
+}
+
+int npk_lower_matmul_s8(npk_lower *L, unsigned M, unsigned K, unsigned N, const int8_t *A, size_t lda,
+                        const int8_t *B, size_t ldb, int32_t *C, size_t ldc) {
+    npk_lower_out out;
+    lw_op op;
+    memset(&out, 0, sizeof out);
+    memset(&op.gtmp, 0, sizeof op.gtmp);
+    lw_open(&op, L, "matmul", &out, NULL, NULL); /* int8 operands: nothing to range-check */
+    gemm_args ga = {NULL, NULL, A, B, lda, ldb, C, ldc, A + (size_t)(M - 1) * lda + K, B + (size_t)(K - 1) * ldb + N};
+    return lw_close(&op, gemm_run(L, 0, M, K, N, &ga));
 }
 
 /* ---- GEMM operators ---- */
@@ -534,6 +604,68 @@ uint64_t npk_lower_band_tiles(npk_lower *L, unsigned R, unsigned O, unsigned W, 
     return F && W ? band_pick(L, R, O, W, F, &m, &n) : 0;
 }
 
+/* The band product of npk_lower_band_matmul on int32 (lines, taps) or int8
+ * (lines8, taps8) operands: lines [R][O][P], taps [O][F], result [R][W]. */
+static int band_run(npk_lower *L, unsigned R, unsigned O, unsigned P, unsigned F, const int32_t *lines,
+                    const int32_t *taps, const int8_t *lines8, const int8_t *taps8, int32_t *res) {
+    const unsigned W = P - F + 1;
+    int rc = 0;
+    tile *ts = NULL;
+    int32_t *band = NULL;
+    int8_t *band8 = NULL;
+again:;
+    unsigned tm, tn;
+    if (!band_pick(L, R, O, W, F, &tm, &tn)) {
+        rc = npk_err(NPK_EUNSUPPORTED, "e1 lowering: %u taps per line do not fit a GEMM tile (K <= 7)", F);
+        goto done;
+    }
+    const unsigned kb = tn + F - 1; /* the band block of one o: kb x tn, row pitch tn */
+    size_t nt = (size_t)((R + tm - 1) / tm) * ((W + tn - 1) / tn) * O, nband = (size_t)O * kb * tn;
+    free(ts);
+    free(band);
+    free(band8);
+    band = NULL, band8 = NULL;
+    ts = malloc(2 * nt * sizeof *ts);
+    if (lines8) band8 = calloc(nband + 4, 1); /* + 4: whole 4-byte rows (tile_image) */
+    else band = calloc(nband, sizeof *band);
+    if (!ts || (!band && !band8)) {
+        rc = npk_err(NPK_ENOMEM, "out of memory (%zu band tiles)", nt);
+        goto done;
+    }
+    for (unsigned o = 0; o < O; o++)
+        for (unsigned l = 0; l < kb; l++)
+            for (unsigned j = 0; j < tn; j++)
+                if (l >= j && l - j < F) {
+                    size_t d = ((size_t)o * kb + l) * tn + j, t = (size_t)o * F + l - j;
+                    if (band8) band8[d] = taps8[t];
+                    else band[d] = taps[t];
+                }
+    size_t c = 0;
+    for (unsigned i0 = 0; i0 < R; i0 += tm)
+        for (unsigned x0 = 0; x0 < W; x0 += tn)
+            for (unsigned o = 0; o < O; o++) {
+                unsigned n = W - x0 < tn ? W - x0 : tn;
+                size_t la = ((size_t)i0 * O + o) * P + x0, lb = (size_t)o * kb * tn;
+                tile t = {lines ? lines + la : NULL, band ? band + lb : NULL, lines8 ? lines8 + la : NULL,
+                          band8 ? band8 + lb : NULL, res + (size_t)i0 * W + x0, (size_t)O * P, tn, W,
+                          R - i0 < tm ? R - i0 : tm, n, n + F - 1, 0};
+                t.wide = lines8 && la + (size_t)(t.m - 1) * O * P + 8 <= (size_t)R * O * P; /* band8 has 4 bytes more */
+                ts[c++] = t;
+            }
+    memset(res, 0, (size_t)R * W * sizeof *res);
+    if (O > 1) L->host |= NPK_HOST_ACCUMULATES_SPLIT_K;
+    rc = run_tiles(L, 0, ts, nt);
+    if (rc == 1) {
+        rc = 0;
+        goto again; /* slow memory: again with tiles that leave room for it */
+    }
+done:
+    free(ts);
+    free(band);
+    free(band8);
+    return rc;
+}
+
 int npk_lower_band_matmul(npk_lower *L, const npk_ltensor *lines, const npk_ltensor *taps, npk_lower_out *out,
                           npk_lower_out *golden, npk_lower_evidence *ev) {
     LW_OPEN(op, L, "band_matmul", out, golden, ev, g,
@@ -541,51 +673,19 @@ int npk_lower_band_matmul(npk_lower *L, const npk_ltensor *lines, const npk_lten
     const unsigned R = lines->dim[0], O = lines->dim[1], P = lines->dim[2], F = taps->dim[1], W = P - F + 1;
     unsigned d[2] = {R, W};
     npk_ltensor *r = npk_out_add(out, "result", NPK_LD_I32, 2, d);
-    int rc = r ? 0 : -NPK_ENOMEM;
-    tile *ts = NULL;
-    int32_t *band = NULL;
-again:
-    if (!rc) {
-        unsigned tm, tn;
-        if (!band_pick(L, R, O, W, F, &tm, &tn)) {
-            rc = npk_err(NPK_EUNSUPPORTED, "e1 lowering: %u taps per line do not fit a GEMM tile (K <= 7)", F);
-            goto done;
-        }
-        const unsigned kb = tn + F - 1; /* the band block of one o: kb x tn, row pitch tn */
-        size_t nt = (size_t)((R + tm - 1) / tm) * ((W + tn - 1) / tn) * O;
-        free(ts);
-        free(band);
-        ts = malloc(2 * nt * sizeof *ts);
-        band = calloc((size_t)O * kb * tn, sizeof *band);
-        if (!ts || !band) {
-            rc = npk_err(NPK_ENOMEM, "out of memory (%zu band tiles)", nt);
-            goto done;
-        }
-        for (unsigned o = 0; o < O; o++)
-            for (unsigned l = 0; l < kb; l++)
-                for (unsigned j = 0; j < tn; j++)
-                    if (l >= j && l - j < F) band[((size_t)o * kb + l) * tn + j] = taps->data[(size_t)o * F + l - j];
-        size_t c = 0;
-        for (unsigned i0 = 0; i0 < R; i0 += tm)
-            for (unsigned x0 = 0; x0 < W; x0 += tn)
-                for (unsigned o = 0; o < O; o++) {
-                    unsigned n = W - x0 < tn ? W - x0 : tn;
-                    tile t = {lines->data + ((size_t)i0 * O + o) * P + x0, band + (size_t)o * kb * tn,
-                              r->data + (size_t)i0 * W + x0, O * P, tn, W, R - i0 < tm ? R - i0 : tm, n, n + F - 1};
-                    ts[c++] = t;
-                }
-        memset(r->data, 0, (size_t)R * W * sizeof *r->data);
-        if (O > 1) L->host |= NPK_HOST_ACCUMULATES_SPLIT_K;
-        rc = run_tiles(L, 0, ts, nt);
-        if (rc == 1) {
-            rc = 0;
-            goto again; /* slow memory: again with tiles that leave room for it */
-        }
-    }
-done:
-    free(ts);
-    free(band);
+    int rc = r ? band_run(L, R, O, P, F, lines->data, taps->data, NULL, NULL, r->data) : -NPK_ENOMEM;
     return lw_close(&op, rc);
+}
+
+int npk_lower_band_matmul_s8(npk_lower *L, unsigned R, unsigned O, unsigned P, unsigned F, const int8_t *lines,
+                             const int8_t *taps, int32_t *result) {
+    if (!F || F > P) return npk_err(NPK_EINVAL, "e1 lowering: %u taps on lines of %u positions", F, P);
+    npk_lower_out out;
+    lw_op op;
+    memset(&out, 0, sizeof out);
+    memset(&op.gtmp, 0, sizeof op.gtmp);
+    lw_open(&op, L, "band_matmul", &out, NULL, NULL); /* int8 operands: nothing to range-check */
+    return lw_close(&op, band_run(L, R, O, P, F, NULL, NULL, lines, taps, result));
 }
 
 /* [B][H][M][K] x [B][H][K][N] -> "result" [B][H][M][N]: one tiled GEMM per
