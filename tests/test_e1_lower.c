@@ -229,6 +229,87 @@ static void test_band(npk_lower *L) {
     npk_lt_free(&bad);
 }
 
+/* The int8-operand entries (the ONNX backend's): the same result, tiles,
+ * descriptors and device cycles as npk_lower_matmul / npk_lower_band_matmul
+ * on the same values, for strided A, B and C (pitches above the widths) and
+ * exactly sized buffers (the last rows' wide copies must stay in bounds). */
+static void test_s8_entries(npk_lower *L) {
+    npk_port *port = npk_e1_port(npk_lower_driver(L));
+    static const unsigned mm[][6] = {{10, 25, 7, 3, 1, 2}, {3, 7, 3, 0, 0, 0}, {17, 9, 5, 5, 2, 1}, {1, 200, 2, 0, 0, 0}};
+    for (int batching = 1; batching >= 0; batching--)
+        for (unsigned s = 0; s < sizeof mm / sizeof mm[0]; s++) {
+            npk_lower_set_batching(L, batching);
+            unsigned M = mm[s][0], K = mm[s][1], N = mm[s][2];
+            size_t lda = K + mm[s][3], ldb = N + mm[s][4], ldc = N + mm[s][5];
+            npk_ltensor a = T2(M, K), b = T2(K, N);
+            fill(&a, -128, 127);
+            fill(&b, -128, 127);
+            int8_t *a8 = malloc((M - 1) * lda + K), *b8 = malloc((K - 1) * ldb + N);
+            int32_t *c = malloc(sizeof *c * ((M - 1) * ldc + N));
+            for (unsigned i = 0; i < M; i++)
+                for (unsigned l = 0; l < K; l++) a8[i * lda + l] = (int8_t)a.data[i * K + l];
+            for (unsigned l = 0; l < K; l++)
+                for (unsigned j = 0; j < N; j++) b8[l * ldb + j] = (int8_t)b.data[l * N + j];
+            npk_lower_out o;
+            npk_lower_evidence ev;
+            uint8_t sp0[64], sp1[64]; /* the scratchpad after each: the same last tile image, padding included */
+            uint64_t c0 = npk_port_cycles(port);
+            CHECK_EQ(npk_lower_matmul(L, 0, &a, &b, &o, NULL, &ev), 0);
+            CHECK_EQ(npk_e1_scratch_read(npk_lower_driver(L), 0, sp0, 64), 0);
+            uint64_t c1 = npk_port_cycles(port);
+            uint64_t d0 = npk_e1_get_stats(npk_lower_driver(L))->desc[E1_OP_GEMM_S8];
+            CHECK_EQ(npk_lower_matmul_s8(L, M, K, N, a8, lda, b8, ldb, c, ldc), 0);
+            CHECK_EQ(npk_e1_scratch_read(npk_lower_driver(L), 0, sp1, 64), 0);
+            CHECK_EQ(npk_port_cycles(port) - c1, c1 - c0);
+            CHECK(!memcmp(sp0, sp1, 64));
+            CHECK_EQ(npk_e1_get_stats(npk_lower_driver(L))->desc[E1_OP_GEMM_S8] - d0, batching ? ev.tiles : 0);
+            int ok = 1;
+            for (unsigned i = 0; i < M; i++)
+                for (unsigned j = 0; j < N; j++) ok &= c[i * ldc + j] == o.t[0].data[i * N + j];
+            CHECK(ok);
+            npk_lower_out_free(&o);
+            npk_lt_free(&a);
+            npk_lt_free(&b);
+            free(a8);
+            free(b8);
+            free(c);
+        }
+    static const unsigned bs[][4] = {{2, 5, 96, 5}, {3, 5, 17, 5}, {7, 3, 10, 3}, {4, 1, 1, 1}};
+    for (unsigned s = 0; s < sizeof bs / sizeof bs[0]; s++) {
+        npk_lower_set_batching(L, s & 1);
+        unsigned R = bs[s][0], O = bs[s][1], W = bs[s][2], F = bs[s][3], P = W + F - 1;
+        npk_ltensor ln = T3(R, O, P), tp = T2(O, F);
+        fill(&ln, -128, 127);
+        fill(&tp, -128, 127);
+        int8_t *l8 = malloc((size_t)R * O * P), *t8 = malloc((size_t)O * F);
+        int32_t *res = malloc(sizeof *res * R * W);
+        for (size_t i = 0; i < (size_t)R * O * P; i++) l8[i] = (int8_t)ln.data[i];
+        for (size_t i = 0; i < (size_t)O * F; i++) t8[i] = (int8_t)tp.data[i];
+        npk_lower_out o;
+        uint8_t sp0[64], sp1[64];
+        uint64_t c0 = npk_port_cycles(port);
+        CHECK_EQ(npk_lower_band_matmul(L, &ln, &tp, &o, NULL, NULL), 0);
+        CHECK_EQ(npk_e1_scratch_read(npk_lower_driver(L), 0, sp0, 64), 0);
+        uint64_t c1 = npk_port_cycles(port);
+        CHECK_EQ(npk_lower_band_matmul_s8(L, R, O, P, F, l8, t8, res), 0);
+        CHECK_EQ(npk_e1_scratch_read(npk_lower_driver(L), 0, sp1, 64), 0);
+        CHECK_EQ(npk_port_cycles(port) - c1, c1 - c0);
+        CHECK(!memcmp(sp0, sp1, 64));
+        CHECK(eqv(&o.t[0], res, (size_t)R * W));
+        npk_lower_out_free(&o);
+        npk_lt_free(&ln);
+        npk_lt_free(&tp);
+        free(l8);
+        free(t8);
+        free(res);
+    }
+    int8_t l8[9] = {0}, t8[8] = {0};
+    int32_t r8[2];
+    CHECK_EQ(npk_lower_band_matmul_s8(L, 1, 1, 9, 8, l8, t8, r8), -NPK_EUNSUPPORTED);
+    CHECK_EQ(npk_lower_band_matmul_s8(L, 1, 1, 2, 3, l8, t8, r8), -NPK_EINVAL);
+    npk_lower_set_batching(L, 1);
+}
+
 static void test_batch_qkv_conv(npk_lower *L) {
     npk_lower_out o, g;
     npk_lower_evidence ev;
@@ -1066,6 +1147,7 @@ static void run_all(npk_port *port, int small) {
     test_matmul(L, small);
     test_batch_qkv_conv(L);
     test_band(L);
+    test_s8_entries(L);
     test_precisions(L);
     test_elementwise(L);
     test_mlps(L);
