@@ -350,6 +350,9 @@ static void gemm_any(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
         par_re p = {M, N, K, lda, ldc, 0, panel, A, bs, C, acc, 0, panels > units};
         int64_t u = p.cols ? panels : units;
         int n = u < th * 4 ? (int)u : th * 4;
+        /* every row slice copies B's blocks again (run_cols): slices of at least 4 units
+         * (96 rows) while that leaves each thread one (M 192, 8 units: 2 slices, not 8) */
+        if (!p.cols && n > th && u / n < 4) n = (int)(u / 4 > th ? u / 4 : th);
         p.chunk = p.cols ? panels / n : units / n * PAR_ROWS;
         p.ntasks = (int)(p.cols ? panels / p.chunk : M / p.chunk);
         npk_parallel(p.ntasks, par_re_task, &p);
