@@ -279,8 +279,12 @@ int main(void) {
     test_adversarial();
     test_shapes();
     test_f32_widths();
-    /* an empty product has nothing to check */
+    /* an empty product has nothing to check; K = 0 gives zeros */
     CHECK_EQ(npk_gemm_f32_fused(0, 5, 5, NULL, 5, NULL, 5), 1);
+    CHECK_EQ(npk_gemm_bf16_fused(5, 5, 0, NULL, 5, NULL, 5), 1);
+    float z[6] = {5, 5, 5, 5, 5, 5};
+    CHECK_EQ(npk_gemm_bf16(&WS, 2, 3, 0, NULL, 1, NULL, 3, z, 3), 0);
+    for (int i = 0; i < 6; i++) CHECK(z[i] == 0.0f && !signbit(z[i]));
     CHECK(fused_seen > 0 && plain_seen > 0);
     npk_gemm_ws_free(&WS);
     fprintf(stderr, "%d fused and %d separate configurations, variants up to %s\n", fused_seen, plain_seen,
