@@ -53,6 +53,9 @@ static const conv_case conv_cases[] = {
     {2, 1, 6, 10, 2, {1, 9, 30}, {1, 3, 3}, {1, 1, 1}, {1, 2, 2}, {0, 2, 1}, {0, 0, 3}},   /* dil 2, groups */
     {2, 1, 3, 21, 1, {1, 7, 33}, {1, 5, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},   /* no pads */
     {2, 1, 16, 9, 1, {1, 20, 50}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},  /* s2, K 144 */
+    /* rows of 32+ columns read in place (conv_rows): row stride 2, column dilation, groups of
+     * 8 channels, 20 output channels per group (GEMMs of 16 + 4 rows) */
+    {2, 1, 16, 40, 2, {1, 10, 36}, {1, 3, 3}, {1, 2, 1}, {1, 1, 2}, {0, 1, 2}, {0, 0, 2}},
 };
 
 /* An 8-bit zero point whose value is the middle of its type (int8 0, uint8 128):
