@@ -287,6 +287,27 @@ static void test_elementwise(void) {
         CHECK(same_bits(&t[1], &t[2]));
         free_all(t, 3);
     }
+    /* Sigmoid's vector path (exp in double, then the golden's formula for results near a float
+     * rounding boundary and |x| > 80): a sweep of [-100, 100] in steps of 2^-12, values whose
+     * double result lies within 256 ulps of a half-way point between floats (found by search;
+     * -0x1.42p-17 exactly on it), saturation, subnormal results, NaN and infinities */
+    {
+        int64_t ns = 819200 + 16;
+        npk_tensor t[3] = {mk(NPK_DT_FLOAT, 1, &ns), mk(NPK_DT_FLOAT, 1, &ns), mk(NPK_DT_FLOAT, 1, &ns)};
+        float *xs = t[0].data;
+        static const float special[16] = {-0x1.07babcp+5f, 0x1.c068d6p+2f, -0x1.a1c408p-3f, -0x1.42p-17f, 0x1.808p-14f,
+                                          80.0f, -80.0f, 0x1.400002p+6f, -0x1.400002p+6f, -87.5f, -103.9f, -104.5f,
+                                          NAN, INFINITY, -INFINITY, 0x1p-149f};
+        for (int64_t i = 0; i < 819200; i++) xs[i] = (float)(i - 409600) / 4096.0f;
+        memcpy(xs + 819200, special, sizeof special);
+        CHECK_EQ(npk_fast_unary(NPK_ONNX_SIGMOID, &t[0], &t[1], 0, 0, 0), 0);
+        npk_ref_onnx_unary(NPK_ONNX_SIGMOID, &t[0], &t[2], 0, 0, 0);
+        CHECK(same_bits(&t[1], &t[2]));
+        /* in place (an input the run owns: npk_opctx.reuse) */
+        CHECK_EQ(npk_fast_unary(NPK_ONNX_SIGMOID, &t[0], &t[0], 0, 0, 0), 0);
+        CHECK(same_bits(&t[0], &t[2]));
+        free_all(t, 3);
+    }
     /* Relu and Clip on 8-bit integers; Clip bounds inside, across and outside the range */
     double bounds[3][2] = {{-20, 30}, {-300.5, 100.25}, {-INFINITY, 5}};
     for (int u = 0; u < 2; u++)

@@ -1012,6 +1012,87 @@ int npk_fast_binary(npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b,
             }                                                                                                     \
     } while (0)
 
+/* Sigmoid, bit for bit the golden's (float)(v >= 0 ? 1 / (1 + exp(-v)) : exp(v) / (1 + exp(v)))
+ * in double, 16 lanes at a time. e = exp(-|v|) comes from sig_exp below, whose relative error is
+ * under 2^-50 (degree-13 Taylor polynomial on |r| <= ln2/2, truncation below 2^-57; the range
+ * reduction r = v - n ln2 with ln2 split in a 32-bit head, exact for these n, and a tail; a
+ * few roundings of 2^-53 each); with the quotient's roundings and glibc's exp's own error (under
+ * an ulp) the double m computed here is within 2^-48 |m| (under 32 ulps of m) of the golden's.
+ * Both round to the same float unless m lies within that distance of a float rounding
+ * boundary (the 29 low bits of its significand within 256 of the half-way value, about one
+ * element in two million): those, and |v| > 80 (subnormal or saturated results), NaN and
+ * infinities, are computed by the golden's own formula. */
+static inline double sig_exp(double v) { /* e^v, -81 < v <= 0 */
+    double t = v * 1.4426950408889634 + 6755399441055744.0; /* 1.5 * 2^52: rounds v / ln2 to an integer n */
+    double n = t - 6755399441055744.0;
+    double r = (v - n * 0.6931471803691238) - n * 1.9082149292705877e-10;
+    double q = 1.0 / 6227020800.0;
+    q = q * r + 1.0 / 479001600.0;
+    q = q * r + 1.0 / 39916800.0;
+    q = q * r + 1.0 / 3628800.0;
+    q = q * r + 1.0 / 362880.0;
+    q = q * r + 1.0 / 40320.0;
+    q = q * r + 1.0 / 5040.0;
+    q = q * r + 1.0 / 720.0;
+    q = q * r + 1.0 / 120.0;
+    q = q * r + 1.0 / 24.0;
+    q = q * r + 1.0 / 6.0;
+    q = q * r + 0.5;
+    q = q * r + 1.0;
+    q = q * r + 1.0;
+    uint64_t tb, sb;
+    memcpy(&tb, &t, sizeof tb);
+    sb = (tb + 1023) << 52; /* 2^n: n is the low bits of t */
+    double sc;
+    memcpy(&sc, &sb, sizeof sc);
+    return q * sc;
+}
+
+/* 16 values: the vector lanes, then the golden's formula where a lane is flagged */
+static inline __attribute__((always_inline)) void sigmoid16(const float *Xin, float *Y) {
+    float X[16]; /* Y may be Xin (in place): the flagged lanes read their x after Y was written */
+    memcpy(X, Xin, sizeof X);
+    double m[16];
+    uint64_t bad[16], any = 0;
+    /* (selects on integers only: the vectorizer takes no floating-point compare) */
+    for (int j = 0; j < 16; j++) {
+        uint32_t xb;
+        memcpy(&xb, &X[j], sizeof xb);
+        uint32_t ab = xb & 0x7FFFFFFFu, abc = ab > 0x42A00000u ? 0x42A00000u : ab; /* |x|, at most 80 (NaN too) */
+        float af;
+        memcpy(&af, &abc, sizeof af);
+        double e = sig_exp(-(double)af);
+        uint64_t eb, one = 0x3FF0000000000000u, neg = 0 - (uint64_t)(xb >> 31), nb;
+        memcpy(&eb, &e, sizeof eb);
+        nb = (eb & neg) | (one & ~neg); /* x < 0: e / (1 + e), else 1 / (1 + e) (-0: 0.5 both) */
+        double num;
+        memcpy(&num, &nb, sizeof num);
+        m[j] = num / (1.0 + e);
+        uint64_t b;
+        memcpy(&b, &m[j], sizeof b);
+        uint64_t low = b & 0x1FFFFFFFu, d = low > 0x10000000u ? low - 0x10000000u : 0x10000000u - low;
+        bad[j] = (uint64_t)(d <= 256) | (uint64_t)(ab > 0x42A00000u);
+    }
+    for (int j = 0; j < 16; j++) Y[j] = (float)m[j], any |= bad[j];
+    if (any)
+        for (int j = 0; j < 16; j++)
+            if (bad[j]) {
+                double v = X[j], e = exp(v >= 0 ? -v : v);
+                Y[j] = (float)(v >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e));
+            }
+}
+
+NPK_ISA_CLONES_VOID(sigmoid_rows, (const float *X, float *Y, int64_t n), (X, Y, n)) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) sigmoid16(X + i, Y + i);
+    if (i < n) { /* the tail through a block of 16 */
+        float xb[16] = {0}, yb[16];
+        memcpy(xb, X + i, sizeof(float) * (size_t)(n - i));
+        sigmoid16(xb, yb);
+        memcpy(Y + i, yb, sizeof(float) * (size_t)(n - i));
+    }
+}
+
 NPK_ISA_CLONES(int, fast_unary, (npk_onnx_unop op, const npk_tensor *x, npk_tensor *y, double alpha, double lo,
                                  double hi),
                (op, x, y, alpha, lo, hi)) {
@@ -1043,12 +1124,7 @@ NPK_ISA_CLONES(int, fast_unary, (npk_onnx_unop op, const npk_tensor *x, npk_tens
             Y[i] = (float)v;
         }
         break;
-    case NPK_ONNX_SIGMOID:
-        for (int64_t i = 0; i < n; i++) {
-            double v = X[i];
-            Y[i] = (float)(v >= 0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v)));
-        }
-        break;
+    case NPK_ONNX_SIGMOID: sigmoid_rows(X, Y, n); break;
     case NPK_ONNX_TANH:
         for (int64_t i = 0; i < n; i++) Y[i] = (float)tanh((double)X[i]);
         break;
