@@ -182,10 +182,23 @@ static int fold_next(npk_exec *x, int v, int64_t M) {
     return c;
 }
 
-/* W' and B' of Conv n with the nodes up to `end` folded in (see above); 0, or -1 when a value is
- * not finite or memory is short. */
+/* The output channels of Conv / ConvTranspose n with weights w (0: not a shape it takes). */
+static int64_t out_channels(const npk_node *nd, const npk_tensor *w) {
+    if (w->rank < 3) return 0;
+    if (nd->op_id == NPK_OP_Conv) return w->dims[0];
+    int64_t g = npk_node_attr_i(nd, "group", 1); /* ConvTranspose: W [C, M / group, k...] */
+    return g >= 1 && w->dims[0] % g == 0 ? w->dims[1] * g : 0;
+}
+
+/* W' and B' of Conv (or ConvTranspose) n with the nodes up to `end` folded in (see above); 0, or
+ * -1 when a value is not finite or memory is short. */
 static int fold_weights(npk_exec *x, int n, int end, const npk_tensor *w, const npk_tensor *b, npk_conv_fold *f) {
-    int64_t M = w->dims[0], per = npk_tensor_numel(w) / M;
+    const npk_node *cv = &x->g->nodes[n];
+    int64_t M = out_channels(cv, w), ksz = npk_tensor_numel(w) / (w->dims[0] * w->dims[1]);
+    /* blocks of ksz weights: Conv's (m, c) block feeds channel m; ConvTranspose's (c, mm)
+     * block feeds channel (c / (C / group)) * (M / group) + mm */
+    int tr = cv->op_id == NPK_OP_ConvTranspose;
+    int64_t cg = tr ? w->dims[0] / (M / w->dims[1]) : 0;
     double *mult = malloc(sizeof(double) * (size_t)M * 2), *add = mult + M;
     f->w = calloc(1, sizeof *f->w), f->b = calloc(1, sizeof *f->b);
     if (!mult || !f->w || !f->b || npk_tensor_alloc_raw(f->w, NULL, NPK_DT_FLOAT, w->rank, w->dims) ||
@@ -220,9 +233,12 @@ static int fold_weights(npk_exec *x, int n, int end, const npk_tensor *w, const 
     for (int64_t m = 0; m < M; m++) {
         FB[m] = (float)add[m];
         ok &= isfinite(FB[m]) != 0;
-        for (int64_t i = 0; i < per; i++) {
-            FW[m * per + i] = (float)(W[m * per + i] * mult[m]);
-            ok &= isfinite(FW[m * per + i]) != 0;
+    }
+    for (int64_t blk = 0; blk < w->dims[0] * w->dims[1]; blk++) {
+        int64_t m = tr ? blk / w->dims[1] / cg * w->dims[1] + blk % w->dims[1] : blk / w->dims[1];
+        for (int64_t i = blk * ksz; i < (blk + 1) * ksz; i++) {
+            FW[i] = (float)(W[i] * mult[m]);
+            ok &= isfinite(FW[i]) != 0;
         }
     }
     free(mult);
@@ -245,14 +261,16 @@ void npk_graph_conv_folds_free(npk_graph *g) {
 
 static void match_conv_fold(npk_exec *x, int n) {
     const npk_node *cv = &x->g->nodes[n];
-    if (cv->op_id != NPK_OP_Conv || cv->n_out != 1 || cv->out[0] < 0 || cv->n_in < 2 || x->folded[cv->out[0]] ||
+    if ((cv->op_id != NPK_OP_Conv && cv->op_id != NPK_OP_ConvTranspose) || cv->n_out != 1 || cv->out[0] < 0 ||
+        cv->n_in < 2 || x->folded[cv->out[0]] ||
         (npk_exec_qdq_mode(x) == NPK_QDQ_ORT && npk_qdq_shape(x, n)))
         return;
     int hasb = cv->n_in > 2 && cv->in[2] >= 0;
     const npk_tensor *w = const_of(x, cv->in[1]), *b = hasb ? const_of(x, cv->in[2]) : NULL;
-    if (!w || w->rank < 1 || w->dims[0] <= 0 || (hasb && (!b || npk_tensor_numel(b) != w->dims[0]))) return;
+    int64_t M = w ? out_channels(cv, w) : 0;
+    if (M <= 0 || npk_tensor_numel(w) <= 0 || (hasb && (!b || npk_tensor_numel(b) != M))) return;
     int end = -1;
-    for (int v = cv->out[0], c; (c = fold_next(x, v, w->dims[0])) >= 0; v = x->g->nodes[c].out[0]) end = c;
+    for (int v = cv->out[0], c; (c = fold_next(x, v, M)) >= 0; v = x->g->nodes[c].out[0]) end = c;
     if (end < 0) return;
     npk_graph *g = x->g;
     if (g->conv_folds && g->conv_folds_n != g->n_nodes) npk_graph_conv_folds_free(g); /* the graph grew */
