@@ -91,6 +91,7 @@ typedef struct pccx {
     slot slots[NSLOT];
     unsigned next_slot;
     uint64_t slot_end; /* the latest completion of any slot ever filled (0 after a reset) */
+    uint64_t ends[NSLOT]; /* slots[i].end (0: never filled), in one array for the hazard check's scan */
     /* counters */
     uint64_t busy_cycles, per_op[5], ws_bytes, dma_bytes, macs, sfu_elems, eng_cycles[ENG_N];
     /* energy counters since creation (docs/energy.md; never reset): MACs,
@@ -187,16 +188,15 @@ static int overlaps(range a, range b) { return a.lo < b.hi && b.lo < a.hi; }
  * earliest to complete. */
 static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd_scalar, int async, uint64_t t) {
     if (t >= p->slot_end) return t; /* nothing in flight at t: no slot below can matter */
-    unsigned live[NSLOT], nl = 0; /* the slots in flight at t, in slot order (a slot ever filled has end > 0) */
-    uint64_t first = UINT64_MAX;
-    for (unsigned i = 0; i < NSLOT; i++)
-        if (p->slots[i].end > t) {
-            live[nl++] = i;
-            if (p->slots[i].end < first) first = p->slots[i].end;
-        }
-    if (async && nl == NSLOT) t = first;
-    for (unsigned k = 0; k < nl; k++) {
-        const slot *s = &p->slots[live[k]];
+    unsigned live = 0; /* bit i: slot i in flight at t (a slot ever filled has end > 0) */
+    for (unsigned i = 0; i < NSLOT; i++) live |= (unsigned)(p->ends[i] > t) << i;
+    if (async && live == (1u << NSLOT) - 1) { /* every slot busy: wait for the earliest */
+        uint64_t first = UINT64_MAX;
+        for (unsigned i = 0; i < NSLOT; i++) first = p->ends[i] < first ? p->ends[i] : first;
+        t = first;
+    }
+    for (; live; live &= live - 1) { /* in slot order */
+        const slot *s = &p->slots[__builtin_ctz(live)];
         if (s->end <= t) continue;
         int dep = overlaps(s->wr, wr) || (rd_scalar && s->wr_scalar);
         for (int j = 0; j < nrd; j++) dep |= overlaps(s->wr, rd[j]);
@@ -235,6 +235,7 @@ static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, uint64_t l
         p->next_slot = (unsigned)(s - p->slots) + 1;
         s->valid = 1;
         s->end = end;
+        p->ends[s - p->slots] = end;
         if (end > p->slot_end) p->slot_end = end;
         s->rd[0] = nrd > 0 ? rd[0] : (range){0, 0};
         s->rd[1] = nrd > 1 ? rd[1] : (range){0, 0};
@@ -699,6 +700,7 @@ static void soft_reset(pccx *p) {
     p->fe_ready = p->busy_until = p->dev.cycles;
     for (int i = 0; i < ENG_N; i++) p->eng_free[i] = p->dev.cycles;
     memset(p->slots, 0, sizeof p->slots);
+    memset(p->ends, 0, sizeof p->ends);
     p->slot_end = 0;
     p->busy_cycles = p->ws_bytes = p->dma_bytes = p->macs = p->sfu_elems = 0;
     memset(p->per_op, 0, sizeof p->per_op);
