@@ -296,6 +296,24 @@ static void accumulate(const tile *t, const int32_t *c) {
         }
 }
 
+/* accumulate from the written-back C words (little-endian int32, row-major m x n). */
+static void accumulate_raw(const tile *t, const uint8_t *raw) {
+    for (unsigned i = 0; i < t->m; i++) {
+        int32_t *d = t->c + (size_t)i * t->ldc;
+        const uint8_t *r = raw + 4 * i * t->n;
+        for (unsigned j = 0; j < t->n; j++) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            uint32_t w;
+            memcpy(&w, r + 4 * j, 4);
+#else
+            uint32_t w = (uint32_t)r[4 * j] | (uint32_t)r[4 * j + 1] << 8 | (uint32_t)r[4 * j + 2] << 16 |
+                         (uint32_t)r[4 * j + 3] << 24;
+#endif
+            d[j] = (int32_t)((uint32_t)d[j] + w);
+        }
+    }
+}
+
 static void tile_operands(const tile *t, int8_t *a, int8_t *b) {
     if (t->a8) {
         for (unsigned i = 0; i < t->m; i++)
@@ -432,13 +450,8 @@ static int tile_batch(npk_lower *L, int int4, const lw_layout *lay, const tile *
                                 (n - 1) * LW_SLOT_BYTES + cbytes)))
         return npk_err_prefix(rc, "e1 lowering: reading the written-back tiles");
     for (unsigned s = 0; s < n; s++) {
-        int32_t c[9];
-        const uint8_t *raw = wb + s * LW_SLOT_BYTES;
-        for (unsigned i = 0; i < cbytes / 4; i++)
-            c[i] = (int32_t)((uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
-                             (uint32_t)raw[4 * i + 3] << 24);
         note_tile(L, &ts[s]);
-        accumulate(&ts[s], c);
+        accumulate_raw(&ts[s], wb + s * LW_SLOT_BYTES);
     }
     return 0;
 }

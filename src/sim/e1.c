@@ -1024,12 +1024,20 @@ typedef struct e1_wins {
 /* The host bytes of [addr, addr+len) and their latency when they lie in one
  * window (looked up now if need be), else NULL (the caller takes the bus
  * path). Nothing is accounted. */
-static uint8_t *win_find(npk_mem *m, e1_wins *w, uint32_t addr, uint32_t len, uint32_t *lat) {
-    for (unsigned i = 0; i < w->n; i++)
-        if (addr >= w->base[i] && addr - w->base[i] < w->size[i] && len <= w->size[i] - (addr - w->base[i])) {
+static uint8_t *win_look(npk_mem *m, e1_wins *w, uint32_t addr, uint32_t len, uint32_t *lat);
+static inline uint8_t *win_find(npk_mem *m, e1_wins *w, uint32_t addr, uint32_t len, uint32_t *lat) {
+    for (unsigned i = 0; i < w->n; i++) {
+        const uint64_t o = (uint64_t)addr - w->base[i]; /* wraps past size when addr < base */
+        if (o < w->size[i] && len <= w->size[i] - o) {
             *lat = w->lat[i];
-            return w->data[i] + (addr - w->base[i]);
+            return w->data[i] + o;
         }
+    }
+    return win_look(m, w, addr, len, lat);
+}
+
+/* win_find's miss: the window around addr from the memory, kept in place of the older one. */
+static uint8_t *win_look(npk_mem *m, e1_wins *w, uint32_t addr, uint32_t len, uint32_t *lat) {
     uint64_t b, s;
     uint8_t *d;
     uint32_t l;
@@ -1128,8 +1136,8 @@ static void desc_gemm(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, uint32_t s4)
             }
 #endif
     }
-    for (uint32_t i = 0; i < gm; i++)
-        for (uint32_t j = 0; j < gn; j++) v[IX_SCRATCH0 + (((cb + i * cs + 4 * j) >> 2) & 15)] = (uint32_t)c[i][j];
+    /* gemm_ok: C row i is gn words from cb + i*cs, inside the 64 bytes */
+    for (uint32_t i = 0; i < gm; i++) memcpy(&v[IX_SCRATCH0 + ((cb + i * cs) >> 2)], c[i], 4 * gn);
 }
 
 /* One whole descriptor in one step: the lowering's streamed GEMM with
