@@ -585,9 +585,14 @@ static int submit_impl(npk_e1 *e, const npk_e1_desc *d, unsigned n, const npk_e1
     unsigned first = e->slot;
     /* the descriptors in ring order, staged with one write up to the ring's end and one after it wraps */
     uint8_t b[E1_RING_MAX_PENDING * E1_DESC_BYTES];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    _Static_assert(sizeof(npk_e1_desc) == E1_DESC_BYTES, "npk_e1_desc is the descriptor's four words");
+    memcpy(b, d, n * E1_DESC_BYTES); /* four little-endian words each: the host's layout */
+#else
     for (unsigned i = 0; i < n; i++)
         for (int w = 0; w < 4; w++)
             for (int j = 0; j < 4; j++) b[i * E1_DESC_BYTES + 4 * w + j] = (uint8_t)(d[i].w[w] >> (8 * j));
+#endif
     for (unsigned i = 0; i < n;) {
         unsigned slot = (first + i) & 7, run = E1_RING_ENTRIES - slot < n - i ? E1_RING_ENTRIES - slot : n - i;
         if ((rc = npk_port_mem_write(e->port, e->ring + slot * E1_DESC_BYTES, b + i * E1_DESC_BYTES,

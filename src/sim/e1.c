@@ -1063,6 +1063,19 @@ static int desc_cfg_ok(e1 *e, uint32_t s4) {
 }
 
 
+/* n words (at most 16) from src to dst, bytes as the host stores them: 16
+ * bytes at a time, then words (a small variable-length memcpy is a library
+ * call; these are a few moves). */
+static inline void copy_words(void *dst, const void *src, uint32_t n) {
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    uint32_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) _mm_storeu_si128((__m128i *)(void *)(d + 4 * i), _mm_loadu_si128((const __m128i *)(const void *)(s + 4 * i)));
+#endif
+    for (; i < n; i++) memcpy(d + 4 * i, s + 4 * i, 4);
+}
+
 /* C row of an int8 tile (gemm_ok keeps A, B and C inside the 64 bytes: no
  * wrap): lane j is the sum over l < gk of A[i][l] * B[l][j]. b points at the
  * B rows (row l at b + l*sb; rows l >= gk must read as zero, lanes j past N
@@ -1136,8 +1149,15 @@ static void desc_gemm(e1 *e, uint32_t gm, uint32_t gn, uint32_t gk, uint32_t s4)
             }
 #endif
     }
-    /* gemm_ok: C row i is gn words from cb + i*cs, inside the 64 bytes */
-    for (uint32_t i = 0; i < gm; i++) memcpy(&v[IX_SCRATCH0 + ((cb + i * cs) >> 2)], c[i], 4 * gn);
+    /* gemm_ok: C row i is gn words from cb + i*cs, inside the 64 bytes; dense rows (cs = 4*gn, every
+     * tile the lowering builds) are one run of gm*gn words */
+    if (cs == 4 * gn) {
+        int32_t cd[16];
+        for (uint32_t i = 0; i < gm; i++) memcpy(cd + i * gn, c[i], 16); /* lanes past gn: overwritten or unused */
+        copy_words(&v[IX_SCRATCH0 + (cb >> 2)], cd, gm * gn);
+    } else {
+        for (uint32_t i = 0; i < gm; i++) memcpy(&v[IX_SCRATCH0 + ((cb + i * cs) >> 2)], c[i], 4 * gn);
+    }
 }
 
 /* One whole descriptor in one step: the lowering's streamed GEMM with
@@ -1206,14 +1226,14 @@ static uint64_t desc_one(e1 *e, uint64_t max, e1_wins *wins) {
     }
     for (int i = 0; i < 4; i++) e->st.dw[i] = dw[i];
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(&v[IX_SCRATCH0 + (off >> 2)], ps, len); /* off + len <= 64: no wrap */
+    copy_words(&v[IX_SCRATCH0 + (off >> 2)], ps, nb); /* off + len <= 64: no wrap */
 #else
     for (uint32_t i = 0; i < nb; i++) v[IX_SCRATCH0 + (((off >> 2) + i) & 15)] = ld_le32(ps + 4 * i);
 #endif
     e->st.bus_data = ld_le32(ps + 4 * (nb - 1));
     desc_gemm(e, gm, gn, gk, s4);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(pw, &v[IX_SCRATCH0 + (cb >> 2)], wlen); /* cb + wlen <= 64: no wrap */
+    copy_words(pw, &v[IX_SCRATCH0 + (cb >> 2)], nw); /* cb + wlen <= 64: no wrap */
 #else
     for (uint32_t i = 0; i < nw; i++) st_le32(pw + 4 * i, v[IX_SCRATCH0 + (((cb >> 2) + i) & 15)]);
 #endif
