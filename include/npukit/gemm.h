@@ -31,8 +31,9 @@
  *
  * Variants, chosen at run time from the instruction-set level of
  * include/npukit/cpu.h: AVX-512 with VNNI (level avx512vnni; the fp32 kernel
- * runs there too), AVX2 (+FMA; levels avx2 and avx512: the float kernels
- * still multiply and add separately), and a portable C path (level c).
+ * runs there too), AVX2 (+FMA; levels avx2 and avx512; its fp32 kernel in
+ * src/base/gemm_f32_avx2.c fuses where npk_gemm_f32_fused allows, as the
+ * AVX-512 one), and a portable C path (level c).
  * NPUKIT_ISA in the environment or npk_isa_force caps the level of every
  * kernel module at once (tests force each one).
  *
