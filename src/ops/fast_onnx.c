@@ -1355,12 +1355,13 @@ static void gpool_range(void *ctx, int64_t lo, int64_t hi) {
     }
 }
 
-/* Threads: channels in ranges of multiples of 8 (from ~8K values a task). */
+/* Threads: channels in ranges of multiples of 8 (from ~32K values a task: smaller ones ran
+ * slower split, ppocr-cls-qdq-s8 0.12 -> 0.23 ms, the other core reading what this one wrote). */
 int npk_fast_global_pool(const npk_tensor *x, npk_tensor *y, int is_max) {
     if (x->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT) return 1;
     int64_t nc = x->dims[0] * x->dims[1], sp = inner_from(x, 2);
     gpool_job j = {x->data, y->data, sp, is_max};
-    int64_t per = ((1 << 13) / (sp > 0 ? sp : 1) + 7) / 8 * 8;
+    int64_t per = ((1 << 15) / (sp > 0 ? sp : 1) + 7) / 8 * 8;
     npk_parallel_range(nc, per, gpool_range, &j);
     return 0;
 }
