@@ -12,6 +12,7 @@
 #define NPUKIT_SIM_H
 
 #include "npukit/energy.h"
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -305,7 +306,18 @@ struct npk_dev {
     struct npk_trace *trace; /* optional trace sink (NULL = off) */
     uint64_t guest_errors[NPK_GE_COUNT]; /* guest errors since creation, per kind */
     FILE *guest_log;       /* one line per guest error, or NULL */
+    /* The serving process's stop flag (npu qtest, npu vp: set by SIGTERM or
+     * SIGINT), or NULL. A model whose one action (an instruction or
+     * descriptor) can take long on the host looks at it between blocks of
+     * that work (npk_dev_stopping) and, once it is set, abandons the action
+     * as if one of its bus beats had never answered (the device's documented
+     * hung state; what the action wrote so far stays). The server then shuts
+     * down; nothing else sets the flag (issue 32 point 3). */
+    volatile sig_atomic_t *stop;
 };
+
+/* 1 when the serving process asked the device to stop its work (npk_dev.stop). */
+static inline int npk_dev_stopping(const npk_dev *d) { return d->stop && *d->stop; }
 
 /* Set an IRQ line level; calls irq_cb when it changes. */
 void npk_dev_set_irq(npk_dev *d, int line, int level);

@@ -49,7 +49,8 @@ typedef struct {
 
 #define WC_NB 256 /* weight cache buckets */
 typedef struct wc_ent {
-    struct wc_ent *next;
+    struct wc_ent *next;          /* hash chain */
+    struct wc_ent *older, *newer; /* the LRU list (wc_lru .. wc_mru) */
     uint64_t addr, rec, gen;
     uint32_t N, K, G;
     int wscale;
@@ -65,6 +66,7 @@ typedef struct pccx {
     unsigned lanes;   /* GEMV cores (option lanes) */
     int timing_only;  /* option timing_only: schedule, count and check, compute nothing */
     uint64_t max_wbytes, max_macs; /* implementation limits (options): fault LIMIT above them */
+    uint64_t max_wcache;           /* host bytes the weight cache may hold (option) */
     uint64_t wfifo;   /* weight FIFO bytes the stream may run ahead of GEMV/GEMM (option wfifo_kib) */
     uint32_t l2w;     /* L2 words (option l2_kib) */
     double bpc; /* host bytes per core cycle */
@@ -106,7 +108,8 @@ typedef struct pccx {
     size_t tmp_cap;
     npk_q4_ws *qws; /* GEMV/GEMM: the exact kernel's workspace */
     wc_ent *wc[WC_NB]; /* the weight cache (see wc_find) */
-    uint64_t wc_bytes;
+    wc_ent *wc_lru, *wc_mru;
+    uint64_t wc_bytes, wc_evictions, wc_hits, wc_misses;
 } pccx;
 
 static pccx *P(npk_dev *d) { return (pccx *)d; }
@@ -280,16 +283,37 @@ static float bf(uint16_t b) { /* npk_bf16_to_f32, inlined: once per CVO element 
  * its address, size and shape and kept while guest memory's write generation
  * of its bytes (npk_mem_wgen) is unchanged. A hit still runs the record's bus
  * beats (responses, faults, statistics and latency are those of the read);
- * only the copy and the unpacking are skipped. Records are not cached past
- * WC_CAP host bytes (later ones are prepared per instruction). */
-#define WC_CAP ((uint64_t)1 << 30)
+ * only the copy and the unpacking are skipped. The cache holds at most
+ * max_wcache host bytes (device option): a record that does not fit evicts
+ * the least recently used ones; one larger than max_wcache is prepared for
+ * its instruction alone. */
 
 static unsigned wc_hash(uint64_t addr) { return (unsigned)((addr >> 4) * 0x9E3779B97F4A7C15ull >> 56); }
 
+static void wc_unlink(pccx *p, wc_ent *e) {
+    if (e->older) e->older->newer = e->newer;
+    else p->wc_lru = e->newer;
+    if (e->newer) e->newer->older = e->older;
+    else p->wc_mru = e->older;
+    e->older = e->newer = NULL;
+}
+
+static void wc_link_mru(pccx *p, wc_ent *e) {
+    e->older = p->wc_mru;
+    e->newer = NULL;
+    if (p->wc_mru) p->wc_mru->newer = e;
+    else p->wc_lru = e;
+    p->wc_mru = e;
+}
+
+/* The entry of a record, made the most recently used; NULL when absent. */
 static wc_ent *wc_find(pccx *p, uint64_t addr, uint64_t rec, uint32_t N, uint32_t K, uint32_t G, int wscale) {
     for (wc_ent *e = p->wc[wc_hash(addr)]; e; e = e->next)
-        if (e->addr == addr && e->rec == rec && e->N == N && e->K == K && e->G == G && e->wscale == wscale)
+        if (e->addr == addr && e->rec == rec && e->N == N && e->K == K && e->G == G && e->wscale == wscale) {
+            wc_unlink(p, e);
+            wc_link_mru(p, e);
             return e;
+        }
     return NULL;
 }
 
@@ -297,6 +321,7 @@ static void wc_drop(pccx *p, wc_ent *e) {
     wc_ent **l = &p->wc[wc_hash(e->addr)];
     while (*l != e) l = &(*l)->next;
     *l = e->next;
+    wc_unlink(p, e);
     p->wc_bytes -= npk_q4_mat_bytes(e->mat);
     npk_q4_mat_free(e->mat);
     free(e);
@@ -307,17 +332,43 @@ static void wc_clear(pccx *p) {
         while (p->wc[i]) wc_drop(p, p->wc[i]);
 }
 
-/* Keep mat for the record (takes it); 0 if it was not kept (over the cap). */
+/* Keep mat for the record (takes it), evicting the least recently used
+ * records until it fits; 0 if it was not kept (larger than max_wcache). */
 static int wc_put(pccx *p, uint64_t addr, uint64_t rec, uint32_t N, uint32_t K, uint32_t G, int wscale,
                   npk_q4_mat *mat) {
     size_t bytes = npk_q4_mat_bytes(mat);
-    if (p->wc_bytes + bytes > WC_CAP) return 0;
+    if (bytes > p->max_wcache) return 0;
     wc_ent *e = calloc(1, sizeof *e);
     if (!e) return 0;
-    *e = (wc_ent){p->wc[wc_hash(addr)], addr, rec, npk_mem_wgen(p->dev.mem, addr, rec), N, K, G, wscale, mat};
+    while (p->wc_lru && p->wc_bytes + bytes > p->max_wcache) {
+        wc_drop(p, p->wc_lru);
+        p->wc_evictions++;
+    }
+    *e = (wc_ent){p->wc[wc_hash(addr)], NULL, NULL, addr, rec, npk_mem_wgen(p->dev.mem, addr, rec), N, K, G, wscale, mat};
     p->wc[wc_hash(addr)] = e;
+    wc_link_mru(p, e);
     p->wc_bytes += bytes;
     return 1;
+}
+
+void npk_pccx_wcache_get(const npk_dev *d, npk_pccx_wcache *s) {
+    memset(s, 0, sizeof *s);
+    if (!d || d->cls != &npk_pccx_class) return;
+    const pccx *p = (const pccx *)d;
+    for (const wc_ent *e = p->wc_lru; e; e = e->newer) s->records++;
+    s->bytes = p->wc_bytes;
+    s->evictions = p->wc_evictions;
+    s->hits = p->wc_hits;
+    s->misses = p->wc_misses;
+}
+
+/* The serving process is stopping (npk_dev_stopping, issue 32 point 3): the
+ * instruction is abandoned where it is, as a hung beat leaves it (STATUS.HUNG,
+ * the instruction stays at the queue head, only reset recovers); its outputs
+ * are not written. */
+static int abandon(pccx *p) {
+    p->hung = 1;
+    return -1;
 }
 
 static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
@@ -351,6 +402,8 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
             wc_drop(p, hit); /* written since: read it again */
             hit = NULL;
         }
+        if (hit) p->wc_hits++;
+        else p->wc_misses++;
     }
     if (p->timing_only || hit) { /* the same beats, responses and latency; no data */
         resp = npk_bus_copy_in(p->dev.mem, ws_addr, NULL, rec, 16, NULL, &faddr, &lat);
@@ -361,6 +414,7 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
      * 65535 is a 2 GiB record) must not make the host allocate gigabytes
      * before the first beat fails (issue 8, found by fuzz_pccx_queue). */
     while (got < rec && resp == NPK_BUS_OK) {
+        if (npk_dev_stopping(&p->dev)) return abandon(p);
         uint64_t piece = rec - got < (1u << 20) ? rec - got : (1u << 20), l = 0;
         if (!(r = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, ws_addr + got);
         resp = npk_bus_copy_in(p->dev.mem, ws_addr + got, r + got, piece, 16, NULL, &faddr, &l);
@@ -386,6 +440,10 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     if (!p->qws) p->qws = npk_q4_ws_new();
     int bad = !out || !p->qws;
     for (uint64_t m = 0; m < M && !bad; m++) {
+        if (npk_dev_stopping(&p->dev)) { /* one row is at most max_wbytes * 2 MACs */
+            if (own) npk_q4_mat_free(mat);
+            return abandon(p);
+        }
         uint64_t xs = in.src + m * sstride, yd = in.dest + m * dstride;
         bad = npk_q4_gemv(mat, &p->l2[xs * 8], (in.flags & NPK_PCCX_ACCM) ? &p->l2[yd * 8] : NULL, &out[m * N],
                           p->qws) != 0;
@@ -1020,7 +1078,7 @@ typedef struct pccx_params {
     uint32_t clock_mhz;
     uint32_t lanes, l2_kib, wfifo_kib, tech_nm;
     int timing_only;
-    uint64_t max_wbytes, max_macs;
+    uint64_t max_wbytes, max_macs, max_wcache;
 } pccx_params;
 
 #define OLAT(k, f, d, h) {k, NULL, NPK_OPT_U32, offsetof(pccx_params, f), d, 0, 1000000, 0, 0, 0, "C", h, 0}
@@ -1050,6 +1108,9 @@ static const npk_opt opt_defs[] = {
      "implementation limit: weight record bytes of one GEMV/GEMM (above: fault LIMIT, not run)", 0},
     {"max_macs", NULL, NPK_OPT_U64, offsetof(pccx_params, max_macs), "4294967296", 1, UINT64_MAX, 0, 0, 0, "N",
      "implementation limit: MACs (rows x N x K) of one GEMV/GEMM (above: fault LIMIT, not run)", 0},
+    {"max_wcache", NULL, NPK_OPT_U64, offsetof(pccx_params, max_wcache), "536870912", 0, UINT64_MAX, 0, 0, 0, "N",
+     "implementation limit: host bytes of prepared weight records kept across instructions\n"
+     "(least recently used evicted beyond it; 0 = none kept); never changes results or cycles", 0},
 };
 
 static int parse_opts(pccx *p, const char *opts) {
@@ -1070,6 +1131,7 @@ static int parse_opts(pccx *p, const char *opts) {
     p->timing_only = o.timing_only;
     p->max_wbytes = o.max_wbytes;
     p->max_macs = o.max_macs;
+    p->max_wcache = o.max_wcache;
     p->wfifo = (uint64_t)o.wfifo_kib * 1024u;
     p->tech_nm = o.tech_nm;
     return npk_tech_check(o.tech_nm);

@@ -946,6 +946,7 @@ npk_qtest *npk_qtest_new(npk_sim *sim, const npk_qtest_cfg *cfg, npk_qtest_out_f
     /* Time starts where the device is (normally 0). */
     q->cycles = 0;
     q->ns = 0;
+    q->dev->stop = q->cfg.stop; /* long device actions stop too (npk_dev_stopping) */
     npk_sim_set_irq_cb(sim, on_irq, q);
     return q;
 }
@@ -953,6 +954,7 @@ npk_qtest *npk_qtest_new(npk_sim *sim, const npk_qtest_cfg *cfg, npk_qtest_out_f
 void npk_qtest_free(npk_qtest *q) {
     if (!q) return;
     npk_sim_set_irq_cb(q->sim, NULL, NULL);
+    q->dev->stop = NULL;
     free(q->line);
     free(q->rep);
     free(q->obuf);

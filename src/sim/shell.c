@@ -351,7 +351,7 @@ static void do_fetch(shell *s) {
     }
     /* engine descriptors */
     shx_rset_clear(&s->cur);
-    shx_ctx c = {s->dev.mem, &s->p, &s->cur, base, base + rsize, &s->gemm_scr};
+    shx_ctx c = {s->dev.mem, &s->p, &s->cur, base, base + rsize, &s->gemm_scr, &s->dev};
     shx_res x;
     shx_exec(&c, d, size, daddr, &x);
     int decode_err = x.err == SHELL_ERR_INVALID_OPCODE || x.err == SHELL_ERR_BAD_DESCRIPTOR || x.err == SHELL_ERR_ALIGNMENT;
@@ -745,6 +745,8 @@ static const npk_opt opt_defs[] = {
         "implementation limit: elements of one VEC_OP or SOFTMAX (above: BAD_DESCRIPTOR)"),
     O32("max_pending", max_pending, "4096", 1, 1u << 24,
         "implementation limit: EVENT_SIGNALs in flight (one more: BAD_DESCRIPTOR)"),
+    O64("max_dma", max_dma, "67108864", 1, 1ull << 30,
+        "implementation limit: bytes one DMA_COPY/STRIDED/GATHER/SCATTER moves (above: BAD_DESCRIPTOR)"),
     {"tech_nm", NULL, NPK_OPT_U32, offsetof(shx_params, tech_nm), "40", 7, 45, 0, 0, 0, "45|40|28|16|7",
      "technology node of the energy and area model (docs/energy.md); never changes cycles", 0},
 };

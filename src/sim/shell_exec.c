@@ -21,9 +21,12 @@
 /* Largest matrix / vector the model processes in one descriptor (elements). */
 #define SHX_MAX_ELEMS (1ull << 26)
 #define SHX_CHUNK 65536u
-/* Largest transfer of one DMA / SOFTMAX descriptor and longest gather/scatter list. */
+/* Largest transfer of one SOFTMAX descriptor (DMA descriptors: the option
+ * max_dma, at most this) and longest gather/scatter list. */
 #define SHX_MAX_BYTES (1ull << 30)
 #define SHX_MAX_ENTRIES (1u << 20)
+/* GEMMs of more MACs run as blocks of about this many (gemm_blocks). */
+#define SHX_GEMM_BLOCK (1ull << 30)
 
 /* ---- helpers ------------------------------------------------------------------ */
 
@@ -35,6 +38,16 @@ static void fail(shx_res *x, uint32_t code, uint64_t addr, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(x->what, sizeof x->what, fmt, ap);
     va_end(ap);
+}
+
+/* The serving process is stopping (npk_dev_stopping, issue 32 point 3): the
+ * descriptor is abandoned as a beat that never answers leaves it (TIMEOUT
+ * after bus_timeout cycles; what it wrote so far stays). 1 when abandoned. */
+static int stopping(shx_ctx *c, shx_res *x) {
+    if (!npk_dev_stopping(c->dev)) return 0;
+    x->hang = 1;
+    fail(x, SHELL_ERR_TIMEOUT, 0, "abandoned: the server is shutting down");
+    return 1;
 }
 
 /* Record an operand range for the hazard check. A range that wraps past 2^64
@@ -96,6 +109,7 @@ int shx_conflict(const shx_rset *a, const shx_rset *b) {
 
 static int bus_xfer(shx_ctx *c, shx_res *x, int write, uint64_t addr, void *buf, size_t len) {
     if (!len) return 0;
+    if (stopping(c, x)) return -1;
     if (!npk_range_ok(addr, len, NULL)) {
         /* past 2^64 the address would wrap to 0: refused before any beat */
         fail(x, SHELL_ERR_DMA_FAULT, addr, "%s of %zu bytes at 0x%" PRIx64 " wraps past 2^64", write ? "write" : "read",
@@ -166,8 +180,9 @@ static void exec_dma_copy(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_
     uint64_t src = shx_u64(d + 8), dst = shx_u64(d + 16);
     uint32_t n = shx_u32(d + 24);
     x->engine = SHX_DMA;
-    if (n > SHX_MAX_BYTES)
-        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "DMA_COPY of %" PRIu32 " bytes exceeds the model's 1 GiB limit", n);
+    if (n > c->p->max_dma)
+        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
+                    "DMA_COPY of %" PRIu32 " bytes exceeds the implementation limit max_dma=%" PRIu64, n, c->p->max_dma);
     if (add_range(c, x, src, n, 0) || add_range(c, x, dst, n, 1)) return;
     move(c, x, src, dst, n, buf);
     dma_time(c, x, 0, 0);
@@ -179,8 +194,10 @@ static void exec_dma_strided(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, s
     uint64_t src = shx_u64(d + 8), dst = shx_u64(d + 16);
     uint32_t rb = shx_u16(d + 24), rows = shx_u16(d + 26);
     x->engine = SHX_DMA;
-    if ((uint64_t)rb * rows > SHX_MAX_BYTES)
-        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "DMA_STRIDED moves more than the model's 1 GiB limit");
+    if ((uint64_t)rb * rows > c->p->max_dma)
+        return fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr,
+                    "DMA_STRIDED of %" PRIu64 " bytes exceeds the implementation limit max_dma=%" PRIu64,
+                    (uint64_t)rb * rows, c->p->max_dma);
     /* Strides are byte pitches, as the reference mapper writes them (0 = packed). */
     uint64_t sp = d[28] ? d[28] : rb, dp = d[29] ? d[29] : rb;
     if (rows > 1 && dp < rb)
@@ -217,8 +234,9 @@ static void exec_dma_list(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_
         if (rd(c, x, list + (uint64_t)i * es, e, 16)) break;
         uint64_t addr = shx_u64(e);
         uint32_t n = shx_u32(e + 8);
-        if (off + n > SHX_MAX_BYTES) {
-            fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "list moves more than the model's 1 GiB limit");
+        if (off + n > c->p->max_dma) {
+            fail(x, SHELL_ERR_BAD_DESCRIPTOR, desc_addr, "list moves more than the implementation limit max_dma=%" PRIu64,
+                 c->p->max_dma);
             break;
         }
         if (count <= 64 && (add_range(c, x, addr, n, !gather) || add_range(c, x, local + off, n, gather))) break;
@@ -384,6 +402,41 @@ void shx_scratch_free(shx_scratch *s) {
     npk_gemm_ws_free(&s->c);
 }
 
+/* The shared kernel a GEMM runs (include/npukit/gemm.h). */
+enum { GK_S8, GK_BF16, GK_F32 };
+
+/* acc[m][n] (row stride ldc) = a[m][k] (lda) x b[k][n] (ldb) with the shared
+ * kernel `kern` (strides in elements), in blocks of about SHX_GEMM_BLOCK MACs
+ * so that the stop flag is looked at between them (issue 32 point 3; a GEMM
+ * of 2^32 MACs, the default max_macs, is 4 blocks); a smaller GEMM is one
+ * call. The blocks split the dimension whose operand the kernel then packs
+ * again per block at the lower cost: M (B packed per block) when B is not
+ * larger than A, else N (A packed per block). Every output keeps its K order
+ * (include/npukit/gemm.h), so the bits are those of one call. 0, 1 when
+ * abandoned (the stop flag), or the kernel's error. */
+static int gemm_blocks(shx_ctx *c, shx_res *x, int kern, uint32_t m, uint32_t n, uint32_t k, const void *a, size_t lda,
+                       const void *b, size_t ldb, uint32_t *acc, size_t ldc) {
+    uint64_t macs = (uint64_t)m * n * k, nb = (macs + SHX_GEMM_BLOCK - 1) / SHX_GEMM_BLOCK;
+    int by_rows = (uint64_t)k * n <= (uint64_t)m * k;
+    uint32_t len = by_rows ? m : n, step = nb > 1 ? (uint32_t)((len + nb - 1) / nb) : len;
+    size_t es = kern == GK_S8 ? 1 : kern == GK_BF16 ? 2 : 4;
+    for (uint32_t i = 0; i < len; i += step) {
+        if (i && stopping(c, x)) return 1;
+        uint32_t bl = len - i < step ? len - i : step, bm = by_rows ? bl : m, bn = by_rows ? n : bl;
+        const uint8_t *ai = (const uint8_t *)a + (by_rows ? (size_t)i * lda * es : 0);
+        const uint8_t *bi = (const uint8_t *)b + (by_rows ? 0 : (size_t)i * es);
+        uint32_t *ci = acc + (by_rows ? (size_t)i * ldc : i);
+        npk_gemm_ws *ws = &c->scr->kern;
+        int rc = kern == GK_S8 ? npk_gemm_s8s32(ws, bm, bn, k, (const int8_t *)ai, lda, (const int8_t *)bi, ldb,
+                                                (int32_t *)ci, ldc)
+                 : kern == GK_BF16
+                     ? npk_gemm_bf16(ws, bm, bn, k, (const uint16_t *)ai, lda, (const uint16_t *)bi, ldb, (float *)ci, ldc)
+                     : npk_gemm_f32(ws, bm, bn, k, (const float *)ai, lda, (const float *)bi, ldb, (float *)ci, ldc);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 /* Why long: the GEMM descriptor in the spec's order (fields and checks, operand loads, kernel,
  * epilogue); the epilogue switch is written once per accumulator type as the spec defines it. */
 static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc_addr, shx_res *x) {
@@ -514,11 +567,9 @@ static void exec_gemm(shx_ctx *c, const uint8_t *d, unsigned size, uint64_t desc
         goto oom;
     if (c->p->timing_only) memset(cv, 0, szC ? szC * 4 : 4);
     else if (m && n) {
-        int rc = dt == SHELL_INT8   ? npk_gemm_s8s32(&scr->kern, m, n, k, da ? da : a, lda_e, db ? db : b, ldb_e,
-                                                     (int32_t *)acc, ldc_e)
-                 : dt == SHELL_BF16 ? npk_gemm_bf16(&scr->kern, m, n, k, da ? da : a, lda_e, db ? db : b, ldb_e,
-                                                    (float *)acc, ldc_e)
-                                    : npk_gemm_f32(&scr->kern, m, n, k, a, k, b, n, (float *)acc, n);
+        int rc = gemm_blocks(c, x, dt == SHELL_INT8 ? GK_S8 : dt == SHELL_BF16 ? GK_BF16 : GK_F32, m, n, k,
+                             da ? da : a, lda_e, db ? db : b, ldb_e, acc, ldc_e);
+        if (rc > 0) goto out; /* abandoned */
         if (rc) goto oom;
     }
     if (dc) goto out; /* C written in place */
@@ -716,6 +767,7 @@ static void exec_vec(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_res *
         memset(ys, 0, bytes);
     } else if (!rowwise) {
         for (size_t i = 0; i < count; i++) {
+            if (!(i & 0xffff) && i && stopping(c, x)) goto out;
             double a = el_in(dt, xs + i * es, 1.0 / 16), r;
             double b = second ? el_in(dt, ys + i * es, 1.0 / 16) : 0;
             switch (eop) {
@@ -737,14 +789,17 @@ static void exec_vec(shx_ctx *c, const uint8_t *d, uint64_t desc_addr, shx_res *
         }
     } else {
         for (size_t base = 0; base < count; base += rl) {
+            if (base && stopping(c, x)) goto out;
             double xin = eop == 4 ? 1.0 : eop == 8 ? 1.0 / 127 : 1.0 / 16;
             for (size_t i = 0; i < rl; i++) {
+                if (!(i & 0xffff) && i && stopping(c, x)) goto out;
                 v[i] = el_in(dt, xs + (base + i) * es, xin);
                 g[i] = second ? el_in(dt, ys + (base + i) * es, 1.0 / 16) : 0;
             }
             uint8_t *o = ys + base * es;
             if (eop == 4) {
                 softmax_d(v, rl);
+                if (rl > 0xffff && stopping(c, x)) goto out;
                 for (size_t i = 0; i < rl; i++) {
                     if (dt == SHELL_INT8) o[i] = to_q07(v[i]);
                     else el_out(dt, o + i * es, v[i]);

@@ -40,6 +40,7 @@ typedef struct shx_params {
     uint64_t max_macs;       /* GEMM MACs per descriptor */
     uint64_t max_elems;      /* VEC_OP / SOFTMAX elements per descriptor */
     uint32_t max_pending;    /* EVENT_SIGNALs in flight */
+    uint64_t max_dma;        /* bytes one DMA descriptor moves (COPY, STRIDED, a list's total) */
 } shx_params;
 
 /* An address range a descriptor reads or writes (for the hazard check). */
@@ -77,6 +78,7 @@ typedef struct shx_ctx {
     shx_rset *rs;        /* ranges of this descriptor (filled by shx_exec) */
     uint64_t ring_lo, ring_hi; /* the command ring [lo, hi): engine writes there are DMA_FAULT */
     struct shx_scratch *scr;   /* GEMM buffers kept across descriptors */
+    const npk_dev *dev;        /* the device (its stop flag: npk_dev_stopping) */
 } shx_ctx;
 
 /* The GEMM engine's host buffers, kept by the instance across descriptors (no

@@ -117,6 +117,7 @@ npk_vp_fn *npk_vp_fn_new(npk_sim *sim, const npk_vp_cfg *cfg) {
     f->settle_ms = cfg && cfg->settle_ms ? cfg->settle_ms : NPK_VP_SETTLE_MS;
     f->slice = 4096;
     f->stop = cfg ? cfg->stop : NULL;
+    f->dev->stop = f->stop; /* long device actions stop too (npk_dev_stopping) */
     cfg_defaults(f);
     npk_sim_set_irq_cb(sim, on_irq, f);
     update_intx(f);
@@ -132,6 +133,7 @@ static void unmap_ram(npk_vp_fn *f) {
 void npk_vp_fn_free(npk_vp_fn *f) {
     if (!f) return;
     npk_sim_set_irq_cb(f->sim, NULL, NULL);
+    f->dev->stop = NULL;
     unmap_ram(f);
     if (f->irqfd >= 0) close(f->irqfd);
     if (f->resample >= 0) close(f->resample);

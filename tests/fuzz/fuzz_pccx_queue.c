@@ -32,7 +32,8 @@
  *   - CTRL.RESET recovers a hung device; reset returns every register to its
  *     reset value.
  * The device runs with its implementation limits scaled down (LIMITS: weight
- * records of at most 1 MiB, 2^24 MACs per instruction) so that every
+ * records of at most 1 MiB, 2^24 MACs per instruction, a 4 MiB weight cache,
+ * so that records are evicted) so that every
  * instruction they allow is cheap even under ASan, also over records in the
  * never-written region: with NPK_FUZZ_COST=1 an input whose host cost passes
  * the bounds found work that no limit governs (fuzz_util.h).
@@ -46,7 +47,7 @@
 #define WS (ARENA + 0x80000)
 #define BIG 0x10000000000ull /* 1 TiB: 4 GiB of never-written memory (sparse: reads 0, no host pages) */
 #define BIG_SIZE (1ull << 32)
-#define LIMITS "max_wbytes=1048576,max_macs=16777216"
+#define LIMITS "max_wbytes=1048576,max_macs=16777216,max_wcache=4194304"
 #define MAXI 300
 
 static const char DEV[] = "pccx";
