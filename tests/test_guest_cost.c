@@ -14,11 +14,14 @@
  *     untouched), and at the last beat of B of a GEMM of 2^31 MACs, which runs
  *     as blocks of 2^30 (the second block is not run: TIMEOUT, C untouched);
  *     without the flag the same GEMM gives C = K * a * b.
+ * The shell's GEMM blocks keep the fp32 kernel's bits (row and column blocks
+ * against one call).
  * Weight cache: records whose prepared size fits max_wcache once but not
  * twice; GEMVs over three records in turn evict the least recently used one
  * each time, the held bytes never pass max_wcache, and every result is
  * K * w of its own record. */
 #include "check.h"
+#include "npukit/gemm.h"
 #include "npukit/pccx.h"
 #include "npukit/pccx_model.h"
 #include "npukit/shell.h"
@@ -269,7 +272,38 @@ static void test_shell_stop(void) {
     npk_sim_free(s);
 }
 
+/* What the shell's GEMM blocks rely on (include/npukit/gemm.h): the fp32
+ * kernel gives every output the same bits whether it runs as one call, as
+ * row blocks (B packed per block) or as column blocks (A packed per block).
+ * Random finite operands of mixed magnitude (so that the fused path is off for
+ * some blocks and on for others). */
+static void test_block_bits(void) {
+    enum { M = 37, N = 70, K = 301 };
+    static float a[M * K], b[K * N], one[M * N], blk[M * N];
+    uint32_t x = 12345;
+    for (int i = 0; i < M * K; i++) {
+        x = x * 1103515245u + 12345u;
+        a[i] = (float)((int)(x >> 8) % 2001 - 1000) * (i % 7 ? 1e-3f : 1.0f / 3.0f);
+    }
+    for (int i = 0; i < K * N; i++) {
+        x = x * 1103515245u + 12345u;
+        b[i] = (float)((int)(x >> 8) % 2001 - 1000) * 0.0625f;
+    }
+    npk_gemm_ws ws = {0};
+    CHECK_EQ(npk_gemm_f32(&ws, M, N, K, a, K, b, N, one, N), 0);
+    memset(blk, 0, sizeof blk);
+    for (uint32_t i = 0; i < M; i += 10) /* row blocks of 10 */
+        npk_gemm_f32(&ws, M - i < 10 ? M - i : 10, N, K, a + (size_t)i * K, K, b, N, blk + (size_t)i * N, N);
+    CHECK(!memcmp(one, blk, sizeof one));
+    memset(blk, 0, sizeof blk);
+    for (uint32_t j = 0; j < N; j += 24) /* column blocks of 24 */
+        npk_gemm_f32(&ws, M, N - j < 24 ? N - j : 24, K, a, K, b + j, N, blk + j, N);
+    CHECK(!memcmp(one, blk, sizeof one));
+    npk_gemm_ws_free(&ws);
+}
+
 int main(void) {
+    test_block_bits();
     test_pccx_stop();
     test_pccx_wcache();
     test_shell_stop();
