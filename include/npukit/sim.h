@@ -314,10 +314,19 @@ struct npk_dev {
      * hung state; what the action wrote so far stays). The server then shuts
      * down; nothing else sets the flag (issue 32 point 3). */
     volatile sig_atomic_t *stop;
+    /* Optional, with stop: called at the same places (at most every few
+     * tens of milliseconds of host work, often more), so that the server
+     * answers other clients during one long action (npu qtest's "FAIL busy"). */
+    void (*poll)(void *ctx);
+    void *poll_ctx;
 };
 
-/* 1 when the serving process asked the device to stop its work (npk_dev.stop). */
-static inline int npk_dev_stopping(const npk_dev *d) { return d->stop && *d->stop; }
+/* 1 when the serving process asked the device to stop its work (npk_dev.stop);
+ * runs the server's poll hook first. */
+static inline int npk_dev_stopping(const npk_dev *d) {
+    if (d->poll) d->poll(d->poll_ctx);
+    return d->stop && *d->stop;
+}
 
 /* Set an IRQ line level; calls irq_cb when it changes. */
 void npk_dev_set_irq(npk_dev *d, int line, int level);

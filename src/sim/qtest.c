@@ -155,7 +155,8 @@ static uint64_t ns_at_cycles(const npk_qtest *q, uint64_t c) {
  * Between chunks keep_going() returns 0 once a stop was requested (a signal:
  * the request then fails with "interrupted" and the server shuts down), and
  * at most every 50 ms of host time answers clients that connect meanwhile
- * with one "FAIL busy" line (so they never wait in silence). */
+ * with one "FAIL busy" line (so they never wait in silence). Inside one long
+ * action the device does both through npk_dev.stop and npk_dev.poll. */
 static int stopped(const npk_qtest *q) { return q->cfg.stop && *q->cfg.stop; }
 
 static uint64_t host_ns(void) {
@@ -178,19 +179,27 @@ static void refuse_waiting(npk_qtest *q) {
     }
 }
 
-static int keep_going(npk_qtest *q) {
-    if (stopped(q)) {
-        q->interrupted = 1;
-        return 0;
-    }
-    if (q->lfd < 0 || (++q->tick & 63)) return 1;
+/* At most every 50 ms of host time: answer waiting clients. */
+static void poll_clients(npk_qtest *q) {
+    if (q->lfd < 0) return;
     uint64_t t = host_ns();
     if (t - q->last_poll_ns >= 50000000u) {
         q->last_poll_ns = t;
         refuse_waiting(q);
     }
+}
+
+static int keep_going(npk_qtest *q) {
+    if (stopped(q)) {
+        q->interrupted = 1;
+        return 0;
+    }
+    if (!(++q->tick & 63)) poll_clients(q);
     return 1;
 }
+
+/* The device's poll hook (npk_dev.poll): inside one long device action too. */
+static void dev_poll(void *ctx) { poll_clients(ctx); }
 
 static int dev_idle(npk_qtest *q) { return q->dev->ops->idle ? q->dev->ops->idle(q->dev) : 1; }
 /* Busy but waiting for what never comes (a hung bus beat): time changes nothing. */
@@ -947,6 +956,8 @@ npk_qtest *npk_qtest_new(npk_sim *sim, const npk_qtest_cfg *cfg, npk_qtest_out_f
     q->cycles = 0;
     q->ns = 0;
     q->dev->stop = q->cfg.stop; /* long device actions stop too (npk_dev_stopping) */
+    q->dev->poll = dev_poll;
+    q->dev->poll_ctx = q;
     npk_sim_set_irq_cb(sim, on_irq, q);
     return q;
 }
@@ -955,6 +966,8 @@ void npk_qtest_free(npk_qtest *q) {
     if (!q) return;
     npk_sim_set_irq_cb(q->sim, NULL, NULL);
     q->dev->stop = NULL;
+    q->dev->poll = NULL;
+    q->dev->poll_ctx = NULL;
     free(q->line);
     free(q->rep);
     free(q->obuf);
