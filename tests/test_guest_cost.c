@@ -13,7 +13,8 @@
  *   - shell GEMM: at the first beat of A (B is not read: TIMEOUT, C
  *     untouched), and at the last beat of B of a GEMM of 2^31 MACs, which runs
  *     as blocks of 2^30 (the second block is not run: TIMEOUT, C untouched);
- *     without the flag the same GEMM gives C = K * a * b.
+ *     without the flag the same GEMM gives C = K * a * b;
+ *   - the server's poll hook (npk_dev.poll) runs inside both actions.
  * The shell's GEMM blocks keep the fp32 kernel's bits (row and column blocks
  * against one call).
  * Weight cache: records whose prepared size fits max_wcache once but not
@@ -33,6 +34,12 @@
 
 static volatile sig_atomic_t stop_flag;
 static uint64_t trigger; /* the beat address that raises the flag */
+
+static unsigned polls; /* npk_dev.poll calls */
+static void count_poll(void *ctx) {
+    (void)ctx;
+    polls++;
+}
 
 static void watch(void *ctx, npk_access acc, uint64_t addr, size_t len, npk_bus_resp r) {
     (void)ctx, (void)len, (void)r;
@@ -117,8 +124,13 @@ static void test_pccx_stop(void) {
         CHECK_EQ(prd(s, NPK_PCCX_STATUS) & NPK_PCCX_STATUS_HUNG, 0);
     }
     npk_mem_set_watch(m, NULL, NULL);
-    /* the same GEMV without a stop: y = K * 3 */
+    /* the same GEMV without a stop: y = K * 3; the server's poll hook runs
+     * inside it (at least per 1 MiB piece of a record read anew and per row) */
+    d->poll = count_poll;
+    polls = 0;
     gemv(s, WS, M, N2, K, dest);
+    CHECK(polls >= M);
+    d->poll = NULL;
     CHECK_EQ(prd(s, NPK_PCCX_ERR_CODE), 0);
     CHECK_EQ(l2_get(s, dest, 0), bf16_int(3 * (int)K));
     CHECK_EQ(l2_get(s, dest + M * N2 / 8 - 1, 7), bf16_int(3 * (int)K));
@@ -259,7 +271,11 @@ static void test_shell_stop(void) {
         CHECK_EQ(v, 0x5a5a5a5au);
     }
     stop_flag = 0;
+    d->poll = count_poll;
+    polls = 0;
     shell_gemm(s, M, N, K);
+    CHECK(polls >= M + K); /* every line of A and B, and between the two blocks */
+    d->poll = NULL;
     CHECK_EQ(srd(s, SHELL_ERROR_CODE), 0);
     CHECK_EQ(srd(s, SHELL_CQ_HEAD), 0x40);
     int32_t v = 0;
