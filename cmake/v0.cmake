@@ -7,6 +7,8 @@
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/sim/v0_exec.c PROPERTIES COMPILE_OPTIONS "-O3")
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/base/gemm.c ${CMAKE_SOURCE_DIR}/src/base/gemm_f32_avx2.c
                             PROPERTIES COMPILE_OPTIONS "-O3;-ffp-contract=off")
+# The AVX2 int8 kernel (integer only; its inner loop is inline assembly).
+set_source_files_properties(${CMAKE_SOURCE_DIR}/src/base/gemm_s8_avx2.c PROPERTIES COMPILE_OPTIONS "-O3")
 # The reassociating float GEMM of the ONNX CPU path (its tiles fuse explicitly, its dot
 # products never: the same options as when it lived in src/ops).
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/base/gemm_f32_reassoc.c PROPERTIES COMPILE_OPTIONS "-O3")

@@ -17,7 +17,9 @@ static uint32_t rnd(void) {
     return (uint32_t)(rng >> 16);
 }
 static void fill(int8_t *p, size_t n, int mode) {
-    for (size_t i = 0; i < n; i++) p[i] = mode == 1 ? -128 : mode == 2 ? 127 : (int8_t)rnd();
+    static const int8_t ext[] = {-128, 127, -127, -1, 0, 1};
+    for (size_t i = 0; i < n; i++)
+        p[i] = mode == 1 ? -128 : mode == 2 ? 127 : mode == 3 ? ext[rnd() % 6] : (int8_t)rnd();
 }
 
 static npk_port *P;
@@ -25,20 +27,22 @@ static npk_v0 *V;
 
 /* Every variant of the shared int8 kernel (include/npukit/gemm.h) the host
  * runs, forced in turn, against the reference; odd shapes cross every tile,
- * K block and column panel edge (AVX2: 6 x 16 tiles, K blocks up to 512, column
- * blocks of 256), and the all -128 / 127 operands are the pair sums that a
- * 16-bit accumulation (vpmaddubsw) would saturate. */
+ * K block and column panel edge (AVX2: 4 x 16 tiles, K blocks of up to 192
+ * in groups of 4; AVX-512: 6 x 64 tiles), the all -128 / 127 operands are the
+ * pair sums that a 16-bit accumulation (vpmaddubsw) would saturate, and a mix
+ * of -128, 127, -127, -1, 0 and 1 gives every sign pattern of a group of four. */
 static void test_kernels(void) {
     static const uint32_t shapes[][3] = {{1, 1, 1},    {6, 64, 4},  {7, 65, 5},  {13, 129, 515},
                                          {5, 3, 1030}, {64, 200, 3}, {31, 17, 257}, {9, 80, 1},
-                                         {7, 300, 1100}, {12, 529, 33}, {19, 16, 1024}};
+                                         {7, 300, 1100}, {12, 529, 33}, {19, 16, 1024}, {4, 16, 193},
+                                         {8, 33, 770},  {3, 15, 2}};
     npk_gemm_ws ws = {0};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         uint32_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         size_t lda = k + 3, ldb = n + 5, ldc = n + 2;
         int8_t *A = malloc(m * lda), *B = malloc(k * ldb);
         int32_t *want = malloc(m * ldc * 4), *got = malloc(m * ldc * 4);
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
             fill(A, m * lda, mode);
             fill(B, k * ldb, mode == 2 ? 1 : mode);
             npk_ref_matmul_s8s32(m, n, k, A, lda, B, ldb, want, ldc, 0, 0);

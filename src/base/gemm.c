@@ -19,15 +19,18 @@
  *    over A and B), one FMA per step instead: the same bits, since an FMA
  *    with an exact product rounds the same sum once (explicit intrinsics;
  *    -ffp-contract=off keeps the compiler from fusing anything else).
- * AVX2: int8 in 6 x 16 tiles through vpmaddwd on int16 pairs (exact); fp32 in
- * src/base/gemm_f32_avx2.c (BLIS-style packed A and B panels, a 6 x 16 tile of
- * 12 ymm accumulators, K blocks in order; fused as above). Portable:
+ * AVX2: int8 in src/base/gemm_s8_avx2.c (vpmaddubsw on the low 7 bits of A,
+ * exact, plus tabulated sums of B for A's sign bits; int16 pairs through
+ * vpmaddwd for small GEMMs); fp32 in src/base/gemm_f32_avx2.c (BLIS-style
+ * packed A and B panels, a 6 x 16 tile of 12 ymm accumulators, K blocks in
+ * order; fused as above). Portable:
  * i-k-j loops over 4 rows with a vectorizable inner loop (fused through fmaf
  * only where that is the hardware instruction, FP_FAST_FMAF). */
 #include "npukit/gemm.h"
 #include "npukit/threads.h"
 
 #include "gemm_f32_avx2.h"
+#include "gemm_s8_avx2.h"
 
 #include "npukit/cpu.h"
 #include "npukit/error.h"
@@ -442,125 +445,6 @@ T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, 
 
 /* ---- AVX2 ------------------------------------------------------------------------- */
 
-/* int8 on AVX2 (no VNNI): both operands widened to int16 and multiplied in
- * pairs by vpmaddwd, whose 32-bit pair sums cannot overflow (|sum| <= 2^15),
- * then added in int32: exact (never vpmaddubsw, whose 16-bit pair sums
- * saturate). A 6 x 16 register tile (12 ymm accumulators) over an A micro
- * panel (6 rows of int16 pairs, L1) and a B micro panel (16 columns of int16
- * pairs, L1); B is packed per K block and NC2-column block (L2), A once per call. */
-enum { S2_MR = 6, S2_NR = 16, S2_KC = 512, S2_NC = 256 };
-
-/* C[ni][nj] (= or +=) the tile: ap [kh][6] int32 (one int16 pair of a row each),
- * bp [kh][16][2] int16. */
-T256 static void s8_kern2(size_t kh, const int32_t *ap, const int16_t *bp, int32_t *C, size_t ldc, uint32_t ni,
-                          uint32_t nj, int accumulate) {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj), lane),
-                  m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj - 8), lane);
-    __m256i c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
-#define ROWS2(X) X(0, c00, c01) X(1, c10, c11) X(2, c20, c21) X(3, c30, c31) X(4, c40, c41) X(5, c50, c51)
-    const int full = nj == S2_NR; /* plain loads and stores (vpmaskmovd is slow on some cores) */
-#define INIT(r, x0, x1)                                                       \
-    if (accumulate && (r) < ni && full) {                                     \
-        x0 = _mm256_loadu_si256((const __m256i *)(C + (r) * ldc));            \
-        x1 = _mm256_loadu_si256((const __m256i *)(C + (r) * ldc + 8));        \
-    } else if (accumulate && (r) < ni) {                                      \
-        x0 = _mm256_maskload_epi32((const int *)(C + (r) * ldc), m0);         \
-        x1 = _mm256_maskload_epi32((const int *)(C + (r) * ldc + 8), m1);     \
-    } else {                                                                  \
-        x0 = x1 = _mm256_setzero_si256();                                     \
-    }
-    ROWS2(INIT)
-#undef INIT
-    for (size_t q = 0; q < kh; q++, ap += S2_MR, bp += S2_NR * 2) {
-        __m256i b0 = _mm256_load_si256((const __m256i *)bp), b1 = _mm256_load_si256((const __m256i *)(bp + 16)), av;
-#define ROW(r, x0, x1)                                              \
-    av = _mm256_set1_epi32(ap[r]);                                  \
-    x0 = _mm256_add_epi32(x0, _mm256_madd_epi16(av, b0));           \
-    x1 = _mm256_add_epi32(x1, _mm256_madd_epi16(av, b1));
-        ROWS2(ROW)
-#undef ROW
-    }
-#define STORE(r, x0, x1)                                                 \
-    if ((r) < ni && full) {                                              \
-        _mm256_storeu_si256((__m256i *)(C + (r) * ldc), x0);             \
-        _mm256_storeu_si256((__m256i *)(C + (r) * ldc + 8), x1);         \
-    } else if ((r) < ni) {                                               \
-        _mm256_maskstore_epi32((int *)(C + (r) * ldc), m0, x0);          \
-        _mm256_maskstore_epi32((int *)(C + (r) * ldc + 8), m1, x1);      \
-    }
-    ROWS2(STORE)
-#undef STORE
-#undef ROWS2
-}
-
-/* B[kc][nc] (ldb) into bp [nc/16 panels][kh][16][2] int16, zero outside. */
-T256 static void s8_pack_b2(const int8_t *B, size_t ldb, uint32_t kc, uint32_t nc, int16_t *bp) {
-    size_t kh = (kc + 1) / 2;
-    for (uint32_t p0 = 0; p0 < nc; p0 += S2_NR) {
-        int16_t *panel = bp + (size_t)(p0 / S2_NR) * kh * S2_NR * 2;
-        for (size_t q = 0; q < kh; q++) {
-            const int8_t *r0 = B + 2 * q * ldb + p0, *r1 = 2 * q + 1 < kc ? r0 + ldb : NULL;
-            int16_t *d = panel + q * S2_NR * 2;
-            uint32_t j = 0;
-            for (; j + 8 <= S2_NR && p0 + j + 8 <= nc; j += 8) {
-                __m128i x0 = _mm_loadl_epi64((const __m128i *)(r0 + j)),
-                        x1 = r1 ? _mm_loadl_epi64((const __m128i *)(r1 + j)) : _mm_setzero_si128();
-                _mm256_store_si256((__m256i *)(d + 2 * j), _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1)));
-            }
-            for (; j < S2_NR; j++) {
-                int in = p0 + j < nc;
-                d[2 * j] = in ? r0[j] : 0;
-                d[2 * j + 1] = in && r1 ? r1[j] : 0;
-            }
-        }
-    }
-}
-
-T256 static int s8_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda,
-                        const int8_t *B, size_t ldb, int32_t *C, size_t ldc) {
-    size_t mt = (M + S2_MR - 1) / S2_MR, KH = (K + 1) / 2;
-    /* K blocks of equal depth (<= S2_KC, even) instead of S2_KC + a thin rest */
-    uint32_t nkb = (K + S2_KC - 1) / S2_KC, kcb = (uint32_t)up((K + nkb - 1) / nkb, 2);
-    uint32_t ncb = N < S2_NC ? (uint32_t)up(N, S2_NR) : S2_NC;
-    size_t sz_a = up(mt * KH * S2_MR * sizeof(int32_t), 64), sz_b = (size_t)kcb / 2 * ncb * 2 * sizeof(int16_t);
-    void *own;
-    uint8_t *buf = ws_get(ws, sz_a + sz_b, &own);
-    if (!buf) return nomem();
-    int32_t *ap = (int32_t *)buf;
-    int16_t *bp = (int16_t *)(buf + sz_a);
-    for (size_t t = 0; t < mt; t++) /* A: [mt][KH][6] pairs (a[2q], a[2q+1]) as int16, zero outside */
-        for (uint32_t r = 0; r < S2_MR; r++) {
-            size_t i = t * S2_MR + r;
-            int32_t *d = ap + t * KH * S2_MR + r;
-            if (i >= M) {
-                for (size_t q = 0; q < KH; q++) d[q * S2_MR] = 0;
-                continue;
-            }
-            const int8_t *src = A + i * lda;
-            for (size_t q = 0; q < K / 2; q++)
-                d[q * S2_MR] = (int32_t)((uint32_t)(uint16_t)src[2 * q] | (uint32_t)(uint16_t)src[2 * q + 1] << 16);
-            if (K & 1) d[(K / 2) * S2_MR] = (int32_t)(uint32_t)(uint16_t)src[K - 1];
-        }
-    for (uint32_t k0 = 0; k0 < K; k0 += kcb) {
-        uint32_t kc = K - k0 < kcb ? K - k0 : kcb;
-        size_t kh = (kc + 1) / 2;
-        for (uint32_t n0 = 0; n0 < N; n0 += ncb) {
-            uint32_t nc = N - n0 < ncb ? N - n0 : ncb;
-            s8_pack_b2(B + (size_t)k0 * ldb + n0, ldb, kc, nc, bp);
-            for (size_t t = 0; t < mt; t++) {
-                uint32_t i0 = (uint32_t)(t * S2_MR), ni = M - i0 < S2_MR ? M - i0 : S2_MR;
-                const int32_t *a = ap + (t * KH + k0 / 2) * S2_MR;
-                for (uint32_t p0 = 0; p0 < nc; p0 += S2_NR)
-                    s8_kern2(kh, a, bp + (size_t)(p0 / S2_NR) * kh * S2_NR * 2, C + (size_t)i0 * ldc + n0 + p0, ldc,
-                             ni, nc - p0 < S2_NR ? nc - p0 : S2_NR, k0 != 0);
-            }
-        }
-    }
-    free(own);
-    return 0;
-}
-
 /* fp32 on AVX2: src/base/gemm_f32_avx2.c on a packing buffer from here. */
 static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B,
                     size_t ldb, int bf16, float *C, size_t ldc, int fused) {
@@ -686,7 +570,13 @@ static int s8_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, u
     switch (isa) {
 #ifdef GEMM_X86
     case NPK_GEMM_AVX512: return s8_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc);
-    case NPK_GEMM_AVX2: return s8_avx2(ws, M, N, K, A, lda, B, ldb, C, ldc);
+    case NPK_GEMM_AVX2: {
+        void *own, *buf = ws_get(ws, npk_gemm_s8s32_avx2_bytes(M, N, K), &own);
+        if (!buf) return nomem();
+        npk_gemm_s8s32_avx2(buf, M, N, K, A, lda, B, ldb, C, ldc);
+        free(own);
+        return 0;
+    }
 #endif
     default: (void)ws, s8_portable(M, N, K, A, lda, B, ldb, C, ldc); return 0;
     }

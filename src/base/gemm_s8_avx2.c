@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/* The AVX2 variant of npk_gemm_s8s32 (include/npukit/gemm.h): int8 x int8 ->
+ * int32, exact (sums wrap modulo 2^32 like every variant's), without VNNI.
+ *
+ * vpmaddubsw multiplies 32 unsigned bytes by 32 signed bytes and adds pairs
+ * in 16 bits with saturation: with full int8 operands a pair reaches
+ * 2 * 255 * 128 and saturates (oneDNN's AVX2 kernel does that, and is
+ * inexact). Here A is split in two's complement as a = l - 128 s, with
+ * l = a & 0x7f in [0, 127] and s = 1 when a < 0:
+ *  - l * b: vpmaddubsw(l, b) pairs stay within 2 * 127 * 128 = 32512 < 2^15,
+ *    never saturate; vpmaddwd by ones widens them to int32, vpaddd sums.
+ *  - s * b: s is one bit, so the sum over a group of four k of s_k * b_k is
+ *    one of 16 subset sums of four rows of B, tabulated once per packed
+ *    panel of B (16 columns of int16); per group one table row is added in
+ *    int16 (|sum| <= 512 per group, at most 48 groups per K block: no
+ *    overflow) and the total, times 128, is subtracted at the end of the block.
+ * Per 4 rows x 16 columns x 4 k (256 MACs): 4 broadcasts, 8 vpmaddubsw,
+ * 8 vpmaddwd, 8 vpaddd and 4 vpaddw, 32 vector ops, against 32 vpmaddwd +
+ * 32 vpaddd + 8 broadcasts when both operands are widened to int16 (the
+ * previous kernel). Zen 3 issues about 3.3 vector ops per cycle (two of them
+ * multiplies), so ops per MAC is what counts: the kernel alone runs at about
+ * 28 MACs per cycle with everything in L1 (the int16 widening at 22-25,
+ * oneDNN's saturating vpmaddubsw + vpmaddwd + vpaddd at about 31).
+ *
+ * Blocking: K in blocks of at most 48 groups (192 k; equal blocks), so that
+ * one panel of B (per group 64 bytes of B and 16 x 32 bytes of table: 27 KB)
+ * stays in L1 while every 4-row tile of A passes over it; A is packed once
+ * per call (per group and tile: the four l words and four table indices,
+ * 20 bytes), each K block's tiles contiguous. The panels are the outer loop:
+ * between K blocks the panel's column of C is kept in a contiguous strip
+ * (L2) and the last block writes C, so C is read and written once (the
+ * 4 KB row stride of a 1024-wide C maps a column of C onto a few cache sets,
+ * which made a K-block-outer order reload it from L3 every block). */
+#include "gemm_s8_avx2.h"
+
+#include "npukit/cpu.h"
+
+#include <string.h>
+
+#ifdef NPK_ISA_X86
+#include <immintrin.h>
+
+#define T256 __attribute__((target("avx2")))
+
+enum {
+    MR = 4,        /* rows per tile */
+    NR = 16,       /* columns per tile and panel */
+    QMAX = 48,     /* groups of four k per K block: 27 KB panels (L1); the int16 sums allow 64 */
+    PQ = 64 + 512, /* bytes per group of a B panel: B (16 columns x 4 k) then the 16-entry table */
+    AQ = 20,       /* bytes per group of an A tile: 4 l words, 4 table indices */
+};
+
+static size_t up(size_t a, size_t b) { return (a + b - 1) / b * b; }
+
+/* C[4][16] = (Ci ? Ci[4][16] : 0) + the 4 x 16 tile over nq >= 1 groups:
+ * ap [nq][AQ], bp [nq][PQ]; nq <= QMAX (Ci may be C). */
+T256 static void kern(size_t nq, const uint8_t *ap, const uint8_t *bp, const int32_t *Ci, size_t ldi, int32_t *C,
+                      size_t ldc) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int r = 0; r < MR; r++) { /* C is read and written after the loop: fetch it meanwhile */
+        _mm_prefetch((const char *)(C + r * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(C + r * ldc + NR - 1), _MM_HINT_T0);
+        if (Ci) _mm_prefetch((const char *)(Ci + r * ldi), _MM_HINT_T0);
+        if (Ci) _mm_prefetch((const char *)(Ci + r * ldi + NR - 1), _MM_HINT_T0);
+    }
+    __m256i c00, c01, c10, c11, c20, c21, c30, c31, h0, h1, h2, h3, v, t0, t1;
+    uint64_t o;
+    /* The loop in assembly: compilers spill this tile, which needs all 16
+     * registers (8 int32 and 4 int16 accumulators, ones, a broadcast, two
+     * products; B is read as memory operands). */
+#define ROW(c0, c1, h, ao, io)                    \
+    "vpbroadcastd " ao "(%[a]), %[v]\n\t"      \
+    "vpmaddubsw (%[b]), %[v], %[t0]\n\t"       \
+    "vpmaddubsw 32(%[b]), %[v], %[t1]\n\t"     \
+    "vpmaddwd %[ones], %[t0], %[t0]\n\t"       \
+    "vpmaddwd %[ones], %[t1], %[t1]\n\t"       \
+    "vpaddd %[t0], %[" c0 "], %[" c0 "]\n\t"  \
+    "vpaddd %[t1], %[" c1 "], %[" c1 "]\n\t"  \
+    "movzbl " io "(%[a]), %k[o]\n\t"           \
+    "vpaddw (%[b],%q[o],8), %[" h "], %[" h "]\n\t"
+#define ZERO(x) "vpxor %[" x "], %[" x "], %[" x "]\n\t"
+    __asm__ volatile(ZERO("c00") ZERO("c01") ZERO("c10") ZERO("c11") ZERO("c20") ZERO("c21") ZERO("c30") ZERO("c31")
+                         ZERO("h0") ZERO("h1") ZERO("h2") ZERO("h3")
+                     "1:\n\t"
+                     ROW("c00", "c01", "h0", "0", "16") ROW("c10", "c11", "h1", "4", "17")
+                         ROW("c20", "c21", "h2", "8", "18") ROW("c30", "c31", "h3", "12", "19")
+                     "add $20, %[a]\n\t"
+                     "add $576, %[b]\n\t"
+                     "dec %[n]\n\t"
+                     "jnz 1b\n\t"
+                     : [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11), [c20] "=&x"(c20),
+                       [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31), [h0] "=&x"(h0), [h1] "=&x"(h1),
+                       [h2] "=&x"(h2), [h3] "=&x"(h3), [v] "=&x"(v), [t0] "=&x"(t0), [t1] "=&x"(t1), [o] "=&r"(o),
+                       [a] "+r"(ap), [b] "+r"(bp), [n] "+r"(nq)
+                     : [ones] "x"(ones)
+                     : "cc", "memory");
+#undef ZERO
+#undef ROW
+    (void)v, (void)t0, (void)t1, (void)o;
+#define STORE(r, x0, x1, h)                                                                                   \
+    x0 = _mm256_sub_epi32(x0, _mm256_slli_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(h)), 7));        \
+    x1 = _mm256_sub_epi32(x1, _mm256_slli_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1)), 7));   \
+    if (Ci) {                                                                                                  \
+        x0 = _mm256_add_epi32(x0, _mm256_loadu_si256((const __m256i *)(Ci + (r) * ldi)));                      \
+        x1 = _mm256_add_epi32(x1, _mm256_loadu_si256((const __m256i *)(Ci + (r) * ldi + 8)));                  \
+    }                                                                                                          \
+    _mm256_storeu_si256((__m256i *)(C + (r) * ldc), x0);                                                       \
+    _mm256_storeu_si256((__m256i *)(C + (r) * ldc + 8), x1);
+    STORE(0, c00, c01, h0) STORE(1, c10, c11, h1) STORE(2, c20, c21, h2) STORE(3, c30, c31, h3)
+#undef STORE
+}
+
+/* One panel: B[kc][nj] (ldb; nj <= 16) into bp [nq][PQ], nq = ceil(kc / 4):
+ * per group of four k, columns 0-7 then 8-15 as 4 bytes (k = 0..3) each,
+ * then the table T[m][j] = sum of B[k][j] over the bits k of m, as int16;
+ * zero outside. */
+T256 static void pack_panel(const int8_t *B, size_t ldb, uint32_t kc, uint32_t nj, uint8_t *bp) {
+    for (uint32_t k0 = 0; k0 < kc; k0 += 4, bp += PQ) {
+        __m128i r[4];
+        for (uint32_t t = 0; t < 4; t++) {
+            const int8_t *src = B + (size_t)(k0 + t) * ldb;
+            if (k0 + t >= kc) {
+                r[t] = _mm_setzero_si128();
+            } else if (nj == NR) {
+                r[t] = _mm_loadu_si128((const __m128i *)src);
+            } else {
+                int8_t tmp[NR] = {0};
+                memcpy(tmp, src, nj);
+                r[t] = _mm_loadu_si128((const __m128i *)tmp);
+            }
+        }
+        __m128i x01 = _mm_unpacklo_epi8(r[0], r[1]), x23 = _mm_unpacklo_epi8(r[2], r[3]);
+        _mm_store_si128((__m128i *)bp, _mm_unpacklo_epi16(x01, x23));
+        _mm_store_si128((__m128i *)(bp + 16), _mm_unpackhi_epi16(x01, x23));
+        x01 = _mm_unpackhi_epi8(r[0], r[1]), x23 = _mm_unpackhi_epi8(r[2], r[3]);
+        _mm_store_si128((__m128i *)(bp + 32), _mm_unpacklo_epi16(x01, x23));
+        _mm_store_si128((__m128i *)(bp + 48), _mm_unpackhi_epi16(x01, x23));
+        __m256i t[16];
+        t[0] = _mm256_setzero_si256();
+        for (int b = 0; b < 4; b++) {
+            const __m256i w = _mm256_cvtepi8_epi16(r[b]);
+            for (int m = 0; m < 1 << b; m++) t[(1 << b) + m] = _mm256_add_epi16(t[m], w);
+        }
+        for (int m = 0; m < 16; m++) _mm256_store_si256((__m256i *)(bp + 64 + 32 * m), t[m]);
+    }
+}
+
+/* The split of 8 groups of four bytes of one row: l (a & 0x7f) and the table
+ * index of the group's sign bits, 8 + 4 * sum_t s_t 2^t (the kernel reads
+ * the table row at 8 * index bytes into the group), as int32 each. */
+T256 static void split8(__m256i x, __m256i *l, __m256i *idx) {
+    const __m256i s = _mm256_and_si256(_mm256_srli_epi16(x, 7), _mm256_set1_epi8(1));
+    const __m256i p = _mm256_maddubs_epi16(s, _mm256_set1_epi16(0x0201)); /* s0 + 2 s1, s2 + 2 s3 */
+    *idx = _mm256_add_epi32(_mm256_madd_epi16(p, _mm256_set1_epi32(0x00100004)), _mm256_set1_epi32(8));
+    *l = _mm256_and_si256(x, _mm256_set1_epi8(0x7f));
+}
+
+/* A[M][K] into ap [K blocks of qb groups][mt tiles][the block's groups][AQ]
+ * (each block's tiles in the order the kernels read them): per group the l
+ * words of rows 0-3, then their table indices (bytes); rows >= M and k >= K
+ * are zero. */
+T256 static void pack_a(uint32_t M, uint32_t K, const int8_t *A, size_t lda, uint8_t *ap, size_t QT, size_t qb) {
+    size_t mt = (M + MR - 1) / MR;
+    for (uint32_t i0 = 0; i0 < M; i0 += MR) {
+        for (uint32_t k0 = 0; k0 < K; k0 += 32) {
+            __m256i l[4], o[4];
+            for (uint32_t r = 0; r < MR; r++) {
+                __m256i x;
+                if (i0 + r >= M) {
+                    x = _mm256_setzero_si256();
+                } else if (k0 + 32 <= K) {
+                    x = _mm256_loadu_si256((const __m256i *)(A + (size_t)(i0 + r) * lda + k0));
+                } else {
+                    int8_t tmp[32] = {0};
+                    memcpy(tmp, A + (size_t)(i0 + r) * lda + k0, K - k0);
+                    x = _mm256_loadu_si256((const __m256i *)tmp);
+                }
+                split8(x, &l[r], &o[r]);
+            }
+            /* 4 x 8 words to 8 groups x 4 rows (lane 0: groups 0-3, lane 1: 4-7) */
+            __m256i t0 = _mm256_unpacklo_epi32(l[0], l[1]), t1 = _mm256_unpackhi_epi32(l[0], l[1]),
+                    t2 = _mm256_unpacklo_epi32(l[2], l[3]), t3 = _mm256_unpackhi_epi32(l[2], l[3]);
+            __m256i u[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                            _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+            t0 = _mm256_unpacklo_epi32(o[0], o[1]), t1 = _mm256_unpackhi_epi32(o[0], o[1]),
+            t2 = _mm256_unpacklo_epi32(o[2], o[3]), t3 = _mm256_unpackhi_epi32(o[2], o[3]);
+            __m256i v[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                            _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+            size_t q0 = k0 / 4, nq = QT - q0 < 8 ? QT - q0 : 8;
+            const __m128i bytes = _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+            for (size_t g = 0; g < nq; g++) {
+                __m128i lw = (g & 4) ? _mm256_extracti128_si256(u[g & 3], 1) : _mm256_castsi256_si128(u[g & 3]);
+                __m128i iw = (g & 4) ? _mm256_extracti128_si256(v[g & 3], 1) : _mm256_castsi256_si128(v[g & 3]);
+                size_t q = q0 + g, b0 = q / qb * qb, nb = QT - b0 < qb ? QT - b0 : qb;
+                uint8_t *d = ap + (b0 * mt + i0 / MR * nb + q - b0) * AQ;
+                uint32_t ib = (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(iw, bytes));
+                _mm_storeu_si128((__m128i *)d, lw);
+                memcpy(d + 16, &ib, 4);
+            }
+        }
+    }
+}
+
+/* The packing layout of one call: K blocks, buffer sizes (every part a
+ * multiple of 64 bytes). */
+typedef struct plan {
+    size_t mt, QT, qb, sz_a, sz_b, sz_c;
+} plan;
+
+static plan plan_of(uint32_t M, uint32_t K) {
+    plan p;
+    p.mt = (M + MR - 1) / MR, p.QT = (K + 3) / 4;
+    size_t nkb = (p.QT + QMAX - 1) / QMAX;
+    p.qb = (p.QT + nkb - 1) / nkb; /* K blocks of equal depth */
+    p.sz_a = up(p.mt * p.QT * AQ, 64), p.sz_b = p.qb * PQ;
+    p.sz_c = nkb > 1 ? p.mt * MR * NR * sizeof(int32_t) : 0;
+    return p;
+}
+
+size_t npk_gemm_s8s32_avx2_bytes(uint32_t M, uint32_t N, uint32_t K) {
+    plan p = plan_of(M, K);
+    (void)N;
+    return p.sz_a + p.sz_b + p.sz_c;
+}
+
+T256 void npk_gemm_s8s32_avx2(void *buf, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda,
+                              const int8_t *B, size_t ldb, int32_t *C, size_t ldc) {
+    plan p = plan_of(M, K);
+    size_t mt = p.mt, QT = p.QT, qb = p.qb;
+    uint8_t *ap = buf, *bp = ap + p.sz_a;
+    int32_t *strip = (int32_t *)(bp + p.sz_b); /* the panel's column of C between K blocks */
+    pack_a(M, K, A, lda, ap, QT, qb);
+    for (uint32_t j0 = 0; j0 < N; j0 += NR) {
+        uint32_t nj = N - j0 < NR ? N - j0 : NR;
+        for (size_t q0 = 0; q0 < QT; q0 += qb) {
+            size_t nq = QT - q0 < qb ? QT - q0 : qb;
+            uint32_t k0 = (uint32_t)(4 * q0), kc = K - k0 < 4 * nq ? K - k0 : (uint32_t)(4 * nq);
+            int last = q0 + nq == QT;
+            pack_panel(B + (size_t)k0 * ldb + j0, ldb, kc, nj, bp);
+            for (size_t t = 0; t < mt; t++) {
+                uint32_t i0 = (uint32_t)(t * MR), ni = M - i0 < MR ? M - i0 : MR;
+                const uint8_t *a = ap + (q0 * mt + t * nq) * AQ;
+                int32_t *s = strip + t * MR * NR, *c = C + (size_t)i0 * ldc + j0;
+                const int32_t *ci = q0 ? s : NULL;
+                if (!last) {
+                    kern(nq, a, bp, ci, NR, s, NR);
+                } else if (ni == MR && nj == NR) {
+                    kern(nq, a, bp, ci, NR, c, ldc);
+                } else {
+                    int32_t tile[MR * NR];
+                    kern(nq, a, bp, ci, NR, tile, NR);
+                    for (uint32_t r = 0; r < ni; r++) memcpy(c + r * ldc, tile + r * NR, nj * sizeof *c);
+                }
+            }
+        }
+    }
+}
+#endif
