@@ -8,6 +8,7 @@
 #include "npukit/v0.h"
 #include "ops/ref.h"
 #include "npukit/gemm.h"
+#include "npukit/threads.h"
 
 #include <stdlib.h>
 
@@ -27,15 +28,16 @@ static npk_v0 *V;
 
 /* Every variant of the shared int8 kernel (include/npukit/gemm.h) the host
  * runs, forced in turn, against the reference; odd shapes cross every tile,
- * K block and column panel edge (AVX2: 4 x 16 tiles, K blocks of up to 192
- * in groups of 4; AVX-512: 6 x 64 tiles), the all -128 / 127 operands are the
+ * K block and column panel edge (AVX2: 6 x 16 tiles of the widened path and,
+ * from 512 x 512, 4 x 16 tiles and K blocks of up to 192 in groups of 4 of
+ * the table path; AVX-512: 6 x 64 tiles), the all -128 / 127 operands are the
  * pair sums that a 16-bit accumulation (vpmaddubsw) would saturate, and a mix
  * of -128, 127, -127, -1, 0 and 1 gives every sign pattern of a group of four. */
 static void test_kernels(void) {
     static const uint32_t shapes[][3] = {{1, 1, 1},    {6, 64, 4},  {7, 65, 5},  {13, 129, 515},
                                          {5, 3, 1030}, {64, 200, 3}, {31, 17, 257}, {9, 80, 1},
                                          {7, 300, 1100}, {12, 529, 33}, {19, 16, 1024}, {4, 16, 193},
-                                         {8, 33, 770},  {3, 15, 2}};
+                                         {8, 33, 770},  {3, 15, 2},   {515, 530, 389}, {512, 528, 200}};
     npk_gemm_ws ws = {0};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         uint32_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
@@ -51,14 +53,17 @@ static void test_kernels(void) {
                 CHECK_EQ(npk_gemm_active_isa(), l >= NPK_ISA_AVX512VNNI ? NPK_GEMM_AVX512
                                                 : l >= NPK_ISA_AVX2      ? NPK_GEMM_AVX2
                                                                          : NPK_GEMM_PORTABLE);
-                memset(got, 0x5A, m * ldc * 4);
-                CHECK_EQ(npk_gemm_s8s32(l & 1 ? &ws : NULL, m, n, k, A, lda, B, ldb, got, ldc), 0);
-                int bad = 0;
-                for (uint32_t i = 0; i < m; i++)
-                    for (uint32_t j = 0; j < n; j++) bad += got[i * ldc + j] != want[i * ldc + j];
-                for (uint32_t i = 0; i < m; i++) /* the padding between rows stays untouched */
-                    for (uint32_t j = n; j < ldc && i + 1 < m; j++) bad += got[i * ldc + j] != 0x5A5A5A5A;
-                CHECK_EQ(bad, 0);
+                for (int th = 1; th >= 0; th--) { /* one call (1 thread), then the default split */
+                    CHECK_EQ(npk_threads_set(th), 0);
+                    memset(got, 0x5A, m * ldc * 4);
+                    CHECK_EQ(npk_gemm_s8s32(l & 1 ? &ws : NULL, m, n, k, A, lda, B, ldb, got, ldc), 0);
+                    int bad = 0;
+                    for (uint32_t i = 0; i < m; i++)
+                        for (uint32_t j = 0; j < n; j++) bad += got[i * ldc + j] != want[i * ldc + j];
+                    for (uint32_t i = 0; i < m; i++) /* the padding between rows stays untouched */
+                        for (uint32_t j = n; j < ldc && i + 1 < m; j++) bad += got[i * ldc + j] != 0x5A5A5A5A;
+                    CHECK_EQ(bad, 0);
+                }
             }
         }
         free(A), free(B), free(want), free(got);
