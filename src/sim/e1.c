@@ -138,7 +138,7 @@ static inline uint32_t ld_le32(const uint8_t *p) {
 #endif
 }
 
-static inline void st_le32(uint8_t *p, uint32_t w) {
+__attribute__((unused)) static inline void st_le32(uint8_t *p, uint32_t w) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     memcpy(p, &w, 4);
 #else
