@@ -182,6 +182,38 @@ static void test_gemv_hand(void) {
     npk_q4_ws_free(ws);
 }
 
+/* npk_q4_mat_new_poll: stop is asked every 256 rows (not at row 0); a stop keeps
+ * nothing and returns 1; never stopping gives the matrix npk_q4_mat_new gives. */
+static int stop_at_call(void *ctx) {
+    int *c = ctx;
+    return --c[0] == 0;
+}
+static void test_mat_poll(void) {
+    enum { N = 600, K = 64 };
+    static uint8_t w4[N * K / 2];
+    uint16_t x[K], y0[N], y1[N];
+    for (size_t i = 0; i < sizeof w4; i++) w4[i] = (uint8_t)rnd();
+    for (unsigned k = 0; k < K; k++) x[k] = rbf(-4, 4);
+    npk_q4_ws *ws = npk_q4_ws_new();
+    npk_q4_mat *m = NULL, *p = NULL;
+    int calls[1] = {1000};
+    CHECK_EQ(npk_q4_mat_new(w4, NULL, N, K, 0, &m), 0);
+    CHECK_EQ(npk_q4_mat_new_poll(w4, NULL, N, K, 0, stop_at_call, calls, &p), 0);
+    CHECK_EQ(calls[0], 1000 - 2); /* rows 256 and 512 */
+    CHECK_EQ(npk_q4_gemv(m, x, NULL, y0, ws), 0);
+    CHECK_EQ(npk_q4_gemv(p, x, NULL, y1, ws), 0);
+    CHECK(!memcmp(y0, y1, sizeof y0));
+    npk_q4_mat_free(p);
+    for (int at = 1; at <= 2; at++) {
+        calls[0] = at;
+        p = (npk_q4_mat *)1;
+        CHECK_EQ(npk_q4_mat_new_poll(w4, NULL, N, K, 0, stop_at_call, calls, &p), 1);
+        CHECK(p == NULL);
+    }
+    npk_q4_mat_free(m);
+    npk_q4_ws_free(ws);
+}
+
 /* The BF16 nearest x (ties to even) from its two neighbours, by exact comparisons. */
 static uint16_t ref_bf16(double x) {
     if (isnan(x)) return NPK_BF16_QNAN;
@@ -333,6 +365,7 @@ int main(void) {
     test_sum();
     test_gemv();
     test_gemv_hand();
+    test_mat_poll();
     test_from_f64();
     return CHECK_DONE();
 }

@@ -144,6 +144,12 @@ typedef struct npk_q4_ws npk_q4_ws;
  * N * ceil(K/G) little-endian binary32 (row n at n*ceil(K/G)), or NULL for
  * 1.0; G: inputs per scale, 0 or >= K for one per row. */
 int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_t K, uint32_t G, npk_q4_mat **out);
+/* The same, calling stop(ctx) every 256 rows of the unpacking (at most 2^24
+ * weights apart; stop may be NULL): once it returns non-zero, nothing is kept,
+ * *out stays NULL and the call returns 1 (a serving process shutting down
+ * mid-instruction, issue 32 point 3). */
+int npk_q4_mat_new_poll(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_t K, uint32_t G,
+                        int (*stop)(void *), void *ctx, npk_q4_mat **out);
 void npk_q4_mat_free(npk_q4_mat *m);
 /* Host bytes the prepared matrix takes. */
 size_t npk_q4_mat_bytes(const npk_q4_mat *m);

@@ -112,6 +112,11 @@ void npk_q4_mat_free(npk_q4_mat *m) {
 size_t npk_q4_mat_bytes(const npk_q4_mat *m) { return m ? m->bytes : 0; }
 
 int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_t K, uint32_t G, npk_q4_mat **out) {
+    return npk_q4_mat_new_poll(w4, scales, N, K, G, NULL, NULL, out);
+}
+
+int npk_q4_mat_new_poll(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_t K, uint32_t G,
+                        int (*stop)(void *), void *ctx, npk_q4_mat **out) {
     *out = NULL;
     if (!N || !K) return npk_err(NPK_EINVAL, "empty INT4 matrix %ux%u", N, K);
     if (!G || G > K) G = K;
@@ -148,6 +153,10 @@ int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_
     m->bytes = sizeof *m + nw + ns * (sizeof *m->sm + sizeof *m->sx) + m->nch * sizeof *m->cg;
     for (uint32_t c = 0; c < m->nch; c++) m->cg[c] = c * CH / G;
     for (uint32_t n = 0; n < N; n++) {
+        if (stop && n % 256 == 0 && n && stop(ctx)) { /* 256 rows: at most 2^24 weights between checks */
+            npk_q4_mat_free(m);
+            return 1;
+        }
         int8_t *wb = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
         for (uint32_t k = 0; k < K; k++) {
             uint64_t i = (uint64_t)n * K + k;

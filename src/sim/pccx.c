@@ -371,6 +371,10 @@ static int abandon(pccx *p) {
     return -1;
 }
 
+/* npk_q4_mat_new_poll's stop check: unpacking a 64 MiB record is the longest
+ * span of one GEMV (0.15 s on a quiet host, over 1 s on a loaded one). */
+static int unpack_stop(void *ctx) { return npk_dev_stopping(&((pccx *)ctx)->dev); }
+
 static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
@@ -432,8 +436,10 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     npk_q4_mat *mat = hit ? hit->mat : NULL;
     int own = 0;
     if (!mat) {
-        if (npk_q4_mat_new(r, wscale ? r + wbytes : NULL, (uint32_t)N, (uint32_t)K, (uint32_t)G, &mat))
-            return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
+        int rc = npk_q4_mat_new_poll(r, wscale ? r + wbytes : NULL, (uint32_t)N, (uint32_t)K, (uint32_t)G, unpack_stop,
+                                     p, &mat);
+        if (rc == 1) return abandon(p);
+        if (rc) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
         own = !wc_put(p, ws_addr, rec, (uint32_t)N, (uint32_t)K, ws[2], wscale, mat);
     }
     uint16_t *out = tmpbuf(p, M * N);
