@@ -138,13 +138,12 @@ static inline uint32_t ld_le32(const uint8_t *p) {
 #endif
 }
 
-__attribute__((unused)) static inline void st_le32(uint8_t *p, uint32_t w) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, &w, 4);
-#else
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+/* only the byte-order-neutral branches store words byte by byte; little-endian hosts copy */
+static inline void st_le32(uint8_t *p, uint32_t w) {
     p[0] = (uint8_t)w, p[1] = (uint8_t)(w >> 8), p[2] = (uint8_t)(w >> 16), p[3] = (uint8_t)(w >> 24);
-#endif
 }
+#endif
 
 static uint32_t latency_of(uint32_t op) {
     switch (op) {
