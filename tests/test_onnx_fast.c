@@ -374,7 +374,7 @@ static void pack_rows(void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nb,
  * (and the shared integer GEMM's variant of that level). */
 static void test_levels(void) {
     static const char *const names[] = {"portable", "avx2", "avx512", "avx512"};
-    static const int64_t ms[] = {1, 3, 4, 5, 8, 13, 21}, ns[] = {1, 7, 16, 17, 24, 33, 64, 65, 130}, ks[] = {1, 5, 128, 300};
+    static const int64_t ms[] = {1, 3, 4, 5, 8, 13, 21}, ns[] = {1, 2, 5, 7, 16, 17, 24, 33, 64, 65, 130}, ks[] = {1, 5, 128, 300};
     int ran = 0;
     uint64_t seed = rs;
     FOR_EACH_ISA(kn) { /* the same cases at every level */

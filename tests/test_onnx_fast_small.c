@@ -80,18 +80,21 @@ static void test_qgemm(void) {
 /* ---- Conv with few output positions (silero-vad's STFT and encoder) -------------------------- */
 
 static void test_conv_narrow(void) {
-    /* c, m, group, input length, kernel, stride, pad: 1-D convolutions with 1 to 7 outputs (the GEMM's
-     * dot-product form for a narrow N) and one input channel in one group (a GEMM, not depthwise) */
-    static const int64_t cases[][7] = {{1, 40, 1, 576, 256, 128, 0}, {129, 16, 1, 3, 3, 1, 1}, {128, 8, 1, 3, 3, 2, 1},
-                                       {64, 8, 1, 2, 3, 2, 1},        {64, 12, 1, 1, 3, 1, 1},  {16, 1, 1, 1, 1, 1, 0},
-                                       {1, 5, 1, 30, 5, 4, 0},        {8, 8, 2, 20, 3, 3, 1}};
+    /* c, m, group, input length, kernel, stride, pad, dilation: 1-D convolutions with 1 to 7 outputs
+     * (B^T built from the input windows, or the input itself for one channel without padding, then
+     * npk_gemm_f32_nt: tiles of 1-4 columns and 1-8 rows, K with and without a tail of 8) and one
+     * input channel in one group (a GEMM, not depthwise) */
+    static const int64_t cases[][8] = {{1, 40, 1, 576, 256, 128, 0, 1}, {129, 16, 1, 3, 3, 1, 1, 1}, {128, 8, 1, 3, 3, 2, 1, 1},
+                                       {64, 8, 1, 2, 3, 2, 1, 1},        {64, 12, 1, 1, 3, 1, 1, 1},  {16, 1, 1, 1, 1, 1, 0, 1},
+                                       {1, 5, 1, 30, 5, 4, 0, 1},        {8, 8, 2, 20, 3, 3, 1, 1},   {1, 13, 1, 40, 19, 3, 2, 1},
+                                       {1, 9, 1, 60, 17, 5, 0, 2},       {3, 11, 1, 24, 7, 4, 3, 2},  {2, 19, 1, 50, 9, 7, 0, 1}};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const int64_t *cc = cases[ci];
         npk_onnx_conv_params p;
         memset(&p, 0, sizeof p);
         p.nsp = 1, p.n = 1, p.c = cc[0], p.m = cc[1], p.group = cc[2];
         for (int i = 0; i < 3; i++) p.in[i] = 1, p.k[i] = 1, p.stride[i] = 1, p.dil[i] = 1;
-        p.in[2] = cc[3], p.k[2] = cc[4], p.stride[2] = cc[5], p.pad_b[2] = p.pad_e[2] = cc[6];
+        p.in[2] = cc[3], p.k[2] = cc[4], p.stride[2] = cc[5], p.pad_b[2] = p.pad_e[2] = cc[6], p.dil[2] = cc[7];
         CHECK_EQ(npk_ref_onnx_conv_resolve(&p, "NOTSET"), 0);
         int64_t dx[3] = {1, p.c, p.in[2]}, dw[3] = {p.m, p.c / p.group, p.k[2]}, dy[3] = {1, p.m, p.out[2]};
         npk_tensor t[5] = {rand_t(NPK_DT_FLOAT, 3, dx), rand_t(NPK_DT_FLOAT, 3, dw), rand_t(NPK_DT_FLOAT, 1, &p.m),

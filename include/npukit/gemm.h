@@ -116,6 +116,12 @@ typedef void (*npk_gemm_f32_pack_fn)(void *ctx, int64_t k0, int64_t kc, int64_t 
                                      int64_t ldd);
 void npk_gemm_f32_reassoc_packed(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                                  npk_gemm_f32_pack_fn pack, void *ctx, float *C, int64_t ldc, int acc);
+/* C[M][N] (ldc) = (acc ? C : 0) + A[M][K] (lda) x Bt[N][K]^T (ldb): every element one dot
+ * product of a row of A and a row of Bt along K, float32 in 8 lanes (FMA from level avx2), for
+ * few columns (a Conv with a handful of output positions, a GEMV: N = 1). The bits do not depend
+ * on how the rows are split (threads). What npk_gemm_f32_reassoc runs for N < 8 and K >= 16. */
+void npk_gemm_f32_nt(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bt, int64_t ldb,
+                     float *C, int64_t ldc, int acc);
 /* The variant npk_gemm_f32_reassoc runs now: "avx512", "avx2" or "portable". */
 const char *npk_gemm_f32_reassoc_kernel(void);
 

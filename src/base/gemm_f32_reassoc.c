@@ -9,7 +9,7 @@
  * without packing or padding. Blocks: column panels of NV vectors, KC = 128
  * rows of B per panel (the panel stays in L1/L2 while every row block of A
  * passes). Fewer than 8 columns with K >= 16 take dot products along K
- * instead (sgemm_dot, at the end of this file). */
+ * instead (npk_gemm_f32_nt, at the end of this file). */
 #include "npukit/gemm.h"
 #include "npukit/threads.h"
 
@@ -373,52 +373,124 @@ void npk_gemm_f32_reassoc_packed(int64_t M, int64_t N, int64_t K, const float *A
     gemm_any(M, N, K, A, lda, &bs, C, ldc, acc);
 }
 
-/* ---- narrow N: dot products along K ------------------------------------------------------ */
+/* ---- narrow N: dot products along K (npk_gemm_f32_nt) ------------------------------------ */
 
-/* dot4 gives the same bits in every instruction-set copy only if no copy
- * fuses a multiply and an add (GCC does not in ISO C mode; clang would). */
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
+/* Every element of C is one dot product of a row of A with a row of Bt, summed in 8 lanes
+ * (lane l takes k = l, l + 8, ...; the last partial group of 8 as if padded with zeros), the
+ * lanes then added as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then added to C when
+ * acc. How rows and columns are grouped into tiles and threads does not change an element's
+ * order, so the bits are the same at every thread count. The AVX2 copy fuses the multiply and
+ * the add of a lane (FMA), the portable one does not (float tolerance between them, as for
+ * the tiles). */
+static void nt_portable(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bt, int64_t ldb,
+                        float *C, int64_t ldc, int acc) {
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            const float *a = A + i * lda, *b = Bt + j * ldb;
+            float l[8] = {0};
+            for (int64_t k = 0; k < K; k++) l[k & 7] += a[k] * b[k];
+            float s = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+            C[i * ldc + j] = acc ? C[i * ldc + j] + s : s;
+        }
+}
+
+#ifdef NPK_GEMM_X86
+/* The four lane sums of a, b, c, d (in that order), each in the order above. */
+static inline __attribute__((always_inline)) T256 __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
+    __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+    return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+}
+
+/* R rows x NC columns of C (R * NC <= 8 accumulators, NC <= 4); K8 = K rounded down to 8,
+ * tail = the mask of the last K - K8 lanes. */
+static inline __attribute__((always_inline)) T256 void nt_tile(int R, int NC, int64_t K, int64_t K8, __m256i tail,
+                                                               const float *A, int64_t lda, const float *Bt,
+                                                               int64_t ldb, float *C, int64_t ldc, int acc) {
+    __m256 s[8][4], b[4];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < 4; c++) s[r][c] = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k < K8; k += 8) {
+        for (int c = 0; c < NC; c++) b[c] = _mm256_loadu_ps(Bt + c * ldb + k);
+        for (int r = 0; r < R; r++) {
+            __m256 a = _mm256_loadu_ps(A + r * lda + k);
+            for (int c = 0; c < NC; c++) s[r][c] = _mm256_fmadd_ps(a, b[c], s[r][c]);
+        }
+    }
+    if (k < K) {
+        for (int c = 0; c < NC; c++) b[c] = _mm256_maskload_ps(Bt + c * ldb + k, tail);
+        for (int r = 0; r < R; r++) {
+            __m256 a = _mm256_maskload_ps(A + r * lda + k, tail);
+            for (int c = 0; c < NC; c++) s[r][c] = _mm256_fmadd_ps(a, b[c], s[r][c]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        float o[4];
+        _mm_storeu_ps(o, hsum4(s[r][0], s[r][1], s[r][2], s[r][3]));
+        for (int c = 0; c < NC; c++) C[r * ldc + c] = acc ? C[r * ldc + c] + o[c] : o[c];
+    }
+}
+
+/* R rows per tile: 8 accumulators where the columns allow (two FMAs per cycle of latency 4). */
+#define NT_TILE(R, NC) nt_tile(R, NC, K, K8, tail, A + i * lda, lda, B, ldb, C + i * ldc + j, ldc, acc)
+static T256 void nt_avx2(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bt, int64_t ldb,
+                         float *C, int64_t ldc, int acc) {
+    int64_t K8 = K & ~(int64_t)7;
+    const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(K - K8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int64_t j = 0; j < N; j += 4) {
+        int nc = N - j < 4 ? (int)(N - j) : 4;
+        const float *B = Bt + j * ldb;
+        int64_t i = 0;
+        switch (nc) {
+        case 1:
+            for (; i + 8 <= M; i += 8) NT_TILE(8, 1);
+            for (; i < M; i++) NT_TILE(1, 1);
+            break;
+        case 2:
+            for (; i + 4 <= M; i += 4) NT_TILE(4, 2);
+            for (; i < M; i++) NT_TILE(1, 2);
+            break;
+        case 3:
+            for (; i + 2 <= M; i += 2) NT_TILE(2, 3);
+            for (; i < M; i++) NT_TILE(1, 3);
+            break;
+        default:
+            for (; i + 2 <= M; i += 2) NT_TILE(2, 4);
+            for (; i < M; i++) NT_TILE(1, 4);
+            break;
+        }
+    }
+}
+#undef NT_TILE
 #endif
 
-/* Four dot products of a with b0..b3 at once, each summed in 16 float lanes then the
- * lanes in order, then the tail (no FMA: the same bits in every instruction-set copy). */
-NPK_ISA_CLONES_VOID(dot4, (const float *a, const float *b0, const float *b1, const float *b2, const float *b3,
-                           int64_t n, float *out),
-                    (a, b0, b1, b2, b3, n, out)) {
-    float c0[16] = {0}, c1[16] = {0}, c2[16] = {0}, c3[16] = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) {
-            float x = a[i + j];
-            c0[j] += x * b0[i + j];
-            c1[j] += x * b1[i + j];
-            c2[j] += x * b2[i + j];
-            c3[j] += x * b3[i + j];
-        }
-    float s[4] = {0, 0, 0, 0};
-    for (int j = 0; j < 16; j++) s[0] += c0[j], s[1] += c1[j], s[2] += c2[j], s[3] += c3[j];
-    for (; i < n; i++) s[0] += a[i] * b0[i], s[1] += a[i] * b1[i], s[2] += a[i] * b2[i], s[3] += a[i] * b3[i];
-    memcpy(out, s, sizeof s);
+void npk_gemm_f32_nt(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *Bt, int64_t ldb,
+                     float *C, int64_t ldc, int acc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (!acc)
+            for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
+        return;
+    }
+#ifdef NPK_GEMM_X86
+    if (npk_isa_active() >= NPK_ISA_AVX2) {
+        nt_avx2(M, N, K, A, lda, Bt, ldb, C, ldc, acc);
+        return;
+    }
+#endif
+    nt_portable(M, N, K, A, lda, Bt, ldb, C, ldc, acc);
 }
 
 /* C = (acc ? C : 0) + A x B for a narrow N (1-7 columns, a conv with few output positions):
- * B's columns transposed once, then dot products of length K, four columns per pass over a
- * row of A. 0 = done, < 0 = out of memory (the caller's tiles then run). */
+ * B's columns transposed once, then npk_gemm_f32_nt. 0 = done,
+ * < 0 = out of memory (the caller's tiles then run). */
 static int sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                      float *C, int64_t ldc, int acc) {
-    float *bt = malloc(sizeof(float) * (size_t)(N * K + 1));
+    float *bt = malloc(sizeof(float) * (size_t)(N * K));
     if (!bt) return -NPK_ENOMEM;
     for (int64_t k = 0; k < K; k++)
         for (int64_t j = 0; j < N; j++) bt[j * K + k] = B[k * ldb + j];
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j += 4) {
-            /* four columns per pass over A's row (a missing column repeats column j) */
-            float o[4];
-            const float *b0 = bt + j * K;
-            dot4(A + i * lda, b0, j + 1 < N ? b0 + K : b0, j + 2 < N ? b0 + 2 * K : b0, j + 3 < N ? b0 + 3 * K : b0, K, o);
-            for (int64_t q = 0; q < 4 && j + q < N; q++) C[i * ldc + j + q] = (acc ? C[i * ldc + j + q] : 0.0f) + o[q];
-        }
+    npk_gemm_f32_nt(M, N, K, A, lda, bt, K, C, ldc, acc);
     free(bt);
     return 0;
 }

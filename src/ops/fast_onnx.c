@@ -342,6 +342,48 @@ static int conv_rows(const npk_onnx_conv_params *p, const float *X, const float 
     return 0;
 }
 
+/* 1-D convolutions with fewer than 8 output positions (silero-vad's STFT and encoder: one to
+ * four outputs of K = 192 .. 387): B^T built directly, row j = output j's input window channel
+ * by channel (zero outside the input), or, for one input channel and a window inside the input
+ * at dilation 1, the input itself at the row stride of the convolution's stride (no copy); then
+ * npk_gemm_f32_nt, each output one dot product along K (float tolerance). Larger products
+ * (2^21 MACs and more, where threads pay) take the threaded GEMM instead. */
+static int conv_narrow_ok(const npk_onnx_conv_params *p) {
+    int64_t K = p->c / p->group * p->k[2];
+    return p->in[0] == 1 && p->in[1] == 1 && p->k[0] == 1 && p->k[1] == 1 && p->out[0] == 1 && p->out[1] == 1 &&
+           p->out[2] < 8 && K >= 16 && (npk_threads() == 1 || p->m * p->out[2] * K < (1 << 21));
+}
+
+static int conv_narrow(const npk_onnx_conv_params *p, const float *X, const float *W, const float *B, float *Y) {
+    int64_t L = p->in[2], KW = p->k[2], OL = p->out[2], st = p->stride[2], dl = p->dil[2], pb = p->pad_b[2];
+    int64_t cpg = p->c / p->group, mpg = p->m / p->group, K = cpg * KW;
+    int inside = cpg == 1 && dl == 1 && pb <= 0 && (OL - 1) * st - pb + KW <= L;
+    float *bt = inside ? NULL : malloc(sizeof(float) * (size_t)(OL * K));
+    if (!inside && !bt) return -NPK_ENOMEM;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t g = 0; g < p->group; g++) {
+            const float *xg = X + (n * p->c + g * cpg) * L, *b = bt;
+            int64_t ldb = K;
+            if (inside) {
+                b = xg - pb, ldb = st;
+            } else {
+                for (int64_t j = 0; j < OL; j++)
+                    for (int64_t c = 0; c < cpg; c++)
+                        for (int64_t q = 0; q < KW; q++) {
+                            int64_t pos = j * st - pb + q * dl;
+                            bt[j * K + c * KW + q] = pos >= 0 && pos < L ? xg[c * L + pos] : 0.0f;
+                        }
+            }
+            float *yg = Y + (n * p->m + g * mpg) * OL;
+            if (B) /* the sums start from the bias */
+                for (int64_t m = 0; m < mpg; m++)
+                    for (int64_t j = 0; j < OL; j++) yg[m * OL + j] = B[g * mpg + m];
+            npk_gemm_f32_nt(mpg, OL, K, W + g * mpg * K, K, b, ldb, yg, OL, B != NULL);
+        }
+    free(bt);
+    return 0;
+}
+
 static int is_pointwise(const npk_onnx_conv_params *p) {
     for (int i = 0; i < 3; i++)
         if (p->k[i] != 1 || p->stride[i] != 1 || p->pad_b[i] || p->pad_e[i] || p->in[i] != p->out[i]) return 0;
@@ -428,6 +470,7 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
             }
         return 0;
     }
+    if (conv_narrow_ok(p)) return conv_narrow(p, X, W, B, Y);
     int pw = is_pointwise(p);
     if (!pw && conv_rows_ok(p)) return conv_rows(p, X, W, B, Y);
     if (!pw && conv_plane_ok(p)) return conv_plane(p, X, W, B, Y);

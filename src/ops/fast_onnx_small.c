@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* dotf gives the same bits in every instruction-set copy only if no copy
- * fuses a multiply and an add (GCC does not in ISO C mode; clang would). */
+#include "npukit/gemm.h"
+
+/* No multiply and add fused implicitly (the LSTM's gate arithmetic; GCC does not in ISO C
+ * mode, clang would). */
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -146,18 +148,6 @@ int npk_fast_slice(const npk_tensor *x, const int64_t *start, const int64_t *ste
 
 /* ---- LSTM ---------------------------------------------------------------------------------- */
 
-/* sum a[i] * b[i] in float, 16 independent lanes (so that it vectorizes without reassociation). */
-NPK_ISA_CLONES(float, dotf, (const float *a, const float *b, int64_t n), (a, b, n)) {
-    float acc[16] = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) acc[j] += a[i + j] * b[i + j];
-    float s = 0;
-    for (int j = 0; j < 16; j++) s += acc[j];
-    for (; i < n; i++) s += a[i] * b[i];
-    return s;
-}
-
 static float actf(const npk_onnx_act *a, float x) {
     switch (a->fn) {
     case NPK_ONNX_ACT_RELU: return x > 0 ? x : 0;
@@ -205,7 +195,9 @@ int npk_fast_lstm(const npk_onnx_rnn *p, const npk_tensor *X, const npk_tensor *
             for (int64_t n = 0; n < N; n++) {
                 const float *xr = x + (p->layout ? (n * S + t) * I : (t * N + n) * I);
                 float *o = xp + (t * N + n) * G4;
-                for (int64_t q = 0; q < G4; q++) o[q] = dotf(xr, wd + q * I, I) + (bw ? bw[q] + br[q] : 0.0f);
+                npk_gemm_f32_nt(G4, 1, I, wd, I, xr, I, o, 1, 0); /* the 4H dot products, W read once */
+                if (bw)
+                    for (int64_t q = 0; q < G4; q++) o[q] += bw[q] + br[q];
             }
         for (int64_t n = 0; n < N; n++)
             for (int64_t k = 0; k < H; k++) {
@@ -222,7 +214,8 @@ int npk_fast_lstm(const npk_onnx_rnn *p, const npk_tensor *X, const npk_tensor *
             for (int64_t step = 0; step < L; step++) {
                 int64_t t = rev ? L - 1 - step : step;
                 const float *o = xp + (t * N + n) * G4;
-                for (int64_t q = 0; q < G4; q++) g[q] = o[q] + dotf(hb, rd + q * H, H);
+                memcpy(g, o, sizeof(float) * (size_t)G4);
+                npk_gemm_f32_nt(G4, 1, H, rd, H, hb, H, g, 1, 1); /* g = o + h R^T */
                 /* order i, o, f, c; peepholes [pi, po, pf] */
 #define CLIPF(v) (clip > 0 ? ((v) < -clip ? -clip : (v) > clip ? clip : (v)) : (v))
                 for (int64_t k = 0; k < H; k++) {
