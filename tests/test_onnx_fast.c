@@ -276,6 +276,27 @@ static void test_elementwise(void) {
             free_all(t, 4);
         }
     }
+    /* Pow by the float scalar 2 (x * x in the fast kernel, pow in double rounded once in the
+     * golden): random values, the extremes of float (overflow to infinity, subnormal squares
+     * flushed to zero by the rounding), signed zeros, infinities; bit for bit. Another exponent
+     * is the golden's (1). */
+    {
+        int64_t n = 4096 + 12, one = 1;
+        npk_tensor t[4] = {rand_t(NPK_DT_FLOAT, 1, &n), mk(NPK_DT_FLOAT, 0, &one), mk(NPK_DT_FLOAT, 1, &n),
+                           mk(NPK_DT_FLOAT, 1, &n)};
+        float *xs = t[0].data;
+        for (int64_t i = 0; i < 4096; i++) xs[i] *= (float)(1 << (i % 30)) * (i % 3 ? 1.0f : 0x1p-100f);
+        static const float special[12] = {0x1p+64f, 0x1.fffffep+127f, -0x1p+63f, 0x1p-149f, -0x1p-75f, 0x1.6a09e6p-75f,
+                                          0.0f,     -0.0f,            INFINITY,  -INFINITY, 3.0e19f,   -1.9e19f};
+        memcpy(xs + 4096, special, sizeof special);
+        ((float *)t[1].data)[0] = 2.0f;
+        CHECK_EQ(npk_fast_binary(NPK_ONNX_POW, &t[0], &t[1], &t[2]), 0);
+        npk_ref_onnx_binary(NPK_ONNX_POW, &t[0], &t[1], &t[3]);
+        CHECK(same_bits(&t[2], &t[3]));
+        ((float *)t[1].data)[0] = 3.0f;
+        CHECK_EQ(npk_fast_binary(NPK_ONNX_POW, &t[0], &t[1], &t[2]), 1);
+        free_all(t, 4);
+    }
     int64_t d[3] = {3, 4, 50};
     npk_onnx_unop uops[] = {NPK_ONNX_RELU, NPK_ONNX_LEAKYRELU, NPK_ONNX_SIGMOID, NPK_ONNX_TANH,
                             NPK_ONNX_EXP,  NPK_ONNX_CLIP};

@@ -2,7 +2,7 @@
 /* The kernels of src/ops/fast_onnx_small.c against the naive golden kernels
  * (src/ops/ref_onnx*.c) on pseudo-random shapes: QGemm (both B layouts, zero
  * points per column, with and without bias, K past one int32 chunk) and Slice
- * (any rank, negative steps, empty outputs) bit for bit; narrow convolutions
+ * (any rank, negative steps, empty outputs) and Pad (every mode) bit for bit; narrow convolutions
  * (the GEMM's dot-product form) and LSTM (both directions and layouts,
  * sequence lengths, initial states, peepholes, clip, input_forget, every
  * activation, each optional output) within ONNX's backend tolerance. Then
@@ -133,6 +133,37 @@ static void test_slice(void) {
     }
 }
 
+/* ---- Pad ----------------------------------------------------------------------------------- */
+
+/* Every mode on random ranks, dtypes and pads (growing, cropping, more than the axis for the
+ * constant, edge and wrap modes; reflect at most the axis less one), bit for bit against the
+ * golden; axes of length 1 and rows that are all constant included. */
+static void test_pad(void) {
+    static const int dts[] = {NPK_DT_FLOAT, NPK_DT_INT8, NPK_DT_INT16, NPK_DT_INT64};
+    for (int it = 0; it < 600; it++) {
+        int r = 1 + (int)(rnd() % 4), dt = dts[rnd() % 4], mode = (int)(rnd() % 4);
+        int64_t dx[4], dy[4], pb[4];
+        for (int d = 0; d < r; d++) {
+            dx[d] = 1 + rnd() % 6;
+            if (mode == NPK_ONNX_PAD_REFLECT && dx[d] < 2) dx[d] = 2;
+            int64_t most = mode == NPK_ONNX_PAD_REFLECT ? dx[d] - 1 : dx[d] + 2;
+            int64_t a = (int64_t)(rnd() % (uint32_t)(most + 1)), e = (int64_t)(rnd() % (uint32_t)(most + 1));
+            if (rnd() % 5 == 0) a = -(int64_t)(rnd() % (uint32_t)dx[d]); /* a crop */
+            if (dx[d] + a + e < 1) e = 1 - dx[d] - a;
+            pb[d] = a, dy[d] = dx[d] + a + e;
+        }
+        npk_tensor x = mk(dt, r, dx), yf = mk(dt, r, dy), yg = mk(dt, r, dy);
+        for (size_t b = 0; b < npk_tensor_bytes(&x); b++) ((uint8_t *)x.data)[b] = (uint8_t)rnd();
+        uint8_t cval[8];
+        for (int b = 0; b < 8; b++) cval[b] = (uint8_t)rnd();
+        CHECK_EQ(npk_fast_pad(&x, pb, mode, cval, &yf), 0);
+        npk_ref_onnx_pad(&x, pb, mode, cval, &yg);
+        CHECK(same_bits(&yf, &yg));
+        npk_tensor t[3] = {x, yf, yg};
+        free_all(t, 3);
+    }
+}
+
 /* ---- LSTM ---------------------------------------------------------------------------------- */
 
 static void test_lstm(void) {
@@ -209,6 +240,7 @@ int main(int argc, char **argv) {
     }
     CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     test_slice();
+    test_pad();
     char d[512];
     snprintf(d, sizeof d, "%.400s/models/onnx-zoo/silero-vad-v5", shared);
     test_model(d, 0);

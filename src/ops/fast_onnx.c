@@ -869,6 +869,12 @@ static void bstrides(const npk_tensor *t, const npk_tensor *y, int64_t *s) {
     }
 }
 
+/* A Pow exponent the fast kernel takes: the float scalar 2 (x * x, fast_binary). */
+static int pow_square(const npk_tensor *b) {
+    return b && b->kind == NPK_KIND_TENSOR && b->dtype == NPK_DT_FLOAT && npk_tensor_numel(b) == 1 &&
+           ((const float *)b->data)[0] == 2.0f;
+}
+
 #define BIN_ROW(EXPR)                                                                                                 \
     do {                                                                                                          \
         if (ca && cb)                                                                                             \
@@ -896,7 +902,12 @@ static void bstrides(const npk_tensor *t, const npk_tensor *y, int64_t *s) {
 
 NPK_ISA_CLONES(int, fast_binary, (npk_onnx_binop op, const npk_tensor *a, const npk_tensor *b, npk_tensor *y),
                (op, a, b, y)) {
-    if (a->dtype != NPK_DT_FLOAT || b->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || op == NPK_ONNX_POW) return 1;
+    /* Pow by the float scalar 2 is x * x: the golden's pow in double is exact there (a square of 24
+     * significant bits fits a double, and no float squared leaves its range) and rounds once to
+     * float, as the float product does (silero-vad's STFT magnitude) */
+    int square = op == NPK_ONNX_POW && pow_square(b);
+    if (a->dtype != NPK_DT_FLOAT || b->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT || (op == NPK_ONNX_POW && !square))
+        return 1;
     /* An empty output has nothing to compute, and the strides of its other
      * dimensions may not even fit in 64 bits (fuzz_onnx regression
      * broadcast-empty-fast-strides). */
@@ -933,6 +944,7 @@ NPK_ISA_CLONES(int, fast_binary, (npk_onnx_binop op, const npk_tensor *a, const 
         case NPK_ONNX_MUL: BIN_ROW(x * z); break;
         case NPK_ONNX_DIV: BIN_ROW(x / z); break;
         case NPK_ONNX_PRELU: BIN_ROW(x < 0 ? x * z : x); break;
+        case NPK_ONNX_POW: BIN_ROW(((void)z, x * x)); break; /* square only (above) */
         default: break;
         }
         for (int i = j - 1; i >= 0; i--) { /* next outer index */
@@ -1002,10 +1014,10 @@ static void ew_task(void *ctx, int t) {
  * a third of the speed: measured on the 2-core KVM host of issue 26, where splitting
  * ppocr-v4-det's Add and Mul of 2^16 .. 2^17 elements made them slower), 128x fewer for
  * the transcendental ones (Sigmoid, Tanh, Exp in double: ~15 ns an element, so that
- * ppocr-v4-det's last Sigmoid, 30,720 elements, 0.5 ms, ran on one thread) and Pow. */
+ * ppocr-v4-det's last Sigmoid, 30,720 elements, 0.5 ms, ran on one thread) and Pow (but a square). */
 static int64_t ew_min(const ew_job *j) {
     int costly = (j->kind == 0 && (j->op == NPK_ONNX_SIGMOID || j->op == NPK_ONNX_TANH || j->op == NPK_ONNX_EXP)) ||
-                 (j->kind == 1 && j->op == NPK_ONNX_POW);
+                 (j->kind == 1 && j->op == NPK_ONNX_POW && !pow_square(j->b));
     return costly ? EW_PAR_MIN / 128 : EW_PAR_MIN;
 }
 

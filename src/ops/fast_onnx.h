@@ -97,6 +97,9 @@ int npk_fast_qgemm(const npk_tensor *a, const npk_tensor *b, int trans_b, int64_
 /* Slice with resolved starts and steps per dimension (as npk_ref_onnx_slice): rows of the
  * last dimension copied whole when its step is 1; any dtype of 1, 2, 4 or 8 bytes. */
 int npk_fast_slice(const npk_tensor *x, const int64_t *start, const int64_t *step, npk_tensor *y);
+/* Pad (as npk_ref_onnx_pad: every mode, any dtype of 1 to 8 bytes): the last axis's source
+ * columns once, then each output row as its padding and one copy of the input row (bit for bit). */
+int npk_fast_pad(const npk_tensor *x, const int64_t *pad_b, int mode, const void *cval, npk_tensor *y);
 /* LSTM, float32 (as npk_ref_onnx_rnn, every option: directions, layouts, sequence lengths,
  * initial states, peepholes, clip, input_forget, activations): the input projection
  * x W^T + Wb + Rb of every step first, then per step the recurrent h R^T with the gate

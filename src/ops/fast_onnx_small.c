@@ -146,6 +146,68 @@ int npk_fast_slice(const npk_tensor *x, const int64_t *start, const int64_t *ste
     return 0;
 }
 
+/* ---- Pad ----------------------------------------------------------------------------------- */
+
+/* Source index of output index o along an axis of length len padded by pb before (the golden's
+ * rule for each mode); -1: the constant. */
+static int64_t pad_src(int64_t o, int64_t pb, int64_t len, int mode) {
+    int64_t v = o - pb;
+    if (v >= 0 && v < len) return v;
+    if (mode == NPK_ONNX_PAD_CONSTANT || len == 0) return -1;
+    if (mode == NPK_ONNX_PAD_EDGE) return v < 0 ? 0 : len - 1;
+    if (mode == NPK_ONNX_PAD_WRAP) return ((v % len) + len) % len;
+    int64_t period = len > 1 ? 2 * (len - 1) : 1; /* reflect, without repeating the edge */
+    v = ((v % period) + period) % period;
+    return v >= len ? period - v : v;
+}
+
+int npk_fast_pad(const npk_tensor *x, const int64_t *pad_b, int mode, const void *cval, npk_tensor *y) {
+    size_t es = npk_dtype_size(y->dtype);
+    if (x->dtype != y->dtype || x->rank != y->rank || y->rank < 1 || y->dtype == NPK_DT_STRING || !es || es > 8) return 1;
+    int r = y->rank;
+    int64_t n = npk_tensor_numel(y), W = y->dims[r - 1], XW = x->dims[r - 1], pw = pad_b[r - 1];
+    if (!n) return 0;
+    /* the last axis once: the source column of every output column (-1: the constant) */
+    int64_t *col = malloc(sizeof(int64_t) * (size_t)W);
+    if (!col) return 1;
+    int64_t lo = W, hi = 0; /* [lo, hi): the columns copied in one run (source lo - pw ...) */
+    for (int64_t j = 0; j < W; j++) {
+        col[j] = pad_src(j, pw, XW, mode);
+        if (j - pw >= 0 && j - pw < XW) {
+            if (j < lo) lo = j;
+            hi = j + 1;
+        }
+    }
+    int64_t idx[NPK_MAX_RANK] = {0}, xs[NPK_MAX_RANK];
+    xs[r - 1] = 1;
+    for (int d = r - 2; d >= 0; d--) xs[d] = xs[d + 1] * x->dims[d + 1];
+    const uint8_t *src = x->data;
+    uint8_t *dst = y->data;
+    for (int64_t done = 0; done < n; done += W, dst += (size_t)W * es) {
+        int64_t off = 0, d;
+        for (d = 0; d < r - 1; d++) {
+            int64_t v = pad_src(idx[d], pad_b[d], x->dims[d], mode);
+            if (v < 0) break;
+            off += v * xs[d];
+        }
+        if (d < r - 1) { /* a constant row */
+            for (int64_t j = 0; j < W; j++) memcpy(dst + (size_t)j * es, cval, es);
+        } else {
+            const uint8_t *row = src + (size_t)off * es;
+            for (int64_t j = 0; j < lo && j < W; j++) memcpy(dst + (size_t)j * es, col[j] < 0 ? cval : row + (size_t)col[j] * es, es);
+            if (hi > lo) memcpy(dst + (size_t)lo * es, row + (size_t)(lo - pw) * es, (size_t)(hi - lo) * es);
+            for (int64_t j = hi > lo ? hi : W; j < W; j++)
+                memcpy(dst + (size_t)j * es, col[j] < 0 ? cval : row + (size_t)col[j] * es, es);
+        }
+        for (d = r - 2; d >= 0; d--) { /* next row: odometer over the outer axes */
+            if (++idx[d] < y->dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+    free(col);
+    return 0;
+}
+
 /* ---- LSTM ---------------------------------------------------------------------------------- */
 
 static float actf(const npk_onnx_act *a, float x) {
