@@ -173,7 +173,7 @@ static int run_cpu_node(npk_exec *x, int n) {
         x->rep->cpu_macs += c.macs;
         return 0;
     }
-    memset(outs, 0, sizeof outs);
+    memset(outs, 0, sizeof outs[0] * (size_t)(nd->n_out < NPK_OP_MAX_IO ? nd->n_out : NPK_OP_MAX_IO)); /* the slots used */
     exec_fill_ctx(x, n, &c, 1);
     for (int k = 0; k < nd->n_in; k++) {
         if (nd->in[k] < 0) continue;
@@ -558,9 +558,20 @@ static int execute(npk_exec *x, int timed) {
     uint32_t nm;
     int run_en = x->be && npk_energy_counting() && npk_port_energy(x->be->port(x->be), &run_e0, &ar, &nm) == 0;
     double run_uj = 0;
-    int any_fused = 0; /* (the scan for the nodes folded into n below is quadratic: only when some are) */
+    /* the nodes folded into each node, in order (a list per node: fhead, fnext), when some are */
+    int any_fused = 0, *fhead = NULL, *fnext = NULL, rc = 0;
     for (size_t n = 0; n < nn; n++) any_fused |= x->fused_into[n] >= 0;
-    for (size_t n = 0; n < nn; n++) {
+    if (any_fused) {
+        fhead = malloc(sizeof(int) * nn), fnext = malloc(sizeof(int) * nn);
+        if (!fhead || !fnext) {
+            free(fhead), free(fnext);
+            return npk_err(NPK_ENOMEM, "out of memory");
+        }
+        for (size_t n = 0; n < nn; n++) fhead[n] = -1;
+        for (size_t m = nn; m-- > 0;)
+            if (x->fused_into[m] >= 0) fnext[m] = fhead[x->fused_into[m]], fhead[x->fused_into[m]] = (int)m;
+    }
+    for (size_t n = 0; n < nn && !rc; n++) {
         npk_node_report *nr = &rep->nodes[n];
         double t0 = timed ? now_ms(&x->t0) : 0;
         uint64_t cy0 = x->be ? npk_port_cycles(x->be->port(x->be)) : 0;
@@ -568,8 +579,7 @@ static int execute(npk_exec *x, int timed) {
         int has_e = x->be && x->be->engines && x->place[n] == NPK_PLACE_DEVICE && x->be->engines(x->be, &e0) == 0;
         int has_en = run_en && x->place[n] == NPK_PLACE_DEVICE && npk_port_energy(x->be->port(x->be), &en0, &ar, &nm) == 0;
         x->cur_node = (int)n;
-        int rc = run_node(x, n);
-        if (rc) return rc;
+        if ((rc = run_node(x, n))) break;
         if (x->be) nr->cycles = npk_port_cycles(x->be->port(x->be)) - cy0;
         if (has_e && x->be->engines(x->be, &e1) == 0) {
             nr->has_engines = 1;
@@ -583,9 +593,10 @@ static int execute(npk_exec *x, int timed) {
         if (g->progress) g->progress(g->progress_ctx, n + 1, nn);
         /* a node folded into a later device node keeps its inputs alive until that node ran */
         if (!(x->place[n] == NPK_PLACE_FUSED && x->fused_into[n] > (int)n)) release_inputs(x, (int)n);
-        for (size_t m = 0; any_fused && m < n; m++)
-            if (x->fused_into[m] == (int)n) release_inputs(x, (int)m);
+        for (int m = any_fused ? fhead[n] : -1; m >= 0 && m < (int)n; m = fnext[m]) release_inputs(x, m);
     }
+    free(fhead), free(fnext);
+    if (rc) return rc;
     npk_cstream *cs = x->opts->stream;
     if (cs && cs->replay && cs->cursor != cs->n_recs)
         return npk_err(NPK_EFORMAT, "the compiled stream has %zu records (from node %u) the run never reached",
