@@ -53,6 +53,10 @@ static const conv_case conv_cases[] = {
     {2, 1, 6, 10, 2, {1, 9, 30}, {1, 3, 3}, {1, 1, 1}, {1, 2, 2}, {0, 2, 1}, {0, 0, 3}},   /* dil 2, groups */
     {2, 1, 3, 21, 1, {1, 7, 33}, {1, 5, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},   /* no pads */
     {2, 1, 16, 9, 1, {1, 20, 50}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},  /* s2, K 144 */
+    /* strided ones on phase-split planes: a stem (3 channels, s2, chunks of output rows), row
+     * stride 2 alone with asymmetric pads */
+    {2, 1, 3, 16, 1, {1, 40, 130}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+    {2, 2, 3, 8, 1, {1, 17, 23}, {1, 3, 3}, {1, 2, 1}, {1, 1, 1}, {0, 1, 0}, {0, 0, 1}},
     /* rows of 32+ columns read in place (conv_rows): row stride 2, column dilation, groups of
      * 8 channels, 20 output channels per group (GEMMs of 16 + 4 rows) */
     {2, 1, 16, 40, 2, {1, 10, 36}, {1, 3, 3}, {1, 2, 1}, {1, 1, 2}, {0, 1, 2}, {0, 0, 2}},
@@ -360,9 +364,11 @@ static void test_elementwise(void) {
     npk_ref_onnx_batchnorm(&bn[0], &bn[1], &bn[2], &bn[3], &bn[4], 1e-5, &bn[6]);
     CHECK(same_bits(&bn[5], &bn[6]));
     free_all(bn, 7);
-    /* 6 channels (one at a time), 22 (two blocks of eight summed together, then six) */
-    int64_t gds[2][4] = {{2, 3, 5, 7}, {2, 11, 9, 13}};
-    for (int mx = 0; mx < 4; mx++) {
+    /* 6 channels (one at a time), 22 (two blocks of eight summed together, then six), 26 (the
+     * AVX2 rows: a group of 16 and one of 8 rows, values transposed eight at a time, the last 5
+     * of each row after them, then two rows alone) */
+    int64_t gds[3][4] = {{2, 3, 5, 7}, {2, 11, 9, 13}, {2, 13, 3, 7}};
+    for (int mx = 0; mx < 6; mx++) {
         int64_t *gd = gds[mx / 2], go[4] = {gd[0], gd[1], 1, 1};
         npk_tensor t[3] = {rand_t(NPK_DT_FLOAT, 4, gd), mk(NPK_DT_FLOAT, 4, go), mk(NPK_DT_FLOAT, 4, go)};
         CHECK_EQ(npk_fast_global_pool(&t[0], &t[1], mx % 2), 0);

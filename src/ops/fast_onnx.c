@@ -174,13 +174,16 @@ static void conv_pack(void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nb,
     conv_pack_body(ctx, k0, kc, j0, nb, dst, ldd);
 }
 
-/* Stride-1 2-D (or 1-D) convolutions skip im2col: each channel is copied once into a
- * zero-padded plane of PH rows of PW = OW + (KW - 1) * dil columns, and the output is
- * computed at the positions oh * PW + ow of the padded width (OW <= ow < PW: discarded
- * columns). Row k = (c, kh, kw) of the GEMM's B is then the plane itself from offset
- * c * PH * PW + kh * dil * PW + kw * dil, so packing a block is a copy of contiguous runs.
- * The products and their order (k, padding zeros included) are those of im2col: the same
- * bits. */
+/* 2-D (or 1-D) convolutions with stride 1 (any dilation) or without dilation (any stride)
+ * skip im2col: each channel is copied once into zero-padded planes, one per phase
+ * (pr, pc) of the strides (pr < SH, pc < SW; stride 1: one plane), plane (pr, pc)[r][j] =
+ * the padded input at row r * SH + pr, column j * SW + pc, of PH rows of PW = OW + (KW - 1) *
+ * dil / SW columns, and the output is computed at the positions oh * PW + ow of the padded
+ * width (OW <= ow < PW: discarded columns). Row k = (c, kh, kw) of the GEMM's B is then a
+ * plane itself from offset (kh * dh / SH) * PW + kw * dw / SW of the phase (kh * dh % SH,
+ * kw * dw % SW), so packing a block is a copy of contiguous runs (an im2col of a strided
+ * convolution gathers every other element). The products and their order (k, padding zeros
+ * included) are those of im2col: the same bits. */
 typedef struct plane_ctx {
     const float *plane;
     const int64_t *off; /* per row k */
@@ -202,50 +205,91 @@ static void plane_pack(void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nb
 }
 
 static int conv_plane_ok(const npk_onnx_conv_params *p) {
-    return p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 && p->stride[1] == 1 && p->stride[2] == 1;
+    return p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 && p->stride[1] >= 1 && p->stride[2] >= 1 &&
+           ((p->stride[1] == 1 && p->stride[2] == 1) || (p->dil[1] == 1 && p->dil[2] == 1));
+}
+
+/* The padded input's row r of channel x (H x Wd, pads PT / PL) at columns j * SW + pc,
+ * j in [0, PW), into d (zeros outside the input). */
+static void plane_row(float *d, const float *x, int64_t H, int64_t Wd, int64_t r, int64_t PT, int64_t PL, int64_t SW,
+                      int64_t pc, int64_t PW) {
+    int64_t ir = r - PT;
+    if (ir < 0 || ir >= H) {
+        memset(d, 0, sizeof(float) * (size_t)PW);
+        return;
+    }
+    /* the phase's columns j with 0 <= j * SW + pc - PL < Wd: [j0, j1) */
+    int64_t c0 = PL - pc, j0 = c0 <= 0 ? 0 : (c0 + SW - 1) / SW, j1 = (Wd + PL - pc + SW - 1) / SW;
+    if (j0 > PW) j0 = PW;
+    if (j1 > PW) j1 = PW;
+    if (j1 < j0) j1 = j0;
+    memset(d, 0, sizeof(float) * (size_t)j0);
+    const float *xr = x + ir * Wd + pc - PL;
+    if (SW == 1) memcpy(d + j0, xr + j0, sizeof(float) * (size_t)(j1 - j0));
+    else
+        for (int64_t j = j0; j < j1; j++) d[j] = xr[j * SW];
+    memset(d + j1, 0, sizeof(float) * (size_t)(PW - j1));
+}
+
+/* The GEMM in chunks of output rows, each with its own slice of C (a few tens of KB: it stays
+ * in cache from the bias to the copy into Y); threads take whole chunks. Every output is the
+ * same chain of products whatever the chunk, so the bits do not depend on the split. */
+typedef struct plane_job {
+    const float *pl, *W, *B;
+    const int64_t *off;
+    float *Y, *tmp;
+    int64_t mpg, K, PW, OW, OH, osz, rows; /* rows per chunk */
+} plane_job;
+
+static void plane_task(void *ctx, int t) {
+    const plane_job *j = ctx;
+    int64_t r0 = t * j->rows, nr = j->OH - r0 < j->rows ? j->OH - r0 : j->rows, np = nr * j->PW;
+    float *tmp = j->tmp + r0 * j->PW * j->mpg;
+    if (j->B) /* the sums start from the bias */
+        for (int64_t m = 0; m < j->mpg; m++)
+            for (int64_t i = 0; i < np; i++) tmp[m * np + i] = j->B[m];
+    plane_ctx pc = {j->pl + r0 * j->PW, j->off};
+    npk_gemm_f32_reassoc_packed(j->mpg, np, j->K, j->W, j->K, plane_pack, &pc, tmp, np, j->B != NULL);
+    for (int64_t m = 0; m < j->mpg; m++)
+        for (int64_t r = 0; r < nr; r++)
+            memcpy(j->Y + m * j->osz + (r0 + r) * j->OW, tmp + m * np + r * j->PW, sizeof(float) * (size_t)j->OW);
 }
 
 static int conv_plane(const npk_onnx_conv_params *p, const float *X, const float *W, const float *B, float *Y) {
     int64_t H = p->in[1], Wd = p->in[2], OH = p->out[1], OW = p->out[2], KH = p->k[1], KW = p->k[2];
-    int64_t dh = p->dil[1], dw = p->dil[2], PT = p->pad_b[1], PL = p->pad_b[2];
-    int64_t PW = OW + (KW - 1) * dw, PH = OH + (KH - 1) * dh, plane = PH * PW, NP = OH * PW;
+    int64_t dh = p->dil[1], dw = p->dil[2], PT = p->pad_b[1], PL = p->pad_b[2], SH = p->stride[1], SW = p->stride[2];
+    int64_t PW = OW + (KW - 1) * dw / SW, PH = OH + (KH - 1) * dh / SH, plane = PH * PW, NP = OH * PW;
     int64_t cpg = p->c / p->group, mpg = p->m / p->group, K = cpg * KH * KW, isz = H * Wd, osz = OH * OW;
+    int64_t nph = SH * SW, cplane = nph * plane; /* a channel's planes */
     size_t slack = (size_t)((KW - 1) * dw + 16);
-    float *pl = malloc(sizeof(float) * ((size_t)(p->c * plane) + slack)), *tmp = malloc(sizeof(float) * (size_t)(mpg * NP));
+    float *pl = malloc(sizeof(float) * ((size_t)(p->c * cplane) + slack)), *tmp = malloc(sizeof(float) * (size_t)(mpg * NP));
     int64_t *off = malloc(sizeof(int64_t) * (size_t)K);
     if (!pl || !tmp || !off) {
         free(pl), free(tmp), free(off);
         return -NPK_ENOMEM;
     }
-    memset(pl + p->c * plane, 0, sizeof(float) * slack);
+    memset(pl + p->c * cplane, 0, sizeof(float) * slack);
     for (int64_t c = 0, k = 0; c < cpg; c++)
         for (int64_t kh = 0; kh < KH; kh++)
-            for (int64_t kw = 0; kw < KW; kw++) off[k++] = c * plane + kh * dh * PW + kw * dw;
-    /* the input columns of a padded row: [PL, PL + Wd) clipped to [0, PW) */
-    int64_t c0 = PL < 0 ? 0 : PL > PW ? PW : PL, c1 = PL + Wd > PW ? PW : PL + Wd < c0 ? c0 : PL + Wd;
+            for (int64_t kw = 0; kw < KW; kw++)
+                off[k++] = c * cplane + ((kh * dh % SH) * SW + kw * dw % SW) * plane + kh * dh / SH * PW + kw * dw / SW;
+    /* chunks of about 8K values of C (at least one output row) */
+    int64_t rows = (1 << 13) / (mpg * PW > 0 ? mpg * PW : 1);
+    if (rows < 1) rows = 1;
+    if (rows > OH) rows = OH;
+    int ntasks = (int)((OH + rows - 1) / rows);
     for (int64_t n = 0; n < p->n; n++) {
         for (int64_t c = 0; c < p->c; c++)
-            for (int64_t r = 0; r < PH; r++) {
-                float *d = pl + c * plane + r * PW;
-                int64_t ir = r - PT;
-                if (ir < 0 || ir >= H) {
-                    memset(d, 0, sizeof(float) * (size_t)PW);
-                    continue;
-                }
-                memset(d, 0, sizeof(float) * (size_t)c0);
-                memcpy(d + c0, X + (n * p->c + c) * isz + ir * Wd + (c0 - PL), sizeof(float) * (size_t)(c1 - c0));
-                memset(d + c1, 0, sizeof(float) * (size_t)(PW - c1));
-            }
+            for (int64_t ph = 0; ph < nph; ph++)
+                for (int64_t r = 0; r < PH; r++)
+                    plane_row(pl + c * cplane + ph * plane + r * PW, X + (n * p->c + c) * isz, H, Wd,
+                              r * SH + ph / SW, PT, PL, SW, ph % SW, PW);
         for (int64_t g = 0; g < p->group; g++) {
-            if (B) /* the sums start from the bias */
-                for (int64_t m = 0; m < mpg; m++)
-                    for (int64_t i = 0; i < NP; i++) tmp[m * NP + i] = B[g * mpg + m];
-            plane_ctx pc = {pl + g * cpg * plane, off};
-            npk_gemm_f32_reassoc_packed(mpg, NP, K, W + g * mpg * K, K, plane_pack, &pc, tmp, NP, B != NULL);
-            float *yg = Y + (n * p->m + g * mpg) * osz;
-            for (int64_t m = 0; m < mpg; m++)
-                for (int64_t oh = 0; oh < OH; oh++)
-                    memcpy(yg + m * osz + oh * OW, tmp + m * NP + oh * PW, sizeof(float) * (size_t)OW);
+            plane_job j = {pl + g * cpg * cplane, W + g * mpg * K, B ? B + g * mpg : NULL, off,
+                           Y + (n * p->m + g * mpg) * osz, tmp, mpg, K, PW, OW, OH, osz, rows};
+            if (npk_threads() > 1 && ntasks > 1 && mpg * NP * K >= (1 << 20)) npk_parallel(ntasks, plane_task, &j);
+            else
+                for (int t = 0; t < ntasks; t++) plane_task(&j, t);
         }
     }
     free(pl), free(tmp), free(off);
@@ -1384,11 +1428,65 @@ typedef struct gpool_job {
 
 /* Channels [lo, hi): eight at once, each summed in the golden's order (bit for bit), the
  * rest one by one in the same order (so any split into ranges gives the same bits). */
+#ifdef NPK_ISA_X86
+#include <immintrin.h>
+
+/* Eight rows' values k .. k + 7 transposed: o[j] = (r0[k + j], ..., r7[k + j]). */
+static inline __attribute__((always_inline)) NPK_TARGET_AVX2 void tr8(const float *r, int64_t sp, int64_t k,
+                                                                       __m256 *o) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        __m256 a = _mm256_loadu_ps(r + i * sp + k), b = _mm256_loadu_ps(r + (i + 1) * sp + k);
+        t[i] = _mm256_unpacklo_ps(a, b), t[i + 1] = _mm256_unpackhi_ps(a, b);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44), u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44), u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++)
+        o[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20), o[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+}
+
+/* The mean of G x 8 rows of sp values (G = 1 or 2: groups of eight rows in flight), each row
+ * summed in double in order as the golden: the rows' values transposed into the lanes, one
+ * double lane per row. */
+static inline __attribute__((always_inline)) NPK_TARGET_AVX2 void gap_rows(const float *r, int64_t sp, int G,
+                                                                            float *y) {
+    __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+    int64_t k = 0;
+    for (; k + 8 <= sp; k += 8) {
+        __m256 o[2][8];
+        for (int g = 0; g < G; g++) tr8(r + g * 8 * sp, sp, k, o[g]);
+        for (int j = 0; j < 8; j++)
+            for (int g = 0; g < G; g++) {
+                acc[2 * g] = _mm256_add_pd(acc[2 * g], _mm256_cvtps_pd(_mm256_castps256_ps128(o[g][j])));
+                acc[2 * g + 1] = _mm256_add_pd(acc[2 * g + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(o[g][j], 1)));
+            }
+    }
+    double s[16];
+    for (int g = 0; g < 2 * G; g++) _mm256_storeu_pd(s + 4 * g, acc[g]);
+    for (int i = 0; i < 8 * G; i++) {
+        for (int64_t kk = k; kk < sp; kk++) s[i] += (double)r[i * sp + kk];
+        y[i] = (float)(s[i] / (double)sp);
+    }
+}
+
+NPK_TARGET_AVX2 static int64_t gap_avx2(const float *X, float *Y, int64_t sp, int64_t lo, int64_t hi) {
+    int64_t i = lo;
+    for (; i + 16 <= hi; i += 16) gap_rows(X + i * sp, sp, 2, Y + i);
+    for (; i + 8 <= hi; i += 8) gap_rows(X + i * sp, sp, 1, Y + i);
+    return i;
+}
+#endif
+
 static void gpool_range(void *ctx, int64_t lo, int64_t hi) {
     const gpool_job *j = ctx;
     const float *X = j->X;
     float *Y = j->Y;
     int64_t sp = j->sp, i = lo;
+#ifdef NPK_ISA_X86
+    if (!j->is_max && npk_isa_active() >= NPK_ISA_AVX2) i = gap_avx2(X, Y, sp, lo, hi);
+#endif
     if (!j->is_max)
         for (; i + 8 <= hi; i += 8) {
             typedef double vd8 __attribute__((vector_size(64)));
