@@ -6,13 +6,16 @@
  * product at a time (npk_bf16_xacc_add_prod), computed another way.
  *
  * Weights (npk_q4_mat, built once per weight record and cached by the caller):
- * the INT4 values as int8, transposed into blocks of 16 outputs ([block][k][16])
- * so one vector lane is one output; each scale split into a signed 24-bit
- * significand and the exponent of its unit.
+ * the INT4 values as int8, transposed into blocks of 16 outputs, each pair of
+ * inputs side by side per output ([block][k / 2][16][2], widx): one 32-bit
+ * vector lane is one output and holds the pair vpmaddwd multiplies; each scale
+ * split into a signed 24-bit significand and the exponent of its unit.
  *
  * Activations (per row): cut into chunks of 8 inside a scale group; each
  * chunk's values become exact integers on the chunk's least exponent ce
- * (|xa| < 2^25 when the chunk's exponent span is at most 17). Per output and
+ * (|xa| < 2^25 when the chunk's exponent span is at most 17; below 2^15 when
+ * it is at most 7, so that the AVX2 and AVX-512 kernels take such a chunk's
+ * pairs of products with one vpmaddwd, exact in int32). Per output and
  * chunk S = sum w * xa is exact in int32 (8 terms below 2^28), T = S * sm
  * exact in int64 (below 2^55), and T * 2^(ce + sx) is added to a 128-bit
  * two's complement accumulator anchored at the row's least term exponent. The
@@ -61,7 +64,7 @@ struct npk_q4_mat {
     int fast;              /* chunked and every scale finite */
     int sxmin, sxmax;      /* exponents of the nonzero finite scales */
     int ones;              /* one output, every weight 1, no scales: the GEMV is an exact sum (npk_bf16_sum) */
-    int8_t *w;             /* [nb][Kp][16] */
+    int8_t *w;             /* [nb][Kp / 2][16][2] (widx) */
     int32_t *sm;           /* [ng][Np] signed significands (0 for zero) */
     int16_t *sx;           /* [ng][Np] exponents of their unit; SX_INF / SX_NAN */
     uint32_t *cg;          /* [nch] the group of each chunk */
@@ -71,8 +74,10 @@ struct npk_q4_mat {
 struct npk_q4_ws {
     size_t kcap, ccap, ncap;
     int32_t *xa;    /* [Kp] aligned activations */
+    int32_t *xp;    /* [Kp / 2] xa's pairs as two int16 (low: the even input) where the chunk is in nz16 */
     int32_t *ce;    /* [nch] chunk exponent (of the integers' unit) */
     uint32_t *nz;   /* nonzero chunks */
+    uint32_t *nz16, *nz32; /* (xsplit_avx2) the same, split: |xa| < 2^15 (xp set), and the others */
     uint64_t *lo, *hi; /* [Np] 128-bit accumulators */
 };
 
@@ -110,6 +115,11 @@ void npk_q4_mat_free(npk_q4_mat *m) {
 }
 
 size_t npk_q4_mat_bytes(const npk_q4_mat *m) { return m ? m->bytes : 0; }
+
+/* Index of weight (n, k) in m->w. */
+static inline size_t widx(const npk_q4_mat *m, uint32_t n, uint32_t k) {
+    return (size_t)(n / LANES) * m->Kp * LANES + (size_t)(k >> 1) * (2 * LANES) + (size_t)(n % LANES) * 2 + (k & 1);
+}
 
 int npk_q4_mat_new(const uint8_t *w4, const uint8_t *scales, uint32_t N, uint32_t K, uint32_t G, npk_q4_mat **out) {
     return npk_q4_mat_new_poll(w4, scales, N, K, G, NULL, NULL, out);
@@ -157,11 +167,11 @@ int npk_q4_mat_new_poll(const uint8_t *w4, const uint8_t *scales, uint32_t N, ui
             npk_q4_mat_free(m);
             return 1;
         }
-        int8_t *wb = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
+        int8_t *wb = m->w + widx(m, n, 0);
         for (uint32_t k = 0; k < K; k++) {
             uint64_t i = (uint64_t)n * K + k;
             int v = (w4[i / 2] >> (4 * (i & 1))) & 0xf;
-            wb[(size_t)k * LANES] = (int8_t)((v ^ 8) - 8);
+            wb[(size_t)(k >> 1) * (2 * LANES) + (k & 1)] = (int8_t)((v ^ 8) - 8);
         }
     }
     int fast = m->chunked, lo = 1 << 20, hi = -(1 << 20);
@@ -214,7 +224,7 @@ static float scale_of(const npk_q4_mat *m, uint32_t n, uint32_t g) {
 }
 
 static int weight(const npk_q4_mat *m, uint32_t n, uint32_t k) {
-    return m->w[(size_t)(n / LANES) * m->Kp * LANES + (size_t)k * LANES + n % LANES];
+    return m->w[widx(m, n, k)];
 }
 
 /* ---- workspace ----------------------------------------------------------------- */
@@ -224,8 +234,11 @@ npk_q4_ws *npk_q4_ws_new(void) { return calloc(1, sizeof(npk_q4_ws)); }
 void npk_q4_ws_free(npk_q4_ws *ws) {
     if (!ws) return;
     free(ws->xa);
+    free(ws->xp);
     free(ws->ce);
     free(ws->nz);
+    free(ws->nz16);
+    free(ws->nz32);
     free(ws->lo);
     free(ws->hi);
     free(ws);
@@ -234,8 +247,10 @@ void npk_q4_ws_free(npk_q4_ws *ws) {
 static int ws_fit(npk_q4_ws *ws, const npk_q4_mat *m) {
     if (ws->kcap < m->Kp) {
         int32_t *xa = realloc(ws->xa, m->Kp * sizeof *xa);
-        if (!xa) return -1;
-        ws->xa = xa;
+        if (xa) ws->xa = xa;
+        int32_t *xp = realloc(ws->xp, m->Kp / 2 * sizeof *xp);
+        if (xp) ws->xp = xp;
+        if (!xa || !xp) return -1;
         ws->kcap = m->Kp;
     }
     if (ws->ccap < m->nch) {
@@ -243,7 +258,11 @@ static int ws_fit(npk_q4_ws *ws, const npk_q4_mat *m) {
         if (ce) ws->ce = ce;
         uint32_t *nz = realloc(ws->nz, m->nch * sizeof *nz);
         if (nz) ws->nz = nz;
-        if (!ce || !nz) return -1;
+        uint32_t *n16 = realloc(ws->nz16, m->nch * sizeof *n16);
+        if (n16) ws->nz16 = n16;
+        uint32_t *n32 = realloc(ws->nz32, m->nch * sizeof *n32);
+        if (n32) ws->nz32 = n32;
+        if (!ce || !nz || !n16 || !n32) return -1;
         ws->ccap = m->nch;
     }
     if (ws->ncap < m->Np) {
@@ -268,6 +287,7 @@ static int unit_exp(uint16_t b) {
 typedef struct {
     int ok;            /* every chunk finite with span <= CSPAN */
     uint32_t nnz;      /* narrow chunks holding a nonzero value */
+    uint32_t n16, n32; /* (xsplit_avx2) of them in ws->nz16 and ws->nz32 */
     uint32_t nwide;    /* finite chunks spanning more than CSPAN */
     uint32_t ninf;     /* chunks holding an infinity or NaN */
     int cemin, cemax, chimax; /* chimax: of the narrow and the wide chunks */
@@ -317,12 +337,19 @@ static void xchunk(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *
 
 static void xrow_init(xrow *r) {
     r->ok = 1;
-    r->nnz = r->nwide = r->ninf = 0;
+    r->nnz = r->n16 = r->n32 = r->nwide = r->ninf = 0;
     r->cemin = r->wlo = 1 << 20;
     r->cemax = r->chimax = -(1 << 20);
 }
 
 #ifdef Q4_X86
+/* xchunk, a chunk it adds to ws->nz also into ws->nz32. */
+static void xchunk32(const npk_q4_mat *m, const uint16_t *x, npk_q4_ws *ws, xrow *r, uint32_t c) {
+    uint32_t n = r->nnz;
+    xchunk(m, x, ws, r, c);
+    if (r->nnz > n) ws->nz32[r->n32++] = c;
+}
+
 NPK_TARGET_AVX2 static inline int hmin8(__m256i a) {
     a = _mm256_min_epi32(a, _mm256_permute2x128_si256(a, a, 1));
     a = _mm256_min_epi32(a, _mm256_shuffle_epi32(a, 0x4e));
@@ -339,14 +366,14 @@ NPK_TARGET_AVX2 static void xsplit_avx2(const npk_q4_mat *m, const uint16_t *x, 
     const uint32_t whole = m->K / CH;
     for (uint32_t c = 0; c < m->nch; c++) {
         if (c >= whole) {
-            xchunk(m, x, ws, r, c);
+            xchunk32(m, x, ws, r, c);
             continue;
         }
         __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + (size_t)c * CH)));
         __m256i ex = _mm256_and_si256(_mm256_srli_epi32(v, 7), ff);
         __m256i nz = _mm256_cmpgt_epi32(_mm256_and_si256(v, m7fff), zero);
         if (!_mm256_testz_si256(_mm256_cmpeq_epi32(ex, ff), _mm256_cmpeq_epi32(ex, ff))) {
-            xchunk(m, x, ws, r, c); /* an infinity or NaN */
+            xchunk32(m, x, ws, r, c); /* an infinity or NaN */
             continue;
         }
         __m256i e = _mm256_sub_epi32(_mm256_max_epi32(ex, one), b134);
@@ -359,15 +386,21 @@ NPK_TARGET_AVX2 static void xsplit_avx2(const npk_q4_mat *m, const uint16_t *x, 
             continue;
         }
         if (hi - lo > CSPAN) {
-            xchunk(m, x, ws, r, c);
+            xchunk32(m, x, ws, r, c);
             continue;
         }
         __m256i mant = _mm256_or_si256(_mm256_and_si256(v, m7f),
                                        _mm256_and_si256(_mm256_cmpgt_epi32(ex, zero), _mm256_set1_epi32(0x80)));
         __m256i val = _mm256_sllv_epi32(mant, _mm256_sub_epi32(e, _mm256_set1_epi32(lo)));
         __m256i sg = _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 31);
-        val = _mm256_sub_epi32(_mm256_xor_si256(val, sg), sg);
-        _mm256_storeu_si256((__m256i *)xa, _mm256_and_si256(val, nz));
+        val = _mm256_and_si256(_mm256_sub_epi32(_mm256_xor_si256(val, sg), sg), nz);
+        _mm256_storeu_si256((__m256i *)xa, val);
+        if (hi - lo <= 7) { /* |xa| <= 255 * 2^7: the int16 pairs too */
+            _mm_storeu_si128((__m128i *)(ws->xp + (size_t)c * (CH / 2)),
+                             _mm_packs_epi32(_mm256_castsi256_si128(val), _mm256_extracti128_si256(val, 1)));
+            ws->nz16[r->n16++] = c;
+        } else
+            ws->nz32[r->n32++] = c;
         ws->ce[c] = lo;
         ws->nz[r->nnz++] = c;
         if (lo < r->cemin) r->cemin = lo;
@@ -647,7 +680,8 @@ static void row_c(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int b
             for (int k = 0; k < CH; k++) {
                 int32_t xv = xc[k];
                 if (!xv) continue;
-                for (int j = 0; j < LANES; j++) S[j] += wc[k * LANES + j] * xv;
+                const int8_t *wk = wc + (k >> 1) * (2 * LANES) + (k & 1);
+                for (int j = 0; j < LANES; j++) S[j] += wk[2 * j] * xv;
             }
             const int32_t *sm = m->sm + (size_t)g * m->Np + (size_t)b * LANES;
             const int16_t *sx = m->sx + (size_t)g * m->Np + (size_t)b * LANES;
@@ -701,7 +735,7 @@ NPK_TARGET_AVX512 static __m512i round8_avx512(__m512i lo, __m512i hi, int e) {
 
 /* The same as row_c with 16 lanes per vector; shifts below 64 (the caller
  * checks). The sums start from ws->lo/hi (old values) when init, else 0, and
- * are rounded here into y. */
+ * are rounded here into y. The chunk sums as in row_avx2 (vpmaddwd for nz16). */
 NPK_TARGET_AVX512 static void row_avx512(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
                                                           int base, int init, uint16_t *y, uint32_t b0, uint32_t b1) {
     const __m512i m1 = _mm512_set1_epi64(-1), c64 = _mm512_set1_epi64(64);
@@ -715,14 +749,25 @@ NPK_TARGET_AVX512 static void row_avx512(const npk_q4_mat *m, const npk_q4_ws *w
             hi0 = _mm512_loadu_si512(phi);
             hi1 = _mm512_loadu_si512(phi + 8);
         }
-        for (uint32_t i = 0; i < r->nnz; i++) {
-            uint32_t c = ws->nz[i], g = m->cg[c];
+        for (uint32_t i = 0; i < r->n16 + r->n32; i++) { /* the chunks of nz16, then those of nz32 */
+            const int p16 = i < r->n16;
+            uint32_t c = p16 ? ws->nz16[i] : ws->nz32[i - r->n16], g = m->cg[c];
             const int8_t *wc = wb + (size_t)c * CH * LANES;
-            const int32_t *xc = ws->xa + (size_t)c * CH;
             __m512i S = _mm512_setzero_si512();
-            for (int k = 0; k < CH; k++) {
-                __m512i w = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(wc + k * LANES)));
-                S = _mm512_add_epi32(S, _mm512_mullo_epi32(w, _mm512_set1_epi32(xc[k])));
+            if (p16) {
+                const int32_t *xc = ws->xp + (size_t)c * (CH / 2);
+                for (int p = 0; p < CH / 2; p++) {
+                    __m512i w = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wc + p * 2 * LANES)));
+                    S = _mm512_add_epi32(S, _mm512_madd_epi16(w, _mm512_set1_epi32(xc[p])));
+                }
+            } else {
+                const int32_t *xc = ws->xa + (size_t)c * CH;
+                for (int p = 0; p < CH / 2; p++) {
+                    __m512i w = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wc + p * 2 * LANES)));
+                    __m512i we = _mm512_srai_epi32(_mm512_slli_epi32(w, 16), 16), wo = _mm512_srai_epi32(w, 16);
+                    S = _mm512_add_epi32(S, _mm512_mullo_epi32(we, _mm512_set1_epi32(xc[2 * p])));
+                    S = _mm512_add_epi32(S, _mm512_mullo_epi32(wo, _mm512_set1_epi32(xc[2 * p + 1])));
+                }
             }
             const int32_t *sm = m->sm + (size_t)g * m->Np + (size_t)b * LANES;
             const int16_t *sx = m->sx + (size_t)g * m->Np + (size_t)b * LANES;
@@ -781,17 +826,33 @@ NPK_TARGET_AVX2 static inline void join_eo(__m256i e, __m256i o, __m256i *a, __m
     *b = _mm256_permute2x128_si256(t0, t1, 0x31);
 }
 
+/* S (eight int32 lanes, outputs off..off+7 of chunk c) times the scales,
+ * added into the even (le:he) and odd (lo_:ho) outputs' 128-bit sums. */
+NPK_TARGET_AVX2 static inline void chunk_acc_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, uint32_t c, int base,
+                                                  size_t off, __m256i S, __m256i *le, __m256i *he, __m256i *lo_,
+                                                  __m256i *ho) {
+    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
+    const size_t gi = (size_t)m->cg[c] * m->Np + off;
+    __m256i sm = _mm256_loadu_si256((const __m256i *)(m->sm + gi));
+    __m256i sh = _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(m->sx + gi))),
+                                  _mm256_set1_epi32(ws->ce[c] - base)); /* 0..63 */
+    acc4_avx2(le, he, _mm256_mul_epi32(S, sm), _mm256_and_si256(sh, lo32));
+    acc4_avx2(lo_, ho, _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_srli_epi64(sm, 32)), _mm256_srli_epi64(sh, 32));
+}
+
 /* row_c for AVX2, eight outputs (half a block) at a time so that the four
  * 128-bit accumulators (the even and the odd outputs) and the chunk's
  * temporaries stay in the 16 registers: per chunk S = sum_k w * xa in eight
  * int32 lanes, T = S * sm as two int64 products of the even and the odd lanes
- * (vpmuldq reads the low half of each 64-bit lane), each added at its shift. */
+ * (vpmuldq reads the low half of each 64-bit lane), each added at its shift.
+ * A chunk of ws->nz16 takes its sums a pair of inputs at a time (vpmaddwd of
+ * the weights' pairs and the int16 pairs of xp: each product below 2^18),
+ * one of ws->nz32 the even and the odd input of each pair apart (vpmulld). */
 NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
                                                      int base, int init, uint32_t b0, uint32_t b1) {
-    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
     for (uint32_t b = b0; b < b1; b++)
         for (int half = 0; half < 2; half++) {
-            const int8_t *wb = m->w + (size_t)b * m->Kp * LANES + half * 8;
+            const int8_t *wb = m->w + (size_t)b * m->Kp * LANES + half * 16;
             uint64_t *plo = ws->lo + (size_t)b * LANES + half * 8, *phi = ws->hi + (size_t)b * LANES + half * 8;
             __m256i le = _mm256_setzero_si256(), lo_ = le, he = le, ho = le; /* the sums from 0, or from the old values */
             if (init) {
@@ -801,22 +862,31 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
                          &ho);
             }
             const size_t off = (size_t)b * LANES + (size_t)half * 8;
-            for (uint32_t i = 0; i < r->nnz; i++) {
-                uint32_t c = ws->nz[i], g = m->cg[c];
+            for (uint32_t i = 0; i < r->n16; i++) {
+                uint32_t c = ws->nz16[i];
+                const int8_t *wc = wb + (size_t)c * CH * LANES;
+                const int32_t *xc = ws->xp + (size_t)c * (CH / 2);
+                __m256i S = _mm256_setzero_si256();
+#pragma GCC unroll 4
+                for (int p = 0; p < CH / 2; p++) {
+                    __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES)));
+                    S = _mm256_add_epi32(S, _mm256_madd_epi16(w, _mm256_set1_epi32(xc[p])));
+                }
+                chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho);
+            }
+            for (uint32_t i = 0; i < r->n32; i++) {
+                uint32_t c = ws->nz32[i];
                 const int8_t *wc = wb + (size_t)c * CH * LANES;
                 const int32_t *xc = ws->xa + (size_t)c * CH;
                 __m256i S = _mm256_setzero_si256();
-#pragma GCC unroll 8 /* -O2 keeps the loop (its control cost a quarter of the kernel's instructions) */
-                for (int k = 0; k < CH; k++) {
-                    __m256i w = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(wc + k * LANES)));
-                    S = _mm256_add_epi32(S, _mm256_mullo_epi32(w, _mm256_set1_epi32(xc[k])));
+#pragma GCC unroll 4
+                for (int p = 0; p < CH / 2; p++) {
+                    __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES)));
+                    __m256i we = _mm256_srai_epi32(_mm256_slli_epi32(w, 16), 16), wo = _mm256_srai_epi32(w, 16);
+                    S = _mm256_add_epi32(S, _mm256_mullo_epi32(we, _mm256_set1_epi32(xc[2 * p])));
+                    S = _mm256_add_epi32(S, _mm256_mullo_epi32(wo, _mm256_set1_epi32(xc[2 * p + 1])));
                 }
-                __m256i sm = _mm256_loadu_si256((const __m256i *)(m->sm + (size_t)g * m->Np + off));
-                __m256i sh = _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(m->sx + (size_t)g * m->Np + off))),
-                                              _mm256_set1_epi32(ws->ce[c] - base)); /* 0..63 */
-                acc4_avx2(&le, &he, _mm256_mul_epi32(S, sm), _mm256_and_si256(sh, lo32));
-                acc4_avx2(&lo_, &ho, _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_srli_epi64(sm, 32)),
-                          _mm256_srli_epi64(sh, 32));
+                chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho);
             }
             __m256i a, bb;
             join_eo(le, lo_, &a, &bb);
@@ -931,7 +1001,7 @@ static void row_wide(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old
     for (uint32_t n = n0; n < n1; n++) {
         uint64_t w3[3] = {0, 0, 0};
         if (old && (old[n] & 0x7fffu)) add192(w3, signed_mant(old[n]), unit_exp(old[n]) - base);
-        const int8_t *wn = m->w + (size_t)(n / LANES) * m->Kp * LANES + n % LANES;
+        const int8_t *wn = m->w + widx(m, n, 0);
         for (uint32_t c = 0; c < m->nch; c++) {
             size_t gi = (size_t)m->cg[c] * m->Np + n;
             int64_t sm = m->sm[gi];
@@ -940,12 +1010,12 @@ static void row_wide(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old
             uint32_t k0 = c * CH, k1 = k0 + CH < m->K ? k0 + CH : m->K;
             if (ws->ce[c] != CE_BAD) {
                 int64_t S = 0;
-                for (uint32_t k = k0; k < k1; k++) S += (int64_t)wn[(size_t)k * LANES] * ws->xa[k];
+                for (uint32_t k = k0; k < k1; k++) S += (int64_t)wn[(size_t)(k >> 1) * (2 * LANES) + (k & 1)] * ws->xa[k];
                 if (S) add192(w3, S * sm, ws->ce[c] + sx);
                 continue;
             }
             for (uint32_t k = k0; k < k1; k++) {
-                int w = wn[(size_t)k * LANES];
+                int w = wn[(size_t)(k >> 1) * (2 * LANES) + (k & 1)];
                 if (w && (x[k] & 0x7fffu)) add192(w3, w * signed_mant(x[k]) * sm, unit_exp(x[k]) + sx);
             }
         }
