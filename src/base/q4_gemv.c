@@ -668,6 +668,16 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
 
 /* ---- the row kernels: every nonzero chunk into ws->lo/hi[0..Np) ------------------------ */
 
+/* The magnitude of the 128-bit two's complement sum (hi:lo) * 2^base as BF16. */
+static inline uint16_t round_sum(uint64_t lo, uint64_t hi, int base) {
+    int neg = hi >> 63;
+    if (neg) {
+        lo = ~lo + 1;
+        hi = ~hi + (lo == 0);
+    }
+    return round128(neg, hi, lo, base);
+}
+
 static void row_c(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base, uint32_t b0, uint32_t b1) {
     for (uint32_t b = b0; b < b1; b++) {
         const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
@@ -826,6 +836,47 @@ NPK_TARGET_AVX2 static inline void join_eo(__m256i e, __m256i o, __m256i *a, __m
     *b = _mm256_permute2x128_si256(t0, t1, 0x31);
 }
 
+/* Four 128-bit two's complement sums (hi:lo) * 2^e rounded to BF16 as
+ * round128 does, in the low 16 bits of each 64-bit lane of *r; 0 unless every
+ * sum fits in 64 bits and every nonzero result is a normal finite BF16 (the
+ * caller then rounds them one at a time). |v| as a double: first an estimate
+ * (its two 32-bit halves as exact doubles, one fused multiply-add: 2^top or
+ * 2^(top + 1)) gives a shift s that leaves at most 52 bits, the bits shifted
+ * out kept as a sticky bit 0; that is exact as 2^52 + a' reinterpreted, and
+ * its RNE rounding to 8 significant bits is an integer add on its bits. */
+NPK_TARGET_AVX2 static inline int round4v_avx2(__m256i lo, __m256i hi, int e, __m256i *r) {
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi64x(1), m32 = _mm256_set1_epi64x(0xffffffffll),
+                  magic = _mm256_set1_epi64x(0x4330000000000000ll);
+    __m256i neg = _mm256_cmpgt_epi64(zero, lo);
+    if (_mm256_movemask_epi8(_mm256_cmpeq_epi64(hi, neg)) != -1) return 0; /* wider than 64 bits */
+    __m256i a = _mm256_sub_epi64(_mm256_xor_si256(lo, neg), neg);             /* |v|, unsigned */
+    __m256d dh = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(a, 32), magic)),
+                               _mm256_castsi256_pd(magic));
+    __m256d dl = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(a, m32), magic)),
+                               _mm256_castsi256_pd(magic));
+    __m256d est = _mm256_fmadd_pd(dh, _mm256_set1_pd(4294967296.0), dl);
+    /* s = max(top_est - 51, 0); top_est = biased exponent - 1023 (a = 0: s = 0) */
+    __m256i s = _mm256_max_epi32(_mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(est), 52), _mm256_set1_epi64x(1074)),
+                                 zero);
+    __m256i out = _mm256_sllv_epi64(a, _mm256_sub_epi64(_mm256_set1_epi64x(64), s)); /* s = 0: count 64 gives 0 */
+    __m256i ap = _mm256_or_si256(_mm256_srlv_epi64(a, s), _mm256_andnot_si256(_mm256_cmpeq_epi64(out, zero), one));
+    __m256i D = _mm256_castpd_si256(
+        _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(ap, magic)), _mm256_castsi256_pd(magic))); /* exact */
+    __m256i R = _mm256_add_epi64(_mm256_add_epi64(D, _mm256_set1_epi64x((1ll << 44) - 1)),
+                                 _mm256_and_si256(_mm256_srli_epi64(D, 45), one));
+    R = _mm256_srli_epi64(R, 45); /* biased double exponent << 7 | 7 fraction bits */
+    /* the BF16's biased exponent: (R >> 7) - 1023 + s + e + 127 */
+    __m256i bx = _mm256_add_epi64(_mm256_srli_epi64(R, 7), _mm256_add_epi64(s, _mm256_set1_epi64x((long long)e - 896)));
+    __m256i nz = _mm256_xor_si256(_mm256_cmpeq_epi64(a, zero), _mm256_set1_epi64x(-1));
+    __m256i bad = _mm256_and_si256(nz, _mm256_or_si256(_mm256_cmpgt_epi64(one, bx),
+                                                       _mm256_cmpgt_epi64(bx, _mm256_set1_epi64x(254))));
+    if (!_mm256_testz_si256(bad, bad)) return 0;
+    __m256i v = _mm256_or_si256(_mm256_slli_epi64(bx, 7), _mm256_and_si256(R, _mm256_set1_epi64x(0x7f)));
+    v = _mm256_or_si256(v, _mm256_and_si256(neg, _mm256_set1_epi64x(0x8000)));
+    *r = _mm256_and_si256(v, nz); /* an exact zero is +0 */
+    return 1;
+}
+
 /* S (eight int32 lanes, outputs off..off+7 of chunk c) times the scales,
  * added into the even (le:he) and odd (lo_:ho) outputs' 128-bit sums. */
 NPK_TARGET_AVX2 static inline void chunk_acc_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, uint32_t c, int base,
@@ -849,7 +900,7 @@ NPK_TARGET_AVX2 static inline void chunk_acc_avx2(const npk_q4_mat *m, const npk
  * the weights' pairs and the int16 pairs of xp: each product below 2^18),
  * one of ws->nz32 the even and the odd input of each pair apart (vpmulld). */
 NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
-                                                     int base, int init, uint32_t b0, uint32_t b1) {
+                                                     int base, int init, uint16_t *y, uint32_t b0, uint32_t b1) {
     for (uint32_t b = b0; b < b1; b++)
         for (int half = 0; half < 2; half++) {
             const int8_t *wb = m->w + (size_t)b * m->Kp * LANES + half * 16;
@@ -888,6 +939,14 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
                 }
                 chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho);
             }
+            __m256i re, ro;
+            if (off + 8 <= m->N && round4v_avx2(le, he, base, &re) && round4v_avx2(lo_, ho, base, &ro)) {
+                /* the eight outputs straight from the registers: even | odd << 16 per 64-bit lane, in order */
+                __m256i v = _mm256_permutevar8x32_epi32(_mm256_or_si256(re, _mm256_slli_epi64(ro, 16)),
+                                                        _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+                _mm_storeu_si128((__m128i *)(y + off), _mm256_castsi256_si128(v));
+                continue;
+            }
             __m256i a, bb;
             join_eo(le, lo_, &a, &bb);
             _mm256_storeu_si256((__m256i *)plo, a);
@@ -895,6 +954,7 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
             join_eo(he, ho, &a, &bb);
             _mm256_storeu_si256((__m256i *)phi, a);
             _mm256_storeu_si256((__m256i *)(phi + 4), bb);
+            for (size_t n = off; n < off + 8 && n < m->N; n++) y[n] = round_sum(plo[n - off], phi[n - off], base);
         }
 }
 #endif
@@ -954,16 +1014,6 @@ NPK_TARGET_AVX2 static int round4_avx2(const uint64_t *plo, const uint64_t *phi,
 #endif
 
 /* ---- one row ------------------------------------------------------------------------ */
-
-/* The magnitude of the 128-bit two's complement sum (hi:lo) * 2^base as BF16. */
-static inline uint16_t round_sum(uint64_t lo, uint64_t hi, int base) {
-    int neg = hi >> 63;
-    if (neg) {
-        lo = ~lo + 1;
-        hi = ~hi + (lo == 0);
-    }
-    return round128(neg, hi, lo, base);
-}
 
 /* w[0..3) += T * 2^sh, 0 <= sh < 192, two's complement (the caller bounds the sum). */
 static inline void add192(uint64_t *w, int64_t T, int sh) {
@@ -1096,8 +1146,11 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         row_avx512(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
         return;
     }
-    if (j->isa == NPK_Q4_AVX2 && j->sh64) row_avx2(m, ws, &j->r, j->base, j->old != NULL, b0, b1);
-    else row_c(m, ws, &j->r, j->base, b0, b1);
+    if (j->isa == NPK_Q4_AVX2 && j->sh64) {
+        row_avx2(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
+        return;
+    }
+    row_c(m, ws, &j->r, j->base, b0, b1);
 #else
     row_c(m, ws, &j->r, j->base, b0, b1);
 #endif
