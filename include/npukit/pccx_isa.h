@@ -97,6 +97,8 @@ int npk_pccx_check(uint64_t word);
 /* The same for a device with `lanes` GEMV cores (parallel_lane > lanes is
  * LANE); npk_pccx_check is this with the default NPK_PCCX_LANES. */
 int npk_pccx_check_lanes(uint64_t word, unsigned lanes);
+/* The same on the decoded fields of a word (npk_pccx_decode), for a caller that decoded it already. */
+int npk_pccx_check_insn(const npk_pccx_insn *in, unsigned lanes);
 
 /* Builders for the common forms (fields are masked; use encode() to check). */
 uint64_t npk_pccx_gemv_word(uint32_t dest, uint32_t src, unsigned flags, unsigned size_ptr, unsigned shape_ptr,

@@ -155,6 +155,11 @@ int npk_pccx_check(uint64_t w) { return npk_pccx_check_lanes(w, NPK_PCCX_LANES);
 int npk_pccx_check_lanes(uint64_t w, unsigned lanes) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
+    return npk_pccx_check_insn(&in, lanes);
+}
+
+int npk_pccx_check_insn(const npk_pccx_insn *ip, unsigned lanes) {
+    const npk_pccx_insn in = *ip;
     switch (in.op) {
     case NPK_PCCX_OP_GEMV:
     case NPK_PCCX_OP_GEMM:

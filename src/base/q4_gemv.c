@@ -168,7 +168,16 @@ int npk_q4_mat_new_poll(const uint8_t *w4, const uint8_t *scales, uint32_t N, ui
             return 1;
         }
         int8_t *wb = m->w + widx(m, n, 0);
-        for (uint32_t k = 0; k < K; k++) {
+        uint32_t k = 0;
+        if (K % 2 == 0) { /* the row starts on a byte: each byte is a pair (k, k + 1), its two stores */
+            const uint8_t *src = w4 + (uint64_t)n * K / 2;
+            for (; k < K; k += 2) {
+                uint8_t v = src[k / 2];
+                wb[(size_t)k * LANES] = (int8_t)(((v & 0xf) ^ 8) - 8);
+                wb[(size_t)k * LANES + 1] = (int8_t)(((v >> 4) ^ 8) - 8);
+            }
+        }
+        for (; k < K; k++) {
             uint64_t i = (uint64_t)n * K + k;
             int v = (w4[i / 2] >> (4 * (i & 1))) & 0xf;
             wb[(size_t)(k >> 1) * (2 * LANES) + (k & 1)] = (int8_t)((v ^ 8) - 8);

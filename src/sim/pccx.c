@@ -94,6 +94,7 @@ typedef struct pccx {
     unsigned next_slot;
     uint64_t slot_end; /* the latest completion of any slot ever filled (0 after a reset) */
     uint64_t ends[NSLOT]; /* slots[i].end (0: never filled), in one array for the hazard check's scan */
+    unsigned filled;      /* bit i: slot i may still be in flight (its end after the device clock when last seen) */
     /* counters */
     uint64_t busy_cycles, per_op[5], ws_bytes, dma_bytes, macs, sfu_elems, eng_cycles[ENG_N];
     /* energy counters since creation (docs/energy.md; never reset): MACs,
@@ -191,8 +192,12 @@ static int overlaps(range a, range b) { return a.lo < b.hi && b.lo < a.hi; }
  * earliest to complete. */
 static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd_scalar, int async, uint64_t t) {
     if (t >= p->slot_end) return t; /* nothing in flight at t: no slot below can matter */
-    unsigned live = 0; /* bit i: slot i in flight at t (a slot ever filled has end > 0) */
-    for (unsigned i = 0; i < NSLOT; i++) live |= (unsigned)(p->ends[i] > t) << i;
+    unsigned live = 0; /* bit i: slot i in flight at t; t >= the device clock, so a slot ended by then is not */
+    for (unsigned f = p->filled; f; f &= f - 1) {
+        unsigned i = (unsigned)__builtin_ctz(f);
+        if (p->ends[i] > t) live |= 1u << i;
+        else if (p->ends[i] <= p->dev.cycles) p->filled &= ~(1u << i); /* ended for good */
+    }
     if (async && live == (1u << NSLOT) - 1) { /* every slot busy: wait for the earliest */
         uint64_t first = UINT64_MAX;
         for (unsigned i = 0; i < NSLOT; i++) first = p->ends[i] < first ? p->ends[i] : first;
@@ -239,6 +244,7 @@ static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, uint64_t l
         s->valid = 1;
         s->end = end;
         p->ends[s - p->slots] = end;
+        p->filled |= 1u << (s - p->slots);
         if (end > p->slot_end) p->slot_end = end;
         s->rd[0] = nrd > 0 ? rd[0] : (range){0, 0};
         s->rd[1] = nrd > 1 ? rd[1] : (range){0, 0};
@@ -378,7 +384,7 @@ static int unpack_stop(void *ctx) { return npk_dev_stopping(&((pccx *)ctx)->dev)
 static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
-    int c = npk_pccx_check_lanes(w, p->lanes);
+    int c = npk_pccx_check_insn(&in, p->lanes);
     if (c) return raise_fault(p, c, w, 0);
     const uint16_t *fm = p->cc[0][in.shape_ptr], *ws = p->cc[1][in.size_ptr];
     uint64_t M = (uint64_t)fm[0] * fm[1], K = fm[2], N = ws[0], KW = ws[1], G = ws[2] ? ws[2] : KW;
@@ -543,7 +549,7 @@ static void l2_to_le(uint8_t *b, const uint16_t *s, uint64_t n) {
 static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
-    int c = npk_pccx_check_lanes(w, p->lanes);
+    int c = npk_pccx_check_insn(&in, p->lanes);
     if (c) return raise_fault(p, c, w, 0);
     const uint16_t *sh = p->cc[0][in.shape_ptr];
     uint64_t n = (uint64_t)sh[0] * sh[1] * sh[2];
@@ -612,7 +618,7 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
 static int exec_memset(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
-    int c = npk_pccx_check_lanes(w, p->lanes);
+    int c = npk_pccx_check_insn(&in, p->lanes);
     if (c) return raise_fault(p, c, w, 0);
     p->cc[in.cache][in.index][0] = in.a;
     p->cc[in.cache][in.index][1] = in.b;
@@ -646,7 +652,7 @@ static double cvo_f(unsigned func, double x, double s, int recip) {
 static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
-    int c = npk_pccx_check_lanes(w, p->lanes);
+    int c = npk_pccx_check_insn(&in, p->lanes);
     if (c) return raise_fault(p, c, w, 0);
     uint64_t len = in.length, swords = div_up(len, 8);
     int reduce = in.func == NPK_PCCX_CVO_REDUCE_SUM;
@@ -765,6 +771,7 @@ static void soft_reset(pccx *p) {
     for (int i = 0; i < ENG_N; i++) p->eng_free[i] = p->dev.cycles;
     memset(p->slots, 0, sizeof p->slots);
     memset(p->ends, 0, sizeof p->ends);
+    p->filled = 0;
     p->slot_end = 0;
     p->busy_cycles = p->ws_bytes = p->dma_bytes = p->macs = p->sfu_elems = 0;
     memset(p->per_op, 0, sizeof p->per_op);
