@@ -535,13 +535,13 @@ NPK_TARGET_AVX2 static size_t range16_avx2(const uint16_t *x, size_t n, int *lo,
         mx = _mm256_max_epu16(mx, _mm256_andnot_si256(z, e));
     }
     if (!_mm256_testz_si256(bad, bad)) *ok = 0;
-    uint16_t a[16], b[16];
-    _mm256_storeu_si256((__m256i *)a, mn);
-    _mm256_storeu_si256((__m256i *)b, mx);
-    for (int l = 0; l < 16; l++) {
-        if (a[l] != 0x7fff && (int)a[l] - 134 < *lo) *lo = (int)a[l] - 134;
-        if (b[l] && (int)b[l] - 134 > *hi) *hi = (int)b[l] - 134;
-    }
+    /* the lanes' least and greatest: minpos of the minima and of 0x7fff minus the maxima */
+    __m128i m8 = _mm_min_epu16(_mm256_castsi256_si128(mn), _mm256_extracti128_si256(mn, 1));
+    __m128i x8 = _mm_max_epu16(_mm256_castsi256_si128(mx), _mm256_extracti128_si256(mx, 1));
+    int a = _mm_cvtsi128_si32(_mm_minpos_epu16(m8)) & 0xffff;
+    int b = 0x7fff - (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_sub_epi16(_mm_set1_epi16(0x7fff), x8))) & 0xffff);
+    if (a != 0x7fff && a - 134 < *lo) *lo = a - 134;
+    if (b && b - 134 > *hi) *hi = b - 134;
     return i;
 }
 
@@ -643,8 +643,7 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
     if (avx2) i0 = range16_avx2(x, n, &lo, &hi, &ok);
 #endif
     for (size_t i = i0; i < n; i++) ok &= sum_range(x[i], &lo, &hi);
-    int lg = 0;
-    while (lg < 64 && (1ull << lg) < 2 * (uint64_t)n + 2) lg++;
+    int lg = ok ? top_bit(2 * (uint64_t)n + 1) + 1 : 64; /* the least with 2^lg >= 2n + 2 (n < 2^40) */
     if (ok && hi >= lo && hi + 8 + lg - lo > 126 && (uint64_t)n < (1ull << 23))
         return sum_binned(x, n, first, sub, lo, hi);
     if (!ok || (hi >= lo && hi + 8 + lg - lo > 126)) {
