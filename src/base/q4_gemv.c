@@ -886,17 +886,25 @@ NPK_TARGET_AVX2 static inline int round4v_avx2(__m256i lo, __m256i hi, int e, __
 }
 
 /* S (eight int32 lanes, outputs off..off+7 of chunk c) times the scales,
- * added into the even (le:he) and odd (lo_:ho) outputs' 128-bit sums. */
+ * added into the even (le:he) and odd (lo_:ho) outputs' 128-bit sums; with
+ * fit (every partial sum of the row fits in int64) into le and lo_ alone. */
 NPK_TARGET_AVX2 static inline void chunk_acc_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, uint32_t c, int base,
                                                   size_t off, __m256i S, __m256i *le, __m256i *he, __m256i *lo_,
-                                                  __m256i *ho) {
+                                                  __m256i *ho, const int fit) {
     const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
     const size_t gi = (size_t)m->cg[c] * m->Np + off;
     __m256i sm = _mm256_loadu_si256((const __m256i *)(m->sm + gi));
     __m256i sh = _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(m->sx + gi))),
                                   _mm256_set1_epi32(ws->ce[c] - base)); /* 0..63 */
-    acc4_avx2(le, he, _mm256_mul_epi32(S, sm), _mm256_and_si256(sh, lo32));
-    acc4_avx2(lo_, ho, _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_srli_epi64(sm, 32)), _mm256_srli_epi64(sh, 32));
+    __m256i Te = _mm256_mul_epi32(S, sm), To = _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_srli_epi64(sm, 32));
+    __m256i she = _mm256_and_si256(sh, lo32), sho = _mm256_srli_epi64(sh, 32);
+    if (fit) {
+        *le = _mm256_add_epi64(*le, _mm256_sllv_epi64(Te, she));
+        *lo_ = _mm256_add_epi64(*lo_, _mm256_sllv_epi64(To, sho));
+        return;
+    }
+    acc4_avx2(le, he, Te, she);
+    acc4_avx2(lo_, ho, To, sho);
 }
 
 /* row_c for AVX2, eight outputs (half a block) at a time so that the four
@@ -906,9 +914,12 @@ NPK_TARGET_AVX2 static inline void chunk_acc_avx2(const npk_q4_mat *m, const npk
  * (vpmuldq reads the low half of each 64-bit lane), each added at its shift.
  * A chunk of ws->nz16 takes its sums a pair of inputs at a time (vpmaddwd of
  * the weights' pairs and the int16 pairs of xp: each product below 2^18),
- * one of ws->nz32 the even and the odd input of each pair apart (vpmulld). */
-NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r,
-                                                     int base, int init, uint16_t *y, uint32_t b0, uint32_t b1) {
+ * one of ws->nz32 the even and the odd input of each pair apart (vpmulld).
+ * With fit (the caller's bound: every partial sum of the row below 2^62 at
+ * base) the sums are int64 (the high words their sign). */
+NPK_TARGET_AVX2 static inline __attribute__((always_inline)) void
+row_avx2_body(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base, int init, uint16_t *y, uint32_t b0,
+              uint32_t b1, const int fit) {
     for (uint32_t b = b0; b < b1; b++)
         for (int half = 0; half < 2; half++) {
             const int8_t *wb = m->w + (size_t)b * m->Kp * LANES + half * 16;
@@ -931,7 +942,7 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
                     __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES)));
                     S = _mm256_add_epi32(S, _mm256_madd_epi16(w, _mm256_set1_epi32(xc[p])));
                 }
-                chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho);
+                chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho, fit);
             }
             for (uint32_t i = 0; i < r->n32; i++) {
                 uint32_t c = ws->nz32[i];
@@ -945,7 +956,11 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
                     S = _mm256_add_epi32(S, _mm256_mullo_epi32(we, _mm256_set1_epi32(xc[2 * p])));
                     S = _mm256_add_epi32(S, _mm256_mullo_epi32(wo, _mm256_set1_epi32(xc[2 * p + 1])));
                 }
-                chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho);
+                chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho, fit);
+            }
+            if (fit) {
+                he = _mm256_cmpgt_epi64(_mm256_setzero_si256(), le);
+                ho = _mm256_cmpgt_epi64(_mm256_setzero_si256(), lo_);
             }
             __m256i re, ro;
             if (off + 8 <= m->N && round4v_avx2(le, he, base, &re) && round4v_avx2(lo_, ho, base, &ro)) {
@@ -964,6 +979,12 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
             _mm256_storeu_si256((__m256i *)(phi + 4), bb);
             for (size_t n = off; n < off + 8 && n < m->N; n++) y[n] = round_sum(plo[n - off], phi[n - off], base);
         }
+}
+
+NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base, int init,
+                                     uint16_t *y, uint32_t b0, uint32_t b1, int fit) {
+    if (fit) row_avx2_body(m, ws, r, base, init, y, b0, b1, 1);
+    else row_avx2_body(m, ws, r, base, init, y, b0, b1, 0);
 }
 #endif
 
@@ -1119,7 +1140,7 @@ typedef struct gemv_job {
     uint16_t *y;
     npk_q4_ws *ws;
     xrow r;
-    int split, fast, wide, base, isa, sh64;
+    int split, fast, wide, base, isa, sh64, fit;
     uint32_t nb, per; /* blocks of 16 outputs, blocks per task */
 } gemv_job;
 
@@ -1155,7 +1176,7 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         return;
     }
     if (j->isa == NPK_Q4_AVX2 && j->sh64) {
-        row_avx2(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
+        row_avx2(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1, j->fit);
         return;
     }
     row_c(m, ws, &j->r, j->base, b0, b1);
@@ -1214,6 +1235,7 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
         int lg = 0;
         while ((1u << lg) < r.nnz + CH * r.nwide + 2u) lg++;
         if (base == 1 << 20) base = 0; /* nothing nonzero: every output is +0 */
+        j.fit = fast && !wide && top + lg - base <= 62; /* every partial sum below 2^62: int64 sums */
         if (fast && top + lg - base > 126) { /* wider than the 128-bit kernels: row_wide's 192 bits */
             if (top + lg - base <= 190 && !r.ninf) wide = 1;
             else fast = 0;
