@@ -852,7 +852,7 @@ NPK_TARGET_AVX2 static inline void join_eo(__m256i e, __m256i o, __m256i *a, __m
  * 2^(top + 1)) gives a shift s that leaves at most 52 bits, the bits shifted
  * out kept as a sticky bit 0; that is exact as 2^52 + a' reinterpreted, and
  * its RNE rounding to 8 significant bits is an integer add on its bits. */
-NPK_TARGET_AVX2 static inline int round4v_avx2(__m256i lo, __m256i hi, int e, __m256i *r) {
+NPK_TARGET_AVX2 static inline __attribute__((always_inline)) int round4v_avx2(__m256i lo, __m256i hi, int e, __m256i *r) {
     const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi64x(1), m32 = _mm256_set1_epi64x(0xffffffffll),
                   magic = _mm256_set1_epi64x(0x4330000000000000ll);
     __m256i neg = _mm256_cmpgt_epi64(zero, lo);
@@ -907,84 +907,113 @@ NPK_TARGET_AVX2 static inline void chunk_acc_avx2(const npk_q4_mat *m, const npk
     acc4_avx2(lo_, ho, To, sho);
 }
 
-/* row_c for AVX2, eight outputs (half a block) at a time so that the four
- * 128-bit accumulators (the even and the odd outputs) and the chunk's
- * temporaries stay in the 16 registers: per chunk S = sum_k w * xa in eight
- * int32 lanes, T = S * sm as two int64 products of the even and the odd lanes
- * (vpmuldq reads the low half of each 64-bit lane), each added at its shift.
- * A chunk of ws->nz16 takes its sums a pair of inputs at a time (vpmaddwd of
- * the weights' pairs and the int16 pairs of xp: each product below 2^18),
- * one of ws->nz32 the even and the odd input of each pair apart (vpmulld).
- * With fit (the caller's bound: every partial sum of the row below 2^62 at
- * base) the sums are int64 (the high words their sign). */
-NPK_TARGET_AVX2 static inline __attribute__((always_inline)) void
-row_avx2_body(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base, int init, uint16_t *y, uint32_t b0,
-              uint32_t b1, const int fit) {
-    for (uint32_t b = b0; b < b1; b++)
-        for (int half = 0; half < 2; half++) {
-            const int8_t *wb = m->w + (size_t)b * m->Kp * LANES + half * 16;
-            uint64_t *plo = ws->lo + (size_t)b * LANES + half * 8, *phi = ws->hi + (size_t)b * LANES + half * 8;
-            __m256i le = _mm256_setzero_si256(), lo_ = le, he = le, ho = le; /* the sums from 0, or from the old values */
-            if (init) {
-                split_eo(_mm256_loadu_si256((const __m256i *)plo), _mm256_loadu_si256((const __m256i *)(plo + 4)), &le,
-                         &lo_);
-                split_eo(_mm256_loadu_si256((const __m256i *)phi), _mm256_loadu_si256((const __m256i *)(phi + 4)), &he,
-                         &ho);
-            }
-            const size_t off = (size_t)b * LANES + (size_t)half * 8;
-            for (uint32_t i = 0; i < r->n16; i++) {
-                uint32_t c = ws->nz16[i];
-                const int8_t *wc = wb + (size_t)c * CH * LANES;
-                const int32_t *xc = ws->xp + (size_t)c * (CH / 2);
-                __m256i S = _mm256_setzero_si256();
-#pragma GCC unroll 4
-                for (int p = 0; p < CH / 2; p++) {
-                    __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES)));
-                    S = _mm256_add_epi32(S, _mm256_madd_epi16(w, _mm256_set1_epi32(xc[p])));
-                }
-                chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho, fit);
-            }
-            for (uint32_t i = 0; i < r->n32; i++) {
-                uint32_t c = ws->nz32[i];
-                const int8_t *wc = wb + (size_t)c * CH * LANES;
-                const int32_t *xc = ws->xa + (size_t)c * CH;
-                __m256i S = _mm256_setzero_si256();
-#pragma GCC unroll 4
-                for (int p = 0; p < CH / 2; p++) {
-                    __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES)));
-                    __m256i we = _mm256_srai_epi32(_mm256_slli_epi32(w, 16), 16), wo = _mm256_srai_epi32(w, 16);
-                    S = _mm256_add_epi32(S, _mm256_mullo_epi32(we, _mm256_set1_epi32(xc[2 * p])));
-                    S = _mm256_add_epi32(S, _mm256_mullo_epi32(wo, _mm256_set1_epi32(xc[2 * p + 1])));
-                }
-                chunk_acc_avx2(m, ws, c, base, off, S, &le, &he, &lo_, &ho, fit);
-            }
-            if (fit) {
-                he = _mm256_cmpgt_epi64(_mm256_setzero_si256(), le);
-                ho = _mm256_cmpgt_epi64(_mm256_setzero_si256(), lo_);
-            }
-            __m256i re, ro;
-            if (off + 8 <= m->N && round4v_avx2(le, he, base, &re) && round4v_avx2(lo_, ho, base, &ro)) {
-                /* the eight outputs straight from the registers: even | odd << 16 per 64-bit lane, in order */
-                __m256i v = _mm256_permutevar8x32_epi32(_mm256_or_si256(re, _mm256_slli_epi64(ro, 16)),
-                                                        _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
-                _mm_storeu_si128((__m128i *)(y + off), _mm256_castsi256_si128(v));
-                continue;
-            }
-            __m256i a, bb;
-            join_eo(le, lo_, &a, &bb);
-            _mm256_storeu_si256((__m256i *)plo, a);
-            _mm256_storeu_si256((__m256i *)(plo + 4), bb);
-            join_eo(he, ho, &a, &bb);
-            _mm256_storeu_si256((__m256i *)phi, a);
-            _mm256_storeu_si256((__m256i *)(phi + 4), bb);
-            for (size_t n = off; n < off + 8 && n < m->N; n++) y[n] = round_sum(plo[n - off], phi[n - off], base);
-        }
+/* The eight sums of half a block (the even outputs' le:he, the odd ones' lo_:ho)
+ * rounded into y[off..off + 8): straight from the registers where
+ * round4v_avx2 takes them, else through plo/phi one at a time. */
+NPK_TARGET_AVX2 static inline __attribute__((always_inline)) void half_out_avx2(const npk_q4_mat *m, __m256i le, __m256i he, __m256i lo_, __m256i ho,
+                                                 int base, uint16_t *y, size_t off, uint64_t *plo, uint64_t *phi) {
+    __m256i re, ro;
+    if (off + 8 <= m->N && round4v_avx2(le, he, base, &re) && round4v_avx2(lo_, ho, base, &ro)) {
+        /* even | odd << 16 per 64-bit lane, in order */
+        __m256i v = _mm256_permutevar8x32_epi32(_mm256_or_si256(re, _mm256_slli_epi64(ro, 16)),
+                                                _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+        _mm_storeu_si128((__m128i *)(y + off), _mm256_castsi256_si128(v));
+        return;
+    }
+    __m256i a, bb;
+    join_eo(le, lo_, &a, &bb);
+    _mm256_storeu_si256((__m256i *)plo, a);
+    _mm256_storeu_si256((__m256i *)(plo + 4), bb);
+    join_eo(he, ho, &a, &bb);
+    _mm256_storeu_si256((__m256i *)phi, a);
+    _mm256_storeu_si256((__m256i *)(phi + 4), bb);
+    for (size_t n = off; n < off + 8 && n < m->N; n++) y[n] = round_sum(plo[n - off], phi[n - off], base);
 }
 
+/* Chunk c's sums S0 (outputs 0..7 of the block at wc's weights) and S1
+ * (8..15): a chunk of ws->nz16 a pair of inputs at a time (vpmaddwd of the
+ * weights' pairs and the int16 pairs of xp: each product below 2^18), one of
+ * ws->nz32 the even and the odd input of each pair apart (vpmulld). */
+NPK_TARGET_AVX2 static inline void chunk_sums_avx2(const npk_q4_ws *ws, const int8_t *wc, uint32_t c, int p16,
+                                                   __m256i *S0, __m256i *S1) {
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+    if (p16) {
+        const int32_t *xc = ws->xp + (size_t)c * (CH / 2);
+#pragma GCC unroll 4
+        for (int p = 0; p < CH / 2; p++) {
+            __m256i xv = _mm256_set1_epi32(xc[p]);
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES))), xv));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES + 16))), xv));
+        }
+    } else {
+        const int32_t *xc = ws->xa + (size_t)c * CH;
+#pragma GCC unroll 4
+        for (int p = 0; p < CH / 2; p++) {
+            __m256i xe = _mm256_set1_epi32(xc[2 * p]), xo = _mm256_set1_epi32(xc[2 * p + 1]);
+            __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES)));
+            __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wc + p * 2 * LANES + 16)));
+            s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(w0, 16), 16), xe));
+            s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(_mm256_srai_epi32(w0, 16), xo));
+            s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(w1, 16), 16), xe));
+            s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(_mm256_srai_epi32(w1, 16), xo));
+        }
+    }
+    *S0 = s0;
+    *S1 = s1;
+}
+
+/* row_c for AVX2: per chunk the sums of all 16 outputs of a block
+ * (chunk_sums_avx2), T = S * sm as int64 products of the even and the odd
+ * lanes (vpmuldq reads the low half of each 64-bit lane), each added at its
+ * shift. With fit (the caller's bound: every partial sum of the row below
+ * 2^62 at base) the sums are int64 lanes (four registers for the block; the
+ * high words are their signs); else 128-bit two's complement sums, half a
+ * block (four registers of them) at a time. */
 NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base, int init,
                                      uint16_t *y, uint32_t b0, uint32_t b1, int fit) {
-    if (fit) row_avx2_body(m, ws, r, base, init, y, b0, b1, 1);
-    else row_avx2_body(m, ws, r, base, init, y, b0, b1, 0);
+    const uint32_t nc = r->n16 + r->n32; /* the chunks of nz16, then those of nz32 */
+    for (uint32_t b = b0; b < b1; b++) {
+        const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
+        uint64_t *plo = ws->lo + (size_t)b * LANES, *phi = ws->hi + (size_t)b * LANES;
+        const size_t off = (size_t)b * LANES;
+        if (fit) {
+            __m256i e0 = _mm256_setzero_si256(), o0 = e0, e1 = e0, o1 = e0, u0 = e0, u1 = e0;
+            if (init) { /* the old values (their high words are signs) */
+                split_eo(_mm256_loadu_si256((const __m256i *)plo), _mm256_loadu_si256((const __m256i *)(plo + 4)), &e0, &o0);
+                split_eo(_mm256_loadu_si256((const __m256i *)(plo + 8)), _mm256_loadu_si256((const __m256i *)(plo + 12)), &e1,
+                         &o1);
+            }
+            for (uint32_t i = 0; i < nc; i++) {
+                const int p16 = i < r->n16;
+                uint32_t c = p16 ? ws->nz16[i] : ws->nz32[i - r->n16];
+                __m256i S0, S1;
+                chunk_sums_avx2(ws, wb + (size_t)c * CH * LANES, c, p16, &S0, &S1);
+                chunk_acc_avx2(m, ws, c, base, off, S0, &e0, &u0, &o0, &u1, 1);
+                chunk_acc_avx2(m, ws, c, base, off + 8, S1, &e1, &u0, &o1, &u1, 1);
+            }
+            const __m256i z = _mm256_setzero_si256();
+            half_out_avx2(m, e0, _mm256_cmpgt_epi64(z, e0), o0, _mm256_cmpgt_epi64(z, o0), base, y, off, plo, phi);
+            half_out_avx2(m, e1, _mm256_cmpgt_epi64(z, e1), o1, _mm256_cmpgt_epi64(z, o1), base, y, off + 8, plo + 8,
+                          phi + 8);
+            continue;
+        }
+        for (int half = 0; half < 2; half++) {
+            __m256i le = _mm256_setzero_si256(), lo_ = le, he = le, ho = le; /* the sums from 0, or from the old values */
+            uint64_t *hl = plo + half * 8, *hh = phi + half * 8;
+            if (init) {
+                split_eo(_mm256_loadu_si256((const __m256i *)hl), _mm256_loadu_si256((const __m256i *)(hl + 4)), &le, &lo_);
+                split_eo(_mm256_loadu_si256((const __m256i *)hh), _mm256_loadu_si256((const __m256i *)(hh + 4)), &he, &ho);
+            }
+            for (uint32_t i = 0; i < nc; i++) {
+                const int p16 = i < r->n16;
+                uint32_t c = p16 ? ws->nz16[i] : ws->nz32[i - r->n16];
+                __m256i S0, S1;
+                chunk_sums_avx2(ws, wb + (size_t)c * CH * LANES, c, p16, &S0, &S1);
+                chunk_acc_avx2(m, ws, c, base, off + (size_t)half * 8, half ? S1 : S0, &le, &he, &lo_, &ho, 0);
+            }
+            half_out_avx2(m, le, he, lo_, ho, base, y, off + (size_t)half * 8, hl, hh);
+        }
+    }
 }
 #endif
 
