@@ -60,14 +60,72 @@ static int check_v0_exact(ctx *c, uint32_t n, const int8_t *A, const int8_t *B, 
     return 0;
 }
 
+/* One v0 run (*gmacs) or, when dnnl, one oneDNN run. 0, or 1 (bench failed). */
+static int gemm_once(ctx *c, npk_v0 *v, uint32_t n, const int8_t *A, const int8_t *B, int32_t *C, int dnnl,
+                     double *gmacs) {
+    double t0 = now();
+    if (!dnnl && npk_v0_matmul(v, n, n, n, A, B, C, 0)) return bench_fail(c, "v0 matmul"), 1;
+    if (dnnl && bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, C)) {
+        npk_err(NPK_EIO, "dnnl_gemm_s8s8s32 failed");
+        return bench_fail(c, "oneDNN"), 1;
+    }
+    *gmacs = (double)n * n * n / (now() - t0) / 1e9;
+    return 0;
+}
+
+/* One pass at `threads`: the v0 matmul (tv, GMAC/s per run) and, when dn,
+ * oneDNN's int8 GEMM on the same operands into D (td). At 1 thread the two
+ * alternate run by run, so that a change of the shared machine's state
+ * between runs (another process, a neighbour on the host) falls on both sides
+ * alike instead of on one block of runs; at more threads each side runs as a
+ * block (a pool polls for its next job for a while after a run, npukit's
+ * 300 us, OpenMP's longer, which would take a core from the other side's next
+ * run). 0, or 1 (bench failed). */
+static int gemm_pass(ctx *c, npk_v0 *v, uint32_t n, const int8_t *A, const int8_t *B, int32_t *C, int32_t *D,
+                     int threads, int dn, double *tv, double *td) {
+    int alt = dn && threads == 1;
+    if (alt) bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT */
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, alt ? "v0 matmul / oneDNN" : "v0 matmul", r, c->repeat);
+        if (gemm_once(c, v, n, A, B, C, 0, &tv[r]) || (alt && gemm_once(c, v, n, A, B, D, 1, &td[r]))) return 1;
+    }
+    cli_progress_end();
+    if (!dn || alt) return 0;
+    bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT, threads */
+    for (int r = 0; r < c->repeat; r++) {
+        progress(c, "oneDNN", r, c->repeat);
+        if (gemm_once(c, v, n, A, B, D, 1, &td[r])) return 1;
+    }
+    cli_progress_end();
+    return 0;
+}
+
+/* oneDNN's output against v0's (the golden, checked before): printed, never a
+ * failure (without VNNI its int8 kernel sums two products in 16 bits,
+ * vpmaddubsw, and saturates; named, not blamed on v0: issue 26). */
+static void print_dnnl_exact(const ctx *c, uint32_t n, const int32_t *C, const int32_t *D) {
+    size_t off = 0;
+    for (size_t i = 0; i < (size_t)n * n; i++) off += C[i] != D[i];
+    if (c->json) return;
+    if (!off)
+        printf("  %-46s %s\n", "oneDNN output == exact product", "yes (bit-exact)");
+    else
+        printf("  %-46s NO: %zu of %zu elements differ (%s)\n", "oneDNN output == exact product", off, (size_t)n * n,
+               npk_isa_host() >= NPK_ISA_AVX512VNNI
+                   ? "oneDNN inexact on this host"
+                   : "oneDNN inexact on this host: no AVX512_VNNI, its int8 kernel sums pairs of products in 16 bits, which saturate");
+}
+
+/* Why long: the two passes (1 thread, --threads) of v0 and oneDNN, the modeled
+ * figures between them, and the cleanup of every resource on each exit. */
 int bench_v0_gemm(ctx *c) {
     const uint32_t n = c->size ? c->size : 1024;
     c->cur_size = n;
-    const double macs = (double)n * n * n;
-    int rc = 1;
+    int rc = 1, dnnl = bench_dnnl_available(), deflt = dnnl ? bench_dnnl_threads() : 0;
     int8_t *A = malloc((size_t)n * n), *B = malloc((size_t)n * n);
     int32_t *C = malloc((size_t)n * n * 4), *D = malloc((size_t)n * n * 4);
-    double *t = calloc((size_t)c->repeat, sizeof *t);
+    double *t = calloc((size_t)c->repeat * 3, sizeof *t), *td[2] = {t ? t + c->repeat : NULL,
+                                                                    t ? t + 2 * (size_t)c->repeat : NULL};
     npk_port *p = NULL;
     npk_v0 *v = NULL;
     npk_trace *tr = NULL;
@@ -89,102 +147,58 @@ int bench_v0_gemm(ctx *c) {
         bench_fail(c, "v0 matmul");
         goto out;
     }
-    /* v0 at 1 thread, then at --threads (the model's GEMMs split over the worker
-     * pool, include/npukit/threads.h; the same bytes at any count) */
+    /* 1 thread, then --threads: v0 (the model's GEMMs split over the worker pool,
+     * include/npukit/threads.h; the same bytes at any count) and oneDNN at the
+     * same count, set explicitly each time (never oneDNN's default, which
+     * collapses on a loaded machine) and restored after; without OpenMP its
+     * count cannot be set: one pass at its default */
     npk_v0_counters c0, c1;
-    char vname[2][80] = {"", ""};
+    char vname[2][80] = {"", ""}, dname[2][80] = {"", ""};
+    int dset[2] = {0, 0};
     v0_energy_run en = {0};
     for (int pass = 0; pass < 2; pass++) {
         int want = pass ? c->threads : 1;
         if (pass && want <= 1) break;
         npk_threads_set(want);
-        c->cur_threads = want;
+        dset[pass] = dnnl && bench_dnnl_set_threads(want) > 0;
+        int dn = dnnl && (dset[pass] || !pass);
         if (!pass) npk_v0_read_counters(v, &c0), en.has = npk_port_energy(p, &en.e0, &en.a, &en.nm) == 0;
-        for (int r = 0; r < c->repeat; r++) {
-            progress(c, "v0 matmul", r, c->repeat);
-            double t0 = now();
-            if (npk_v0_matmul(v, n, n, n, A, B, C, 0)) {
-                npk_threads_set(0);
-                bench_fail(c, "v0 matmul");
-                goto out;
-            }
-            t[r] = macs / (now() - t0) / 1e9;
-        }
-        cli_progress_end();
+        if (gemm_pass(c, v, n, A, B, C, D, want, dn, t, td[pass])) goto out;
         if (!pass) npk_v0_read_counters(v, &c1);
         if (!pass && en.has) en.has = npk_port_energy(p, &en.e1, &en.a, &en.nm) == 0;
-        if (check_v0_exact(c, n, A, B, C)) {
-            npk_threads_set(0);
-            goto out;
-        }
+        if (check_v0_exact(c, n, A, B, C)) goto out;
+        c->cur_threads = want;
         snprintf(vname[pass], sizeof vname[pass], "v0 int8 GEMM %u^3 (driver+DMA+compute), %d thread%s", n, want,
                  want == 1 ? "" : "s");
         add_samples(c, "npu", "GMAC/s", t, c->repeat, vname[pass]);
+        if (!dn) continue;
+        if (dset[pass])
+            snprintf(dname[pass], sizeof dname[pass], "baseline: %s int8 GEMM, %d thread%s", bench_dnnl_version(), want,
+                     want == 1 ? "" : "s");
+        else
+            snprintf(dname[pass], sizeof dname[pass], "baseline: %s int8 GEMM, its default threads",
+                     bench_dnnl_version());
     }
-    npk_threads_set(0);
     uint64_t cyc = (uint32_t)(c1.perf_cycles - c0.perf_cycles) / (uint64_t)c->repeat;
     uint64_t dm = (c1.perf_macs - c0.perf_macs) / (uint64_t)c->repeat;
     add_modeled(c, "ms", (double)cyc / (double)NPK_V0_HZ * 1e3, "v0 modeled device time (PERF_CYCLES)");
     add_modeled(c, "%", 100.0 * (double)dm / (256.0 * (double)cyc), "v0 modeled array utilization");
     add_modeled(c, "TOPS", (double)dm * 2.0 / ((double)cyc / (double)NPK_V0_HZ) / 1e12, "v0 modeled TOPS");
     if (en.has) v0_energy_figs(c, &en, cyc, dm);
-    if (!bench_dnnl_available()) {
+    if (!dnnl) {
         if (!c->json) printf("  %-46s %s\n", "oneDNN int8 GEMM", bench_dnnl_version());
     } else {
-        /* One thread, then all threads (as v0 above); the count is set explicitly each time (never oneDNN's
-         * default, which collapses on a loaded machine) and restored after. */
-        char name[2][80] = {"", ""};
-        int deflt = bench_dnnl_threads(), set1 = 0;
-        for (int pass = 0; pass < 2; pass++) {
-            int want = pass ? c->threads : 1;
-            if (pass && want <= 1) break;
-            int set = bench_dnnl_set_threads(want) > 0;
-            if (!set && pass) break; /* no OpenMP: the thread count cannot be set, one pass */
-            c->cur_threads = set ? want : 0;
-            if (!pass) set1 = set;
-            bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT, threads */
-            for (int r = 0; r < c->repeat; r++) {
-                progress(c, "oneDNN", r, c->repeat);
-                double t0 = now();
-                if (bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D)) {
-                    npk_err(NPK_EIO, "dnnl_gemm_s8s8s32 failed");
-                    if (deflt > 0) bench_dnnl_set_threads(deflt);
-                    bench_fail(c, "oneDNN");
-                    goto out;
-                }
-                t[r] = macs / (now() - t0) / 1e9;
-            }
-            cli_progress_end();
-            if (set)
-                snprintf(name[pass], sizeof name[pass], "baseline: %s int8 GEMM, %d thread%s", bench_dnnl_version(),
-                         want, want == 1 ? "" : "s");
-            else
-                snprintf(name[pass], sizeof name[pass], "baseline: %s int8 GEMM, its default threads",
-                         bench_dnnl_version());
-            add_samples(c, "baseline", "GMAC/s", t, c->repeat, name[pass]);
+        for (int pass = 0; pass < 2 && dname[pass][0]; pass++) {
+            c->cur_threads = dset[pass] ? (pass ? c->threads : 1) : 0;
+            add_samples(c, "baseline", "GMAC/s", td[pass], c->repeat, dname[pass]);
         }
-        if (deflt > 0) bench_dnnl_set_threads(deflt);
-        /* npukit is judged against the exact golden (check_v0_exact, below); oneDNN only
-         * where it is exact: without VNNI its int8 kernel sums two products in 16 bits
-         * (vpmaddubsw) and saturates, which is named, not blamed on v0 (issue 26). */
-        size_t off = 0;
-        for (size_t i = 0; i < (size_t)n * n; i++) off += C[i] != D[i];
-        if (!c->json) {
-            if (!off)
-                printf("  %-46s %s\n", "oneDNN output == exact product", "yes (bit-exact)");
-            else
-                printf("  %-46s NO: %zu of %zu elements differ (%s)\n", "oneDNN output == exact product", off,
-                       (size_t)n * n,
-                       npk_isa_host() >= NPK_ISA_AVX512VNNI
-                           ? "oneDNN inexact on this host"
-                           : "oneDNN inexact on this host: no AVX512_VNNI, its int8 kernel sums pairs of products in 16 bits, which saturate");
-        }
-        add_ratio(c, set1 ? "v0 / oneDNN throughput, equal threads (1)" : "v0 / oneDNN throughput", vname[0], name[0],
-                  "higher");
-        if (name[1][0] && vname[1][0]) {
+        print_dnnl_exact(c, n, C, D);
+        add_ratio(c, dset[0] ? "v0 / oneDNN throughput, equal threads (1)" : "v0 / oneDNN throughput", vname[0],
+                  dname[0], "higher");
+        if (dname[1][0] && vname[1][0]) {
             char rn[80];
             snprintf(rn, sizeof rn, "v0 / oneDNN throughput, equal threads (%d)", c->threads);
-            add_ratio(c, rn, vname[1], name[1], "higher");
+            add_ratio(c, rn, vname[1], dname[1], "higher");
         }
     }
     if (c->trace_path) {
@@ -202,6 +216,8 @@ int bench_v0_gemm(ctx *c) {
     }
     rc = 0;
 out:
+    npk_threads_set(0);
+    if (deflt > 0) bench_dnnl_set_threads(deflt);
     cli_progress_end();
     if (p) npk_port_set_trace(p, NULL);
     npk_trace_free(tr);
