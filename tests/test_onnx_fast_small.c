@@ -2,7 +2,8 @@
 /* The kernels of src/ops/fast_onnx_small.c against the naive golden kernels
  * (src/ops/ref_onnx*.c) on pseudo-random shapes: QGemm (both B layouts, zero
  * points per column, with and without bias, K past one int32 chunk) and Slice
- * (any rank, negative steps, empty outputs) and Pad (every mode) bit for bit; narrow convolutions
+ * (any rank, negative steps, empty outputs), Pad (every mode) and QuantizeLinear -> DequantizeLinear in
+ * one pass bit for bit; narrow convolutions
  * (the GEMM's dot-product form) and LSTM (both directions and layouts,
  * sequence lengths, initial states, peepholes, clip, input_forget, every
  * activation, each optional output) within ONNX's backend tolerance. Then
@@ -164,6 +165,43 @@ static void test_pad(void) {
     }
 }
 
+/* ---- QuantizeLinear -> DequantizeLinear in one pass ----------------------------------------- */
+
+/* npk_fast_quant_dequant against the golden QuantizeLinear then DequantizeLinear, bit for bit:
+ * int8 and uint8, zero points at the ends of the type and between, the DequantizeLinear's own
+ * scale and zero point, values that round to ties, saturate, NaN, infinities, signed zeros; in
+ * place and not. */
+static void test_quant_dequant(void) {
+    for (int it = 0; it < 40; it++) {
+        int s8 = it % 2, dt = s8 ? NPK_DT_INT8 : NPK_DT_UINT8;
+        int64_t n = 1 + (int64_t)(rnd() % 700), one = 1;
+        npk_tensor x = mk(NPK_DT_FLOAT, 1, &n), q = mk(dt, 1, &n), yg = mk(NPK_DT_FLOAT, 1, &n), yf = mk(NPK_DT_FLOAT, 1, &n);
+        npk_tensor qs = mk(NPK_DT_FLOAT, 0, &one), ds = mk(NPK_DT_FLOAT, 0, &one), qz = mk(dt, 0, &one), dz = mk(dt, 0, &one);
+        float s = (float)(1 + rnd() % 1000) / 4096.0f;
+        *(float *)qs.data = s;
+        *(float *)ds.data = it % 3 ? s : s * 1.5f;
+        int zq = it < 4 ? (s8 ? -128 : 0) : it < 8 ? (s8 ? 127 : 255) : (int)(rnd() % 256) - (s8 ? 128 : 0);
+        int zd = it % 5 ? zq : (int)(rnd() % 256) - (s8 ? 128 : 0);
+        if (s8) *(int8_t *)qz.data = (int8_t)zq, *(int8_t *)dz.data = (int8_t)zd;
+        else *(uint8_t *)qz.data = (uint8_t)zq, *(uint8_t *)dz.data = (uint8_t)zd;
+        float *xs = x.data;
+        for (int64_t i = 0; i < n; i++)
+            xs[i] = i % 7 == 3 ? ((float)((int)(rnd() % 600) - 300) + 0.5f) * s /* ties */
+                               : (float)((int)(rnd() % 200001) - 100000) / 100000.0f * 300.0f * s;
+        static const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e30f, -1e30f};
+        for (size_t k = 0; k < sizeof special / sizeof special[0] && (int64_t)k < n; k++)
+            if (rnd() % 2) xs[rnd() % (uint64_t)n] = special[k];
+        npk_ref_onnx_quantize(&x, &qs, &qz, 1, &q);
+        npk_ref_onnx_dequantize(&q, &ds, &dz, 1, &yg);
+        npk_fast_quant_dequant(xs, yf.data, n, s8, s, (float)zq, *(float *)ds.data, zd);
+        CHECK(same_bits(&yf, &yg));
+        npk_fast_quant_dequant(xs, xs, n, s8, s, (float)zq, *(float *)ds.data, zd); /* in place */
+        CHECK(same_bits(&x, &yg));
+        npk_tensor t[8] = {x, q, yg, yf, qs, ds, qz, dz};
+        free_all(t, 8);
+    }
+}
+
 /* ---- LSTM ---------------------------------------------------------------------------------- */
 
 static void test_lstm(void) {
@@ -237,6 +275,7 @@ int main(int argc, char **argv) {
         test_qgemm();
         test_conv_narrow();
         test_lstm();
+        test_quant_dequant();
     }
     CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     test_slice();

@@ -424,8 +424,9 @@ static int partition(npk_exec *x, const char *dev) {
     for (size_t n = 0; n < nn; n++)
         if (x->chain[n].skip) {
             static const char in_chain[] = "; run in one pass by the HardSwish chain's Mul",
-                              in_conv[] = "; folded into the weights of the Conv before it";
-            const char *s = x->chain[n].skip == EXEC_SKIP_FOLD ? in_conv : in_chain;
+                              in_conv[] = "; folded into the weights of the Conv before it",
+                              in_q[] = "; run in one pass with the QuantizeLinear before it";
+            const char *s = x->chain[n].skip == EXEC_SKIP_FOLD ? in_conv : x->chain[n].skip == EXEC_SKIP_QDQ ? in_q : in_chain;
             size_t at = strlen(rep->nodes[n].why), len = strlen(s) + 1;
             if (at + len <= sizeof rep->nodes[n].why) memcpy(rep->nodes[n].why + at, s, len);
         }
@@ -474,6 +475,11 @@ static int run_node(npk_exec *x, size_t n) {
     if (x->chain[n].x_val >= 0) {
         if ((rc = exec_run_chain(x, (int)n)))
             return npk_err_prefix(-rc, "node '%s' (%s) as a HardSwish chain", nd->name, nd->op);
+        return 0;
+    }
+    if (x->chain[n].qdq_end) {
+        if ((rc = exec_run_qdq(x, (int)n)))
+            return npk_err_prefix(-rc, "node '%s' (%s) with the DequantizeLinear after it", nd->name, nd->op);
         return 0;
     }
     if (x->cpu_qdq[n].node >= 0) {

@@ -294,11 +294,96 @@ static void match_conv_fold(npk_exec *x, int n) {
     }
 }
 
+/* The float output value v of a one-pass run over the float value xv (same shape; in, its host copy, checked by the caller): xv's own buffer when no later node reads it (in place), else a new one;
+ * named. NULL when memory is short. */
+static npk_tensor *pass_out(npk_exec *x, int xv, const npk_tensor *in, int v) {
+    npk_tensor *reuse = exec_can_take(x, xv) ? x->host[xv] : NULL, *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (reuse == in) { /* in place: the input's buffer, which no later node reads */
+        *t = (npk_tensor){.dtype = NPK_DT_FLOAT, .rank = x->meta[v].rank, .data = reuse->data};
+        memcpy(t->dims, x->meta[v].dims, sizeof t->dims);
+        reuse->data = NULL;
+    } else if (npk_tensor_alloc_raw(t, NULL, NPK_DT_FLOAT, x->meta[v].rank, x->meta[v].dims)) {
+        free(t);
+        return NULL;
+    }
+    if (!(t->name = strdup(x->g->vals[v].name))) {
+        npk_tensor_free(t);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* ---- QuantizeLinear -> DequantizeLinear in one pass ----------------------------------------
+ *
+ * A QDQ model quantizes every float value it passes on: between two float nodes stands a
+ * QuantizeLinear whose only reader is a DequantizeLinear (ppocr-cls-qdq-s8: about a hundred per
+ * run around its HardSwish, Relu and SE blocks). With per-tensor constant scales and zero points,
+ * the QuantizeLinear computes the DequantizeLinear's float output in the same pass
+ * (npk_fast_quant_dequant: each node's own float operations, so the values are theirs bit for
+ * bit) and the 8-bit value is never stored; the DequantizeLinear does nothing. Not in golden
+ * runs nor timing-only ones. */
+
+/* v as a constant scalar tensor of type dt (an initializer or a folded constant), or NULL. */
+static const npk_tensor *const_scalar(npk_exec *x, int v, int dt) {
+    if (v < 0 || x->g->vals[v].graph_input >= 0) return NULL;
+    const npk_tensor *t = x->folded[v] ? x->folded[v] : x->g->vals[v].konst;
+    return t && t->kind == NPK_KIND_TENSOR && t->dtype == dt && t->data && npk_tensor_numel(t) == 1 ? t : NULL;
+}
+
+static void match_qdq(npk_exec *x, int n) {
+    const npk_node *q = &x->g->nodes[n];
+    if (q->op_id != NPK_OP_QuantizeLinear || q->n_in != 3 || q->n_out != 1 || q->out[0] < 0 || q->in[0] < 0) return;
+    int v = q->out[0], xv = q->in[0], c = npk_exec_only_consumer(x, v);
+    /* (a quantized group may read v itself, npk_exec_read_direct: a use beyond the graph's) */
+    if (c < 0 || x->folded[v] || !npk_exec_sole_use(x, v, c) || x->uses_left[v] != x->g->vals[v].n_uses) return;
+    const npk_node *d = &x->g->nodes[c];
+    if (d->op_id != NPK_OP_DequantizeLinear || d->n_out != 1 || d->out[0] < 0 || d->in[0] != v ||
+        x->place[c] != NPK_PLACE_CPU || x->cpu_qdq[c].node >= 0 || x->fused_into[c] >= 0 || x->chain[c].skip ||
+        x->folded[d->out[0]] || !same_float_shape(x, xv, d->out[0]))
+        return;
+    const npk_tensor *qz = q->in[2] >= 0 ? x->g->vals[q->in[2]].konst : NULL;
+    int dt = qz && x->g->vals[q->in[2]].graph_input < 0 ? qz->dtype : -1;
+    if (dt != NPK_DT_INT8 && dt != NPK_DT_UINT8) return;
+    const npk_tensor *qs = const_scalar(x, q->in[1], NPK_DT_FLOAT), *qzt = const_scalar(x, q->in[2], dt),
+                     *ds = const_scalar(x, d->n_in > 1 ? d->in[1] : -1, NPK_DT_FLOAT),
+                     *dzt = d->n_in > 2 && d->in[2] >= 0 ? const_scalar(x, d->in[2], dt) : NULL;
+    if (!qs || !qzt || !ds || (d->n_in > 2 && d->in[2] >= 0 && !dzt)) return;
+    exec_chain *ch = &x->chain[n];
+    int s8 = dt == NPK_DT_INT8;
+    ch->q_s8 = s8;
+    ch->qs = *(const float *)qs->data, ch->ds = *(const float *)ds->data;
+    ch->qz = s8 ? (float)*(const int8_t *)qzt->data : (float)*(const uint8_t *)qzt->data;
+    ch->dz = !dzt ? 0 : s8 ? *(const int8_t *)dzt->data : *(const uint8_t *)dzt->data;
+    ch->qdq_end = c;
+    x->chain[c].skip = EXEC_SKIP_QDQ;
+}
+
+int exec_run_qdq(npk_exec *x, int n) {
+    const exec_chain *ch = &x->chain[n];
+    int v = x->g->nodes[ch->qdq_end].out[0], xv = x->g->nodes[n].in[0];
+    const npk_tensor *in = npk_exec_host(x, xv);
+    if (!in) return -NPK_EINVAL;
+    if (!in->data || in->kind != NPK_KIND_TENSOR || in->dtype != NPK_DT_FLOAT || npk_tensor_numel(in) != npk_tensor_numel(&x->meta[v]))
+        return npk_err(NPK_EINVAL, "QuantizeLinear input does not have the inferred shape");
+    const float *src = in->data;
+    npk_tensor *t = pass_out(x, xv, in, v);
+    if (!t) return npk_err(NPK_ENOMEM, "out of memory");
+    npk_fast_quant_dequant(src, t->data, npk_tensor_numel(t), ch->q_s8, ch->qs, ch->qz, ch->ds, ch->dz);
+    x->host[v] = t;
+    return 0;
+}
+
 void exec_fuse_cpu(npk_exec *x) {
     if (!x->chain || x->opts->golden || x->opts->timing_only) return;
     for (size_t n = 0; n < x->g->n_nodes; n++)
         if (x->place[n] == NPK_PLACE_CPU && x->cpu_qdq[n].node < 0 && x->fused_into[n] < 0 && !x->chain[n].skip)
             match_hswish(x, (int)n);
+    for (size_t n = 0; n < x->g->n_nodes; n++)
+        if (x->place[n] == NPK_PLACE_CPU && x->cpu_qdq[n].node < 0 && x->fused_into[n] < 0 && !x->chain[n].skip &&
+            x->chain[n].x_val < 0)
+            match_qdq(x, (int)n);
     for (size_t n = 0; n < x->g->n_nodes; n++)
         if (x->place[n] == NPK_PLACE_CPU && x->cpu_qdq[n].node < 0 && x->fused_into[n] < 0) match_conv_fold(x, (int)n);
 }
@@ -315,24 +400,10 @@ int exec_run_chain(npk_exec *x, int n) {
     const npk_tensor *in = npk_exec_host(x, ch->x_val);
     if (!in) return -NPK_EINVAL;
     const float *src = in->data;
-    npk_tensor *reuse = exec_can_take(x, ch->x_val) ? x->host[ch->x_val] : NULL;
     if (!in->data || in->dtype != NPK_DT_FLOAT || npk_tensor_numel(in) != npk_tensor_numel(&x->meta[v]))
         return npk_err(NPK_EINVAL, "HardSwish chain input does not have the inferred shape");
-    npk_tensor *t = calloc(1, sizeof *t);
+    npk_tensor *t = pass_out(x, ch->x_val, in, v);
     if (!t) return npk_err(NPK_ENOMEM, "out of memory");
-    if (reuse == in) { /* in place: the input's buffer, which no later node reads */
-        *t = (npk_tensor){.dtype = NPK_DT_FLOAT, .rank = x->meta[v].rank, .data = reuse->data};
-        memcpy(t->dims, x->meta[v].dims, sizeof t->dims);
-        reuse->data = NULL;
-    } else if (npk_tensor_alloc_raw(t, NULL, NPK_DT_FLOAT, x->meta[v].rank, x->meta[v].dims)) {
-        free(t);
-        return npk_err(NPK_ENOMEM, "out of memory");
-    }
-    if (!(t->name = strdup(x->g->vals[v].name))) {
-        npk_tensor_free(t);
-        free(t);
-        return npk_err(NPK_ENOMEM, "out of memory");
-    }
     if (npk_fast_hswish_chain_tail(src, t->data, npk_tensor_numel(t), ch->a, ch->lo, ch->hi, ch->d, ch->div_last,
                                    ch->tail, ch->tm, ch->ta))
         return npk_err(NPK_EINVAL, "HardSwish chain bounds are not float values"); /* (matched only when they are) */

@@ -36,8 +36,10 @@ typedef struct buf {
 /* An element-wise chain run by its last node (exec_fuse.c): x_val >= 0 on that node, skip on
  * the nodes it runs for (EXEC_SKIP_CHAIN). A float Conv whose constant BatchNormalization / Mul /
  * Add nodes are folded into its weights: fold_end > 0 on the Conv (the last folded node, whose
- * output the Conv writes; fw, fb its weights and bias), skip = EXEC_SKIP_FOLD on those nodes. */
-enum { EXEC_SKIP_CHAIN = 1, EXEC_SKIP_FOLD = 2 };
+ * output the Conv writes; fw, fb its weights and bias), skip = EXEC_SKIP_FOLD on those nodes. A
+ * QuantizeLinear -> DequantizeLinear pair run as one pass: qdq_end on the QuantizeLinear, skip =
+ * EXEC_SKIP_QDQ on the DequantizeLinear. */
+enum { EXEC_SKIP_CHAIN = 1, EXEC_SKIP_FOLD = 2, EXEC_SKIP_QDQ = 3 };
 typedef struct exec_chain {
     int x_val;
     float a, d;
@@ -48,6 +50,11 @@ typedef struct exec_chain {
     float tm, ta;
     int fold_end;
     const npk_tensor *fw, *fb;
+    int qdq_end; /* a QuantizeLinear whose only reader is a DequantizeLinear (EXEC_SKIP_QDQ): that node, whose
+                    float output the QuantizeLinear writes in the same pass (exec_fuse.c), 0: none */
+    float qs, qz, ds;
+    int32_t dz;
+    int q_s8;
 } exec_chain;
 
 struct npk_exec {
@@ -101,6 +108,7 @@ int exec_plan_memory(npk_exec *x);
 /* exec_fuse.c */
 void exec_fuse_cpu(npk_exec *x);
 int exec_run_chain(npk_exec *x, int n);
+int exec_run_qdq(npk_exec *x, int n);
 /* 1 when a node may write its output into v's host buffer (the run owns it and no later node
  * reads it: npk_opctx.reuse, the chains) */
 int exec_can_take(npk_exec *x, int v);

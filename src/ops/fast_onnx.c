@@ -835,6 +835,20 @@ NPK_ISA_CLONES_VOID(quant_row, (const float *x, void *o, int s8, int64_t n, floa
         for (int64_t i = 0; i < n; i++) ((uint8_t *)o)[i] = (uint8_t)q_round(nearbyintf(x[i] / s), z, lo, hi);
 }
 
+/* QuantizeLinear (quant_row's operations) then DequantizeLinear (fast_dequantize's) per element:
+ * q_round gives the 8-bit value q as an integral float inside the type's range, and q - dz of
+ * two integers below 2^24 is exact in float, so (q - (float)dz) * ds is the DequantizeLinear's
+ * (float)(q - dz) * ds bit for bit, in float lanes throughout (it vectorizes). */
+NPK_ISA_CLONES_VOID(quant_dequant_row, (const float *x, float *y, int64_t n, float s, float z, float lo, float hi,
+                                        float ds, float dz),
+                    (x, y, n, s, z, lo, hi, ds, dz)) {
+    for (int64_t i = 0; i < n; i++) y[i] = (q_round(nearbyintf(x[i] / s), z, lo, hi) - dz) * ds;
+}
+
+void npk_fast_quant_dequant(const float *x, float *y, int64_t n, int s8, float s, float z, float ds, int32_t dz) {
+    quant_dequant_row(x, y, n, s, z, s8 ? -128.0f : 0.0f, s8 ? 127.0f : 255.0f, ds, (float)dz);
+}
+
 int npk_fast_requant_tensor(const npk_tensor *acc, const float *mult, int64_t n_mult, int axis, int64_t y_zp,
                             npk_tensor *y) {
     if (acc->dtype != NPK_DT_INT32 || !is_q8(y->dtype) || y_zp < -255 || y_zp > 255) return 1; /* q_round's z */

@@ -97,6 +97,10 @@ int npk_fast_qgemm(const npk_tensor *a, const npk_tensor *b, int trans_b, int64_
 /* Slice with resolved starts and steps per dimension (as npk_ref_onnx_slice): rows of the
  * last dimension copied whole when its step is 1; any dtype of 1, 2, 4 or 8 bytes. */
 int npk_fast_slice(const npk_tensor *x, const int64_t *start, const int64_t *step, npk_tensor *y);
+/* QuantizeLinear to int8 (s8) or uint8 with the scalar scale s and zero point z, then
+ * DequantizeLinear of that value with the scalar scale ds and zero point dz, n floats x -> y
+ * (y may be x), without storing the 8-bit value: the two fast kernels' operations, bit for bit. */
+void npk_fast_quant_dequant(const float *x, float *y, int64_t n, int s8, float s, float z, float ds, int32_t dz);
 /* Pad (as npk_ref_onnx_pad: every mode, any dtype of 1 to 8 bytes): the last axis's source
  * columns once, then each output row as its padding and one copy of the input row (bit for bit). */
 int npk_fast_pad(const npk_tensor *x, const int64_t *pad_b, int mode, const void *cval, npk_tensor *y);
