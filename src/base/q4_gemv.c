@@ -962,6 +962,26 @@ NPK_TARGET_AVX2 static inline void chunk_sums_avx2(const npk_q4_ws *ws, const in
     *S1 = s1;
 }
 
+/* Eight old values (BF16, finite) as the integers on base's unit of the even
+ * (*e: 0, 2, 4, 6) and the odd (*o) outputs, each below 2^62 (the caller's
+ * fit bound, base at or below their unit exponents). */
+NPK_TARGET_AVX2 static inline void old8_avx2(const uint16_t *old, int base, __m256i *e, __m256i *o) {
+    const __m256i ffff = _mm256_set1_epi64x(0xffff), one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256();
+    __m256i pr = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)old)); /* per lane: even | odd << 16 */
+    __m256i v[2] = {_mm256_and_si256(pr, ffff), _mm256_and_si256(_mm256_srli_epi64(pr, 16), ffff)};
+    for (int k = 0; k < 2; k++) {
+        __m256i ex = _mm256_and_si256(_mm256_srli_epi64(v[k], 7), _mm256_set1_epi64x(0xff));
+        __m256i mant = _mm256_or_si256(_mm256_and_si256(v[k], _mm256_set1_epi64x(0x7f)),
+                                       _mm256_andnot_si256(_mm256_cmpeq_epi64(ex, zero), _mm256_set1_epi64x(0x80)));
+        __m256i sh = _mm256_sub_epi64(_mm256_max_epi32(ex, one), _mm256_set1_epi64x(134 + (long long)base));
+        __m256i a = _mm256_sllv_epi64(mant, sh); /* a zero's shift may be out of range: 0 either way */
+        __m256i sg = _mm256_sub_epi64(zero, _mm256_srli_epi64(v[k], 15));
+        a = _mm256_sub_epi64(_mm256_xor_si256(a, sg), sg);
+        if (k) *o = a;
+        else *e = a;
+    }
+}
+
 /* row_c for AVX2: per chunk the sums of all 16 outputs of a block
  * (chunk_sums_avx2), T = S * sm as int64 products of the even and the odd
  * lanes (vpmuldq reads the low half of each 64-bit lane), each added at its
@@ -969,8 +989,9 @@ NPK_TARGET_AVX2 static inline void chunk_sums_avx2(const npk_q4_ws *ws, const in
  * 2^62 at base) the sums are int64 lanes (four registers for the block; the
  * high words are their signs); else 128-bit two's complement sums, half a
  * block (four registers of them) at a time. */
-NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base, int init,
-                                     uint16_t *y, uint32_t b0, uint32_t b1, int fit) {
+NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base,
+                                     const uint16_t *old, uint16_t *y, uint32_t b0, uint32_t b1, int fit) {
+    const int init = old != NULL; /* the sums start from the old values: in ws->lo/hi, or (fit) from old */
     const uint32_t nc = r->n16 + r->n32; /* the chunks of nz16, then those of nz32 */
     for (uint32_t b = b0; b < b1; b++) {
         const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
@@ -978,7 +999,10 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
         const size_t off = (size_t)b * LANES;
         if (fit) {
             __m256i e0 = _mm256_setzero_si256(), o0 = e0, e1 = e0, o1 = e0, u0 = e0, u1 = e0;
-            if (init) { /* the old values (their high words are signs) */
+            if (init && off + LANES <= m->N) { /* the old values straight from old */
+                old8_avx2(old + off, base, &e0, &o0);
+                old8_avx2(old + off + 8, base, &e1, &o1);
+            } else if (init) { /* from ws->lo (gemv_blocks put them there; their high words are signs) */
                 split_eo(_mm256_loadu_si256((const __m256i *)plo), _mm256_loadu_si256((const __m256i *)(plo + 4)), &e0, &o0);
                 split_eo(_mm256_loadu_si256((const __m256i *)(plo + 8)), _mm256_loadu_si256((const __m256i *)(plo + 12)), &e1,
                          &o1);
@@ -1188,12 +1212,14 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         return;
     }
     const int vec = j->sh64 && (j->isa == NPK_Q4_AVX512 || j->isa == NPK_Q4_AVX2); /* sums start in registers */
+    /* the old values into ws->lo/hi; row_avx2's int64 rows read those of whole blocks from old */
+    const uint32_t o0 = j->isa == NPK_Q4_AVX2 && j->sh64 && j->fit ? (n1 > m->N / LANES * LANES ? m->N / LANES * LANES : n1) : n0;
     if (j->old || !vec) {
         memset(ws->lo + n0, 0, (size_t)(b1 - b0) * LANES * sizeof *ws->lo);
         memset(ws->hi + n0, 0, (size_t)(b1 - b0) * LANES * sizeof *ws->hi);
     }
     if (j->old)
-        for (uint32_t n = n0; n < n1; n++) {
+        for (uint32_t n = o0 > n0 ? o0 : n0; n < n1; n++) {
             uint16_t b = j->old[n];
             if (!(b & 0x7fffu)) continue;
             int64_t mant = (int64_t)((b & 0x7fu) | ((b & 0x7f80u) ? 0x80u : 0));
@@ -1205,7 +1231,7 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         return;
     }
     if (j->isa == NPK_Q4_AVX2 && j->sh64) {
-        row_avx2(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1, j->fit);
+        row_avx2(m, ws, &j->r, j->base, j->old, j->y, b0, b1, j->fit);
         return;
     }
     row_c(m, ws, &j->r, j->base, b0, b1);
@@ -1251,16 +1277,19 @@ int npk_q4_gemv(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old, uin
         int lo = wide && r.wlo < r.cemin ? r.wlo : r.cemin;
         base = r.nnz || wide ? lo + m->sxmin : 1 << 20;
         if (r.nnz || wide) top = r.chimax + 38 + m->sxmax;
-        if (old)
-            for (uint32_t n = 0; n < m->N && fast; n++) {
-                uint16_t b = old[n];
-                if ((b & 0x7f80u) == 0x7f80u) fast = 0;
-                else if (b & 0x7fffu) {
-                    int e = unit_exp(b);
-                    if (e < base) base = e;
-                    if (e + 8 > top) top = e + 8;
-                }
+        if (old) { /* the old values' exponent range; an infinity or NaN takes the general path */
+            int olo = 1 << 20, ohi = -(1 << 20), ok = 1;
+            size_t i0 = 0;
+#ifdef Q4_X86
+            if (isa >= NPK_Q4_AVX2) i0 = range16_avx2(old, m->N, &olo, &ohi, &ok);
+#endif
+            for (size_t i = i0; i < m->N; i++) ok &= sum_range(old[i], &olo, &ohi);
+            if (!ok) fast = 0;
+            else if (ohi >= olo) {
+                if (olo < base) base = olo;
+                if (ohi + 8 > top) top = ohi + 8;
             }
+        }
         int lg = 0;
         while ((1u << lg) < r.nnz + CH * r.nwide + 2u) lg++;
         if (base == 1 << 20) base = 0; /* nothing nonzero: every output is +0 */
