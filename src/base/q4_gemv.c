@@ -584,6 +584,40 @@ NPK_TARGET_AVX2 static size_t sum4_avx2(const uint16_t *x, size_t n, int lo, uin
 }
 #endif
 
+#ifdef Q4_X86
+/* sum x[i] * 2^(unit_exp - lo) over x[0..n) sixteen at a time into *S when
+ * every partial sum provably stays below 2^62 (the caller's bound: the terms'
+ * shifts at most 54): the significands signed in 16-bit lanes, each group of
+ * four widened to int64 at its shift. Returns the count done. */
+NPK_TARGET_AVX2 static size_t sum16_fit_avx2(const uint16_t *x, size_t n, int lo, int64_t *S) {
+    const __m256i zero = _mm256_setzero_si256(), base = _mm256_set1_epi16((short)(134 + lo));
+    __m256i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i ex = _mm256_and_si256(_mm256_srli_epi16(v, 7), _mm256_set1_epi16(0xff));
+        __m256i mant = _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi16(0x7f)),
+                                       _mm256_andnot_si256(_mm256_cmpeq_epi16(ex, zero), _mm256_set1_epi16(0x80)));
+        __m256i sg = _mm256_srai_epi16(v, 15);
+        __m256i T = _mm256_sub_epi16(_mm256_xor_si256(mant, sg), sg);
+        /* a zero's shift may be negative: its term is 0 either way */
+        __m256i sh = _mm256_sub_epi16(_mm256_max_epu16(ex, _mm256_set1_epi16(1)), base);
+        __m128i tl = _mm256_castsi256_si128(T), th = _mm256_extracti128_si256(T, 1);
+        __m128i sl = _mm256_castsi256_si128(sh), shh = _mm256_extracti128_si256(sh, 1);
+        a0 = _mm256_add_epi64(a0, _mm256_sllv_epi64(_mm256_cvtepi16_epi64(tl), _mm256_cvtepi16_epi64(sl)));
+        a1 = _mm256_add_epi64(a1, _mm256_sllv_epi64(_mm256_cvtepi16_epi64(_mm_srli_si128(tl, 8)),
+                                                    _mm256_cvtepi16_epi64(_mm_srli_si128(sl, 8))));
+        a2 = _mm256_add_epi64(a2, _mm256_sllv_epi64(_mm256_cvtepi16_epi64(th), _mm256_cvtepi16_epi64(shh)));
+        a3 = _mm256_add_epi64(a3, _mm256_sllv_epi64(_mm256_cvtepi16_epi64(_mm_srli_si128(th, 8)),
+                                                    _mm256_cvtepi16_epi64(_mm_srli_si128(shh, 8))));
+    }
+    __m256i a = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
+    __m128i h = _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    *S += _mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1);
+    return i;
+}
+#endif
+
 /* w[0..nw) += v * 2^sh, two's complement (v's sign extended through the top word; the caller bounds the sum). */
 static void add_wide(uint64_t *w, int nw, int64_t v, int sh) {
     int q = sh >> 6, r = sh & 63;
@@ -662,7 +696,12 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
     if (sub && (*sub & 0x7fffu)) add128(&L, &H, -signed_mant(*sub) * (int64_t)n, unit_exp(*sub) - lo); /* n < 2^40 */
     i0 = 0;
 #ifdef Q4_X86
-    if (avx2) i0 = sum4_avx2(x, n, lo, &L, &H);
+    if (avx2 && hi + 8 + lg - lo <= 62) { /* every partial sum below 2^62: int64 */
+        int64_t S = 0;
+        i0 = sum16_fit_avx2(x, n, lo, &S);
+        add128(&L, &H, S, 0);
+    }
+    if (avx2) i0 += sum4_avx2(x + i0, n - i0, lo, &L, &H);
 #endif
     for (size_t i = i0; i < n; i++)
         if (x[i] & 0x7fffu) add128(&L, &H, signed_mant(x[i]), unit_exp(x[i]) - lo);
