@@ -394,6 +394,74 @@ int main(void) {
             npk_port_free_all(P);
             reopen();
         }
+    /* npk_shell_gemm_host in place (npk_port_map_host: the model reads the caller's
+     * A and B and writes its C, no copy) against the copy path (the same buffers
+     * one byte off their element alignment, which the driver copies): the same C,
+     * equal to the reference, the same modeled cycles and DMA beats (INT8 elements
+     * are bytes: its A and B stay in place, C is copied); C over A
+     * (copied, as a write in place would change A under the GEMM). */
+    for (int dt = 0; dt < 2; dt++) {
+        const uint32_t m = 40, n = 24, k = 70;
+        const size_t es = dt ? 2 : 1, sa = m * k * es, sb = k * n * es, sc = (size_t)m * n * 4;
+        uint8_t *a = malloc(sa + 8), *b = malloc(sb + 8), *c = malloc(sc + 8), *want = malloc(sc);
+        rand_elems(dt ? SHELL_BF16 : SHELL_INT8, a, sa / es, 0);
+        rand_elems(dt ? SHELL_BF16 : SHELL_INT8, b, sb / es, 0);
+        npk_shell_gemm_desc g = {0};
+        g.dtype = dt ? SHELL_BF16 : SHELL_INT8;
+        g.m = m, g.n = n, g.k = k;
+        npk_ref_gemm r = {g.dtype, 0, 0, 0, m, n, k, a, k * es, b, n * es, NULL, want, 4 * (size_t)n, NULL,
+                          0, 0, 1.0f, 0.0f, 0, 0, 0};
+        npk_ref_gemm_run(&r);
+        npk_mem *mem = npk_sim_mem(npk_port_sim(P));
+        uint32_t cyc[2];
+        npk_mem_stats st[2];
+        for (int off = 0; off < 2; off++) { /* 0: in place, 1: copied */
+            uint8_t *ao = a + off, *bo = b + off, *co = c + off;
+            if (off) memmove(a + 1, a, sa), memmove(b + 1, b, sb);
+            memset(co, 0xa5, sc);
+            npk_mem_reset_stats(mem);
+            uint32_t c0 = reg(P, SHELL_PERF_GEMM_CYCLES);
+            uint64_t used = npk_mem_used(mem);
+            CHECK_EQ(npk_shell_gemm_host(SH, &g, ao, bo, NULL, co), 0);
+            if (!off) CHECK_EQ(npk_mem_used(mem), used); /* no guest buffer taken: in place */
+            cyc[off] = reg(P, SHELL_PERF_GEMM_CYCLES) - c0;
+            npk_mem_get_stats(mem, &st[off]);
+            CHECK(!memcmp(co, want, sc));
+        }
+        CHECK_EQ(cyc[0], cyc[1]);
+        CHECK_EQ(st[0].read_bytes, st[1].read_bytes);
+        CHECK_EQ(st[0].write_bytes, st[1].write_bytes);
+        CHECK(cyc[0] > 0);
+        /* C over A: A's buffer holds A, then C */
+        uint8_t *ac = malloc(sa > sc ? sa : sc);
+        memmove(a, a + 1, sa), memmove(b, b + 1, sb);
+        memcpy(ac, a, sa);
+        CHECK_EQ(npk_shell_gemm_host(SH, &g, ac, b, NULL, ac), 0);
+        CHECK(!memcmp(ac, want, sc));
+        free(ac), free(a), free(b), free(c), free(want);
+        reopen();
+    }
+    /* npk_port_map_host itself: guest memory at the address is the host buffer (both
+     * ways) until npk_port_free; a memory map declared on the model refuses it. */
+    {
+        uint32_t host[1024];
+        for (int i = 0; i < 1024; i++) host[i] = (uint32_t)i * 2654435761u;
+        uint64_t ga = 0;
+        CHECK_EQ(npk_port_map_host(P, host, sizeof host, &ga), 0);
+        CHECK(ga % 64 == 0);
+        uint32_t v = 0, w = 0xfeedf00d;
+        CHECK_EQ(npk_port_mem_read(P, ga + 40, &v, 4), 0);
+        CHECK_EQ(v, host[10]);
+        CHECK_EQ(npk_port_mem_write(P, ga + 4092, &w, 4), 0);
+        CHECK_EQ(host[1023], 0xfeedf00du);
+        npk_port_free(P, ga);
+        CHECK_EQ(npk_port_mem_read(P, ga + 40, &v, 4), 0);
+        CHECK(v != host[10]); /* the guest range no longer shows the host buffer */
+        npk_port *p2 = open_shell(NULL);
+        CHECK_EQ(npk_mem_map(npk_sim_mem(npk_port_sim(p2)), 0, 1ull << 40, 3, "ram"), 0);
+        CHECK(npk_port_map_host(p2, host, sizeof host, &ga) == -NPK_EUNSUPPORTED);
+        npk_port_close(p2);
+    }
     /* Every variant of the shared kernels (include/npukit/gemm.h) the host runs,
      * forced in turn: odd shapes that cross the register tiles (6 and 4 rows),
      * the column panels (64 and 16) and the K blocks (int8 256, fp32 128), every

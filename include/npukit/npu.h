@@ -103,6 +103,15 @@ void npk_port_free(npk_port *p, uint64_t addr);
  * ports, or use npk_port_mem_read/write). Writes through it are guest
  * memory writes; the device must not be running on the range. */
 void *npk_port_direct(npk_port *p, uint64_t addr, uint64_t len);
+/* Zero copy of a host buffer (the in-process port): guest memory at *addr
+ * (64-byte aligned, size bytes) becomes the caller's [host, host + size), so
+ * that the device reads and writes that buffer in place, until
+ * npk_port_free(p, *addr) (or npk_port_free_all); the caller keeps the buffer
+ * alive until then and does not touch it while the device runs on it.
+ * -NPK_EUNSUPPORTED when the port cannot (ports to other processes or
+ * hardware, a model with a declared memory map, whose timing depends on the
+ * address): the caller then copies through npk_port_alloc. */
+int npk_port_map_host(npk_port *p, void *host, uint64_t size, uint64_t *addr);
 /* Reserve [addr, addr + size) at a fixed address (a compiled package's
  * arena or descriptors) so that later allocations avoid it; fails when it
  * overlaps an allocation. Release it with npk_port_free(p, addr). A range

@@ -105,7 +105,10 @@ int npk_shell_gemm_i8(npk_shell *s, uint32_t m, uint32_t n, uint32_t k, const in
 /* A general GEMM: host matrices in the device layout (see npk_shell_gemm_desc:
  * element bytes of dtype, C of 4-byte elements); a/b/c/bias fields of g are
  * ignored (guest buffers are allocated), lda/ldb/ldc must be 0 (packed).
- * c_io: M*N elements of int32/fp32 (read first when beta/ADD/MUL need it). */
+ * c_io: M*N elements of int32/fp32 (read first when beta/ADD/MUL need it).
+ * On the in-process port a, b and c_io are used in place (npk_port_map_host:
+ * no copy; c_io is copied when it overlaps a, b or bias); on an error c_io
+ * may then hold part of the result. */
 int npk_shell_gemm_host(npk_shell *s, const npk_shell_gemm_desc *g, const void *a, const void *b,
                         const void *bias, void *c_io);
 

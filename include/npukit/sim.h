@@ -155,6 +155,11 @@ void npk_bus_count(npk_mem *m, npk_access acc, uint64_t addr, uint64_t bytes, ui
  * derived from it is taken anew (npk_mem_wgen). */
 int npk_mem_attach_host(npk_mem *m, uint64_t base, uint64_t size, void *host);
 void npk_mem_unmap_host(npk_mem *m);
+/* Drop the one npk_mem_attach_host extent at base (its owner takes the memory
+ * back; the range reads as it did before the attach). 1 when a memory map is
+ * declared (npk_mem_map). */
+void npk_mem_detach_host(npk_mem *m, uint64_t base);
+int npk_mem_has_map(const npk_mem *m);
 void npk_mem_touch(npk_mem *m, uint64_t addr, uint64_t len);
 
 /* Write generation of [addr, addr+len): a number that changes whenever a byte

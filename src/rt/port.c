@@ -141,12 +141,14 @@ const char *npk_port_kind(const npk_port *p) { return p->be->info.name; }
 npk_sim *npk_port_sim(npk_port *p) { return p->sim; }
 
 /* First-fit allocator over the port's arena; blocks kept sorted. */
-int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr) {
+/* First fit at or above `from` in the arena; hook: tell the backend (npk_port_alloc). */
+static int alloc_from(npk_port *p, uint64_t from, uint64_t size, uint64_t align, int hook, uint64_t *addr) {
     if (!size) size = 1;
     if (!align) align = 16;
     if (align & (align - 1)) return npk_err(NPK_EINVAL, "alignment %llu is not a power of two", (unsigned long long)align);
-    uint64_t cur = p->arena_base;
+    uint64_t cur = from;
     npk_alloc_block **link = &p->blocks;
+    for (; *link && (*link)->addr + (*link)->size <= from; link = &(*link)->next) {}
     for (;;) {
         uint64_t a = (cur + align - 1) & ~(align - 1);
         npk_alloc_block *next = *link;
@@ -156,18 +158,42 @@ int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr) {
             if (!b) return npk_err(NPK_ENOMEM, "out of memory");
             b->addr = a;
             b->size = size;
+            b->host = 0;
             b->next = next;
             *link = b;
             *addr = a;
-            if (p->be->allocated) p->be->allocated(p, a, size);
+            if (hook && p->be->allocated) p->be->allocated(p, a, size);
             return 0;
         }
         if (!next) break;
-        cur = next->addr + next->size;
+        cur = next->addr + next->size > cur ? next->addr + next->size : cur;
         link = &next->next;
     }
     return npk_err(NPK_ENOMEM, "guest memory arena (%llu bytes) cannot fit %llu more bytes",
                    (unsigned long long)p->arena_size, (unsigned long long)size);
+}
+
+int npk_port_alloc(npk_port *p, uint64_t size, uint64_t align, uint64_t *addr) {
+    return alloc_from(p, p->arena_base, size, align, 1, addr);
+}
+
+/* Host buffers are mapped in the arena's upper half: npk_port_alloc fills it
+ * from the bottom, and the in-process port keeps its host-backed extents
+ * after a free, which a mapping must not overlap. */
+int npk_port_map_host(npk_port *p, void *host, uint64_t size, uint64_t *addr) {
+    if (!p->be->map_host || !host || !size)
+        return npk_err(NPK_EUNSUPPORTED, "port '%s' cannot map host memory", p->be->info.name);
+    uint64_t a;
+    int rc = alloc_from(p, p->arena_base + p->arena_size / 2, size, 64, 0, &a);
+    if (rc) return rc;
+    if ((rc = p->be->map_host(p, a, size, host))) {
+        npk_port_free(p, a);
+        return rc;
+    }
+    for (npk_alloc_block *b = p->blocks; b; b = b->next)
+        if (b->addr == a) b->host = 1;
+    *addr = a;
+    return 0;
 }
 
 int npk_port_reserve(npk_port *p, uint64_t addr, uint64_t size) {
@@ -184,6 +210,7 @@ int npk_port_reserve(npk_port *p, uint64_t addr, uint64_t size) {
     if (!b) return npk_err(NPK_ENOMEM, "out of memory");
     b->addr = addr;
     b->size = size;
+    b->host = 0;
     b->next = *link;
     *link = b;
     return 0;
@@ -198,6 +225,7 @@ void npk_port_free(npk_port *p, uint64_t addr) {
         if ((*link)->addr == addr) {
             npk_alloc_block *b = *link;
             *link = b->next;
+            if (b->host) p->be->unmap_host(p, b->addr);
             free(b);
             return;
         }
@@ -208,6 +236,7 @@ void npk_port_free_all(npk_port *p) {
     while (p->blocks) {
         npk_alloc_block *b = p->blocks;
         p->blocks = b->next;
+        if (b->host) p->be->unmap_host(p, b->addr);
         free(b);
     }
 }

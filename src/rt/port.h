@@ -43,6 +43,10 @@ typedef struct npk_port_backend {
      * a trace set on the port (the in-process model records its device events in it). */
     void *(*direct)(npk_port *p, uint64_t addr, uint64_t len);
     void (*allocated)(npk_port *p, uint64_t addr, uint64_t size);
+    /* Optional (NULL: npk_port_map_host says -NPK_EUNSUPPORTED): back guest memory
+     * [addr, addr+size) by the caller's host buffer (zero copy) until unmap_host. */
+    int (*map_host)(npk_port *p, uint64_t addr, uint64_t size, void *host);
+    void (*unmap_host)(npk_port *p, uint64_t addr);
     void (*set_trace)(npk_port *p, struct npk_trace *t);
     /* Optional (NULL: -NPK_EUNSUPPORTED): npk_port_energy. */
     int (*energy)(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm);
@@ -57,6 +61,7 @@ typedef struct npk_port_backend {
 
 typedef struct npk_alloc_block {
     uint64_t addr, size;
+    int host; /* npk_port_map_host: backed by the caller's buffer */
     struct npk_alloc_block *next;
 } npk_alloc_block;
 

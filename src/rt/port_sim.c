@@ -53,6 +53,16 @@ static void *sim_direct(npk_port *p, uint64_t addr, uint64_t len) {
     return npk_mem_direct(npk_sim_mem(p->sim), addr, len);
 }
 
+/* in-process port: the caller's buffer as guest memory (no memory map declared: its
+ * regions' latencies would make the timing depend on the address chosen) */
+static int sim_map_host(npk_port *p, uint64_t addr, uint64_t size, void *host) {
+    npk_mem *m = npk_sim_mem(p->sim);
+    if (npk_mem_has_map(m)) return npk_err(NPK_EUNSUPPORTED, "sim port: a memory map is declared");
+    return npk_mem_attach_host(m, addr, size, host);
+}
+
+static void sim_unmap_host(npk_port *p, uint64_t addr) { npk_mem_detach_host(npk_sim_mem(p->sim), addr); }
+
 static void sim_set_trace(npk_port *p, struct npk_trace *t) { npk_sim_dev(p->sim)->trace = t; }
 
 static int sim_energy(npk_port *p, npk_energy *e, npk_area *a, uint32_t *tech_nm) {
@@ -94,6 +104,8 @@ const npk_port_backend npk_sim_port = {
     .close = sim_close,
     .direct = sim_direct,
     .allocated = sim_allocated,
+    .map_host = sim_map_host,
+    .unmap_host = sim_unmap_host,
     .set_trace = sim_set_trace,
     .energy = sim_energy,
 };

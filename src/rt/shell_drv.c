@@ -420,7 +420,7 @@ int npk_shell_reset(npk_shell *s) {
 
 typedef struct gbuf {
     uint64_t addr;
-    int live;
+    int live, mapped; /* mapped: the caller's buffer itself (npk_port_map_host) */
 } gbuf;
 
 static int galloc(npk_shell *s, gbuf *b, uint64_t size, const void *init) {
@@ -431,11 +431,31 @@ static int galloc(npk_shell *s, gbuf *b, uint64_t size, const void *init) {
     return rc;
 }
 
+/* The caller's buffer host[size] as a guest buffer: in place when the port can
+ * map it and it is aligned to its elements (align bytes), else a copy (galloc;
+ * copy_in: with its contents). */
+static int gmap(npk_shell *s, gbuf *b, const void *host, uint64_t size, uint64_t align, int copy_in) {
+    if (host && size && !((uintptr_t)host & (align - 1))) {
+        if (!npk_port_map_host(s->port, (void *)(uintptr_t)host, size, &b->addr)) return b->live = b->mapped = 1, 0;
+    }
+    return galloc(s, b, size, copy_in ? host : NULL);
+}
+
 static void gfree(npk_shell *s, gbuf *b) {
     if (b->live) npk_port_free(s->port, b->addr);
     b->live = 0;
 }
 
+static int host_overlap(const void *x, uint64_t nx, const void *y, uint64_t ny) {
+    uintptr_t a = (uintptr_t)x, b = (uintptr_t)y;
+    return x && y && nx && ny && a < b + ny && b < a + nx;
+}
+
+/* A, B and C are the caller's buffers themselves on the in-process port
+ * (npk_port_map_host: the model reads A and B and writes C in place, no copy
+ * in or out), else copies in guest buffers; C is copied when it overlaps an
+ * operand (a device writing it in place would change the operand under the
+ * GEMM) and bias always (n words). */
 int npk_shell_gemm_host(npk_shell *s, const npk_shell_gemm_desc *g, const void *a, const void *b, const void *bias,
                         void *c_io) {
     if (g->lda || g->ldb || g->ldc) return npk_err(NPK_EINVAL, "shell: npk_shell_gemm_host takes packed matrices (ld = 0)");
@@ -443,11 +463,14 @@ int npk_shell_gemm_host(npk_shell *s, const npk_shell_gemm_desc *g, const void *
         return npk_err(NPK_EINVAL, "shell: GEMM dtype %u / layout %u / epilogue %u out of range", g->dtype, g->layout, g->epilogue);
     uint64_t es = g->dtype == SHELL_FP16 || g->dtype == SHELL_BF16 ? 2 : 1;
     uint64_t sa = (uint64_t)g->m * g->k * es, sb = (uint64_t)g->k * g->n * es, sc = (uint64_t)g->m * g->n * 4;
+    uint64_t sbias = g->has_bias ? (uint64_t)g->n * 4 : 0;
     int need_c = g->has_beta || g->epilogue == SHELL_EPI_ADD || g->epilogue == SHELL_EPI_MUL;
+    int c_alone = !host_overlap(c_io, sc, a, sa) && !host_overlap(c_io, sc, b, sb) && !host_overlap(c_io, sc, bias, sbias);
     gbuf A = {0}, B = {0}, C = {0}, Bi = {0};
     int rc;
-    if ((rc = galloc(s, &A, sa, a)) || (rc = galloc(s, &B, sb, b)) || (rc = galloc(s, &C, sc, need_c ? c_io : NULL)) ||
-        (g->has_bias && (rc = galloc(s, &Bi, (uint64_t)g->n * 4, bias))))
+    if ((rc = gmap(s, &A, a, sa, es, 1)) || (rc = gmap(s, &B, b, sb, es, 1)) ||
+        (rc = c_alone ? gmap(s, &C, c_io, sc, 4, need_c) : galloc(s, &C, sc, need_c ? c_io : NULL)) ||
+        (g->has_bias && (rc = galloc(s, &Bi, sbias, bias))))
         goto out;
     npk_shell_gemm_desc d = *g;
     d.a = A.addr;
@@ -457,7 +480,7 @@ int npk_shell_gemm_host(npk_shell *s, const npk_shell_gemm_desc *g, const void *
     uint8_t desc[96];
     size_t len = npk_shell_enc_gemm(desc, &d);
     if ((rc = npk_shell_push(s, desc, len)) || (rc = npk_shell_kick(s)) || (rc = npk_shell_wait(s, 0))) goto out;
-    rc = npk_port_mem_read(s->port, C.addr, c_io, sc);
+    if (!C.mapped) rc = npk_port_mem_read(s->port, C.addr, c_io, sc);
 out:
     gfree(s, &A);
     gfree(s, &B);

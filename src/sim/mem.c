@@ -734,4 +734,15 @@ void npk_mem_unmap_host(npk_mem *m) {
     m->nregions = 0;
 }
 
+void npk_mem_detach_host(npk_mem *m, uint64_t base) {
+    for (size_t e = 0; e < m->next_n; e++)
+        if (m->ext[e].foreign && m->ext[e].base == base) {
+            touch(m, base, m->ext[e].size);
+            m->ext[e] = m->ext[--m->next_n];
+            return;
+        }
+}
+
+int npk_mem_has_map(const npk_mem *m) { return m->nregions != 0; }
+
 void npk_mem_touch(npk_mem *m, uint64_t addr, uint64_t len) { touch(m, addr, len); }
