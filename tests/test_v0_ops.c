@@ -113,6 +113,36 @@ static void test_matmul(void) {
     CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
 }
 
+/* The caller's operands in place (npk_port_map_host on the in-process port)
+ * where their rows are the device's layout, staged otherwise, and staged when
+ * a TENSOR_MEM window leaves the mapped range out; the results against the
+ * reference each time, and the route names where each operand was. */
+static void test_matmul_in_place(void) {
+    check_matmul(64, 32, 48, 1, 0);
+    CHECK(strstr(npk_v0_last_route(V), "A in place, B in place, C in place") != NULL);
+    check_matmul(40, 20, 1030, 0, 3); /* K, N not multiples of 16: A, B staged; 4N = 80: C in place */
+    CHECK(strstr(npk_v0_last_route(V), "A staged, B staged, C in place") != NULL);
+    check_matmul(33, 48, 2048, 1, 3); /* split K: the first chunk's C in place, the second staged, summed */
+    CHECK(strstr(npk_v0_last_route(V), "2 MATMUL_S8 descriptor(s); A in place, B in place, C in place") != NULL);
+    /* a window over the low 4 GB of addresses (the staged buffers; the port maps
+     * host buffers in the upper half of its arena, above it) */
+    npk_v0 *saved = V;
+    npk_v0_config vc;
+    npk_v0_config_default(&vc);
+    vc.tensor_mem_base = 0;
+    vc.tensor_mem_len = 0xFFFFFFFFu;
+    npk_port *p = NULL;
+    CHECK_EQ(npk_port_open(&p, NULL, "v0", NULL), 0);
+    CHECK_EQ(npk_v0_open(&V, p, &vc), 0);
+    if (V && p) {
+        check_matmul(64, 32, 48, 0, 0);
+        CHECK(strstr(npk_v0_last_route(V), "A staged, B staged, C staged") != NULL);
+        npk_v0_close(V);
+    }
+    npk_port_close(p);
+    V = saved;
+}
+
 /* Matmul descriptor with strides wider than the rows, built by hand. */
 static void test_strided_descriptor(void) {
     const uint32_t m = 5, n = 7, k = 9, sa = 48, sb = 32, sc = 64;
@@ -283,6 +313,7 @@ int main(void) {
         return 1;
     }
     test_matmul();
+    test_matmul_in_place();
     test_strided_descriptor();
     test_conv();
     test_relu_pool();

@@ -59,6 +59,9 @@ void npk_v0_close(npk_v0 *v);
 npk_port *npk_v0_port(npk_v0 *v);
 /* CAPS as read at open. */
 uint32_t npk_v0_caps(const npk_v0 *v);
+/* 1 when the device may reach [addr, addr + len): no TENSOR_MEM window is
+ * configured (npk_v0_config.tensor_mem_len 0) or the range lies inside it. */
+int npk_v0_reaches(const npk_v0 *v, uint64_t addr, uint64_t len);
 
 /* How a submitted descriptor ended. */
 typedef enum npk_v0_outcome {

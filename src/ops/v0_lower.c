@@ -27,7 +27,7 @@ static uint32_t balanced(uint32_t x, uint32_t limit) {
 
 typedef struct gbuf {
     uint64_t addr;
-    int live;
+    int live, mapped; /* mapped: the caller's own buffer (npk_port_map_host) */
 } gbuf;
 
 static int galloc(npk_v0 *v, gbuf *g, uint64_t size) {
@@ -37,9 +37,28 @@ static int galloc(npk_v0 *v, gbuf *g, uint64_t size) {
     return 0;
 }
 
+/* Zero copy: the caller's rows x stride bytes at host become the tensor's guest
+ * memory (npk_port_map_host: the in-process port), when the device can use
+ * them in place: every row start 16-byte aligned (the mapping's base is 64-byte
+ * aligned, so the stride must be a multiple of 16) and the range inside the
+ * TENSOR_MEM window. 1 when mapped; 0: the caller stages a copy (a port to
+ * another process or to hardware, a model with a declared memory map). The
+ * device only reads A and B (their descriptors' operands), so mapping the
+ * caller's const inputs is safe. */
+static int gmap(npk_v0 *v, gbuf *g, const void *host, uint64_t rows, uint64_t stride) {
+    if (stride % 16) return 0;
+    if (npk_port_map_host(npk_v0_port(v), (void *)(uintptr_t)host, rows * stride, &g->addr)) return 0;
+    if (!npk_v0_reaches(v, g->addr, rows * stride)) {
+        npk_port_free(npk_v0_port(v), g->addr);
+        return 0;
+    }
+    g->live = g->mapped = 1;
+    return 1;
+}
+
 static void gfree(npk_v0 *v, gbuf *g) {
     if (g->live) npk_port_free(npk_v0_port(v), g->addr);
-    g->live = 0;
+    g->live = g->mapped = 0;
 }
 
 static int gemmini(const npk_v0 *v) { return (npk_v0_caps(v) & NPK_V0_CAPS_GEMMINI) != 0; }
@@ -113,11 +132,18 @@ static int matmul_impl(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8
     gbuf ga = {0}, gb = {0}, *gc = calloc(nk, sizeof *gc);
     npk_v0_desc *ds = NULL;
     int rc = gc ? 0 : npk_err(NPK_ENOMEM, "out of memory");
-    if (!rc) rc = galloc(v, &ga, (uint64_t)M * sa);
-    if (!rc) rc = galloc(v, &gb, (uint64_t)K * sb);
-    for (uint32_t q = 0; !rc && q < nk; q++) rc = galloc(v, &gc[q], (uint64_t)M * sc);
-    if (!rc) rc = npk_v0_put_rows(npk_v0_port(v), ga.addr, sa, M, K, A);
-    if (!rc) rc = npk_v0_put_rows(npk_v0_port(v), gb.addr, sb, K, N, B);
+    /* A, B and the first K slice's C in place where the staged layout is the
+     * caller's own (K, N multiples of 16 and 4) and the port can map them;
+     * staged copies otherwise */
+    if (!rc && sa == K) gmap(v, &ga, A, M, sa);
+    if (!rc && sb == N) gmap(v, &gb, B, K, sb);
+    if (!rc && sc == 4ull * N) gmap(v, &gc[0], C, M, sc);
+    if (!rc && !ga.live) rc = galloc(v, &ga, (uint64_t)M * sa);
+    if (!rc && !gb.live) rc = galloc(v, &gb, (uint64_t)K * sb);
+    for (uint32_t q = 0; !rc && q < nk; q++)
+        if (!gc[q].live) rc = galloc(v, &gc[q], (uint64_t)M * sc);
+    if (!rc && !ga.mapped) rc = npk_v0_put_rows(npk_v0_port(v), ga.addr, sa, M, K, A);
+    if (!rc && !gb.mapped) rc = npk_v0_put_rows(npk_v0_port(v), gb.addr, sb, K, N, B);
     size_t nd = (size_t)((M + TM - 1) / TM) * ((N + TN - 1) / TN) * nk, n = 0;
     if (!rc && !(ds = malloc(nd * sizeof *ds))) rc = npk_err(NPK_ENOMEM, "out of memory");
     for (uint32_t i0 = 0; !rc && i0 < M; i0 += TM)
@@ -144,7 +170,7 @@ static int matmul_impl(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8
         for (uint32_t i = 0; i < M; i++) {
             uint32_t *crow = (uint32_t *)&C[(size_t)i * N];
             if (!q) {
-                memcpy(crow, cq + (uint64_t)i * sc, (size_t)N * 4);
+                if (!gc[0].mapped) memcpy(crow, cq + (uint64_t)i * sc, (size_t)N * 4);
             } else {
                 const uint8_t *src = cq + (uint64_t)i * sc;
                 for (uint32_t j = 0; j < N; j++) {
@@ -171,7 +197,9 @@ static int matmul_impl(npk_v0 *v, uint32_t M, uint32_t N, uint32_t K, const int8
             for (uint32_t j = 0; j < N; j++) C[(size_t)i * N + j] = C[(size_t)i * N + j] < 0 ? 0 : C[(size_t)i * N + j];
     }
     if (!rc)
-        npk_v0_note_route(v, NPK_V0_ROUTE_DEVICE, "matmul %ux%ux%u: v0 array, %zu MATMUL_S8 descriptor(s)", M, N, K, n);
+        npk_v0_note_route(v, NPK_V0_ROUTE_DEVICE, "matmul %ux%ux%u: v0 array, %zu MATMUL_S8 descriptor(s); A %s, B %s, C %s",
+                          M, N, K, n, ga.mapped ? "in place" : "staged", gb.mapped ? "in place" : "staged",
+                          gc[0].mapped ? "in place" : "staged");
     free(row);
     free(ds);
     gfree(v, &ga);

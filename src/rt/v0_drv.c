@@ -143,6 +143,10 @@ void npk_v0_close(npk_v0 *v) {
 
 npk_port *npk_v0_port(npk_v0 *v) { return v->port; }
 uint32_t npk_v0_caps(const npk_v0 *v) { return v->caps; }
+int npk_v0_reaches(const npk_v0 *v, uint64_t addr, uint64_t len) {
+    uint64_t b = v->cfg.tensor_mem_base, n = v->cfg.tensor_mem_len;
+    return !n || (addr >= b && len <= n && addr - b <= n - len);
+}
 void npk_v0_set_done_cb(npk_v0 *v, npk_v0_done_fn fn, void *ctx) {
     v->cb = fn;
     v->cb_ctx = ctx;
