@@ -2,8 +2,8 @@
 /* The kernels of src/ops/fast_onnx_small.c against the naive golden kernels
  * (src/ops/ref_onnx*.c) on pseudo-random shapes: QGemm (both B layouts, zero
  * points per column, with and without bias, K past one int32 chunk) and Slice
- * (any rank, negative steps, empty outputs), Pad (every mode) and QuantizeLinear -> DequantizeLinear in
- * one pass bit for bit; narrow convolutions
+ * (any rank, negative steps, empty outputs), Pad (every mode), QuantizeLinear -> DequantizeLinear in
+ * one pass and Clip with float bounds bit for bit; narrow convolutions
  * (the GEMM's dot-product form) and LSTM (both directions and layouts,
  * sequence lengths, initial states, peepholes, clip, input_forget, every
  * activation, each optional output) within ONNX's backend tolerance. Then
@@ -202,6 +202,29 @@ static void test_quant_dequant(void) {
     }
 }
 
+/* ---- Clip with float bounds ----------------------------------------------------------------- */
+
+/* Clip's float-lane path (bounds that are float values) against the golden (in double), bit for
+ * bit: values inside, below and above, the bounds themselves, signed zeros against zero bounds,
+ * infinities, quiet and signaling NaNs (the golden's round trip through double quiets them),
+ * infinite bounds; and bounds that are not float values (the double path). */
+static void test_clip(void) {
+    static const double bounds[][2] = {{0, 6}, {-0.0, 0.0}, {-1.5, 1.5}, {-INFINITY, 2}, {-3, INFINITY}, {0.1, 0.7}};
+    static const uint32_t special[] = {0x7f800001u, 0xffa00000u, 0x7fc00000u, 0x80000000u, 0x00000000u,
+                                       0x7f800000u, 0xff800000u, 0x40c00000u, 0x00000001u, 0x3fc00000u};
+    int64_t n = 1000 + (int64_t)(sizeof special / sizeof special[0]);
+    for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
+        npk_tensor t[3] = {rand_t(NPK_DT_FLOAT, 1, &n), mk(NPK_DT_FLOAT, 1, &n), mk(NPK_DT_FLOAT, 1, &n)};
+        float *xs = t[0].data;
+        for (int64_t i = 0; i < 1000; i++) xs[i] *= 8.0f;
+        memcpy(xs + 1000, special, sizeof special);
+        CHECK_EQ(npk_fast_unary(NPK_ONNX_CLIP, &t[0], &t[1], 0, bounds[b][0], bounds[b][1]), 0);
+        npk_ref_onnx_unary(NPK_ONNX_CLIP, &t[0], &t[2], 0, bounds[b][0], bounds[b][1]);
+        CHECK(same_bits(&t[1], &t[2]));
+        free_all(t, 3);
+    }
+}
+
 /* ---- LSTM ---------------------------------------------------------------------------------- */
 
 static void test_lstm(void) {
@@ -276,6 +299,7 @@ int main(int argc, char **argv) {
         test_conv_narrow();
         test_lstm();
         test_quant_dequant();
+        test_clip();
     }
     CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     test_slice();

@@ -1230,11 +1230,31 @@ NPK_ISA_CLONES(int, fast_unary, (npk_onnx_unop op, const npk_tensor *x, npk_tens
         for (int64_t i = 0; i < n; i++) Y[i] = X[i] < 0 ? (float)((double)X[i] * al) : X[i];
         break;
     case NPK_ONNX_CLIP:
+        if ((double)(float)lo == lo && (double)(float)hi == hi) {
+            /* float bounds (the usual case): comparing in float decides as in double, and the
+             * result is x, lo or hi either way, so the same bits in twice the lanes (a NaN gets
+             * its quiet bit, as the round trip through double gives it) */
+            float fl = (float)lo, fh = (float)hi;
+            for (int64_t i = 0; i < n; i++) {
+                float v = X[i];
+                if (v < fl) v = fl;
+                if (v > fh) v = fh;
+                uint32_t b;
+                memcpy(&b, &v, sizeof b);
+                if ((b & 0x7fffffffu) > 0x7f800000u) b |= 0x00400000u;
+                memcpy(&Y[i], &b, sizeof b);
+            }
+            break;
+        }
         for (int64_t i = 0; i < n; i++) {
             double v = X[i];
             if (v < lo) v = lo;
             if (v > hi) v = hi;
-            Y[i] = (float)v;
+            float r = (float)v; /* (the compiler may drop the round trip for a NaN: quieted by hand) */
+            uint32_t b;
+            memcpy(&b, &r, sizeof b);
+            if ((b & 0x7fffffffu) > 0x7f800000u) b |= 0x00400000u;
+            memcpy(&Y[i], &b, sizeof b);
         }
         break;
     case NPK_ONNX_SIGMOID: sigmoid_rows(X, Y, n); break;
