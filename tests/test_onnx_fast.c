@@ -46,6 +46,11 @@ static const conv_case conv_cases[] = {
     {2, 1, 3, 6, 3, {1, 4, 3}, {1, 7, 7}, {1, 1, 2}, {1, 1, 1}, {0, 3, 3}, {0, 3, 3}},    /* dw 7x7 > input, x2 */
     {1, 2, 4, 4, 4, {1, 1, 50}, {1, 1, 5}, {1, 1, 2}, {1, 1, 1}, {0, 0, 2}, {0, 0, 2}},   /* dw 1-D s2 */
     {2, 1, 3, 3, 3, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {1, 2, 2}, {0, 2, 2}, {0, 2, 2}},    /* dw dilated (rows) */
+    /* the last run of a row in 1, 2 or 3 vectors of 8 (AVX2: 52 = 32 + 24, 44 = 32 + 16), a
+     * 3-row map of narrow rows (one block of three rows, ppocr-v4-det's 3 x 10) */
+    {2, 1, 3, 3, 3, {1, 7, 52}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+    {2, 1, 3, 3, 3, {1, 5, 44}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+    {2, 1, 4, 4, 4, {1, 3, 10}, {1, 5, 5}, {1, 1, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},
     {2, 1, 64, 13, 1, {1, 6, 70}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}}, /* K 576, 420 columns */
     /* stride-1 convolutions on padded planes (K over the 128 block, several panels, asymmetric
      * and missing pads, dilation, groups, batch 2), and strided ones built block by block */

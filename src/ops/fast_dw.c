@@ -49,7 +49,9 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
 }
 
 /* The padded, phase-split plane of one channel: plane[(ph * PH + r) * PW + j]
- * = x[r - PT][j * S + ph - PL], 0 outside the input. */
+ * = x[r - PT][j * S + ph - PL], 0 outside the input. The zeros are the same for every
+ * channel: the plane is zeroed once (dw_range) and DW_FILL writes the input's part alone
+ * (a libc call per padded row cost more than the taps on ppocr's 3 x 10 and 6 x 20 maps). */
 #define DW_FILL(T, SRC)                                                                                               \
     for (int64_t ph = 0; ph < g->S; ph++) {                                                                        \
         /* the phase's columns j with 0 <= j * S + ph - PL < W: [j0, j1) */                                        \
@@ -57,20 +59,14 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
         int64_t j1 = (g->W + g->PL - ph + g->S - 1) / g->S;                                                        \
         if (j1 > g->PW) j1 = g->PW;                                                                                \
         if (j1 < j0) j1 = j0;                                                                                      \
-        for (int64_t r = 0; r < g->PH; r++) {                                                                      \
+        int64_t r0 = g->PT < 0 ? 0 : g->PT, r1 = g->H + g->PT < g->PH ? g->H + g->PT : g->PH;                      \
+        for (int64_t r = r0; r < r1; r++) {                                                                        \
             T *d = plane + (ph * g->PH + r) * g->PW;                                                               \
-            int64_t ir = r - g->PT;                                                                                \
-            if (ir < 0 || ir >= g->H) {                                                                            \
-                memset(d, 0, sizeof(T) * (size_t)g->PW);                                                           \
-                continue;                                                                                          \
-            }                                                                                                      \
-            memset(d, 0, sizeof(T) * (size_t)j0);                                                                  \
-            int64_t o = ir * g->W + ph - g->PL;                                                                    \
+            int64_t o = (r - g->PT) * g->W + ph - g->PL;                                                           \
             if (g->S == 1)                                                                                         \
                 for (int64_t jj = j0; jj < j1; jj++) d[jj] = (T)(SRC(o + jj));                                    \
             else                                                                                                   \
                 for (int64_t jj = j0; jj < j1; jj++) d[jj] = (T)(SRC(o + 2 * jj));                                \
-            memset(d + j1, 0, sizeof(T) * (size_t)(g->PW - j1));                                                  \
         }                                                                                                          \
     }
 
@@ -89,8 +85,8 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
             memcpy((yr), &v_, sizeof(T) * (size_t)(n));                                                            \
     } while (0)
 
-/* NR output rows from oh, NV vectors of 16 columns from o0: NR * NV independent sums, so that
- * the additions of one tap do not wait for each other (up to 4 in flight). */
+/* NR output rows from oh, NV vectors of L columns from o0: NR * NV independent sums, so that
+ * the additions of one tap do not wait for each other (up to 8 in flight). */
 #define DW_BLOCK(T, V, NR, NV)                                                                                        \
     do {                                                                                                           \
         const T *base = plane + oh * rs + o0;                                                                      \
@@ -107,17 +103,31 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
             for (int v = 0; v < NV; v++) DW_STORE(T, V, y + (oh + r) * OW + o0 + L * v, a[r][v], OW - o0 - L * v);   \
     } while (0)
 
-/* Rows of more than 16 columns: runs of 32 columns (the last may store fewer), two rows at
- * a time; rows of at most 16 columns: one vector, four rows at a time. */
+/* A run of NR rows from column o0: 32 columns, or the row's last columns in as few vectors
+ * of L as hold them (AVX2: a 40-column row is 32 + 8, not 32 + 32). */
+#define DW_RUNS(T, V, NR)                                                                                             \
+    for (o0 = 0; o0 < OW; o0 += 32) {                                                                              \
+        int64_t nv_ = OW - o0 >= 32 ? 32 / L : (OW - o0 + L - 1) / L;                                              \
+        if (nv_ == 32 / L) DW_BLOCK(T, V, NR, 32 / L);                                                             \
+        else if (nv_ == 1) DW_BLOCK(T, V, NR, 1);                                                                  \
+        else if (nv_ == 2) DW_BLOCK(T, V, NR, 2);                                                                  \
+        else DW_BLOCK(T, V, NR, 3);                                                                                \
+    }
+
+/* Rows of more than 16 columns: runs of 32 columns (the last may be shorter), two rows at
+ * a time; rows of at most 16 columns: one vector, four rows at a time (three for the last
+ * three: ppocr-v4-det's 3-row maps keep six sums in flight, not 4 + 2). */
 #define DW_RUN(T, V)                                                                                                  \
     int64_t OW = g->OW, rs = g->SH * g->PW, oh = 0, o0 = 0;                                                        \
     if (OW > 16) {                                                                                                 \
-        for (; oh + 1 < g->OH; oh += 2)                                                                            \
-            for (o0 = 0; o0 < OW; o0 += 32) DW_BLOCK(T, V, 2, 32 / L);                                             \
-        for (; oh < g->OH; oh++)                                                                                   \
-            for (o0 = 0; o0 < OW; o0 += 32) DW_BLOCK(T, V, 1, 32 / L);                                             \
+        for (; oh + 1 < g->OH; oh += 2) DW_RUNS(T, V, 2)                                                           \
+        for (; oh < g->OH; oh++) DW_RUNS(T, V, 1)                                                                  \
     } else {                                                                                                       \
         for (; oh + 3 < g->OH; oh += 4) DW_BLOCK(T, V, 4, 16 / L);                                                 \
+        if (oh + 3 == g->OH) {                                                                                     \
+            DW_BLOCK(T, V, 3, 16 / L);                                                                             \
+            oh += 3;                                                                                               \
+        }                                                                                                          \
         for (; oh + 1 < g->OH; oh += 2) DW_BLOCK(T, V, 2, 16 / L);                                                 \
         for (; oh < g->OH; oh++) DW_BLOCK(T, V, 1, 16 / L);                                                        \
     }
@@ -208,7 +218,7 @@ static int dw_range(const dw_job *j, int64_t q0, int64_t q1) {
     int64_t isz = g->H * g->W, osz = g->OH * g->OW, ksz = g->KH * g->KW, mpg = p->m / p->group;
     size_t psz = (size_t)(g->S * g->PH * g->PW);
     if (!j->xt) {
-        float *plane = malloc(sizeof(float) * psz);
+        float *plane = calloc(psz, sizeof(float)); /* the padding: zero for every channel */
         if (!plane) return -NPK_ENOMEM;
         for (int64_t q = q0; q < q1; q++) { /* q = n * group + channel */
             const float *xc = j->x + q * isz;
@@ -221,7 +231,7 @@ static int dw_range(const dw_job *j, int64_t q0, int64_t q1) {
         free(plane);
         return 0;
     }
-    int32_t *plane = malloc(sizeof(int32_t) * psz), w[49];
+    int32_t *plane = calloc(psz, sizeof(int32_t)), w[49]; /* the padding (after the zero point): 0 */
     if (!plane) return -NPK_ENOMEM;
     int32_t zx = j->zx;
     for (int64_t q = q0; q < q1; q++) {
