@@ -63,6 +63,28 @@ static void test_maxpool(void) {
         }
         free_all(t, 3);
     }
+    /* wide 2-D rows without padding (the AVX2 windows of eight outputs, column stride 1 or 2,
+     * then the row's last outputs one by one), NaN, signed zeros and ties among the values */
+    for (int it = 0; it < 60; it++) {
+        npk_onnx_conv_params p;
+        memset(&p, 0, sizeof p);
+        p.nsp = 2, p.n = 1, p.c = 1 + rnd() % 3, p.m = p.c, p.group = 1, p.ceil_mode = (int)(rnd() % 2);
+        p.in[0] = p.k[0] = p.stride[0] = p.dil[0] = p.dil[1] = p.dil[2] = 1;
+        p.in[1] = 1 + rnd() % 5, p.in[2] = 16 + rnd() % 60;
+        p.k[1] = 1 + rnd() % 3, p.k[2] = 1 + rnd() % 3;
+        if (p.k[1] > p.in[1]) p.k[1] = p.in[1];
+        p.stride[1] = 1 + rnd() % 2, p.stride[2] = 1 + rnd() % 2;
+        if (npk_ref_onnx_conv_resolve(&p, "NOTSET")) continue;
+        int64_t dx[4] = {p.n, p.c, p.in[1], p.in[2]}, dy[4] = {p.n, p.c, p.out[1], p.out[2]};
+        npk_tensor t[3] = {rand_special(NPK_DT_FLOAT, 4, dx), mk(NPK_DT_FLOAT, 4, dy), mk(NPK_DT_FLOAT, 4, dy)};
+        CHECK_EQ(npk_fast_maxpool(&p, &t[0], &t[1]), 0);
+        npk_ref_onnx_maxpool(&p, &t[0], &t[2], NULL);
+        if (!same_bits(&t[1], &t[2])) {
+            fprintf(stderr, "wide maxpool case %d differs from the golden\n", it);
+            CHECK(0);
+        }
+        free_all(t, 3);
+    }
     /* other element types: the golden's */
     npk_onnx_conv_params p = {.nsp = 1, .n = 1, .c = 1, .m = 1, .group = 1, .in = {1, 1, 4}, .k = {1, 1, 2},
                               .stride = {1, 1, 1}, .dil = {1, 1, 1}};

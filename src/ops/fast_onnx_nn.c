@@ -68,6 +68,60 @@ typedef struct maxpool_job {
     const int64_t *lo2, *hi2;
 } maxpool_job;
 
+/* Float 2-D windows that all lie inside the input (no padding, no dilation: mobile-v2's 2 x 2
+ * at stride 2), column stride 1 or 2: eight outputs of a row at once on AVX2, each window's
+ * values taken in the golden's order and kept by max(v, best), which is the golden's
+ * "v > best ? v : best" (a NaN best stays, a NaN v is skipped, equal zeros keep the first).
+ */
+static int maxpool_inside(const npk_onnx_conv_params *p) {
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    return in[0] == 1 && k[0] == 1 && o[0] == 1 && p->dil[1] == 1 && p->dil[2] == 1 && !p->pad_b[1] &&
+           !p->pad_b[2] && (o[1] - 1) * p->stride[1] + k[1] <= in[1] && (o[2] - 1) * p->stride[2] + k[2] <= in[2] &&
+           (p->stride[2] == 1 || p->stride[2] == 2);
+}
+
+#ifdef NPK_ISA_X86
+#include <immintrin.h>
+NPK_TARGET_AVX2 static void maxpool_inside_avx2(const npk_onnx_conv_params *p, const float *X, float *Y, int64_t lo,
+                                                int64_t hi) {
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    int64_t W = in[2], S1 = p->stride[1], S2 = p->stride[2], OW = o[2];
+    /* the vectors read S2 * 8 + k[2] - 1 values at most from a window's first column */
+    int64_t ov = W >= 8 * S2 + k[2] ? (W - 8 * S2 - k[2] + 1) / S2 + 1 : 0; /* vector starts o2 < ov */
+    for (int64_t nc = lo; nc < hi; nc++)
+        for (int64_t o1 = 0; o1 < o[1]; o1++) {
+            const float *xr = X + nc * in[1] * W + o1 * S1 * W;
+            float *yr = Y + (nc * o[1] + o1) * OW;
+            int64_t o2 = 0;
+            for (; o2 + 8 <= OW && o2 < ov; o2 += 8) {
+                __m256 best = _mm256_setzero_ps();
+                for (int64_t k1 = 0; k1 < k[1]; k1++)
+                    for (int64_t k2 = 0; k2 < k[2]; k2++) {
+                        const float *s = xr + k1 * W + o2 * S2 + k2;
+                        __m256 v;
+                        if (S2 == 1) v = _mm256_loadu_ps(s);
+                        else { /* the even elements of s[0 .. 16) */
+                            __m256 e = _mm256_shuffle_ps(_mm256_loadu_ps(s), _mm256_loadu_ps(s + 8), 0x88);
+                            v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+                        }
+                        best = k1 == 0 && k2 == 0 ? v : _mm256_max_ps(v, best);
+                    }
+                _mm256_storeu_ps(yr + o2, best);
+            }
+            for (; o2 < OW; o2++) {
+                const float *s = xr + o2 * S2;
+                float best = s[0];
+                for (int64_t k1 = 0; k1 < k[1]; k1++)
+                    for (int64_t k2 = 0; k2 < k[2]; k2++) {
+                        float v = s[k1 * W + k2];
+                        if (v > best) best = v;
+                    }
+                yr[o2] = best;
+            }
+        }
+}
+#endif
+
 /* The (sample, channel) planes [lo, hi). */
 static void maxpool_planes(void *ctx, int64_t lo, int64_t hi) {
     const maxpool_job *j = ctx;
@@ -76,6 +130,12 @@ static void maxpool_planes(void *ctx, int64_t lo, int64_t hi) {
     npk_tensor *y = j->y;
     const int64_t *in = p->in, *k = p->k, *o = p->out, *lo2 = j->lo2, *hi2 = j->hi2;
     int64_t isz = in[0] * in[1] * in[2], osz = o[0] * o[1] * o[2];
+#ifdef NPK_ISA_X86
+    if (x->dtype == NPK_DT_FLOAT && maxpool_inside(p) && npk_isa_active() >= NPK_ISA_AVX2) {
+        maxpool_inside_avx2(p, x->data, y->data, lo, hi);
+        return;
+    }
+#endif
     if (x->dtype == NPK_DT_FLOAT) MAXPOOL_BODY(float);
     else if (x->dtype == NPK_DT_INT8) MAXPOOL_BODY(int8_t);
     else MAXPOOL_BODY(uint8_t);
