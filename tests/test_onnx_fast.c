@@ -430,6 +430,24 @@ static void test_levels(void) {
                         pack_src ps = {B, ldb};
                         npk_gemm_f32_reassoc_packed(M, N, K, A, lda, pack_rows, &ps, Cp, ldc, acc);
                         CHECK(!memcmp(Cp, C, sizeof(float) * (size_t)(M * ldc)));
+                        if (!acc) { /* a bias start: the bits of C filled with the bias, then acc = 1 */
+                            float *bias = malloc(sizeof(float) * (size_t)M), *Cf = malloc(sizeof(float) * (size_t)(M * ldc));
+                            for (int64_t i = 0; i < M; i++) bias[i] = 0.25f * (float)(i % 7) - 0.75f; /* (rs untouched) */
+                            memcpy(Cf, C0, sizeof(float) * (size_t)(M * ldc));
+                            for (int64_t i = 0; i < M; i++)
+                                for (int64_t j = 0; j < N; j++) Cf[i * ldc + j] = bias[i];
+                            npk_gemm_f32_reassoc(M, N, K, A, lda, B, ldb, Cf, ldc, 1);
+                            memcpy(Cp, C0, sizeof(float) * (size_t)(M * ldc));
+                            npk_gemm_f32_reassoc_bias(M, N, K, A, lda, B, ldb, bias, Cp, ldc);
+                            CHECK(!memcmp(Cp, Cf, sizeof(float) * (size_t)(M * ldc)));
+                            memcpy(Cp, C0, sizeof(float) * (size_t)(M * ldc));
+                            npk_gemm_f32_reassoc_packed_bias(M, N, K, A, lda, pack_rows, &ps, bias, Cp, ldc);
+                            CHECK(!memcmp(Cp, Cf, sizeof(float) * (size_t)(M * ldc)));
+                            memcpy(Cp, C0, sizeof(float) * (size_t)(M * ldc)); /* no bias: from zero */
+                            npk_gemm_f32_reassoc_bias(M, N, K, A, lda, B, ldb, NULL, Cp, ldc);
+                            CHECK(!memcmp(Cp, C, sizeof(float) * (size_t)(M * ldc)));
+                            free(bias), free(Cf);
+                        }
                         free(Cp);
                         int ok = 1;
                         for (int64_t i = 0; i < M && ok; i++)

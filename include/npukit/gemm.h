@@ -116,6 +116,14 @@ typedef void (*npk_gemm_f32_pack_fn)(void *ctx, int64_t k0, int64_t kc, int64_t 
                                      int64_t ldd);
 void npk_gemm_f32_reassoc_packed(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                                  npk_gemm_f32_pack_fn pack, void *ctx, float *C, int64_t ldc, int acc);
+/* The same two products (npk_gemm_f32_reassoc and _packed) with C = bias[i] + A x B (bias: M floats, or NULL for 0): every sum
+ * starts from its row's bias in the first block of k instead of from C, so the bits are those of
+ * filling C with the bias and calling with acc = 1, without that pass over C (a convolution's
+ * bias). */
+void npk_gemm_f32_reassoc_bias(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                               int64_t ldb, const float *bias, float *C, int64_t ldc);
+void npk_gemm_f32_reassoc_packed_bias(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                                      npk_gemm_f32_pack_fn pack, void *ctx, const float *bias, float *C, int64_t ldc);
 /* C[M][N] (ldc) = (acc ? C : 0) + A[M][K] (lda) x Bt[N][K]^T (ldb): every element one dot
  * product of a row of A and a row of Bt along K, float32 in 8 lanes (FMA from level avx2), for
  * few columns (a Conv with a handful of output positions, a GEMV: N = 1). The bits do not depend

@@ -32,15 +32,16 @@ enum { MR = 4, KC = 128 };
 enum { PNB = 32 };
 
 /* One column panel (nb <= PNB columns) over one block of kc values of k: C's
- * panel += (ld ? C : 0) + A x b, four rows at a time. */
+ * panel = (ld ? C : bias ? bias[row] : 0) + A x b, four rows at a time. */
 static void panel_portable(int64_t M, int64_t nb, int64_t kc, const float *A, int64_t lda, const float *b, int64_t lb,
-                           float *C, int64_t ldc, int ld) {
+                           float *C, int64_t ldc, int ld, const float *bias) {
     int64_t i = 0;
     for (; i + MR <= M; i += MR) {
         float acc[MR][PNB];
         for (int r = 0; r < MR; r++)
             if (ld) memcpy(acc[r], C + (i + r) * ldc, sizeof(float) * (size_t)nb);
-            else memset(acc[r], 0, sizeof(float) * (size_t)nb);
+            else
+                for (int64_t j = 0; j < nb; j++) acc[r][j] = bias ? bias[i + r] : 0.0f;
         for (int64_t k = 0; k < kc; k++) {
             const float *bk = b + k * lb;
             float a0 = A[i * lda + k], a1 = A[(i + 1) * lda + k], a2 = A[(i + 2) * lda + k], a3 = A[(i + 3) * lda + k];
@@ -57,7 +58,8 @@ static void panel_portable(int64_t M, int64_t nb, int64_t kc, const float *A, in
     for (; i < M; i++) {
         float acc[PNB];
         if (ld) memcpy(acc, C + i * ldc, sizeof(float) * (size_t)nb);
-        else memset(acc, 0, sizeof(float) * (size_t)nb);
+        else
+            for (int64_t j = 0; j < nb; j++) acc[j] = bias ? bias[i] : 0.0f;
         for (int64_t k = 0; k < kc; k++) {
             const float *bk = b + k * lb;
             float a = A[i * lda + k];
@@ -82,13 +84,15 @@ static void panel_portable(int64_t M, int64_t nb, int64_t kc, const float *A, in
 
 static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, int tail, int ld, int64_t kc,
                                                                 const float *A, int64_t lda, const float *B,
-                                                                int64_t ldb, float *C, int64_t ldc) {
+                                                                int64_t ldb, float *C, int64_t ldc,
+                                                                const float *bias) {
     const __mmask16 last = (__mmask16)((1u << tail) - 1u);
 #define MK(v) ((v) == nv - 1 ? last : (__mmask16)0xFFFF)
 #define LIVE(r, v) ((r) < mr && (v) < nv)
 #define DECL(r, v)                                                                                                    \
     __m512 c##r##v = _mm512_setzero_ps();                                                                             \
-    if (ld && LIVE(r, v)) c##r##v = _mm512_maskz_loadu_ps(MK(v), C + (r) * ldc + 16 * (v));
+    if (ld && LIVE(r, v)) c##r##v = _mm512_maskz_loadu_ps(MK(v), C + (r) * ldc + 16 * (v));                      \
+    else if (bias && LIVE(r, v)) c##r##v = _mm512_set1_ps(bias[r]);
     FOR_RV(DECL)
     for (int64_t k = 0; k < kc; k++) {
         const float *bk = B + k * ldb;
@@ -117,8 +121,9 @@ static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, i
 
 #define TILE_FN(ISA, MRV, NVV)                                                                                        \
     static T##ISA void tile##ISA##_##MRV##_##NVV(int tail, int ld, int64_t kc, const float *A, int64_t lda,           \
-                                                 const float *B, int64_t ldb, float *C, int64_t ldc) {                \
-        tile##ISA(MRV, NVV, tail, ld, kc, A, lda, B, ldb, C, ldc);                                                    \
+                                                 const float *B, int64_t ldb, float *C, int64_t ldc,                  \
+                                                 const float *bias) {                                                 \
+        tile##ISA(MRV, NVV, tail, ld, kc, A, lda, B, ldb, C, ldc, bias);                                              \
     }
 #define TILE_ROW(ISA, MRV) TILE_FN(ISA, MRV, 1) TILE_FN(ISA, MRV, 2) TILE_FN(ISA, MRV, 3) TILE_FN(ISA, MRV, 4)
 #define TILE_ALL(ISA) TILE_ROW(ISA, 1) TILE_ROW(ISA, 2) TILE_ROW(ISA, 3) TILE_ROW(ISA, 4)
@@ -126,24 +131,26 @@ static inline __attribute__((always_inline)) T512 void tile512(int mr, int nv, i
 #define TILE_TAB(ISA) {{TILE_TAB_ROW(ISA, 1)}, {TILE_TAB_ROW(ISA, 2)}, {TILE_TAB_ROW(ISA, 3)}, {TILE_TAB_ROW(ISA, 4)}}
 
 TILE_ALL(512)
-typedef void (*tile_fn)(int, int, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t);
+typedef void (*tile_fn)(int, int, int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t,
+                        const float *);
 static const tile_fn tiles512[MR][4] = TILE_TAB(512);
 
 /* One column panel (nb <= vw * nvmax columns) over one block of kc values of k,
  * MR rows of A at a time. */
 static inline __attribute__((always_inline)) void panel_tiles(const tile_fn (*tiles)[4], int vw, int64_t M, int64_t nb,
                                                               int64_t kc, const float *A, int64_t lda, const float *b,
-                                                              int64_t lb, float *C, int64_t ldc, int ld) {
+                                                              int64_t lb, float *C, int64_t ldc, int ld,
+                                                              const float *bias) {
     int nv = (int)((nb + vw - 1) / vw), tail = (int)(nb - vw * (nv - 1));
     for (int64_t i = 0; i < M; i += MR) {
         int mr = M - i < MR ? (int)(M - i) : MR;
-        tiles[mr - 1][nv - 1](tail, ld, kc, A + i * lda, lda, b, lb, C + i * ldc, ldc);
+        tiles[mr - 1][nv - 1](tail, ld, kc, A + i * lda, lda, b, lb, C + i * ldc, ldc, bias ? bias + i : NULL);
     }
 }
 
 static void panel_avx512(int64_t M, int64_t nb, int64_t kc, const float *A, int64_t lda, const float *b, int64_t lb,
-                         float *C, int64_t ldc, int ld) {
-    panel_tiles(tiles512, 16, M, nb, kc, A, lda, b, lb, C, ldc, ld);
+                         float *C, int64_t ldc, int ld, const float *bias) {
+    panel_tiles(tiles512, 16, M, nb, kc, A, lda, b, lb, C, ldc, ld, bias);
 }
 
 /* ---- AVX2 + FMA: vectors of 8, tiles of up to 4 x 24 (12 accumulators) ------------------ */
@@ -152,14 +159,16 @@ static void panel_avx512(int64_t M, int64_t nb, int64_t kc, const float *A, int6
 
 static inline __attribute__((always_inline)) T256 void tile256(int mr, int nv, int tail, int ld, int64_t kc,
                                                                 const float *A, int64_t lda, const float *B,
-                                                                int64_t ldb, float *C, int64_t ldc) {
+                                                                int64_t ldb, float *C, int64_t ldc,
+                                                                const float *bias) {
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), idx);
 /* masked moves only for the last vector (they are slow on some CPUs) */
 #define LD256(v, p) ((v) == nv - 1 && tail < 8 ? _mm256_maskload_ps(p, last) : _mm256_loadu_ps(p))
 #define DECL(r, v)                                                                                                    \
     __m256 c##r##v = _mm256_setzero_ps();                                                                             \
-    if (ld && LIVE(r, v) && (v) < 3) c##r##v = LD256(v, C + (r) * ldc + 8 * (v));
+    if (ld && LIVE(r, v) && (v) < 3) c##r##v = LD256(v, C + (r) * ldc + 8 * (v));                                   \
+    else if (bias && LIVE(r, v) && (v) < 3) c##r##v = _mm256_set1_ps(bias[r]);
     FOR_RV(DECL)
     for (int64_t k = 0; k < kc; k++) {
         const float *bk = B + k * ldb;
@@ -196,8 +205,8 @@ TILE_ALL(256)
 static const tile_fn tiles256[MR][4] = TILE_TAB(256);
 
 static void panel_avx2(int64_t M, int64_t nb, int64_t kc, const float *A, int64_t lda, const float *b, int64_t lb,
-                       float *C, int64_t ldc, int ld) {
-    panel_tiles(tiles256, 8, M, nb, kc, A, lda, b, lb, C, ldc, ld);
+                       float *C, int64_t ldc, int ld, const float *bias) {
+    panel_tiles(tiles256, 8, M, nb, kc, A, lda, b, lb, C, ldc, ld, bias);
 }
 #endif
 
@@ -210,7 +219,7 @@ static void panel_avx2(int64_t M, int64_t nb, int64_t kc, const float *A, int64_
  * miss per k on an im2col'd convolution). A copy moves values, so the sums and
  * their bits do not change. */
 typedef void (*panel_fn)(int64_t M, int64_t nb, int64_t kc, const float *A, int64_t lda, const float *b, int64_t lb,
-                         float *C, int64_t ldc, int ld);
+                         float *C, int64_t ldc, int ld, const float *bias);
 typedef struct kern {
     const char *name;
     int panel, copy;
@@ -246,7 +255,7 @@ NPK_ISA_CLONES_VOID(copy_block, (const float *b, int64_t ldb, int64_t kc, int64_
 /* Columns [j_lo, j_hi) of C, all M rows: column panels, KC values of k per block, the panel's
  * block of B packed into bp (KC x panel floats) when it comes from a pack function or is copied. */
 static void run_cols(const kern *kn, int64_t M, int64_t j_lo, int64_t j_hi, int64_t K, const float *A, int64_t lda,
-                     const bsrc *bs, float *C, int64_t ldc, int acc, float *bp) {
+                     const bsrc *bs, float *C, int64_t ldc, int acc, const float *bias, float *bp) {
     int64_t panel = kn->panel;
     int copy = !bs->pack && kn->copy && M > 4 * MR && bs->ldb > panel;
     for (int64_t j0 = j_lo; j0 < j_hi; j0 += panel) {
@@ -258,7 +267,7 @@ static void run_cols(const kern *kn, int64_t M, int64_t j_lo, int64_t j_hi, int6
             if (bs->pack) bs->pack(bs->ctx, k0, kc, j0, nb, bp, panel);
             else if (copy) copy_block(bs->B + k0 * bs->ldb + j0, bs->ldb, kc, nb, bp, panel);
             else b = bs->B + k0 * bs->ldb + j0, lb = bs->ldb;
-            kn->run(M, nb, kc, A + k0, lda, b, lb, C + j0, ldc, acc || k0 > 0);
+            kn->run(M, nb, kc, A + k0, lda, b, lb, C + j0, ldc, acc || k0 > 0, acc || k0 > 0 ? NULL : bias);
         }
     }
 }
@@ -268,10 +277,10 @@ static int sgemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
 
 /* Rows [0, M) and columns [j_lo, j_hi) on the calling thread. */
 static void serial(int64_t M, int64_t j_lo, int64_t j_hi, int64_t K, const float *A, int64_t lda, const bsrc *bs,
-                   float *C, int64_t ldc, int acc) {
+                   float *C, int64_t ldc, int acc, const float *bias) {
     kern kn = kernel();
     float bp[KC * 64] __attribute__((aligned(64)));
-    run_cols(&kn, M, j_lo, j_hi, K, A, lda, bs, C, ldc, acc, bp);
+    run_cols(&kn, M, j_lo, j_hi, K, A, lda, bs, C, ldc, acc, bias, bp);
 }
 
 /* Threads: C split into slices of rows (multiples of PAR_ROWS, the last one taking the
@@ -283,7 +292,7 @@ static void serial(int64_t M, int64_t j_lo, int64_t j_hi, int64_t K, const float
 #define PAR_MIN_MACS (1 << 21)
 typedef struct par_re {
     int64_t M, N, K, lda, ldc, chunk, panel;
-    const float *A;
+    const float *A, *bias;
     const bsrc *bs;
     float *C;
     int acc, ntasks, cols;
@@ -293,11 +302,12 @@ static void par_re_task(void *ctx, int t) {
     const par_re *p = ctx;
     if (p->cols) { /* panels [t * chunk, ...) */
         int64_t lo = t * p->chunk * p->panel, hi = t == p->ntasks - 1 ? p->N : lo + p->chunk * p->panel;
-        serial(p->M, lo, hi, p->K, p->A, p->lda, p->bs, p->C, p->ldc, p->acc);
+        serial(p->M, lo, hi, p->K, p->A, p->lda, p->bs, p->C, p->ldc, p->acc, p->bias);
         return;
     }
     int64_t lo = t * p->chunk, hi = t == p->ntasks - 1 ? p->M : lo + p->chunk;
-    serial(hi - lo, 0, p->N, p->K, p->A + lo * p->lda, p->lda, p->bs, p->C + lo * p->ldc, p->ldc, p->acc);
+    serial(hi - lo, 0, p->N, p->K, p->A + lo * p->lda, p->lda, p->bs, p->C + lo * p->ldc, p->ldc, p->acc,
+           p->bias ? p->bias + lo : NULL);
 }
 
 /* Dot products for a narrow N (rows split among the threads as above). */
@@ -313,13 +323,19 @@ static void par_dot_task(void *ctx, int t) {
     int64_t lo = t * p->chunk, hi = t == p->ntasks - 1 ? p->M : lo + p->chunk;
     if (sgemm_dot(hi - lo, p->N, p->K, p->A + lo * p->lda, p->lda, p->B, p->ldb, p->C + lo * p->ldc, p->ldc, p->acc)) {
         bsrc bs = {p->B, p->ldb, NULL, NULL}; /* out of memory: the tiles */
-        serial(hi - lo, 0, p->N, p->K, p->A + lo * p->lda, p->lda, &bs, p->C + lo * p->ldc, p->ldc, p->acc);
+        serial(hi - lo, 0, p->N, p->K, p->A + lo * p->lda, p->lda, &bs, p->C + lo * p->ldc, p->ldc, p->acc, NULL);
     }
 }
 
 static void gemm_any(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const bsrc *bs, float *C,
-                     int64_t ldc, int acc) {
+                     int64_t ldc, int acc, const float *bias) {
     if (M <= 0 || N <= 0) return;
+    if (bias && !acc && (K <= 0 || (N < 8 && K >= 16))) { /* paths without a bias start: C = bias first */
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias[i];
+        acc = 1;
+    }
+    if (acc) bias = NULL;
     if (K <= 0) { /* no products: C or zeros */
         if (!acc)
             for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
@@ -347,7 +363,7 @@ static void gemm_any(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
     }
     int64_t panel = kernel().panel, panels = (N + panel - 1) / panel;
     if (big && (units >= 2 || panels >= 2)) {
-        par_re p = {M, N, K, lda, ldc, 0, panel, A, bs, C, acc, 0, panels > units};
+        par_re p = {M, N, K, lda, ldc, 0, panel, A, bias, bs, C, acc, 0, panels > units};
         int64_t u = p.cols ? panels : units;
         int n = u < th * 4 ? (int)u : th * 4;
         /* every row slice copies B's blocks again (run_cols): slices of at least 4 units
@@ -358,19 +374,31 @@ static void gemm_any(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
         npk_parallel(p.ntasks, par_re_task, &p);
         return;
     }
-    serial(M, 0, N, K, A, lda, bs, C, ldc, acc);
+    serial(M, 0, N, K, A, lda, bs, C, ldc, acc, bias);
 }
 
 void npk_gemm_f32_reassoc(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                           int64_t ldb, float *C, int64_t ldc, int acc) {
     bsrc bs = {B, ldb, NULL, NULL};
-    gemm_any(M, N, K, A, lda, &bs, C, ldc, acc);
+    gemm_any(M, N, K, A, lda, &bs, C, ldc, acc, NULL);
+}
+
+void npk_gemm_f32_reassoc_bias(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+                               int64_t ldb, const float *bias, float *C, int64_t ldc) {
+    bsrc bs = {B, ldb, NULL, NULL};
+    gemm_any(M, N, K, A, lda, &bs, C, ldc, 0, bias);
 }
 
 void npk_gemm_f32_reassoc_packed(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                                  npk_gemm_f32_pack_fn pack, void *ctx, float *C, int64_t ldc, int acc) {
     bsrc bs = {NULL, 0, pack, ctx};
-    gemm_any(M, N, K, A, lda, &bs, C, ldc, acc);
+    gemm_any(M, N, K, A, lda, &bs, C, ldc, acc, NULL);
+}
+
+void npk_gemm_f32_reassoc_packed_bias(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                                      npk_gemm_f32_pack_fn pack, void *ctx, const float *bias, float *C, int64_t ldc) {
+    bsrc bs = {NULL, 0, pack, ctx};
+    gemm_any(M, N, K, A, lda, &bs, C, ldc, 0, bias);
 }
 
 /* ---- narrow N: dot products along K (npk_gemm_f32_nt) ------------------------------------ */

@@ -245,11 +245,8 @@ static void plane_task(void *ctx, int t) {
     const plane_job *j = ctx;
     int64_t r0 = t * j->rows, nr = j->OH - r0 < j->rows ? j->OH - r0 : j->rows, np = nr * j->PW;
     float *tmp = j->tmp + r0 * j->PW * j->mpg;
-    if (j->B) /* the sums start from the bias */
-        for (int64_t m = 0; m < j->mpg; m++)
-            for (int64_t i = 0; i < np; i++) tmp[m * np + i] = j->B[m];
-    plane_ctx pc = {j->pl + r0 * j->PW, j->off};
-    npk_gemm_f32_reassoc_packed(j->mpg, np, j->K, j->W, j->K, plane_pack, &pc, tmp, np, j->B != NULL);
+    plane_ctx pc = {j->pl + r0 * j->PW, j->off}; /* the sums start from the bias */
+    npk_gemm_f32_reassoc_packed_bias(j->mpg, np, j->K, j->W, j->K, plane_pack, &pc, j->B, tmp, np);
     for (int64_t m = 0; m < j->mpg; m++)
         for (int64_t r = 0; r < nr; r++)
             memcpy(j->Y + m * j->osz + (r0 + r) * j->OW, tmp + m * np + r * j->PW, sizeof(float) * (size_t)j->OW);
@@ -322,17 +319,16 @@ static void conv_rows_task(void *ctx, int t) {
     int64_t r0 = t * j->rows_per, r1 = t == j->ntasks - 1 ? j->OH : r0 + j->rows_per;
     for (int64_t oh = r0; oh < r1; oh++) {
         float *y = j->Y + oh * j->OW;
-        for (int64_t m = 0; m < M; m++) {
-            float bv = j->B ? j->B[m] : 0.0f;
-            for (int64_t i = 0; i < j->OW; i++) y[m * osz + i] = bv;
-        }
         for (int64_t kh = 0; kh < KH; kh++)
             for (int64_t kw = 0; kw < KW; kw++) {
                 const float *b = j->R + (oh * p->stride[1] + kh * p->dil[1]) * C * j->PW + kw * p->dil[2];
                 const float *w = j->Wr + (kh * KW + kw) * M * C;
                 for (int64_t m0 = 0; m0 < M; m0 += 16) {
                     int64_t mc = M - m0 < 16 ? M - m0 : 16;
-                    npk_gemm_f32_reassoc(mc, j->OW, C, w + m0 * C, C, b, j->PW, y + m0 * osz, osz, 1);
+                    if (kh || kw) npk_gemm_f32_reassoc(mc, j->OW, C, w + m0 * C, C, b, j->PW, y + m0 * osz, osz, 1);
+                    else /* the first tap: the sums start from the bias */
+                        npk_gemm_f32_reassoc_bias(mc, j->OW, C, w + m0 * C, C, b, j->PW, j->B ? j->B + m0 : NULL,
+                                                  y + m0 * osz, osz);
                 }
             }
     }
@@ -523,15 +519,12 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
         for (int64_t g = 0; g < p->group; g++) {
             int64_t xoff = (n * p->c + g * cpg) * isz;
             float *yg = Y + (n * p->m + g * mpg) * osz;
-            const float *wg = W + g * mpg * K;
-            if (B) /* the sums start from the bias */
-                for (int64_t m = 0; m < mpg; m++)
-                    for (int64_t i = 0; i < osz; i++) yg[m * osz + i] = B[g * mpg + m];
+            const float *wg = W + g * mpg * K, *bg = B ? B + g * mpg : NULL; /* the sums start from the bias */
             if (pw) {
-                npk_gemm_f32_reassoc(mpg, osz, K, wg, K, X + xoff, isz, yg, osz, B != NULL);
+                npk_gemm_f32_reassoc_bias(mpg, osz, K, wg, K, X + xoff, isz, bg, yg, osz);
             } else { /* im2col block by block inside the GEMM */
                 cx.xoff = xoff;
-                npk_gemm_f32_reassoc_packed(mpg, osz, K, wg, K, conv_pack, &cx, yg, osz, B != NULL);
+                npk_gemm_f32_reassoc_packed_bias(mpg, osz, K, wg, K, conv_pack, &cx, bg, yg, osz);
             }
         }
     return 0;
