@@ -205,8 +205,8 @@ static void test_q4(void) {
 /* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
  * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), a depthwise
  * convolution, global average and max pooling (channel ranges), a ConvTranspose (col2im
- * by output channel), a nearest Resize (output rows) and a MaxPool (planes), at 1, 2 and 3
- * threads:
+ * by output channel), a nearest Resize (output rows), a MaxPool (planes) and a strided float
+ * convolution on phase-split planes (chunks of output rows), at 1, 2 and 3 threads:
  * the same bytes. */
 static void test_elementwise(void) {
     enum { N = 270001 };
@@ -232,6 +232,18 @@ static void test_elementwise(void) {
                               .pad_e = {0, 1, 1}};
     int64_t qx[4] = {2, 4, 10, 12}, qw[4] = {4, 32, 3, 3}, qy[4] = {2, 64, 19, 23}, qb = 64;
     npk_tensor tx, tw, tb, ty[3];
+    /* Conv x [1, 3, 96, 160], w [16, 3, 3, 3], stride 2, pads 1: y [1, 16, 48, 80], 1.66M MACs */
+    npk_onnx_conv_params sc = {.nsp = 2, .n = 1, .c = 3, .m = 16, .group = 1, .in = {1, 96, 160}, .k = {1, 3, 3},
+                               .out = {1, 48, 80}, .stride = {1, 2, 2}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
+                               .pad_e = {0, 1, 1}};
+    int64_t sx[4] = {1, 3, 96, 160}, sw[4] = {16, 3, 3, 3}, sb = 16, sy[4] = {1, 16, 48, 80};
+    npk_tensor stx, stw, stb, sty[3];
+    CHECK_EQ(npk_tensor_alloc(&stx, "x", NPK_DT_FLOAT, 4, sx), 0);
+    CHECK_EQ(npk_tensor_alloc(&stw, "w", NPK_DT_FLOAT, 4, sw), 0);
+    CHECK_EQ(npk_tensor_alloc(&stb, "b", NPK_DT_FLOAT, 1, &sb), 0);
+    memcpy(stx.data, a.data, sizeof(float) * 3 * 96 * 160);
+    memcpy(stw.data, b.data, sizeof(float) * 432);
+    memcpy(stb.data, (const float *)b.data + 500, sizeof(float) * 16);
     /* nearest Resize x2 of [1, 160, 40, 60] to [1, 160, 80, 120] (split by output rows) and
      * MaxPool 3x3 stride 2 pad 1 of it to [1, 160, 20, 30] (split by planes) */
     npk_onnx_resize rs = {.rank = 4, .mode = NPK_ONNX_RS_NEAREST, .coord = NPK_ONNX_RS_ASYMMETRIC,
@@ -270,6 +282,8 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_maxpool(&mp, &rxt, &myt[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&ty[t], "y", NPK_DT_FLOAT, 4, qy), 0);
             CHECK_EQ(npk_fast_conv_transpose(&q, &tx, &tw, &tb, &ty[t]), 0);
+            CHECK_EQ(npk_tensor_alloc(&sty[t], "y", NPK_DT_FLOAT, 4, sy), 0);
+            CHECK_EQ(npk_fast_conv(&sc, &stx, &stw, &stb, &sty[t]), 0);
             for (int k = 0; k < 2; k++) {
                 CHECK_EQ(npk_tensor_alloc(&py[t][k], "y", NPK_DT_FLOAT, 4, pod), 0);
                 CHECK_EQ(npk_fast_global_pool(&px, &py[t][k], k), 0);
@@ -280,6 +294,7 @@ static void test_elementwise(void) {
             CHECK(!memcmp(dw[0], dw[t], sizeof(float) * 64 * 40 * 60));
             for (int k = 0; k < 2; k++) CHECK(!memcmp(py[0][k].data, py[t][k].data, sizeof(float) * 300));
             CHECK(!memcmp(ty[0].data, ty[t].data, sizeof(float) * 2 * 64 * 19 * 23));
+            CHECK(!memcmp(sty[0].data, sty[t].data, sizeof(float) * 16 * 48 * 80));
             CHECK(!memcmp(ryt[0].data, ryt[t].data, sizeof(float) * 160 * 80 * 120));
             CHECK(!memcmp(myt[0].data, myt[t].data, sizeof(float) * 160 * 20 * 30));
         }
@@ -290,13 +305,14 @@ static void test_elementwise(void) {
         for (int t = 0; t < 3; t++) {
             for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
-            npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]);
+            npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]), npk_tensor_free(&sty[t]);
             free(dw[t]);
         }
     }
     npk_isa_force(NPK_ISA_AUTO);
     npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s), npk_tensor_free(&px);
     npk_tensor_free(&tx), npk_tensor_free(&tw), npk_tensor_free(&tb), npk_tensor_free(&rxt);
+    npk_tensor_free(&stx), npk_tensor_free(&stw), npk_tensor_free(&stb);
 }
 
 int main(void) {

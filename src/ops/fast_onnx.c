@@ -270,8 +270,11 @@ static int conv_plane(const npk_onnx_conv_params *p, const float *X, const float
         for (int64_t kh = 0; kh < KH; kh++)
             for (int64_t kw = 0; kw < KW; kw++)
                 off[k++] = c * cplane + ((kh * dh % SH) * SW + kw * dw % SW) * plane + kh * dh / SH * PW + kw * dw / SW;
-    /* chunks of about 8K values of C (at least one output row) */
+    /* chunks of about 8K values of C (at least one output row); with threads, at least one
+     * chunk per thread */
     int64_t rows = (1 << 13) / (mpg * PW > 0 ? mpg * PW : 1);
+    int th = npk_threads(), par = th > 1 && mpg * NP * K >= (1 << 20);
+    if (par && rows > (OH + th - 1) / th) rows = (OH + th - 1) / th;
     if (rows < 1) rows = 1;
     if (rows > OH) rows = OH;
     int ntasks = (int)((OH + rows - 1) / rows);
@@ -284,7 +287,7 @@ static int conv_plane(const npk_onnx_conv_params *p, const float *X, const float
         for (int64_t g = 0; g < p->group; g++) {
             plane_job j = {pl + g * cpg * cplane, W + g * mpg * K, B ? B + g * mpg : NULL, off,
                            Y + (n * p->m + g * mpg) * osz, tmp, mpg, K, PW, OW, OH, osz, rows};
-            if (npk_threads() > 1 && ntasks > 1 && mpg * NP * K >= (1 << 20)) npk_parallel(ntasks, plane_task, &j);
+            if (par && ntasks > 1) npk_parallel(ntasks, plane_task, &j);
             else
                 for (int t = 0; t < ntasks; t++) plane_task(&j, t);
         }
