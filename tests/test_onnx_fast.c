@@ -62,6 +62,10 @@ static const conv_case conv_cases[] = {
      * stride 2 alone with asymmetric pads */
     {2, 1, 3, 16, 1, {1, 40, 130}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
     {2, 2, 3, 8, 1, {1, 17, 23}, {1, 3, 3}, {1, 2, 1}, {1, 1, 1}, {0, 1, 0}, {0, 0, 1}},
+    /* kernel = stride, no padding: the ConvTranspose read the other way writes each output once
+     * (2 x 2 / 2 as ppocr-v4-det's head, 3 x 3 / 3) */
+    {2, 2, 4, 6, 1, {1, 8, 20}, {1, 2, 2}, {1, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},
+    {2, 1, 3, 5, 1, {1, 9, 12}, {1, 3, 3}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},
     /* rows of 32+ columns read in place (conv_rows): row stride 2, column dilation, groups of
      * 8 channels, 20 output channels per group (GEMMs of 16 + 4 rows) */
     {2, 1, 16, 40, 2, {1, 10, 36}, {1, 3, 3}, {1, 2, 1}, {1, 1, 2}, {0, 1, 2}, {0, 0, 2}},

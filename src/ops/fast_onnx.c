@@ -1382,11 +1382,48 @@ typedef struct col2im_job {
     int64_t m0; /* the group's first output channel (for B) */
 } col2im_job;
 
+/* A 2-D ConvTranspose whose strides equal its kernel, without padding or dilation (ppocr-v4-det's
+ * 2 x 2 / 2 upsampling heads): every output takes exactly one column value, y = bias + col,
+ * written row by row with the kernel's columns interleaved (the sum the scatter-add below
+ * forms for it, bias first). */
+static int col2im_tiles(const npk_onnx_conv_params *p) {
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    return in[0] == 1 && k[0] == 1 && o[0] == 1 && p->stride[1] == k[1] && p->stride[2] == k[2] && p->dil[1] == 1 &&
+           p->dil[2] == 1 && !p->pad_b[1] && !p->pad_b[2] && o[1] == in[1] * k[1] && o[2] == in[2] * k[2];
+}
+
+NPK_ISA_CLONES_VOID(tile_row, (float *dst, const float *s0, const float *s1, int64_t n, float bv),
+                    (dst, s0, s1, n, bv)) {
+    for (int64_t i = 0; i < n; i++) dst[2 * i] = bv + s0[i], dst[2 * i + 1] = bv + s1[i];
+}
+
+static void col2im_tiles_range(const col2im_job *j, int64_t lo, int64_t hi) {
+    const npk_onnx_conv_params *p = j->p;
+    const int64_t *in = p->in, *k = p->k, *o = p->out;
+    int64_t osz = o[1] * o[2], isz = in[1] * in[2], ksz = k[1] * k[2];
+    for (int64_t oc = lo; oc < hi; oc++) {
+        float bv = j->B ? j->B[j->m0 + oc] : 0.0f;
+        for (int64_t i1 = 0; i1 < in[1]; i1++)
+            for (int64_t k1 = 0; k1 < k[1]; k1++) {
+                float *dst = j->Y + oc * osz + (i1 * k[1] + k1) * o[2];
+                const float *src = j->col + (oc * ksz + k1 * k[2]) * isz + i1 * in[2];
+                if (k[2] == 2) tile_row(dst, src, src + isz, in[2], bv);
+                else
+                    for (int64_t i2 = 0; i2 < in[2]; i2++)
+                        for (int64_t k2 = 0; k2 < k[2]; k2++) dst[i2 * k[2] + k2] = bv + src[k2 * isz + i2];
+            }
+    }
+}
+
 static void col2im_range(void *ctx, int64_t lo, int64_t hi) {
     const col2im_job *j = ctx;
     const npk_onnx_conv_params *p = j->p;
     const int64_t *in = p->in, *k = p->k, *o = p->out;
     int64_t osz = o[0] * o[1] * o[2], isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2];
+    if (col2im_tiles(p)) {
+        col2im_tiles_range(j, lo, hi);
+        return;
+    }
     for (int64_t oc = lo; oc < hi; oc++) {
         float *yc = j->Y + oc * osz, bv = j->B ? j->B[j->m0 + oc] : 0.0f;
         for (int64_t i = 0; i < osz; i++) yc[i] = bv;
