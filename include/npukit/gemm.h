@@ -116,10 +116,10 @@ typedef void (*npk_gemm_f32_pack_fn)(void *ctx, int64_t k0, int64_t kc, int64_t 
                                      int64_t ldd);
 void npk_gemm_f32_reassoc_packed(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                                  npk_gemm_f32_pack_fn pack, void *ctx, float *C, int64_t ldc, int acc);
-/* The same two products (npk_gemm_f32_reassoc and _packed) with C = bias[i] + A x B (bias: M floats, or NULL for 0): every sum
- * starts from its row's bias in the first block of k instead of from C, so the bits are those of
- * filling C with the bias and calling with acc = 1, without that pass over C (a convolution's
- * bias). */
+/* The same two products (npk_gemm_f32_reassoc and _packed) with C = bias[i] + A x B (bias: M
+ * floats, or NULL for 0): every sum starts from its row's bias in the first block of k instead of
+ * from C, so the bits are those of filling C with the bias and calling with acc = 1, without that
+ * pass over C (a convolution's bias). */
 void npk_gemm_f32_reassoc_bias(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                                int64_t ldb, const float *bias, float *C, int64_t ldc);
 void npk_gemm_f32_reassoc_packed_bias(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
