@@ -681,7 +681,12 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
         const uint16_t em = EMAX(p);
         size_t got = fexp ? npk_bf16_exp_fast(x, len, sub ? &em : NULL, out, taken) : 0;
         for (uint64_t i = 0; i < len && got < len; i++) { /* every element taken: nothing left */
-            if (fexp && taken[i]) continue;
+            if (fexp && taken[i]) {
+                uint64_t t8;
+                while (i + 9 <= len && (memcpy(&t8, taken + i + 1, 8), t8 == 0x0101010101010101ull))
+                    i += 8; /* the next eight taken too */
+                continue;
+            }
             double v = bf(x[i]);
             if (sub) v -= e;
             double r = cvo_f(in.func, v, s, recip);
