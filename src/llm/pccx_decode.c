@@ -177,9 +177,12 @@ static size_t sq_build(pccx_dec *s, uint16_t *sq, int r0, int rows) {
     const size_t rw = (size_t)words((uint32_t)d) * 8, n = (size_t)rows * rw + (size_t)rows * 8 + 8;
     memset(sq, 0, n * sizeof *sq);
     for (int r = 0; r < rows && !s->timing; r++)
-        for (int i = 0; i < d; i++) {
-            const float x = s->x[(size_t)(r0 + r) * rw + (size_t)i];
-            sq[(size_t)r * rw + (size_t)i] = npk_bf16_from_f32(x * x);
+        for (int i0 = 0; i0 < d; i0 += 256) { /* the squares in float, then rounded in bulk (npk_bf16_from_f32_n) */
+            float t[256];
+            const int n1 = d - i0 < 256 ? d - i0 : 256;
+            const float *x = s->x + (size_t)(r0 + r) * rw + (size_t)i0;
+            for (int i = 0; i < n1; i++) t[i] = x[i] * x[i];
+            npk_bf16_from_f32_n(sq + (size_t)r * rw + (size_t)i0, t, (size_t)n1);
         }
     uint16_t k[16];
     npk_pccx_rmsnorm_consts((unsigned)d, 1e-5f, k);
