@@ -39,6 +39,7 @@ struct npk_pccx {
     unsigned pending; /* instructions possibly still queued */
     uint32_t l2_words, lanes; /* the device's L2 size and GEMV cores (registers CAP_L2_WORDS, CAP_LANES) */
     uint64_t cc[2][64]; /* cc_key of each entry */
+    uint8_t hint[2][64]; /* per key hash: cache_entry's last answer while cc is unchanged (0xff: none) */
     unsigned next[2];
     uint8_t *stage; /* [STAGE_BYTES] host copy of the staging area, reused by every L2 transfer */
     /* jobs (npk_port_jobs): the instructions since the last sync, their stream in guest memory */
@@ -62,6 +63,7 @@ static int wr(npk_pccx *d, uint32_t off, uint32_t v) { return npk_port_write32(d
 
 static void forget_state(npk_pccx *d) {
     memset(d->cc, 0, sizeof d->cc);
+    memset(d->hint, 0xff, sizeof d->hint);
     d->ws_known = 0;
 }
 
@@ -374,7 +376,10 @@ int npk_pccx_memcpy(npk_pccx *d, unsigned from_device, unsigned to_device, uint3
 int npk_pccx_memset(npk_pccx *d, unsigned cache, unsigned index, uint16_t a, uint16_t b, uint16_t c) {
     npk_pccx_insn in = {.op = NPK_PCCX_OP_MEMSET, .cache = cache, .index = index, .a = a, .b = b, .c = c};
     int rc = issue_checked(d, &in);
-    if (!rc && cache < 2 && index < 64) d->cc[cache][index] = cc_key(a, b, c);
+    if (!rc && cache < 2 && index < 64) {
+        d->cc[cache][index] = cc_key(a, b, c);
+        memset(d->hint[cache], 0xff, sizeof d->hint[cache]); /* the scans' answers may change */
+    }
     return rc;
 }
 
@@ -439,8 +444,13 @@ void npk_pccx_hwin_reset(npk_pccx *d) { d->hwin_next = 0; }
 
 static int cache_entry(npk_pccx *d, unsigned bank, uint16_t a, uint16_t b, uint16_t c) {
     const uint64_t key = cc_key(a, b, c), *cc = d->cc[bank];
+    const unsigned h = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 58);
+    if (d->hint[bank][h] < NCACHE && cc[d->hint[bank][h]] == key) return d->hint[bank][h]; /* the scan's answer */
     for (unsigned i = 0; i < NCACHE; i++)
-        if (cc[i] == key) return (int)i;
+        if (cc[i] == key) {
+            d->hint[bank][h] = (uint8_t)i;
+            return (int)i;
+        }
     unsigned i = d->next[bank]++ % NCACHE;
     int rc = npk_pccx_memset(d, bank, i, a, b, c);
     return rc ? rc : (int)i;
