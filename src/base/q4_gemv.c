@@ -897,16 +897,19 @@ NPK_TARGET_AVX2 static inline __attribute__((always_inline)) int round4v_avx2(__
     __m256i neg = _mm256_cmpgt_epi64(zero, lo);
     if (_mm256_movemask_epi8(_mm256_cmpeq_epi64(hi, neg)) != -1) return 0; /* wider than 64 bits */
     __m256i a = _mm256_sub_epi64(_mm256_xor_si256(lo, neg), neg);             /* |v|, unsigned */
-    __m256d dh = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(a, 32), magic)),
-                               _mm256_castsi256_pd(magic));
-    __m256d dl = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(a, m32), magic)),
-                               _mm256_castsi256_pd(magic));
-    __m256d est = _mm256_fmadd_pd(dh, _mm256_set1_pd(4294967296.0), dl);
-    /* s = max(top_est - 51, 0); top_est = biased exponent - 1023 (a = 0: s = 0) */
-    __m256i s = _mm256_max_epi32(_mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(est), 52), _mm256_set1_epi64x(1074)),
-                                 zero);
-    __m256i out = _mm256_sllv_epi64(a, _mm256_sub_epi64(_mm256_set1_epi64x(64), s)); /* s = 0: count 64 gives 0 */
-    __m256i ap = _mm256_or_si256(_mm256_srlv_epi64(a, s), _mm256_andnot_si256(_mm256_cmpeq_epi64(out, zero), one));
+    __m256i s = zero, ap = a;
+    if (!_mm256_testz_si256(a, _mm256_set1_epi64x(~((1ll << 52) - 1)))) { /* some |v| >= 2^52: a' = a >> s, sticky */
+        __m256d dh = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(a, 32), magic)),
+                                   _mm256_castsi256_pd(magic));
+        __m256d dl = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(a, m32), magic)),
+                                   _mm256_castsi256_pd(magic));
+        __m256d est = _mm256_fmadd_pd(dh, _mm256_set1_pd(4294967296.0), dl);
+        /* s = max(top_est - 51, 0); top_est = biased exponent - 1023 (a = 0: s = 0) */
+        s = _mm256_max_epi32(_mm256_sub_epi64(_mm256_srli_epi64(_mm256_castpd_si256(est), 52), _mm256_set1_epi64x(1074)),
+                             zero);
+        __m256i out = _mm256_sllv_epi64(a, _mm256_sub_epi64(_mm256_set1_epi64x(64), s)); /* s = 0: count 64 gives 0 */
+        ap = _mm256_or_si256(_mm256_srlv_epi64(a, s), _mm256_andnot_si256(_mm256_cmpeq_epi64(out, zero), one));
+    }
     __m256i D = _mm256_castpd_si256(
         _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(ap, magic)), _mm256_castsi256_pd(magic))); /* exact */
     __m256i R = _mm256_add_epi64(_mm256_add_epi64(D, _mm256_set1_epi64x((1ll << 44) - 1)),
