@@ -60,16 +60,18 @@ static int check_v0_exact(ctx *c, uint32_t n, const int8_t *A, const int8_t *B, 
     return 0;
 }
 
-/* One v0 run (*gmacs) or, when dnnl, one oneDNN run. 0, or 1 (bench failed). */
+/* One v0 run (*gmacs of wall time, *cpu of the thread's CPU time when cpu) or,
+ * when dnnl, one oneDNN run. 0, or 1 (bench failed). */
 static int gemm_once(ctx *c, npk_v0 *v, uint32_t n, const int8_t *A, const int8_t *B, int32_t *C, int dnnl,
-                     double *gmacs) {
-    double t0 = now();
+                     double *gmacs, double *cpu) {
+    double t0 = now(), c0 = cpu_now();
     if (!dnnl && npk_v0_matmul(v, n, n, n, A, B, C, 0)) return bench_fail(c, "v0 matmul"), 1;
     if (dnnl && bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, C)) {
         npk_err(NPK_EIO, "dnnl_gemm_s8s8s32 failed");
         return bench_fail(c, "oneDNN"), 1;
     }
     *gmacs = (double)n * n * n / (now() - t0) / 1e9;
+    if (cpu) *cpu = (double)n * n * n / (cpu_now() - c0) / 1e9;
     return 0;
 }
 
@@ -80,21 +82,25 @@ static int gemm_once(ctx *c, npk_v0 *v, uint32_t n, const int8_t *A, const int8_
  * alike instead of on one block of runs; at more threads each side runs as a
  * block (a pool polls for its next job for a while after a run, npukit's
  * 300 us, OpenMP's longer, which would take a core from the other side's next
- * run). 0, or 1 (bench failed). */
+ * run). cv, cd (or NULL): GMAC/s of the thread's CPU time of the alternating
+ * runs (both sides on the calling thread at 1 thread; a shared machine's waits
+ * for a core are not in it). 0, or 1 (bench failed). */
 static int gemm_pass(ctx *c, npk_v0 *v, uint32_t n, const int8_t *A, const int8_t *B, int32_t *C, int32_t *D,
-                     int threads, int dn, double *tv, double *td) {
+                     int threads, int dn, double *tv, double *td, double *cv, double *cd) {
     int alt = dn && threads == 1;
     if (alt) bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT */
     for (int r = 0; r < c->repeat; r++) {
         progress(c, alt ? "v0 matmul / oneDNN" : "v0 matmul", r, c->repeat);
-        if (gemm_once(c, v, n, A, B, C, 0, &tv[r]) || (alt && gemm_once(c, v, n, A, B, D, 1, &td[r]))) return 1;
+        if (gemm_once(c, v, n, A, B, C, 0, &tv[r], cv ? &cv[r] : NULL) ||
+            (alt && gemm_once(c, v, n, A, B, D, 1, &td[r], cd ? &cd[r] : NULL)))
+            return 1;
     }
     cli_progress_end();
     if (!dn || alt) return 0;
     bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT, threads */
     for (int r = 0; r < c->repeat; r++) {
         progress(c, "oneDNN", r, c->repeat);
-        if (gemm_once(c, v, n, A, B, D, 1, &td[r])) return 1;
+        if (gemm_once(c, v, n, A, B, D, 1, &td[r], NULL)) return 1;
     }
     cli_progress_end();
     return 0;
@@ -124,8 +130,9 @@ int bench_v0_gemm(ctx *c) {
     int rc = 1, dnnl = bench_dnnl_available(), deflt = dnnl ? bench_dnnl_threads() : 0;
     int8_t *A = malloc((size_t)n * n), *B = malloc((size_t)n * n);
     int32_t *C = malloc((size_t)n * n * 4), *D = malloc((size_t)n * n * 4);
-    double *t = calloc((size_t)c->repeat * 3, sizeof *t), *td[2] = {t ? t + c->repeat : NULL,
+    double *t = calloc((size_t)c->repeat * 5, sizeof *t), *td[2] = {t ? t + c->repeat : NULL,
                                                                     t ? t + 2 * (size_t)c->repeat : NULL};
+    double *cv = t ? t + 3 * (size_t)c->repeat : NULL, *cd = t ? t + 4 * (size_t)c->repeat : NULL;
     npk_port *p = NULL;
     npk_v0 *v = NULL;
     npk_trace *tr = NULL;
@@ -163,7 +170,9 @@ int bench_v0_gemm(ctx *c) {
         dset[pass] = dnnl && bench_dnnl_set_threads(want) > 0;
         int dn = dnnl && (dset[pass] || !pass);
         if (!pass) npk_v0_read_counters(v, &c0), en.has = npk_port_energy(p, &en.e0, &en.a, &en.nm) == 0;
-        if (gemm_pass(c, v, n, A, B, C, D, want, dn, t, td[pass])) goto out;
+        /* CPU time only where oneDNN is known to run on this thread alone (its OpenMP count set to 1) */
+        int cpu = !pass && dset[0];
+        if (gemm_pass(c, v, n, A, B, C, D, want, dn, t, td[pass], cpu ? cv : NULL, cpu ? cd : NULL)) goto out;
         if (!pass) npk_v0_read_counters(v, &c1);
         if (!pass && en.has) en.has = npk_port_energy(p, &en.e1, &en.a, &en.nm) == 0;
         if (check_v0_exact(c, n, A, B, C)) goto out;
@@ -191,6 +200,15 @@ int bench_v0_gemm(ctx *c) {
         for (int pass = 0; pass < 2 && dname[pass][0]; pass++) {
             c->cur_threads = dset[pass] ? (pass ? c->threads : 1) : 0;
             add_samples(c, "baseline", "GMAC/s", td[pass], c->repeat, dname[pass]);
+        }
+        if (dset[0]) {
+            char vc[96], dc[96];
+            c->cur_threads = 1;
+            snprintf(vc, sizeof vc, "v0 int8 GEMM %u^3 (driver+DMA+compute), CPU time, 1 thread", n);
+            snprintf(dc, sizeof dc, "baseline: %s int8 GEMM, CPU time, 1 thread", bench_dnnl_version());
+            add_samples(c, "npu", "GMAC/s", cv, c->repeat, vc);
+            add_samples(c, "baseline", "GMAC/s", cd, c->repeat, dc);
+            add_ratio(c, "v0 / oneDNN throughput, CPU time, 1 thread", vc, dc, "higher");
         }
         print_dnnl_exact(c, n, C, D);
         add_ratio(c, dset[0] ? "v0 / oneDNN throughput, equal threads (1)" : "v0 / oneDNN throughput", vname[0],
