@@ -242,36 +242,62 @@ static void test_adversarial(void) {
     bf16_case(3, 17, 5, ninf, LEN(ninf), z_b, LEN(z_b), 0, "-Inf times zeros");
 }
 
+/* npk_gemm_f32 of packed fp32 A[M][K], B[K][N] in every variant against a loop
+ * with one rounded multiply and one rounded add per step. */
+static void check_seq(uint32_t M, uint32_t N, uint32_t K, const float *A, const float *B) {
+    float *C = malloc(4 * (size_t)M * N), *want = malloc(4 * (size_t)M * N);
+    for (uint32_t i = 0; i < M; i++)
+        for (uint32_t j = 0; j < N; j++) {
+            float acc = 0.0f;
+            for (uint32_t k = 0; k < K; k++) {
+                volatile float p = A[(size_t)i * K + k] * B[(size_t)k * N + j]; /* rounded, never fused */
+                acc = acc + p;
+            }
+            want[(size_t)i * N + j] = acc;
+        }
+    FOR_EACH_VARIANT(l) {
+        CHECK_EQ(npk_gemm_f32(&WS, M, N, K, A, K, B, N, C, N), 0);
+        CHECK(!memcmp(C, want, 4 * (size_t)M * N));
+    }
+    CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
+    free(C), free(want);
+}
+
 /* fp32 operands of any significand width (npk_gemm_f32's own contract, not a
  * shell dtype): against a loop with one rounded multiply and add per step. */
 static void test_f32_widths(void) {
     static const int widths[][3] = {{12, 12, 1}, {16, 8, 1}, {8, 16, 1}, {13, 12, 0}, {24, 24, 0}, {4, 20, 1}};
     for (size_t w = 0; w < LEN(widths); w++) {
         uint32_t M = 1 + rnd() % 13, N = 1 + rnd() % 100, K = 1 + rnd() % 150;
-        float *A = malloc(4 * (size_t)M * K), *B = malloc(4 * (size_t)K * N), *C = malloc(4 * (size_t)M * N),
-              *want = malloc(4 * (size_t)M * N);
+        float *A = malloc(4 * (size_t)M * K), *B = malloc(4 * (size_t)K * N);
         for (size_t i = 0; i < (size_t)M * K; i++) A[i] = (float)rval(-4, 4, widths[w][0]);
         for (size_t i = 0; i < (size_t)K * N; i++) B[i] = (float)rval(-4, 4, widths[w][1]);
         /* the widest significand in each operand, so the predicate sees the width */
         A[0] = (float)ldexp(2.0 - ldexp(1, 1 - widths[w][0]), 0);
         B[0] = (float)ldexp(2.0 - ldexp(1, 1 - widths[w][1]), 0);
         CHECK_EQ(npk_gemm_f32_fused(M, N, K, A, K, B, N), widths[w][2]);
-        for (uint32_t i = 0; i < M; i++)
-            for (uint32_t j = 0; j < N; j++) {
-                float acc = 0.0f;
-                for (uint32_t k = 0; k < K; k++) {
-                    volatile float p = A[(size_t)i * K + k] * B[(size_t)k * N + j]; /* rounded, never fused */
-                    acc = acc + p;
-                }
-                want[(size_t)i * N + j] = acc;
-            }
-        FOR_EACH_VARIANT(l) {
-            CHECK_EQ(npk_gemm_f32(&WS, M, N, K, A, K, B, N, C, N), 0);
-            CHECK(!memcmp(C, want, 4 * (size_t)M * N));
-        }
-        CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
-        free(A), free(B), free(C), free(want);
+        check_seq(M, N, K, A, B);
+        free(A), free(B);
     }
+}
+
+/* Blocks of one GEMM on both sides of the predicate (the AVX2 kernel decides
+ * per pair of packed blocks: 6-row tiles in blocks of at most 144 rows, K
+ * blocks of at most 256): A's rows below 150 and B's rows below k = 260 carry
+ * 8-bit significands (their products exact), the others full 24-bit ones (a
+ * fused product there changes bits), against a loop with one rounded multiply
+ * and add per step; the whole GEMM's predicate says no. */
+static void test_mixed_blocks(void) {
+    const uint32_t M = 300, N = 40, K = 600;
+    float *A = malloc(4 * (size_t)M * K), *B = malloc(4 * (size_t)K * N);
+    for (uint32_t i = 0; i < M; i++)
+        for (uint32_t k = 0; k < K; k++) A[(size_t)i * K + k] = (float)rval(-4, 4, i < 150 ? 8 : 24);
+    for (uint32_t k = 0; k < K; k++)
+        for (uint32_t j = 0; j < N; j++) B[(size_t)k * N + j] = (float)rval(-4, 4, k < 260 ? 8 : 24);
+    CHECK_EQ(npk_gemm_f32_fused(M, N, K, A, K, B, N), 0);
+    CHECK_EQ(npk_gemm_f32_fused(150, N, 260, A, K, B, N), 1);
+    check_seq(M, N, K, A, B);
+    free(A), free(B);
 }
 
 int main(void) {
@@ -279,6 +305,7 @@ int main(void) {
     test_adversarial();
     test_shapes();
     test_f32_widths();
+    test_mixed_blocks();
     /* an empty product has nothing to check; K = 0 gives zeros */
     CHECK_EQ(npk_gemm_f32_fused(0, 5, 5, NULL, 5, NULL, 5), 1);
     CHECK_EQ(npk_gemm_bf16_fused(5, 5, 0, NULL, 5, NULL, 5), 1);

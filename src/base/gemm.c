@@ -23,12 +23,14 @@
  * exact, plus tabulated sums of B for A's sign bits; int16 pairs through
  * vpmaddwd for small GEMMs); fp32 in src/base/gemm_f32_avx2.c (BLIS-style
  * packed A and B panels, a 6 x 16 tile of 12 ymm accumulators, K blocks in
- * order; fused as above). Portable:
+ * order; fused as above, decided per pair of packed blocks of A and B from
+ * ranges gathered while it packs them, src/base/gemm_exact.h). Portable:
  * i-k-j loops over 4 rows with a vectorizable inner loop (fused through fmaf
  * only where that is the hardware instruction, FP_FAST_FMAF). */
 #include "npukit/gemm.h"
 #include "npukit/threads.h"
 
+#include "gemm_exact.h"
 #include "gemm_f32_avx2.h"
 #include "gemm_s8_avx2.h"
 
@@ -447,11 +449,11 @@ T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, 
 
 /* fp32 on AVX2: src/base/gemm_f32_avx2.c on a packing buffer from here. */
 static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B,
-                    size_t ldb, int bf16, float *C, size_t ldc, int fused) {
+                    size_t ldb, int bf16, float *C, size_t ldc) {
     void *own;
     float *buf = ws_get(ws, npk_gemm_f32_avx2_buf(M, N, K), &own);
     if (!buf) return nomem();
-    npk_gemm_f32_avx2(M, N, K, A, lda, B, ldb, bf16, C, ldc, fused, buf);
+    npk_gemm_f32_avx2(M, N, K, A, lda, B, ldb, bf16, C, ldc, buf);
     free(own);
     return 0;
 }
@@ -459,15 +461,9 @@ static int f32_avx2(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const v
 
 /* ---- the fused path's exactness check ---------------------------------------------- */
 
-/* What npk_gemm_f32_fused needs of one operand: the OR of the magnitudes' bits, the
- * largest magnitude and the smallest non-zero one (as bits; finite magnitudes
- * order like their bits). */
-typedef struct f32_range {
-    uint32_t bits_or, max, min_m1; /* min_m1: smallest |x| - 1 over all x, wrapping (0xffffffff: no non-zero) */
-} f32_range;
-
+/* One operand's range (src/base/gemm_exact.h), fp32 or BF16 elements. */
 static inline __attribute__((always_inline)) void f32_scan_body(uint32_t rows, uint32_t cols, const void *X, size_t ld,
-                                                                f32_range *r, const int bf16) {
+                                                                npk_f32_range *r, const int bf16) {
     uint32_t o = 0, mx = 0, mn = 0xffffffffu;
     for (uint32_t i = 0; i < rows; i++) {
         const float *x = (const float *)X + (size_t)i * ld;
@@ -488,7 +484,7 @@ static inline __attribute__((always_inline)) void f32_scan_body(uint32_t rows, u
 /* The same loop built for the host's vector unit (unsigned min/max), for fp32
  * or BF16 elements. */
 #define SCAN_FN(NAME, ATTR, BF16) \
-    ATTR static void NAME(uint32_t rows, uint32_t cols, const void *X, size_t ld, f32_range *r) { \
+    ATTR static void NAME(uint32_t rows, uint32_t cols, const void *X, size_t ld, npk_f32_range *r) { \
         f32_scan_body(rows, cols, X, ld, r, BF16); \
     }
 #ifdef GEMM_X86
@@ -499,7 +495,7 @@ SCAN_FN(bf16_scan256, T256, 1)
 #endif
 SCAN_FN(f32_scan_c, , 0)
 SCAN_FN(bf16_scan_c, , 1)
-static void f32_scan(uint32_t rows, uint32_t cols, const void *X, size_t ld, f32_range *r, int bf16) {
+static void f32_scan(uint32_t rows, uint32_t cols, const void *X, size_t ld, npk_f32_range *r, int bf16) {
 #ifdef GEMM_X86
     npk_gemm_isa isa = npk_gemm_active_isa();
     if (isa == NPK_GEMM_AVX512) return (bf16 ? bf16_scan512 : f32_scan512)(rows, cols, X, ld, r);
@@ -508,47 +504,18 @@ static void f32_scan(uint32_t rows, uint32_t cols, const void *X, size_t ld, f32
     (bf16 ? bf16_scan_c : f32_scan_c)(rows, cols, X, ld, r);
 }
 
-static double f32_of_bits(uint32_t u) {
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* Significant bits at most in any element's significand (24 for a full fp32
- * significand, 8 for widened BF16, 11 FP16, 4 FP8 E4M3): 24 minus the
- * trailing zero bits of the OR of the fraction fields. For a subnormal
- * (fraction * 2^-149) the count is an upper bound too. */
-static unsigned f32_sig_bits(uint32_t bits_or) {
-    return 24u - (unsigned)__builtin_ctz((bits_or & 0x7fffffu) | 0x800000u);
-}
-
-/* 1 when every product A[i][k] * B[k][j] is exactly an fp32 number, so that
- * fma(a, b, acc) == fl(fl(a * b) + acc) for every acc, bit for bit (signed
- * zeros, infinite and NaN accumulators included: the product is the same
- * exact value either way and the one rounding of the sum is the same):
- *  - every operand finite;
- *  - a product of a p-bit and a q-bit significand has at most p + q bits:
- *    p + q <= 24 fits fp32's significand;
- *  - max|a| * max|b| < 2^127 (no product overflows) and, when both have a
- *    non-zero element, min|a| * min|b| >= 2^-126 over the non-zero ones (no
- *    non-zero product falls below the normal range, where fp32 keeps fewer
- *    bits); a zero operand gives an exact signed zero.
- * The bounds are computed in double, where the product of two floats is exact.
- * Costs one pass over A and B (O(MK + KN) against the GEMM's O(MNK)). */
+/* 1 when every product A[i][k] * B[k][j] is exactly an fp32 number
+ * (npk_f32_products_exact). Costs one pass over A and B (O(MK + KN) against
+ * the GEMM's O(MNK)); the AVX2 kernel decides per pair of packed blocks
+ * instead, from ranges gathered while it packs them. */
 static int fused_of(uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B, size_t ldb,
                     int bf16) {
-    f32_range a, b;
+    npk_f32_range a, b;
     if (!M || !N || !K) return 1; /* no product */
     f32_scan(M, K, A, lda, &a, bf16);
     if (a.max >= 0x7f800000u) return 0;
     f32_scan(K, N, B, ldb, &b, bf16);
-    if (b.max >= 0x7f800000u) return 0;
-    if (f32_sig_bits(a.bits_or) + f32_sig_bits(b.bits_or) > 24) return 0;
-    if (f32_of_bits(a.max) * f32_of_bits(b.max) >= 0x1p127) return 0;
-    if (a.min_m1 != 0xffffffffu && b.min_m1 != 0xffffffffu &&
-        f32_of_bits(a.min_m1 + 1) * f32_of_bits(b.min_m1 + 1) < 0x1p-126)
-        return 0;
-    return 1;
+    return npk_f32_products_exact(&a, &b);
 }
 
 int npk_gemm_f32_fused(uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda, const float *B, size_t ldb) {
@@ -589,7 +556,7 @@ static int f32_slice(npk_gemm_ws *ws, npk_gemm_isa isa, uint32_t M, uint32_t N, 
     switch (isa) {
 #ifdef GEMM_X86
     case NPK_GEMM_AVX512: return f32_avx512(ws, M, N, K, A, lda, B, ldb, C, ldc, fused);
-    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, bf16, C, ldc, fused);
+    case NPK_GEMM_AVX2: return f32_avx2(ws, M, N, K, A, lda, B, ldb, bf16, C, ldc); /* fuses per block */
 #endif
     default: (void)ws, (void)bf16, f32_portable(M, N, K, A, lda, B, ldb, C, ldc, fused); return 0;
     }
@@ -681,8 +648,10 @@ int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const floa
         return 0;
     }
     npk_gemm_isa isa = npk_gemm_active_isa();
-    /* whether every product is exact is decided once for the whole GEMM */
-    int fused = (isa != NPK_GEMM_PORTABLE || PORTABLE_FMA) && npk_gemm_f32_fused(M, N, K, A, lda, B, ldb);
+    /* whether every product is exact is decided once for the whole GEMM (AVX2:
+     * per pair of packed blocks, by the kernel while it packs them) */
+    int fused = isa != NPK_GEMM_AVX2 && (isa != NPK_GEMM_PORTABLE || PORTABLE_FMA) &&
+                npk_gemm_f32_fused(M, N, K, A, lda, B, ldb);
     par_gemm p = {.f32 = 1, .fused = fused, .isa = isa, .M = M, .N = N, .K = K, .A = A, .B = B, .C = C, .lda = lda,
                   .ldb = ldb, .ldc = ldc};
     if (par_plan(&p) > 1) return par_run(&p);
@@ -706,9 +675,9 @@ int npk_gemm_bf16(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const uin
         free(fa), free(fb);
         return rc;
     }
-    int fused = npk_gemm_bf16_fused(M, N, K, A, lda, B, ldb);
-    par_gemm p = {.f32 = 2, .fused = fused, .isa = isa, .M = M, .N = N, .K = K, .A = A, .B = B, .C = C, .lda = lda,
+    /* the AVX2 kernel decides per pair of packed blocks whether to fuse */
+    par_gemm p = {.f32 = 2, .fused = 0, .isa = isa, .M = M, .N = N, .K = K, .A = A, .B = B, .C = C, .lda = lda,
                   .ldb = ldb, .ldc = ldc};
     if (par_plan(&p) > 1) return par_run(&p);
-    return f32_slice(ws, isa, M, N, K, A, lda, B, ldb, 1, C, ldc, fused);
+    return f32_slice(ws, isa, M, N, K, A, lda, B, ldb, 1, C, ldc, 0);
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The AVX2 + FMA variant of npk_gemm_f32 (include/npukit/gemm.h):
  * every output summed from +0 over k = 0 .. K-1 in order, one rounded multiply
- * and one rounded add per step, or one FMA per step when every product is
- * exact (npk_gemm_f32_fused: the same bits). Built with -ffp-contract=off like
- * gemm.c: no FMA but the explicit ones.
+ * and one rounded add per step, or one FMA per step where every product is
+ * exact (the same bits, src/base/gemm_exact.h): decided per pair of packed
+ * blocks of A and B from the ranges of their values, gathered while they are
+ * packed (no pass of its own over the operands). Built with -ffp-contract=off
+ * like gemm.c: no FMA but the explicit ones.
  *
  * Blocking (BLIS order; the K loop sits outside every loop over C, so each
  * output still sees its K blocks in order, its partial sum stored in C between
@@ -25,6 +27,7 @@
  * ever made. */
 #include "gemm_f32_avx2.h"
 
+#include "gemm_exact.h"
 #include "npukit/cpu.h"
 
 #include <stdlib.h>
@@ -97,6 +100,42 @@ typedef void (*kern_fn)(size_t kc, const float *ap, const float *bp, float *C, s
 
 /* ---- packing --------------------------------------------------------------------- */
 
+/* The range of the values packed (npk_f32_range), lane by lane: the OR of the
+ * magnitudes (not for BF16, whose widened values have at most 8 significant
+ * bits), the largest magnitude, the smallest non-zero magnitude minus 1. */
+typedef struct vrange {
+    __m256i o, mx, mn;
+} vrange;
+
+INLINE T256 vrange vr_new(void) { return (vrange){_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_set1_epi32(-1)}; }
+
+INLINE T256 void vr_add(vrange *r, __m256 x, int bf16) {
+    __m256i u = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
+    if (!bf16) r->o = _mm256_or_si256(r->o, u);
+    r->mx = _mm256_max_epu32(r->mx, u);
+    r->mn = _mm256_min_epu32(r->mn, _mm256_sub_epi32(u, _mm256_set1_epi32(1)));
+}
+
+/* The lanes of v merged into out. */
+INLINE T256 void vr_merge(const vrange *v, int bf16, npk_f32_range *out) {
+    uint32_t o[8], mx[8], mn[8];
+    _mm256_storeu_si256((__m256i *)o, v->o);
+    _mm256_storeu_si256((__m256i *)mx, v->mx);
+    _mm256_storeu_si256((__m256i *)mn, v->mn);
+    for (int l = 0; l < 8; l++) {
+        out->bits_or |= o[l];
+        out->max = mx[l] > out->max ? mx[l] : out->max;
+        out->min_m1 = mn[l] < out->min_m1 ? mn[l] : out->min_m1;
+    }
+    if (bf16) out->bits_or |= 0x7f0000u; /* 8 significant bits at most */
+}
+
+static inline uint32_t bits_of(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
 static inline float bf16f(uint16_t h) {
     uint32_t u = (uint32_t)h << 16;
     float f;
@@ -111,15 +150,18 @@ INLINE T256 __m256 load8(const void *row, size_t k, int bf16) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-/* A[mc][kc] (lda; fp32 or BF16) into [ceil(mc/6)][kc][6], rows past mc zero:
+/* A[mc][kc] (lda; fp32 or BF16) into [ceil(mc/6)][kc][6], rows past mc zero,
+ * the range of its values into *rg:
  * eight values of k of the six rows at a time, transposed in registers (8 x 8
  * with two zero rows) and stored as eight groups of 8 floats at a stride of 6,
  * each store's last two (zero) floats overwritten by the next one; the last
  * store of a panel writes two floats past it (into the next panel, written
  * after, or the buffer's slack). */
-T256 static void pack_a(const void *A, size_t lda, int bf16, uint32_t mc, uint32_t kc, float *restrict ap) {
+T256 static void pack_a(const void *A, size_t lda, int bf16, uint32_t mc, uint32_t kc, float *restrict ap,
+                        npk_f32_range *rg) {
     const size_t es = bf16 ? 2 : 4;
     const __m256 z = _mm256_setzero_ps();
+    vrange vr = vr_new();
     for (uint32_t i0 = 0; i0 < mc; i0 += MR, ap += (size_t)kc * MR) {
         uint32_t ni = mc - i0 < MR ? mc - i0 : MR;
         const char *row[MR];
@@ -129,6 +171,8 @@ T256 static void pack_a(const void *A, size_t lda, int bf16, uint32_t mc, uint32
             __m256 r0 = load8(row[0], k, bf16), r1 = ni > 1 ? load8(row[1], k, bf16) : z,
                    r2 = ni > 2 ? load8(row[2], k, bf16) : z, r3 = ni > 3 ? load8(row[3], k, bf16) : z,
                    r4 = ni > 4 ? load8(row[4], k, bf16) : z, r5 = ni > 5 ? load8(row[5], k, bf16) : z;
+            vr_add(&vr, r0, bf16), vr_add(&vr, r1, bf16), vr_add(&vr, r2, bf16);
+            vr_add(&vr, r3, bf16), vr_add(&vr, r4, bf16), vr_add(&vr, r5, bf16);
             __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
                    t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
             __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee),
@@ -146,11 +190,13 @@ T256 static void pack_a(const void *A, size_t lda, int bf16, uint32_t mc, uint32
             _mm256_storeu_ps(d + 42, _mm256_permute2f128_ps(s3, s7, 0x31));
         }
         for (; k < kc; k++)
-            for (uint32_t r = 0; r < MR; r++)
-                ap[(size_t)k * MR + r] = r >= ni ? 0.0f
-                                         : bf16 ? bf16f(((const uint16_t *)row[r])[k])
-                                                : ((const float *)row[r])[k];
+            for (uint32_t r = 0; r < MR; r++) {
+                float v = r >= ni ? 0.0f : bf16 ? bf16f(((const uint16_t *)row[r])[k]) : ((const float *)row[r])[k];
+                ap[(size_t)k * MR + r] = v;
+                npk_f32_range_add(rg, bits_of(v));
+            }
     }
+    vr_merge(&vr, bf16, rg);
 }
 
 /* B[kc][nc] (ldb; fp32 or BF16) into [ceil(nc/16)][kc][16], columns past nc
@@ -158,10 +204,12 @@ T256 static void pack_a(const void *A, size_t lda, int bf16, uint32_t mc, uint32
  * in L1 while every panel takes its 16 columns (a power-of-two row stride maps
  * a whole panel's worth of rows to a few L1 sets, so going panel by panel over
  * all kc rows re-reads every line from L2), and each panel gets eight whole
- * rows (512 contiguous bytes) at a time. */
+ * rows (512 contiguous bytes) at a time. The range of its values into *rg. */
 enum { PB_ROWS = 8 };
-T256 static void pack_b(const void *B, size_t ldb, int bf16, uint32_t kc, uint32_t nc, float *restrict bp) {
+T256 static void pack_b(const void *B, size_t ldb, int bf16, uint32_t kc, uint32_t nc, float *restrict bp,
+                        npk_f32_range *rg) {
     const size_t es = bf16 ? 2 : 4;
+    vrange vr = vr_new();
     for (uint32_t k0 = 0; k0 < kc; k0 += PB_ROWS) {
         uint32_t nk = kc - k0 < PB_ROWS ? kc - k0 : PB_ROWS;
         float *panel = bp + (size_t)k0 * NR;
@@ -169,18 +217,22 @@ T256 static void pack_b(const void *B, size_t ldb, int bf16, uint32_t kc, uint32
             const char *s = (const char *)B + ((size_t)k0 * ldb + j0) * es;
             if (nc - j0 >= NR) {
                 for (uint32_t k = 0; k < nk; k++, s += ldb * es) {
-                    _mm256_store_ps(panel + (size_t)k * NR, load8(s, 0, bf16));
-                    _mm256_store_ps(panel + (size_t)k * NR + 8, load8(s, 8, bf16));
+                    __m256 lo = load8(s, 0, bf16), hi = load8(s, 8, bf16);
+                    _mm256_store_ps(panel + (size_t)k * NR, lo);
+                    _mm256_store_ps(panel + (size_t)k * NR + 8, hi);
+                    vr_add(&vr, lo, bf16), vr_add(&vr, hi, bf16);
                 }
                 continue;
             }
             for (uint32_t k = 0; k < nk; k++, s += ldb * es)
-                for (uint32_t j = 0; j < NR; j++)
-                    panel[(size_t)k * NR + j] = j0 + j >= nc ? 0.0f
-                                                : bf16       ? bf16f(((const uint16_t *)s)[j])
-                                                             : ((const float *)s)[j];
+                for (uint32_t j = 0; j < NR; j++) {
+                    float v = j0 + j >= nc ? 0.0f : bf16 ? bf16f(((const uint16_t *)s)[j]) : ((const float *)s)[j];
+                    panel[(size_t)k * NR + j] = v;
+                    npk_f32_range_add(rg, bits_of(v));
+                }
         }
     }
+    vr_merge(&vr, bf16, rg);
 }
 
 /* ---- the blocked loops ------------------------------------------------------------- */
@@ -239,20 +291,23 @@ size_t npk_gemm_f32_avx2_buf(uint32_t M, uint32_t N, uint32_t K) {
 }
 
 void npk_gemm_f32_avx2(uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B, size_t ldb,
-                       int bf16, float *C, size_t ldc, int fused, float *buf) {
+                       int bf16, float *C, size_t ldc, float *buf) {
     const size_t es = bf16 ? 2 : 4;
     const blocks bl = blocking(M, N, K);
     const uint32_t kcb = bl.kcb, mcb = bl.mcb, ncb = bl.ncb;
     float *ap = buf, *bp = (float *)((char *)buf + bl.sz_a);
-    kern_fn kf = fused ? kern_fma : kern_sep;
     for (uint32_t jc = 0; jc < N; jc += ncb) {
         uint32_t nc = N - jc < ncb ? N - jc : ncb;
         for (uint32_t pc = 0; pc < K; pc += kcb) {
             uint32_t kc = K - pc < kcb ? K - pc : kcb;
-            pack_b((const char *)B + ((size_t)pc * ldb + jc) * es, ldb, bf16, kc, nc, bp);
+            npk_f32_range rb = NPK_F32_RANGE_EMPTY;
+            pack_b((const char *)B + ((size_t)pc * ldb + jc) * es, ldb, bf16, kc, nc, bp, &rb);
             for (uint32_t ic = 0; ic < M; ic += mcb) {
                 uint32_t mc = M - ic < mcb ? M - ic : mcb;
-                pack_a((const char *)A + ((size_t)ic * lda + pc) * es, lda, bf16, mc, kc, ap);
+                npk_f32_range ra = NPK_F32_RANGE_EMPTY;
+                pack_a((const char *)A + ((size_t)ic * lda + pc) * es, lda, bf16, mc, kc, ap, &ra);
+                /* this block's products all exact: one FMA per step (the same bits) */
+                kern_fn kf = npk_f32_products_exact(&ra, &rb) ? kern_fma : kern_sep;
                 macro(kf, mc, nc, kc, ap, bp, C + (size_t)ic * ldc + jc, ldc, pc != 0);
             }
         }
@@ -267,9 +322,8 @@ size_t npk_gemm_f32_avx2_buf(uint32_t M, uint32_t N, uint32_t K) {
 }
 
 void npk_gemm_f32_avx2(uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B, size_t ldb,
-                       int bf16, float *C, size_t ldc, int fused, float *buf) {
-    (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)bf16, (void)C, (void)ldc, (void)fused,
-        (void)buf;
+                       int bf16, float *C, size_t ldc, float *buf) {
+    (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)bf16, (void)C, (void)ldc, (void)buf;
 }
 
 #endif

@@ -12,13 +12,14 @@
 size_t npk_gemm_f32_avx2_buf(uint32_t M, uint32_t N, uint32_t K);
 
 /* C[M][N] (ldc) = A[M][K] (lda) x B[K][N] (ldb) with npk_gemm_f32's arithmetic
- * (each output summed from +0 over k = 0 .. K-1 in order; fused: one FMA per
- * step, only for operands whose products are all exact, else a rounded
- * multiply and a rounded add). bf16: A and B are BF16 (uint16_t elements,
- * widened exactly while they are packed), else fp32. M, N, K >= 1; buf: the
- * packing buffer (npk_gemm_f32_avx2_buf bytes). The caller (src/base/gemm.c)
- * owns the buffer, so this file calls nothing of gemm.c. */
+ * (each output summed from +0 over k = 0 .. K-1 in order, a rounded multiply
+ * and a rounded add per step, fused into one FMA for every pair of packed
+ * blocks whose products are all exact: src/base/gemm_exact.h). bf16: A and B
+ * are BF16 (uint16_t elements, widened exactly while they are packed), else
+ * fp32. M, N, K >= 1; buf: the packing buffer (npk_gemm_f32_avx2_buf bytes).
+ * The caller (src/base/gemm.c) owns the buffer, so this file calls nothing of
+ * gemm.c. */
 void npk_gemm_f32_avx2(uint32_t M, uint32_t N, uint32_t K, const void *A, size_t lda, const void *B, size_t ldb,
-                       int bf16, float *C, size_t ldc, int fused, float *buf);
+                       int bf16, float *C, size_t ldc, float *buf);
 
 #endif
