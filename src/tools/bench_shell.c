@@ -44,99 +44,114 @@ static int time_shell_gemm(ctx *c, const shell_pass *ps, npk_shell *sh, const np
     return 0;
 }
 
-/* The fp32 rows of shell-gemm: the BF16 operands a, b (n x n) widened to fp32
- * and run by the shared fp32 kernel alone (the shell's exact sequential sum,
- * checked against `want`, the reference's result), and by oneDNN's sgemm at
- * the pass's thread count, the honest fp32 peer (its own order and FMAs:
- * checked to agree within fp32 summation error); ratios of the shell's BF16
- * GEMM (`shell`) to both. */
-static int shell_gemm_f32_peers(ctx *c, const shell_pass *ps, uint32_t n, const uint8_t *a, const uint8_t *b,
-                                const float *want, const char *shell) {
+/* The BF16 rows of shell-gemm, timed in turn within each repetition so that
+ * all three see the same moments of a shared machine's load: the shell's BF16
+ * GEMM through the device; the BF16 operands widened to fp32 and run by the
+ * shared fp32 kernel alone (the shell's exact sequential sum, checked against
+ * the reference's result); oneDNN's sgemm at the pass's thread count, the
+ * honest fp32 peer (its own order and FMAs: checked to agree within fp32
+ * summation error). */
+typedef struct bf16_peers {
+    float *fa, *fb, *fc, *fd; /* A, B widened; C of the kernel, of oneDNN */
+    double *tk, *td;          /* GMAC/s of the kernel, of oneDNN */
+    int fused;
+    int dnnl; /* 1 timed, 0 unavailable, -1 its thread count cannot be set */
+    npk_gemm_ws ws;
+} bf16_peers;
+
+static void bf16_peers_free(bf16_peers *p) {
+    npk_gemm_ws_free(&p->ws);
+    free(p->fa), free(p->fb), free(p->fc), free(p->fd), free(p->tk), free(p->td);
+}
+
+/* `repeat` rounds of: the shell's GEMM g of a, b into out (GMAC/s into ts), the
+ * fp32 kernel, oneDNN. */
+static int bf16_peers_time(ctx *c, const shell_pass *ps, npk_shell *sh, const npk_shell_gemm_desc *g, const uint8_t *a,
+                           const uint8_t *b, uint32_t *out, double *ts, bf16_peers *p) {
+    const uint32_t n = g->m;
     const size_t nn = (size_t)n * n;
     const double macs = (double)nn * n;
-    int rc = 1;
-    float *fa = malloc(4 * nn), *fb = malloc(4 * nn), *fc = malloc(4 * nn);
-    double *t = calloc((size_t)c->repeat, sizeof *t);
-    npk_gemm_ws ws = {0};
-    if (!fa || !fb || !fc || !t) {
+    p->fa = malloc(4 * nn), p->fb = malloc(4 * nn), p->fc = malloc(4 * nn), p->fd = malloc(4 * nn);
+    p->tk = calloc((size_t)c->repeat, sizeof *p->tk), p->td = calloc((size_t)c->repeat, sizeof *p->td);
+    if (!p->fa || !p->fb || !p->fc || !p->fd || !p->tk || !p->td) {
         npk_err(NPK_ENOMEM, "out of memory");
-        bench_fail(c, "setup");
-        goto out;
+        return bench_fail(c, "setup");
     }
     for (size_t i = 0; i < nn; i++) {
         uint16_t ha, hb;
         memcpy(&ha, a + 2 * i, 2), memcpy(&hb, b + 2 * i, 2);
-        fa[i] = npk_bf16_to_f32(ha), fb[i] = npk_bf16_to_f32(hb);
+        p->fa[i] = npk_bf16_to_f32(ha), p->fb[i] = npk_bf16_to_f32(hb);
     }
-    int fused = npk_gemm_f32_fused(n, n, n, fa, n, fb, n);
+    p->fused = npk_gemm_f32_fused(n, n, n, p->fa, n, p->fb, n);
+    npk_gemm_f32(&p->ws, n, n, n, p->fa, n, p->fb, n, p->fc, n); /* warm-up */
+    /* oneDNN's thread count set explicitly (no OpenMP: it cannot be set, no figure) */
+    int deflt = bench_dnnl_threads();
+    p->dnnl = !bench_dnnl_available() ? 0 : bench_dnnl_set_threads(ps->threads) > 0 ? 1 : -1;
+    if (p->dnnl > 0) bench_dnnl_sgemm((int)n, (int)n, (int)n, p->fa, p->fb, p->fd); /* warm-up: JIT, threads */
+    int rc = 0;
+    for (int r = 0; r < c->repeat && !rc; r++) {
+        progress(c, "shell bf16, fp32 kernel, oneDNN", r, c->repeat);
+        double t0 = ps->clock();
+        if (npk_shell_gemm_host(sh, g, a, b, NULL, out)) {
+            rc = bench_fail(c, "shell bf16 GEMM");
+            break;
+        }
+        ts[r] = macs / (ps->clock() - t0) / 1e9;
+        t0 = ps->clock();
+        if (npk_gemm_f32(&p->ws, n, n, n, p->fa, n, p->fb, n, p->fc, n)) {
+            rc = bench_fail(c, "fp32 kernel");
+            break;
+        }
+        p->tk[r] = macs / (ps->clock() - t0) / 1e9;
+        if (p->dnnl <= 0) continue;
+        t0 = ps->clock();
+        if (bench_dnnl_sgemm((int)n, (int)n, (int)n, p->fa, p->fb, p->fd)) {
+            npk_err(NPK_EIO, "dnnl_sgemm failed");
+            rc = bench_fail(c, "oneDNN sgemm");
+            break;
+        }
+        p->td[r] = macs / (ps->clock() - t0) / 1e9;
+    }
+    cli_progress_end();
+    if (p->dnnl > 0) bench_dnnl_set_threads(deflt);
+    return rc;
+}
+
+/* The peers' samples, their checks against `want` (the reference's C), and
+ * the ratios of the shell's series `shell` to both. */
+static int bf16_peers_report(ctx *c, const shell_pass *ps, uint32_t n, const float *want, const char *shell,
+                             const bf16_peers *p) {
+    const size_t nn = (size_t)n * n;
     char kname[120], dname[120], rname[120];
     snprintf(kname, sizeof kname, "shared fp32 kernel alone %u^3 (%s, %s), %s, %s", n,
-             npk_gemm_isa_name(npk_gemm_active_isa()), fused ? "fused" : "multiply+add", ps->clk, ps->th);
-    npk_gemm_f32(&ws, n, n, n, fa, n, fb, n, fc, n); /* warm-up */
-    for (int r = 0; r < c->repeat; r++) {
-        progress(c, "fp32 kernel", r, c->repeat);
-        double t0 = ps->clock();
-        if (npk_gemm_f32(&ws, n, n, n, fa, n, fb, n, fc, n)) {
-            bench_fail(c, "fp32 kernel");
-            goto out;
-        }
-        t[r] = macs / (ps->clock() - t0) / 1e9;
-    }
-    cli_progress_end();
-    if (memcmp(fc, want, 4 * nn)) {
+             npk_gemm_isa_name(npk_gemm_active_isa()), p->fused ? "fused" : "multiply+add", ps->clk, ps->th);
+    if (memcmp(p->fc, want, 4 * nn)) {
         npk_err(NPK_EDEVICE, "the shared fp32 kernel differs from the CPU reference");
-        bench_fail(c, "check");
-        goto out;
+        return bench_fail(c, "check");
     }
-    add_samples(c, "npu", "GMAC/s", t, c->repeat, kname);
-    if (!bench_dnnl_available()) {
-        if (!c->json && ps->threads == 1) printf("  %-46s %s\n", "oneDNN sgemm", bench_dnnl_version());
-        rc = 0;
-        goto out;
+    add_samples(c, "npu", "GMAC/s", p->tk, c->repeat, kname);
+    if (p->dnnl <= 0) {
+        if (!c->json && (p->dnnl < 0 || ps->threads == 1))
+            printf("  %-46s %s\n", "oneDNN sgemm",
+                   p->dnnl < 0 ? "skipped: its thread count cannot be set" : bench_dnnl_version());
+        return 0;
     }
-    /* the thread count set explicitly (no OpenMP: it cannot be set, no figure) */
-    int deflt = bench_dnnl_threads();
-    if (bench_dnnl_set_threads(ps->threads) <= 0) {
-        if (!c->json) printf("  %-46s %s\n", "oneDNN sgemm", "skipped: its thread count cannot be set");
-        rc = 0;
-        goto out;
-    }
-    bench_dnnl_sgemm((int)n, (int)n, (int)n, fa, fb, fc); /* warm-up: JIT, threads */
-    for (int r = 0; r < c->repeat; r++) {
-        progress(c, "oneDNN sgemm", r, c->repeat);
-        double t0 = ps->clock();
-        if (bench_dnnl_sgemm((int)n, (int)n, (int)n, fa, fb, fc)) {
-            bench_dnnl_set_threads(deflt);
-            npk_err(NPK_EIO, "dnnl_sgemm failed");
-            bench_fail(c, "oneDNN sgemm");
-            goto out;
-        }
-        t[r] = macs / (ps->clock() - t0) / 1e9;
-    }
-    cli_progress_end();
-    bench_dnnl_set_threads(deflt);
     /* operands in [-2, 2): |error| <= n * 4 * n * 2^-24 for any summation order */
     double worst = 0, tol = (double)n * n * 4 * 0x1p-24;
-    for (size_t i = 0; i < nn; i++) worst = fmax(worst, fabs((double)fc[i] - (double)want[i]));
+    for (size_t i = 0; i < nn; i++) worst = fmax(worst, fabs((double)p->fd[i] - (double)want[i]));
     if (!c->json) printf("  %-46s %s (max |diff| %.3g)\n", "oneDNN sgemm ~= CPU reference", worst <= tol ? "yes" : "NO",
                          worst);
     if (worst > tol) {
         npk_err(NPK_EDEVICE, "oneDNN's sgemm differs from the CPU reference by %g (more than %g)", worst, tol);
-        bench_fail(c, "check");
-        goto out;
+        return bench_fail(c, "check");
     }
     snprintf(dname, sizeof dname, "baseline: %s sgemm (fp32) %u^3 (%s), %s", bench_dnnl_version(), n, ps->clk, ps->th);
-    add_samples(c, "baseline", "GMAC/s", t, c->repeat, dname);
+    add_samples(c, "baseline", "GMAC/s", p->td, c->repeat, dname);
     snprintf(rname, sizeof rname, "shell bf16 / oneDNN sgemm throughput, equal threads (%d)", ps->threads);
     add_ratio(c, rname, shell, dname, "higher");
     snprintf(rname, sizeof rname, "shared fp32 kernel / oneDNN sgemm throughput, equal threads (%d)", ps->threads);
     add_ratio(c, rname, kname, dname, "higher");
-    rc = 0;
-out:
-    cli_progress_end();
-    npk_gemm_ws_free(&ws);
-    free(fa), free(fb), free(fc), free(t);
-    return rc;
+    return 0;
 }
 
 /* The operands and golden results of both dtypes. */
@@ -185,16 +200,20 @@ static int shell_gemm_pass(ctx *c, const shell_pass *ps, npk_port *p, npk_shell 
             return bench_fail(c, "check");
         }
         snprintf(sname[dt], sizeof sname[dt], "shell %s GEMM %u^3 through the device, %s, %s", dn, n, ps->clk, ps->th);
-        if (time_shell_gemm(c, ps, sh, &g, d->a[dt], d->b[dt], out, t, sname[dt])) return 1;
-        add_samples(c, "npu", "GMAC/s", t, c->repeat, sname[dt]);
+        bf16_peers bp = {0};
+        int bad = dt ? bf16_peers_time(c, ps, sh, &g, d->a[dt], d->b[dt], out, t, &bp)
+                     : time_shell_gemm(c, ps, sh, &g, d->a[dt], d->b[dt], out, t, sname[dt]);
+        if (!bad) add_samples(c, "npu", "GMAC/s", t, c->repeat, sname[dt]);
         char mname[80], rname[80];
         if (ps->threads == 1) { /* modeled: the same at every thread count */
             snprintf(mname, sizeof mname, "shell %s modeled GEMM engine time (PERF_GEMM_CYCLES)", dn);
             add_modeled(c, "ms", (double)(uint32_t)(g1 - g0) / (double)npk_port_hz(p) * 1e3, mname);
         }
         snprintf(rname, sizeof rname, "shell %s / v0 kernel throughput, equal threads (%d)", dn, ps->threads);
-        add_ratio(c, rname, sname[dt], kname, "higher");
-        if (dt && shell_gemm_f32_peers(c, ps, n, d->a[1], d->b[1], (const float *)d->want[1], sname[dt])) return 1;
+        if (!bad) add_ratio(c, rname, sname[dt], kname, "higher");
+        if (dt && !bad) bad = bf16_peers_report(c, ps, n, (const float *)d->want[1], sname[dt], &bp);
+        bf16_peers_free(&bp);
+        if (bad) return 1;
     }
     return 0;
 }
