@@ -405,12 +405,13 @@ static void pack_rows(void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nb,
  * has) against a double-precision product: every tile shape (row tails 1-3;
  * 21 rows, more than four row tiles, where AVX2 packs the B panel first;
  * column tails of each vector width, one column), K across the KC = 128
- * block, padded leading dimensions, and accumulation into C. Then the
+ * block, padded leading dimensions, and accumulation into C (30 and 80
+ * columns: a last panel plus one vector, split as two vectors and the rest). Then the
  * operators on top, with each instruction-set level's copies of every loop
  * (and the shared integer GEMM's variant of that level). */
 static void test_levels(void) {
     static const char *const names[] = {"portable", "avx2", "avx512", "avx512"};
-    static const int64_t ms[] = {1, 3, 4, 5, 8, 13, 21}, ns[] = {1, 2, 5, 7, 16, 17, 24, 33, 64, 65, 130}, ks[] = {1, 5, 128, 300};
+    static const int64_t ms[] = {1, 3, 4, 5, 8, 13, 21}, ns[] = {1, 2, 5, 7, 16, 17, 24, 30, 33, 64, 65, 80, 130}, ks[] = {1, 5, 128, 300};
     int ran = 0;
     uint64_t seed = rs;
     FOR_EACH_ISA(kn) { /* the same cases at every level */

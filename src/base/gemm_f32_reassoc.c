@@ -222,7 +222,7 @@ typedef void (*panel_fn)(int64_t M, int64_t nb, int64_t kc, const float *A, int6
                          float *C, int64_t ldc, int ld, const float *bias);
 typedef struct kern {
     const char *name;
-    int panel, copy;
+    int panel, copy, vw; /* vw: the vector width of the tiles (0: no tail split) */
     panel_fn run;
 } kern;
 
@@ -230,10 +230,10 @@ typedef struct kern {
 static kern kernel(void) {
 #ifdef NPK_GEMM_X86
     npk_isa l = npk_isa_active();
-    if (l >= NPK_ISA_AVX512) return (kern){"avx512", 64, 0, panel_avx512};
-    if (l >= NPK_ISA_AVX2) return (kern){"avx2", 24, 1, panel_avx2};
+    if (l >= NPK_ISA_AVX512) return (kern){"avx512", 64, 0, 16, panel_avx512};
+    if (l >= NPK_ISA_AVX2) return (kern){"avx2", 24, 1, 8, panel_avx2};
 #endif
-    return (kern){"portable", PNB, 0, panel_portable};
+    return (kern){"portable", PNB, 0, 0, panel_portable};
 }
 
 const char *npk_gemm_f32_reassoc_kernel(void) { return kernel().name; }
@@ -253,13 +253,18 @@ NPK_ISA_CLONES_VOID(copy_block, (const float *b, int64_t ldb, int64_t kc, int64_
 }
 
 /* Columns [j_lo, j_hi) of C, all M rows: column panels, KC values of k per block, the panel's
- * block of B packed into bp (KC x panel floats) when it comes from a pack function or is copied. */
+ * block of B packed into bp (KC x panel floats) when it comes from a pack function or is copied.
+ * A last panel of one vector would run MR chains of FMAs only (latency-bound: half the FMA
+ * rate), so when one full panel plus at most one vector is left it is split as two vectors and
+ * the rest (N = 80 on AVX2: 24 + 24 + 16 + 16 rather than 24 + 24 + 24 + 8). Every element is
+ * still one chain over k in order, so the split does not change a bit. */
 static void run_cols(const kern *kn, int64_t M, int64_t j_lo, int64_t j_hi, int64_t K, const float *A, int64_t lda,
                      const bsrc *bs, float *C, int64_t ldc, int acc, const float *bias, float *bp) {
     int64_t panel = kn->panel;
     int copy = !bs->pack && kn->copy && M > 4 * MR && bs->ldb > panel;
-    for (int64_t j0 = j_lo; j0 < j_hi; j0 += panel) {
-        int64_t nb = j_hi - j0 < panel ? j_hi - j0 : panel;
+    for (int64_t j0 = j_lo, nb; j0 < j_hi; j0 += nb) {
+        nb = j_hi - j0 < panel ? j_hi - j0 : panel;
+        if (kn->vw && j_hi - j0 > panel && j_hi - j0 <= panel + kn->vw) nb = 2 * kn->vw;
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
             int64_t kc = K - k0 < KC ? K - k0 : KC;
             const float *b = bp;
