@@ -9,6 +9,7 @@
 #include "npukit/gemm.h"
 #include "npukit/numfmt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static void check_modules(npk_isa l) {
@@ -25,6 +26,12 @@ int main(void) {
     setenv("NPUKIT_ISA", "c", 1);
     npk_isa host = npk_isa_host();
     CHECK(host >= NPK_ISA_C && host < NPK_ISA_COUNT);
+    printf("host ISA level: %s%s\n", npk_isa_name(host),
+           npk_isa_emulated() ? " (EMULATED: -DNPUKIT_EMULATE_AVX512=ON, AVX-512 on SIMDe over AVX2)" : "");
+#ifdef NPK_ISA_X86
+    /* the emulated build runs the AVX-512 VNNI kernels on any AVX2 host */
+    if (npk_isa_emulated()) CHECK_EQ(host, NPK_ISA_AVX512VNNI);
+#endif
     check_modules(NPK_ISA_C);
     /* npk_isa_force overrides the environment; AUTO returns to its cap */
     CHECK_EQ(npk_isa_force(host), 0);

@@ -37,8 +37,12 @@ typedef enum npk_isa {
 } npk_isa;
 #define NPK_ISA_COUNT 4
 
-/* The best level this host and this build can run (detected once). */
+/* The best level this host and this build can run (detected once). In the
+ * emulated AVX-512 test build (npk_isa_emulated() true) an AVX2 host counts as
+ * avx512vnni: the AVX-512 kernels run on SIMDe's portable intrinsics. */
 npk_isa npk_isa_host(void);
+/* 1 in a build configured with -DNPUKIT_EMULATE_AVX512=ON, else 0. */
+int npk_isa_emulated(void);
 /* Cap every kernel module at isa from now on (NPK_ISA_AUTO: the host's best, or
  * NPUKIT_ISA's cap). 0, or -NPK_EUNSUPPORTED (message set) when the host or this
  * build cannot run it, -NPK_EINVAL for a value outside the enum. */
@@ -62,8 +66,15 @@ static inline npk_isa npk_isa_active(void) {
 #define NPK_ISA_X86 1
 /* The target attributes of the levels, for functions compiled for one. */
 #define NPK_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#ifdef NPUKIT_EMULATE_AVX512
+/* The emulated AVX-512 test build (-DNPUKIT_EMULATE_AVX512=ON, src/base/x86_simd.h):
+ * the AVX-512 variants are plain functions over SIMDe's intrinsics. */
+#define NPK_TARGET_AVX512
+#define NPK_TARGET_AVX512VNNI
+#else
 #define NPK_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512cd")))
 #define NPK_TARGET_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512cd,avx512vnni")))
+#endif
 #endif
 
 /*

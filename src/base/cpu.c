@@ -19,6 +19,14 @@ static _Atomic int forced = NPK_ISA_AUTO; /* npk_isa_force */
 
 static const char *const names[NPK_ISA_COUNT] = {"c", "avx2", "avx512", "avx512vnni"};
 
+int npk_isa_emulated(void) {
+#ifdef NPUKIT_EMULATE_AVX512
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 npk_isa npk_isa_host(void) {
     int l = atomic_load(&host_level);
     if (l >= 0) return (npk_isa)l;
@@ -33,6 +41,7 @@ npk_isa npk_isa_host(void) {
             l = NPK_ISA_AVX512;
             if (__builtin_cpu_supports("avx512vnni")) l = NPK_ISA_AVX512VNNI;
         }
+        if (npk_isa_emulated()) l = NPK_ISA_AVX512VNNI; /* SIMDe's AVX-512 over native AVX2 */
     }
 #endif
     atomic_store(&host_level, l);

@@ -49,8 +49,12 @@
 
 #ifdef NPK_ISA_X86
 #define GEMM_X86 1
-#include <immintrin.h>
+#include "base/x86_simd.h"
+#ifdef NPUKIT_EMULATE_AVX512 /* plain functions over SIMDe (base/x86_simd.h) */
+#define T512
+#else
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#endif
 #define T256 __attribute__((target("avx2,fma")))
 #endif
 
@@ -197,7 +201,11 @@ enum { MR = 6, NR = 64, KC8 = 512, KCF = 128 };
 /* gcc 12 spills the 24 accumulators when the _mm512_dpbusd_epi32 intrinsic is
  * used (ties the destination badly); one inline vpdpbusd per group keeps
  * them in registers (2x faster). acc += a (uint8) . b (int8) in groups of 4. */
+#ifdef NPUKIT_EMULATE_AVX512 /* SIMDe's vpdpbusd (base/x86_simd.h): no inline asm */
+#define DP(acc, a, b) ((acc) = _mm512_dpbusd_epi32((acc), (a), (b)))
+#else
 #define DP(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
+#endif
 
 static __mmask16 colmask(uint32_t nj, unsigned v) {
     if (nj >= 16 * (v + 1)) return 0xffff;

@@ -22,7 +22,7 @@
 
 #ifdef NPK_ISA_X86
 #define NPK_GEMM_X86 1
-#include <immintrin.h>
+#include "base/x86_simd.h"
 #endif
 
 enum { MR = 4, KC = 128 };

@@ -46,7 +46,7 @@
 
 #ifdef NPK_ISA_X86
 #define Q4_X86 1
-#include <immintrin.h>
+#include "base/x86_simd.h"
 #endif
 
 #define LANES 16 /* outputs per block: one AVX-512 vector of int32 */

@@ -361,10 +361,11 @@ static int bench_cmd(int argc, char **argv) {
     if (!c.json) {
         const char *di = bench_dnnl_isa();
         npk_isa host = npk_isa_host(), act = npk_isa_active();
-        printf("CPU: %s, %ld online; npukit's kernels at ISA level %s (host: %s%s%s); oneDNN: %s; ONNX Runtime, "
+        printf("CPU: %s, %ld online; npukit's kernels at ISA level %s (host: %s%s%s%s); oneDNN: %s; ONNX Runtime, "
                "run.c: their own code for this CPU\n",
                cpu_model(), sysconf(_SC_NPROCESSORS_ONLN), npk_isa_name(act), npk_isa_name(host),
                host < NPK_ISA_AVX512VNNI ? ", no AVX-512 VNNI" : "", act < host ? ", capped by NPUKIT_ISA" : "",
+               npk_isa_emulated() ? ", AVX-512 EMULATED by SIMDe: a test build, timings mean nothing" : "",
                di ? di : "-");
     }
     int rc = 0;

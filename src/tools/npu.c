@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* npu: the npukit command line. */
 #include "cli.h"
+#include "npukit/cpu.h"
 
 #include <string.h>
 
@@ -59,6 +60,9 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--version")) {
         printf("npukit %s\n", npk_version());
+        if (npk_isa_emulated())
+            printf("emulated AVX-512 test build (NPUKIT_EMULATE_AVX512, SIMDe): the avx512 kernels run on portable "
+                   "intrinsics; not for speed or real use\n");
         return cli_finish_stdout(0);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
