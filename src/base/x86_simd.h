@@ -20,7 +20,7 @@
 #include <string.h>
 
 /* The AVX-512 intrinsics the kernels use that SIMDe 0.7.4 (Debian 12's
- * libsimde-dev) lacks, lane by lane from Intel's definitions (masked-off lanes
+ * libsimde-dev) lacks (#undef: clang's headers define some as macros), lane by lane from Intel's definitions (masked-off lanes
  * of the masked loads and stores are not touched, as on the hardware). */
 #define NPK_EMU_LANES_(T, n, name, v) \
     T name[n];                        \
@@ -37,10 +37,15 @@ NPK_EMU_CMP64_(npk_emu_cmpgt_epu64_mask, uint64_t, >)
 NPK_EMU_CMP64_(npk_emu_cmplt_epu64_mask, uint64_t, <)
 NPK_EMU_CMP64_(npk_emu_cmplt_epi64_mask, int64_t, <)
 NPK_EMU_CMP64_(npk_emu_cmpneq_epi64_mask, int64_t, !=)
+#undef _mm512_cmpgt_epu64_mask
 #define _mm512_cmpgt_epu64_mask npk_emu_cmpgt_epu64_mask
+#undef _mm512_cmplt_epu64_mask
 #define _mm512_cmplt_epu64_mask npk_emu_cmplt_epu64_mask
+#undef _mm512_cmplt_epi64_mask
 #define _mm512_cmplt_epi64_mask npk_emu_cmplt_epi64_mask
+#undef _mm512_cmpneq_epi64_mask
 #define _mm512_cmpneq_epi64_mask npk_emu_cmpneq_epi64_mask
+#undef _mm512_mask_cmpneq_epi64_mask
 #define _mm512_mask_cmpneq_epi64_mask(k, a, b) ((simde__mmask8)((k) & npk_emu_cmpneq_epi64_mask((a), (b))))
 
 #define NPK_EMU_WIDEN64_(NAME, T, VT)                 \
@@ -54,7 +59,9 @@ NPK_EMU_CMP64_(npk_emu_cmpneq_epi64_mask, int64_t, !=)
     }
 NPK_EMU_WIDEN64_(npk_emu_cvtepi16_epi64, int16_t, simde__m128i)
 NPK_EMU_WIDEN64_(npk_emu_cvtepi32_epi64, int32_t, simde__m256i)
+#undef _mm512_cvtepi16_epi64
 #define _mm512_cvtepi16_epi64 npk_emu_cvtepi16_epi64
+#undef _mm512_cvtepi32_epi64
 #define _mm512_cvtepi32_epi64 npk_emu_cvtepi32_epi64
 
 static inline simde__m512i npk_emu_lzcnt_epi64(simde__m512i a) {
@@ -63,6 +70,7 @@ static inline simde__m512i npk_emu_lzcnt_epi64(simde__m512i a) {
     memcpy(&a, x, sizeof a);
     return a;
 }
+#undef _mm512_lzcnt_epi64
 #define _mm512_lzcnt_epi64 npk_emu_lzcnt_epi64
 
 static inline simde__m512i npk_emu_mask_srli_epi64(simde__m512i src, simde__mmask8 k, simde__m512i a, unsigned imm) {
@@ -86,8 +94,11 @@ static inline simde__m512i npk_emu_srav_epi64(simde__m512i a, simde__m512i count
     memcpy(&a, x, sizeof a);
     return a;
 }
+#undef _mm512_mask_srli_epi64
 #define _mm512_mask_srli_epi64 npk_emu_mask_srli_epi64
+#undef _mm512_srai_epi32
 #define _mm512_srai_epi32 npk_emu_srai_epi32
+#undef _mm512_srav_epi64
 #define _mm512_srav_epi64 npk_emu_srav_epi64
 
 static inline void npk_emu_mask_cvtepi64_storeu_epi16(void *p, simde__mmask8 k, simde__m512i a) {
@@ -119,10 +130,15 @@ static inline simde__m512 npk_emu_maskz_loadu_ps(simde__mmask16 k, const void *p
     npk_emu_maskz_loadu_32(&v, k, p);
     return v;
 }
+#undef _mm512_mask_cvtepi64_storeu_epi16
 #define _mm512_mask_cvtepi64_storeu_epi16 npk_emu_mask_cvtepi64_storeu_epi16
+#undef _mm512_mask_storeu_epi32
 #define _mm512_mask_storeu_epi32 npk_emu_mask_storeu_epi32
+#undef _mm512_mask_storeu_ps
 #define _mm512_mask_storeu_ps npk_emu_mask_storeu_ps
+#undef _mm512_maskz_loadu_epi32
 #define _mm512_maskz_loadu_epi32 npk_emu_maskz_loadu_epi32
+#undef _mm512_maskz_loadu_ps
 #define _mm512_maskz_loadu_ps npk_emu_maskz_loadu_ps
 /* SIMDe 0.7.4's alias of _mm512_madd_epi16 takes 4 arguments (its function, 2) */
 #undef _mm512_madd_epi16
