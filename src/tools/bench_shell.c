@@ -44,8 +44,9 @@ static int time_shell_gemm(ctx *c, const shell_pass *ps, npk_shell *sh, const np
     return 0;
 }
 
-/* The BF16 rows of shell-gemm, timed in turn within each repetition so that
- * all three see the same moments of a shared machine's load: the shell's BF16
+/* The BF16 rows of shell-gemm, timed in turn within each repetition at 1
+ * thread so that all three see the same moments of a shared machine's load
+ * (as blocks at more threads: bf16_peers_time): the shell's BF16
  * GEMM through the device; the BF16 operands widened to fp32 and run by the
  * shared fp32 kernel alone (the shell's exact sequential sum, checked against
  * the reference's result); oneDNN's sgemm at the pass's thread count, the
@@ -88,31 +89,38 @@ static int bf16_peers_time(ctx *c, const shell_pass *ps, npk_shell *sh, const np
     int deflt = bench_dnnl_threads();
     p->dnnl = !bench_dnnl_available() ? 0 : bench_dnnl_set_threads(ps->threads) > 0 ? 1 : -1;
     if (p->dnnl > 0) bench_dnnl_sgemm((int)n, (int)n, (int)n, p->fa, p->fb, p->fd); /* warm-up: JIT, threads */
+    /* at 1 thread the three in turn within each repetition; at more, each as a
+     * block (a pool polls for its next job for a while after a run, npukit's
+     * 300 us, OpenMP's longer, and would take a core from the next side's run) */
+    const int alt = ps->threads == 1, blocks = alt ? 1 : p->dnnl > 0 ? 3 : 2;
     int rc = 0;
-    for (int r = 0; r < c->repeat && !rc; r++) {
-        progress(c, "shell bf16, fp32 kernel, oneDNN", r, c->repeat);
-        double t0 = ps->clock();
-        if (npk_shell_gemm_host(sh, g, a, b, NULL, out)) {
-            rc = bench_fail(c, "shell bf16 GEMM");
-            break;
+    for (int blk = 0; blk < blocks && !rc; blk++) {
+        for (int r = 0; r < c->repeat && !rc; r++) {
+            progress(c, alt ? "shell bf16, fp32 kernel, oneDNN" : blk == 0 ? "shell bf16" : blk == 1 ? "fp32 kernel" : "oneDNN",
+                     r, c->repeat);
+            double t0 = ps->clock();
+            if ((alt || blk == 0) && npk_shell_gemm_host(sh, g, a, b, NULL, out)) {
+                rc = bench_fail(c, "shell bf16 GEMM");
+                break;
+            }
+            if (alt || blk == 0) ts[r] = macs / (ps->clock() - t0) / 1e9;
+            t0 = ps->clock();
+            if ((alt || blk == 1) && npk_gemm_f32(&p->ws, n, n, n, p->fa, n, p->fb, n, p->fc, n)) {
+                rc = bench_fail(c, "fp32 kernel");
+                break;
+            }
+            if (alt || blk == 1) p->tk[r] = macs / (ps->clock() - t0) / 1e9;
+            if (p->dnnl <= 0 || !(alt || blk == 2)) continue;
+            t0 = ps->clock();
+            if (bench_dnnl_sgemm((int)n, (int)n, (int)n, p->fa, p->fb, p->fd)) {
+                npk_err(NPK_EIO, "dnnl_sgemm failed");
+                rc = bench_fail(c, "oneDNN sgemm");
+                break;
+            }
+            p->td[r] = macs / (ps->clock() - t0) / 1e9;
         }
-        ts[r] = macs / (ps->clock() - t0) / 1e9;
-        t0 = ps->clock();
-        if (npk_gemm_f32(&p->ws, n, n, n, p->fa, n, p->fb, n, p->fc, n)) {
-            rc = bench_fail(c, "fp32 kernel");
-            break;
-        }
-        p->tk[r] = macs / (ps->clock() - t0) / 1e9;
-        if (p->dnnl <= 0) continue;
-        t0 = ps->clock();
-        if (bench_dnnl_sgemm((int)n, (int)n, (int)n, p->fa, p->fb, p->fd)) {
-            npk_err(NPK_EIO, "dnnl_sgemm failed");
-            rc = bench_fail(c, "oneDNN sgemm");
-            break;
-        }
-        p->td[r] = macs / (ps->clock() - t0) / 1e9;
+        cli_progress_end();
     }
-    cli_progress_end();
     if (p->dnnl > 0) bench_dnnl_set_threads(deflt);
     return rc;
 }
