@@ -674,7 +674,15 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
     size_t i0 = 0;
 #ifdef Q4_X86
     const int avx2 = npk_isa_active() >= NPK_ISA_AVX2;
-    if (avx2) i0 = range16_avx2(x, n, &lo, &hi, &ok);
+    /* the last n % 16 terms zero-padded to sixteen: a zero widens no range and adds nothing to a sum */
+    const size_t nf = n & ~(size_t)15;
+    uint16_t pad[16] = {0};
+    if (avx2) {
+        memcpy(pad, x + nf, (n - nf) * sizeof *pad);
+        range16_avx2(x, nf, &lo, &hi, &ok);
+        if (n > nf) range16_avx2(pad, 16, &lo, &hi, &ok);
+        i0 = n;
+    }
 #endif
     for (size_t i = i0; i < n; i++) ok &= sum_range(x[i], &lo, &hi);
     int lg = ok ? top_bit(2 * (uint64_t)n + 1) + 1 : 64; /* the least with 2^lg >= 2n + 2 (n < 2^40) */
@@ -698,10 +706,12 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
 #ifdef Q4_X86
     if (avx2 && hi + 8 + lg - lo <= 62) { /* every partial sum below 2^62: int64 */
         int64_t S = 0;
-        i0 = sum16_fit_avx2(x, n, lo, &S);
+        sum16_fit_avx2(x, nf, lo, &S);
+        if (n > nf) sum16_fit_avx2(pad, 16, lo, &S);
         add128(&L, &H, S, 0);
-    }
-    if (avx2) i0 += sum4_avx2(x + i0, n - i0, lo, &L, &H);
+        i0 = n;
+    } else if (avx2)
+        i0 = sum4_avx2(x, n, lo, &L, &H);
 #endif
     for (size_t i = i0; i < n; i++)
         if (x[i] & 0x7fffu) add128(&L, &H, signed_mant(x[i]), unit_exp(x[i]) - lo);
