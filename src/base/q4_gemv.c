@@ -1194,7 +1194,13 @@ static void row_wide(const npk_q4_mat *m, const uint16_t *x, const uint16_t *old
             uint32_t k0 = c * CH, k1 = k0 + CH < m->K ? k0 + CH : m->K;
             if (ws->ce[c] != CE_BAD) {
                 int64_t S = 0;
-                for (uint32_t k = k0; k < k1; k++) S += (int64_t)wn[(size_t)(k >> 1) * (2 * LANES) + (k & 1)] * ws->xa[k];
+                if (k1 - k0 == CH) { /* a whole chunk: CH / 2 weight pairs (k0 even) */
+                    const int8_t *wc = wn + (size_t)(k0 >> 1) * (2 * LANES);
+                    const int32_t *xc = ws->xa + k0;
+                    for (int j = 0; j < CH / 2; j++)
+                        S += (int64_t)wc[j * 2 * LANES] * xc[2 * j] + (int64_t)wc[j * 2 * LANES + 1] * xc[2 * j + 1];
+                } else
+                    for (uint32_t k = k0; k < k1; k++) S += (int64_t)wn[(size_t)(k >> 1) * (2 * LANES) + (k & 1)] * ws->xa[k];
                 if (S) add192(w3, S * sm, ws->ce[c] + sx);
                 continue;
             }
