@@ -86,16 +86,21 @@ uint32_t npk_regfile_peek(const npk_regfile *rf, npk_dev *d, uint32_t off) {
     return i < 0 ? 0 : value(rf, d, i);
 }
 
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static uint32_t read_unknown(npk_dev *d, uint32_t off) {
+    npk_dev_guest_error(d, NPK_GE_UNKNOWN_OFFSET, off, "read of offset 0x%03x, where no register is (reads 0)", off);
+    return 0;
+}
+
 uint32_t npk_regfile_read(npk_regfile *rf, npk_dev *d, uint32_t off) {
     int i = lookup(rf, off);
-    if (i < 0) {
-        npk_dev_guest_error(d, NPK_GE_UNKNOWN_OFFSET, off, "read of offset 0x%03x, where no register is (reads 0)",
-                            off);
-        return 0;
-    }
-    uint32_t v = value(rf, d, i);
+    if (i < 0) return read_unknown(d, off);
     const npk_reg *r = &rf->tab[i];
-    if (r->post_read) r->post_read(d, r, v);
+    if (!r->post_read) return r->read ? r->read(d, r, rf->val[i]) : rf->val[i]; /* value(), as a tail call */
+    uint32_t v = value(rf, d, i);
+    r->post_read(d, r, v);
     return v;
 }
 
