@@ -678,9 +678,11 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
     const size_t nf = n & ~(size_t)15;
     uint16_t pad[16] = {0};
     if (avx2) {
-        memcpy(pad, x + nf, (n - nf) * sizeof *pad);
         range16_avx2(x, nf, &lo, &hi, &ok);
-        if (n > nf) range16_avx2(pad, 16, &lo, &hi, &ok);
+        if (n > nf) {
+            memcpy(pad, x + nf, (n - nf) * sizeof *pad);
+            range16_avx2(pad, 16, &lo, &hi, &ok);
+        }
         i0 = n;
     }
 #endif
