@@ -17,7 +17,7 @@ enum {
     LLM_HOST_MATMUL = 7     /* projections on the host (CPU decoder) */
 };
 
-/* In-place softmax of x[n], max-subtracted (the CPU decoder's attention, the sampler; cpu.c). */
+/* In-place softmax of x[n], max-subtracted (the CPU decoder's attention, the sampler; cpu_decode.c). */
 void npk_llm_softmax(float *x, int n);
 
 struct npk_llm_decoder {

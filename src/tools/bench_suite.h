@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* npu bench: what the bench families (src/tools/bench_*.c) share: the run's
+/* npu bench: what the bench families (src/tools/suite_*.c) share: the run's
  * context, the figures and their helpers (src/tools/bench_core.c), and the
  * entry point of every bench the suite table of cmd_bench.c lists. */
 #ifndef NPUKIT_TOOLS_BENCH_SUITE_H
@@ -77,7 +77,7 @@ void progress(const ctx *c, const char *what, int done, int total);
 /* The benches' int8 operands: one fixed xorshift sequence per process. */
 int8_t rnd8(void);
 
-/* The benches (one bench_<family>.c per family). */
+/* The benches (one suite_<family>.c per family). */
 int bench_v0_gemm(ctx *c), bench_v0_resnet50_layers(ctx *c);
 int bench_shell_gemm(ctx *c);
 int bench_e1_mmio(ctx *c), bench_e1_matmul(ctx *c);

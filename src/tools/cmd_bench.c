@@ -7,7 +7,7 @@
  * each figure and keeps the latest results.
  *
  * This file holds the suite table (one row per bench), the command line, the
- * JSON output and --compare; each family of benches is one file, bench_<family>.c
+ * JSON output and --compare; each family of benches is one file, suite_<family>.c
  * (v0, shell, e1, llm, onnx, report), over the figures of bench_core.c. */
 #include "bench.h"
 #include "bench_suite.h"
