@@ -44,14 +44,11 @@ void npk_port_remove_job_hooks(npk_port *p, const npk_job_hooks *h) {
 const npk_job *npk_port_last_job(const npk_port *p) { return p && p->have_last_job ? &p->last_job : NULL; }
 
 void npk_job_begin(npk_job *j, npk_port *p, const char *track, const char *name) {
-    memset(j, 0, sizeof *j);
-    j->port = p;
-    j->track = track;
-    j->name = name;
-    j->state = NPK_JOB_RUNNING;
-    j->start_cycle = npk_port_cycles(p);
-    j->hooked = p->n_hooks != 0;
-    j->parent = p->job;
+    /* every member but the args' bytes past the terminator (a string: they are never read) */
+    j->port = p, j->track = track, j->name = name, j->state = NPK_JOB_RUNNING, j->result = NPK_JOB_OK;
+    j->status = 0, j->dev_code = 0, j->recovered = 0;
+    j->start_cycle = npk_port_cycles(p), j->end_cycle = 0, j->hooked = p->n_hooks != 0, j->parent = p->job;
+    j->args[0] = 0;
     p->job = j;
     for (unsigned i = 0; i < p->n_hooks; i++)
         if (p->hooks[i].begin) p->hooks[i].begin(p->hooks[i].ctx, j);
@@ -82,8 +79,13 @@ int npk_job_end(npk_job *j, int rc) {
     p->job = j->parent;
     for (unsigned i = 0; i < p->n_hooks; i++)
         if (p->hooks[i].end) p->hooks[i].end(p->hooks[i].ctx, j);
-    p->last_job = *j;
-    p->last_job.parent = NULL;
+    /* the last job: its members and the args string (not the 160 bytes behind it) */
+    npk_job *l = &p->last_job;
+    l->port = j->port, l->track = j->track, l->name = j->name, l->state = j->state, l->result = j->result;
+    l->status = j->status, l->dev_code = j->dev_code, l->recovered = j->recovered;
+    l->start_cycle = j->start_cycle, l->end_cycle = j->end_cycle, l->hooked = j->hooked, l->parent = NULL;
+    if (j->args[0]) snprintf(l->args, sizeof l->args, "%s", j->args);
+    else l->args[0] = 0;
     p->have_last_job = 1;
     return rc;
 }

@@ -359,8 +359,12 @@ int npk_pccx_gemm(npk_pccx *d, uint32_t dest, uint32_t src, unsigned flags, unsi
     return issue_checked(d, &in);
 }
 
+/* The hot issuers (CVO, MEMCPY, GEMV/GEMM through mm_w) build the word directly when every
+ * field fits (the same word npk_pccx_encode gives); otherwise issue_checked names the field. */
 int npk_pccx_cvo(npk_pccx *d, unsigned func, uint32_t src, uint32_t dst, unsigned length, unsigned flags,
                  unsigned async) {
+    if (!(func >> 4 | (src | dst) >> 17 | length >> 16 | flags >> 5 | async >> 1))
+        return npk_pccx_issue(d, npk_pccx_cvo_word(func, src, dst, length, flags, async));
     npk_pccx_insn in = {.op = NPK_PCCX_OP_CVO, .func = func, .src = src, .dest = dst, .length = length,
                         .flags = flags, .async = async};
     return issue_checked(d, &in);
@@ -368,6 +372,8 @@ int npk_pccx_cvo(npk_pccx *d, unsigned func, uint32_t src, uint32_t dst, unsigne
 
 int npk_pccx_memcpy(npk_pccx *d, unsigned from_device, unsigned to_device, uint32_t dest, uint32_t src,
                     uint32_t aux, unsigned shape_ptr, unsigned async) {
+    if (!(from_device >> 1 | to_device >> 1 | (dest | src | aux) >> 17 | shape_ptr >> 6 | async >> 1))
+        return npk_pccx_issue(d, npk_pccx_memcpy_word(from_device, to_device, dest, src, aux, shape_ptr, async));
     npk_pccx_insn in = {.op = NPK_PCCX_OP_MEMCPY, .from_device = from_device, .to_device = to_device, .dest = dest,
                         .src = src, .aux = aux, .shape_ptr = shape_ptr, .async = async};
     return issue_checked(d, &in);
@@ -669,9 +675,11 @@ static int mm_w(npk_pccx *d, unsigned op, uint32_t dest, uint32_t src, unsigned 
     if (wi < 0) return wi;
     int rc = set_ws_ptr(d, w->addr);
     if (rc) return rc;
-    npk_pccx_insn in = {.op = op, .dest = dest, .src = src, .flags = flags | (w->w_scale ? NPK_PCCX_W_SCALE : 0),
-                        .size_ptr = (unsigned)wi, .shape_ptr = (unsigned)fi, .lanes = 0};
-    if ((rc = issue_checked(d, &in))) return rc;
+    /* dest and src fit (checked against L2 above), the flags are ACCM, FINDEMAX, W_SCALE, the entries < 64 */
+    const uint64_t word = npk_pccx_gemv_word(dest, src, flags | (w->w_scale ? NPK_PCCX_W_SCALE : 0), (unsigned)wi,
+                                             (unsigned)fi, 0) |
+                          (uint64_t)op << 60;
+    if ((rc = npk_pccx_issue(d, word))) return rc;
     d->ws_ptr = w->addr + w->bytes;
     return 0;
 }
