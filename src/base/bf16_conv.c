@@ -51,14 +51,15 @@ NPK_TARGET_AVX2 static size_t round_f32_avx2(float *y, const float *x, size_t n)
 
 /* The largest npk_bf16_round_f32(x[i]), i < n (n >= 8), as *m, eight lanes at once; 0 when the
  * sequential search could end elsewhere (a NaN, or a largest value of zero: which zero, +0 or -0,
- * it keeps depends on the order), then the caller searches one by one. */
+ * it keeps depends on the order), then the caller searches one by one. Rounding to BF16 is
+ * monotonic (x <= y gives round(x) <= round(y)), so without NaNs the largest rounded value is
+ * the largest value rounded: the lanes keep the raw maxima and one value is rounded at the end. */
 NPK_TARGET_AVX2 static int max_rounded_avx2(const float *x, size_t n, float *m) {
-    __m256 mx = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(from_f32_8(_mm256_loadu_si256((const __m256i *)x))), 16));
+    __m256 mx = _mm256_loadu_ps(x);
     __m256 nan = _mm256_cmp_ps(mx, mx, _CMP_UNORD_Q);
     size_t i = 8;
     for (; i + 8 <= n; i += 8) {
-        __m256 r = _mm256_castsi256_ps(
-            _mm256_slli_epi32(_mm256_cvtepu16_epi32(from_f32_8(_mm256_loadu_si256((const __m256i *)(x + i)))), 16));
+        __m256 r = _mm256_loadu_ps(x + i);
         nan = _mm256_or_ps(nan, _mm256_cmp_ps(r, r, _CMP_UNORD_Q));
         mx = _mm256_max_ps(mx, r);
     }
@@ -68,25 +69,63 @@ NPK_TARGET_AVX2 static int max_rounded_avx2(const float *x, size_t n, float *m) 
     for (int k = 1; k < 8; k++)
         if (l[k] > best) best = l[k];
     for (; i < n; i++) {
-        float r = npk_bf16_round_f32(x[i]);
-        if (r != r) return 0;
-        if (r > best) best = r;
+        if (x[i] != x[i]) return 0;
+        if (x[i] > best) best = x[i];
     }
+    best = npk_bf16_round_f32(best);
     if (_mm256_movemask_ps(nan) || best == 0.0f) return 0;
     *m = best;
     return 1;
+}
+
+/* div_round_avx2's lanes when x[i] and the divisor df are BF16 values (d normal): the float
+ * quotient, rounded once to BF16, is npk_bf16_from_f64((double)x[i] / d). Why: with x = mx 2^a
+ * and d = md 2^b (mx, md < 2^8 integers), a quotient q that is not itself a BF16 rounding tie
+ * T = mt 2^c (mt < 2^9) lies at least 2^-18 q away from every tie (|x - T d| is a nonzero
+ * multiple of 2^min(a, b + c)), and rounding q to float or to double moves it by at most 2^-24 q
+ * towards the nearest representable value, which never crosses a tie (ties are floats): so
+ * RNE to BF16 of float(q), of double(q) and of q are the same. Quotients that are subnormal,
+ * infinite, NaN or round past the largest BF16 end the vector part (the caller's double lanes
+ * and scalar code take them), as does a lane of x that is not a BF16 value. Exact zeros round
+ * to themselves here. Returns the count done, a multiple of 8. */
+NPK_TARGET_AVX2 static size_t div_bf16_avx2(float *y, const float *x, size_t n, float df) {
+    const __m256 dv = _mm256_set1_ps(df);
+    const __m256i low = _mm256_set1_epi32(0xffff), expo = _mm256_set1_epi32(0x7f800000),
+                  mabs = _mm256_set1_epi32(0x7fffffff), rnd = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1),
+                  top = _mm256_set1_epi32(0x7f7f7fff), zero = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + i));
+        const __m256i u = _mm256_castps_si256(_mm256_div_ps(_mm256_castsi256_ps(xv), dv));
+        const __m256i mag = _mm256_and_si256(u, mabs), e = _mm256_and_si256(u, expo);
+        /* bad: x not BF16, a subnormal quotient (exponent 0, not zero), or one at or above the
+         * largest float that rounds to a finite BF16 (0x7f7f7fff: inf, NaN and rounding overflow) */
+        __m256i bad = _mm256_cmpgt_epi32(_mm256_and_si256(xv, low), zero);
+        bad = _mm256_or_si256(bad, _mm256_andnot_si256(_mm256_cmpeq_epi32(mag, zero), _mm256_cmpeq_epi32(e, zero)));
+        bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(mag, top));
+        if (!_mm256_testz_si256(bad, bad)) break;
+        const __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, rnd), _mm256_and_si256(_mm256_srli_epi32(u, 16), one));
+        _mm256_storeu_si256((__m256i *)(y + i), _mm256_slli_epi32(_mm256_srli_epi32(r, 16), 16));
+    }
+    return i;
 }
 
 /* npk_bf16_from_f64(x[i] / d) as floats, four lanes at a time where every
  * quotient has a normal finite BF16 result (else those four one at a time,
  * before the next four are read: y may be x). */
 NPK_TARGET_AVX2 static size_t div_round_avx2(float *y, const float *x, size_t n, double d) {
+    size_t i = 0;
+    /* A divisor with a BF16 value: eight lanes at a time in float where x holds BF16 values too
+     * (div_bf16_avx2), the rest (from the first lane that does not) in double below. */
+    const float df = (float)d;
+    uint32_t db;
+    memcpy(&db, &df, sizeof db);
+    if ((double)df == d && !(db & 0xffffu) && ((db >> 23) & 0xffu) - 1u < 0xfeu) i = div_bf16_avx2(y, x, n, df);
     const __m256d dv = _mm256_set1_pd(d);
     const __m256i mabs = _mm256_set1_epi64x(0x7fffffffffffffffll), lo = _mm256_set1_epi64x((long long)(1023 - 126) << 52),
                   hi = _mm256_set1_epi64x(0x7ff0000000000000ll), half = _mm256_set1_epi64x(0xfffffffffffll),
                   one = _mm256_set1_epi64x(1), bias = _mm256_set1_epi64x((long long)896 << 7),
                   ovf = _mm256_set1_epi64x(((long long)(896 + 255) << 7) - 1);
-    size_t i = 0;
     for (; i + 4 <= n; i += 4) {
         __m256d q = _mm256_div_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), dv);
         __m256i u = _mm256_castpd_si256(q), mag = _mm256_and_si256(u, mabs);

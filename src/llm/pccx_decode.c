@@ -344,10 +344,28 @@ typedef struct att_job {
     int n, hs, kv, kv_mul;
 } att_job;
 
-/* sc[t] = (sum_i qh[i] * kh[i * Sp + t], i in order from +0) * inv for t < nt (a multiple of 8), 8 at once. */
+/* sc[t] = (sum_i qh[i] * kh[i * Sp + t], i in order from +0) * inv for t < nt (a multiple of 8), 8 at once;
+ * 32 positions per pass where there are (four independent sums per lane, each q_i loaded once for them). */
 NPK_ISA_CLONES_VOID(dot8, (float *sc, const float *qh, const float *kh, size_t Sp, int hs, uint32_t nt, float inv),
                     (sc, qh, kh, Sp, hs, nt, inv)) {
-    for (uint32_t t = 0; t < nt; t += 8) {
+    uint32_t t = 0;
+    for (; t + 32 <= nt; t += 32) {
+        v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+#pragma GCC unroll 8
+        for (int i = 0; i < hs; i++) {
+            const float qi = qh[i];
+            const float *k = kh + (size_t)i * Sp + t;
+            a0 += qi * *(const v8f *)k;
+            a1 += qi * *(const v8f *)(k + 8);
+            a2 += qi * *(const v8f *)(k + 16);
+            a3 += qi * *(const v8f *)(k + 24);
+        }
+        *(v8f *)(sc + t) = a0 * inv;
+        *(v8f *)(sc + t + 8) = a1 * inv;
+        *(v8f *)(sc + t + 16) = a2 * inv;
+        *(v8f *)(sc + t + 24) = a3 * inv;
+    }
+    for (; t < nt; t += 8) {
         v8f a = {0};
 #pragma GCC unroll 8 /* head sizes are small (8 on stories260K): the loop control would cost more than the work */
         for (int i = 0; i < hs; i++) a += qh[i] * *(const v8f *)(kh + (size_t)i * Sp + t);
