@@ -105,6 +105,18 @@ typedef float v8f __attribute__((vector_size(32), aligned(4)));
  * scores of a head's last word read inside its row. */
 static size_t kc_row(const npk_llm_config *c) { return ((size_t)c->seq_len + 7) & ~(size_t)7; }
 
+/* y[i] *= g[i] and y[i] = x[i] * x[i], i < n: eight lanes at once, one rounded multiply per element. */
+static void mul_rows(float *y, const float *g, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) *(v8f *)(y + i) *= *(const v8f *)(g + i);
+    for (; i < n; i++) y[i] *= g[i];
+}
+static void square(float *y, const float *x, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) *(v8f *)(y + i) = *(const v8f *)(x + i) * *(const v8f *)(x + i);
+    for (; i < n; i++) y[i] = x[i] * x[i];
+}
+
 /* p + off, or NULL for a model without weights (timing-only). */
 static const float *at(const float *p, size_t off) { return p ? p + off : NULL; }
 
@@ -181,7 +193,7 @@ static size_t sq_build(pccx_dec *s, uint16_t *sq, int r0, int rows) {
             float t[256];
             const int n1 = d - i0 < 256 ? d - i0 : 256;
             const float *x = s->x + (size_t)(r0 + r) * rw + (size_t)i0;
-            for (int i = 0; i < n1; i++) t[i] = x[i] * x[i];
+            square(t, x, n1);
             npk_bf16_from_f32_n(sq + (size_t)r * rw + (size_t)i0, t, (size_t)n1);
         }
     uint16_t k[16];
@@ -233,8 +245,7 @@ static int rmsnorm(pccx_dec *s, const float *gain, int r0, int rows, int sq_sent
     const uint32_t xn0 = s->a_xn + (uint32_t)r0 * dw;
     if ((rc = l2_get(s, xn0, t, rope ? (size_t)(s->a_cos + (uint32_t)rows * hw - xn0) * 8 : (size_t)rows * rw)) != 0)
         return rc;
-    for (int r = 0; r < rows; r++)
-        for (int i = 0; i < d && !s->timing; i++) t[r * rw + i] *= gain[i];
+    for (int r = 0; r < rows && !s->timing; r++) mul_rows(t + r * rw, gain, d);
     s->base.stats.host_op_kinds[LLM_HOST_NORM] += (uint64_t)rows * (uint64_t)d;
     return l2_put(s, xn0, t, (size_t)rows * rw);
 }
@@ -300,9 +311,12 @@ static int softmax_piped(pccx_dec *s, int n) {
     const size_t ne = (size_t)tot * 8;
     const uint64_t hb = npk_pccx_hwin_base(s->drv);
     int rc;
-    npk_bf16_from_f32_n(s->sc16, s->sc, ne);
+    /* the scores as BF16 straight into the host-window buffer where the port has it in host
+     * memory (the in-process model), else through sc16 */
+    uint16_t *in = npk_port_direct(s->port, hb + s->hw_in, ne * 2);
+    npk_bf16_from_f32_n(in ? in : s->sc16, s->sc, ne);
     s->base.stats.host_bytes += 2 * ne;
-    if ((rc = npk_port_mem_write(s->port, hb + s->hw_in, s->sc16, ne * 2)) != 0 ||
+    if ((!in && (rc = npk_port_mem_write(s->port, hb + s->hw_in, s->sc16, ne * 2)) != 0) ||
         (rc = xfer(s, 1, s->a_sc, s->hw_in, scw, 1)) != 0 ||
         (rc = xfer(s, 1, s->a_sc + scw, s->hw_in + (uint64_t)scw * 16, tot - scw, 1)) != 0)
         return rc;

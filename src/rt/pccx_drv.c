@@ -487,9 +487,9 @@ static int l2_check(const npk_pccx *d, uint32_t l2, size_t n, const char *what) 
  * to L2 word l2, synced: no copy still reads the staging area when a helper
  * returns. No drain first: async work already queued (a CVO) may overlap
  * this copy. */
-static int stage_to_l2(npk_pccx *d, uint32_t l2, size_t cnt) {
+static int stage_to_l2(npk_pccx *d, uint32_t l2, size_t cnt, int in_place) {
     size_t words = (cnt + 7) / 8;
-    int rc = npk_port_mem_write(d->port, d->hwin_base + d->stage_off, d->stage, words * 16);
+    int rc = in_place ? 0 : npk_port_mem_write(d->port, d->hwin_base + d->stage_off, d->stage, words * 16);
     int sh = rc ? rc : npk_pccx_fmap_entry(d, 1, 8, (uint16_t)words); /* a cached shape: no MEMSET per copy */
     if (sh < 0 || (rc = npk_pccx_memcpy(d, 1, 0, l2, 0, (uint32_t)(d->stage_off / 16), (unsigned)sh, 0)))
         return sh < 0 ? sh : rc;
@@ -508,9 +508,9 @@ static int l2_to_stage(npk_pccx *d, uint32_t l2, size_t cnt) {
 }
 
 /* Zero the padding lanes of the last word of a chunk of cnt elements. */
-static void stage_pad(npk_pccx *d, size_t cnt) {
+static void stage_pad(uint8_t *buf, size_t cnt) {
     size_t end = (cnt + 7) / 8 * 16;
-    memset(d->stage + 2 * cnt, 0, end - 2 * cnt);
+    memset(buf + 2 * cnt, 0, end - 2 * cnt);
 }
 
 /* n values to L2 from word l2 on, through the staging area: bf16 bit patterns (v16) or floats
@@ -519,7 +519,10 @@ static int write_l2(npk_pccx *d, uint32_t l2, const uint16_t *v16, const float *
     int rc = l2_check(d, l2, n, "pccx write");
     for (size_t done = 0; done < n && !rc; done += STAGE_ELEMS) {
         size_t cnt = n - done < STAGE_ELEMS ? n - done : STAGE_ELEMS;
-        uint8_t *buf = d->stage;
+        /* the staging area itself where the port has it in host memory (the in-process model: the
+         * same guest-memory write as npk_port_mem_write's, without the copy), else d->stage */
+        uint8_t *direct = npk_port_direct(d->port, d->hwin_base + d->stage_off, (cnt + 7) / 8 * 16),
+                *buf = direct ? direct : d->stage;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         /* the staging bytes are the little-endian elements: convert in place (vectorized) */
         if (v32) npk_bf16_from_f32_n((uint16_t *)buf, v32 + done, cnt);
@@ -531,8 +534,8 @@ static int write_l2(npk_pccx *d, uint32_t l2, const uint16_t *v16, const float *
             buf[2 * i + 1] = (uint8_t)(b >> 8);
         }
 #endif
-        stage_pad(d, cnt);
-        rc = stage_to_l2(d, (uint32_t)(l2 + done / 8), cnt);
+        stage_pad(buf, cnt);
+        rc = stage_to_l2(d, (uint32_t)(l2 + done / 8), cnt, direct != NULL);
     }
     return rc;
 }
