@@ -35,7 +35,11 @@
  * between K blocks the panel's column of C is kept in a contiguous strip
  * (L2) and the last block writes C, so C is read and written once (the
  * 4 KB row stride of a 1024-wide C maps a column of C onto a few cache sets,
- * which made a K-block-outer order reload it from L3 every block). */
+ * which made a K-block-outer order reload it from L3 every block).
+ * Prefetches: while a panel's tiles run, the rows of B its next panel pack
+ * reads (16 bytes of each 1 KB-strided row, otherwise a cache miss per row
+ * when the pack runs), and in the last K block the rows of C two tiles on
+ * (written by a later call). Non-temporal stores of C measured slower. */
 #include "gemm_s8_avx2.h"
 
 #include "npukit/cpu.h"
@@ -53,6 +57,7 @@ enum {
     QMAX = 48,     /* groups of four k per K block: 27 KB panels (L1); the int16 sums allow 64 */
     PQ = 64 + 512, /* bytes per group of a B panel: B (16 columns x 4 k) then the 16-entry table */
     AQ = 20,       /* bytes per group of an A tile: 4 l words, 4 table indices */
+    PFT = 2,       /* C is prefetched this many tiles ahead */
 };
 
 static size_t up(size_t a, size_t b) { return (a + b - 1) / b * b; }
@@ -60,33 +65,37 @@ static size_t up(size_t a, size_t b) { return (a + b - 1) / b * b; }
 /* C[4][16] = (Ci ? Ci[4][16] : 0) + the 4 x 16 tile over nq >= 1 groups:
  * ap [nq][AQ], bp [nq][PQ]; nq <= QMAX (Ci may be C). */
 T256 static void kern(size_t nq, const uint8_t *ap, const uint8_t *bp, const int32_t *Ci, size_t ldi, int32_t *C,
-                      size_t ldc) {
+                      size_t ldc, const int32_t *pf) {
     const __m256i ones = _mm256_set1_epi16(1);
-    for (int r = 0; r < MR; r++) { /* C is read and written after the loop: fetch it meanwhile */
-        _mm_prefetch((const char *)(C + r * ldc), _MM_HINT_T0);
-        _mm_prefetch((const char *)(C + r * ldc + NR - 1), _MM_HINT_T0);
-        if (Ci) _mm_prefetch((const char *)(Ci + r * ldi), _MM_HINT_T0);
-        if (Ci) _mm_prefetch((const char *)(Ci + r * ldi + NR - 1), _MM_HINT_T0);
-    }
+    if (pf) /* a later tile's rows of C, which a later call writes: fetch them meanwhile */
+        for (int r = 0; r < MR; r++) {
+            _mm_prefetch((const char *)(pf + r * ldc), _MM_HINT_T0);
+            _mm_prefetch((const char *)(pf + r * ldc + NR - 1), _MM_HINT_T0);
+        }
     __m256i c00, c01, c10, c11, c20, c21, c30, c31, h0, h1, h2, h3, v, t0, t1;
     uint64_t o;
     /* The loop in assembly: compilers spill this tile, which needs all 16
-     * registers (8 int32 and 4 int16 accumulators, ones, a broadcast, two
-     * products; B is read as memory operands). */
+     * registers (8 int32 and 4 int16 accumulators, ones, a broadcast, one
+     * product, and the group's columns 8-15 of B, loaded once for the four
+     * rows; columns 0-7 are read as memory operands). Zen 3 feeds its vector
+     * pipes two 256-bit loads per cycle: 13 loads per group instead of 16
+     * leave the two multiply pipes as the only bound (16 multiplies = 8
+     * cycles per group), +2 % with everything in L1. */
 #define ROW(c0, c1, h, ao, io)                    \
     "vpbroadcastd " ao "(%[a]), %[v]\n\t"      \
     "vpmaddubsw (%[b]), %[v], %[t0]\n\t"       \
-    "vpmaddubsw 32(%[b]), %[v], %[t1]\n\t"     \
     "vpmaddwd %[ones], %[t0], %[t0]\n\t"       \
-    "vpmaddwd %[ones], %[t1], %[t1]\n\t"       \
     "vpaddd %[t0], %[" c0 "], %[" c0 "]\n\t"  \
-    "vpaddd %[t1], %[" c1 "], %[" c1 "]\n\t"  \
+    "vpmaddubsw %[t1], %[v], %[t0]\n\t"       \
+    "vpmaddwd %[ones], %[t0], %[t0]\n\t"       \
+    "vpaddd %[t0], %[" c1 "], %[" c1 "]\n\t"  \
     "movzbl " io "(%[a]), %k[o]\n\t"           \
     "vpaddw (%[b],%q[o],8), %[" h "], %[" h "]\n\t"
 #define ZERO(x) "vpxor %[" x "], %[" x "], %[" x "]\n\t"
     __asm__ volatile(ZERO("c00") ZERO("c01") ZERO("c10") ZERO("c11") ZERO("c20") ZERO("c21") ZERO("c30") ZERO("c31")
                          ZERO("h0") ZERO("h1") ZERO("h2") ZERO("h3")
                      "1:\n\t"
+                     "vmovdqa 32(%[b]), %[t1]\n\t"
                      ROW("c00", "c01", "h0", "0", "16") ROW("c10", "c11", "h1", "4", "17")
                          ROW("c20", "c21", "h2", "8", "18") ROW("c30", "c31", "h3", "12", "19")
                      "add $20, %[a]\n\t"
@@ -122,15 +131,16 @@ T256 static void kern(size_t nq, const uint8_t *ap, const uint8_t *bp, const int
 T256 static void pack_panel(const int8_t *B, size_t ldb, uint32_t kc, uint32_t nj, uint8_t *bp) {
     for (uint32_t k0 = 0; k0 < kc; k0 += 4, bp += PQ) {
         __m128i r[4];
-        for (uint32_t t = 0; t < 4; t++) {
-            const int8_t *src = B + (size_t)(k0 + t) * ldb;
-            if (k0 + t >= kc) {
-                r[t] = _mm_setzero_si128();
-            } else if (nj == NR) {
-                r[t] = _mm_loadu_si128((const __m128i *)src);
-            } else {
+        const int8_t *src = B + (size_t)k0 * ldb;
+        if (nj == NR && k0 + 4 <= kc) { /* the common case: four whole rows */
+            r[0] = _mm_loadu_si128((const __m128i *)src);
+            r[1] = _mm_loadu_si128((const __m128i *)(src + ldb));
+            r[2] = _mm_loadu_si128((const __m128i *)(src + 2 * ldb));
+            r[3] = _mm_loadu_si128((const __m128i *)(src + 3 * ldb));
+        } else {
+            for (uint32_t t = 0; t < 4; t++) {
                 int8_t tmp[NR] = {0};
-                memcpy(tmp, src, nj);
+                if (k0 + t < kc) memcpy(tmp, src + t * ldb, nj);
                 r[t] = _mm_loadu_si128((const __m128i *)tmp);
             }
         }
@@ -140,13 +150,19 @@ T256 static void pack_panel(const int8_t *B, size_t ldb, uint32_t kc, uint32_t n
         x01 = _mm_unpackhi_epi8(r[0], r[1]), x23 = _mm_unpackhi_epi8(r[2], r[3]);
         _mm_store_si128((__m128i *)(bp + 32), _mm_unpacklo_epi16(x01, x23));
         _mm_store_si128((__m128i *)(bp + 48), _mm_unpackhi_epi16(x01, x23));
-        __m256i t[16];
-        t[0] = _mm256_setzero_si256();
-        for (int b = 0; b < 4; b++) {
-            const __m256i w = _mm256_cvtepi8_epi16(r[b]);
-            for (int m = 0; m < 1 << b; m++) t[(1 << b) + m] = _mm256_add_epi16(t[m], w);
-        }
-        for (int m = 0; m < 16; m++) _mm256_store_si256((__m256i *)(bp + 64 + 32 * m), t[m]);
+        /* T[m] for m = 0..15: the subset sums, in registers (11 adds) */
+        const __m256i w0 = _mm256_cvtepi8_epi16(r[0]), w1 = _mm256_cvtepi8_epi16(r[1]),
+                      w2 = _mm256_cvtepi8_epi16(r[2]), w3 = _mm256_cvtepi8_epi16(r[3]);
+        const __m256i z = _mm256_setzero_si256(), t3 = _mm256_add_epi16(w0, w1), t5 = _mm256_add_epi16(w2, w0),
+                      t6 = _mm256_add_epi16(w2, w1), t7 = _mm256_add_epi16(w2, t3);
+        __m256i *d = (__m256i *)(bp + 64);
+        _mm256_store_si256(d + 0, z), _mm256_store_si256(d + 1, w0), _mm256_store_si256(d + 2, w1);
+        _mm256_store_si256(d + 3, t3), _mm256_store_si256(d + 4, w2), _mm256_store_si256(d + 5, t5);
+        _mm256_store_si256(d + 6, t6), _mm256_store_si256(d + 7, t7);
+        _mm256_store_si256(d + 8, w3), _mm256_store_si256(d + 9, _mm256_add_epi16(w3, w0));
+        _mm256_store_si256(d + 10, _mm256_add_epi16(w3, w1)), _mm256_store_si256(d + 11, _mm256_add_epi16(w3, t3));
+        _mm256_store_si256(d + 12, _mm256_add_epi16(w3, w2)), _mm256_store_si256(d + 13, _mm256_add_epi16(w3, t5));
+        _mm256_store_si256(d + 14, _mm256_add_epi16(w3, t6)), _mm256_store_si256(d + 15, _mm256_add_epi16(w3, t7));
     }
 }
 
@@ -167,6 +183,8 @@ T256 static void split8(__m256i x, __m256i *l, __m256i *idx) {
 T256 static void pack_a(uint32_t M, uint32_t K, const int8_t *A, size_t lda, uint8_t *ap, size_t QT, size_t qb) {
     size_t mt = (M + MR - 1) / MR;
     for (uint32_t i0 = 0; i0 < M; i0 += MR) {
+        size_t b0 = 0, nb = QT < qb ? QT : qb; /* the K block of group q: [b0, b0 + nb) */
+        uint8_t *d = ap + (i0 / MR * nb) * AQ;  /* where group q goes */
         for (uint32_t k0 = 0; k0 < K; k0 += 32) {
             __m256i l[4], o[4];
             for (uint32_t r = 0; r < MR; r++) {
@@ -193,11 +211,13 @@ T256 static void pack_a(uint32_t M, uint32_t K, const int8_t *A, size_t lda, uin
                             _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
             size_t q0 = k0 / 4, nq = QT - q0 < 8 ? QT - q0 : 8;
             const __m128i bytes = _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-            for (size_t g = 0; g < nq; g++) {
+            for (size_t g = 0; g < nq; g++, d += AQ) {
                 __m128i lw = (g & 4) ? _mm256_extracti128_si256(u[g & 3], 1) : _mm256_castsi256_si128(u[g & 3]);
                 __m128i iw = (g & 4) ? _mm256_extracti128_si256(v[g & 3], 1) : _mm256_castsi256_si128(v[g & 3]);
-                size_t q = q0 + g, b0 = q / qb * qb, nb = QT - b0 < qb ? QT - b0 : qb;
-                uint8_t *d = ap + (b0 * mt + i0 / MR * nb + q - b0) * AQ;
+                if (q0 + g == b0 + nb) { /* the next K block's part of this tile */
+                    b0 += nb, nb = QT - b0 < qb ? QT - b0 : qb;
+                    d = ap + (b0 * mt + i0 / MR * nb) * AQ;
+                }
                 uint32_t ib = (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(iw, bytes));
                 _mm_storeu_si128((__m128i *)d, lw);
                 memcpy(d + 16, &ib, 4);
@@ -236,18 +256,28 @@ T256 static void tab_gemm(void *buf, uint32_t M, uint32_t N, uint32_t K, const i
             uint32_t k0 = (uint32_t)(4 * q0), kc = K - k0 < 4 * nq ? K - k0 : (uint32_t)(4 * nq);
             int last = q0 + nq == QT;
             pack_panel(B + (size_t)k0 * ldb + j0, ldb, kc, nj, bp);
+            /* the rows of B the next pack reads (the next K block, or the next
+             * panel's first): fetched while the tiles run, spread over them */
+            uint32_t kn = 0, jn = j0;
+            if (!last) kn = k0 + kc;
+            else jn = j0 + NR;
+            size_t kcn = jn >= N ? 0 : K - kn < 4 * qb ? K - kn : 4 * qb, rn = 0;
+            const int8_t *bn = kcn ? B + (size_t)kn * ldb + jn : B;
             for (size_t t = 0; t < mt; t++) {
                 uint32_t i0 = (uint32_t)(t * MR), ni = M - i0 < MR ? M - i0 : MR;
                 const uint8_t *a = ap + (q0 * mt + t * nq) * AQ;
                 int32_t *s = strip + t * MR * NR, *c = C + (size_t)i0 * ldc + j0;
                 const int32_t *ci = q0 ? s : NULL;
+                for (; rn * mt < (t + 1) * kcn; rn++) _mm_prefetch((const char *)(bn + rn * ldb), _MM_HINT_T0);
                 if (!last) {
-                    kern(nq, a, bp, ci, NR, s, NR);
+                    kern(nq, a, bp, ci, NR, s, NR, NULL);
                 } else if (ni == MR && nj == NR) {
-                    kern(nq, a, bp, ci, NR, c, ldc);
+                    /* C's rows PFT tiles on, when that tile is whole */
+                    const int32_t *pf = i0 + (PFT + 1) * MR <= M ? c + PFT * MR * ldc : NULL;
+                    kern(nq, a, bp, ci, NR, c, ldc, pf);
                 } else {
                     int32_t tile[MR * NR];
-                    kern(nq, a, bp, ci, NR, tile, NR);
+                    kern(nq, a, bp, ci, NR, tile, NR, NULL);
                     for (uint32_t r = 0; r < ni; r++) memcpy(c + r * ldc, tile + r * NR, nj * sizeof *c);
                 }
             }
