@@ -7,7 +7,7 @@
  * exact INT4 x BF16 GEMV of pccx (split into blocks of 16 outputs; each
  * thread count is also checked against the per-product golden in
  * test_q4_gemv); so do the ONNX CPU path's element-wise kernels (flat slices)
- * and depthwise convolutions (channels). */
+ * and depthwise convolutions (output rows or channels). */
 #include "check.h"
 #include "npukit/cpu.h"
 #include "npukit/error.h"
@@ -203,8 +203,8 @@ static void test_q4(void) {
 }
 
 /* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
- * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), a depthwise
- * convolution, global average and max pooling (channel ranges), a ConvTranspose (col2im
+ * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), three depthwise
+ * convolutions (split by output rows: 3x3 and 5x5 stride 2; by channels: a 3-row map), global average and max pooling (channel ranges), a ConvTranspose (col2im
  * by output channel), a nearest Resize (output rows), a MaxPool (planes) and a strided float
  * convolution on phase-split planes (chunks of output rows), at 1, 2 and 3 threads:
  * the same bytes. */
@@ -223,7 +223,15 @@ static void test_elementwise(void) {
     npk_onnx_conv_params p = {.nsp = 2, .n = 1, .c = 64, .m = 64, .group = 64, .in = {1, 40, 60}, .k = {1, 3, 3},
                               .out = {1, 40, 60}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
                               .pad_e = {0, 1, 1}};
-    float *dw[3], w[64 * 9]; /* 64 x 2400 x 9 MACs: split from 2^20 */
+    float *dw[3], w[64 * 9]; /* 64 x 2400 x 9 MACs, split by rows */
+    /* 5x5 stride 2 of [1, 32, 24, 80] to [1, 32, 12, 40] (rows), 5x5 of [1, 256, 3, 10] (channels) */
+    npk_onnx_conv_params p2 = {.nsp = 2, .n = 1, .c = 32, .m = 32, .group = 32, .in = {1, 24, 80}, .k = {1, 5, 5},
+                               .out = {1, 12, 40}, .stride = {1, 2, 2}, .dil = {1, 1, 1}, .pad_b = {0, 2, 2},
+                               .pad_e = {0, 2, 2}},
+                          p3 = {.nsp = 2, .n = 1, .c = 256, .m = 256, .group = 256, .in = {1, 3, 10}, .k = {1, 5, 5},
+                               .out = {1, 3, 10}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 2, 2},
+                               .pad_e = {0, 2, 2}};
+    float *dw2[3], *dw3[3], w2[256 * 25];
     int64_t pd[4] = {2, 150, 7, 9}, pod[4] = {2, 150, 1, 1};
     /* ConvTranspose x [2, 4, 10, 12], w [4, 32, 3, 3], 2 groups, stride 2, pads 1: y [2, 64, 19, 23]
      * (col2im split by output channel) */
@@ -265,6 +273,7 @@ static void test_elementwise(void) {
     CHECK_EQ(npk_tensor_alloc(&px, "x", NPK_DT_FLOAT, 4, pd), 0);
     for (int64_t i = 0; i < 2 * 150 * 63; i++) ((float *)px.data)[i] = ((float *)a.data)[i];
     for (int i = 0; i < 64 * 9; i++) w[i] = (float)((int)(rnd() % 201) - 100) / 77.0f;
+    for (int i = 0; i < 256 * 25; i++) w2[i] = (float)((int)(rnd() % 201) - 100) / 77.0f;
     FOR_EACH_ISA(l) {
         for (int t = 0; t < 3; t++) {
             CHECK_EQ(npk_threads_set(t + 1), 0);
@@ -276,6 +285,10 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_hswish_chain(a.data, y[t][4].data, n, 3.0f, 0.0, 6.0, 6.0f, t == 1), 0);
             dw[t] = malloc(sizeof(float) * 64 * 40 * 60);
             CHECK_EQ(npk_fast_dw_f32(&p, a.data, w, NULL, dw[t]), 0);
+            dw2[t] = malloc(sizeof(float) * 32 * 12 * 40);
+            CHECK_EQ(npk_fast_dw_f32(&p2, a.data, w2, w, dw2[t]), 0);
+            dw3[t] = malloc(sizeof(float) * 256 * 30);
+            CHECK_EQ(npk_fast_dw_f32(&p3, b.data, w2, w, dw3[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&ryt[t], "y", NPK_DT_FLOAT, 4, ry), 0);
             CHECK_EQ(npk_fast_resize(&rs, &rxt, &ryt[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&myt[t], "y", NPK_DT_FLOAT, 4, my), 0);
@@ -292,6 +305,8 @@ static void test_elementwise(void) {
         for (int t = 1; t < 3; t++) {
             for (int k = 0; k < 4; k++) CHECK(!memcmp(y[0][k].data, y[t][k].data, sizeof(float) * N));
             CHECK(!memcmp(dw[0], dw[t], sizeof(float) * 64 * 40 * 60));
+            CHECK(!memcmp(dw2[0], dw2[t], sizeof(float) * 32 * 12 * 40));
+            CHECK(!memcmp(dw3[0], dw3[t], sizeof(float) * 256 * 30));
             for (int k = 0; k < 2; k++) CHECK(!memcmp(py[0][k].data, py[t][k].data, sizeof(float) * 300));
             CHECK(!memcmp(ty[0].data, ty[t].data, sizeof(float) * 2 * 64 * 19 * 23));
             CHECK(!memcmp(sty[0].data, sty[t].data, sizeof(float) * 16 * 48 * 80));
@@ -306,7 +321,7 @@ static void test_elementwise(void) {
             for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
             npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]), npk_tensor_free(&sty[t]);
-            free(dw[t]);
+            free(dw[t]), free(dw2[t]), free(dw3[t]);
         }
     }
     npk_isa_force(NPK_ISA_AUTO);

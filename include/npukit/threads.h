@@ -49,7 +49,10 @@ int npk_threads_cpus(void);
 
 /* fn(ctx, task) for every task in [0, ntasks), on up to npk_threads()
  * threads (the caller is one of them); returns when all have run. Tasks must
- * write disjoint outputs. */
+ * write disjoint outputs. The tasks are dealt in one contiguous block per
+ * thread, the first block to the caller: a thread runs its own block first,
+ * then takes what is left of the others', so that kernels splitting their
+ * data the same way in order give each thread the same part every call. */
 typedef void (*npk_task_fn)(void *ctx, int task);
 void npk_parallel(int ntasks, npk_task_fn fn, void *ctx);
 

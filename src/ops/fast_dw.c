@@ -33,9 +33,10 @@ int npk_fast_dw_ok(const npk_onnx_conv_params *p) {
            p->k[2] <= 7 && p->k[1] * p->k[2] > 1;
 }
 
-/* Plane geometry: PH padded rows, S phases of PW columns each. */
+/* Plane geometry: PH padded rows, S phases of PW columns each; the output rows [oh0, oh1)
+ * are computed (and the padded rows they read filled). */
 typedef struct dwgeo {
-    int64_t H, W, OH, OW, KH, KW, SH, S, PT, PL, PH, PW;
+    int64_t H, W, OH, OW, KH, KW, SH, S, PT, PL, PH, PW, oh0, oh1;
 } dwgeo;
 
 static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
@@ -45,6 +46,7 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
     g.PT = p->pad_b[1], g.PL = p->pad_b[2];
     g.PH = (g.OH - 1) * g.SH + g.KH;
     g.PW = (g.OW + cw - 1) / cw * cw + (g.KW - 1) / g.S + 1; /* runs of cw, the taps' reach, slack */
+    g.oh0 = 0, g.oh1 = g.OH;
     return g;
 }
 
@@ -60,6 +62,8 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
         if (j1 > g->PW) j1 = g->PW;                                                                                \
         if (j1 < j0) j1 = j0;                                                                                      \
         int64_t r0 = g->PT < 0 ? 0 : g->PT, r1 = g->H + g->PT < g->PH ? g->H + g->PT : g->PH;                      \
+        if (r0 < g->oh0 * g->SH) r0 = g->oh0 * g->SH; /* the rows output rows [oh0, oh1) read */                  \
+        if (r1 > (g->oh1 - 1) * g->SH + g->KH) r1 = (g->oh1 - 1) * g->SH + g->KH;                                 \
         for (int64_t r = r0; r < r1; r++) {                                                                        \
             T *d = plane + (ph * g->PH + r) * g->PW;                                                               \
             int64_t o = (r - g->PT) * g->W + ph - g->PL;                                                           \
@@ -118,18 +122,18 @@ static dwgeo dw_geo(const npk_onnx_conv_params *p, int64_t cw) {
  * a time; rows of at most 16 columns: one vector, four rows at a time (three for the last
  * three: ppocr-v4-det's 3-row maps keep six sums in flight, not 4 + 2). */
 #define DW_RUN(T, V)                                                                                                  \
-    int64_t OW = g->OW, rs = g->SH * g->PW, oh = 0, o0 = 0;                                                        \
+    int64_t OW = g->OW, rs = g->SH * g->PW, oh = g->oh0, o0 = 0, OH = g->oh1;                                  \
     if (OW > 16) {                                                                                                 \
-        for (; oh + 1 < g->OH; oh += 2) DW_RUNS(T, V, 2)                                                           \
-        for (; oh < g->OH; oh++) DW_RUNS(T, V, 1)                                                                  \
+        for (; oh + 1 < OH; oh += 2) DW_RUNS(T, V, 2)                                                              \
+        for (; oh < OH; oh++) DW_RUNS(T, V, 1)                                                                     \
     } else {                                                                                                       \
-        for (; oh + 3 < g->OH; oh += 4) DW_BLOCK(T, V, 4, 16 / L);                                                 \
-        if (oh + 3 == g->OH) {                                                                                     \
+        for (; oh + 3 < OH; oh += 4) DW_BLOCK(T, V, 4, 16 / L);                                                    \
+        if (oh + 3 == OH) {                                                                                        \
             DW_BLOCK(T, V, 3, 16 / L);                                                                             \
             oh += 3;                                                                                               \
         }                                                                                                          \
-        for (; oh + 1 < g->OH; oh += 2) DW_BLOCK(T, V, 2, 16 / L);                                                 \
-        for (; oh < g->OH; oh++) DW_BLOCK(T, V, 1, 16 / L);                                                        \
+        for (; oh + 1 < OH; oh += 2) DW_BLOCK(T, V, 2, 16 / L);                                                    \
+        for (; oh < OH; oh++) DW_BLOCK(T, V, 1, 16 / L);                                                           \
     }
 
 static void dw_offsets(const dwgeo *g, int64_t *off) {
@@ -196,8 +200,8 @@ DW_CLONES(dw_run_i, int32_t, dw_run_i16, dw_run_i8)
 /* Columns per run: 32 (one row), or 16 for rows of at most 16 columns (two rows at a time). */
 static int64_t dw_cw(const npk_onnx_conv_params *p) { return p->out[2] <= 16 ? 16 : 32; }
 
-/* The channels [q0, q1) of the flattened (batch, group) grid, with their own plane. Float
- * (x, w, b, y as floats) or integer (xt, zx, wq, yi). */
+/* The channels [q0, q1) of the flattened (batch, group) grid, output rows [oh0, oh1), with
+ * their own plane. Float (x, w, b, y as floats) or integer (xt, zx, wq, yi). */
 typedef struct dw_job {
     const npk_onnx_conv_params *p;
     const float *x, *w, *b;
@@ -207,12 +211,13 @@ typedef struct dw_job {
     const int16_t *wq;
     int32_t *yi;
     int64_t chunk, nq;
-    int ntasks, fail[NPK_THREADS_MAX * 4];
+    int ntasks, by_rows, fail[NPK_THREADS_MAX * 4];
 } dw_job;
 
-static int dw_range(const dw_job *j, int64_t q0, int64_t q1) {
+static int dw_range(const dw_job *j, int64_t q0, int64_t q1, int64_t oh0, int64_t oh1) {
     const npk_onnx_conv_params *p = j->p;
     dwgeo gg = dw_geo(p, dw_cw(p)), *g = &gg;
+    g->oh0 = oh0, g->oh1 = oh1;
     int64_t off[49];
     dw_offsets(g, off);
     int64_t isz = g->H * g->W, osz = g->OH * g->OW, ksz = g->KH * g->KW, mpg = p->m / p->group;
@@ -256,24 +261,40 @@ static int dw_range(const dw_job *j, int64_t q0, int64_t q1) {
 
 static void dw_task(void *ctx, int t) {
     dw_job *j = ctx;
-    int64_t q0 = t * j->chunk, q1 = t == j->ntasks - 1 ? j->nq : q0 + j->chunk;
-    j->fail[t] = dw_range(j, q0, q1);
+    int64_t lo = t * j->chunk;
+    if (j->by_rows) { /* every channel, output rows [lo, hi) */
+        int64_t hi = t == j->ntasks - 1 ? j->p->out[1] : lo + j->chunk;
+        j->fail[t] = dw_range(j, 0, j->nq, lo, hi);
+        return;
+    }
+    int64_t hi = t == j->ntasks - 1 ? j->nq : lo + j->chunk;
+    j->fail[t] = dw_range(j, lo, hi, 0, j->p->out[1]);
 }
 
-/* Threads (include/npukit/threads.h): channels split among the tasks, each channel computed
- * as on one thread, so the bytes are the same at every count. From 2^20 MACs: below that
- * (tens of microseconds) the half of the input another core wrote costs what the split
- * saves on the 2-core KVM host of issue 26 (ppocr-cls-mobile-v2's 2^18..2^19-MAC depthwise
- * convolutions ran 0.7x as fast split). */
+/* Threads (include/npukit/threads.h): each output computed as on one thread, so the bytes
+ * are the same at every count. A map of at least 2 rows per thread is split by output rows:
+ * every thread takes the same part of the map as in the pointwise convolutions around it
+ * (their column slices, in order: the pool's per-thread blocks), so it reads mostly what it
+ * wrote; other maps are split by channels. From DW_PAR_MIN MACs (~4 us): split by channels,
+ * the part of the input another core wrote cost what the split saved below 2^20 MACs on the
+ * 2-core KVM host of issue 26 (ppocr-cls-mobile-v2's 2^18..2^19-MAC convolutions ran 0.7x as
+ * fast); split by rows, ppocr-v4-det's 1e5..6e5-MAC ones run 1.3-1.6x as fast (det2t, Nov 29). */
+#define DW_PAR_MIN (1 << 16)
+
 static int dw_run_all(dw_job *j) {
     const npk_onnx_conv_params *p = j->p;
     j->nq = p->n * p->group;
-    int64_t macs = p->n * p->m * p->out[1] * p->out[2] * p->k[1] * p->k[2];
+    int64_t macs = p->n * p->m * p->out[1] * p->out[2] * p->k[1] * p->k[2], OH = p->out[1];
     int th = npk_threads();
-    if (th < 2 || macs < (1 << 20) || j->nq < 2) return dw_range(j, 0, j->nq);
-    int64_t n = j->nq < th * 4 ? j->nq : th * 4;
-    j->chunk = j->nq / n;
-    j->ntasks = (int)(j->nq / j->chunk);
+    if (th < 2 || macs < DW_PAR_MIN || (j->nq < 2 && OH < 2 * th)) return dw_range(j, 0, j->nq, 0, OH);
+    j->by_rows = OH >= 2 * th;
+    /* row slices of at least KH (and 4) rows, as each fills the KH - 1 rows around it again:
+     * one or two per thread (a multiple of the threads, so that each thread's block of
+     * slices is its half of the map, not two thirds) */
+    int64_t kr = p->k[1] > 4 ? p->k[1] : 4, units = j->by_rows ? OH : j->nq;
+    int64_t n = j->by_rows ? (OH >= 2 * th * kr ? 2 * th : th) : units < th * 4 ? units : th * 4;
+    j->chunk = units / n;
+    j->ntasks = (int)(units / j->chunk);
     npk_parallel(j->ntasks, dw_task, j);
     for (int t = 0; t < j->ntasks; t++)
         if (j->fail[t]) return j->fail[t];
