@@ -222,12 +222,12 @@ static uint64_t start_cycle(pccx *p, int eng, uint64_t t0, const range *rd, int 
     return hazard_start(p, rd, nrd, wr, rd_scalar, async, t);
 }
 
-/* Schedule an instruction on an engine; returns its start cycle. dur is its
- * duration to completion, of which the last lat cycles are pipeline latency:
- * the engine accepts the next instruction after dur - lat cycles. */
-static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, uint64_t lat, int async, const range *rd,
-                         int nrd, range wr, int rd_scalar, int wr_scalar) {
-    uint64_t t = start_cycle(p, eng, t0, rd, nrd, wr, rd_scalar, async);
+/* Schedule an instruction on an engine at its start cycle t (start_cycle's);
+ * returns t. dur is its duration to completion, of which the last lat cycles
+ * are pipeline latency: the engine accepts the next instruction after
+ * dur - lat cycles. */
+static uint64_t schedule_at(pccx *p, int eng, uint64_t t, uint64_t dur, uint64_t lat, int async, const range *rd,
+                            int nrd, range wr, int wr_scalar) {
     uint64_t end = t + dur;
     p->eng_free[eng] = t + (dur > lat ? dur - lat : dur);
     if (end > p->busy_until) p->busy_until = end;
@@ -256,6 +256,13 @@ static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, uint64_t l
     return t;
 }
 
+/* schedule_at at the cycle the instruction can start. */
+static uint64_t schedule(pccx *p, int eng, uint64_t t0, uint64_t dur, uint64_t lat, int async, const range *rd,
+                         int nrd, range wr, int rd_scalar, int wr_scalar) {
+    return schedule_at(p, eng, start_cycle(p, eng, t0, rd, nrd, wr, rd_scalar, async), dur, lat, async, rd, nrd, wr,
+                       wr_scalar);
+}
+
 static void trace(pccx *p, int eng, const char *name, uint64_t start, uint64_t dur, const char *args) {
     if (p->dev.trace) npk_trace_complete(p->dev.trace, p->dev.cls ? p->dev.cls->name : "pccx", eng_track[eng], name, start, dur, args);
 }
@@ -274,6 +281,18 @@ static void trace_depth(pccx *p, uint64_t cycle) {
 }
 
 static int l2_ok(const pccx *p, uint64_t lo, uint64_t words) { return lo + words <= p->l2w; }
+
+/* The host bytes of guest [addr, addr + len) when they lie in one plain
+ * window of guest memory (npk_bus_window: no fault rule or watcher must see
+ * the beats; one extent, one region), with its latency per beat; NULL: the
+ * bus's copy path. The caller moves the bytes and counts the beats
+ * (npk_bus_count), which is what the bus's burst of them would do. */
+static uint8_t *host_span(const pccx *p, uint64_t addr, uint64_t len, uint32_t *lat) {
+    uint64_t b, s;
+    uint8_t *d;
+    if (!len || !npk_bus_window(p->dev.mem, addr, &b, &s, &d, lat) || len > s - (addr - b)) return NULL;
+    return d + (addr - b);
+}
 
 static float bf(uint16_t b) { /* npk_bf16_to_f32, inlined: once per CVO element */
     uint32_t u = (uint32_t)b << 16;
@@ -402,7 +421,7 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
         return raise_fault(p, NPK_PCCX_FAULT_WS_RANGE, w, ws_addr);
     /* implementation limits (docs/pccx.md section 3): host memory and time per instruction */
     if (rec > p->max_wbytes || M * N * K > p->max_macs) return raise_fault(p, NPK_PCCX_FAULT_LIMIT, w, ws_addr);
-    uint8_t *r = NULL;
+    const uint8_t *r = NULL;
     uint64_t got = 0, faddr = 0, lat = 0;
     npk_bus_resp resp = NPK_BUS_OK;
     wc_ent *hit = NULL;
@@ -415,7 +434,14 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
         if (hit) p->wc_hits++;
         else p->wc_misses++;
     }
-    if (p->timing_only || hit) { /* the same beats, responses and latency; no data */
+    uint32_t wlat;
+    const uint8_t *hp = host_span(p, ws_addr, rec, &wlat);
+    if (hp) { /* the bus's beats in one window: the same statistics and latency as its copy */
+        npk_bus_count(p->dev.mem, NPK_ACC_READ, ws_addr, rec, div_up(rec, 16));
+        lat = div_up(rec, 16) * wlat;
+        got = rec;
+        r = hp;
+    } else if (p->timing_only || hit) { /* the same beats, responses and latency; no data */
         resp = npk_bus_copy_in(p->dev.mem, ws_addr, NULL, rec, 16, NULL, &faddr, &lat);
         got = rec;
     }
@@ -423,13 +449,15 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
      * growing the buffer only as the bus delivers: a hostile shape (N = K =
      * 65535 is a 2 GiB record) must not make the host allocate gigabytes
      * before the first beat fails (issue 8, found by fuzz_pccx_queue). */
+    uint8_t *rb = NULL;
     while (got < rec && resp == NPK_BUS_OK) {
         if (npk_dev_stopping(&p->dev)) return abandon(p);
         uint64_t piece = rec - got < (1u << 20) ? rec - got : (1u << 20), l = 0;
-        if (!(r = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, ws_addr + got);
-        resp = npk_bus_copy_in(p->dev.mem, ws_addr + got, r + got, piece, 16, NULL, &faddr, &l);
+        if (!(rb = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, ws_addr + got);
+        resp = npk_bus_copy_in(p->dev.mem, ws_addr + got, rb + got, piece, 16, NULL, &faddr, &l);
         lat += l;
         got += piece;
+        r = rb;
     }
     if (resp == NPK_BUS_HANG) {
         p->hung = 1;
@@ -504,7 +532,7 @@ timing:
     uint64_t mem = host_cycles(p, streamed - pre);
     uint64_t lat_mm = gemv ? p->lat_gemv : p->lat_gemm;
     uint64_t dur = (compute > mem ? compute : mem) + lat_mm + lat / (beats ? beats : 1);
-    uint64_t t = schedule(p, eng, t0, dur, lat_mm, 0, rd, 1, wr, 0, 0);
+    uint64_t t = schedule_at(p, eng, ts, dur, lat_mm, 0, rd, 1, wr, 0); /* nothing changed since ts was found */
     p->ws_idle = t + dur - lat_mm; /* the stream is free once the engine's occupancy ends */
     p->ws_next = ws_addr + rec;
     p->ws_fifo = fill - pre;
@@ -567,10 +595,22 @@ static int exec_memcpy(pccx *p, uint64_t w, uint64_t t0) {
             return raise_fault(p, NPK_PCCX_FAULT_HOST_RANGE, w, haddr);
         size_t done = 0;
         uint64_t faddr = 0;
-        uint8_t *b = p->timing_only ? NULL : bytebuf(p, bytes);
-        if (!b && !p->timing_only) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, haddr);
+        uint32_t wlat;
+        uint8_t *hp = p->timing_only ? NULL : host_span(p, haddr, bytes, &wlat);
+        uint8_t *b = p->timing_only || hp ? NULL : bytebuf(p, bytes);
+        if (!b && !hp && !p->timing_only) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, haddr);
         npk_bus_resp resp;
-        if (in.from_device) { /* host -> L2: read all, then write L2 */
+        if (hp) { /* one window: the bytes straight between L2 and host memory, the beats counted as the bus's */
+            if (in.from_device) {
+                l2_from_le(&p->l2[(uint64_t)l2a * 8], hp, words * 8);
+                wr = (range){l2a, (uint32_t)(l2a + words)};
+            } else {
+                l2_to_le(hp, &p->l2[(uint64_t)l2a * 8], words * 8);
+                rd = (range){l2a, (uint32_t)(l2a + words)};
+            }
+            npk_bus_count(p->dev.mem, in.from_device ? NPK_ACC_READ : NPK_ACC_WRITE, haddr, bytes, words);
+            lat = words * wlat;
+        } else if (in.from_device) { /* host -> L2: read all, then write L2 */
             resp = npk_bus_copy_in(p->dev.mem, haddr, b, bytes, 16, &done, &faddr, &lat);
             if (resp == NPK_BUS_HANG) {
                 p->hung = 1;
