@@ -400,6 +400,48 @@ static int abandon(pccx *p) {
  * span of one GEMV (0.15 s on a quiet host, over 1 s on a loaded one). */
 static int unpack_stop(void *ctx) { return npk_dev_stopping(&((pccx *)ctx)->dev); }
 
+/* The bus's reads of the weight record [ws_addr, ws_addr + rec) for the
+ * instruction w: *r its bytes (not when nodata: a cache hit or timing only,
+ * unless they lie in one window anyway), *lat the latency of its beats.
+ * Returns 0, else what exec_mm returns (a fault, a hang, a stop). */
+static int mm_read(pccx *p, uint64_t w, uint64_t ws_addr, uint64_t rec, int nodata, const uint8_t **r,
+                   uint64_t *lat) {
+    uint64_t got = 0, faddr = 0;
+    npk_bus_resp resp = NPK_BUS_OK;
+    uint32_t wlat;
+    const uint8_t *hp = host_span(p, ws_addr, rec, &wlat);
+    if (hp) { /* the bus's beats in one window: the same statistics and latency as its copy */
+        npk_bus_count(p->dev.mem, NPK_ACC_READ, ws_addr, rec, div_up(rec, 16));
+        *lat = div_up(rec, 16) * wlat;
+        *r = hp;
+        return 0;
+    }
+    if (nodata) { /* the same beats, responses and latency; no data */
+        resp = npk_bus_copy_in(p->dev.mem, ws_addr, NULL, rec, 16, NULL, &faddr, lat);
+        got = rec;
+    }
+    /* Read the record in 1 MiB pieces (the same 16-byte beats as one copy),
+     * growing the buffer only as the bus delivers: a hostile shape (N = K =
+     * 65535 is a 2 GiB record) must not make the host allocate gigabytes
+     * before the first beat fails (issue 8, found by fuzz_pccx_queue). */
+    uint8_t *rb = NULL;
+    while (got < rec && resp == NPK_BUS_OK) {
+        if (npk_dev_stopping(&p->dev)) return abandon(p);
+        uint64_t piece = rec - got < (1u << 20) ? rec - got : (1u << 20), l = 0;
+        if (!(rb = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, ws_addr + got);
+        resp = npk_bus_copy_in(p->dev.mem, ws_addr + got, rb + got, piece, 16, NULL, &faddr, &l);
+        *lat += l;
+        got += piece;
+        *r = rb;
+    }
+    if (resp == NPK_BUS_HANG) {
+        p->hung = 1;
+        return -1;
+    }
+    if (resp != NPK_BUS_OK) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, faddr);
+    return 0;
+}
+
 static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     npk_pccx_insn in;
     npk_pccx_decode(w, &in);
@@ -422,8 +464,7 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
     /* implementation limits (docs/pccx.md section 3): host memory and time per instruction */
     if (rec > p->max_wbytes || M * N * K > p->max_macs) return raise_fault(p, NPK_PCCX_FAULT_LIMIT, w, ws_addr);
     const uint8_t *r = NULL;
-    uint64_t got = 0, faddr = 0, lat = 0;
-    npk_bus_resp resp = NPK_BUS_OK;
+    uint64_t lat = 0;
     wc_ent *hit = NULL;
     if (!p->timing_only) {
         hit = wc_find(p, ws_addr, rec, (uint32_t)N, (uint32_t)K, ws[2], wscale);
@@ -434,36 +475,8 @@ static int exec_mm(pccx *p, uint64_t w, uint64_t t0) {
         if (hit) p->wc_hits++;
         else p->wc_misses++;
     }
-    uint32_t wlat;
-    const uint8_t *hp = host_span(p, ws_addr, rec, &wlat);
-    if (hp) { /* the bus's beats in one window: the same statistics and latency as its copy */
-        npk_bus_count(p->dev.mem, NPK_ACC_READ, ws_addr, rec, div_up(rec, 16));
-        lat = div_up(rec, 16) * wlat;
-        got = rec;
-        r = hp;
-    } else if (p->timing_only || hit) { /* the same beats, responses and latency; no data */
-        resp = npk_bus_copy_in(p->dev.mem, ws_addr, NULL, rec, 16, NULL, &faddr, &lat);
-        got = rec;
-    }
-    /* Read the record in 1 MiB pieces (the same 16-byte beats as one copy),
-     * growing the buffer only as the bus delivers: a hostile shape (N = K =
-     * 65535 is a 2 GiB record) must not make the host allocate gigabytes
-     * before the first beat fails (issue 8, found by fuzz_pccx_queue). */
-    uint8_t *rb = NULL;
-    while (got < rec && resp == NPK_BUS_OK) {
-        if (npk_dev_stopping(&p->dev)) return abandon(p);
-        uint64_t piece = rec - got < (1u << 20) ? rec - got : (1u << 20), l = 0;
-        if (!(rb = bytebuf(p, got + piece))) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, ws_addr + got);
-        resp = npk_bus_copy_in(p->dev.mem, ws_addr + got, rb + got, piece, 16, NULL, &faddr, &l);
-        lat += l;
-        got += piece;
-        r = rb;
-    }
-    if (resp == NPK_BUS_HANG) {
-        p->hung = 1;
-        return -1;
-    }
-    if (resp != NPK_BUS_OK) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, faddr);
+    int rc0 = mm_read(p, w, ws_addr, rec, p->timing_only || hit, &r, &lat);
+    if (rc0) return rc0;
     if (p->timing_only) goto timing;
     /* The exact accumulation (src/base/q4_gemv.c): the same value as adding
      * every product to the exact accumulator, rounded once. */
