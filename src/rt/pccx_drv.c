@@ -29,6 +29,9 @@ static uint64_t cc_key(uint16_t a, uint16_t b, uint16_t c) {
     return 1ull << 48 | (uint64_t)a << 32 | (uint64_t)b << 16 | c;
 }
 
+/* The hint slot of a key (cache_entry). */
+static unsigned cc_hash(uint64_t key) { return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 58); }
+
 struct npk_pccx {
     npk_port *port;
     npk_pccx_cfg cfg;
@@ -383,8 +386,11 @@ int npk_pccx_memset(npk_pccx *d, unsigned cache, unsigned index, uint16_t a, uin
     npk_pccx_insn in = {.op = NPK_PCCX_OP_MEMSET, .cache = cache, .index = index, .a = a, .b = b, .c = c};
     int rc = issue_checked(d, &in);
     if (!rc && cache < 2 && index < 64) {
-        d->cc[cache][index] = cc_key(a, b, c);
-        memset(d->hint[cache], 0xff, sizeof d->hint[cache]); /* the scans' answers may change */
+        /* the scan's first match changes only for the entry's old key and its new one: forget the
+         * hints of their hash slots (a hint is used only while it is the scan's answer) */
+        const uint64_t old = d->cc[cache][index], key = cc_key(a, b, c);
+        d->hint[cache][cc_hash(old)] = d->hint[cache][cc_hash(key)] = 0xff;
+        d->cc[cache][index] = key;
     }
     return rc;
 }
@@ -450,7 +456,7 @@ void npk_pccx_hwin_reset(npk_pccx *d) { d->hwin_next = 0; }
 
 static int cache_entry(npk_pccx *d, unsigned bank, uint16_t a, uint16_t b, uint16_t c) {
     const uint64_t key = cc_key(a, b, c), *cc = d->cc[bank];
-    const unsigned h = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 58);
+    const unsigned h = cc_hash(key);
     if (d->hint[bank][h] < NCACHE && cc[d->hint[bank][h]] == key) return d->hint[bank][h]; /* the scan's answer */
     for (unsigned i = 0; i < NCACHE; i++)
         if (cc[i] == key) {
