@@ -83,6 +83,7 @@ typedef struct pccx_dec {
     int has_energy;
     int timing;    /* timing-only: no weights, no host arithmetic, the same instructions */
     float *zeros;  /* [max(d, V)] what timing-only writes where data would go */
+    uint32_t *silu_v;  /* [65536] silu(a)'s float bits by a's BF16 bits, or SILU_UNSET (silu_rows) */
 } pccx_dec;
 
 static uint32_t words(uint32_t n) { return (n + 7) / 8; }
@@ -115,6 +116,31 @@ static void square(float *y, const float *x, int n) {
     int i = 0;
     for (; i + 8 <= n; i += 8) *(v8f *)(y + i) = *(const v8f *)(x + i) * *(const v8f *)(x + i);
     for (; i < n; i++) y[i] = x[i] * x[i];
+}
+
+/* hb[i] = silu(h1[i]) * h3[i], i < n, silu(a) = a / (1 + e^-a): the golden's expression with
+ * libm's expf. h1 comes back from L2, so each a holds a BF16 value: one of 65,536, whose silu is
+ * computed once per decoder into s->silu_v (by a's top 16 bits; the signalling NaN 0x7f800001,
+ * which no arithmetic returns, marks the values not computed yet) and then looked up: the same
+ * float, the same expression on the same bits. Any other float is computed as it comes. */
+#define SILU_UNSET 0x7f800001u
+static void silu_rows(pccx_dec *s, float *hb, const float *h1, const float *h3, int n) {
+    uint32_t *tab = s->silu_v;
+    for (int i = 0; i < n; i++) {
+        const float a = h1[i];
+        uint32_t u, v;
+        memcpy(&u, &a, sizeof u);
+        float si;
+        if ((u & 0xffffu) || !tab) {
+            si = a / (1.0f + expf(-a));
+        } else if ((v = tab[u >> 16]) != SILU_UNSET) {
+            memcpy(&si, &v, sizeof si);
+        } else {
+            si = a / (1.0f + expf(-a));
+            memcpy(&tab[u >> 16], &si, sizeof si);
+        }
+        hb[i] = si * h3[i];
+    }
 }
 
 /* p + off, or NULL for a model without weights (timing-only). */
@@ -585,11 +611,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
         const size_t hrw = (size_t)hdw * 8, h13 = (size_t)words(2 * (uint32_t)hd) * 8;
         if ((rc = l2_get(s, s->a_h1, s->h1, (size_t)M * h13)) != 0) return rc;
         float *hb = s->h1 + (size_t)M * h13;
-        for (int r = 0; r < M && !s->timing; r++)
-            for (int i = 0; i < hd; i++) {
-                float a = s->h1[r * h13 + i];
-                hb[r * hrw + i] = a / (1.0f + expf(-a)) * s->h1[r * h13 + hd + i]; /* silu(h1) * h3 */
-            }
+        for (int r = 0; r < M && !s->timing; r++) silu_rows(s, hb + r * hrw, s->h1 + r * h13, s->h1 + r * h13 + hd, hd);
         ops[LLM_HOST_FFN] += 4ull * (uint64_t)M * (uint64_t)hd;
         if ((rc = l2_put(s, s->a_hb, hb, (size_t)M * hrw)) != 0) return rc;
         /* X += w2 HB */
@@ -704,6 +726,7 @@ static void pccx_destroy(npk_llm_decoder *base) {
     free(s->sinv);
     free(s->cosv);
     free(s->zeros);
+    free(s->silu_v);
     free(s);
 }
 
@@ -748,6 +771,8 @@ int npk_llm_decoder_pccx(const npk_llm_model *m, const npk_llm_pccx_opts *opts, 
         s->vcache = calloc((size_t)c->n_layers * S * kv, fsz);
     }
     s->logits = calloc(V, fsz);
+    if (!s->timing && (s->silu_v = malloc(65536 * sizeof *s->silu_v)) != NULL) /* none: silu_rows computes each */
+        for (int i = 0; i < 65536; i++) s->silu_v[i] = SILU_UNSET;
     s->w = calloc((size_t)7 * c->n_layers + 1, sizeof *s->w);
     int rc = 0;
     if (!s->q || !s->k || !s->emax_w || !s->nones || (!s->timing && (!s->kcache || !s->vcache)) ||
