@@ -143,6 +143,18 @@ static void silu_rows(pccx_dec *s, float *hb, const float *h1, const float *h3, 
     }
 }
 
+/* v[h0 + 2j], v[h0 + 2j + 1] rotated by the angle whose cosine and sine are fc[j], fs[j], for every
+ * head h0 = 0, hs, ... < n (n a multiple of hs, hs even): pccx_block's pair-by-pair rotation. */
+static void rope_rot(float *v, int n, int hs, const float *fc, const float *fs) {
+    for (int h0 = 0; h0 < n; h0 += hs)
+        for (int j = 0; j < hs / 2; j++) {
+            float *p = v + h0 + 2 * j;
+            const float a0 = p[0], a1 = p[1];
+            p[0] = a0 * fc[j] - a1 * fs[j];
+            p[1] = a0 * fs[j] + a1 * fc[j];
+        }
+}
+
 /* p + off, or NULL for a model without weights (timing-only). */
 static const float *at(const float *p, size_t off) { return p ? p + off : NULL; }
 
@@ -545,7 +557,12 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
             const float *row = s->qkv + (size_t)r * qkvw * 8, *v0 = row + d + kv;
             memcpy(q, row, sizeof(float) * (size_t)d);
             memcpy(k, row + d, sizeof(float) * (size_t)kv);
-            /* RoPE rotation of each pair (i, i+1): q over d, k over kv. */
+            /* RoPE rotation of each pair (i, i+1): q over d, k over kv (head by head, no division
+             * per pair, where the heads tile them; else pair by pair) */
+            if (!(hs & 1) && !(d % hs) && !(kv % hs)) {
+                rope_rot(q, d, hs, s->cosv + r * 64, s->sinv + r * 64);
+                rope_rot(k, kv, hs, s->cosv + r * 64, s->sinv + r * 64);
+            } else
             for (int i = 0; i < d; i += 2) {
                 float fc = s->cosv[r * 64 + (i % hs) / 2], fs = s->sinv[r * 64 + (i % hs) / 2];
                 for (int z = 0; z < (i < kv ? 2 : 1); z++) {
