@@ -205,8 +205,9 @@ static void test_q4(void) {
 /* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
  * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), three depthwise
  * convolutions (split by output rows: 3x3 and 5x5 stride 2; by channels: a 3-row map), global average and max pooling (channel ranges), a ConvTranspose (col2im
- * by output channel), a nearest Resize (output rows), a MaxPool (planes) and a strided float
- * convolution on phase-split planes (chunks of output rows), at 1, 2 and 3 threads:
+ * by output channel), a nearest Resize (output rows), a MaxPool (planes), a strided float
+ * convolution on phase-split planes (chunks of output rows) and a 3x3 one on padded rows
+ * read in place (12 output rows dealt over the tasks), at 1, 2 and 3 threads:
  * the same bytes. */
 static void test_elementwise(void) {
     enum { N = 270001 };
@@ -246,6 +247,16 @@ static void test_elementwise(void) {
                                .pad_e = {0, 1, 1}};
     int64_t sx[4] = {1, 3, 96, 160}, sw[4] = {16, 3, 3, 3}, sb = 16, sy[4] = {1, 16, 48, 80};
     npk_tensor stx, stw, stb, sty[3];
+    /* Conv x [1, 96, 12, 40], w [24, 96, 3, 3], pads 1: y [1, 24, 12, 40] (rows read in place) */
+    npk_onnx_conv_params rc = {.nsp = 2, .n = 1, .c = 96, .m = 24, .group = 1, .in = {1, 12, 40}, .k = {1, 3, 3},
+                               .out = {1, 12, 40}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
+                               .pad_e = {0, 1, 1}};
+    int64_t rcx[4] = {1, 96, 12, 40}, rcw[4] = {24, 96, 3, 3}, rcy[4] = {1, 24, 12, 40};
+    npk_tensor rctx, rctw, rcty[3];
+    CHECK_EQ(npk_tensor_alloc(&rctx, "x", NPK_DT_FLOAT, 4, rcx), 0);
+    CHECK_EQ(npk_tensor_alloc(&rctw, "w", NPK_DT_FLOAT, 4, rcw), 0);
+    memcpy(rctx.data, a.data, sizeof(float) * 96 * 480);
+    memcpy(rctw.data, b.data, sizeof(float) * 24 * 96 * 9);
     CHECK_EQ(npk_tensor_alloc(&stx, "x", NPK_DT_FLOAT, 4, sx), 0);
     CHECK_EQ(npk_tensor_alloc(&stw, "w", NPK_DT_FLOAT, 4, sw), 0);
     CHECK_EQ(npk_tensor_alloc(&stb, "b", NPK_DT_FLOAT, 1, &sb), 0);
@@ -297,6 +308,8 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_conv_transpose(&q, &tx, &tw, &tb, &ty[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&sty[t], "y", NPK_DT_FLOAT, 4, sy), 0);
             CHECK_EQ(npk_fast_conv(&sc, &stx, &stw, &stb, &sty[t]), 0);
+            CHECK_EQ(npk_tensor_alloc(&rcty[t], "y", NPK_DT_FLOAT, 4, rcy), 0);
+            CHECK_EQ(npk_fast_conv(&rc, &rctx, &rctw, NULL, &rcty[t]), 0);
             for (int k = 0; k < 2; k++) {
                 CHECK_EQ(npk_tensor_alloc(&py[t][k], "y", NPK_DT_FLOAT, 4, pod), 0);
                 CHECK_EQ(npk_fast_global_pool(&px, &py[t][k], k), 0);
@@ -310,6 +323,7 @@ static void test_elementwise(void) {
             for (int k = 0; k < 2; k++) CHECK(!memcmp(py[0][k].data, py[t][k].data, sizeof(float) * 300));
             CHECK(!memcmp(ty[0].data, ty[t].data, sizeof(float) * 2 * 64 * 19 * 23));
             CHECK(!memcmp(sty[0].data, sty[t].data, sizeof(float) * 16 * 48 * 80));
+            CHECK(!memcmp(rcty[0].data, rcty[t].data, sizeof(float) * 24 * 480));
             CHECK(!memcmp(ryt[0].data, ryt[t].data, sizeof(float) * 160 * 80 * 120));
             CHECK(!memcmp(myt[0].data, myt[t].data, sizeof(float) * 160 * 20 * 30));
         }
@@ -321,13 +335,14 @@ static void test_elementwise(void) {
             for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
             npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]), npk_tensor_free(&sty[t]);
+            npk_tensor_free(&rcty[t]);
             free(dw[t]), free(dw2[t]), free(dw3[t]);
         }
     }
     npk_isa_force(NPK_ISA_AUTO);
     npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s), npk_tensor_free(&px);
     npk_tensor_free(&tx), npk_tensor_free(&tw), npk_tensor_free(&tb), npk_tensor_free(&rxt);
-    npk_tensor_free(&stx), npk_tensor_free(&stw), npk_tensor_free(&stb);
+    npk_tensor_free(&stx), npk_tensor_free(&stw), npk_tensor_free(&stb), npk_tensor_free(&rctx), npk_tensor_free(&rctw);
 }
 
 int main(void) {

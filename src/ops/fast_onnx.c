@@ -311,7 +311,7 @@ typedef struct conv_rows_job {
     const npk_onnx_conv_params *p;
     const float *R, *Wr, *B;
     float *Y;
-    int64_t PW, C, mpg, OH, OW, rows_per;
+    int64_t PW, C, mpg, OH, OW;
     int ntasks;
 } conv_rows_job;
 
@@ -319,7 +319,7 @@ static void conv_rows_task(void *ctx, int t) {
     const conv_rows_job *j = ctx;
     const npk_onnx_conv_params *p = j->p;
     int64_t KH = p->k[1], KW = p->k[2], osz = j->OH * j->OW, C = j->C, M = j->mpg;
-    int64_t r0 = t * j->rows_per, r1 = t == j->ntasks - 1 ? j->OH : r0 + j->rows_per;
+    int64_t r0 = t * j->OH / j->ntasks, r1 = (t + 1) * j->OH / j->ntasks; /* rows dealt evenly */
     for (int64_t oh = r0; oh < r1; oh++) {
         float *y = j->Y + oh * j->OW;
         for (int64_t kh = 0; kh < KH; kh++)
@@ -342,6 +342,30 @@ static int conv_rows_ok(const npk_onnx_conv_params *p) {
            p->c / p->group >= 8;
 }
 
+/* Padded rows [r0, r1) of R from the group's input xg: [PL, PL + Wd) of each clipped to [c0, c1). */
+typedef struct rows_fill {
+    float *R;
+    const float *xg;
+    int64_t C, H, Wd, PW, PT, PL, c0, c1, PH;
+    int ntasks;
+} rows_fill;
+
+static void rows_fill_task(void *ctx, int t) {
+    const rows_fill *f = ctx;
+    for (int64_t r = t * f->PH / f->ntasks, r1 = (t + 1) * f->PH / f->ntasks; r < r1; r++)
+        for (int64_t c = 0; c < f->C; c++) {
+            float *d = f->R + (r * f->C + c) * f->PW;
+            int64_t ir = r - f->PT;
+            if (ir < 0 || ir >= f->H) {
+                memset(d, 0, sizeof(float) * (size_t)f->PW);
+                continue;
+            }
+            memset(d, 0, sizeof(float) * (size_t)f->c0);
+            memcpy(d + f->c0, f->xg + (c * f->H + ir) * f->Wd + (f->c0 - f->PL), sizeof(float) * (size_t)(f->c1 - f->c0));
+            memset(d + f->c1, 0, sizeof(float) * (size_t)(f->PW - f->c1));
+        }
+}
+
 static int conv_rows(const npk_onnx_conv_params *p, const float *X, const float *W, const float *B, float *Y) {
     int64_t H = p->in[1], Wd = p->in[2], OH = p->out[1], OW = p->out[2], KH = p->k[1], KW = p->k[2];
     int64_t PT = p->pad_b[1], PL = p->pad_b[2], cpg = p->c / p->group, mpg = p->m / p->group;
@@ -353,30 +377,23 @@ static int conv_rows(const npk_onnx_conv_params *p, const float *X, const float 
     }
     /* the input columns of a padded row: [PL, PL + Wd) clipped to [0, PW) */
     int64_t c0 = PL < 0 ? 0 : PL > PW ? PW : PL, c1 = PL + Wd > PW ? PW : PL + Wd < c0 ? c0 : PL + Wd;
+    int th = npk_threads();
+    /* the rows dealt evenly (OH 12 over 8 tasks: 1 or 2 rows each, not 1 and a last of 5), so
+     * that each thread's block of tasks is its part of the map; R filled by the same blocks of
+     * padded rows first (each thread copies the rows it wrote in the node before, mostly the
+     * ones it reads) */
+    int64_t tasks = th > 1 && mpg * OH * OW * cpg * KH * KW >= (1 << 21) ? (OH < th * 4 ? OH : th * 4) : 1;
     for (int64_t n = 0; n < p->n; n++)
         for (int64_t g = 0; g < p->group; g++) {
-            const float *xg = X + (n * p->c + g * cpg) * H * Wd;
-            for (int64_t r = 0; r < PH; r++)
-                for (int64_t c = 0; c < cpg; c++) {
-                    float *d = R + (r * cpg + c) * PW;
-                    int64_t ir = r - PT;
-                    if (ir < 0 || ir >= H) {
-                        memset(d, 0, sizeof(float) * (size_t)PW);
-                        continue;
-                    }
-                    memset(d, 0, sizeof(float) * (size_t)c0);
-                    memcpy(d + c0, xg + (c * H + ir) * Wd + (c0 - PL), sizeof(float) * (size_t)(c1 - c0));
-                    memset(d + c1, 0, sizeof(float) * (size_t)(PW - c1));
-                }
+            rows_fill f = {R, X + (n * p->c + g * cpg) * H * Wd, cpg, H, Wd, PW, PT, PL, c0, c1, PH, (int)tasks};
+            if (tasks > 1) npk_parallel(f.ntasks, rows_fill_task, &f);
+            else rows_fill_task(&f, 0);
             const float *wg = W + g * mpg * cpg * KH * KW;
             for (int64_t m = 0; m < mpg; m++)
                 for (int64_t c = 0; c < cpg; c++)
                     for (int64_t t = 0; t < KH * KW; t++) Wr[(t * mpg + m) * cpg + c] = wg[(m * cpg + c) * KH * KW + t];
             conv_rows_job j = {p, R, Wr, B ? B + g * mpg : NULL, Y + (n * p->m + g * mpg) * OH * OW, PW, cpg, mpg, OH,
-                               OW, 0, 0};
-            int th = npk_threads();
-            int64_t tasks = th > 1 && mpg * OH * OW * cpg * KH * KW >= (1 << 21) ? (OH < th * 4 ? OH : th * 4) : 1;
-            j.rows_per = OH / tasks;
+                               OW, 0};
             j.ntasks = (int)tasks;
             if (tasks > 1) npk_parallel(j.ntasks, conv_rows_task, &j);
             else conv_rows_task(&j, 0);
