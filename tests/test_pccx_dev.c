@@ -650,6 +650,57 @@ static void test_cvo_exp_all(void) {
     }
 }
 
+/* The CVO unit's element-wise kernels (npk_bf16_exp_n, npk_bf16_scale_n) against their golden,
+ * the double path of exec_cvo (exp / the product in double, one BF16 rounding), bit for bit over
+ * every BF16 input, at every ISA level the host has, out of place and in place (y = x), with the
+ * second operand (e_max, the scalar) over the edge cases: signed zeros, subnormals, the extremes,
+ * infinities, NaN, and ordinary values; lengths that leave remainders of eight. */
+static void test_cvo_kernels_golden(void) {
+    enum { NX = 65536 };
+    static uint16_t x[NX], y[NX], z[NX];
+    for (uint32_t i = 0; i < NX; i++) x[i] = (uint16_t)i;
+    const uint16_t second[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x0080, 0x7f7f, 0xff7f, 0x7f80, 0xff80,
+                               0x7fc0, 0xffc1, d2b(1), d2b(-1), d2b(3.5), d2b(-0.3), d2b(60), d2b(85),
+                               d2b(0x1p-100), d2b(0x1p100), d2b(-0x1p-126), d2b(1e-3)};
+    const size_t ns = sizeof second / sizeof second[0];
+    FOR_EACH_ISA(l) {
+        for (size_t k = 0; k <= ns; k++) {
+            const uint16_t e = k ? second[k - 1] : 0, *sub = k ? &e : NULL;
+            const double ed = b2d(e);
+            /* EXP: out of place over all inputs, then in place over a length of 8m + 5 */
+            npk_bf16_exp_n(x, NX, sub, y);
+            memcpy(z, x, sizeof z);
+            npk_bf16_exp_n(z, NX - 3, sub, z);
+            int bad = 0;
+            for (uint32_t i = 0; i < NX; i++) {
+                double v = b2d(x[i]);
+                if (sub) v -= ed;
+                const uint16_t want = npk_bf16_from_f64(exp(v));
+                const uint16_t inpl = i < NX - 3 ? z[i] : x[i];
+                if ((y[i] != want || inpl != (i < NX - 3 ? want : x[i])) && bad++ < 3)
+                    fprintf(stderr, "level %d: exp(0x%04x - 0x%04x) = 0x%04x / in place 0x%04x, golden 0x%04x\n", l,
+                            x[i], e, y[i], inpl, want);
+            }
+            CHECK_EQ(bad, 0);
+            if (!k) continue;
+            /* SCALE: x * s */
+            npk_bf16_scale_n(y, x, NX, e);
+            memcpy(z, x, sizeof z);
+            npk_bf16_scale_n(z, z, NX - 5, e);
+            bad = 0;
+            for (uint32_t i = 0; i < NX; i++) {
+                const uint16_t want = npk_bf16_from_f64(b2d(x[i]) * ed);
+                const uint16_t inpl = i < NX - 5 ? z[i] : x[i];
+                if ((y[i] != want || inpl != (i < NX - 5 ? want : x[i])) && bad++ < 3)
+                    fprintf(stderr, "level %d: 0x%04x * 0x%04x = 0x%04x / in place 0x%04x, golden 0x%04x\n", l, x[i],
+                            e, y[i], inpl, want);
+            }
+            CHECK_EQ(bad, 0);
+        }
+    }
+    npk_isa_force(NPK_ISA_AUTO);
+}
+
 static void test_cvo(void) {
     reopen(NULL);
     enum { N = 200 };
@@ -1024,6 +1075,7 @@ int main(void) {
     test_mm_wcache();
     test_cvo();
     test_cvo_exp_all();
+    test_cvo_kernels_golden();
     test_sequences();
     test_async_trace();
     test_overlap();

@@ -129,6 +129,14 @@ uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const 
  * computes it exactly). Returns the count taken. AVX2 or C from the level of
  * include/npukit/cpu.h; the same y on every taken element. */
 size_t npk_bf16_exp_fast(const uint16_t *x, size_t n, const uint16_t *sub, uint16_t *y, uint8_t *taken);
+/* y[i] = npk_bf16_from_f64(exp((double)x[i] - *sub)) (sub optional: exp of x[i]) for every i, the
+ * pccx CVO EXP: npk_bf16_exp_fast's lanes where it takes them, the others in double. y may be x
+ * (not another overlap). */
+void npk_bf16_exp_n(const uint16_t *x, size_t n, const uint16_t *sub, uint16_t *y);
+/* y[i] = npk_bf16_from_f64((double)x[i] * s) for every i, the pccx CVO SCALE (src/base/bf16_conv.c:
+ * the binary32 product, exact for two BF16 values, where it is normal and finite; the others in
+ * double). y may be x (not another overlap). */
+void npk_bf16_scale_n(uint16_t *y, const uint16_t *x, size_t n, uint16_t s);
 
 /* ---- exact INT4 x BF16 GEMV (src/base/q4_gemv.c) ------------------------------
  * y[n] = round_bf16(old[n] + sum_k s[n][k / G] * w[n][k] * x[k]) with the sum

@@ -147,6 +147,37 @@ NPK_TARGET_AVX2 static size_t div_round_avx2(float *y, const float *x, size_t n,
     }
     return i;
 }
+
+/* npk_bf16_scale_n eight lanes at a time: p = x * s in binary32 is the exact product (two 8-bit
+ * significands) wherever it is finite and at least 2^-118 in magnitude (its last bit then at or
+ * above 2^-133, inside binary32), or x or s is zero (a signed zero in both); its RNE rounding on
+ * the dropped 16 bits is then npk_bf16_from_f64's of the double product. Eight lanes with another
+ * case (an infinity or NaN, a product in or near the subnormal range, an overflow) go one at a
+ * time, each read before it is written (y may be x). s is finite here. */
+NPK_TARGET_AVX2 static size_t scale_avx2(uint16_t *y, const uint16_t *x, size_t n, uint16_t s) {
+    const __m256 sv = _mm256_set1_ps(npk_bf16_to_f32(s));
+    const __m256i abs = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000),
+                  tiny = _mm256_set1_epi32(0x04800000 - 1), /* 2^-118, less one */
+                  one = _mm256_set1_epi32(1), rnd = _mm256_set1_epi32(0x7fff),
+                  szero = _mm256_set1_epi32((s & 0x7fffu) ? 0 : -1);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i xu = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + i))), 16);
+        __m256i pu = _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(xu), sv));
+        __m256i xm = _mm256_and_si256(xu, abs), pm = _mm256_and_si256(pu, abs);
+        __m256i xfin = _mm256_cmpgt_epi32(inf, xm);
+        __m256i pok = _mm256_and_si256(_mm256_cmpgt_epi32(pm, tiny), _mm256_cmpgt_epi32(inf, pm));
+        __m256i zero = _mm256_or_si256(_mm256_cmpeq_epi32(xm, _mm256_setzero_si256()), szero);
+        __m256i take = _mm256_and_si256(xfin, _mm256_or_si256(pok, zero));
+        if (_mm256_movemask_epi8(take) != -1) {
+            for (size_t l = i; l < i + 8; l++) y[l] = npk_bf16_from_f64((double)npk_bf16_to_f32(x[l]) * npk_bf16_to_f32(s));
+            continue;
+        }
+        __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(pu, rnd), _mm256_and_si256(_mm256_srli_epi32(pu, 16), one)), 16);
+        _mm_storeu_si128((__m128i *)(y + i), _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+    }
+    return i;
+}
 #endif
 
 /* The count a vector variant did (from index 0), or 0 without AVX2. */
@@ -183,4 +214,10 @@ float npk_bf16_max_rounded(const float *x, size_t n) {
 void npk_bf16_div_round_f32_n(float *y, const float *x, size_t n, double d) {
     for (size_t i = AVX2_DONE(div_round_avx2(y, x, n, d)); i < n; i++)
         y[i] = npk_bf16_to_f32(npk_bf16_from_f64((double)x[i] / d));
+}
+
+void npk_bf16_scale_n(uint16_t *y, const uint16_t *x, size_t n, uint16_t s) {
+    const double sd = npk_bf16_to_f32(s);
+    size_t i = (s & 0x7f80u) == 0x7f80u ? 0 : AVX2_DONE(scale_avx2(y, x, n, s)); /* an infinite or NaN s: in double */
+    for (; i < n; i++) y[i] = npk_bf16_from_f64((double)npk_bf16_to_f32(x[i]) * sd);
 }

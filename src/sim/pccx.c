@@ -722,31 +722,27 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
         y[0] = npk_bf16_sum(x, len, accm ? &y[0] : NULL, sub ? &emax : NULL); /* exact, one rounding */
         REG(p, SCALAR) = y[0];
     } else {
-        uint16_t *out = tmpbuf(p, len);
+        /* in place, or into the temporary when source and destination overlap otherwise */
+        const int apart = in.src == in.dest || in.src >= in.dest + swords || in.dest >= in.src + swords;
+        uint16_t *out = apart ? y : tmpbuf(p, len);
         if (!out) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
-        double e = bf(EMAX(p)), s = bf(SCALAR(p));
-        int recip = !!(in.flags & NPK_PCCX_CVO_RECIP_SCALE), fexp = in.func == NPK_PCCX_CVO_EXP && !accm;
-        /* EXP: most results from a binary32 exponential (npk_bf16_exp_fast:
-         * exact wherever it takes an element, checked for every BF16 input
-         * by test_pccx_dev), the others from the double path below */
-        uint8_t *taken = fexp ? bytebuf(p, len) : NULL;
-        if (fexp && !taken) return raise_fault(p, NPK_PCCX_FAULT_BUS, w, 0);
+        const int recip = !!(in.flags & NPK_PCCX_CVO_RECIP_SCALE);
         const uint16_t em = EMAX(p);
-        size_t got = fexp ? npk_bf16_exp_fast(x, len, sub ? &em : NULL, out, taken) : 0;
-        for (uint64_t i = 0; i < len && got < len; i++) { /* every element taken: nothing left */
-            if (fexp && taken[i]) {
-                uint64_t t8;
-                while (i + 9 <= len && (memcpy(&t8, taken + i + 1, 8), t8 == 0x0101010101010101ull))
-                    i += 8; /* the next eight taken too */
-                continue;
+        if (in.func == NPK_PCCX_CVO_EXP && !accm) /* most through a binary32 exponential, exact (src/base/bf16_exp.c) */
+            npk_bf16_exp_n(x, len, sub ? &em : NULL, out);
+        else if (in.func == NPK_PCCX_CVO_SCALE && !sub && !accm && !recip) /* the binary32 product, exact */
+            npk_bf16_scale_n(out, x, len, SCALAR(p));
+        else {
+            const double e = bf(em), s = bf(SCALAR(p));
+            for (uint64_t i = 0; i < len; i++) {
+                double v = bf(x[i]);
+                if (sub) v -= e;
+                double r = cvo_f(in.func, v, s, recip);
+                if (accm) r += bf(y[i]);
+                out[i] = npk_bf16_from_f64(r);
             }
-            double v = bf(x[i]);
-            if (sub) v -= e;
-            double r = cvo_f(in.func, v, s, recip);
-            if (accm) r += bf(y[i]);
-            out[i] = npk_bf16_from_f64(r);
         }
-        memcpy(y, out, len * sizeof *out);
+        if (out != y) memcpy(y, out, len * sizeof *out);
     }
     uint64_t dur = len + p->lat_sfu;
     range rd[1] = {{in.src, (uint32_t)(in.src + swords)}};
