@@ -52,6 +52,15 @@ static const conv_case conv_cases[] = {
     {2, 1, 3, 3, 3, {1, 5, 44}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
     {2, 1, 4, 4, 4, {1, 3, 10}, {1, 5, 5}, {1, 1, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},
     {2, 1, 64, 13, 1, {1, 6, 70}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}}, /* K 576, 420 columns */
+    /* maps whose padding rows are an eighth of the taps or more (the AVX2 rows kernel, column
+     * stride 1: pairs of rows in runs of 32 columns, a last row in runs of 64, tails of 1-7
+     * columns, row stride 2, 7 x 7, asymmetric pads; ppocr-cls-mobile-v2's 2 x 96 and 3 x 96) */
+    {2, 1, 5, 5, 5, {1, 2, 96}, {1, 5, 5}, {1, 1, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},
+    {2, 2, 3, 3, 3, {1, 3, 75}, {1, 5, 5}, {1, 1, 1}, {1, 1, 1}, {0, 2, 1}, {0, 1, 2}},
+    {2, 1, 4, 4, 4, {1, 3, 100}, {1, 5, 5}, {1, 2, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},
+    {2, 1, 3, 3, 3, {1, 4, 13}, {1, 7, 7}, {1, 1, 1}, {1, 1, 1}, {0, 3, 3}, {0, 3, 3}},
+    {2, 1, 3, 6, 3, {1, 6, 20}, {1, 5, 5}, {1, 1, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},
+    {2, 1, 3, 3, 3, {1, 5, 130}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
     /* stride-1 convolutions on padded planes (K over the 128 block, several panels, asymmetric
      * and missing pads, dilation, groups, batch 2), and strided ones built block by block */
     {2, 2, 20, 7, 1, {1, 12, 45}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 0}, {0, 0, 2}},  /* K 180 */
@@ -115,6 +124,15 @@ static void test_conv(void) {
             CHECK_EQ(npk_fast_conv(&p, &t[0], &t[1], wb ? &t[2] : NULL, &t[3]), 0);
             npk_ref_onnx_conv(&p, &t[0], &t[1], wb ? &t[2] : NULL, &t[4]);
             CHECK(close_f(&t[3], &t[4], "conv"));
+            if (p.c == p.group && p.group > 1 && npk_fast_dw_ok(&p)) {
+                /* depthwise sums each output's taps in one order at every level (fast_dw.c):
+                 * the portable kernel's bits */
+                npk_isa lv = npk_isa_active();
+                CHECK_EQ(npk_isa_force(NPK_ISA_C), 0);
+                CHECK_EQ(npk_fast_conv(&p, &t[0], &t[1], wb ? &t[2] : NULL, &t[4]), 0);
+                CHECK_EQ(npk_isa_force(lv), 0);
+                CHECK(same_bits(&t[3], &t[4]));
+            }
             free_all(t, 5);
         }
         /* integer: int8 and uint8 x and w in every pairing with zero points (per-channel

@@ -197,6 +197,145 @@ DW_RUN_FN(dw_run_i8, int32_t, vi8, vi8u, 8)
 DW_CLONES(dw_run_f, float, dw_run_f16, dw_run_f8)
 DW_CLONES(dw_run_i, int32_t, dw_run_i16, dw_run_i8)
 
+/* Float rows at column stride 1 on AVX2 (issue 26: ppocr-cls-mobile-v2's 5 x 5 taps over maps of
+ * 2 and 3 rows, ppocr-v4-det's 3 x 10 ... 48 x 160): two output rows x NV vectors of 8 columns
+ * at once, the plane walked row by row, each input vector loaded once for both output rows it
+ * feeds (row oh + r reads plane row pr with tap kh = pr - (oh + r) * SH). A row sums only the
+ * taps whose input row lies inside the input: the others read the plane's zero rows, their
+ * products are zeros, and a sum started at +0 is never -0, so x + 0 = x and skipping them
+ * leaves every bit as summing them does. Each output is otherwise dw_run_f's: +0, then w * x
+ * added tap by tap in (kh, kw) order (a multiply and an add, not a fused one), then the bias:
+ * the same bits as the other clones. */
+#ifdef NPK_ISA_X86
+#include <immintrin.h>
+
+/* The first n (1 .. 7) lanes of v to d (no masked store: VMASKMOVPS stores are microcoded on AMD). */
+static inline __attribute__((always_inline)) NPK_TARGET_AVX2 void dwr_store_tail(float *d, __m256 v, int64_t n) {
+    __m128 h = _mm256_castps256_ps128(v);
+    if (n & 4) {
+        _mm_storeu_ps(d, h);
+        h = _mm256_extractf128_ps(v, 1), d += 4;
+    }
+    if (n & 2) {
+        _mm_storel_pi((__m64 *)(void *)d, h);
+        h = _mm_movehl_ps(h, h), d += 2;
+    }
+    if (n & 1) _mm_store_ss(d, h);
+}
+
+/* NR (1 or 2) output rows from oh, NV vectors from column o0. KW is a constant for the usual
+ * kernels (the taps unrolled) and g->KW otherwise. */
+static inline __attribute__((always_inline)) NPK_TARGET_AVX2 void dwr_block(const dwgeo *g, const float *plane,
+                                                                          const float *w, float bias, float *y,
+                                                                          int64_t oh, int64_t o0, const int NR,
+                                                                          const int NV, const int KW) {
+    const int64_t PW = g->PW, SH = g->SH, OW = g->OW, KH = g->KH;
+    __m256 a0[8], a1[8];
+    int64_t lo[2], hi[2], p0 = g->PH, p1 = 0; /* row r's taps kh in [lo, hi); the plane rows read */
+    for (int r = 0; r < NR; r++) {
+        int64_t base = (oh + r) * SH, l = g->PT - base, h = l + g->H;
+        lo[r] = l < 0 ? 0 : l > KH ? KH : l;
+        hi[r] = h < lo[r] ? lo[r] : h > KH ? KH : h;
+        if (lo[r] < hi[r] && base + lo[r] < p0) p0 = base + lo[r];
+        if (lo[r] < hi[r] && base + hi[r] > p1) p1 = base + hi[r];
+    }
+    for (int v = 0; v < NV; v++) a0[v] = a1[v] = _mm256_setzero_ps();
+    for (int64_t pr = p0; pr < p1; pr++) {
+        int64_t k0 = pr - oh * SH, k1 = k0 - SH;
+        int mode = (k0 >= lo[0] && k0 < hi[0]) | (NR == 2 && k1 >= lo[1] && k1 < hi[1]) << 1;
+        const float *xr = plane + pr * PW + o0, *w0 = w + (mode & 1 ? k0 : 0) * KW, *w1 = w + (mode & 2 ? k1 : 0) * KW;
+        if (mode == 3)
+            for (int kw = 0; kw < KW; kw++) {
+                __m256 p = _mm256_broadcast_ss(w0 + kw), q = _mm256_broadcast_ss(w1 + kw);
+                for (int v = 0; v < NV; v++) {
+                    __m256 x = _mm256_loadu_ps(xr + kw + 8 * v);
+                    a0[v] = _mm256_add_ps(a0[v], _mm256_mul_ps(p, x));
+                    a1[v] = _mm256_add_ps(a1[v], _mm256_mul_ps(q, x));
+                }
+            }
+        else if (mode == 1)
+            for (int kw = 0; kw < KW; kw++) {
+                __m256 p = _mm256_broadcast_ss(w0 + kw);
+                for (int v = 0; v < NV; v++) a0[v] = _mm256_add_ps(a0[v], _mm256_mul_ps(p, _mm256_loadu_ps(xr + kw + 8 * v)));
+            }
+        else if (mode == 2)
+            for (int kw = 0; kw < KW; kw++) {
+                __m256 q = _mm256_broadcast_ss(w1 + kw);
+                for (int v = 0; v < NV; v++) a1[v] = _mm256_add_ps(a1[v], _mm256_mul_ps(q, _mm256_loadu_ps(xr + kw + 8 * v)));
+            }
+    }
+    __m256 b = _mm256_set1_ps(bias);
+    int64_t n = OW - o0 - 8 * (NV - 1); /* columns of the last vector (1 .. 8) */
+    for (int r = 0; r < NR; r++) {
+        float *yr = y + (oh + r) * OW + o0;
+        for (int v = 0; v < NV; v++) {
+            __m256 t = _mm256_add_ps(r ? a1[v] : a0[v], b);
+            if (v < NV - 1 || n >= 8) _mm256_storeu_ps(yr + 8 * v, t);
+            else dwr_store_tail(yr + 8 * v, t, n);
+        }
+    }
+}
+
+/* NR rows from oh over the whole width in runs of NV vectors, the last run in as few as hold it. */
+#define DWR_RUNS(NR, NV, KW)                                                                                          \
+    for (int64_t o0 = 0; o0 < OW; o0 += 8 * (NV)) {                                                                 \
+        int64_t nv = (OW - o0 + 7) / 8;                                                                            \
+        if (nv >= (NV)) dwr_block(g, plane, w, bias, y, oh, o0, NR, NV, KW);                                       \
+        else if (nv == 1) dwr_block(g, plane, w, bias, y, oh, o0, NR, 1, KW);                                      \
+        else if (nv == 2) dwr_block(g, plane, w, bias, y, oh, o0, NR, 2, KW);                                      \
+        else if (nv == 3) dwr_block(g, plane, w, bias, y, oh, o0, NR, 3, KW);                                      \
+        else if (nv == 4) dwr_block(g, plane, w, bias, y, oh, o0, NR, 4 < (NV) ? 4 : (NV), KW);                    \
+        else if (nv == 5) dwr_block(g, plane, w, bias, y, oh, o0, NR, 5 < (NV) ? 5 : (NV), KW);                    \
+        else if (nv == 6) dwr_block(g, plane, w, bias, y, oh, o0, NR, 6 < (NV) ? 6 : (NV), KW);                    \
+        else dwr_block(g, plane, w, bias, y, oh, o0, NR, 7 < (NV) ? 7 : (NV), KW);                                 \
+    }
+
+/* Pairs of rows in runs of 32 columns (eight sums in flight), a last single row in runs of 64. */
+#define DWR_ROWS(KW)                                                                                                  \
+    do {                                                                                                           \
+        for (; oh + 2 <= g->OH; oh += 2) DWR_RUNS(2, 4, KW)                                                        \
+        if (oh < g->OH) DWR_RUNS(1, 8, KW)                                                                         \
+    } while (0)
+
+NPK_TARGET_AVX2 static void dw_rows_f_avx2(const dwgeo *g, const float *plane, const float *w, float bias, float *y) {
+    int64_t OW = g->OW, oh = 0;
+    if (g->KW == 3) DWR_ROWS(3);
+    else if (g->KW == 5) DWR_ROWS(5);
+    else DWR_ROWS((int)g->KW);
+}
+#undef DWR_ROWS
+#undef DWR_RUNS
+
+/* The rows of taps that read padding rows, over the whole map: dw_rows_f_avx2 skips them. It
+ * takes the maps where they are at least an eighth of the taps (ppocr-cls-mobile-v2's maps of
+ * 2 to 6 rows, ppocr-v4-det's 3 x 10 and 6 x 20); on taller maps it measured up to 8 % slower
+ * than dw_run_f (ppocr-v4-det's 24 x 80 and 48 x 160: memory-bound there). */
+static int64_t dw_pad_rows(const dwgeo *g) {
+    int64_t n = 0;
+    for (int64_t oh = 0; oh < g->OH; oh++)
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+            int64_t i = oh * g->SH + kh - g->PT;
+            n += i < 0 || i >= g->H;
+        }
+    return n;
+}
+
+/* The plane of a channel at column stride 1 (DW_FILL's for S = 1, its copies inline). */
+NPK_TARGET_AVX2 static void dw_fill_f_avx2(const dwgeo *g, const float *x, float *plane) {
+    int64_t j0 = g->PL < 0 ? 0 : g->PL, j1 = g->W + g->PL < g->PW ? g->W + g->PL : g->PW;
+    int64_t r0 = g->PT < 0 ? 0 : g->PT, r1 = g->H + g->PT < g->PH ? g->H + g->PT : g->PH;
+    if (j1 <= j0) return;
+    int64_t n = j1 - j0, nv = n & ~(int64_t)7;
+    for (int64_t r = r0; r < r1; r++) {
+        float *d = plane + r * g->PW + j0;
+        const float *s = x + (r - g->PT) * g->W + j0 - g->PL;
+        for (int64_t j = 0; j < nv; j += 8) _mm256_storeu_ps(d + j, _mm256_loadu_ps(s + j));
+        if (n & 4) _mm_storeu_ps(d + nv, _mm_loadu_ps(s + nv));
+        for (int64_t j = nv + (n & 4); j < n; j++) d[j] = s[j]; /* (at most 3) */
+    }
+}
+#endif
+
 /* Columns per run: 32 (one row), or 16 for rows of at most 16 columns (two rows at a time). */
 static int64_t dw_cw(const npk_onnx_conv_params *p) { return p->out[2] <= 16 ? 16 : 32; }
 
@@ -225,8 +364,19 @@ static int dw_range(const dw_job *j, int64_t q0, int64_t q1, int64_t oh0, int64_
     if (!j->xt) {
         float *plane = calloc(psz, sizeof(float)); /* the padding: zero for every channel */
         if (!plane) return -NPK_ENOMEM;
+#ifdef NPK_ISA_X86
+        int rows = g->S == 1 && npk_isa_active() == NPK_ISA_AVX2 && dw_pad_rows(g) * 8 >= g->OH * g->KH;
+#endif
         for (int64_t q = q0; q < q1; q++) { /* q = n * group + channel */
             const float *xc = j->x + q * isz;
+#ifdef NPK_ISA_X86
+            if (rows) {
+                dw_fill_f_avx2(g, xc, plane);
+                for (int64_t m = q % p->group * mpg, e = m + mpg, n = q / p->group; m < e; m++)
+                    dw_rows_f_avx2(g, plane, j->w + m * ksz, j->b ? j->b[m] : 0.0f, j->y + (n * p->m + m) * osz);
+                continue;
+            }
+#endif
 #define SRCF(i) xc[i]
             DW_FILL(float, SRCF)
 #undef SRCF
