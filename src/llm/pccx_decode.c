@@ -393,7 +393,7 @@ typedef struct att_job {
     float inv;           /* 1 / sqrt(hs) */
     size_t Sp;           /* K cache row */
     uint32_t scw;
-    int n, hs, kv, kv_mul;
+    int n, hs, kv, kv_mul, nh;
 } att_job;
 
 /* sc[t] = (sum_i qh[i] * kh[i * Sp + t], i in order from +0) * inv for t < nt (a multiple of 8), 8 at once;
@@ -425,6 +425,22 @@ NPK_ISA_CLONES_VOID(dot8, (float *sc, const float *qh, const float *kh, size_t S
     }
 }
 
+/* axpy8 for two heads at once (their own p, V rows and outputs), each lane's sum in axpy8's order. */
+NPK_ISA_CLONES_VOID(axpy8x2, (float *o0, const float *p0, const float *v0, float *o1, const float *p1, const float *v1,
+                              int n, int kv, int i1),
+                    (o0, p0, v0, o1, p1, v1, n, kv, i1)) {
+    for (int i0 = 0; i0 < i1; i0 += 8) {
+        v8f a = *(v8f *)(o0 + i0), b = *(v8f *)(o1 + i0);
+#pragma GCC unroll 4
+        for (int t = 0; t < n; t++) {
+            a += p0[t] * *(const v8f *)(v0 + (size_t)t * kv + i0);
+            b += p1[t] * *(const v8f *)(v1 + (size_t)t * kv + i0);
+        }
+        *(v8f *)(o0 + i0) = a;
+        *(v8f *)(o1 + i0) = b;
+    }
+}
+
 /* o[i] += sum_t p[t] * vh[t * kv + i] for i < i1 (a multiple of 8), each summed over t in order, 8 lanes at once. */
 NPK_ISA_CLONES_VOID(axpy8, (float *o, const float *p, const float *vh, int n, int kv, int i1), (o, p, vh, n, kv, i1)) {
     for (int i0 = 0; i0 < i1; i0 += 8) {
@@ -451,24 +467,41 @@ static void scores_head(void *ctx, int h) {
     j->mxw[(size_t)h * 8] = mx;
 }
 
-/* Head h's probabilities (exponentials over the device's sum, SCALE recip's
- * arithmetic) and ATT[h] = sum_t p[t] v_t, each o[i] summed over t in order,
- * 8 lanes of i at once. */
-static void weigh_head(void *ctx, int h) {
-    const att_job *j = ctx;
-    const int hs = j->hs, n = j->n, kv = j->kv;
+/* Head h's probabilities (exponentials over the device's sum, SCALE recip's arithmetic): p[t] =
+ * bf16((double)p[t] / sum) in place; returns p. */
+static float *probs(const att_job *j, int h) {
     float *p = j->scr + (size_t)h * j->scw * 8;
-    const double sum = (double)j->mxw[(size_t)h * 8];
-    npk_bf16_div_round_f32_n(p, p, (size_t)n, sum); /* p[t] = bf16((double)p[t] / sum) */
-    float *o = j->att + h * hs;
-    const float *vh = j->vc + (size_t)(h / j->kv_mul) * hs;
-    const int i0 = hs / 8 * 8;
-    axpy8(o, p, vh, n, kv, i0);
-    for (int t = 0; t < n && i0 < hs; t++) {
-        const float *restrict vt = vh + (size_t)t * kv;
+    npk_bf16_div_round_f32_n(p, p, (size_t)j->n, (double)j->mxw[(size_t)h * 8]);
+    return p;
+}
+
+/* The channels i >= i0 (hs % 8 of them) of head h's weighted sum, one at a time. */
+static void weigh_tail(const att_job *j, int h, const float *p, int i0) {
+    float *o = j->att + h * j->hs;
+    const float *vh = j->vc + (size_t)(h / j->kv_mul) * j->hs;
+    for (int t = 0; t < j->n && i0 < j->hs; t++) {
+        const float *restrict vt = vh + (size_t)t * j->kv;
         const float pt = p[t];
-        for (int i = i0; i < hs; i++) o[i] += pt * vt[i];
+        for (int i = i0; i < j->hs; i++) o[i] += pt * vt[i];
     }
+}
+
+/* Heads 2 task and 2 task + 1 (if there is one): each head's probabilities and ATT[h] = sum_t
+ * p[t] v_t, each o[i] summed over t in order, 8 lanes of i at once; the two heads' sums step
+ * together (axpy8x2), two independent chains of adds instead of one after the other. */
+static void weigh_pair(void *ctx, int task) {
+    const att_job *j = ctx;
+    const int h = 2 * task, hs = j->hs, i0 = hs / 8 * 8;
+    float *p0 = probs(j, h);
+    if (h + 1 < j->nh) {
+        float *p1 = probs(j, h + 1);
+        axpy8x2(j->att + h * hs, p0, j->vc + (size_t)(h / j->kv_mul) * hs, j->att + (h + 1) * hs, p1,
+                j->vc + (size_t)((h + 1) / j->kv_mul) * hs, j->n, j->kv, i0);
+        weigh_tail(j, h + 1, p1, i0);
+    } else {
+        axpy8(j->att + h * hs, p0, j->vc + (size_t)(h / j->kv_mul) * hs, j->n, j->kv, i0);
+    }
+    weigh_tail(j, h, p0, i0);
 }
 
 /* Positions pos0..pos0+M-1 (tokens[0..M-1]) through every layer; the logits
@@ -581,7 +614,7 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
                 vc[(size_t)pos * kv + i] = v0[i];
             }
             float *scr = s->sc + (size_t)off * 8;
-            att_job aj = {q, kc, NULL, NULL, scr, scr + (size_t)nh * scw * 8, inv, Sp, scw, n, hs, kv, kv_mul};
+            att_job aj = {q, kc, NULL, NULL, scr, scr + (size_t)nh * scw * 8, inv, Sp, scw, n, hs, kv, kv_mul, nh};
             if (!s->timing) llm_par(nh, (uint64_t)nh * scw * 8 * (uint64_t)(hs + 2), scores_head, &aj);
             ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 1);
             ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
@@ -610,8 +643,8 @@ static int pccx_block(pccx_dec *s, const int *tokens, int pos0, int M, int want_
             const int n = pos0 + r + 1;
             const uint32_t scw = words((uint32_t)n);
             float *scr = s->sc + (size_t)off * 8;
-            att_job aj = {NULL, NULL, vc, s->att + r * rw, scr, scr + (size_t)nh * scw * 8, 0, 0, scw, n, hs, kv, kv_mul};
-            if (!s->timing) llm_par(nh, (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 4), weigh_head, &aj);
+            att_job aj = {NULL, NULL, vc, s->att + r * rw, scr, scr + (size_t)nh * scw * 8, 0, 0, scw, n, hs, kv, kv_mul, nh};
+            if (!s->timing) llm_par((nh + 1) / 2, (uint64_t)nh * (uint64_t)n * (uint64_t)(hs + 4), weigh_pair, &aj);
             ops[LLM_HOST_SOFTMAX] += (uint64_t)nh * (uint64_t)n;
             ops[LLM_HOST_ATTENTION] += (uint64_t)nh * (uint64_t)n * (uint64_t)hs;
             off += (uint32_t)nh * scw + (uint32_t)nh;
