@@ -28,16 +28,18 @@ static npk_v0 *V;
 
 /* Every variant of the shared int8 kernel (include/npukit/gemm.h) the host
  * runs, forced in turn, against the reference; odd shapes cross every tile,
- * K block and column panel edge (AVX2: 6 x 16 tiles of the widened path and,
- * from 512 x 512, 4 x 16 tiles and K blocks of up to 192 in groups of 4 of
- * the table path; AVX-512: 6 x 64 tiles), the all -128 / 127 operands are the
+ * K block and column panel edge (AVX2: 6 x 16 tiles of the widened path below
+ * 64 rows or K < 32 and, from 64 rows and K = 32 at any N, 4 x 16 tiles and
+ * K blocks of up to 192 in groups of 4 of the table path; AVX-512: 6 x 64
+ * tiles), the all -128 / 127 operands are the
  * pair sums that a 16-bit accumulation (vpmaddubsw) would saturate, and a mix
  * of -128, 127, -127, -1, 0 and 1 gives every sign pattern of a group of four. */
 static void test_kernels(void) {
     static const uint32_t shapes[][3] = {{1, 1, 1},    {6, 64, 4},  {7, 65, 5},  {13, 129, 515},
                                          {5, 3, 1030}, {64, 200, 3}, {31, 17, 257}, {9, 80, 1},
                                          {7, 300, 1100}, {12, 529, 33}, {19, 16, 1024}, {4, 16, 193},
-                                         {8, 33, 770},  {3, 15, 2},   {515, 530, 389}, {512, 528, 200}};
+                                         {8, 33, 770},  {3, 15, 2},   {515, 530, 389}, {512, 528, 200},
+                                         {64, 1, 32},   {65, 17, 33}, {100, 40, 250}, {63, 48, 64}};
     npk_gemm_ws ws = {0};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         uint32_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];

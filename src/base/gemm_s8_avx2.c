@@ -15,17 +15,16 @@
  *    int16 (|sum| <= 512 per group, at most 48 groups per K block: no
  *    overflow) and the total, times 128, is subtracted at the end of the block.
  * Per 4 rows x 16 columns x 4 k (256 MACs): 4 broadcasts, 8 vpmaddubsw,
- * 8 vpmaddwd, 8 vpaddd and 4 vpaddw, 32 vector ops, against 32 vpmaddwd +
- * 32 vpaddd + 8 broadcasts when both operands are widened to int16 (the
- * previous kernel). Zen 3 issues about 3.3 vector ops per cycle (two of them
+ * 8 vpmaddwd, 8 vpaddd and 4 vpaddw, 32 vector ops, against 16 vpmaddwd +
+ * 16 vpaddd + 8 broadcasts (40, on a 6 x 16 tile) when both operands are
+ * widened to int16 (the previous kernel): the same 16 multiplies, more adds. Zen 3 issues about 3.3 vector ops per cycle (two of them
  * multiplies), so ops per MAC is what counts: the kernel alone runs at about
  * 28 MACs per cycle with everything in L1 (the int16 widening at 22-25,
  * oneDNN's saturating vpmaddubsw + vpmaddwd + vpaddd at about 31).
  *
- * Below 512 rows or columns (or K < 128) the tables and the short K blocks
- * cost more than they save, and the widened path runs instead (both operands
- * widened to int16 for vpmaddwd, the kernel gemm.c had before; see the
- * section below).
+ * Below 64 rows or K < 32 the tables and the short K blocks cost more than
+ * they save, and the widened path runs instead (both operands widened to
+ * int16 for vpmaddwd, the kernel gemm.c had before; see the section below).
  *
  * Blocking: K in blocks of at most 48 groups (192 k; equal blocks), so that
  * one panel of B (per group 64 bytes of B and 16 x 32 bytes of table: 27 KB)
@@ -297,8 +296,11 @@ T256 static void tab_gemm(void *buf, uint32_t M, uint32_t N, uint32_t K, const i
 enum { S2_MR = 6, S2_NR = 16, S2_KC = 512, S2_NC = 256 };
 
 /* C[ni][nj] (= or +=) the tile: ap [kh][6] int32 (one int16 pair of a row each),
- * bp [kh][16][2] int16. */
-T256 static void wid_kern(size_t kh, const int32_t *ap, const int16_t *bp, int32_t *C, size_t ldc, uint32_t ni,
+ * bp [kh][16][2] int16. Not inlined: inlined into the entry, gcc 12 kept B's
+ * two vectors and the loop count on the stack (LeNet int8's warm run 13 %
+ * slower after an unrelated change to the entry); alone it keeps the 12
+ * accumulators, B and the broadcast in registers. */
+T256 __attribute__((noinline)) static void wid_kern(size_t kh, const int32_t *ap, const int16_t *bp, int32_t *C, size_t ldc, uint32_t ni,
                           uint32_t nj, int accumulate) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj), lane),
@@ -412,11 +414,17 @@ T256 static void wid_gemm(void *buf, uint32_t M, uint32_t N, uint32_t K, const i
 
 /* ---- entry ------------------------------------------------------------------------- */
 
-/* The table path where its per-panel tables and per-tile K blocks pay off
- * (measured on Zen 3: 1024^3 +4-8 %, 2048 x 256 x 576 +15 % over the widened
- * path; below about 512 rows or columns the widened path was as fast or
- * faster, up to 20 % for a few rows); the widened path elsewhere. */
-static int use_tables(uint32_t M, uint32_t N, uint32_t K) { return M >= 512 && N >= 512 && K >= 128; }
+/* The table path where its per-panel tables and per-tile K blocks pay off:
+ * measured on Zen 3 against the widened path (thread CPU time, same process,
+ * medians of 21 alternating pairs), 1024^3 +4-8 %, and since the table
+ * kernel's packing got cheaper (v0blk) from 64 rows and K >= 32 at any N:
+ * 120 x 1024 x 1024 +15 %, 784 x 256 x 576 +20 %, 3136 x 64 x 576 +38 %,
+ * 1024 x 8 x 1024 +60 %, 1280 x 49 x 320 +42 %, 64 x 196 x 384 +12 %,
+ * 64 x 784 x 192 +4 %, 256 x 256 x 32 +5 %. Below, the B panels' packing is
+ * shared by too few tiles: 32-48 rows won or lost by shape (32^3 +28 %,
+ * 32 x 784 x 192 -8 %, 48 x 784 x 192 -5 %), 4-24 rows lost 8-18 %, K = 16
+ * or 24 lost 11-18 %. */
+static int use_tables(uint32_t M, uint32_t N, uint32_t K) { return (void)N, M >= 64 && K >= 32; }
 
 size_t npk_gemm_s8s32_avx2_bytes(uint32_t M, uint32_t N, uint32_t K) {
     if (!use_tables(M, N, K)) {
