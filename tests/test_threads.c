@@ -204,8 +204,9 @@ static void test_q4(void) {
 
 /* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
  * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), three depthwise
- * convolutions (split by output rows: 3x3 and 5x5 stride 2; by channels: a 3-row map), global average and max pooling (channel ranges), a ConvTranspose (col2im
- * by output channel), a nearest Resize (output rows), a MaxPool (planes), a strided float
+ * convolutions (split by output rows: 3x3 and 5x5 stride 2; by channels: a 3-row map), global
+ * average and max pooling (channel ranges), two ConvTransposes (col2im by output channel; 2x2 / 2
+ * tiles by input rows), a nearest Resize (output rows), a MaxPool (planes), a strided float
  * convolution on phase-split planes (chunks of output rows) and a 3x3 one on padded rows
  * read in place (12 output rows dealt over the tasks), at 1, 2 and 3 threads:
  * the same bytes. */
@@ -240,6 +241,15 @@ static void test_elementwise(void) {
                               .out = {1, 19, 23}, .stride = {1, 2, 2}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
                               .pad_e = {0, 1, 1}};
     int64_t qx[4] = {2, 4, 10, 12}, qw[4] = {4, 32, 3, 3}, qy[4] = {2, 64, 19, 23}, qb = 64;
+    /* ConvTranspose 2x2 / 2 of [1, 24, 12, 40] to [1, 24, 24, 80] (tiles split by input rows) */
+    npk_onnx_conv_params q2 = {.nsp = 2, .n = 1, .c = 24, .m = 24, .group = 1, .in = {1, 12, 40}, .k = {1, 2, 2},
+                               .out = {1, 24, 80}, .stride = {1, 2, 2}, .dil = {1, 1, 1}};
+    int64_t q2x[4] = {1, 24, 12, 40}, q2w[4] = {24, 24, 2, 2}, q2y[4] = {1, 24, 24, 80};
+    npk_tensor t2x, t2w, t2y[3];
+    CHECK_EQ(npk_tensor_alloc(&t2x, "x", NPK_DT_FLOAT, 4, q2x), 0);
+    CHECK_EQ(npk_tensor_alloc(&t2w, "w", NPK_DT_FLOAT, 4, q2w), 0);
+    memcpy(t2x.data, b.data, sizeof(float) * 24 * 480);
+    memcpy(t2w.data, a.data, sizeof(float) * 24 * 24 * 4);
     npk_tensor tx, tw, tb, ty[3];
     /* Conv x [1, 3, 96, 160], w [16, 3, 3, 3], stride 2, pads 1: y [1, 16, 48, 80], 1.66M MACs */
     npk_onnx_conv_params sc = {.nsp = 2, .n = 1, .c = 3, .m = 16, .group = 1, .in = {1, 96, 160}, .k = {1, 3, 3},
@@ -306,6 +316,8 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_maxpool(&mp, &rxt, &myt[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&ty[t], "y", NPK_DT_FLOAT, 4, qy), 0);
             CHECK_EQ(npk_fast_conv_transpose(&q, &tx, &tw, &tb, &ty[t]), 0);
+            CHECK_EQ(npk_tensor_alloc(&t2y[t], "y", NPK_DT_FLOAT, 4, q2y), 0);
+            CHECK_EQ(npk_fast_conv_transpose(&q2, &t2x, &t2w, &tb, &t2y[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&sty[t], "y", NPK_DT_FLOAT, 4, sy), 0);
             CHECK_EQ(npk_fast_conv(&sc, &stx, &stw, &stb, &sty[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&rcty[t], "y", NPK_DT_FLOAT, 4, rcy), 0);
@@ -322,6 +334,7 @@ static void test_elementwise(void) {
             CHECK(!memcmp(dw3[0], dw3[t], sizeof(float) * 256 * 30));
             for (int k = 0; k < 2; k++) CHECK(!memcmp(py[0][k].data, py[t][k].data, sizeof(float) * 300));
             CHECK(!memcmp(ty[0].data, ty[t].data, sizeof(float) * 2 * 64 * 19 * 23));
+            CHECK(!memcmp(t2y[0].data, t2y[t].data, sizeof(float) * 24 * 24 * 80));
             CHECK(!memcmp(sty[0].data, sty[t].data, sizeof(float) * 16 * 48 * 80));
             CHECK(!memcmp(rcty[0].data, rcty[t].data, sizeof(float) * 24 * 480));
             CHECK(!memcmp(ryt[0].data, ryt[t].data, sizeof(float) * 160 * 80 * 120));
@@ -335,7 +348,7 @@ static void test_elementwise(void) {
             for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
             npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]), npk_tensor_free(&sty[t]);
-            npk_tensor_free(&rcty[t]);
+            npk_tensor_free(&rcty[t]), npk_tensor_free(&t2y[t]);
             free(dw[t]), free(dw2[t]), free(dw3[t]);
         }
     }
@@ -343,6 +356,7 @@ static void test_elementwise(void) {
     npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s), npk_tensor_free(&px);
     npk_tensor_free(&tx), npk_tensor_free(&tw), npk_tensor_free(&tb), npk_tensor_free(&rxt);
     npk_tensor_free(&stx), npk_tensor_free(&stw), npk_tensor_free(&stb), npk_tensor_free(&rctx), npk_tensor_free(&rctw);
+    npk_tensor_free(&t2x), npk_tensor_free(&t2w);
 }
 
 int main(void) {

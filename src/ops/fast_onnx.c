@@ -1391,12 +1391,15 @@ int npk_fast_batchnorm(const npk_tensor *x, const npk_tensor *scale, const npk_t
 
 /* col2im of one (sample, group): output channels [lo, hi) of the group, each filled with its
  * bias and then every (oc, k) row of col scatter-added into it in the order of one thread (a
- * channel's sums do not depend on the split: threads take whole channels). */
+ * channel's sums do not depend on the split: threads take whole channels; the 2x2 / 2 tiles,
+ * one value an output, take input rows of every channel instead). */
 typedef struct col2im_job {
     const npk_onnx_conv_params *p;
     const float *col, *B;
     float *Y; /* the group's first output channel of the sample */
     int64_t m0; /* the group's first output channel (for B) */
+    int64_t mg; /* the group's output channels */
+    int ntasks; /* the tiles split by input rows: tasks dealt evenly */
 } col2im_job;
 
 /* A 2-D ConvTranspose whose strides equal its kernel, without padding or dilation (ppocr-v4-det's
@@ -1414,13 +1417,14 @@ NPK_ISA_CLONES_VOID(tile_row, (float *dst, const float *s0, const float *s1, int
     for (int64_t i = 0; i < n; i++) dst[2 * i] = bv + s0[i], dst[2 * i + 1] = bv + s1[i];
 }
 
-static void col2im_tiles_range(const col2im_job *j, int64_t lo, int64_t hi) {
+/* Output channels [lo, hi), input rows [r0, r1). */
+static void col2im_tiles_range(const col2im_job *j, int64_t lo, int64_t hi, int64_t r0, int64_t r1) {
     const npk_onnx_conv_params *p = j->p;
     const int64_t *in = p->in, *k = p->k, *o = p->out;
     int64_t osz = o[1] * o[2], isz = in[1] * in[2], ksz = k[1] * k[2];
     for (int64_t oc = lo; oc < hi; oc++) {
         float bv = j->B ? j->B[j->m0 + oc] : 0.0f;
-        for (int64_t i1 = 0; i1 < in[1]; i1++)
+        for (int64_t i1 = r0; i1 < r1; i1++)
             for (int64_t k1 = 0; k1 < k[1]; k1++) {
                 float *dst = j->Y + oc * osz + (i1 * k[1] + k1) * o[2];
                 const float *src = j->col + (oc * ksz + k1 * k[2]) * isz + i1 * in[2];
@@ -1438,7 +1442,7 @@ static void col2im_range(void *ctx, int64_t lo, int64_t hi) {
     const int64_t *in = p->in, *k = p->k, *o = p->out;
     int64_t osz = o[0] * o[1] * o[2], isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2];
     if (col2im_tiles(p)) {
-        col2im_tiles_range(j, lo, hi);
+        col2im_tiles_range(j, lo, hi, 0, in[1]);
         return;
     }
     for (int64_t oc = lo; oc < hi; oc++) {
@@ -1469,6 +1473,14 @@ static void col2im_range(void *ctx, int64_t lo, int64_t hi) {
     }
 }
 
+/* The tiles of every channel, input rows dealt evenly over the tasks: each thread writes the
+ * rows of the map it computed in the GEMM's column slices before (threads.h's blocks). */
+static void col2im_rows_task(void *ctx, int t) {
+    const col2im_job *j = ctx;
+    int64_t H = j->p->in[1];
+    col2im_tiles_range(j, 0, j->mg, t * H / j->ntasks, (t + 1) * H / j->ntasks);
+}
+
 int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
                             const npk_tensor *b, npk_tensor *y) {
     if (x->dtype != NPK_DT_FLOAT || w->dtype != NPK_DT_FLOAT || y->dtype != NPK_DT_FLOAT ||
@@ -1494,8 +1506,14 @@ int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, 
             for (int64_t r = 0; r < R; r++) wt[r * cg + ic] = W[(g * cg + ic) * R + r];
         for (int64_t n = 0; n < p->n; n++) {
             npk_gemm_f32_reassoc(R, isz, cg, wt, cg, X + (n * p->c + g * cg) * isz, isz, col, isz, 0);
-            col2im_job j = {p, col, B, Y + (n * p->m + g * mg) * osz, g * mg};
-            npk_parallel_range(mg, grain, col2im_range, &j);
+            col2im_job j = {p, col, B, Y + (n * p->m + g * mg) * osz, g * mg, mg, 0};
+            int th = npk_threads();
+            if (th > 1 && col2im_tiles(p) && in[1] >= 2 * th && mg * osz >= (1 << 14)) {
+                j.ntasks = th * 2 <= in[1] / 2 ? th * 2 : th; /* rows of at least 2 */
+                npk_parallel(j.ntasks, col2im_rows_task, &j);
+            } else {
+                npk_parallel_range(mg, grain, col2im_range, &j);
+            }
         }
     }
     free(wt);
