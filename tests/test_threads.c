@@ -210,6 +210,12 @@ static void test_q4(void) {
  * convolution on phase-split planes (chunks of output rows) and a 3x3 one on padded rows
  * read in place (12 output rows dealt over the tasks), at 1, 2 and 3 threads:
  * the same bytes. */
+/* A 4-D float tensor of dims holding the first floats of src. */
+static void floats_from(npk_tensor *t, const int64_t *dims, const void *src) {
+    CHECK_EQ(npk_tensor_alloc(t, "t", NPK_DT_FLOAT, 4, dims), 0);
+    memcpy(t->data, src, sizeof(float) * (size_t)npk_tensor_numel(t));
+}
+
 static void test_elementwise(void) {
     enum { N = 270001 };
     int64_t n = N, one = 1;
@@ -246,10 +252,8 @@ static void test_elementwise(void) {
                                .out = {1, 24, 80}, .stride = {1, 2, 2}, .dil = {1, 1, 1}};
     int64_t q2x[4] = {1, 24, 12, 40}, q2w[4] = {24, 24, 2, 2}, q2y[4] = {1, 24, 24, 80};
     npk_tensor t2x, t2w, t2y[3];
-    CHECK_EQ(npk_tensor_alloc(&t2x, "x", NPK_DT_FLOAT, 4, q2x), 0);
-    CHECK_EQ(npk_tensor_alloc(&t2w, "w", NPK_DT_FLOAT, 4, q2w), 0);
-    memcpy(t2x.data, b.data, sizeof(float) * 24 * 480);
-    memcpy(t2w.data, a.data, sizeof(float) * 24 * 24 * 4);
+    floats_from(&t2x, q2x, b.data);
+    floats_from(&t2w, q2w, a.data);
     npk_tensor tx, tw, tb, ty[3];
     /* Conv x [1, 3, 96, 160], w [16, 3, 3, 3], stride 2, pads 1: y [1, 16, 48, 80], 1.66M MACs */
     npk_onnx_conv_params sc = {.nsp = 2, .n = 1, .c = 3, .m = 16, .group = 1, .in = {1, 96, 160}, .k = {1, 3, 3},
@@ -263,10 +267,8 @@ static void test_elementwise(void) {
                                .pad_e = {0, 1, 1}};
     int64_t rcx[4] = {1, 96, 12, 40}, rcw[4] = {24, 96, 3, 3}, rcy[4] = {1, 24, 12, 40};
     npk_tensor rctx, rctw, rcty[3];
-    CHECK_EQ(npk_tensor_alloc(&rctx, "x", NPK_DT_FLOAT, 4, rcx), 0);
-    CHECK_EQ(npk_tensor_alloc(&rctw, "w", NPK_DT_FLOAT, 4, rcw), 0);
-    memcpy(rctx.data, a.data, sizeof(float) * 96 * 480);
-    memcpy(rctw.data, b.data, sizeof(float) * 24 * 96 * 9);
+    floats_from(&rctx, rcx, a.data);
+    floats_from(&rctw, rcw, b.data);
     CHECK_EQ(npk_tensor_alloc(&stx, "x", NPK_DT_FLOAT, 4, sx), 0);
     CHECK_EQ(npk_tensor_alloc(&stw, "w", NPK_DT_FLOAT, 4, sw), 0);
     CHECK_EQ(npk_tensor_alloc(&stb, "b", NPK_DT_FLOAT, 1, &sb), 0);
