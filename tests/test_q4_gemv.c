@@ -303,6 +303,16 @@ static void test_sum(void) {
         if (!same(got, want) && bad++ < 5)
             fprintf(stderr, "sum (level %d) mode %d n %zu: 0x%04x, accumulator 0x%04x\n", l, mode, n, got, want);
     }
+    /* one term alone (its own path): every BF16 value, against the accumulator */
+    FOR_EACH_ISA(l)
+    for (uint32_t b = 0; b < 65536; b++) {
+        const uint16_t t = (uint16_t)b;
+        npk_bf16_xacc a;
+        npk_bf16_xacc_clear(&a);
+        npk_bf16_xacc_add(&a, t);
+        const uint16_t want = npk_bf16_xacc_round(&a), got = npk_bf16_sum(&t, 1, NULL, NULL);
+        if (!same(got, want) && bad++ < 5) fprintf(stderr, "sum (level %d) of 0x%04x alone: 0x%04x, accumulator 0x%04x\n", l, t, got, want);
+    }
     CHECK_EQ(npk_isa_force(NPK_ISA_AUTO), 0);
     CHECK_EQ(bad, 0);
     uint16_t v[3] = {0x3f80, 0x4000, 0xbf80}, e = 0x3f80, one = 0x3f80; /* 1 + (1 - 1) + (2 - 1) + (-1 - 1) = 0 */

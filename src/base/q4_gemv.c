@@ -667,6 +667,8 @@ static uint16_t sum_binned(const uint16_t *x, size_t n, const uint16_t *first, c
 }
 
 uint16_t npk_bf16_sum(const uint16_t *x, size_t n, const uint16_t *first, const uint16_t *sub) {
+    /* one finite term alone (pccx's findemax loads): itself, exactly; a zero sums to +0 (as round128) */
+    if (n == 1 && !first && !sub && (x[0] & 0x7f80u) != 0x7f80u) return (x[0] & 0x7fffu) ? x[0] : 0;
     /* the terms' exponents: all finite and within the 128 bits, else the accumulator */
     int lo = 1 << 20, hi = -(1 << 20), ok = (uint64_t)n < (1ull << 40);
     if (first) ok &= sum_range(*first, &lo, &hi);
@@ -1061,11 +1063,17 @@ NPK_TARGET_AVX2 static void row_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, c
                 split_eo(_mm256_loadu_si256((const __m256i *)(plo + 8)), _mm256_loadu_si256((const __m256i *)(plo + 12)), &e1,
                          &o1);
             }
-            for (uint32_t i = 0; i < nc; i++) {
-                const int p16 = i < r->n16;
-                uint32_t c = p16 ? ws->nz16[i] : ws->nz32[i - r->n16];
+            for (uint32_t i = 0; i < r->n16; i++) { /* the chunks of nz16, then those of nz32 */
+                const uint32_t c = ws->nz16[i];
                 __m256i S0, S1;
-                chunk_sums_avx2(ws, wb + (size_t)c * CH * LANES, c, p16, &S0, &S1);
+                chunk_sums_avx2(ws, wb + (size_t)c * CH * LANES, c, 1, &S0, &S1);
+                chunk_acc_avx2(m, ws, c, base, off, S0, &e0, &u0, &o0, &u1, 1);
+                chunk_acc_avx2(m, ws, c, base, off + 8, S1, &e1, &u0, &o1, &u1, 1);
+            }
+            for (uint32_t i = 0; i < r->n32; i++) {
+                const uint32_t c = ws->nz32[i];
+                __m256i S0, S1;
+                chunk_sums_avx2(ws, wb + (size_t)c * CH * LANES, c, 0, &S0, &S1);
                 chunk_acc_avx2(m, ws, c, base, off, S0, &e0, &u0, &o0, &u1, 1);
                 chunk_acc_avx2(m, ws, c, base, off + 8, S1, &e1, &u0, &o1, &u1, 1);
             }

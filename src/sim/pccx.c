@@ -190,7 +190,8 @@ static int overlaps(range a, range b) { return a.lo < b.hi && b.lo < a.hi; }
  * one reads; WAW: both write the same words). An async instruction also needs
  * a free slot of the fence table: with all 16 in flight it waits for the
  * earliest to complete. */
-static uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr, int rd_scalar, int async, uint64_t t) {
+static inline __attribute__((always_inline)) uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr,
+                                                                  int rd_scalar, int async, uint64_t t) {
     if (t >= p->slot_end) return t; /* nothing in flight at t: no slot below can matter */
     unsigned live = 0; /* bit i: slot i in flight at t; t >= the device clock, so a slot ended by then is not */
     for (unsigned f = p->filled; f; f &= f - 1) {
