@@ -68,6 +68,7 @@ struct npk_q4_mat {
     int32_t *sm;           /* [ng][Np] signed significands (0 for zero) */
     int16_t *sx;           /* [ng][Np] exponents of their unit; SX_INF / SX_NAN */
     uint32_t *cg;          /* [nch] the group of each chunk */
+    int64_t *smp, *sxp;    /* (x86) sm and sx per eight outputs as the even four, then the odd four, in 64-bit lanes */
     size_t bytes;
 };
 
@@ -111,6 +112,8 @@ void npk_q4_mat_free(npk_q4_mat *m) {
     free(m->sm);
     free(m->sx);
     free(m->cg);
+    free(m->smp);
+    free(m->sxp);
     free(m);
 }
 
@@ -220,6 +223,24 @@ int npk_q4_mat_new_poll(const uint8_t *w4, const uint8_t *scales, uint32_t N, ui
     for (uint32_t g = 0; g < m->ng; g++)
         for (uint32_t n = N; n < m->Np; n++) m->sx[(size_t)g * m->Np + n] = (int16_t)lo;
     m->fast = fast;
+#ifdef Q4_X86
+    /* row_avx2's view of the scales: each eight outputs' significands and exponents as its even
+     * and its odd four in 64-bit lanes, what vpmuldq and vpsllvq take without unpacking */
+    m->smp = malloc(ns * sizeof *m->smp);
+    m->sxp = malloc(ns * sizeof *m->sxp);
+    if (!m->smp || !m->sxp) {
+        npk_q4_mat_free(m);
+        return npk_err(NPK_ENOMEM, "out of memory for a %ux%u INT4 matrix", N, K);
+    }
+    m->bytes += ns * (sizeof *m->smp + sizeof *m->sxp);
+    for (size_t i0 = 0; i0 < ns; i0 += 8) /* Np is a multiple of 16 */
+        for (int j = 0; j < 4; j++) {
+            m->smp[i0 + (size_t)j] = m->sm[i0 + 2 * (size_t)j];
+            m->smp[i0 + 4 + (size_t)j] = m->sm[i0 + 2 * (size_t)j + 1];
+            m->sxp[i0 + (size_t)j] = m->sx[i0 + 2 * (size_t)j];
+            m->sxp[i0 + 4 + (size_t)j] = m->sx[i0 + 2 * (size_t)j + 1];
+        }
+#endif
     *out = m;
     return 0;
 }
@@ -947,13 +968,12 @@ NPK_TARGET_AVX2 static inline __attribute__((always_inline)) int round4v_avx2(__
 NPK_TARGET_AVX2 static inline void chunk_acc_avx2(const npk_q4_mat *m, const npk_q4_ws *ws, uint32_t c, int base,
                                                   size_t off, __m256i S, __m256i *le, __m256i *he, __m256i *lo_,
                                                   __m256i *ho, const int fit) {
-    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
     const size_t gi = (size_t)m->cg[c] * m->Np + off;
-    __m256i sm = _mm256_loadu_si256((const __m256i *)(m->sm + gi));
-    __m256i sh = _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(m->sx + gi))),
-                                  _mm256_set1_epi32(ws->ce[c] - base)); /* 0..63 */
-    __m256i Te = _mm256_mul_epi32(S, sm), To = _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_srli_epi64(sm, 32));
-    __m256i she = _mm256_and_si256(sh, lo32), sho = _mm256_srli_epi64(sh, 32);
+    const __m256i d = _mm256_set1_epi64x(ws->ce[c] - base);
+    __m256i Te = _mm256_mul_epi32(S, _mm256_loadu_si256((const __m256i *)(m->smp + gi)));
+    __m256i To = _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_loadu_si256((const __m256i *)(m->smp + gi + 4)));
+    __m256i she = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(m->sxp + gi)), d); /* 0..63 */
+    __m256i sho = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(m->sxp + gi + 4)), d);
     if (fit) {
         *le = _mm256_add_epi64(*le, _mm256_sllv_epi64(Te, she));
         *lo_ = _mm256_add_epi64(*lo_, _mm256_sllv_epi64(To, sho));
