@@ -68,7 +68,7 @@ struct npk_q4_mat {
     int32_t *sm;           /* [ng][Np] signed significands (0 for zero) */
     int16_t *sx;           /* [ng][Np] exponents of their unit; SX_INF / SX_NAN */
     uint32_t *cg;          /* [nch] the group of each chunk */
-    int64_t *smp, *sxp;    /* (x86) sm and sx per eight outputs as the even four, then the odd four, in 64-bit lanes */
+    int64_t *sxs;          /* (x86) sx per eight outputs as the even four, then the odd four, in 64-bit lanes (row_avx2) */
     size_t bytes;
 };
 
@@ -112,8 +112,7 @@ void npk_q4_mat_free(npk_q4_mat *m) {
     free(m->sm);
     free(m->sx);
     free(m->cg);
-    free(m->smp);
-    free(m->sxp);
+    free(m->sxs);
     free(m);
 }
 
@@ -156,14 +155,14 @@ int npk_q4_mat_new_poll(const uint8_t *w4, const uint8_t *scales, uint32_t N, ui
     }
     size_t nw = (size_t)m->nb * m->Kp * LANES, ns = (size_t)m->ng * m->Np;
     m->w = calloc(nw, 1);
-    m->sm = calloc(ns, sizeof *m->sm);
+    m->sm = calloc(ns + 8, sizeof *m->sm); /* 8 more: row_avx2 reads the odd outputs' significands from sm + 1 */
     m->sx = calloc(ns, sizeof *m->sx);
     m->cg = calloc(m->nch, sizeof *m->cg);
     if (!m->w || !m->sm || !m->sx || !m->cg) {
         npk_q4_mat_free(m);
         return npk_err(NPK_ENOMEM, "out of memory for a %ux%u INT4 matrix", N, K);
     }
-    m->bytes = sizeof *m + nw + ns * (sizeof *m->sm + sizeof *m->sx) + m->nch * sizeof *m->cg;
+    m->bytes = sizeof *m + nw + ns * (sizeof *m->sm + sizeof *m->sx) + 8 * sizeof *m->sm + m->nch * sizeof *m->cg;
     for (uint32_t c = 0; c < m->nch; c++) m->cg[c] = c * CH / G;
     for (uint32_t n = 0; n < N; n++) {
         if (stop && n % 256 == 0 && n && stop(ctx)) { /* 256 rows: at most 2^24 weights between checks */
@@ -224,21 +223,19 @@ int npk_q4_mat_new_poll(const uint8_t *w4, const uint8_t *scales, uint32_t N, ui
         for (uint32_t n = N; n < m->Np; n++) m->sx[(size_t)g * m->Np + n] = (int16_t)lo;
     m->fast = fast;
 #ifdef Q4_X86
-    /* row_avx2's view of the scales: each eight outputs' significands and exponents as its even
-     * and its odd four in 64-bit lanes, what vpmuldq and vpsllvq take without unpacking */
-    m->smp = malloc(ns * sizeof *m->smp);
-    m->sxp = malloc(ns * sizeof *m->sxp);
-    if (!m->smp || !m->sxp) {
+    /* row_avx2's view of the exponents: each eight outputs' as the even four, then the odd four,
+     * in the 64-bit lanes vpsllvq takes (the significands need no copy: vpmuldq reads the even
+     * lanes of sm, and of sm + 1 for the odd ones) */
+    m->sxs = malloc(ns * sizeof *m->sxs);
+    if (!m->sxs) {
         npk_q4_mat_free(m);
         return npk_err(NPK_ENOMEM, "out of memory for a %ux%u INT4 matrix", N, K);
     }
-    m->bytes += ns * (sizeof *m->smp + sizeof *m->sxp);
+    m->bytes += ns * sizeof *m->sxs;
     for (size_t i0 = 0; i0 < ns; i0 += 8) /* Np is a multiple of 16 */
         for (int j = 0; j < 4; j++) {
-            m->smp[i0 + (size_t)j] = m->sm[i0 + 2 * (size_t)j];
-            m->smp[i0 + 4 + (size_t)j] = m->sm[i0 + 2 * (size_t)j + 1];
-            m->sxp[i0 + (size_t)j] = m->sx[i0 + 2 * (size_t)j];
-            m->sxp[i0 + 4 + (size_t)j] = m->sx[i0 + 2 * (size_t)j + 1];
+            m->sxs[i0 + (size_t)j] = m->sx[i0 + 2 * (size_t)j];
+            m->sxs[i0 + 4 + (size_t)j] = m->sx[i0 + 2 * (size_t)j + 1];
         }
 #endif
     *out = m;
@@ -970,10 +967,11 @@ NPK_TARGET_AVX2 static inline void chunk_acc_avx2(const npk_q4_mat *m, const npk
                                                   __m256i *ho, const int fit) {
     const size_t gi = (size_t)m->cg[c] * m->Np + off;
     const __m256i d = _mm256_set1_epi64x(ws->ce[c] - base);
-    __m256i Te = _mm256_mul_epi32(S, _mm256_loadu_si256((const __m256i *)(m->smp + gi)));
-    __m256i To = _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_loadu_si256((const __m256i *)(m->smp + gi + 4)));
-    __m256i she = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(m->sxp + gi)), d); /* 0..63 */
-    __m256i sho = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(m->sxp + gi + 4)), d);
+    /* vpmuldq: the even outputs' significands are the even lanes of sm, the odd ones those of sm + 1 */
+    __m256i Te = _mm256_mul_epi32(S, _mm256_loadu_si256((const __m256i *)(m->sm + gi)));
+    __m256i To = _mm256_mul_epi32(_mm256_srli_epi64(S, 32), _mm256_loadu_si256((const __m256i *)(m->sm + gi + 1)));
+    __m256i she = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(m->sxs + gi)), d); /* 0..63 */
+    __m256i sho = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(m->sxs + gi + 4)), d);
     if (fit) {
         *le = _mm256_add_epi64(*le, _mm256_sllv_epi64(Te, she));
         *lo_ = _mm256_add_epi64(*lo_, _mm256_sllv_epi64(To, sho));
