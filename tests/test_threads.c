@@ -239,7 +239,12 @@ static void test_elementwise(void) {
                           p3 = {.nsp = 2, .n = 1, .c = 256, .m = 256, .group = 256, .in = {1, 3, 10}, .k = {1, 5, 5},
                                .out = {1, 3, 10}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 2, 2},
                                .pad_e = {0, 2, 2}};
-    float *dw2[3], *dw3[3], w2[256 * 25];
+    /* 5x5 of [1, 64, 6, 20] (ppocr-v4-det's 6 x 20: taps over padding rows are a fifth, the AVX2
+     * rows kernel of fast_dw.c, split by rows at 2 and 3 threads) */
+    npk_onnx_conv_params p4 = {.nsp = 2, .n = 1, .c = 64, .m = 64, .group = 64, .in = {1, 6, 20}, .k = {1, 5, 5},
+                               .out = {1, 6, 20}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 2, 2},
+                               .pad_e = {0, 2, 2}};
+    float *dw2[3], *dw3[3], *dw4[3], w2[256 * 25];
     int64_t pd[4] = {2, 150, 7, 9}, pod[4] = {2, 150, 1, 1};
     /* ConvTranspose x [2, 4, 10, 12], w [4, 32, 3, 3], 2 groups, stride 2, pads 1: y [2, 64, 19, 23]
      * (col2im split by output channel) */
@@ -312,6 +317,8 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_dw_f32(&p2, a.data, w2, w, dw2[t]), 0);
             dw3[t] = malloc(sizeof(float) * 256 * 30);
             CHECK_EQ(npk_fast_dw_f32(&p3, b.data, w2, w, dw3[t]), 0);
+            dw4[t] = malloc(sizeof(float) * 64 * 120);
+            CHECK_EQ(npk_fast_dw_f32(&p4, b.data, w2, w, dw4[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&ryt[t], "y", NPK_DT_FLOAT, 4, ry), 0);
             CHECK_EQ(npk_fast_resize(&rs, &rxt, &ryt[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&myt[t], "y", NPK_DT_FLOAT, 4, my), 0);
@@ -334,6 +341,7 @@ static void test_elementwise(void) {
             CHECK(!memcmp(dw[0], dw[t], sizeof(float) * 64 * 40 * 60));
             CHECK(!memcmp(dw2[0], dw2[t], sizeof(float) * 32 * 12 * 40));
             CHECK(!memcmp(dw3[0], dw3[t], sizeof(float) * 256 * 30));
+            CHECK(!memcmp(dw4[0], dw4[t], sizeof(float) * 64 * 120));
             for (int k = 0; k < 2; k++) CHECK(!memcmp(py[0][k].data, py[t][k].data, sizeof(float) * 300));
             CHECK(!memcmp(ty[0].data, ty[t].data, sizeof(float) * 2 * 64 * 19 * 23));
             CHECK(!memcmp(t2y[0].data, t2y[t].data, sizeof(float) * 24 * 24 * 80));
@@ -351,7 +359,7 @@ static void test_elementwise(void) {
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
             npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]), npk_tensor_free(&sty[t]);
             npk_tensor_free(&rcty[t]), npk_tensor_free(&t2y[t]);
-            free(dw[t]), free(dw2[t]), free(dw3[t]);
+            free(dw[t]), free(dw2[t]), free(dw3[t]), free(dw4[t]);
         }
     }
     npk_isa_force(NPK_ISA_AUTO);

@@ -290,15 +290,16 @@ static inline __attribute__((always_inline)) NPK_TARGET_AVX2 void dwr_block(cons
         else dwr_block(g, plane, w, bias, y, oh, o0, NR, 7 < (NV) ? 7 : (NV), KW);                                 \
     }
 
-/* Pairs of rows in runs of 32 columns (eight sums in flight), a last single row in runs of 64. */
+/* The output rows [oh0, oh1): pairs of rows in runs of 32 columns (eight sums in flight), a last
+ * single row in runs of 64. */
 #define DWR_ROWS(KW)                                                                                                  \
     do {                                                                                                           \
-        for (; oh + 2 <= g->OH; oh += 2) DWR_RUNS(2, 4, KW)                                                        \
-        if (oh < g->OH) DWR_RUNS(1, 8, KW)                                                                         \
+        for (; oh + 2 <= g->oh1; oh += 2) DWR_RUNS(2, 4, KW)                                                       \
+        if (oh < g->oh1) DWR_RUNS(1, 8, KW)                                                                        \
     } while (0)
 
 NPK_TARGET_AVX2 static void dw_rows_f_avx2(const dwgeo *g, const float *plane, const float *w, float bias, float *y) {
-    int64_t OW = g->OW, oh = 0;
+    int64_t OW = g->OW, oh = g->oh0; /* the output rows [oh0, oh1) */
     if (g->KW == 3) DWR_ROWS(3);
     else if (g->KW == 5) DWR_ROWS(5);
     else DWR_ROWS((int)g->KW);
@@ -324,6 +325,8 @@ static int64_t dw_pad_rows(const dwgeo *g) {
 NPK_TARGET_AVX2 static void dw_fill_f_avx2(const dwgeo *g, const float *x, float *plane) {
     int64_t j0 = g->PL < 0 ? 0 : g->PL, j1 = g->W + g->PL < g->PW ? g->W + g->PL : g->PW;
     int64_t r0 = g->PT < 0 ? 0 : g->PT, r1 = g->H + g->PT < g->PH ? g->H + g->PT : g->PH;
+    if (r0 < g->oh0 * g->SH) r0 = g->oh0 * g->SH; /* the rows output rows [oh0, oh1) read */
+    if (r1 > (g->oh1 - 1) * g->SH + g->KH) r1 = (g->oh1 - 1) * g->SH + g->KH;
     if (j1 <= j0) return;
     int64_t n = j1 - j0, nv = n & ~(int64_t)7;
     for (int64_t r = r0; r < r1; r++) {
