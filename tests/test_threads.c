@@ -203,10 +203,10 @@ static void test_q4(void) {
 }
 
 /* Element-wise kernels (unary, binary with a same-shape and a scalar operand, HardSwish,
- * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), three depthwise
- * convolutions (split by output rows: 3x3 and 5x5 stride 2; by channels: a 3-row map), global
- * average and max pooling (channel ranges), two ConvTransposes (col2im by output channel; 2x2 / 2
- * tiles by input rows), a nearest Resize (output rows), a MaxPool (planes), a strided float
+ * the HardSwish chain) on 270,001 floats (slices of 64 and a ragged end), four depthwise
+ * convolutions (split by output rows: 3x3, 5x5 stride 2, 5x5 on a 6-row map; by channels: a
+ * 3-row map), global average and max pooling (channel ranges), two ConvTransposes (col2im by
+ * output channel; 2x2 / 2 tiles by input rows), a nearest Resize (output rows), a MaxPool (planes), a strided float
  * convolution on phase-split planes (chunks of output rows) and a 3x3 one on padded rows
  * read in place (12 output rows dealt over the tasks), at 1, 2 and 3 threads:
  * the same bytes. */
