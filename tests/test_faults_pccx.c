@@ -66,10 +66,12 @@ static uint32_t rd(rig *r, uint32_t off) {
     return v;
 }
 
+/* Open the port and the driver and load the rig's weights; a failure is a failed check. */
 static int open_rig(rig *r) {
     memset(r, 0, sizeof *r);
     if (npk_port_open(&r->p, NULL, "pccx", NULL) || npk_pccx_open(&r->d, r->p, NULL)) {
         fprintf(stderr, "open: %s\n", npk_errmsg());
+        CHECK(0);
         return -1;
     }
     r->m = npk_sim_mem(npk_port_sim(r->p));
@@ -82,7 +84,10 @@ static int open_rig(rig *r) {
     r->wbytes = npk_pccx_wrec_size(N, K, 0, 0);
     npk_port_alloc(r->p, r->wbytes, 16, &r->wrec);
     uint8_t rec[256];
-    if (npk_pccx_wrec_pack(r->q, NULL, N, K, 0, rec)) return -1;
+    if (npk_pccx_wrec_pack(r->q, NULL, N, K, 0, rec)) {
+        CHECK(0);
+        return -1;
+    }
     npk_port_mem_write(r->p, r->wrec, rec, r->wbytes);
     return 0;
 }
@@ -157,10 +162,7 @@ static void log_beat(void *ctx, npk_access acc, uint64_t addr, size_t len, npk_b
 
 static void test_every_beat(npk_bus_resp resp) {
     rig r;
-    if (open_rig(&r)) {
-        CHECK(0);
-        return;
-    }
+    if (open_rig(&r)) return;
     stage(&r);
     beatlog log = {{0}, {0}, 0};
     CHECK_EQ(issue_program(&r), 0);
@@ -220,10 +222,7 @@ static void test_every_beat(npk_bus_resp resp) {
 
 static void test_overflow_and_reset(void) {
     rig r;
-    if (open_rig(&r)) {
-        CHECK(0);
-        return;
-    }
+    if (open_rig(&r)) return;
     npk_dev *dev = npk_sim_dev(npk_port_sim(r.p));
     /* 300 CVOs written with no time passing: the first starts at once, 256
      * wait in the queue, the rest are dropped and reported as overflow */
@@ -274,10 +273,7 @@ static void test_overflow_and_reset(void) {
  * 1000 + 4j.., window offset of block j), random faults, flushes and resets. */
 static void test_property(void) {
     rig r;
-    if (open_rig(&r)) {
-        CHECK(0);
-        return;
-    }
+    if (open_rig(&r)) return;
     enum { B = 24 };
     uint64_t off[B];
     for (int j = 0; j < B; j++) npk_pccx_hwin_alloc(r.d, 64, &off[j]);
@@ -378,10 +374,7 @@ static void test_window_same_as_beats(void) {
     int written[2];
     for (int pass = 0; pass < 2; pass++) {
         rig r;
-        if (open_rig(&r)) {
-            CHECK(0);
-            return;
-        }
+        if (open_rig(&r)) return;
         stage(&r);
         beatlog log = {{0}, {0}, 0};
         npk_mem_stats s0;
