@@ -13,20 +13,20 @@
 #include <string.h>
 #include <time.h>
 
-double now(void) {
+double bench_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int dcmp(const void *a, const void *b) {
+int bench_dcmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* ---- the CPU every figure was measured on (issue 26 point 5) ---- */
 
-const char *cpu_model(void) {
+const char *bench_cpu_model(void) {
     static char buf[128];
     if (buf[0]) return buf;
     snprintf(buf, sizeof buf, "unknown CPU");
@@ -58,8 +58,8 @@ static const char *figure_isa(const char *kind, const char *name) {
 }
 
 /* Which way is better for a figure of this unit: times and cycles lower,
- * rates higher; ratios say it themselves (add_ratio). */
-const char *better_of(const char *kind, const char *unit) {
+ * rates higher; ratios say it themselves (bench_add_ratio). */
+const char *bench_better_of(const char *kind, const char *unit) {
     static const char *const lower[] = {"ms", "us", "s", "cycles", "uJ", "mm2"};
     static const char *const higher[] = {"GMAC/s", "access/s", "tokens/s", "TOPS", "TOPS/W", "%", "layers"};
     if (!strcmp(kind, "ratio")) return "none";
@@ -70,7 +70,7 @@ const char *better_of(const char *kind, const char *unit) {
     return "none";
 }
 
-void add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
+void bench_add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
                     const char *fmt, ...) {
     figure *n = realloc(c->figs, (c->nfigs + 1) * sizeof *n);
     if (!n) return;
@@ -84,7 +84,7 @@ void add_fig(ctx *c, const char *kind, const char *unit, double med, double min,
     va_end(ap);
     f->kind = kind;
     f->unit = unit;
-    f->better = better_of(kind, unit);
+    f->better = bench_better_of(kind, unit);
     f->threads = strcmp(kind, "npu") && strcmp(kind, "baseline") ? 0 : c->cur_threads;
     f->size = c->cur_size;
     f->isa = figure_isa(kind, f->name);
@@ -108,17 +108,17 @@ void add_fig(ctx *c, const char *kind, const char *unit, double med, double min,
 }
 
 /* Median, min and max of v[0..n) (sorted in place). */
-void add_samples(ctx *c, const char *kind, const char *unit, double *v, int n, const char *name) {
-    qsort(v, (size_t)n, sizeof *v, dcmp);
+void bench_add_samples(ctx *c, const char *kind, const char *unit, double *v, int n, const char *name) {
+    qsort(v, (size_t)n, sizeof *v, bench_dcmp);
     double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    add_fig(c, kind, unit, med, v[0], v[n - 1], n, "%s", name);
+    bench_add_fig(c, kind, unit, med, v[0], v[n - 1], n, "%s", name);
 }
 
-void add_modeled(ctx *c, const char *unit, double v, const char *name) {
-    add_fig(c, "modeled", unit, v, v, v, 1, "%s", name);
+void bench_add_modeled(ctx *c, const char *unit, double v, const char *name) {
+    bench_add_fig(c, "modeled", unit, v, v, v, 1, "%s", name);
 }
 
-const figure *find_fig(const ctx *c, const char *name) {
+const figure *bench_find_fig(const ctx *c, const char *name) {
     for (size_t i = c->nfigs; i-- > 0;)
         if (c->figs[i].bench == c->cur && !strcmp(c->figs[i].name, name)) return &c->figs[i];
     return NULL;
@@ -126,10 +126,10 @@ const figure *find_fig(const ctx *c, const char *name) {
 
 /* A ratio of two medians of this bench; better says which way is an
  * improvement ("higher" for throughput ratios, "lower" for time ratios). */
-void add_ratio(ctx *c, const char *name, const char *num, const char *den, const char *better) {
-    const figure *a = find_fig(c, num), *b = find_fig(c, den);
+void bench_add_ratio(ctx *c, const char *name, const char *num, const char *den, const char *better) {
+    const figure *a = bench_find_fig(c, num), *b = bench_find_fig(c, den);
     if (a && b && b->med > 0) {
-        add_fig(c, "ratio", "x", a->med / b->med, a->med / b->med, a->med / b->med, 1, "%s", name);
+        bench_add_fig(c, "ratio", "x", a->med / b->med, a->med / b->med, a->med / b->med, 1, "%s", name);
         c->figs[c->nfigs - 1].better = better;
     }
 }
@@ -143,21 +143,21 @@ int bench_fail(ctx *c, const char *what) {
 /* The end of a bench's extra traced run: write tr to --trace unless the run
  * failed (bad), free it, and report a failure (bad_reported: the run's failure
  * was reported already). 0, or 1 when the bench fails. */
-int end_trace(ctx *c, npk_trace *tr, int bad, int bad_reported) {
+int bench_end_trace(ctx *c, npk_trace *tr, int bad, int bad_reported) {
     int rc = bad || cli_write_trace(tr, c->trace_path);
     if (rc && !(bad && bad_reported)) bench_fail(c, "trace");
     npk_trace_free(tr);
     return rc;
 }
 
-void progress(const ctx *c, const char *what, int done, int total) {
+void bench_progress(const ctx *c, const char *what, int done, int total) {
     char buf[96];
     snprintf(buf, sizeof buf, "bench %s: %s", c->cur, what);
     cli_progress(buf, (uint64_t)done, (uint64_t)total);
 }
 
 static uint64_t xs = 88172645463325252ull;
-int8_t rnd8(void) {
+int8_t bench_rnd8(void) {
     xs ^= xs << 13, xs ^= xs >> 7, xs ^= xs << 17;
     return (int8_t)(xs >> 24);
 }
@@ -165,7 +165,7 @@ int8_t rnd8(void) {
 /* CPU time of the calling thread: the shell bench compares single-threaded
  * runs of 0.6 and 4 ms; on a shared machine their wall time also counts the
  * waits for a core, which a 4 ms run meets more often than a 0.6 ms one. */
-double cpu_now(void) {
+double bench_cpu_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;

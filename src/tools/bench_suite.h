@@ -48,34 +48,34 @@ typedef struct ctx {
 /* Host clocks in seconds: monotonic wall time, and the calling thread's CPU time (the
  * shell bench compares single-threaded runs of 0.6 and 4 ms; on a shared machine their wall
  * time also counts the waits for a core, which a 4 ms run meets more often than a 0.6 ms one). */
-double now(void);
-double cpu_now(void);
-int dcmp(const void *a, const void *b);
+double bench_now(void);
+double bench_cpu_now(void);
+int bench_dcmp(const void *a, const void *b);
 /* Which way is better for a figure of this unit: times and cycles lower, rates higher;
- * ratios say it themselves (add_ratio). */
-const char *better_of(const char *kind, const char *unit);
+ * ratios say it themselves (bench_add_ratio). */
+const char *bench_better_of(const char *kind, const char *unit);
 /* The host CPU's model name (/proc/cpuinfo), or "unknown CPU" (issue 26 point 5). */
-const char *cpu_model(void);
+const char *bench_cpu_model(void);
 /* Add (and unless --json print) one figure of the current bench. */
-void add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
+void bench_add_fig(ctx *c, const char *kind, const char *unit, double med, double min, double max, int runs,
              const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 8, 9)))
 #endif
     ;
 /* Median, min and max of v[0..n) (sorted in place). */
-void add_samples(ctx *c, const char *kind, const char *unit, double *v, int n, const char *name);
-void add_modeled(ctx *c, const char *unit, double v, const char *name);
-const figure *find_fig(const ctx *c, const char *name);
+void bench_add_samples(ctx *c, const char *kind, const char *unit, double *v, int n, const char *name);
+void bench_add_modeled(ctx *c, const char *unit, double v, const char *name);
+const figure *bench_find_fig(const ctx *c, const char *name);
 /* A ratio of two medians of this bench; better says which way is an improvement. */
-void add_ratio(ctx *c, const char *name, const char *num, const char *den, const char *better);
+void bench_add_ratio(ctx *c, const char *name, const char *num, const char *den, const char *better);
 /* Mark the bench failed and report what failed with npk_errmsg(); returns 1. */
 int bench_fail(ctx *c, const char *what);
 /* The end of a bench's extra traced run (--trace): 0, or 1 when the bench fails. */
-int end_trace(ctx *c, npk_trace *tr, int bad, int bad_reported);
-void progress(const ctx *c, const char *what, int done, int total);
+int bench_end_trace(ctx *c, npk_trace *tr, int bad, int bad_reported);
+void bench_progress(const ctx *c, const char *what, int done, int total);
 /* The benches' int8 operands: one fixed xorshift sequence per process. */
-int8_t rnd8(void);
+int8_t bench_rnd8(void);
 
 /* The benches (one suite_<family>.c per family). */
 int bench_v0_gemm(ctx *c), bench_v0_resnet50_layers(ctx *c);

@@ -158,7 +158,7 @@ static void print_json(const ctx *c) {
     else printf("null");
     printf(",\"host_cpus\":%ld,\"baseline_available\":{\"onednn\":%s},\"cpu\":{\"model\":", sysconf(_SC_NPROCESSORS_ONLN),
            bench_dnnl_available() ? "true" : "false");
-    npk_json_fputs(stdout, cpu_model());
+    npk_json_fputs(stdout, bench_cpu_model());
     const char *di = bench_dnnl_isa();
     printf(",\"isa_host\":\"%s\",\"isa\":\"%s\",\"vnni\":%s,\"onednn_isa\":", npk_isa_name(npk_isa_host()),
            npk_isa_name(npk_isa_active()), npk_isa_host() >= NPK_ISA_AVX512VNNI ? "true" : "false");
@@ -259,7 +259,7 @@ static int bench_compare(const char *oldp, const char *newp, int as_json) {
                                  json_number_value(json_object_get(f, "median")), unit, "-");
             continue;
         }
-        const char *dir = fig_str(f, "better", better_of(kind, unit));
+        const char *dir = fig_str(f, "better", bench_better_of(kind, unit));
         double ov = json_number_value(json_object_get(o, "median")), nv = json_number_value(json_object_get(f, "median"));
         double omin = json_number_value(json_object_get(o, "min")), omax = json_number_value(json_object_get(o, "max"));
         double ratio = ov != 0 ? nv / ov : (nv == 0 ? 1.0 : INFINITY);
@@ -363,7 +363,7 @@ static int bench_cmd(int argc, char **argv) {
         npk_isa host = npk_isa_host(), act = npk_isa_active();
         printf("CPU: %s, %ld online; npukit's kernels at ISA level %s (host: %s%s%s%s); oneDNN: %s; ONNX Runtime, "
                "run.c: their own code for this CPU\n",
-               cpu_model(), sysconf(_SC_NPROCESSORS_ONLN), npk_isa_name(act), npk_isa_name(host),
+               bench_cpu_model(), sysconf(_SC_NPROCESSORS_ONLN), npk_isa_name(act), npk_isa_name(host),
                host < NPK_ISA_AVX512VNNI ? ", no AVX-512 VNNI" : "", act < host ? ", capped by NPUKIT_ISA" : "",
                npk_isa_emulated() ? ", AVX-512 EMULATED by SIMDe: a test build, timings mean nothing" : "",
                di ? di : "-");

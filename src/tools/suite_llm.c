@@ -84,7 +84,7 @@ static int runc_proc(ctx *c, const char *bin, const char *mp, const char *tp, in
     snprintf(ompn, sizeof ompn, "%d", omp);
     fflush(stdout);
     fflush(stderr);
-    double w0 = now();
+    double w0 = bench_now();
     pid_t pid = fork();
     if (pid == 0) {
         int dn = open("/dev/null", O_WRONLY);
@@ -102,7 +102,7 @@ static int runc_proc(ctx *c, const char *bin, const char *mp, const char *tp, in
     }
     *cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
            1e-6 * (double)ru.ru_stime.tv_usec;
-    if (omp > 0) *cpu = now() - w0;
+    if (omp > 0) *cpu = bench_now() - w0;
     return 0;
 }
 
@@ -143,7 +143,7 @@ static int llm_pass_run(ctx *c, const llm_pass *ps, const npk_llm_model *m, cons
     }
     const int omp = ps->threads > 1 ? ps->threads : 0;
     for (int r = 0; r < c->repeat; r++) {
-        progress(c, "decode", r, c->repeat);
+        bench_progress(c, "decode", r, c->repeat);
         npk_llm_decoder *d = NULL, *cpu = NULL;
         double secs;
         /* decoder creation (INT4 quantization, upload) is not timed */
@@ -179,23 +179,23 @@ static int llm_pass_run(ctx *c, const llm_pass *ps, const npk_llm_model *m, cons
     snprintf(nm.cpu, sizeof nm.cpu, "baseline: fp32 CPU decoder%s", ps->sfx);
     snprintf(nm.runc, sizeof nm.runc, "baseline: llama2.c run.c (%s)%s", omp ? "$NPUKIT_RUNC_OMP" : "$NPUKIT_RUNC",
              ps->sfx);
-    /* the ratio to run.c per repetition, before add_samples sorts tn and tr */
+    /* the ratio to run.c per repetition, before bench_add_samples sorts tn and tr */
     for (int r = 0; runc && r < c->repeat; r++) tq[r] = tn[r] / tr[r];
-    add_samples(c, "npu", "tokens/s", tn, c->repeat, nm.pccx);
-    add_samples(c, "baseline", "tokens/s", tc, c->repeat, nm.cpu);
+    bench_add_samples(c, "npu", "tokens/s", tn, c->repeat, nm.pccx);
+    bench_add_samples(c, "baseline", "tokens/s", tc, c->repeat, nm.cpu);
     snprintf(rn, sizeof rn, "pccx simulation / fp32 CPU speed, equal threads (%d)", ps->threads);
-    add_ratio(c, rn, nm.pccx, nm.cpu, "higher");
+    bench_add_ratio(c, rn, nm.pccx, nm.cpu, "higher");
     if (runc) {
         /* the figure's name stays the same whichever binary ran (--compare matches names) */
         if (!c->json) printf("  %-46s %s\n", omp ? "llama2.c run.c (OpenMP) baseline binary:" : "llama2.c run.c baseline binary:", runc);
-        add_samples(c, "baseline", "tokens/s", tr, c->repeat, nm.runc);
+        bench_add_samples(c, "baseline", "tokens/s", tr, c->repeat, nm.runc);
         snprintf(rn, sizeof rn, "pccx simulation / run.c speed, equal threads (%d)", ps->threads);
-        add_ratio(c, rn, nm.pccx, nm.runc, "higher");
+        bench_add_ratio(c, rn, nm.pccx, nm.runc, "higher");
         snprintf(rn, sizeof rn, "pccx / run.c, same repetition%s", ps->sfx);
-        add_samples(c, "ratio", "x", tq, c->repeat, rn);
+        bench_add_samples(c, "ratio", "x", tq, c->repeat, rn);
         c->figs[c->nfigs - 1].better = "higher";
         snprintf(rn, sizeof rn, "fp32 CPU decoder / run.c speed, equal threads (%d)", ps->threads);
-        add_ratio(c, rn, nm.cpu, nm.runc, "higher");
+        bench_add_ratio(c, rn, nm.cpu, nm.runc, "higher");
     } else if (!c->json) {
         printf("  %-46s %s\n", omp ? "llama2.c run.c (OpenMP) unavailable:" : "llama2.c run.c baseline unavailable:",
                omp ? "no executable at $NPUKIT_RUNC_OMP or ~/.cache/npukit/llama2c/run-omp (docs/performance.md)"
@@ -226,7 +226,7 @@ static int llm_compare(ctx *c, const char *mp, const char *tp, const char *label
     c->cur_size = (uint32_t)steps;
     npk_llm_stats st = {0};
     for (int pass = 0; pass < 2; pass++) {
-        llm_pass ps = {pass ? c->threads : 1, pass ? now : proc_cpu_now, ""};
+        llm_pass ps = {pass ? c->threads : 1, pass ? bench_now : proc_cpu_now, ""};
         if (pass && ps.threads <= 1) break;
         if (pass) snprintf(ps.sfx, sizeof ps.sfx, ", %d threads, wall time", ps.threads);
         npk_threads_set(ps.threads);
@@ -237,8 +237,8 @@ static int llm_compare(ctx *c, const char *mp, const char *tp, const char *label
     }
     if (st.tokens && st.device_cycles) {
         double spt = (double)st.device_cycles / (double)st.device_hz / (double)st.tokens;
-        add_modeled(c, "tokens/s", 1.0 / spt, "pccx modeled decode (device busy time)");
-        add_modeled(c, "ms/token", spt * 1e3, "pccx modeled time per token");
+        bench_add_modeled(c, "tokens/s", 1.0 / spt, "pccx modeled decode (device busy time)");
+        bench_add_modeled(c, "ms/token", spt * 1e3, "pccx modeled time per token");
     }
     if (c->trace_path) {
         npk_llm_pccx_opts po = {.trace_path = c->trace_path};

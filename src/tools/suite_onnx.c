@@ -49,17 +49,17 @@ static int bench_onnx(ctx *c, const char *device) {
     }
     uint64_t cycles = 0, macs = 0, hz = 0;
     for (int r = 0; r < c->repeat; r++) {
-        progress(c, device, r, c->repeat);
-        double t0 = now();
+        bench_progress(c, device, r, c->repeat);
+        double t0 = bench_now();
         if (run_graph(c, g, device, &in, NULL, &out, &nout, &rep)) goto out;
-        t[r] = (now() - t0) * 1e3;
+        t[r] = (bench_now() - t0) * 1e3;
         cycles = rep.device_cycles;
         macs = rep.device_macs;
         hz = rep.device_hz;
         npk_run_report_fini(&rep);
-        t0 = now();
+        t0 = bench_now();
         if (run_graph(c, g, "cpu", &in, NULL, &ref, &nref, &rep)) goto out;
-        tc[r] = (now() - t0) * 1e3;
+        tc[r] = (bench_now() - t0) * 1e3;
         npk_run_report_fini(&rep);
         int same = nout == nref && nout > 0;
         for (size_t i = 0; same && i < nout; i++)
@@ -79,13 +79,13 @@ static int bench_onnx(ctx *c, const char *device) {
     char name[80];
     snprintf(name, sizeof name, "%s: cifar10-lenet-int8 (batch %lld), host time", device,
              in.rank ? (long long)in.dims[0] : 1LL);
-    add_samples(c, "npu", "ms", t, c->repeat, name);
-    add_samples(c, "baseline", "ms", tc, c->repeat, "baseline: the same model on the CPU reference");
-    add_ratio(c, "device run time / CPU reference time", name, "baseline: the same model on the CPU reference",
+    bench_add_samples(c, "npu", "ms", t, c->repeat, name);
+    bench_add_samples(c, "baseline", "ms", tc, c->repeat, "baseline: the same model on the CPU reference");
+    bench_add_ratio(c, "device run time / CPU reference time", name, "baseline: the same model on the CPU reference",
               "lower");
     if (hz && cycles) {
-        add_modeled(c, "us", (double)cycles / (double)hz * 1e6, "modeled inference time (device cycles)");
-        add_modeled(c, "TOPS", (double)macs * 2.0 / ((double)cycles / (double)hz) / 1e12, "modeled TOPS");
+        bench_add_modeled(c, "us", (double)cycles / (double)hz * 1e6, "modeled inference time (device cycles)");
+        bench_add_modeled(c, "TOPS", (double)macs * 2.0 / ((double)cycles / (double)hz) / 1e12, "modeled TOPS");
     }
     if (c->trace_path) {
         npk_trace *tr = npk_trace_new();
@@ -94,7 +94,7 @@ static int bench_onnx(ctx *c, const char *device) {
         free_outs(out, nout);
         out = NULL;
         nout = 0;
-        if (end_trace(c, tr, bad, 1)) goto out;
+        if (bench_end_trace(c, tr, bad, 1)) goto out;
     }
     rc = 0;
 out:
@@ -131,13 +131,13 @@ int bench_onnx_e1_v0(ctx *c) {
     }
     for (int r = 0; r < c->repeat; r++)
         for (int k = 0; k < 2; k++) {
-            progress(c, dev[k], r, c->repeat);
+            bench_progress(c, dev[k], r, c->repeat);
             free_outs(o[k], no[k]);
             o[k] = NULL, no[k] = 0;
-            double t0 = now(), c0 = cpu_now();
+            double t0 = bench_now(), c0 = bench_cpu_now();
             if (run_graph(c, g, dev[k], &in, NULL, &o[k], &no[k], &rep)) goto out;
-            t[k][r] = (now() - t0) * 1e3;
-            cpu[k][r] = (cpu_now() - c0) * 1e3;
+            t[k][r] = (bench_now() - t0) * 1e3;
+            cpu[k][r] = (bench_cpu_now() - c0) * 1e3;
             npk_run_report_fini(&rep);
         }
     cli_progress_end();
@@ -156,12 +156,12 @@ int bench_onnx_e1_v0(ctx *c) {
     snprintf(n1, sizeof n1, "%s on e1, host time", base);
     snprintf(p0, sizeof p0, "%s on v0, host CPU time", base);
     snprintf(p1, sizeof p1, "%s on e1, host CPU time", base);
-    add_samples(c, "baseline", "ms", t[0], c->repeat, n0);
-    add_samples(c, "npu", "ms", t[1], c->repeat, n1);
-    add_ratio(c, "e1 / v0 host time (same model, same outputs)", n1, n0, "lower");
-    add_samples(c, "baseline", "ms", cpu[0], c->repeat, p0);
-    add_samples(c, "npu", "ms", cpu[1], c->repeat, p1);
-    add_ratio(c, "e1 / v0 host CPU time (the machine's load left out)", p1, p0, "lower");
+    bench_add_samples(c, "baseline", "ms", t[0], c->repeat, n0);
+    bench_add_samples(c, "npu", "ms", t[1], c->repeat, n1);
+    bench_add_ratio(c, "e1 / v0 host time (same model, same outputs)", n1, n0, "lower");
+    bench_add_samples(c, "baseline", "ms", cpu[0], c->repeat, p0);
+    bench_add_samples(c, "npu", "ms", cpu[1], c->repeat, p1);
+    bench_add_ratio(c, "e1 / v0 host CPU time (the machine's load left out)", p1, p0, "lower");
     rc = 0;
 out:
     cli_progress_end();
@@ -233,10 +233,10 @@ static int npukit_runs(ctx *c, npk_graph *g, const npk_tensor *in, size_t nin, i
     npk_run_opts o = {.device = "cpu"};
     npk_threads_set(threads);
     for (int r = -1; r < c->repeat; r++) { /* r = -1: warm-up */
-        progress(c, shortname, r + 1, c->repeat + 1);
+        bench_progress(c, shortname, r + 1, c->repeat + 1);
         npk_tensor *outs = NULL;
         size_t nouts = 0;
-        double t0 = now(), c0 = cpu_now();
+        double t0 = bench_now(), c0 = bench_cpu_now();
         int grc = npk_graph_run(g, &o, in, nin, &outs, &nouts, NULL);
         if (grc) {
             npk_threads_set(0);
@@ -248,7 +248,7 @@ static int npukit_runs(ctx *c, npk_graph *g, const npk_tensor *in, size_t nin, i
             }
             return -1;
         }
-        if (r >= 0) t[r] = (now() - t0) * 1e3, tc[r] = (cpu_now() - c0) * 1e3;
+        if (r >= 0) t[r] = (bench_now() - t0) * 1e3, tc[r] = (bench_cpu_now() - c0) * 1e3;
         free_outs(outs, nouts);
     }
     npk_threads_set(0);
@@ -280,12 +280,12 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
      * model, the inputs, the first run (plan, weight packing, shape inference) */
     npk_threads_set(1);
     for (int r = 0; t && tf && tc && r < c->repeat; r++) {
-        progress(c, shortname, 0, c->repeat + 1);
+        bench_progress(c, shortname, 0, c->repeat + 1);
         npk_graph *g1 = NULL;
         npk_tensor in1[8], *outs = NULL;
         size_t nin1 = 0, nouts = 0;
         memset(in1, 0, sizeof in1);
-        double t0 = now();
+        double t0 = bench_now();
         int bad = npk_graph_load_file(&g1, mp) || npk_graph_check(g1, NULL);
         nin1 = bad ? 0 : npk_graph_n_inputs(g1);
         if (nin1 > 8) nin1 = 8;
@@ -294,7 +294,7 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
             bad = npk_tensor_load_pb_file(&in1[k], ip) != 0;
         }
         int grc = bad ? 0 : npk_graph_run(g1, &o, in1, nin1, &outs, &nouts, NULL);
-        tf[r] = (now() - t0) * 1e3;
+        tf[r] = (bench_now() - t0) * 1e3;
         free_outs(outs, nouts);
         for (size_t k = 0; k < 8; k++) npk_tensor_free(&in1[k]);
         npk_graph_free(g1);
@@ -322,18 +322,18 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
         if (npukit_runs(c, g, in, nin, th, shortname, t, tc, &rc)) goto out;
         c->cur_threads = th;
         snprintf(nname[pass], sizeof nname[pass], "%s: npukit CPU, %d thread%s", shortname, th, th == 1 ? "" : "s");
-        add_samples(c, "npu", "ms", t, c->repeat, nname[pass]);
+        bench_add_samples(c, "npu", "ms", t, c->repeat, nname[pass]);
         if (!pass) {
             snprintf(fname, sizeof fname, "%s: npukit first inference (load, inputs, first run), 1 thread", shortname);
-            add_samples(c, "npu", "ms", tf, c->repeat, fname);
+            bench_add_samples(c, "npu", "ms", tf, c->repeat, fname);
             snprintf(cname, sizeof cname, "%s: npukit CPU, 1 thread, CPU time", shortname);
-            add_samples(c, "npu", "ms", tc, c->repeat, cname);
+            bench_add_samples(c, "npu", "ms", tc, c->repeat, cname);
         }
     }
     for (int pass = 0; pass < 2; pass++) {
         int th = pass ? c->threads : 1;
         if (pass && th <= 1) break;
-        progress(c, "onnxruntime", pass, 2);
+        bench_progress(c, "onnxruntime", pass, 2);
         if (ort_times(c, dir, th, t, tf, tc, why, sizeof why)) {
             cli_progress_end();
             if (!c->json) printf("  %-46s %s\n", "ONNX Runtime baseline unavailable:", why);
@@ -343,42 +343,42 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
         c->cur_threads = th;
         snprintf(oname[pass], sizeof oname[pass], "%s: baseline ONNX Runtime, %d thread%s", shortname, th,
                  th == 1 ? "" : "s");
-        add_samples(c, "baseline", "ms", t, c->repeat, oname[pass]);
+        bench_add_samples(c, "baseline", "ms", t, c->repeat, oname[pass]);
         if (!pass) {
             snprintf(ofname, sizeof ofname, "%s: baseline ONNX Runtime session creation + first run, 1 thread",
                      shortname);
-            add_samples(c, "baseline", "ms", tf, c->repeat, ofname);
+            bench_add_samples(c, "baseline", "ms", tf, c->repeat, ofname);
             if (tc[0] > 0) {
                 snprintf(ocname, sizeof ocname, "%s: baseline ONNX Runtime, 1 thread, CPU time (node process)", shortname);
-                add_samples(c, "baseline", "ms", tc, c->repeat, ocname);
+                bench_add_samples(c, "baseline", "ms", tc, c->repeat, ocname);
             }
         }
     }
     if (ofname[0]) {
         char rn[96];
         snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime first inference time", shortname);
-        add_ratio(c, rn, fname, ofname, "lower");
+        bench_add_ratio(c, rn, fname, ofname, "lower");
     }
     if (oname[0][0]) {
         /* speed ratio = ORT time / npukit time: >= 0.5 is issue 15's goal */
         char rn[96];
         snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, equal threads (1)", shortname);
-        add_ratio(c, rn, oname[0], nname[0], "higher");
-        const figure *f = find_fig(c, rn);
+        bench_add_ratio(c, rn, oname[0], nname[0], "higher");
+        const figure *f = bench_find_fig(c, rn);
         if (f) *ratio_out = f->med;
     }
     if (ocname[0]) {
         char rn[96];
         snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, CPU time, 1 thread", shortname);
-        add_ratio(c, rn, ocname, cname, "higher");
+        bench_add_ratio(c, rn, ocname, cname, "higher");
     }
     if (oname[1][0]) {
         char rn[96];
         snprintf(rn, sizeof rn, "%s: npukit (1 thread) / ONNX Runtime %d threads", shortname, c->threads);
-        add_ratio(c, rn, oname[1], nname[0], "higher");
+        bench_add_ratio(c, rn, oname[1], nname[0], "higher");
         if (nname[1][0]) {
             snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, equal threads (%d)", shortname, c->threads);
-            add_ratio(c, rn, oname[1], nname[1], "higher");
+            bench_add_ratio(c, rn, oname[1], nname[1], "higher");
         }
     }
     rc = 0;
@@ -407,9 +407,9 @@ static int bench_onnx_cpu_set(ctx *c, const char *const *models, size_t n) {
     }
     if (have) {
         double gm = exp(logsum / have);
-        add_fig(c, "ratio", "x", gm, gm, gm, 1, "geometric mean npukit / ONNX Runtime speed, 1 thread (%d models)", have);
+        bench_add_fig(c, "ratio", "x", gm, gm, gm, 1, "geometric mean npukit / ONNX Runtime speed, 1 thread (%d models)", have);
         c->figs[c->nfigs - 1].better = "higher";
-        add_fig(c, "ratio", "x", worst, worst, worst, 1, "lowest npukit / ONNX Runtime speed, 1 thread");
+        bench_add_fig(c, "ratio", "x", worst, worst, worst, 1, "lowest npukit / ONNX Runtime speed, 1 thread");
         c->figs[c->nfigs - 1].better = "higher";
     }
     return rc;

@@ -19,7 +19,7 @@
  * (user + system) seconds of the child. Returns its exit status or -1. */
 static int run_self(char *const *argv, int energy_off, double *wall, double *cpu) {
     fflush(stdout);
-    double t0 = now();
+    double t0 = bench_now();
     pid_t pid = fork();
     if (pid == 0) {
         int dn = open("/dev/null", O_WRONLY);
@@ -33,7 +33,7 @@ static int run_self(char *const *argv, int energy_off, double *wall, double *cpu
     int st = 0;
     struct rusage ru;
     if (wait4(pid, &st, 0, &ru) < 0) return -1;
-    *wall = now() - t0;
+    *wall = bench_now() - t0;
     *cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
            1e-6 * (double)ru.ru_stime.tv_usec;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -69,7 +69,7 @@ int bench_report_cost(ctx *c) {
     }
     for (int r = 0; !rc && r < c->repeat; r++)
         for (int k = 0; !rc && k < NV; k++) {
-            progress(c, what[k], r * NV + k, c->repeat * NV);
+            bench_progress(c, what[k], r * NV + k, c->repeat * NV);
             char *argv[12] = {"npu", "run", mp, "--device", (char *)npk_v0_class.name, "--input", ip, NULL, NULL, NULL};
             if (k == 1) argv[7] = "--report";
             if (k == 2) argv[7] = "--trace", argv[8] = tp;
@@ -89,17 +89,17 @@ int bench_report_cost(ctx *c) {
             snprintf(wn[k], sizeof wn[k], "npu run --device v0, %s: host wall time", what[k]);
             snprintf(un[k], sizeof un[k], "npu run --device v0, %s: host CPU time", what[k]);
             int base = k == 0 || k == 3 || k == 5;
-            add_samples(c, base ? "baseline" : "npu", "ms", w[k], c->repeat, wn[k]);
-            add_samples(c, base ? "baseline" : "npu", "ms", u[k], c->repeat, un[k]);
+            bench_add_samples(c, base ? "baseline" : "npu", "ms", w[k], c->repeat, wn[k]);
+            bench_add_samples(c, base ? "baseline" : "npu", "ms", u[k], c->repeat, un[k]);
         }
-        add_ratio(c, "--report / plain, wall time", wn[1], wn[0], "lower");
-        add_ratio(c, "--report / plain, CPU time", un[1], un[0], "lower");
-        add_ratio(c, "--trace / plain, wall time", wn[2], wn[0], "lower");
-        add_ratio(c, "--trace / plain, CPU time", un[2], un[0], "lower");
-        add_ratio(c, "energy model: plain / NPUKIT_ENERGY=off, wall time", wn[0], wn[3], "lower");
-        add_ratio(c, "energy model: plain / NPUKIT_ENERGY=off, CPU time", un[0], un[3], "lower");
-        add_ratio(c, "energy model, timing-only: plain / NPUKIT_ENERGY=off, wall time", wn[4], wn[5], "lower");
-        add_ratio(c, "energy model, timing-only: plain / NPUKIT_ENERGY=off, CPU time", un[4], un[5], "lower");
+        bench_add_ratio(c, "--report / plain, wall time", wn[1], wn[0], "lower");
+        bench_add_ratio(c, "--report / plain, CPU time", un[1], un[0], "lower");
+        bench_add_ratio(c, "--trace / plain, wall time", wn[2], wn[0], "lower");
+        bench_add_ratio(c, "--trace / plain, CPU time", un[2], un[0], "lower");
+        bench_add_ratio(c, "energy model: plain / NPUKIT_ENERGY=off, wall time", wn[0], wn[3], "lower");
+        bench_add_ratio(c, "energy model: plain / NPUKIT_ENERGY=off, CPU time", un[0], un[3], "lower");
+        bench_add_ratio(c, "energy model, timing-only: plain / NPUKIT_ENERGY=off, wall time", wn[4], wn[5], "lower");
+        bench_add_ratio(c, "energy model, timing-only: plain / NPUKIT_ENERGY=off, CPU time", un[4], un[5], "lower");
     }
     for (int k = 0; k < NV; k++) free(w[k]), free(u[k]);
     return rc;

@@ -35,7 +35,7 @@ static int time_shell_gemm(ctx *c, const shell_pass *ps, npk_shell *sh, const np
                            const void *b, void *out, double *t, const char *what) {
     double macs = (double)g->m * g->n * g->k;
     for (int r = 0; r < c->repeat; r++) {
-        progress(c, what, r, c->repeat);
+        bench_progress(c, what, r, c->repeat);
         double t0 = ps->clock();
         if (npk_shell_gemm_host(sh, g, a, b, NULL, out)) return bench_fail(c, what);
         t[r] = macs / (ps->clock() - t0) / 1e9;
@@ -96,7 +96,7 @@ static int bf16_peers_time(ctx *c, const shell_pass *ps, npk_shell *sh, const np
     int rc = 0;
     for (int blk = 0; blk < blocks && !rc; blk++) {
         for (int r = 0; r < c->repeat && !rc; r++) {
-            progress(c, alt ? "shell bf16, fp32 kernel, oneDNN" : blk == 0 ? "shell bf16" : blk == 1 ? "fp32 kernel" : "oneDNN",
+            bench_progress(c, alt ? "shell bf16, fp32 kernel, oneDNN" : blk == 0 ? "shell bf16" : blk == 1 ? "fp32 kernel" : "oneDNN",
                      r, c->repeat);
             double t0 = ps->clock();
             if ((alt || blk == 0) && npk_shell_gemm_host(sh, g, a, b, NULL, out)) {
@@ -137,7 +137,7 @@ static int bf16_peers_report(ctx *c, const shell_pass *ps, uint32_t n, const flo
         npk_err(NPK_EDEVICE, "the shared fp32 kernel differs from the CPU reference");
         return bench_fail(c, "check");
     }
-    add_samples(c, "npu", "GMAC/s", p->tk, c->repeat, kname);
+    bench_add_samples(c, "npu", "GMAC/s", p->tk, c->repeat, kname);
     if (p->dnnl <= 0) {
         if (!c->json && (p->dnnl < 0 || ps->threads == 1))
             printf("  %-46s %s\n", "oneDNN sgemm",
@@ -154,11 +154,11 @@ static int bf16_peers_report(ctx *c, const shell_pass *ps, uint32_t n, const flo
         return bench_fail(c, "check");
     }
     snprintf(dname, sizeof dname, "baseline: %s sgemm (fp32) %u^3 (%s), %s", bench_dnnl_version(), n, ps->clk, ps->th);
-    add_samples(c, "baseline", "GMAC/s", p->td, c->repeat, dname);
+    bench_add_samples(c, "baseline", "GMAC/s", p->td, c->repeat, dname);
     snprintf(rname, sizeof rname, "shell bf16 / oneDNN sgemm throughput, equal threads (%d)", ps->threads);
-    add_ratio(c, rname, shell, dname, "higher");
+    bench_add_ratio(c, rname, shell, dname, "higher");
     snprintf(rname, sizeof rname, "shared fp32 kernel / oneDNN sgemm throughput, equal threads (%d)", ps->threads);
-    add_ratio(c, rname, kname, dname, "higher");
+    bench_add_ratio(c, rname, kname, dname, "higher");
     return 0;
 }
 
@@ -179,7 +179,7 @@ static int shell_gemm_pass(ctx *c, const shell_pass *ps, npk_port *p, npk_shell 
     const int8_t *a8 = (const int8_t *)d->a[0], *b8 = (const int8_t *)d->b[0];
     npk_gemm_s8s32(ws, n, n, n, a8, n, b8, n, (int32_t *)out, n); /* warm-up */
     for (int r = 0; r < c->repeat; r++) {
-        progress(c, "v0 kernel", r, c->repeat);
+        bench_progress(c, "v0 kernel", r, c->repeat);
         double t0 = ps->clock();
         if (npk_gemm_s8s32(ws, n, n, n, a8, n, b8, n, (int32_t *)out, n)) return bench_fail(c, "v0 kernel");
         t[r] = macs / (ps->clock() - t0) / 1e9;
@@ -188,7 +188,7 @@ static int shell_gemm_pass(ctx *c, const shell_pass *ps, npk_port *p, npk_shell 
     char kname[112], sname[2][112];
     snprintf(kname, sizeof kname, "baseline: v0 int8 kernel %u^3 (%s), %s, %s", n,
              npk_gemm_isa_name(npk_gemm_active_isa()), ps->clk, ps->th);
-    add_samples(c, "baseline", "GMAC/s", t, c->repeat, kname);
+    bench_add_samples(c, "baseline", "GMAC/s", t, c->repeat, kname);
     for (int dt = 0; dt < 2; dt++) {
         const char *dn = dt ? "bf16" : "int8";
         npk_shell_gemm_desc g = {0};
@@ -211,14 +211,14 @@ static int shell_gemm_pass(ctx *c, const shell_pass *ps, npk_port *p, npk_shell 
         bf16_peers bp = {0};
         int bad = dt ? bf16_peers_time(c, ps, sh, &g, d->a[dt], d->b[dt], out, t, &bp)
                      : time_shell_gemm(c, ps, sh, &g, d->a[dt], d->b[dt], out, t, sname[dt]);
-        if (!bad) add_samples(c, "npu", "GMAC/s", t, c->repeat, sname[dt]);
+        if (!bad) bench_add_samples(c, "npu", "GMAC/s", t, c->repeat, sname[dt]);
         char mname[80], rname[80];
         if (ps->threads == 1) { /* modeled: the same at every thread count */
             snprintf(mname, sizeof mname, "shell %s modeled GEMM engine time (PERF_GEMM_CYCLES)", dn);
-            add_modeled(c, "ms", (double)(uint32_t)(g1 - g0) / (double)npk_port_hz(p) * 1e3, mname);
+            bench_add_modeled(c, "ms", (double)(uint32_t)(g1 - g0) / (double)npk_port_hz(p) * 1e3, mname);
         }
         snprintf(rname, sizeof rname, "shell %s / v0 kernel throughput, equal threads (%d)", dn, ps->threads);
-        if (!bad) add_ratio(c, rname, sname[dt], kname, "higher");
+        if (!bad) bench_add_ratio(c, rname, sname[dt], kname, "higher");
         if (dt && !bad) bad = bf16_peers_report(c, ps, n, (const float *)d->want[1], sname[dt], &bp);
         bf16_peers_free(&bp);
         if (bad) return 1;
@@ -246,10 +246,10 @@ int bench_shell_gemm(ctx *c) {
         bench_fail(c, "shell");
         goto out;
     }
-    for (size_t i = 0; i < nn; i++) d.a[0][i] = (uint8_t)rnd8(), d.b[0][i] = (uint8_t)rnd8();
+    for (size_t i = 0; i < nn; i++) d.a[0][i] = (uint8_t)bench_rnd8(), d.b[0][i] = (uint8_t)bench_rnd8();
     for (size_t i = 0; i < nn; i++) /* bf16 operands in [-2, 2) */
         for (int m = 0; m < 2; m++) {
-            uint16_t h = npk_bf16_from_f64((double)(rnd8() * 4 + (rnd8() & 3)) / 256.0);
+            uint16_t h = npk_bf16_from_f64((double)(bench_rnd8() * 4 + (bench_rnd8() & 3)) / 256.0);
             memcpy((m ? d.b[1] : d.a[1]) + 2 * i, &h, 2);
         }
     npk_ref_gemm_i8(n, n, n, (const int8_t *)d.a[0], (const int8_t *)d.b[0], NULL, (int32_t *)d.want[0]);
@@ -258,7 +258,7 @@ int bench_shell_gemm(ctx *c) {
     npk_ref_gemm_run(&rg);
     /* 1 thread (CPU time), then --threads (wall time), each against its peers at the same count */
     for (int pass = 0; pass < 2; pass++) {
-        shell_pass ps = {pass ? c->threads : 1, pass ? now : cpu_now, pass ? "wall time" : "CPU time", ""};
+        shell_pass ps = {pass ? c->threads : 1, pass ? bench_now : bench_cpu_now, pass ? "wall time" : "CPU time", ""};
         if (pass && ps.threads <= 1) break;
         snprintf(ps.th, sizeof ps.th, "%d thread%s", ps.threads, ps.threads == 1 ? "" : "s");
         npk_threads_set(ps.threads);

@@ -31,9 +31,9 @@ static void v0_energy_figs(ctx *c, const v0_energy_run *en, uint64_t cyc, uint64
                  npk_leak_pj(npk_area_total_mm2(&en->a), cyc, NPK_V0_HZ, en->nm)) / 1e6;
     char name[96];
     snprintf(name, sizeof name, "v0 modeled energy per GEMM (%u nm, docs/energy.md)", en->nm);
-    add_modeled(c, "uJ", uj, name);
-    add_modeled(c, "TOPS/W", (double)dm * 2.0 / (uj * 1e-6) / 1e12, "v0 modeled TOPS/W");
-    add_modeled(c, "mm2", npk_area_total_mm2(&en->a), "v0 modeled area");
+    bench_add_modeled(c, "uJ", uj, name);
+    bench_add_modeled(c, "TOPS/W", (double)dm * 2.0 / (uj * 1e-6) / 1e12, "v0 modeled TOPS/W");
+    bench_add_modeled(c, "mm2", npk_area_total_mm2(&en->a), "v0 modeled area");
 }
 
 
@@ -64,14 +64,14 @@ static int check_v0_exact(ctx *c, uint32_t n, const int8_t *A, const int8_t *B, 
  * when dnnl, one oneDNN run. 0, or 1 (bench failed). */
 static int gemm_once(ctx *c, npk_v0 *v, uint32_t n, const int8_t *A, const int8_t *B, int32_t *C, int dnnl,
                      double *gmacs, double *cpu) {
-    double t0 = now(), c0 = cpu_now();
+    double t0 = bench_now(), c0 = bench_cpu_now();
     if (!dnnl && npk_v0_matmul(v, n, n, n, A, B, C, 0)) return bench_fail(c, "v0 matmul"), 1;
     if (dnnl && bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, C)) {
         npk_err(NPK_EIO, "dnnl_gemm_s8s8s32 failed");
         return bench_fail(c, "oneDNN"), 1;
     }
-    *gmacs = (double)n * n * n / (now() - t0) / 1e9;
-    if (cpu) *cpu = (double)n * n * n / (cpu_now() - c0) / 1e9;
+    *gmacs = (double)n * n * n / (bench_now() - t0) / 1e9;
+    if (cpu) *cpu = (double)n * n * n / (bench_cpu_now() - c0) / 1e9;
     return 0;
 }
 
@@ -90,7 +90,7 @@ static int gemm_pass(ctx *c, npk_v0 *v, uint32_t n, const int8_t *A, const int8_
     int alt = dn && threads == 1;
     if (alt) bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT */
     for (int r = 0; r < c->repeat; r++) {
-        progress(c, alt ? "v0 matmul / oneDNN" : "v0 matmul", r, c->repeat);
+        bench_progress(c, alt ? "v0 matmul / oneDNN" : "v0 matmul", r, c->repeat);
         if (gemm_once(c, v, n, A, B, C, 0, &tv[r], cv ? &cv[r] : NULL) ||
             (alt && gemm_once(c, v, n, A, B, D, 1, &td[r], cd ? &cd[r] : NULL)))
             return 1;
@@ -99,7 +99,7 @@ static int gemm_pass(ctx *c, npk_v0 *v, uint32_t n, const int8_t *A, const int8_
     if (!dn || alt) return 0;
     bench_dnnl_gemm_s8((int)n, (int)n, (int)n, A, B, D); /* warm-up: JIT, threads */
     for (int r = 0; r < c->repeat; r++) {
-        progress(c, "oneDNN", r, c->repeat);
+        bench_progress(c, "oneDNN", r, c->repeat);
         if (gemm_once(c, v, n, A, B, D, 1, &td[r], NULL)) return 1;
     }
     cli_progress_end();
@@ -141,8 +141,8 @@ int bench_v0_gemm(ctx *c) {
         bench_fail(c, "setup");
         goto out;
     }
-    for (size_t i = 0; i < (size_t)n * n; i++) A[i] = rnd8();
-    for (size_t i = 0; i < (size_t)n * n; i++) B[i] = rnd8();
+    for (size_t i = 0; i < (size_t)n * n; i++) A[i] = bench_rnd8();
+    for (size_t i = 0; i < (size_t)n * n; i++) B[i] = bench_rnd8();
     npk_v0_config vc;
     npk_v0_config_default(&vc);
     vc.cpu_exec = npk_v0_cpu_execute;
@@ -179,7 +179,7 @@ int bench_v0_gemm(ctx *c) {
         c->cur_threads = want;
         snprintf(vname[pass], sizeof vname[pass], "v0 int8 GEMM %u^3 (driver+DMA+compute), %d thread%s", n, want,
                  want == 1 ? "" : "s");
-        add_samples(c, "npu", "GMAC/s", t, c->repeat, vname[pass]);
+        bench_add_samples(c, "npu", "GMAC/s", t, c->repeat, vname[pass]);
         if (!dn) continue;
         if (dset[pass])
             snprintf(dname[pass], sizeof dname[pass], "baseline: %s int8 GEMM, %d thread%s", bench_dnnl_version(), want,
@@ -190,33 +190,33 @@ int bench_v0_gemm(ctx *c) {
     }
     uint64_t cyc = (uint32_t)(c1.perf_cycles - c0.perf_cycles) / (uint64_t)c->repeat;
     uint64_t dm = (c1.perf_macs - c0.perf_macs) / (uint64_t)c->repeat;
-    add_modeled(c, "ms", (double)cyc / (double)NPK_V0_HZ * 1e3, "v0 modeled device time (PERF_CYCLES)");
-    add_modeled(c, "%", 100.0 * (double)dm / (256.0 * (double)cyc), "v0 modeled array utilization");
-    add_modeled(c, "TOPS", (double)dm * 2.0 / ((double)cyc / (double)NPK_V0_HZ) / 1e12, "v0 modeled TOPS");
+    bench_add_modeled(c, "ms", (double)cyc / (double)NPK_V0_HZ * 1e3, "v0 modeled device time (PERF_CYCLES)");
+    bench_add_modeled(c, "%", 100.0 * (double)dm / (256.0 * (double)cyc), "v0 modeled array utilization");
+    bench_add_modeled(c, "TOPS", (double)dm * 2.0 / ((double)cyc / (double)NPK_V0_HZ) / 1e12, "v0 modeled TOPS");
     if (en.has) v0_energy_figs(c, &en, cyc, dm);
     if (!dnnl) {
         if (!c->json) printf("  %-46s %s\n", "oneDNN int8 GEMM", bench_dnnl_version());
     } else {
         for (int pass = 0; pass < 2 && dname[pass][0]; pass++) {
             c->cur_threads = dset[pass] ? (pass ? c->threads : 1) : 0;
-            add_samples(c, "baseline", "GMAC/s", td[pass], c->repeat, dname[pass]);
+            bench_add_samples(c, "baseline", "GMAC/s", td[pass], c->repeat, dname[pass]);
         }
         if (dset[0]) {
             char vc[96], dc[96];
             c->cur_threads = 1;
             snprintf(vc, sizeof vc, "v0 int8 GEMM %u^3 (driver+DMA+compute), CPU time, 1 thread", n);
             snprintf(dc, sizeof dc, "baseline: %s int8 GEMM, CPU time, 1 thread", bench_dnnl_version());
-            add_samples(c, "npu", "GMAC/s", cv, c->repeat, vc);
-            add_samples(c, "baseline", "GMAC/s", cd, c->repeat, dc);
-            add_ratio(c, "v0 / oneDNN throughput, CPU time, 1 thread", vc, dc, "higher");
+            bench_add_samples(c, "npu", "GMAC/s", cv, c->repeat, vc);
+            bench_add_samples(c, "baseline", "GMAC/s", cd, c->repeat, dc);
+            bench_add_ratio(c, "v0 / oneDNN throughput, CPU time, 1 thread", vc, dc, "higher");
         }
         print_dnnl_exact(c, n, C, D);
-        add_ratio(c, dset[0] ? "v0 / oneDNN throughput, equal threads (1)" : "v0 / oneDNN throughput", vname[0],
+        bench_add_ratio(c, dset[0] ? "v0 / oneDNN throughput, equal threads (1)" : "v0 / oneDNN throughput", vname[0],
                   dname[0], "higher");
         if (dname[1][0] && vname[1][0]) {
             char rn[80];
             snprintf(rn, sizeof rn, "v0 / oneDNN throughput, equal threads (%d)", c->threads);
-            add_ratio(c, rn, vname[1], dname[1], "higher");
+            bench_add_ratio(c, rn, vname[1], dname[1], "higher");
         }
     }
     if (c->trace_path) {
@@ -380,16 +380,16 @@ int bench_v0_resnet50_layers(ctx *c) {
         row++;
         snprintf(nm, sizeof nm, "L%02d c%u k%u %ux%u %ux%u/%u v0 modeled cycles (seed)", row, cv.cin, cv.cout,
                  (uint32_t)v[L_P], (uint32_t)v[L_Q], cv.ksize, cv.ksize, cv.stride_h);
-        add_modeled(c, "cycles", (double)seed, nm);
+        bench_add_modeled(c, "cycles", (double)seed, nm);
         snprintf(nm, sizeof nm, "L%02d v0 modeled cycles (gemmini_loop=1; tiling %s%s%s)", row, til,
                  strcmp(til, rec) ? " != row " : " = row", strcmp(til, rec) ? rec : "");
-        add_modeled(c, "cycles", (double)cyc, nm);
+        bench_add_modeled(c, "cycles", (double)cyc, nm);
         snprintf(gm, sizeof gm, "L%02d Gemmini tiled_conv_auto cycles (measured)", row);
-        add_fig(c, "baseline", "cycles", v[L_AUTO], v[L_AUTO], v[L_AUTO], 1, "%s", gm);
-        add_modeled(c, "%", 100.0 * (double)macs / (v[L_MESH] * v[L_MESH] * (double)cyc),
+        bench_add_fig(c, "baseline", "cycles", v[L_AUTO], v[L_AUTO], v[L_AUTO], 1, "%s", gm);
+        bench_add_modeled(c, "%", 100.0 * (double)macs / (v[L_MESH] * v[L_MESH] * (double)cyc),
                     "v0 modeled array utilization (Gemmini loop)");
         double ratio = (double)cyc / v[L_AUTO], rs = (double)seed / v[L_AUTO], ra = (double)arch / v[L_AUTO];
-        add_fig(c, "ratio", "x", ratio, ratio, ratio, 1, "L%02d v0 Gemmini loop / Gemmini (seed %.3f, arch.mem %.3f)",
+        bench_add_fig(c, "ratio", "x", ratio, ratio, ratio, 1, "L%02d v0 Gemmini loop / Gemmini (seed %.3f, arch.mem %.3f)",
                 row, rs, ra);
         logsum += log(ratio);
         logseed += log(rs);
@@ -408,22 +408,22 @@ int bench_v0_resnet50_layers(ctx *c) {
         npk_v0_area(&t, &ar);
         double uj = npk_energy_total_pj(&en) / 1e6, er = uj / v[L_ENERGY];
         double amm = ar.array_mm2 + ar.sram_mm2;
-        add_modeled(c, "uJ", uj, nm_energy(nm, sizeof nm, row, &en));
-        add_fig(c, "baseline", "uJ", v[L_ENERGY], v[L_ENERGY], v[L_ENERGY], 1,
+        bench_add_modeled(c, "uJ", uj, nm_energy(nm, sizeof nm, row, &en));
+        bench_add_fig(c, "baseline", "uJ", v[L_ENERGY], v[L_ENERGY], v[L_ENERGY], 1,
                 "L%02d Timeloop+Accelergy energy (target.energy)", row);
-        add_fig(c, "ratio", "x", er, er, er, 1, "L%02d v0 energy / target.energy", row);
+        bench_add_fig(c, "ratio", "x", er, er, er, 1, "L%02d v0 energy / target.energy", row);
         loge += log(er);
         elo = er < elo ? er : elo;
         ehi = er > ehi ? er : ehi;
         e_within += er >= 0.5 && er <= 2.0;
         if (row == 1) {
-            add_modeled(c, "mm2", amm, "v0 area: PE array + scratchpad + accumulator (row 1's geometry)");
-            add_modeled(c, "mm2", ar.array_mm2, "v0 area: PE array");
-            add_modeled(c, "mm2", ar.sram_mm2, "v0 area: scratchpad + accumulator SRAM");
-            add_modeled(c, "mm2", ar.fixed_mm2, "v0 area: fixed logic (not in target.area)");
-            add_fig(c, "baseline", "mm2", v[L_AREA], v[L_AREA], v[L_AREA], 1, "Timeloop+Accelergy area (target.area)");
+            bench_add_modeled(c, "mm2", amm, "v0 area: PE array + scratchpad + accumulator (row 1's geometry)");
+            bench_add_modeled(c, "mm2", ar.array_mm2, "v0 area: PE array");
+            bench_add_modeled(c, "mm2", ar.sram_mm2, "v0 area: scratchpad + accumulator SRAM");
+            bench_add_modeled(c, "mm2", ar.fixed_mm2, "v0 area: fixed logic (not in target.area)");
+            bench_add_fig(c, "baseline", "mm2", v[L_AREA], v[L_AREA], v[L_AREA], 1, "Timeloop+Accelergy area (target.area)");
             area_ratio = amm / v[L_AREA];
-            add_fig(c, "ratio", "x", area_ratio, area_ratio, area_ratio, 1, "v0 area / target.area");
+            bench_add_fig(c, "ratio", "x", area_ratio, area_ratio, area_ratio, 1, "v0 area / target.area");
         }
     }
     free(text);
@@ -433,18 +433,18 @@ int bench_v0_resnet50_layers(ctx *c) {
         return bench_fail(c, "measured.csv");
     }
     double g = exp(logsum / row), gs = exp(logseed / row), ga = exp(logarch / row);
-    add_fig(c, "ratio", "x", gs, gs, gs, 1, "seed model: geometric mean v0 / Gemmini over %d layers", row);
-    add_modeled(c, "layers", within_seed, "seed model: layers within +-25% of Gemmini");
-    add_modeled(c, "layers", tile_dflt, "tiling equal to the row's dse.auto_tiling (256 KiB spad, 64 KiB acc)");
-    add_modeled(c, "layers", tile_arch, "tiling equal to the row's dse.auto_tiling (the row's arch.mem sizes)");
-    add_fig(c, "ratio", "x", g, g, g, 1, "Gemmini loop: geometric mean v0 / Gemmini over %d layers", row);
-    add_modeled(c, "layers", within, "Gemmini loop: layers within +-25% of Gemmini");
-    add_fig(c, "ratio", "x", ga, ga, ga, 1, "Gemmini loop on the arch.mem sizes: geometric mean over %d layers", row);
-    add_modeled(c, "layers", within_arch, "Gemmini loop on the arch.mem sizes: layers within +-25%");
+    bench_add_fig(c, "ratio", "x", gs, gs, gs, 1, "seed model: geometric mean v0 / Gemmini over %d layers", row);
+    bench_add_modeled(c, "layers", within_seed, "seed model: layers within +-25% of Gemmini");
+    bench_add_modeled(c, "layers", tile_dflt, "tiling equal to the row's dse.auto_tiling (256 KiB spad, 64 KiB acc)");
+    bench_add_modeled(c, "layers", tile_arch, "tiling equal to the row's dse.auto_tiling (the row's arch.mem sizes)");
+    bench_add_fig(c, "ratio", "x", g, g, g, 1, "Gemmini loop: geometric mean v0 / Gemmini over %d layers", row);
+    bench_add_modeled(c, "layers", within, "Gemmini loop: layers within +-25% of Gemmini");
+    bench_add_fig(c, "ratio", "x", ga, ga, ga, 1, "Gemmini loop on the arch.mem sizes: geometric mean over %d layers", row);
+    bench_add_modeled(c, "layers", within_arch, "Gemmini loop on the arch.mem sizes: layers within +-25%");
     double ge = exp(loge / row);
-    add_fig(c, "ratio", "x", ge, ge, ge, 1, "energy: geometric mean v0 / target.energy over %d layers", row);
-    add_fig(c, "ratio", "x", elo, elo, elo, 1, "energy: lowest layer ratio v0 / target.energy");
-    add_fig(c, "ratio", "x", ehi, ehi, ehi, 1, "energy: highest layer ratio v0 / target.energy");
-    add_modeled(c, "layers", e_within, "energy: layers within 0.5..2.0 of target.energy");
+    bench_add_fig(c, "ratio", "x", ge, ge, ge, 1, "energy: geometric mean v0 / target.energy over %d layers", row);
+    bench_add_fig(c, "ratio", "x", elo, elo, elo, 1, "energy: lowest layer ratio v0 / target.energy");
+    bench_add_fig(c, "ratio", "x", ehi, ehi, ehi, 1, "energy: highest layer ratio v0 / target.energy");
+    bench_add_modeled(c, "layers", e_within, "energy: layers within 0.5..2.0 of target.energy");
     return 0;
 }
