@@ -689,7 +689,7 @@ static int v_info(npk_qtest *q, const char *verb, int na) {
 
 /* The energy model's counters (docs/energy.md): the dynamic energy since the model
  * was created by class, its area and node, as C99 hexadecimal floats so that a
- * client gets the very doubles the in-process port would (npk_port_energy). */
+ * client gets the very doubles the in-process port would (through the port layer's energy query). */
 static int v_energy(npk_qtest *q, const char *verb, int na) {
     if (args(q, verb, na, 0, 0, "npu_energy")) return 1;
     if (!q->dev->ops->energy) return fail(q, "%s: the %s model has no energy model", verb, q->cls->name);
