@@ -107,9 +107,9 @@ static const npk_opt bench_opts[] = {
       "docs/performance.md); with --compare, the comparison"),
     CLI_NUM("--repeat", NULL, U32, bench_args, repeat, "5", 1, 1000, "N", "runs per host figure (median, min and max)"),
     {"--threads", NULL, NPK_OPT_U32, offsetof(bench_args, threads), NULL, 1, 1024, 0, 0, 0, "N",
-     "'all threads' for the multi-threaded baselines (default: the online\n"
-     "CPUs); every baseline is also measured at 1 thread, the count set\n"
-     "explicitly each time", offsetof(bench_args, threads_given) + 1},
+     "'all threads' for npukit and its baselines (default: the online CPUs);\n"
+     "the 1-thread figures are measured too, the count set explicitly each\n"
+     "time", offsetof(bench_args, threads_given) + 1},
     CLI_NUM("--size", NULL, U32, bench_args, size, NULL, 1, 4096, "N",
       "M = N = K of the GEMM benches (v0-gemm-1024: 1024, shell-gemm-512: 512, e1-matmul-64: 64);\n"
       "decode positions of llm-pccx (200) and llm-pccx-15m (16)"),
@@ -140,8 +140,9 @@ static void help(void) {
            "Runs the benchmark suite (or the named benchmarks) and prints each figure with the\n"
            "baseline measured in the same run. Host figures are the median of N runs with min and\n"
            "max; modeled figures come from the simulated device clock and are the same every run.\n"
-           "Baselines run at 1 thread (equal threads: npukit's paths are single-threaded) and at\n"
-           "all threads. The machine may be shared: compare figures from one run, not across runs.\n"
+           "npukit and its baselines run at 1 thread and at all threads (--threads), each ratio\n"
+           "between figures at equal thread counts. The machine may be shared: compare figures\n"
+           "from one run, not across runs.\n"
            "docs/performance.md explains every figure and the JSON schema.\n\n"
            "benchmarks:\n");
     for (size_t i = 0; i < nrows; i++) printf("  %-17s %s\n", rows[i].name, rows[i].what);
