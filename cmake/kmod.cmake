@@ -7,12 +7,11 @@ foreach(check build sparse checkpatch)
            ${CMAKE_BINARY_DIR}/kmod-${check})
   set_tests_properties(kmod_${check} PROPERTIES LABELS vp SKIP_RETURN_CODE 77 TIMEOUT 600)
 endforeach()
-# The kmd port (src/rt/port_kmd.c) speaks the driver's UAPI header.
-target_include_directories(npukit_rt PRIVATE ${CMAKE_SOURCE_DIR}/kmod/uapi)
+# The kmd port (src/rt/port_kmd.c) speaks the driver's UAPI header, include/npukit/uapi/npukit_accel.h.
 # The guest-side checks of the driver (tests/kmod/npukit_ktest.c; run in an `npu vp run` guest),
 # linked statically when possible so that an initramfs needs no libraries for it.
 add_executable(npukit_ktest tests/kmod/npukit_ktest.c)
-target_include_directories(npukit_ktest PRIVATE ${CMAKE_SOURCE_DIR}/kmod/uapi)
+target_include_directories(npukit_ktest PRIVATE ${CMAKE_SOURCE_DIR}/include)
 if(NOT NPUKIT_SANITIZE)
   target_link_options(npukit_ktest PRIVATE -static)
 endif()

@@ -2,7 +2,7 @@
 /*
  * npukit.ko - Linux driver for npukit's NPU devices served as PCI functions
  * (e1, v0, shell, pccx; `npu vp`). One misc character device /dev/npuN per
- * function; the interface is kmod/uapi/npukit_accel.h and docs/kmod.md.
+ * function; the interface is include/npukit/uapi/npukit_accel.h and docs/kmod.md.
  *
  * The driver owns the registers (user space reaches them only through
  * ioctls), the interrupt line, resets and the DMA buffers. Completion is
@@ -29,7 +29,7 @@
 #include <linux/wait.h>
 #include <asm/unaligned.h>
 
-#include "uapi/npukit_accel.h"
+#include "npukit_accel.h"
 
 static bool irq;
 module_param(irq, bool, 0444);

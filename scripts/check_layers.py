@@ -24,6 +24,7 @@ HEADER_LAYER = {
     "error.h": "base", "numfmt.h": "base", "gemm.h": "base", "cpu.h": "base", "tensor.h": "base", "strbuf.h": "base", "range.h": "base",
     "opt.h": "base", "trace.h": "base",
     "regfield.h": "abi", "devices.def": "abi", "pccx_isa.h": "abi", "shell_desc.h": "abi",
+    "uapi/npukit_accel.h": "abi",  # the kernel driver's UAPI (kmod/ and the kmd port share it)
     "sim.h": "model",
     "npu.h": "rt", "job.h": "rt", "report.h": "rt", "devtab.h": "rt",
     "e1_lower.h": "ops", "e1_shlo.h": "ops",
@@ -57,7 +58,7 @@ def file_layer(rel):
     if parts[0] == "src" and len(parts) > 2:
         return SRC_LAYER.get(parts[1])
     if parts[0] == "include" and len(parts) > 2 and parts[1] == "npukit":
-        k = header_kind(parts[2])
+        k = header_kind("/".join(parts[2:]))
         return k[0] if k else None
     return None
 

@@ -39,6 +39,7 @@ build() { # OUT [make args...]
   local k; k=$(kdir)
   rm -rf "$out"; mkdir -p "$out"
   cp -r "$root/kmod/." "$out/"
+  cp "$root/include/npukit/uapi/npukit_accel.h" "$out/" # the UAPI header beside npukit.c (Kbuild)
   make -s -C "$out" KDIR="$k" "$@"
 }
 
@@ -70,10 +71,10 @@ _Static_assert(sizeof(struct npukit_counters) == 144, "npukit_counters");
 _Static_assert(offsetof(struct npukit_wait, desc) == 32, "npukit_wait.desc");
 int main(void) { return NPUKIT_IOCTL_WAIT == NPUKIT_IOCTL_SUBMIT || NPUKIT_IOCTL_CLOCK == NPUKIT_IOCTL_IRQ; }
 EOF
-    ${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -I"$root/kmod/uapi" -o "$out/uapi_check" "$out/uapi_check.c"
+    ${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -I"$root/include/npukit/uapi" -o "$out/uapi_check" "$out/uapi_check.c"
     "$out/uapi_check"
     if echo 'int main(void){return 0;}' | ${CC:-cc} -m32 -x c - -o /dev/null 2>/dev/null; then
-      ${CC:-cc} -m32 -std=c11 -Wall -Wextra -Werror -I"$root/kmod/uapi" -o "$out/uapi_check32" "$out/uapi_check.c"
+      ${CC:-cc} -m32 -std=c11 -Wall -Wextra -Werror -I"$root/include/npukit/uapi" -o "$out/uapi_check32" "$out/uapi_check.c"
       echo "UAPI layout checked for 64- and 32-bit user space"
     else
       echo "UAPI layout checked for 64-bit user space (no -m32 toolchain for the 32-bit check)"
@@ -101,7 +102,7 @@ EOF
       rm -rf "$cache"; mv "$cache.tmp" "$cache"
     fi
     cd "$root/kmod"
-    files=$(ls npukit.c uapi/npukit_accel.h Kbuild Makefile)
+    files=$(ls npukit.c ../include/npukit/uapi/npukit_accel.h Kbuild Makefile)
     perl "$cp" --strict --no-tree --terse --show-types -f $files | tee "$out/checkpatch.log"
     if grep -E "(ERROR|WARNING|CHECK):" "$out/checkpatch.log" >/dev/null; then echo "FAIL: checkpatch --strict"; exit 1; fi
     echo "OK: checkpatch.pl --strict clean on $(echo $files)" ;;

@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #include "npukit/range.h"
-#include "npukit_accel.h"
+#include "npukit/uapi/npukit_accel.h"
 
 typedef struct kmd {
     int fd;

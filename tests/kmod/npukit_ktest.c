@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * npukit_ktest: guest-side checks of the kernel driver (kmod/npukit.ko) through its UAPI
- * (kmod/uapi/npukit_accel.h). Run inside an `npu vp run` guest as root.
+ * (include/npukit/uapi/npukit_accel.h). Run inside an `npu vp run` guest as root.
  *
  *   npukit_ktest info DEV             print what NPUKIT_IOCTL_GET_INFO reports
  *   npukit_ktest v0 DEV               v0: a NOP batch completes (DESC_TAIL, counters), the
@@ -35,7 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "npukit_accel.h"
+#include "npukit/uapi/npukit_accel.h"
 
 static const char *dev_path;
 
