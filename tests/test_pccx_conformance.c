@@ -23,8 +23,19 @@ static uint32_t r32(uint32_t off) {
 }
 static void w32(uint32_t off, uint32_t v) { npk_port_write32(port, off, v); }
 static void issue(uint64_t w) { npk_port_write64(port, NPK_PCCX_INSTR_LO, w); }
+/* IDLE_ETA against STATUS at the same cycle (docs/pccx.md section 4): 0
+ * exactly when none of BUSY, ERROR and HUNG is set, all ones exactly when
+ * ERROR or HUNG is (so a driver may look at IDLE_ETA alone). */
+static int eta_disagrees;
+static void eta_check(void) {
+    const uint32_t st = r32(NPK_PCCX_STATUS), eta = r32(NPK_PCCX_IDLE_ETA);
+    const uint32_t stop = NPK_PCCX_STATUS_ERROR | NPK_PCCX_STATUS_HUNG;
+    eta_disagrees += (eta == 0) != !(st & (stop | NPK_PCCX_STATUS_BUSY)) || (eta == 0xffffffffu) != !!(st & stop);
+}
 static void run(void) {
-    for (int i = 0; i < 10000 && (r32(NPK_PCCX_STATUS) & NPK_PCCX_STATUS_BUSY); i++) {
+    for (int i = 0; i < 10000; i++) {
+        eta_check();
+        if (!(r32(NPK_PCCX_STATUS) & NPK_PCCX_STATUS_BUSY)) break;
         uint32_t eta = r32(NPK_PCCX_IDLE_ETA);
         npk_port_wait(port, eta && eta != 0xffffffffu ? eta : 1);
     }
@@ -388,6 +399,24 @@ static void test_fault_contract(void) {
     CHECK_EQ(r32(NPK_PCCX_INSTR_RETIRED), 4); /* #0, #2, #3, #4; the faulted #1 excluded */
     CHECK_EQ(r32(NPK_PCCX_CNT_MEMSET), 2);
     CHECK_EQ(r32(NPK_PCCX_CNT_MEMCPY), 2);
+
+    /* a fault on the last queued instruction while an async CVO still runs:
+     * BUSY and ERROR together, IDLE_ETA all ones (not the CVO's remaining
+     * cycles), then BUSY alone ends with the CVO */
+    reset_dev();
+    issue(npk_pccx_cvo_word(NPK_PCCX_CVO_EXP, 0, 0, 4000, 0, 1)); /* async, 4000 + sfu_lat cycles */
+    issue(npk_pccx_memset_word(0, 4, 1, 1, 16) | 1);              /* faults as it starts, a cycle later */
+    npk_port_wait(port, 10);
+    CHECK_EQ(r32(NPK_PCCX_QUEUE_COUNT), 0);
+    CHECK_EQ(r32(NPK_PCCX_STATUS) & (NPK_PCCX_STATUS_BUSY | NPK_PCCX_STATUS_ERROR),
+             NPK_PCCX_STATUS_BUSY | NPK_PCCX_STATUS_ERROR);
+    CHECK_EQ(r32(NPK_PCCX_IDLE_ETA), 0xffffffffu);
+    eta_check();
+    clear_err();
+    CHECK(r32(NPK_PCCX_IDLE_ETA) > 3900 && r32(NPK_PCCX_IDLE_ETA) < 0xffffffffu); /* the CVO's rest */
+    run();
+    CHECK_EQ(r32(NPK_PCCX_STATUS), NPK_PCCX_STATUS_DONE);
+    CHECK_EQ(r32(NPK_PCCX_IDLE_ETA), 0);
 
     /* not executed: a faulting findemax GEMV changes neither e_max nor WS_ADDR */
     reset_dev();
@@ -828,6 +857,7 @@ int main(void) {
     test_cvo();
     test_sequences();
     test_smoke();
+    CHECK_EQ(eta_disagrees, 0); /* every look of run() */
     npk_port_close(port);
     return CHECK_DONE();
 }

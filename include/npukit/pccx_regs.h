@@ -113,7 +113,8 @@ extern "C" {
  *   IRQ_EN         RW DONE[0] ERROR[1]: IRQ line 0 = (STATUS & IRQ_EN) != 0
  *   QUEUE_COUNT    RO instructions accepted but not started
  *   QUEUE_CAP      RO the queue depth, NPK_PCCX_QUEUE_DEPTH
- *   IDLE_ETA       RO model aid: cycles until idle if nothing more is issued (0xffffffff hung/faulted)
+ *   IDLE_ETA       RO model aid: cycles to wait before the device can have changed (0: idle, no fault;
+ *                  0xffffffff: a fault latched or hung; docs/pccx.md section 4)
  *   HWIN_BASE_LO/HI  RW host window base (16-byte aligned; low 4 bits ignored)
  *   HWIN_SIZE      RW host window size in bytes (reset 0x200000 = 2 MiB, the aux_addr reach)
  *   WS_ADDR_LO/HI  RW weight-stream pointer (16-byte aligned), advanced by each GEMV/GEMM

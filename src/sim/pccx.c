@@ -970,7 +970,7 @@ static uint32_t rd_idle_eta(npk_dev *d, const npk_reg *r, uint32_t s) {
     (void)s;
     const pccx *p = P(d);
     uint64_t now = d->cycles;
-    if (p->hung || (p->fault && p->qcount)) return 0xffffffffu;
+    if (p->hung || p->fault) return 0xffffffffu;
     uint64_t t = p->busy_until;
     if (p->qcount && p->fe_ready > t) t = p->fe_ready;
     if (p->qcount && t <= now) return 1;
