@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The one instruction-set choice of every kernel module (include/npukit/cpu.h):
  * NPUKIT_ISA caps the level, npk_isa_force overrides it, and each module's
- * variant follows the level (npk_gemm_s8s32 and npk_gemm_f32 need VNNI for AVX-512,
+ * variant follows the level (npk_gemm_s8s32 needs VNNI for AVX-512; npk_gemm_f32,
  * the exact INT4 GEMV and npk_gemm_f32_reassoc do not). */
 #include "check.h"
 #include "npukit/cpu.h"
@@ -17,6 +17,10 @@ static void check_modules(npk_isa l) {
     CHECK_EQ(npk_gemm_active_isa(), l >= NPK_ISA_AVX512VNNI ? NPK_GEMM_AVX512
                                     : l >= NPK_ISA_AVX2      ? NPK_GEMM_AVX2
                                                              : NPK_GEMM_PORTABLE);
+    CHECK_EQ(npk_gemm_f32_active_isa(), l >= NPK_ISA_AVX512 ? NPK_GEMM_AVX512
+                                        : l >= NPK_ISA_AVX2    ? NPK_GEMM_AVX2
+                                                               : NPK_GEMM_PORTABLE);
+    CHECK_STR(npk_gemm_f32_kernel(), l >= NPK_ISA_AVX512 ? "avx512" : l >= NPK_ISA_AVX2 ? "avx2" : "portable");
     CHECK_EQ(npk_q4_isa_active(), l >= NPK_ISA_AVX512 ? NPK_Q4_AVX512 : l >= NPK_ISA_AVX2 ? NPK_Q4_AVX2 : NPK_Q4_C);
     CHECK_STR(npk_gemm_f32_reassoc_kernel(), l >= NPK_ISA_AVX512 ? "avx512" : l >= NPK_ISA_AVX2 ? "avx2" : "portable");
 }

@@ -11,8 +11,11 @@
  *   level        CPU features                       variants that need it
  *   c            any host (or a non-x86 build)       the portable C of every module
  *   avx2         AVX2 + FMA                          gemm avx2, q4 avx2, fast sgemm avx2, clones avx2
- *   avx512       AVX-512 F, BW, DQ, VL, CD           q4 avx512, fast sgemm avx512, clones avx512
- *   avx512vnni   the above + AVX512_VNNI             gemm avx512-vnni (int8 vpdpbusd, fp32)
+ *   avx512       AVX-512 F, BW, DQ, VL, CD           gemm fp32 avx512, q4 avx512, fast sgemm avx512, clones avx512
+ *   avx512vnni   the above + AVX512_VNNI             gemm int8 avx512-vnni (vpdpbusd)
+ *
+ * (AVX2-only helpers without an AVX-512 variant run from level avx2 up:
+ * docs/performance.md "Kernel dispatch per host" lists every dispatch point.)
  *
  * One forcing mechanism caps the level for every module at once: the
  * environment variable NPUKIT_ISA=c|avx2|avx512|avx512vnni (read at the first

@@ -30,10 +30,11 @@
  *    golden): deterministic for one variant, not bit-equal across variants.
  *
  * Variants, chosen at run time from the instruction-set level of
- * include/npukit/cpu.h: AVX-512 with VNNI (level avx512vnni; the fp32 kernel
- * runs there too), AVX2 (+FMA; levels avx2 and avx512; its fp32 kernel in
- * src/base/gemm_f32_avx2.c fuses where npk_gemm_f32_fused allows, as the
- * AVX-512 one), and a portable C path (level c).
+ * include/npukit/cpu.h: AVX-512 (int8: with VNNI, level avx512vnni; fp32:
+ * from level avx512, VNNI not needed), AVX2 (+FMA; int8: levels avx2 and
+ * avx512; fp32: level avx2; its fp32 kernel in src/base/gemm_f32_avx2.c fuses
+ * where npk_gemm_f32_fused allows, as the AVX-512 one), and a portable C path
+ * (level c).
  * NPUKIT_ISA in the environment or npk_isa_force caps the level of every
  * kernel module at once (tests force each one).
  *
@@ -55,8 +56,8 @@ extern "C" {
 /* The variants (the level of include/npukit/cpu.h that runs each). */
 typedef enum npk_gemm_isa {
     NPK_GEMM_PORTABLE = 1, /* C, any host: level c */
-    NPK_GEMM_AVX2 = 2,     /* x86-64 AVX2 + FMA: levels avx2 and avx512 */
-    NPK_GEMM_AVX512 = 3,   /* x86-64 AVX-512 F/BW/VNNI: level avx512vnni */
+    NPK_GEMM_AVX2 = 2,     /* x86-64 AVX2 + FMA: int8 at levels avx2 and avx512, fp32 at level avx2 */
+    NPK_GEMM_AVX512 = 3,   /* x86-64 AVX-512: int8 (F/BW/VNNI) at level avx512vnni, fp32 from level avx512 */
 } npk_gemm_isa;
 
 /* Packing buffers kept across calls; zero-initialise, release with npk_gemm_ws_free. */
@@ -70,10 +71,14 @@ void npk_gemm_ws_free(npk_gemm_ws *ws);
  * own operand scratch in workspaces too, so repeated calls do not allocate. */
 void *npk_gemm_ws_reserve(npk_gemm_ws *ws, size_t bytes);
 
-/* The variant the kernels use now (from npk_isa_active()), and its name
- * ("avx512-vnni", "avx2", "portable"). */
+/* The variant the int8 kernel (npk_gemm_s8s32) uses now (from npk_isa_active()),
+ * and its name ("avx512-vnni", "avx2", "portable"). */
 npk_gemm_isa npk_gemm_active_isa(void);
 const char *npk_gemm_isa_name(npk_gemm_isa isa);
+/* The variant npk_gemm_f32 and npk_gemm_bf16 use now (AVX-512 from level
+ * avx512), and its name: "avx512", "avx2" or "portable". */
+npk_gemm_isa npk_gemm_f32_active_isa(void);
+const char *npk_gemm_f32_kernel(void);
 
 /* int8 x int8 -> int32 (wrapping). 0, or -NPK_ENOMEM (message set). */
 int npk_gemm_s8s32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const int8_t *A, size_t lda, const int8_t *B,

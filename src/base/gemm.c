@@ -55,20 +55,43 @@
 #else
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vnni")))
 #endif
+/* the fp32 kernel and the operand scans: AVX-512 without VNNI (level avx512) */
+#define T512F NPK_TARGET_AVX512
 #define T256 __attribute__((target("avx2,fma")))
 #endif
 
 /* ---- dispatch -------------------------------------------------------------------- */
 
-/* The variant of the active level (include/npukit/cpu.h): the AVX-512 kernels
- * need VNNI (an AVX-512 host without it runs the AVX2 kernels), AVX2 needs FMA. */
-npk_gemm_isa npk_gemm_active_isa(void) {
+/* The variant of the active level (include/npukit/cpu.h) for a module whose
+ * AVX-512 kernel needs level avx512 (AVX2 needs FMA). */
+static npk_gemm_isa variant(npk_isa avx512) {
 #ifdef GEMM_X86
     npk_isa l = npk_isa_active();
-    if (l >= NPK_ISA_AVX512VNNI) return NPK_GEMM_AVX512;
+    if (l >= avx512) return NPK_GEMM_AVX512;
     if (l >= NPK_ISA_AVX2) return NPK_GEMM_AVX2;
 #endif
+    (void)avx512;
     return NPK_GEMM_PORTABLE;
+}
+
+/* The int8 variant: the AVX-512 kernel needs VNNI; an AVX-512 host without it
+ * runs the exact AVX2 table kernel (src/base/gemm_s8_avx2.c; an AVX-512BW port
+ * of it would halve the instructions per MAC, but Skylake-X runs 512-bit
+ * vpmaddubsw on one port where the 256-bit one has two, so about the same
+ * lanes per cycle: not written). */
+npk_gemm_isa npk_gemm_active_isa(void) { return variant(NPK_ISA_AVX512VNNI); }
+
+/* The fp32 variant: the AVX-512 kernel from level avx512 (it multiplies
+ * floats: VNNI is not needed, and it takes 0.09 vector instructions per MAC,
+ * fused, against the AVX2 kernel's 0.21). */
+npk_gemm_isa npk_gemm_f32_active_isa(void) { return variant(NPK_ISA_AVX512); }
+
+const char *npk_gemm_f32_kernel(void) {
+    switch (npk_gemm_f32_active_isa()) {
+    case NPK_GEMM_AVX512: return "avx512";
+    case NPK_GEMM_AVX2: return "avx2";
+    default: return "portable";
+    }
 }
 
 const char *npk_gemm_isa_name(npk_gemm_isa isa) {
@@ -377,7 +400,7 @@ T512 static int s8_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, c
  * arithmetic; rows >= ni repeat row 0 and are not stored), bp [kc][64];
  * fused: one FMA per step (only for operands whose products are exact, see
  * npk_gemm_f32_fused), else a rounded multiply and add. */
-T512 static inline __attribute__((always_inline)) void f32_kern(size_t kc, const float *a, size_t lda, const float *bp,
+T512F static inline __attribute__((always_inline)) void f32_kern(size_t kc, const float *a, size_t lda, const float *bp,
                                                                float *C, size_t ldc, uint32_t ni, uint32_t nj,
                                                                int accumulate, const int fused) {
     TILE_MASKS;
@@ -417,16 +440,16 @@ T512 static inline __attribute__((always_inline)) void f32_kern(size_t kc, const
 #undef STORE
 }
 
-T512 static void f32_kern_sep(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
+T512F static void f32_kern_sep(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
                               uint32_t nj, int accumulate) {
     f32_kern(kc, a, lda, bp, C, ldc, ni, nj, accumulate, 0);
 }
-T512 static void f32_kern_fma(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
+T512F static void f32_kern_fma(size_t kc, const float *a, size_t lda, const float *bp, float *C, size_t ldc, uint32_t ni,
                               uint32_t nj, int accumulate) {
     f32_kern(kc, a, lda, bp, C, ldc, ni, nj, accumulate, 1);
 }
 
-T512 static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
+T512F static int f32_avx512(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const float *A, size_t lda,
                            const float *B, size_t ldb, float *C, size_t ldc, int fused) {
     size_t mt = (M + MR - 1) / MR;
     uint32_t nkb = (K + KCF - 1) / KCF, kcb = (K + nkb - 1) / nkb;
@@ -496,16 +519,16 @@ static inline __attribute__((always_inline)) void f32_scan_body(uint32_t rows, u
         f32_scan_body(rows, cols, X, ld, r, BF16); \
     }
 #ifdef GEMM_X86
-SCAN_FN(f32_scan512, T512, 0)
+SCAN_FN(f32_scan512, T512F, 0)
 SCAN_FN(f32_scan256, T256, 0)
-SCAN_FN(bf16_scan512, T512, 1)
+SCAN_FN(bf16_scan512, T512F, 1)
 SCAN_FN(bf16_scan256, T256, 1)
 #endif
 SCAN_FN(f32_scan_c, , 0)
 SCAN_FN(bf16_scan_c, , 1)
 static void f32_scan(uint32_t rows, uint32_t cols, const void *X, size_t ld, npk_f32_range *r, int bf16) {
 #ifdef GEMM_X86
-    npk_gemm_isa isa = npk_gemm_active_isa();
+    npk_gemm_isa isa = npk_gemm_f32_active_isa();
     if (isa == NPK_GEMM_AVX512) return (bf16 ? bf16_scan512 : f32_scan512)(rows, cols, X, ld, r);
     if (isa == NPK_GEMM_AVX2) return (bf16 ? bf16_scan256 : f32_scan256)(rows, cols, X, ld, r);
 #endif
@@ -655,7 +678,7 @@ int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const floa
             for (uint32_t j = 0; j < N; j++) C[(size_t)i * ldc + j] = 0.0f;
         return 0;
     }
-    npk_gemm_isa isa = npk_gemm_active_isa();
+    npk_gemm_isa isa = npk_gemm_f32_active_isa();
     /* whether every product is exact is decided once for the whole GEMM (AVX2:
      * per pair of packed blocks, by the kernel while it packs them) */
     int fused = isa != NPK_GEMM_AVX2 && (isa != NPK_GEMM_PORTABLE || PORTABLE_FMA) &&
@@ -671,14 +694,12 @@ int npk_gemm_f32(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const floa
 int npk_gemm_bf16(npk_gemm_ws *ws, uint32_t M, uint32_t N, uint32_t K, const uint16_t *A, size_t lda,
                   const uint16_t *B, size_t ldb, float *C, size_t ldc) {
     if (!M || !N || !K) return npk_gemm_f32(ws, M, N, K, NULL, lda, NULL, ldb, C, ldc);
-    npk_gemm_isa isa = npk_gemm_active_isa();
-    if (isa != NPK_GEMM_AVX2) {
+    npk_gemm_isa isa = npk_gemm_f32_active_isa();
+    if (isa != NPK_GEMM_AVX2) { /* rows widened in bulk (npk_bf16_to_f32_n: eight at once from level avx2) */
         float *fa = malloc((size_t)M * K * sizeof(float)), *fb = malloc((size_t)K * N * sizeof(float));
         int rc = fa && fb ? 0 : npk_err(NPK_ENOMEM, "out of memory for the widened BF16 operands");
-        for (uint32_t i = 0; i < M && !rc; i++)
-            for (uint32_t k = 0; k < K; k++) fa[(size_t)i * K + k] = npk_bf16_to_f32(A[(size_t)i * lda + k]);
-        for (uint32_t k = 0; k < K && !rc; k++)
-            for (uint32_t j = 0; j < N; j++) fb[(size_t)k * N + j] = npk_bf16_to_f32(B[(size_t)k * ldb + j]);
+        for (uint32_t i = 0; i < M && !rc; i++) npk_bf16_to_f32_n(fa + (size_t)i * K, A + (size_t)i * lda, K);
+        for (uint32_t k = 0; k < K && !rc; k++) npk_bf16_to_f32_n(fb + (size_t)k * N, B + (size_t)k * ldb, N);
         if (!rc) rc = npk_gemm_f32(ws, M, N, K, fa, K, fb, N, C, ldc);
         free(fa), free(fb);
         return rc;

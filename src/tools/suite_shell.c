@@ -132,7 +132,7 @@ static int bf16_peers_report(ctx *c, const shell_pass *ps, uint32_t n, const flo
     const size_t nn = (size_t)n * n;
     char kname[120], dname[120], rname[120];
     snprintf(kname, sizeof kname, "shared fp32 kernel alone %u^3 (%s, %s), %s, %s", n,
-             npk_gemm_isa_name(npk_gemm_active_isa()), p->fused ? "fused" : "multiply+add", ps->clk, ps->th);
+             npk_gemm_f32_kernel(), p->fused ? "fused" : "multiply+add", ps->clk, ps->th);
     if (memcmp(p->fc, want, 4 * nn)) {
         npk_err(NPK_EDEVICE, "the shared fp32 kernel differs from the CPU reference");
         return bench_fail(c, "check");
