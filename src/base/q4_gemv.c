@@ -822,6 +822,89 @@ NPK_TARGET_AVX512 static __m512i round8_avx512(__m512i lo, __m512i hi, int e) {
     return _mm512_maskz_mov_epi64(nz, r); /* an exact zero is +0 */
 }
 
+/* Chunk c's sums of the 16 outputs of the block at wc's weights: a chunk of
+ * ws->nz16 a pair of inputs at a time (vpmaddwd of the weights' pairs and the
+ * int16 pairs of xp), one of ws->nz32 the even and the odd input apart. */
+NPK_TARGET_AVX512 static inline __attribute__((always_inline)) __m512i chunk_sums_avx512(const npk_q4_ws *ws,
+                                                                                         const int8_t *wc, uint32_t c,
+                                                                                         int p16) {
+    __m512i S = _mm512_setzero_si512();
+    if (p16) {
+        const int32_t *xc = ws->xp + (size_t)c * (CH / 2);
+#pragma GCC unroll 4
+        for (int p = 0; p < CH / 2; p++) {
+            __m512i w = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wc + p * 2 * LANES)));
+            S = _mm512_add_epi32(S, _mm512_madd_epi16(w, _mm512_set1_epi32(xc[p])));
+        }
+    } else {
+        const int32_t *xc = ws->xa + (size_t)c * CH;
+#pragma GCC unroll 4
+        for (int p = 0; p < CH / 2; p++) {
+            __m512i w = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wc + p * 2 * LANES)));
+            __m512i we = _mm512_srai_epi32(_mm512_slli_epi32(w, 16), 16), wo = _mm512_srai_epi32(w, 16);
+            S = _mm512_add_epi32(S, _mm512_mullo_epi32(we, _mm512_set1_epi32(xc[2 * p])));
+            S = _mm512_add_epi32(S, _mm512_mullo_epi32(wo, _mm512_set1_epi32(xc[2 * p + 1])));
+        }
+    }
+    return S;
+}
+
+/* The 16 outputs of a block rounded into y from their sums in natural order,
+ * lo0 (outputs 0..7) and lo1 (8..15), (hi:lo) * 2^base; masked at the end of y. */
+NPK_TARGET_AVX512 static inline __attribute__((always_inline)) void out16_avx512(const npk_q4_mat *m, uint32_t b,
+                                                                                 __m512i lo0, __m512i hi0, __m512i lo1,
+                                                                                 __m512i hi1, int base, uint16_t *y) {
+    uint32_t n0 = b * LANES, left = m->N - n0;
+    __mmask8 k0 = left >= 8 ? 0xff : (__mmask8)((1u << left) - 1);
+    __mmask8 k1 = left >= 16 ? 0xff : left <= 8 ? 0 : (__mmask8)((1u << (left - 8)) - 1);
+    _mm512_mask_cvtepi64_storeu_epi16(y + n0, k0, round8_avx512(lo0, hi0, base));
+    if (k1) _mm512_mask_cvtepi64_storeu_epi16(y + n0 + 8, k1, round8_avx512(lo1, hi1, base));
+}
+
+/* row_avx2's int64 rows on 16 lanes (fit: every partial sum of the row below
+ * 2^62 at base, the caller's bound): per chunk the 16 sums S, T = S * sm as
+ * int64 products of the even and the odd lanes (vpmuldq reads the low half of
+ * each 64-bit lane), each shifted to base and added into int64 lanes, e for
+ * the outputs 0, 2, .., 14 and o for 1, 3, .., 15. Per chunk of int16 pairs
+ * and block of 16 outputs (128 MACs) its loop is 30 vector instructions
+ * (50 in all), row_avx512's 128-bit sums 49 (71), row_avx2's int64 ones 60
+ * on 256 bits (84; gcc 12 -O2, counted in objdump). The sums start from
+ * the old values in ws->lo when init (gemv_blocks put them there; below 2^62,
+ * so the low word is the whole value). The same exact sums, the same rounding:
+ * the same bits. */
+NPK_TARGET_AVX512 static void row_avx512_fit(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base,
+                                             int init, uint16_t *y, uint32_t b0, uint32_t b1) {
+    const __m512i zero = _mm512_setzero_si512(), m1 = _mm512_set1_epi64(-1), low = _mm512_set1_epi64(0xffffffffll);
+    const __m512i ie = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), io = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    const __m512i i0 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), i1 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+    for (uint32_t b = b0; b < b1; b++) {
+        const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
+        __m512i e = zero, o = zero;
+        if (init) {
+            __m512i l0 = _mm512_loadu_si512(ws->lo + (size_t)b * LANES), l1 = _mm512_loadu_si512(ws->lo + (size_t)b * LANES + 8);
+            e = _mm512_permutex2var_epi64(l0, ie, l1);
+            o = _mm512_permutex2var_epi64(l0, io, l1);
+        }
+        for (uint32_t i = 0; i < r->n16 + r->n32; i++) { /* the chunks of nz16, then those of nz32 */
+            const int p16 = i < r->n16;
+            const uint32_t c = p16 ? ws->nz16[i] : ws->nz32[i - r->n16];
+            const __m512i S = chunk_sums_avx512(ws, wb + (size_t)c * CH * LANES, c, p16);
+            const size_t gi = (size_t)m->cg[c] * m->Np + (size_t)b * LANES;
+            const __m512i smv = _mm512_loadu_si512(m->sm + gi);
+            /* each output's shift (0..63) in its 32-bit lane */
+            const __m512i sh = _mm512_add_epi32(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(m->sx + gi))),
+                                                _mm512_set1_epi32(ws->ce[c] - base));
+            const __m512i Te = _mm512_mul_epi32(S, smv);
+            const __m512i To = _mm512_mul_epi32(_mm512_srli_epi64(S, 32), _mm512_srli_epi64(smv, 32));
+            e = _mm512_add_epi64(e, _mm512_sllv_epi64(Te, _mm512_and_si512(sh, low)));
+            o = _mm512_add_epi64(o, _mm512_sllv_epi64(To, _mm512_srli_epi64(sh, 32)));
+        }
+        const __m512i v0 = _mm512_permutex2var_epi64(e, i0, o), v1 = _mm512_permutex2var_epi64(e, i1, o);
+        out16_avx512(m, b, v0, _mm512_maskz_mov_epi64(_mm512_cmplt_epi64_mask(v0, zero), m1), v1,
+                     _mm512_maskz_mov_epi64(_mm512_cmplt_epi64_mask(v1, zero), m1), base, y);
+    }
+}
+
 /* The same as row_c with 16 lanes per vector; shifts below 64 (the caller
  * checks). The sums start from ws->lo/hi (old values) when init, else 0, and
  * are rounded here into y. The chunk sums as in row_avx2 (vpmaddwd for nz16). */
@@ -842,22 +925,7 @@ NPK_TARGET_AVX512 static void row_avx512(const npk_q4_mat *m, const npk_q4_ws *w
             const int p16 = i < r->n16;
             uint32_t c = p16 ? ws->nz16[i] : ws->nz32[i - r->n16], g = m->cg[c];
             const int8_t *wc = wb + (size_t)c * CH * LANES;
-            __m512i S = _mm512_setzero_si512();
-            if (p16) {
-                const int32_t *xc = ws->xp + (size_t)c * (CH / 2);
-                for (int p = 0; p < CH / 2; p++) {
-                    __m512i w = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wc + p * 2 * LANES)));
-                    S = _mm512_add_epi32(S, _mm512_madd_epi16(w, _mm512_set1_epi32(xc[p])));
-                }
-            } else {
-                const int32_t *xc = ws->xa + (size_t)c * CH;
-                for (int p = 0; p < CH / 2; p++) {
-                    __m512i w = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(wc + p * 2 * LANES)));
-                    __m512i we = _mm512_srai_epi32(_mm512_slli_epi32(w, 16), 16), wo = _mm512_srai_epi32(w, 16);
-                    S = _mm512_add_epi32(S, _mm512_mullo_epi32(we, _mm512_set1_epi32(xc[2 * p])));
-                    S = _mm512_add_epi32(S, _mm512_mullo_epi32(wo, _mm512_set1_epi32(xc[2 * p + 1])));
-                }
-            }
+            __m512i S = chunk_sums_avx512(ws, wc, c, p16);
             const int32_t *sm = m->sm + (size_t)g * m->Np + (size_t)b * LANES;
             const int16_t *sx = m->sx + (size_t)g * m->Np + (size_t)b * LANES;
             __m512i smv = _mm512_loadu_si512(sm);
@@ -881,11 +949,7 @@ NPK_TARGET_AVX512 static void row_avx512(const npk_q4_mat *m, const npk_q4_ws *w
             hi0 = _mm512_mask_sub_epi64(hi0, k0, hi0, m1); /* + 1 where the low word carried */
             hi1 = _mm512_mask_sub_epi64(hi1, k1, hi1, m1);
         }
-        uint32_t n0 = b * LANES, left = m->N - n0;
-        __mmask8 k0 = left >= 8 ? 0xff : (__mmask8)((1u << left) - 1);
-        __mmask8 k1 = left >= 16 ? 0xff : left <= 8 ? 0 : (__mmask8)((1u << (left - 8)) - 1);
-        _mm512_mask_cvtepi64_storeu_epi16(y + n0, k0, round8_avx512(lo0, hi0, base));
-        if (k1) _mm512_mask_cvtepi64_storeu_epi16(y + n0 + 8, k1, round8_avx512(lo1, hi1, base));
+        out16_avx512(m, b, lo0, hi0, lo1, hi1, base, y);
     }
 }
 
@@ -1313,7 +1377,8 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         }
 #ifdef Q4_X86
     if (j->isa == NPK_Q4_AVX512 && j->sh64) {
-        row_avx512(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
+        if (j->fit) row_avx512_fit(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
+        else row_avx512(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
         return;
     }
     if (j->isa == NPK_Q4_AVX2 && j->sh64) {

@@ -64,6 +64,17 @@ NPK_EMU_WIDEN64_(npk_emu_cvtepi32_epi64, int32_t, simde__m256i)
 #undef _mm512_cvtepi32_epi64
 #define _mm512_cvtepi32_epi64 npk_emu_cvtepi32_epi64
 
+static inline simde__m512i npk_emu_cvtepi16_epi32(simde__m256i a) {
+    NPK_EMU_LANES_(int16_t, 16, x, a);
+    int32_t r[16];
+    for (int i = 0; i < 16; i++) r[i] = x[i];
+    simde__m512i v;
+    memcpy(&v, r, sizeof v);
+    return v;
+}
+#undef _mm512_cvtepi16_epi32
+#define _mm512_cvtepi16_epi32 npk_emu_cvtepi16_epi32
+
 static inline simde__m512i npk_emu_lzcnt_epi64(simde__m512i a) {
     NPK_EMU_LANES_(uint64_t, 8, x, a);
     for (int i = 0; i < 8; i++) x[i] = x[i] ? (uint64_t)__builtin_clzll(x[i]) : 64;
