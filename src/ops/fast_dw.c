@@ -197,8 +197,8 @@ DW_RUN_FN(dw_run_i8, int32_t, vi8, vi8u, 8)
 DW_CLONES(dw_run_f, float, dw_run_f16, dw_run_f8)
 DW_CLONES(dw_run_i, int32_t, dw_run_i16, dw_run_i8)
 
-/* Float rows at column stride 1 on AVX2 (issue 26: ppocr-cls-mobile-v2's 5 x 5 taps over maps of
- * 2 and 3 rows, ppocr-v4-det's 3 x 10 ... 48 x 160): two output rows x NV vectors of 8 columns
+/* Float rows at column stride 1 on AVX2 and AVX-512 hosts (dw_rows_pick; issue 26:
+ * ppocr-cls-mobile-v2's 5 x 5 taps over maps of 2 and 3 rows, ppocr-v4-det's 3 x 10 ... 48 x 160): two output rows x NV vectors of 8 columns
  * at once, the plane walked row by row, each input vector loaded once for both output rows it
  * feeds (row oh + r reads plane row pr with tap kh = pr - (oh + r) * SH). A row sums only the
  * taps whose input row lies inside the input: the others read the plane's zero rows, their
@@ -321,6 +321,23 @@ static int64_t dw_pad_rows(const dwgeo *g) {
     return n;
 }
 
+/* Whether dw_rows_f_avx2 takes this map (the same bits either way). On AVX2: when its padding
+ * rows are at least an eighth of the taps. On AVX-512 (levels avx512 and avx512vnni: it is AVX2
+ * code and runs there) also only when it runs fewer vector multiplies and adds than the 16-lane
+ * clone, which takes twice the columns per instruction but every tap: the kept tap rows times
+ * vectors of 8 columns against all tap rows times vectors of 16 (ppocr-cls-mobile-v2's 5 x 5 over
+ * 2 x 96: 4 of 10 tap rows x 12 = 48 against 10 x 6 = 60, the rows kernel; over 3 x 96: 9 x 12 =
+ * 108 against 15 x 6 = 90, the clone; ppocr-v4-det's 3 x 10 and 6 x 20: the clone). An instruction
+ * count, not a timing: on an AVX-512 core with one 512-bit FMA unit (Ice Lake client, Zen 4's
+ * halves) the rows kernel would also win some of the maps left to the clone. */
+static int dw_rows_pick(const dwgeo *g) {
+    npk_isa l = npk_isa_active();
+    if (g->S != 1 || l < NPK_ISA_AVX2) return 0;
+    int64_t all = g->OH * g->KH, pad = dw_pad_rows(g);
+    if (pad * 8 < all) return 0;
+    return l == NPK_ISA_AVX2 || (all - pad) * ((g->OW + 7) / 8) < all * ((g->OW + 15) / 16);
+}
+
 /* The plane of a channel at column stride 1 (DW_FILL's for S = 1, its copies inline). */
 NPK_TARGET_AVX2 static void dw_fill_f_avx2(const dwgeo *g, const float *x, float *plane) {
     int64_t j0 = g->PL < 0 ? 0 : g->PL, j1 = g->W + g->PL < g->PW ? g->W + g->PL : g->PW;
@@ -368,7 +385,7 @@ static int dw_range(const dw_job *j, int64_t q0, int64_t q1, int64_t oh0, int64_
         float *plane = calloc(psz, sizeof(float)); /* the padding: zero for every channel */
         if (!plane) return -NPK_ENOMEM;
 #ifdef NPK_ISA_X86
-        int rows = g->S == 1 && npk_isa_active() == NPK_ISA_AVX2 && dw_pad_rows(g) * 8 >= g->OH * g->KH;
+        int rows = dw_rows_pick(g);
 #endif
         for (int64_t q = q0; q < q1; q++) { /* q = n * group + channel */
             const float *xc = j->x + q * isz;
