@@ -11,11 +11,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-emu512}
 tests=(test_isa test_gemm_f32 test_q4_gemv test_v0_ops test_threads test_shell_gemm test_onnx_fast
        test_onnx_fast_nn test_onnx_fast_small test_pccx_dev test_llm_pccx test_llm_pccx_ref test_llm_runc_recorded)
+# tests that only run npu: the onnx-zoo models on the CPU path and v0 against ONNX Runtime's
+# recorded outputs, at the emulated host's level (avx512vnni: the whole-model dispatch)
+scripts=(onnx_zoo)
 start=$(date +%s)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNPUKIT_EMULATE_AVX512=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target "${tests[@]}"
 "$build/npu" --version
-echo "emulated AVX-512 (SIMDe) tests: ${tests[*]}"
-regex="^($(IFS='|'; echo "${tests[*]}"))\$"
+echo "emulated AVX-512 (SIMDe) tests: ${tests[*]} ${scripts[*]}"
+regex="^($(IFS='|'; echo "${tests[*]} ${scripts[*]}" | tr ' ' '|'))\$"
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -R "$regex"
 echo "emulated AVX-512 step: $(($(date +%s) - start)) s"
