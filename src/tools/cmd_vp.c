@@ -316,6 +316,7 @@ static uint64_t mono_ms(void) {
 static void sh_quote(npk_strbuf *b, const char *s);
 
 #define MAX_DEV 8
+#define VP_SERVER_GRACE_MS 30000 /* a device server's time to exit after QEMU has ended */
 
 /* Why long: one linear sequence (check the flags and devices, build the guest, fork one server
  * per device, exec QEMU with their sockets, wait, reap, report the command's status) whose
@@ -564,8 +565,10 @@ static int cmd_vp_run(int argc, char **argv) {
         nanosleep(&ts, NULL);
     }
     uint64_t t_run = mono_ms() - start;
-    /* the servers see EOF once QEMU is gone */
+    /* the servers see EOF once QEMU is gone. The grace period is generous: a server that has
+     * just finished a large job on a loaded machine can take seconds to get the CPU back. */
     uint64_t reap = mono_ms();
+    int killed_server = -1;
     for (;;) {
         int left = 0;
         for (size_t i = 0; i < ndev; i++) {
@@ -574,19 +577,26 @@ static int cmd_vp_run(int argc, char **argv) {
             pid_t p = waitpid(servers[i], &st, WNOHANG);
             if (p == servers[i]) {
                 servers[i] = 0;
-                if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && failed_server < 0) failed_server = (int)i;
+                if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && failed_server < 0 && killed_server != (int)i)
+                    failed_server = (int)i;
             } else {
                 left++;
             }
         }
         if (!left) break;
-        if (mono_ms() - reap > 3000)
+        if (mono_ms() - reap > VP_SERVER_GRACE_MS && killed_server < 0)
             for (size_t i = 0; i < ndev; i++)
-                if (servers[i]) kill(servers[i], SIGKILL);
+                if (servers[i]) {
+                    kill(servers[i], SIGKILL);
+                    if (killed_server < 0) killed_server = (int)i;
+                }
         struct timespec ts = {0, 10 * 1000000};
         nanosleep(&ts, NULL);
     }
-    if (failed_server >= 0) {
+    if (killed_server >= 0 && failed_server < 0) {
+        rc = cli_fail("vp run: the %s device server did not exit within %d s of QEMU's end; it was killed",
+                      devnames[killed_server], VP_SERVER_GRACE_MS / 1000);
+    } else if (failed_server >= 0) {
         rc = cli_fail("vp run: the %s device server failed (its message is above); the guest was stopped",
                       devnames[failed_server]);
     } else if (timed_out) {
