@@ -410,8 +410,38 @@ static void test_window_same_as_beats(void) {
     CHECK(written[0] && written[1]);
 }
 
+/* The model keeps the plain windows of guest memory it found while the
+ * memory's map generation holds: a watcher or a latency set after a run is
+ * seen by the next run of the same device. A host MEMCPY's duration adds
+ * its beats' mean latency (the memory's, one region here): three MEMCPYs a
+ * run, so a latency 1000 higher costs the run 3000 more DMA cycles. */
+static void test_window_follows_map(void) {
+    rig r;
+    if (open_rig(&r)) return;
+    npk_mem_set_latency(r.m, 5);
+    uint32_t d[3];
+    for (int run = 0; run < 3; run++) {
+        beatlog log = {{0}, {0}, 0};
+        if (run == 1) npk_mem_set_watch(r.m, log_beat, &log);
+        if (run == 2) npk_mem_set_latency(r.m, 1005);
+        stage(&r);
+        const uint32_t d0 = rd(&r, NPK_PCCX_DMA_CYCLES);
+        CHECK_EQ(issue_program(&r), 0);
+        CHECK_EQ(npk_pccx_sync(r.d), 0);
+        npk_mem_set_watch(r.m, NULL, NULL);
+        CHECK_EQ(log.n, run == 1 ? 4u + 8 + 1 + 4 : 0u); /* every beat seen while watched */
+        CHECK_EQ(y_outcome(&r), 1);
+        CHECK_EQ(x2_outcome(&r), 1);
+        d[run] = rd(&r, NPK_PCCX_DMA_CYCLES) - d0;
+    }
+    CHECK_EQ(d[1], d[0]);
+    CHECK_EQ(d[2], d[0] + 3000);
+    close_rig(&r);
+}
+
 int main(void) {
     test_window_same_as_beats();
+    test_window_follows_map();
     test_every_beat(NPK_BUS_ERROR);
     test_every_beat(NPK_BUS_HANG);
     test_overflow_and_reset();

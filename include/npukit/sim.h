@@ -144,6 +144,11 @@ void *npk_bus_direct(npk_mem *m, npk_access acc, uint64_t base, uint64_t stride,
 int npk_bus_window(const npk_mem *m, uint64_t addr, uint64_t *base, uint64_t *size, uint8_t **data,
                    uint32_t *latency);
 void npk_bus_count(npk_mem *m, npk_access acc, uint64_t addr, uint64_t bytes, uint64_t beats);
+/* A number that changes whenever what npk_bus_window, npk_bus_plain or
+ * npk_bus_direct answer may change (the memory map and its latencies, the
+ * extents, the fault rules, the watcher): a caller may keep a window while it
+ * stays the same. */
+uint64_t npk_mem_map_gen(const npk_mem *m);
 
 /* Memory owned by someone else (a virtual platform's guest RAM, shared with
  * the hypervisor): [base, base+size) becomes the host buffer `host` (size

@@ -58,6 +58,7 @@ struct npk_mem {
     uint64_t limit_pages; /* 0 = no cap */
     uint64_t wgen;        /* writes so far; wgen_blk[b]: the last one in block b */
     uint64_t wgen_blk[WGEN_N];
+    uint64_t map_gen;     /* changes of the map, extents, latencies, fault rules, watcher (npk_mem_map_gen) */
 };
 
 /* Record a write of [addr, addr+len). */
@@ -92,6 +93,7 @@ npk_mem *npk_mem_new(void) {
 }
 
 void npk_mem_clear(npk_mem *m) {
+    m->map_gen++;
     touch(m, 0, UINT64_MAX);
     for (size_t e = 0; e < m->next_n; e++)
         if (!m->ext[e].foreign) free(m->ext[e].data);
@@ -192,6 +194,7 @@ int npk_mem_map(npk_mem *m, uint64_t base, uint64_t size, uint32_t latency, cons
     if (!nr) return npk_err(NPK_ENOMEM, "out of memory");
     m->regions = nr;
     region *r = &nr[m->nregions++];
+    m->map_gen++;
     r->base = base;
     r->size = size;
     r->latency = latency;
@@ -199,7 +202,12 @@ int npk_mem_map(npk_mem *m, uint64_t base, uint64_t size, uint32_t latency, cons
     return 0;
 }
 
-void npk_mem_set_latency(npk_mem *m, uint32_t cycles) { m->default_latency = cycles; }
+void npk_mem_set_latency(npk_mem *m, uint32_t cycles) {
+    m->default_latency = cycles;
+    m->map_gen++;
+}
+
+uint64_t npk_mem_map_gen(const npk_mem *m) { return m->map_gen; }
 
 static const extent *find_ext(const npk_mem *m, uint64_t addr, uint64_t *next) {
     *next = UINT64_MAX;
@@ -520,6 +528,7 @@ int npk_mem_attach(npk_mem *m, uint64_t base, uint64_t size) {
         memcpy(data + lo, pg->data + ((base + lo) & (PAGE_SIZE - 1)), (size_t)(hi - lo));
     }
     m->ext[m->next_n++] = (extent){base, size, data, 0};
+    m->map_gen++;
     m->ext_bytes += size;
     return 0;
 }
@@ -611,6 +620,7 @@ int npk_mem_add_fault(npk_mem *m, const npk_fault *f) {
     m->faults = n;
     memset(&n[m->nfaults], 0, sizeof *n);
     n[m->nfaults++].f = *f;
+    m->map_gen++;
     return 0;
 }
 
@@ -618,6 +628,7 @@ void npk_mem_clear_faults(npk_mem *m) {
     free(m->faults);
     m->faults = NULL;
     m->nfaults = 0;
+    m->map_gen++;
 }
 
 static int parse_u64(const char **s, uint64_t *v) {
@@ -705,6 +716,7 @@ void npk_mem_reset_stats(npk_mem *m) { memset(&m->stats, 0, sizeof m->stats); }
 void npk_mem_set_watch(npk_mem *m, npk_mem_watch_fn fn, void *ctx) {
     m->watch = fn;
     m->watch_ctx = ctx;
+    m->map_gen++;
 }
 
 int npk_mem_attach_host(npk_mem *m, uint64_t base, uint64_t size, void *host) {
@@ -719,6 +731,7 @@ int npk_mem_attach_host(npk_mem *m, uint64_t base, uint64_t size, void *host) {
     if (!ne) return npk_err(NPK_ENOMEM, "out of memory");
     m->ext = ne;
     m->ext[m->next_n++] = (extent){base, size, host, 1};
+    m->map_gen++;
     touch(m, base, size);
     return 0;
 }
@@ -729,6 +742,7 @@ void npk_mem_unmap_host(npk_mem *m) {
         if (!m->ext[e].foreign) m->ext[k++] = m->ext[e];
         else touch(m, m->ext[e].base, m->ext[e].size);
     m->next_n = k;
+    m->map_gen++;
     free(m->regions);
     m->regions = NULL;
     m->nregions = 0;
@@ -739,6 +753,7 @@ void npk_mem_detach_host(npk_mem *m, uint64_t base) {
         if (m->ext[e].foreign && m->ext[e].base == base) {
             touch(m, base, m->ext[e].size);
             m->ext[e] = m->ext[--m->next_n];
+            m->map_gen++;
             return;
         }
 }

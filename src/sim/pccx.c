@@ -57,6 +57,13 @@ typedef struct wc_ent {
     npk_q4_mat *mat;
 } wc_ent;
 
+/* A plain window of guest memory (npk_bus_window's answer): [lo, lo + last]. */
+typedef struct host_win {
+    uint64_t lo, last;
+    uint8_t *data; /* NULL: none */
+    uint32_t lat;
+} host_win;
+
 typedef struct pccx {
     npk_dev dev;
     npk_regfile rf;
@@ -108,6 +115,9 @@ typedef struct pccx {
     uint16_t *tmp;
     size_t tmp_cap;
     npk_q4_ws *qws; /* GEMV/GEMM: the exact kernel's workspace */
+    host_win win[2]; /* host_span's last windows (the weight stream's and the host window's) */
+    unsigned win_next;
+    uint64_t win_gen; /* the memory's map generation they were found in */
     wc_ent *wc[WC_NB]; /* the weight cache (see wc_find) */
     wc_ent *wc_lru, *wc_mru;
     uint64_t wc_bytes, wc_evictions, wc_hits, wc_misses;
@@ -132,7 +142,7 @@ static void set_reg64(pccx *p, uint32_t lo, uint64_t v) {
 static void update_irq(pccx *p) {
     uint32_t en = REG(p, IRQ_EN);
     int level = (NPK_FEX(en, NPK_PCCX_IRQ_EN_DONE) && p->done) || (NPK_FEX(en, NPK_PCCX_IRQ_EN_ERROR) && p->fault);
-    npk_dev_set_irq(&p->dev, 0, level);
+    if (level != p->dev.irq_level[0]) npk_dev_set_irq(&p->dev, 0, level); /* as e1: only a change calls out */
 }
 
 static int busy(const pccx *p) {
@@ -287,11 +297,30 @@ static int l2_ok(const pccx *p, uint64_t lo, uint64_t words) { return lo + words
  * window of guest memory (npk_bus_window: no fault rule or watcher must see
  * the beats; one extent, one region), with its latency per beat; NULL: the
  * bus's copy path. The caller moves the bytes and counts the beats
- * (npk_bus_count), which is what the bus's burst of them would do. */
-static uint8_t *host_span(const pccx *p, uint64_t addr, uint64_t len, uint32_t *lat) {
+ * (npk_bus_count), which is what the bus's burst of them would do. The last
+ * two windows found are kept while the memory's map generation holds (the
+ * weight records and the host window each lie in one). */
+static uint8_t *host_span(pccx *p, uint64_t addr, uint64_t len, uint32_t *lat) {
+    if (!len) return NULL;
+    const uint64_t gen = npk_mem_map_gen(p->dev.mem);
+    if (gen != p->win_gen) {
+        p->win[0].data = p->win[1].data = NULL;
+        p->win_gen = gen;
+    }
+    for (int i = 0; i < 2; i++) {
+        const host_win *w = &p->win[i];
+        const uint64_t off = addr - w->lo;
+        if (w->data && off <= w->last && len - 1 <= w->last - off) {
+            *lat = w->lat;
+            return w->data + off;
+        }
+    }
     uint64_t b, s;
     uint8_t *d;
-    if (!len || !npk_bus_window(p->dev.mem, addr, &b, &s, &d, lat) || len > s - (addr - b)) return NULL;
+    if (!npk_bus_window(p->dev.mem, addr, &b, &s, &d, lat)) return NULL;
+    p->win[p->win_next] = (host_win){b, s - 1, d, *lat};
+    p->win_next ^= 1;
+    if (len > s - (addr - b)) return NULL;
     return d + (addr - b);
 }
 
