@@ -199,30 +199,35 @@ static int overlaps(range a, range b) { return a.lo < b.hi && b.lo < a.hi; }
  * one writes, or the scalar a running REDUCE_SUM writes; WAR: it writes what
  * one reads; WAW: both write the same words). An async instruction also needs
  * a free slot of the fence table: with all 16 in flight it waits for the
- * earliest to complete. */
+ * earliest to complete. The answer is the latest of t and the ends of the
+ * slots it depends on (a slot ended by t adds nothing), so one pass over the
+ * slots that may be in flight finds it in any order. */
 static inline __attribute__((always_inline)) uint64_t hazard_start(pccx *p, const range *rd, int nrd, range wr,
                                                                   int rd_scalar, int async, uint64_t t) {
     if (t >= p->slot_end) return t; /* nothing in flight at t: no slot below can matter */
-    unsigned live = 0; /* bit i: slot i in flight at t; t >= the device clock, so a slot ended by then is not */
+    uint64_t r = t;
+    unsigned live = 0; /* slots in flight at t; t >= the device clock, so a slot ended by then is not */
     for (unsigned f = p->filled; f; f &= f - 1) {
-        unsigned i = (unsigned)__builtin_ctz(f);
-        if (p->ends[i] > t) live |= 1u << i;
-        else if (p->ends[i] <= p->dev.cycles) p->filled &= ~(1u << i); /* ended for good */
+        const unsigned i = (unsigned)__builtin_ctz(f);
+        const uint64_t e = p->ends[i];
+        if (e <= t) {
+            if (e <= p->dev.cycles) p->filled &= ~(1u << i); /* ended for good */
+            continue;
+        }
+        live++;
+        if (e <= r) continue;
+        const slot *s = &p->slots[i];
+        int dep = overlaps(s->wr, wr) || (rd_scalar && s->wr_scalar) || overlaps(s->rd[0], wr) ||
+                  overlaps(s->rd[1], wr);
+        for (int j = 0; j < nrd; j++) dep |= overlaps(s->wr, rd[j]);
+        if (dep) r = e;
     }
-    if (async && live == (1u << NSLOT) - 1) { /* every slot busy: wait for the earliest */
+    if (async && live == NSLOT) { /* every slot busy: wait for the earliest */
         uint64_t first = UINT64_MAX;
         for (unsigned i = 0; i < NSLOT; i++) first = p->ends[i] < first ? p->ends[i] : first;
-        t = first;
+        if (first > r) r = first;
     }
-    for (; live; live &= live - 1) { /* in slot order */
-        const slot *s = &p->slots[__builtin_ctz(live)];
-        if (s->end <= t) continue;
-        int dep = overlaps(s->wr, wr) || (rd_scalar && s->wr_scalar);
-        for (int j = 0; j < nrd; j++) dep |= overlaps(s->wr, rd[j]);
-        for (int j = 0; j < 2; j++) dep |= overlaps(s->rd[j], wr);
-        if (dep) t = s->end;
-    }
-    return t;
+    return r;
 }
 
 /* The cycle an instruction would start on engine eng: front end, engine and
