@@ -797,7 +797,7 @@ static int exec_cvo(pccx *p, uint64_t w, uint64_t t0) {
 /* ---- the queue ---------------------------------------------------------------------- */
 
 /* Start every queued instruction whose start cycle is <= limit. */
-static void pump(pccx *p, uint64_t limit) {
+static __attribute__((noinline)) void pump_run(pccx *p, uint64_t limit) {
     while (p->qcount && !p->fault && !p->hung) {
         uint64_t t = p->fe_ready > p->dev.cycles ? p->fe_ready : p->dev.cycles;
         if (t > limit) break;
@@ -824,6 +824,13 @@ static void pump(pccx *p, uint64_t limit) {
         p->retired++;
         p->per_op[op]++;
     }
+}
+
+/* pump, when an instruction can start by limit (issue's call with another
+ * still waiting, the common case, costs no more than this test). */
+static inline void pump(pccx *p, uint64_t limit) {
+    if (p->qcount && !p->fault && !p->hung && (p->fe_ready > p->dev.cycles ? p->fe_ready : p->dev.cycles) <= limit)
+        pump_run(p, limit);
 }
 
 static void issue(pccx *p, uint64_t w) {
