@@ -861,6 +861,26 @@ NPK_TARGET_AVX512 static inline __attribute__((always_inline)) void out16_avx512
     if (k1) _mm512_mask_cvtepi64_storeu_epi16(y + n0 + 8, k1, round8_avx512(lo1, hi1, base));
 }
 
+/* old8_avx2 for the 16 old values of a block: the even outputs' integers on
+ * base's unit in *e (0, 2, .., 14), the odd ones' in *o, each below 2^62. */
+NPK_TARGET_AVX512 static inline __attribute__((always_inline)) void old16_avx512(const uint16_t *old, int base,
+                                                                                 __m512i *e, __m512i *o) {
+    const __m512i ffff = _mm512_set1_epi64(0xffff), zero = _mm512_setzero_si512();
+    __m512i pr = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)old)); /* per lane: even | odd << 16 */
+    __m512i v[2] = {_mm512_and_si512(pr, ffff), _mm512_and_si512(_mm512_srli_epi64(pr, 16), ffff)};
+    for (int k = 0; k < 2; k++) {
+        __m512i ex = _mm512_and_si512(_mm512_srli_epi64(v[k], 7), _mm512_set1_epi64(0xff));
+        __m512i m7 = _mm512_and_si512(v[k], _mm512_set1_epi64(0x7f));
+        __m512i mant = _mm512_mask_or_epi64(m7, _mm512_cmpneq_epi64_mask(ex, zero), m7, _mm512_set1_epi64(0x80));
+        __m512i sh = _mm512_sub_epi64(_mm512_max_epi64(ex, _mm512_set1_epi64(1)), _mm512_set1_epi64(134 + (long long)base));
+        __m512i a = _mm512_sllv_epi64(mant, sh); /* a zero's shift may be out of range: 0 either way */
+        __m512i sg = _mm512_sub_epi64(zero, _mm512_srli_epi64(v[k], 15));
+        a = _mm512_sub_epi64(_mm512_xor_si512(a, sg), sg);
+        if (k) *o = a;
+        else *e = a;
+    }
+}
+
 /* row_avx2's int64 rows on 16 lanes (fit: every partial sum of the row below
  * 2^62 at base, the caller's bound): per chunk the 16 sums S, T = S * sm as
  * int64 products of the even and the odd lanes (vpmuldq reads the low half of
@@ -869,18 +889,21 @@ NPK_TARGET_AVX512 static inline __attribute__((always_inline)) void out16_avx512
  * and block of 16 outputs (128 MACs) its loop is 30 vector instructions
  * (50 in all), row_avx512's 128-bit sums 49 (71), row_avx2's int64 ones 60
  * on 256 bits (84; gcc 12 -O2, counted in objdump). The sums start from
- * the old values in ws->lo when init (gemv_blocks put them there; below 2^62,
- * so the low word is the whole value). The same exact sums, the same rounding:
+ * the old values: a whole block's converted in registers (old16_avx512), the
+ * last partial block's from ws->lo (gemv_blocks put them there; below 2^62, so
+ * the low word is the whole value). The same exact sums, the same rounding:
  * the same bits. */
 NPK_TARGET_AVX512 static void row_avx512_fit(const npk_q4_mat *m, const npk_q4_ws *ws, const xrow *r, int base,
-                                             int init, uint16_t *y, uint32_t b0, uint32_t b1) {
+                                             const uint16_t *old, uint16_t *y, uint32_t b0, uint32_t b1) {
     const __m512i zero = _mm512_setzero_si512(), m1 = _mm512_set1_epi64(-1), low = _mm512_set1_epi64(0xffffffffll);
     const __m512i ie = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), io = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
     const __m512i i0 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), i1 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
     for (uint32_t b = b0; b < b1; b++) {
         const int8_t *wb = m->w + (size_t)b * m->Kp * LANES;
         __m512i e = zero, o = zero;
-        if (init) {
+        if (old && (size_t)b * LANES + LANES <= m->N) /* the old values straight from old */
+            old16_avx512(old + (size_t)b * LANES, base, &e, &o);
+        else if (old) {
             __m512i l0 = _mm512_loadu_si512(ws->lo + (size_t)b * LANES), l1 = _mm512_loadu_si512(ws->lo + (size_t)b * LANES + 8);
             e = _mm512_permutex2var_epi64(l0, ie, l1);
             o = _mm512_permutex2var_epi64(l0, io, l1);
@@ -1362,8 +1385,8 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         return;
     }
     const int vec = j->sh64 && (j->isa == NPK_Q4_AVX512 || j->isa == NPK_Q4_AVX2); /* sums start in registers */
-    /* the old values into ws->lo/hi; row_avx2's int64 rows read those of whole blocks from old */
-    const uint32_t o0 = j->isa == NPK_Q4_AVX2 && j->sh64 && j->fit ? (n1 > m->N / LANES * LANES ? m->N / LANES * LANES : n1) : n0;
+    /* the old values into ws->lo/hi; the int64 rows (row_avx2, row_avx512_fit) read those of whole blocks from old */
+    const uint32_t o0 = vec && j->fit ? (n1 > m->N / LANES * LANES ? m->N / LANES * LANES : n1) : n0;
     if (j->old || !vec) {
         memset(ws->lo + n0, 0, (size_t)(b1 - b0) * LANES * sizeof *ws->lo);
         memset(ws->hi + n0, 0, (size_t)(b1 - b0) * LANES * sizeof *ws->hi);
@@ -1377,7 +1400,7 @@ static void gemv_blocks(const gemv_job *j, uint32_t b0, uint32_t b1) {
         }
 #ifdef Q4_X86
     if (j->isa == NPK_Q4_AVX512 && j->sh64) {
-        if (j->fit) row_avx512_fit(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
+        if (j->fit) row_avx512_fit(m, ws, &j->r, j->base, j->old, j->y, b0, b1);
         else row_avx512(m, ws, &j->r, j->base, j->old != NULL, j->y, b0, b1);
         return;
     }

@@ -59,6 +59,9 @@ NPK_EMU_CMP64_(npk_emu_cmpneq_epi64_mask, int64_t, !=)
     }
 NPK_EMU_WIDEN64_(npk_emu_cvtepi16_epi64, int16_t, simde__m128i)
 NPK_EMU_WIDEN64_(npk_emu_cvtepi32_epi64, int32_t, simde__m256i)
+NPK_EMU_WIDEN64_(npk_emu_cvtepu32_epi64, uint32_t, simde__m256i)
+#undef _mm512_cvtepu32_epi64
+#define _mm512_cvtepu32_epi64 npk_emu_cvtepu32_epi64
 #undef _mm512_cvtepi16_epi64
 #define _mm512_cvtepi16_epi64 npk_emu_cvtepi16_epi64
 #undef _mm512_cvtepi32_epi64
