@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The worker pool (include/npukit/threads.h) and the threaded GEMMs: every
  * task runs exactly once, nested calls run serially, a forked child starts its
- * own pool, and the int8, sequential fp32 and reassociating fp32 GEMMs give
- * byte-identical results at 1, 2 and 3 threads, at every instruction-set level
+ * own pool, tasks of uneven length (a slow worker) still run once each, and
+ * the int8, sequential fp32 and reassociating fp32 GEMMs give byte-identical
+ * results at 1, 2 and 3 threads, at every instruction-set level
  * this host has, on shapes whose slices end in partial tiles; so does the
  * exact INT4 x BF16 GEMV of pccx (split into blocks of 16 outputs; each
  * thread count is also checked against the per-product golden in
@@ -16,11 +17,13 @@
 #include "npukit/threads.h"
 #include "ops/fast_onnx.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static uint64_t rs = 0x9e3779b97f4a7c15ull;
@@ -102,6 +105,47 @@ static void test_pool(void) {
     }
     int st = 0;
     CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* Tasks of uneven length, longer on the workers than on the caller while `slow_worker` is
+ * set (a worker on a busy or slow CPU): the pool then deals the workers fewer tasks or none,
+ * probes them now and then, and deals them tasks again once they are fast; whatever it deals,
+ * every task runs once and all have run when npk_parallel returns. */
+typedef struct uneven {
+    atomic_int hits[64];
+    pthread_t caller;
+    int slow_worker;
+} uneven;
+
+static void spin_us(int us) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+static void uneven_task(void *ctx, int t) {
+    uneven *u = ctx;
+    int worker = !pthread_equal(pthread_self(), u->caller);
+    spin_us((worker && u->slow_worker ? 40 : 2) + t % 3);
+    atomic_fetch_add(&u->hits[t], 1);
+}
+
+static void test_pool_uneven(void) {
+    for (int th = 2; th <= 3; th++) {
+        CHECK_EQ(npk_threads_set(th), 0);
+        for (int phase = 0; phase < 3; phase++) /* fast workers, a slow one, fast again */
+            for (int job = 0; job < 300; job++) {
+                static uneven u;
+                int n = 1 + (int)(rnd() % 64), bad = 0;
+                memset(&u, 0, sizeof u);
+                u.caller = pthread_self(), u.slow_worker = phase == 1;
+                npk_parallel(n, uneven_task, &u);
+                for (int t = 0; t < 64; t++) bad += atomic_load(&u.hits[t]) != (t < n);
+                CHECK_EQ(bad, 0);
+                if (job % 60 == 59) usleep(1000); /* the workers fall asleep */
+            }
+    }
 }
 
 /* Run f at 1, 2 and 3 threads into three outputs and compare the bytes. */
@@ -371,6 +415,7 @@ static void test_elementwise(void) {
 
 int main(void) {
     test_pool();
+    test_pool_uneven();
     test_gemms();
     test_q4();
     test_elementwise();

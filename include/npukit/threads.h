@@ -50,9 +50,14 @@ int npk_threads_cpus(void);
 /* fn(ctx, task) for every task in [0, ntasks), on up to npk_threads()
  * threads (the caller is one of them); returns when all have run. Tasks must
  * write disjoint outputs. The tasks are dealt in one contiguous block per
- * thread, the first block to the caller: a thread runs its own block first,
- * then takes what is left of the others', so that kernels splitting their
- * data the same way in order give each thread the same part every call. */
+ * thread, the first block to the caller, sized by each thread's measured rate
+ * (equal blocks while the threads are equally fast): a thread runs its own
+ * block from the front, then takes the others' remaining tasks from their
+ * backs, so that kernels splitting their data the same way in order give each
+ * thread the same part every call. While the workers cost more than they save
+ * (a slow or busy CPU), the tasks run on the caller alone, the workers given a
+ * task now and then to measure them again. Which thread runs a task never
+ * changes what it computes. */
 typedef void (*npk_task_fn)(void *ctx, int task);
 void npk_parallel(int ntasks, npk_task_fn fn, void *ctx);
 

@@ -15,8 +15,18 @@
  * job's generation (high 32 bits) and the count of workers that joined it
  * (low bits; CLOSED once the caller has run out of tasks). A worker joins by
  * a compare-and-swap on the whole word, so it can never join a finished job
- * or the next one with a stale view; the caller waits until every worker that
- * joined has left, so no worker touches a job's fields after it returns. */
+ * or the next one with a stale view. The caller waits for the tasks, not for
+ * the workers: it returns once every task is done, and the job's fields stay
+ * in their slot until every worker that joined has left (see `slot`).
+ *
+ * Why it adapts (session 11, pooldyn): on the 2-core KVM host of issue 26 one
+ * virtual CPU is at times slow or taken away (a neighbour on the host: a
+ * pinned FMA loop at a third to a half of the other's rate, for seconds), and
+ * a pool that dealt every job in two equal halves then ran ppocr-v4-det at 2
+ * threads slower than at 1 (the caller waiting for a worker's started task
+ * that its CPU did not run). The pool measures each worker's rate and what
+ * each job saved, deals by the rates, and runs the jobs alone while the
+ * workers cost more than they give (`deal`, `measure`). */
 #include "npukit/threads.h"
 
 #include "npukit/error.h"
@@ -44,26 +54,59 @@
 #define WAIT_SPIN_US 100
 #define CLOSED 0x80000000u
 
-static atomic_uint_fast64_t word;  /* (generation << 32) | joined workers (| CLOSED) */
-static _Atomic(npk_task_fn) job_fn; /* the open job (valid for the generation in word) */
-static _Atomic(void *) job_ctx;
-static atomic_int job_maxw;             /* workers that may join (threads - 1) */
-/* The tasks in one block per thread, in order (block b = [start[b], start[b + 1])): thread b
- * (the caller 0, the workers in the order they joined) runs its own block first, then takes
- * what is left of the others. So a split into the same ranges from node to node gives each
- * thread the same part of the data every time (the part it wrote, in its own cache: reading
- * what the other core just wrote cost 3x on the 2-core KVM host of issue 26), and a thread
- * that comes late or not at all only leaves its block to the others. */
+/* How the tasks are dealt: by the rate of each joining slot (the caller is slot 0, a worker
+ * the slot of its join order) relative to the caller's, a running average over the jobs
+ * (measure()).
+ * Whether the pool is used at all: `saved`, a running sum (decayed by SAVED_DECAY a job) of
+ * the time each job saved, the caller's time per task times the tasks less the job's wall
+ * time; below zero (a worker that loses its CPU in the middle of its tasks costs the caller
+ * more waiting than it gives), the jobs run on the caller alone, the pool untouched, but one
+ * every PROBE_NS, which deals a worker the last task to measure it again. */
+#define RATE_STEP 0.25
+#define RATE_MIN 0.5
+#define WORKER_BIAS 0.25
+#define PROBE_STEP 0.5
+#define RATE_MAX 4.0
+#define SAVED_DECAY 0.875
+#define PROBE_NS 4000000
+
+/* One block of tasks, [front, back) packed in one word: its owner takes the front, a thief
+ * the back; with the owner's running figures (its slot: written by the one thread that joined
+ * as this slot, read by the caller once every task is done). */
 typedef struct block {
-    atomic_int next; /* the next task of this block to take */
-    int end;
-    char pad[64 - sizeof(atomic_int) - sizeof(int)];
+    atomic_uint_fast64_t fb; /* (front << 32) | back */
+    int64_t start_ns, end_ns; /* when the owner joined, and finished its last task */
+    int cnt;                  /* tasks the owner ran */
+    char pad[64 - sizeof(atomic_uint_fast64_t) - 2 * sizeof(int64_t) - sizeof(int)];
 } block;
-static block blocks[NPK_THREADS_MAX];
-static atomic_int nblocks;
-static atomic_int left;                 /* joined workers that have left the job */
-static atomic_int caller_waits;         /* the caller sleeps on cv_done */
-static atomic_int sleepers;             /* workers asleep on cv_work (or about to be) */
+
+/* A job's fields. Two slots, used by turns (generation & 1): the caller returns once every
+ * task is done, and fills a slot again only once every worker that joined its job two
+ * generations before has left it, so a worker that lost its CPU inside a job (after its last
+ * task, or before its first) never makes the caller wait; when one has not left yet, the
+ * caller runs the job alone. */
+typedef struct slot {
+    _Atomic(npk_task_fn) fn;
+    _Atomic(void *) ctx;
+    atomic_int maxw;   /* workers that may join (threads - 1) */
+    atomic_int nb;     /* blocks (the caller's and one per worker that may join) */
+    atomic_int ntasks;
+    atomic_int done;   /* tasks done */
+    atomic_int left;   /* joined workers that have left */
+    int joined;        /* workers that joined (the caller's, once it has closed the job) */
+    int woke;          /* 1: a worker slept when the job opened (a job it missed teaches nothing) */
+    int64_t t0_ns;     /* when the job opened */
+    block blocks[NPK_THREADS_MAX];
+} slot;
+
+static atomic_uint_fast64_t word;  /* (generation << 32) | joined workers (| CLOSED) */
+static slot slots[2];
+static atomic_int caller_waits;    /* the caller sleeps on cv_done */
+static atomic_int sleepers;        /* workers asleep on cv_work (or about to be) */
+/* the dealing's state (the caller's, under `use`) */
+static double rate[NPK_THREADS_MAX]; /* slot b's tasks per second / the caller's; 0: not measured */
+static double saved;                  /* nanoseconds the pool saved, decayed */
+static int64_t last_pub;              /* when a job last opened */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER, cv_done = PTHREAD_COND_INITIALIZER;
@@ -116,20 +159,48 @@ int npk_threads_set_local(int n) {
     return prev;
 }
 
-static int64_t now_us(void) {
+static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Thread `self`'s block, then the others' remaining tasks. */
-static void run_tasks(npk_task_fn fn, void *ctx, int self) {
-    int nb = atomic_load_explicit(&nblocks, memory_order_relaxed);
-    for (int k = 0; k < nb; k++) {
-        block *b = &blocks[(self + k) % nb];
-        int t;
-        while ((t = atomic_fetch_add(&b->next, 1)) < b->end) fn(ctx, t);
+/* The next task of block b from its front (own) or back (a thief's), or -1 when it has none. */
+static int take(block *b, int own) {
+    uint64_t v = atomic_load_explicit(&b->fb, memory_order_relaxed);
+    for (;;) {
+        uint32_t f = (uint32_t)(v >> 32), e = (uint32_t)v;
+        if (f >= e) return -1;
+        uint64_t nv = own ? v + ((uint64_t)1 << 32) : v - 1;
+        if (atomic_compare_exchange_weak_explicit(&b->fb, &v, nv, memory_order_acq_rel, memory_order_relaxed))
+            return (int)(own ? f : e - 1);
     }
+}
+
+/* Slot `self`'s block from its front, then the others' from their backs; one task done is
+ * counted after its figures (the caller reads them once `done` reaches the task count).
+ * Returns the tasks this thread ran. */
+static int run_tasks(slot *s, npk_task_fn fn, void *ctx, int self) {
+    int nb = atomic_load_explicit(&s->nb, memory_order_relaxed), n = atomic_load_explicit(&s->ntasks, memory_order_relaxed);
+    int cnt = 0;
+    for (int k = 0; k < nb; k++) {
+        block *b = &s->blocks[(self + k) % nb];
+        int t;
+        while ((t = take(b, k == 0)) >= 0) {
+            fn(ctx, t);
+            cnt++;
+            if (self) { /* a worker: its figures, for the caller's dealing */
+                s->blocks[self].cnt = cnt;
+                s->blocks[self].end_ns = now_ns();
+            }
+            if (atomic_fetch_add(&s->done, 1) + 1 == n && self && atomic_load(&caller_waits)) {
+                pthread_mutex_lock(&mu);
+                pthread_cond_broadcast(&cv_done);
+                pthread_mutex_unlock(&mu);
+            }
+        }
+    }
+    return cnt;
 }
 
 /* A polling loop's clock: 0 while polling should go on, 1 once `limit_us` have passed
@@ -141,7 +212,7 @@ typedef struct poll_clock {
 #define PREEMPT_US 30
 
 static int poll_done(poll_clock *c, int64_t limit_us) {
-    int64_t t = now_us();
+    int64_t t = now_ns() / 1000;
     if (!c->start) c->start = c->last = t;
     int off = t - c->last > PREEMPT_US;
     c->last = t;
@@ -175,22 +246,20 @@ static void *worker(void *arg) {
     for (;;) {
         uint64_t w = wait_job(seen);
         seen = (uint32_t)(w >> 32);
+        slot *s = &slots[seen & 1];
         /* join this generation unless it is closed or has its helpers */
         for (;;) {
             uint32_t joined = (uint32_t)w;
-            if (joined & CLOSED || (int)joined >= atomic_load_explicit(&job_maxw, memory_order_relaxed)) break;
+            if (joined & CLOSED || (int)joined >= atomic_load_explicit(&s->maxw, memory_order_relaxed)) break;
             if (atomic_compare_exchange_weak(&word, &w, w + 1)) {
-                run_tasks(atomic_load_explicit(&job_fn, memory_order_relaxed),
-                          atomic_load_explicit(&job_ctx, memory_order_relaxed), (int)joined + 1);
-                atomic_fetch_add(&left, 1);
-                if (atomic_load(&caller_waits)) {
-                    pthread_mutex_lock(&mu);
-                    pthread_cond_broadcast(&cv_done);
-                    pthread_mutex_unlock(&mu);
-                }
+                int self = (int)joined + 1;
+                s->blocks[self].start_ns = now_ns();
+                run_tasks(s, atomic_load_explicit(&s->fn, memory_order_relaxed),
+                          atomic_load_explicit(&s->ctx, memory_order_relaxed), self);
+                atomic_fetch_add(&s->left, 1);
                 break;
             }
-            if ((uint32_t)(w >> 32) != seen) break; /* (cannot happen while a task is unclaimed) */
+            if ((uint32_t)(w >> 32) != seen) break; /* the job closed and the next opened */
         }
     }
     return NULL;
@@ -205,9 +274,68 @@ static void after_fork_child(void) {
     nworkers = 0;
     atomic_store(&sleepers, 0);
     atomic_store(&caller_waits, 0);
+    for (int i = 0; i < 2; i++) slots[i].joined = 0, atomic_store(&slots[i].left, 0);
+    for (int b = 0; b < NPK_THREADS_MAX; b++) rate[b] = 0;
+    saved = 0, last_pub = 0;
     atomic_store(&word, atomic_load(&word) | CLOSED);
 }
 static void init_once(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+/* Deal ntasks over `threads` blocks by the slots' rates, block b [cut[b], cut[b + 1]): none
+ * to a worker below RATE_MIN (its tasks would make the caller wait more than they save), each
+ * slot its share rounded down, then each task left to the slot that would finish it first
+ * (a worker's finish taken WORKER_BIAS later, the cost of sharing the job; ties to the lower
+ * slot), so that two tasks and a worker at half the caller's rate run on the caller alone.
+ * A probe gives the last worker the last task. Returns 0 when no worker gets a task. */
+static int deal(int ntasks, int threads, int probe, int *cut) {
+    double w[NPK_THREADS_MAX], sum = 0;
+    int cnt[NPK_THREADS_MAX], given = 0, any = 0;
+    for (int b = 0; b < threads; b++) {
+        w[b] = b == 0 ? 1 : rate[b] <= 0 ? 1 : rate[b] < RATE_MIN ? 0 : rate[b];
+        sum += w[b];
+    }
+    for (int b = 0; b < threads; b++) given += cnt[b] = (int)(ntasks * w[b] / sum);
+    for (; given < ntasks; given++) {
+        int best = 0;
+        double bt = cnt[0] + 1;
+        for (int b = 1; b < threads; b++) {
+            double t = w[b] > 0 ? (cnt[b] + 1) / w[b] * (1 + WORKER_BIAS) : bt;
+            if (t < bt) best = b, bt = t;
+        }
+        cnt[best]++;
+    }
+    if (probe && cnt[0] == ntasks) cnt[0]--, cnt[threads - 1]++;
+    cut[0] = 0;
+    for (int b = 0; b < threads; b++) {
+        cut[b + 1] = cut[b] + cnt[b];
+        if (b && cnt[b]) any = 1;
+    }
+    return any;
+}
+
+/* A job's figures into `saved` and the rates: slot b's tasks per nanosecond since it joined
+ * over the caller's since the job opened (how late a worker comes is in `saved`, not in its
+ * rate); a job moves a rate by RATE_STEP times the worker's tasks / 4 (up to 1), a probe by
+ * PROBE_STEP. Returns 0 when the job taught nothing (the workers slept through it). */
+static int measure(slot *s, int threads, int ntasks, int ccnt, int64_t cend, int64_t end, int probe) {
+    if (s->woke && !s->joined) return 0;
+    int64_t cs = cend - s->t0_ns;
+    if (ccnt) saved = saved * SAVED_DECAY + (double)cs * ntasks / ccnt - (double)(end - s->t0_ns);
+    for (int b = 1; b <= s->joined && b < threads; b++) {
+        block *k = &s->blocks[b];
+        double r, step = probe ? PROBE_STEP : RATE_STEP * (k->cnt < 4 ? k->cnt / 4.0 : 1);
+        if (!ccnt) r = RATE_MAX, step = RATE_STEP;
+        else if (!k->cnt) continue;
+        else {
+            int64_t ws = k->end_ns - k->start_ns;
+            r = ws <= 0 || cs <= 0 ? RATE_MAX : ((double)k->cnt / ws) / ((double)ccnt / cs);
+            if (r > RATE_MAX) r = RATE_MAX;
+        }
+        if (rate[b] <= 0) rate[b] = 1;
+        rate[b] += step * (r - rate[b]);
+    }
+    return 1;
+}
 
 void npk_parallel(int ntasks, npk_task_fn fn, void *ctx) {
     if (ntasks <= 0) return;
@@ -229,40 +357,61 @@ void npk_parallel(int ntasks, npk_task_fn fn, void *ctx) {
         if (rc) break; /* fewer helpers: the caller runs what they do not */
         nworkers++;
     }
-    /* the job's fields, then its generation (release: a worker that sees it sees them) */
-    atomic_store_explicit(&job_fn, fn, memory_order_relaxed);
-    atomic_store_explicit(&job_ctx, ctx, memory_order_relaxed);
-    atomic_store_explicit(&job_maxw, threads - 1, memory_order_relaxed);
-    for (int b = 0; b < threads; b++) { /* block b: tasks [b * ntasks / threads, (b + 1) * ntasks / threads) */
-        atomic_store_explicit(&blocks[b].next, (int)((int64_t)b * ntasks / threads), memory_order_relaxed);
-        blocks[b].end = (int)((int64_t)(b + 1) * ntasks / threads);
+    slot *s = &slots[gen & 1];
+    int cut[NPK_THREADS_MAX + 1];
+    int64_t t0 = now_ns();
+    int probe = t0 - last_pub >= PROBE_NS;
+    /* a worker still inside this slot's last job, the pool costing more than it saves, or no
+     * worker worth a task: alone */
+    if (atomic_load(&s->left) < s->joined || (saved < 0 && !probe) || !deal(ntasks, threads, probe, cut)) {
+        saved *= SAVED_DECAY;
+        pthread_mutex_unlock(&use);
+        for (int t = 0; t < ntasks; t++) fn(ctx, t);
+        return;
     }
-    atomic_store_explicit(&nblocks, threads, memory_order_relaxed);
-    atomic_store_explicit(&left, 0, memory_order_relaxed);
+    last_pub = t0;
+    /* the job's fields, then its generation (release: a worker that sees it sees them) */
+    atomic_store_explicit(&s->fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&s->ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&s->maxw, threads - 1, memory_order_relaxed);
+    atomic_store_explicit(&s->nb, threads, memory_order_relaxed);
+    atomic_store_explicit(&s->ntasks, ntasks, memory_order_relaxed);
+    for (int b = 0; b < threads; b++) {
+        atomic_store_explicit(&s->blocks[b].fb, (uint64_t)(uint32_t)cut[b] << 32 | (uint32_t)cut[b + 1],
+                              memory_order_relaxed);
+        s->blocks[b].cnt = 0;
+    }
+    atomic_store_explicit(&s->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->left, 0, memory_order_relaxed);
+    s->joined = 0;
+    s->woke = atomic_load(&sleepers) > 0;
+    s->t0_ns = t0;
     atomic_store(&word, (uint64_t)gen << 32);
-    if (atomic_load(&sleepers)) {
+    if (s->woke) {
         pthread_mutex_lock(&mu);
         pthread_cond_broadcast(&cv_work);
         pthread_mutex_unlock(&mu);
     }
     in_task = 1;
-    run_tasks(fn, ctx, 0);
+    int ccnt = run_tasks(s, fn, ctx, 0);
+    int64_t cend = now_ns();
     in_task = 0;
-    /* no task left: close the job to joins, then wait for the workers inside it */
+    /* no task left to take: close the job to joins, then wait for the tasks others run */
     uint64_t w = atomic_fetch_or(&word, CLOSED);
-    int joined = (int)(uint32_t)(w & ~(uint64_t)CLOSED & 0xffffffffu);
+    s->joined = (int)(uint32_t)(w & ~(uint64_t)CLOSED & 0xffffffffu);
     poll_clock pc = {0, 0};
-    for (unsigned i = 0; atomic_load(&left) < joined; i++) {
+    for (unsigned i = 0; atomic_load(&s->done) < ntasks; i++) {
         CPU_RELAX();
         if ((i & 31) == 31 && (sched_yield(), poll_done(&pc, WAIT_SPIN_US))) {
             pthread_mutex_lock(&mu);
             atomic_store(&caller_waits, 1);
-            while (atomic_load(&left) < joined) pthread_cond_wait(&cv_done, &mu);
+            while (atomic_load(&s->done) < ntasks) pthread_cond_wait(&cv_done, &mu);
             atomic_store(&caller_waits, 0);
             pthread_mutex_unlock(&mu);
             break;
         }
     }
+    if (!measure(s, threads, ntasks, ccnt, cend, now_ns(), probe) && probe) last_pub = 0; /* woken now: probe again */
     pthread_mutex_unlock(&use);
 }
 
