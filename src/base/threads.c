@@ -59,16 +59,19 @@
  * (measure()).
  * Whether the pool is used at all: `saved`, a running sum (decayed by SAVED_DECAY a job) of
  * the time each job saved, the caller's time per task times the tasks less the job's wall
- * time; below zero (a worker that loses its CPU in the middle of its tasks costs the caller
+ * time and JOB_COST_NS (what the next nodes pay to read the parts the other cores wrote:
+ * 20-30 us per node on the 2-core KVM host, det2t); below zero (a worker that loses its CPU in the middle of its tasks costs the caller
  * more waiting than it gives), the jobs run on the caller alone, the pool untouched, but one
  * every PROBE_NS, which deals a worker the last task to measure it again. */
 #define RATE_STEP 0.25
 #define RATE_MIN 0.5
+#define RATE_EQUAL 0.8
 #define WORKER_BIAS 0.25
 #define PROBE_STEP 0.5
 #define RATE_MAX 4.0
 #define SAVED_DECAY 0.875
 #define PROBE_NS 4000000
+#define JOB_COST_NS 10000
 
 /* One block of tasks, [front, back) packed in one word: its owner takes the front, a thief
  * the back; with the owner's running figures (its slot: written by the one thread that joined
@@ -281,17 +284,19 @@ static void after_fork_child(void) {
 }
 static void init_once(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
-/* Deal ntasks over `threads` blocks by the slots' rates, block b [cut[b], cut[b + 1]): none
- * to a worker below RATE_MIN (its tasks would make the caller wait more than they save), each
- * slot its share rounded down, then each task left to the slot that would finish it first
- * (a worker's finish taken WORKER_BIAS later, the cost of sharing the job; ties to the lower
- * slot), so that two tasks and a worker at half the caller's rate run on the caller alone.
- * A probe gives the last worker the last task. Returns 0 when no worker gets a task. */
+/* Deal ntasks over `threads` blocks by the slots' rates, block b [cut[b], cut[b + 1]): equal
+ * blocks for the workers at RATE_EQUAL and above (the same split node after node: each
+ * thread keeps its part of the map), none for those below RATE_MIN (their tasks would make
+ * the caller wait more than they save), and in between each slot its share rounded down,
+ * then each task left to the slot that would finish it first (such a worker's finish taken
+ * WORKER_BIAS later, the cost of sharing the job; ties to the lower slot), so that two tasks
+ * and a worker at 0.6 of the caller's rate run on the caller alone. A probe gives the last
+ * worker the last task. Returns 0 when no worker gets a task. */
 static int deal(int ntasks, int threads, int probe, int *cut) {
     double w[NPK_THREADS_MAX], sum = 0;
     int cnt[NPK_THREADS_MAX], given = 0, any = 0;
     for (int b = 0; b < threads; b++) {
-        w[b] = b == 0 ? 1 : rate[b] <= 0 ? 1 : rate[b] < RATE_MIN ? 0 : rate[b];
+        w[b] = b == 0 || rate[b] <= 0 || rate[b] >= RATE_EQUAL ? 1 : rate[b] < RATE_MIN ? 0 : rate[b];
         sum += w[b];
     }
     for (int b = 0; b < threads; b++) given += cnt[b] = (int)(ntasks * w[b] / sum);
@@ -299,7 +304,7 @@ static int deal(int ntasks, int threads, int probe, int *cut) {
         int best = 0;
         double bt = cnt[0] + 1;
         for (int b = 1; b < threads; b++) {
-            double t = w[b] > 0 ? (cnt[b] + 1) / w[b] * (1 + WORKER_BIAS) : bt;
+            double t = w[b] <= 0 ? bt : w[b] < 1 ? (cnt[b] + 1) / w[b] * (1 + WORKER_BIAS) : cnt[b] + 1;
             if (t < bt) best = b, bt = t;
         }
         cnt[best]++;
@@ -320,7 +325,7 @@ static int deal(int ntasks, int threads, int probe, int *cut) {
 static int measure(slot *s, int threads, int ntasks, int ccnt, int64_t cend, int64_t end, int probe) {
     if (s->woke && !s->joined) return 0;
     int64_t cs = cend - s->t0_ns;
-    if (ccnt) saved = saved * SAVED_DECAY + (double)cs * ntasks / ccnt - (double)(end - s->t0_ns);
+    if (ccnt) saved = saved * SAVED_DECAY + (double)cs * ntasks / ccnt - (double)(end - s->t0_ns) - JOB_COST_NS;
     for (int b = 1; b <= s->joined && b < threads; b++) {
         block *k = &s->blocks[b];
         double r, step = probe ? PROBE_STEP : RATE_STEP * (k->cnt < 4 ? k->cnt / 4.0 : 1);
