@@ -59,10 +59,12 @@
  * (measure()).
  * Whether the pool is used at all: `saved`, a running sum (decayed by SAVED_DECAY a job) of
  * the time each job saved, the caller's time per task times the tasks less the job's wall
- * time and JOB_COST_NS (what the next nodes pay to read the parts the other cores wrote:
- * 20-30 us per node on the 2-core KVM host, det2t); below zero (a worker that loses its CPU in the middle of its tasks costs the caller
+ * time; below zero (a worker that loses its CPU in the middle of its tasks costs the caller
  * more waiting than it gives), the jobs run on the caller alone, the pool untouched, but one
- * every PROBE_NS, which deals a worker the last task to measure it again. */
+ * every PROBE_NS, which deals a worker the last task to measure it again: at RATE_EQUAL or
+ * more, `saved` starts again from zero and the next jobs decide. (A cost per job for what
+ * the next nodes pay to read what another core wrote, 5-10 us, sent ppocr-cls-mobile-v2,
+ * whose 11 jobs a run save ~5 us each, to one thread: tried and dropped.) */
 #define RATE_STEP 0.25
 #define RATE_MIN 0.5
 #define RATE_EQUAL 0.8
@@ -71,7 +73,6 @@
 #define RATE_MAX 4.0
 #define SAVED_DECAY 0.875
 #define PROBE_NS 4000000
-#define JOB_COST_NS 10000
 
 /* One block of tasks, [front, back) packed in one word: its owner takes the front, a thief
  * the back; with the owner's running figures (its slot: written by the one thread that joined
@@ -325,7 +326,7 @@ static int deal(int ntasks, int threads, int probe, int *cut) {
 static int measure(slot *s, int threads, int ntasks, int ccnt, int64_t cend, int64_t end, int probe) {
     if (s->woke && !s->joined) return 0;
     int64_t cs = cend - s->t0_ns;
-    if (ccnt) saved = saved * SAVED_DECAY + (double)cs * ntasks / ccnt - (double)(end - s->t0_ns) - JOB_COST_NS;
+    if (ccnt && !probe) saved = saved * SAVED_DECAY + (double)cs * ntasks / ccnt - (double)(end - s->t0_ns);
     for (int b = 1; b <= s->joined && b < threads; b++) {
         block *k = &s->blocks[b];
         double r, step = probe ? PROBE_STEP : RATE_STEP * (k->cnt < 4 ? k->cnt / 4.0 : 1);
@@ -338,6 +339,7 @@ static int measure(slot *s, int threads, int ntasks, int ccnt, int64_t cend, int
         }
         if (rate[b] <= 0) rate[b] = 1;
         rate[b] += step * (r - rate[b]);
+        if (probe && r >= RATE_EQUAL && saved < 0) saved = 0; /* a fast worker again: the next jobs decide */
     }
     return 1;
 }
