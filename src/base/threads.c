@@ -61,8 +61,12 @@
  * the time each job saved, the caller's time per task times the tasks less the job's wall
  * time; below zero (a worker that loses its CPU in the middle of its tasks costs the caller
  * more waiting than it gives), the jobs run on the caller alone, the pool untouched, but one
- * every PROBE_NS, which deals a worker the last task to measure it again: at RATE_EQUAL or
- * more, `saved` starts again from zero and the next jobs decide. (A cost per job for what
+ * every PROBE_NS (of PROBE_TASKS tasks or more: the probe's task is a small part of it; once
+ * more at once when the workers slept through it), which deals a worker the last task to
+ * measure it again: at RATE_EQUAL or more, `saved` starts again from zero and the next jobs
+ * decide. (Probing every 4 ms, and again after every probe the workers slept through, cost
+ * 6-8 probes per ppocr-v4-det run with a worker off its CPU every 10 us of 20, one of them
+ * waiting 240 us for the probe's task.) (A cost per job for what
  * the next nodes pay to read what another core wrote, 5-10 us, sent ppocr-cls-mobile-v2,
  * whose 11 jobs a run save ~5 us each, to one thread: tried and dropped.) */
 #define RATE_STEP 0.25
@@ -72,7 +76,8 @@
 #define PROBE_STEP 0.5
 #define RATE_MAX 4.0
 #define SAVED_DECAY 0.875
-#define PROBE_NS 4000000
+#define PROBE_NS 8000000
+#define PROBE_TASKS 4
 
 /* One block of tasks, [front, back) packed in one word: its owner takes the front, a thief
  * the back; with the owner's running figures (its slot: written by the one thread that joined
@@ -111,6 +116,7 @@ static atomic_int sleepers;        /* workers asleep on cv_work (or about to be)
 static double rate[NPK_THREADS_MAX]; /* slot b's tasks per second / the caller's; 0: not measured */
 static double saved;                  /* nanoseconds the pool saved, decayed */
 static int64_t last_pub;              /* when a job last opened */
+static int reprobe;                   /* this probe repeats one the workers slept through */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER, cv_done = PTHREAD_COND_INITIALIZER;
@@ -280,7 +286,7 @@ static void after_fork_child(void) {
     atomic_store(&caller_waits, 0);
     for (int i = 0; i < 2; i++) slots[i].joined = 0, atomic_store(&slots[i].left, 0);
     for (int b = 0; b < NPK_THREADS_MAX; b++) rate[b] = 0;
-    saved = 0, last_pub = 0;
+    saved = 0, last_pub = 0, reprobe = 0;
     atomic_store(&word, atomic_load(&word) | CLOSED);
 }
 static void init_once(void) { pthread_atfork(NULL, NULL, after_fork_child); }
@@ -367,7 +373,7 @@ void npk_parallel(int ntasks, npk_task_fn fn, void *ctx) {
     slot *s = &slots[gen & 1];
     int cut[NPK_THREADS_MAX + 1];
     int64_t t0 = now_ns();
-    int probe = t0 - last_pub >= PROBE_NS;
+    int probe = t0 - last_pub >= PROBE_NS && ntasks >= PROBE_TASKS;
     /* a worker still inside this slot's last job, the pool costing more than it saves, or no
      * worker worth a task: alone */
     if (atomic_load(&s->left) < s->joined || (saved < 0 && !probe) || !deal(ntasks, threads, probe, cut)) {
@@ -418,7 +424,10 @@ void npk_parallel(int ntasks, npk_task_fn fn, void *ctx) {
             break;
         }
     }
-    if (!measure(s, threads, ntasks, ccnt, cend, now_ns(), probe) && probe) last_pub = 0; /* woken now: probe again */
+    if (!measure(s, threads, ntasks, ccnt, cend, now_ns(), probe) && probe && !reprobe)
+        last_pub = 0, reprobe = 1; /* the workers slept through it, and are awake now: once more */
+    else if (probe)
+        reprobe = 0;
     pthread_mutex_unlock(&use);
 }
 
