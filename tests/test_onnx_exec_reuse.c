@@ -190,7 +190,101 @@ static void test_inplace(void) {
     npk_graph_free(g);
 }
 
+/* The plan a CPU run leaves to the runs after it (exec_cache.c) serves only runs whose inputs
+ * have its signature: types, shapes and the data of small inputs (here the Reshape's target
+ * shape, an input of 2 elements), and no plan is kept when inference read a large input's
+ * data (here Compress's 20-element condition: the output's shape follows it). Both give s =
+ * Shape(output), folded at inference, so a stale plan would give a stale s. The reports of a
+ * planned run and of the run that made the plan say the same. */
+static void run_plan_case(npk_graph *g, const npk_tensor *ins, size_t nin, const float *want, int64_t nwant,
+                          const int64_t *wdims, int wrank, npk_run_report *rep) {
+    npk_run_opts o = {.device = "cpu"};
+    npk_tensor *out = NULL;
+    size_t n = 0;
+    CHECK_EQ(npk_graph_run(g, &o, ins, nin, &out, &n, rep), 0);
+    CHECK_EQ(n, 2);
+    if (n == 2) {
+        CHECK_EQ(out[0].rank, wrank);
+        CHECK_EQ(npk_tensor_numel(&out[0]), nwant);
+        CHECK(out[0].rank == wrank && !memcmp(out[0].dims, wdims, sizeof(int64_t) * (size_t)wrank));
+        if (npk_tensor_numel(&out[0]) == nwant) CHECK(!memcmp(out[0].data, want, sizeof(float) * (size_t)nwant));
+        CHECK(out[1].dtype == NPK_DT_INT64 && npk_tensor_numel(&out[1]) == wrank);
+        if (npk_tensor_numel(&out[1]) == wrank) CHECK(!memcmp(out[1].data, wdims, sizeof(int64_t) * (size_t)wrank));
+    }
+    for (size_t i = 0; i < n; i++) npk_tensor_free(&out[i]);
+    free(out);
+}
+
+static void test_plan(void) {
+    /* Reshape(x[12], shape) -> y, s = Shape(y) */
+    ob_model *m = ob_new(13);
+    int64_t d12 = 12, d2 = 2, d20 = 20;
+    ob_input(m, "x", NPK_DT_FLOAT, 1, &d12);
+    ob_input(m, "shape", NPK_DT_INT64, 1, &d2);
+    ob_node(m, "", "Reshape", "rs", "x,shape", "y");
+    ob_node(m, "", "Shape", "sh", "y", "s");
+    ob_output(m, "y", NPK_DT_FLOAT, -1, NULL);
+    ob_output(m, "s", NPK_DT_INT64, -1, NULL);
+    npk_graph *g = ob_load(m);
+    CHECK(g != NULL);
+    if (g) {
+        npk_tensor ins[2];
+        CHECK_EQ(npk_tensor_alloc(&ins[0], "x", NPK_DT_FLOAT, 1, &d12), 0);
+        CHECK_EQ(npk_tensor_alloc(&ins[1], "shape", NPK_DT_INT64, 1, &d2), 0);
+        static const int64_t shapes[4][2] = {{2, 6}, {2, 6}, {4, 3}, {2, 6}};
+        npk_run_report r0, r1;
+        for (int run = 0; run < 4; run++) {
+            float want[12];
+            for (int i = 0; i < 12; i++) want[i] = ((float *)ins[0].data)[i] = (float)(i * (run + 1)) - 3.5f;
+            memcpy(ins[1].data, shapes[run], sizeof shapes[run]);
+            run_plan_case(g, ins, 2, want, 12, shapes[run], 2, run == 0 ? &r0 : run == 1 ? &r1 : NULL);
+        }
+        /* run 1 took run 0's plan: the same report */
+        CHECK_EQ(r0.n_nodes, r1.n_nodes);
+        for (size_t i = 0; i < r0.n_nodes && i < r1.n_nodes; i++) {
+            CHECK_STR(r0.nodes[i].why, r1.nodes[i].why);
+            CHECK_EQ(r0.nodes[i].place, r1.nodes[i].place);
+            CHECK_EQ(r0.nodes[i].macs, r1.nodes[i].macs);
+        }
+        npk_run_report_fini(&r0);
+        npk_run_report_fini(&r1);
+        npk_tensor_free(&ins[0]);
+        npk_tensor_free(&ins[1]);
+        npk_graph_free(g);
+    }
+    /* Compress(x[20], cond[20], axis 0) -> y, s = Shape(y) */
+    m = ob_new(13);
+    ob_input(m, "x", NPK_DT_FLOAT, 1, &d20);
+    ob_input(m, "cond", NPK_DT_BOOL, 1, &d20);
+    Onnx__NodeProto *cp = ob_node(m, "", "Compress", "cp", "x,cond", "y");
+    ob_attr_i(m, cp, "axis", 0);
+    ob_node(m, "", "Shape", "sh", "y", "s");
+    ob_output(m, "y", NPK_DT_FLOAT, -1, NULL);
+    ob_output(m, "s", NPK_DT_INT64, -1, NULL);
+    g = ob_load(m);
+    CHECK(g != NULL);
+    if (!g) return;
+    npk_tensor ins[2];
+    CHECK_EQ(npk_tensor_alloc(&ins[0], "x", NPK_DT_FLOAT, 1, &d20), 0);
+    CHECK_EQ(npk_tensor_alloc(&ins[1], "cond", NPK_DT_BOOL, 1, &d20), 0);
+    for (int run = 0; run < 4; run++) {
+        float want[20];
+        int64_t k = 0;
+        for (int i = 0; i < 20; i++) {
+            float v = ((float *)ins[0].data)[i] = (float)i + 0.25f * (float)run;
+            int on = run % 2 ? i % 3 != 0 : i % 4 == 1; /* 13 and 5 elements */
+            ((uint8_t *)ins[1].data)[i] = (uint8_t)on;
+            if (on) want[k++] = v;
+        }
+        run_plan_case(g, ins, 2, want, k, &k, 1, NULL);
+    }
+    npk_tensor_free(&ins[0]);
+    npk_tensor_free(&ins[1]);
+    npk_graph_free(g);
+}
+
 int main(void) {
+    test_plan();
     test_infer_memo();
     test_inplace();
     npk_graph *g = build();

@@ -19,7 +19,9 @@ static double now_ms(const struct timespec *t0) {
     return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-static void exec_free(npk_exec *x) {
+/* The end of a run: the values on the host dropped, then the arrays freed, or given back to
+ * the plan the run held, or kept as the graph's plan (ok: the run succeeded). */
+static void exec_free(npk_exec *x, int ok) {
     npk_graph *g = x->g;
     if (x->host && x->borrowed)
         for (size_t v = 0; v < g->n_vals; v++) exec_host_drop(x, (int)v);
@@ -27,6 +29,14 @@ static void exec_free(npk_exec *x) {
         if (x->arena) npk_port_free(x->be->port(x->be), x->arena);
         x->be->close(x->be);
     }
+    if (x->plan) {
+        exec_plan_leave(x, x->meta_changed);
+        return;
+    }
+    if (ok) exec_plan_adopt(x); /* takes the arrays it keeps */
+    free(x->known0);
+    free(x->uses0);
+    free(x->key);
     free(x->host);
     free(x->borrowed);
     free(x->kconst);
@@ -220,7 +230,12 @@ static int run_cpu_node(npk_exec *x, int n) {
         free(t->name);
         t->name = strdup(x->g->vals[v].name);
         x->host[v] = t;
-        /* the runtime shape is authoritative (data-dependent shapes) */
+        /* the runtime shape is authoritative (data-dependent shapes); a known value produced in
+         * another shape than inferred: the run's plan does not hold (exec_cache.c) */
+        if (x->known[v] && !x->meta_changed &&
+            (x->meta[v].kind != t->kind || x->meta[v].dtype != t->dtype || x->meta[v].rank != t->rank ||
+             memcmp(x->meta[v].dims, t->dims, sizeof t->dims)))
+            x->meta_changed = 1;
         x->meta[v].kind = t->kind;
         x->meta[v].dtype = t->dtype;
         x->meta[v].rank = t->rank;
@@ -271,8 +286,7 @@ static const npk_body_fns body_fns = {npk_graph_run_body, npk_graph_infer_body};
 /* The executor's per-value and per-node arrays. Shape inference alone (full = 0:
  * a control-flow body's npk_graph_infer_body) needs no placement, fusion or
  * device state. On failure exec_free releases what was taken. */
-static int exec_init(npk_exec *x, npk_graph *g, const npk_run_opts *opts, const char *in_const, npk_run_report *rep,
-                     int full) {
+static void exec_init_state(npk_exec *x, npk_graph *g, const npk_run_opts *opts, const char *in_const, npk_run_report *rep) {
     memset(x, 0, sizeof *x);
     clock_gettime(CLOCK_MONOTONIC, &x->t0);
     x->g = g;
@@ -281,6 +295,11 @@ static int exec_init(npk_exec *x, npk_graph *g, const npk_run_opts *opts, const 
     x->rep = rep;
     x->cur_node = -1;
     x->body = &body_fns;
+}
+
+static int exec_init(npk_exec *x, npk_graph *g, const npk_run_opts *opts, const char *in_const, npk_run_report *rep,
+                     int full) {
+    exec_init_state(x, g, opts, in_const, rep);
     size_t nv = g->n_vals, nn = g->n_nodes;
     rep->nodes = calloc(nn + 1, sizeof(npk_node_report));
     x->meta = calloc(nv + 1, sizeof(npk_tensor));
@@ -347,7 +366,7 @@ int npk_graph_infer_body(npk_graph *g, const npk_run_opts *opts, const npk_tenso
         out[k].rank = x->meta[v].rank;
         memcpy(out[k].dims, x->meta[v].dims, sizeof out[k].dims);
     }
-    exec_free(x);
+    exec_free(x, 0);
     free(rep.nodes);
     return rc;
 }
@@ -686,19 +705,40 @@ static int graph_run(npk_graph *g, const npk_run_opts *opts, const npk_tensor *i
         opts = &topts;
     }
     npk_exec X, *x = &X;
-    int rc = exec_init(x, g, opts, in_const, rep, 1);
-    if (!rc) rc = npk_graph_device_check(dev);
-    /* the check walks every subgraph: once per graph (it has no state that a run changes) */
-    if (!rc && g->checked_nodes != g->n_nodes && !(rc = npk_graph_check(g, NULL))) g->checked_nodes = g->n_nodes;
-    if (!rc) rc = exec_bind_inputs(x, inputs, n_inputs);
-    if (!rc) rc = exec_infer_all(x);
-    if (!rc) rc = open_device(x, dev);
-    if (!rc) rc = partition(x, dev);
-    if (!rc && x->be) rc = exec_plan_memory(x);
+    int rc = 0, eligible = exec_plan_eligible(g, opts, dev), planned = 0;
+    /* a run with the signature of the graph's plan skips inference and partition (exec_cache.c) */
+    if (eligible && g->checked_nodes == g->n_nodes) {
+        exec_init_state(x, g, opts, in_const, rep);
+        x->own_report = rep == &local;
+        if (exec_plan_enter(x)) {
+            if (!(rc = exec_bind_inputs(x, inputs, n_inputs)) && exec_plan_start(x)) {
+                planned = 1;
+            } else { /* another signature (or inputs the usual way refuses with its message) */
+                for (size_t i = 0; i < g->n_in; i++)
+                    if (g->in_vals[i] >= 0) exec_host_drop(x, g->in_vals[i]);
+                exec_plan_leave(x, 0);
+                rc = 0;
+            }
+        }
+    }
+    if (!planned) {
+        rc = exec_init(x, g, opts, in_const, rep, 1);
+        x->own_report = rep == &local;
+        x->plan_ok = eligible;
+        if (!rc) rc = npk_graph_device_check(dev);
+        /* the check walks every subgraph: once per graph (it has no state that a run changes) */
+        if (!rc && g->checked_nodes != g->n_nodes && !(rc = npk_graph_check(g, NULL))) g->checked_nodes = g->n_nodes;
+        if (!rc) rc = exec_bind_inputs(x, inputs, n_inputs);
+        if (!rc) rc = exec_infer_all(x);
+        if (!rc) rc = open_device(x, dev);
+        if (!rc) rc = partition(x, dev);
+        if (!rc && x->be) rc = exec_plan_memory(x);
+        if (!rc && eligible) exec_plan_snapshot(x);
+    }
     if (!rc) rc = execute(x, rep != &local);
     if (!rc) rc = take_outputs(x, outputs, n_outputs);
     rep->host_ms = now_ms(&x->t0);
-    exec_free(x);
+    exec_free(x, !rc);
     free(tdev);
     if (rep == &local) npk_run_report_fini(&local);
     return rc;

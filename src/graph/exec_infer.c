@@ -303,6 +303,56 @@ int exec_fold_shared(const npk_exec *x, int v) {
     return x->g->fold_cache && (size_t)v < x->g->fold_n && x->g->fold_cache[v] == x->folded[v];
 }
 
+/* The same meta (what inference says about a value) in a and b. */
+static int same_meta(const npk_tensor *a, const npk_tensor *b) {
+    return a->kind == b->kind && a->dtype == b->dtype && a->rank == b->rank &&
+           !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)(a->rank > 0 && a->rank <= NPK_MAX_RANK ? a->rank : 0));
+}
+
+/* 1 when no node's inference read the data of a graph input of more than `small` elements:
+ * the readers of such inputs are inferred again without that data (only they can see it: a
+ * fold takes constants alone) and must give the same outputs. Called before the metadata drop
+ * their data. */
+static int infer_data_free(npk_exec *x, int64_t small) {
+    npk_graph *g = x->g;
+    for (size_t n = 0; n < g->n_nodes; n++) {
+        const npk_node *nd = &g->nodes[n];
+        npk_tensor hid[NPK_OP_MAX_IN];
+        int any = 0, inferred = 1;
+        for (int k = 0; k < nd->n_in && k < NPK_OP_MAX_IN; k++) {
+            int v = nd->in[k];
+            if (v < 0) continue;
+            if (!x->known[v]) inferred = 0;
+            else if (g->vals[v].graph_input >= 0 && !g->vals[v].konst && x->meta[v].data &&
+                     npk_tensor_numel(&x->meta[v]) > small)
+                any = 1;
+        }
+        if (!any || !inferred) continue;
+        npk_opctx c;
+        npk_tensor outs[NPK_OP_MAX_IO];
+        memset(outs, 0, sizeof outs);
+        exec_fill_ctx(x, (int)n, &c, 0);
+        for (int k = 0; k < nd->n_in && k < NPK_OP_MAX_IN; k++) {
+            int v = nd->in[k];
+            if (v < 0 || g->vals[v].graph_input < 0 || g->vals[v].konst || npk_tensor_numel(&x->meta[v]) <= small) continue;
+            hid[k] = x->meta[v];
+            hid[k].data = NULL;
+            c.in[k] = &hid[k];
+        }
+        for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) c.out[k] = nd->out[k] >= 0 ? &outs[k] : NULL;
+        int rc = exec_call_op(&c), same = rc == 0 || rc == NPK_SHAPE_UNKNOWN;
+        for (int k = 0; k < nd->n_out && k < NPK_OP_MAX_IO; k++) {
+            int v = nd->out[k];
+            if (v >= 0 && same && (rc == 0) != (x->known[v] != 0)) same = 0;
+            if (v >= 0 && same && rc == 0 && !same_meta(&outs[k], &x->meta[v])) same = 0;
+            npk_tensor_free(&outs[k]);
+        }
+        if (same && rc == 0 && c.macs != x->rep->nodes[n].macs) same = 0;
+        if (!same) return 0;
+    }
+    return 1;
+}
+
 int exec_infer_all(npk_exec *x) {
     npk_graph *g = x->g;
     for (size_t v = 0; v < g->n_vals; v++) {
@@ -338,6 +388,7 @@ int exec_infer_all(npk_exec *x) {
         x->rep->nodes[n].macs = c.macs;
         fold_node(x, (int)n);
     }
+    if (x->plan_ok) x->plan_ok = infer_data_free(x, 16);
     /* from here on only constants carry data in the metadata */
     for (size_t v = 0; v < g->n_vals; v++)
         if (!g->vals[v].konst) x->meta[v].data = NULL;

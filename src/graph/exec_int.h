@@ -94,6 +94,16 @@ struct npk_exec {
     int cur_node;
     struct timespec t0;
     const npk_body_fns *body; /* control flow's bodies (exec.c): handed to the operators in their context */
+    /* the plan (exec_cache.c): the graph's plan whose arrays this run holds, or NULL; a run that may
+     * leave its own as the graph's plan: plan_ok (inference read no large input's data), known0 and
+     * uses0 (known and uses_left before the first node), meta_changed (a node produced a known value
+     * in another shape than inferred), own_report (the report is the run's own, no caller reads it) */
+    struct exec_plan *plan;
+    char *known0;
+    int *uses0;
+    unsigned char *key; /* the run's input signature (exec_cache.c), taken while its inputs are bound */
+    size_t key_len;
+    int plan_ok, meta_changed, own_report;
 };
 
 static inline uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; }
@@ -105,6 +115,21 @@ void exec_host_drop(npk_exec *x, int v);
 int exec_host_borrow(npk_exec *x, int v, const npk_tensor *t, const char *name);
 /* exec_plan.c */
 int exec_plan_memory(npk_exec *x);
+/* exec_cache.c: a CPU run's plan kept per input signature (eligible: the run may use or leave one) */
+typedef struct exec_plan exec_plan;
+int exec_plan_eligible(const npk_graph *g, const npk_run_opts *o, const char *dev);
+/* Take the graph's plan's arrays as the run's (1), or 0: none or held by another run. */
+int exec_plan_enter(npk_exec *x);
+/* After the inputs are bound: 1 when their signature is the plan's (the run then skips
+ * inference and partition: the report's nodes and the run's state are the plan's), 0 otherwise
+ * (the caller leaves the plan and runs the usual way). */
+int exec_plan_start(npk_exec *x);
+/* Give the plan back (drop = 1: it no longer holds, free it); zeroes x. */
+void exec_plan_leave(npk_exec *x, int drop);
+/* Before the first node of a run that may leave its plan: keep known and uses_left. */
+void exec_plan_snapshot(npk_exec *x);
+/* At the end of a successful run: its arrays become the graph's plan (when it has none). */
+void exec_plan_adopt(npk_exec *x);
 /* exec_fuse.c */
 void exec_fuse_cpu(npk_exec *x);
 int exec_run_chain(npk_exec *x, int n);
@@ -114,6 +139,8 @@ int exec_run_qdq(npk_exec *x, int n);
 int exec_can_take(npk_exec *x, int v);
 /* exec_infer.c */
 int exec_bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs);
+/* Shapes, types and folds of every value; with x->plan_ok set, it stays set when the inference
+ * read no data of an input of more than 16 elements (so a plan serves every run of the signature). */
 int exec_infer_all(npk_exec *x);
 int exec_fold_shared(const npk_exec *x, int v);
 void exec_fill_ctx(npk_exec *x, int n, npk_opctx *c, int run);

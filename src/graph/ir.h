@@ -75,6 +75,7 @@ struct npk_graph {
     void *infer_memo;     /* a body: its last shape inference through npk_graph_infer_body and the
                              signature of the inputs it had (ops_ctrl.c, infer_body), one malloc'ed
                              block, owned; NULL: none yet */
+    struct exec_plan *plan; /* the last CPU run's plan and working arrays (exec_cache.c), owned; NULL: none */
     void (*progress)(void *ctx, size_t done, size_t total); /* npk_graph_set_progress */
     void *progress_ctx;
     char **dim_names;     /* the dim_param strings the descriptors point to, owned */
@@ -89,6 +90,8 @@ typedef struct npk_conv_fold {
     int end;
     npk_tensor *w, *b;
 } npk_conv_fold;
+/* Free g->plan (exec_cache.c). */
+void npk_graph_plan_free(npk_graph *g);
 /* Free g->conv_folds (exec_fuse.c). */
 void npk_graph_conv_folds_free(npk_graph *g);
 

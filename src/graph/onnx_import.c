@@ -43,6 +43,7 @@ static void free_node(npk_node *n) {
 
 void npk_graph_free(npk_graph *g) {
     if (!g) return;
+    npk_graph_plan_free(g); /* first: the plan tells its own folds from the fold cache's */
     for (size_t i = 0; i < g->n_vals; i++) {
         free(g->vals[i].name);
         if (g->vals[i].konst) {
