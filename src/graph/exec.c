@@ -92,7 +92,8 @@ static int timing_skip(npk_exec *x, int n) {
 }
 
 /* A CPU node whose outputs were all folded at inference: its outputs are the
- * folded values (read in place). Returns 1 when it applied. */
+ * folded values, which npk_exec_host serves in place (no host copy, nothing per run).
+ * Returns 1 when it applied. */
 static int run_folded(npk_exec *x, int n) {
     const npk_node *nd = &x->g->nodes[n];
     int any = 0;
@@ -103,10 +104,6 @@ static int run_folded(npk_exec *x, int n) {
         any = 1;
     }
     if (!any) return 0;
-    for (int k = 0; k < nd->n_out; k++) {
-        int v = nd->out[k];
-        if (v >= 0 && exec_host_borrow(x, v, x->folded[v], x->g->vals[v].name)) return -NPK_ENOMEM;
-    }
     x->rep->cpu_macs += x->rep->nodes[n].macs;
     return 1;
 }
@@ -509,8 +506,7 @@ static int run_node(npk_exec *x, size_t n) {
         x->rep->cpu_macs += macs;
         return 0;
     }
-    if ((rc = run_folded(x, (int)n)) < 0) return npk_err(NPK_ENOMEM, "out of memory");
-    return rc ? 0 : run_cpu_node(x, (int)n);
+    return run_folded(x, (int)n) ? 0 : run_cpu_node(x, (int)n);
 }
 
 /* Node n's host event in the trace, on the simulated clock (never the wall clock:

@@ -263,6 +263,7 @@ const npk_tensor *npk_exec_host(npk_exec *x, int v) {
     if (v < 0) return NULL;
     if (x->g->vals[v].konst) return x->g->vals[v].konst;
     if (x->host[v]) return x->host[v];
+    if (x->folded && x->folded[v]) return x->folded[v]; /* folded at inference: read in place (run_folded) */
     if (x->dev_writer[v] >= 0 && x->views[x->dev_writer[v]].valid) {
         if (exec_stage_out(x, x->dev_writer[v])) return NULL;
         return x->host[v];
