@@ -44,4 +44,4 @@ target_link_libraries(npukit_graph PUBLIC ${NPUKIT_PROTOBUF_C_LIB})
 # The fast CPU kernels (issue 15 point 2) are built at -O3 so that their GEMM
 # and depthwise loops vectorize (the clones for AVX-512/AVX2 are chosen at run time).
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/ops/fast_onnx.c ${CMAKE_SOURCE_DIR}/src/ops/fast_onnx_small.c
-                            ${CMAKE_SOURCE_DIR}/src/ops/fast_dw.c PROPERTIES COMPILE_OPTIONS "-O3")
+                            ${CMAKE_SOURCE_DIR}/src/ops/fast_dw.c ${CMAKE_SOURCE_DIR}/src/ops/fast_wino.c PROPERTIES COMPILE_OPTIONS "-O3")

@@ -78,6 +78,15 @@ static const conv_case conv_cases[] = {
     /* rows of 32+ columns read in place (conv_rows): row stride 2, column dilation, groups of
      * 8 channels, 20 output channels per group (GEMMs of 16 + 4 rows) */
     {2, 1, 16, 40, 2, {1, 10, 36}, {1, 3, 3}, {1, 2, 1}, {1, 1, 2}, {0, 1, 2}, {0, 0, 2}},
+    /* dense 3 x 3 at stride 1 by Winograd F(2x2, 3x3) (fast_wino.c): an odd number of rows and
+     * columns (the last tiles half outside), asymmetric and missing pads, batch 2, 9 and 24
+     * output channels (GEMMs of 9, of 16 + 8), groups, blocks of two tile rows (20 tiles
+     * each), pads of 2 (tiles over padding only), no pads */
+    {2, 2, 16, 9, 1, {1, 9, 33}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 0}, {0, 0, 2}},
+    {2, 1, 16, 24, 1, {1, 12, 40}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+    {2, 1, 32, 20, 2, {1, 7, 18}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+    {2, 1, 16, 8, 1, {1, 5, 20}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 2, 2}, {0, 2, 2}},
+    {2, 1, 24, 8, 1, {1, 6, 35}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}},
 };
 
 /* An 8-bit zero point whose value is the middle of its type (int8 0, uint8 128):
@@ -107,6 +116,7 @@ static void dims_of(const npk_onnx_conv_params *p, int64_t lead0, int64_t lead1,
 }
 
 static void test_conv(void) {
+    int wino_cases = 0;
     for (size_t ci = 0; ci < sizeof conv_cases / sizeof conv_cases[0]; ci++) {
         npk_onnx_conv_params p;
         CHECK_EQ(conv_params(&conv_cases[ci], &p), 0);
@@ -124,6 +134,7 @@ static void test_conv(void) {
             CHECK_EQ(npk_fast_conv(&p, &t[0], &t[1], wb ? &t[2] : NULL, &t[3]), 0);
             npk_ref_onnx_conv(&p, &t[0], &t[1], wb ? &t[2] : NULL, &t[4]);
             CHECK(close_f(&t[3], &t[4], "conv"));
+            if (p.nsp == 2 && npk_fast_wino_ok(&p)) wino_cases++;
             if (p.c == p.group && p.group > 1 && npk_fast_dw_ok(&p)) {
                 /* depthwise sums each output's taps in one order at every level (fast_dw.c):
                  * the portable kernel's bits */
@@ -176,6 +187,7 @@ static void test_conv(void) {
             free_all(t, 5);
         }
     }
+    CHECK(wino_cases >= 2 * 5); /* the five Winograd geometries above, with and without bias */
     /* not handled: other dtypes go back to the caller (1) */
     npk_onnx_conv_params p;
     conv_params(&conv_cases[0], &p);

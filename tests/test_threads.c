@@ -251,8 +251,9 @@ static void test_q4(void) {
  * convolutions (split by output rows: 3x3, 5x5 stride 2, 5x5 on a 6-row map; by channels: a
  * 3-row map), global average and max pooling (channel ranges), two ConvTransposes (col2im by
  * output channel; 2x2 / 2 tiles by input rows), a nearest Resize (output rows), a MaxPool (planes), a strided float
- * convolution on phase-split planes (chunks of output rows) and a 3x3 one on padded rows
- * read in place (12 output rows dealt over the tasks), at 1, 2 and 3 threads:
+ * convolution on phase-split planes (chunks of output rows), a 3x3 one on padded rows
+ * read in place (12 output rows dealt over the tasks) and a 3x3 one by Winograd F(2x2, 3x3)
+ * (blocks of tile rows), at 1, 2 and 3 threads:
  * the same bytes. */
 /* A 4-D float tensor of dims holding the first floats of src. */
 static void floats_from(npk_tensor *t, const int64_t *dims, const void *src) {
@@ -310,14 +311,26 @@ static void test_elementwise(void) {
                                .pad_e = {0, 1, 1}};
     int64_t sx[4] = {1, 3, 96, 160}, sw[4] = {16, 3, 3, 3}, sb = 16, sy[4] = {1, 16, 48, 80};
     npk_tensor stx, stw, stb, sty[3];
-    /* Conv x [1, 96, 12, 40], w [24, 96, 3, 3], pads 1: y [1, 24, 12, 40] (rows read in place) */
-    npk_onnx_conv_params rc = {.nsp = 2, .n = 1, .c = 96, .m = 24, .group = 1, .in = {1, 12, 40}, .k = {1, 3, 3},
+    /* Conv x [1, 96, 12, 40], w [7, 96, 3, 3], pads 1: y [1, 7, 12, 40] (rows read in place:
+     * fewer than 8 output channels, not Winograd's) */
+    npk_onnx_conv_params rc = {.nsp = 2, .n = 1, .c = 96, .m = 7, .group = 1, .in = {1, 12, 40}, .k = {1, 3, 3},
                                .out = {1, 12, 40}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
                                .pad_e = {0, 1, 1}};
-    int64_t rcx[4] = {1, 96, 12, 40}, rcw[4] = {24, 96, 3, 3}, rcy[4] = {1, 24, 12, 40};
+    int64_t rcx[4] = {1, 96, 12, 40}, rcw[4] = {7, 96, 3, 3}, rcy[4] = {1, 7, 12, 40};
     npk_tensor rctx, rctw, rcty[3];
     floats_from(&rctx, rcx, a.data);
     floats_from(&rctw, rcw, b.data);
+    /* Conv x [1, 96, 23, 79], w [24, 96, 3, 3], bias, pads 1: y [1, 24, 23, 79] (Winograd
+     * F(2x2, 3x3): 12 rows of 40 tiles, the last row and column of tiles half outside) */
+    npk_onnx_conv_params wc = {.nsp = 2, .n = 1, .c = 96, .m = 24, .group = 1, .in = {1, 23, 79}, .k = {1, 3, 3},
+                               .out = {1, 23, 79}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
+                               .pad_e = {0, 1, 1}};
+    int64_t wcx[4] = {1, 96, 23, 79}, wcw[4] = {24, 96, 3, 3}, wcb = 24, wcy[4] = {1, 24, 23, 79};
+    npk_tensor wctx, wctw, wctb, wcty[3];
+    floats_from(&wctx, wcx, b.data);
+    floats_from(&wctw, wcw, a.data);
+    CHECK_EQ(npk_tensor_alloc(&wctb, "b", NPK_DT_FLOAT, 1, &wcb), 0);
+    memcpy(wctb.data, (const float *)b.data + 1000, sizeof(float) * 24);
     CHECK_EQ(npk_tensor_alloc(&stx, "x", NPK_DT_FLOAT, 4, sx), 0);
     CHECK_EQ(npk_tensor_alloc(&stw, "w", NPK_DT_FLOAT, 4, sw), 0);
     CHECK_EQ(npk_tensor_alloc(&stb, "b", NPK_DT_FLOAT, 1, &sb), 0);
@@ -375,6 +388,8 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_conv(&sc, &stx, &stw, &stb, &sty[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&rcty[t], "y", NPK_DT_FLOAT, 4, rcy), 0);
             CHECK_EQ(npk_fast_conv(&rc, &rctx, &rctw, NULL, &rcty[t]), 0);
+            CHECK_EQ(npk_tensor_alloc(&wcty[t], "y", NPK_DT_FLOAT, 4, wcy), 0);
+            CHECK_EQ(npk_fast_conv(&wc, &wctx, &wctw, &wctb, &wcty[t]), 0);
             for (int k = 0; k < 2; k++) {
                 CHECK_EQ(npk_tensor_alloc(&py[t][k], "y", NPK_DT_FLOAT, 4, pod), 0);
                 CHECK_EQ(npk_fast_global_pool(&px, &py[t][k], k), 0);
@@ -390,7 +405,8 @@ static void test_elementwise(void) {
             CHECK(!memcmp(ty[0].data, ty[t].data, sizeof(float) * 2 * 64 * 19 * 23));
             CHECK(!memcmp(t2y[0].data, t2y[t].data, sizeof(float) * 24 * 24 * 80));
             CHECK(!memcmp(sty[0].data, sty[t].data, sizeof(float) * 16 * 48 * 80));
-            CHECK(!memcmp(rcty[0].data, rcty[t].data, sizeof(float) * 24 * 480));
+            CHECK(!memcmp(rcty[0].data, rcty[t].data, sizeof(float) * 7 * 480));
+            CHECK(!memcmp(wcty[0].data, wcty[t].data, sizeof(float) * 24 * 23 * 79));
             CHECK(!memcmp(ryt[0].data, ryt[t].data, sizeof(float) * 160 * 80 * 120));
             CHECK(!memcmp(myt[0].data, myt[t].data, sizeof(float) * 160 * 20 * 30));
         }
@@ -402,7 +418,7 @@ static void test_elementwise(void) {
             for (int k = 0; k < 5; k++) npk_tensor_free(&y[t][k]);
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
             npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]), npk_tensor_free(&sty[t]);
-            npk_tensor_free(&rcty[t]), npk_tensor_free(&t2y[t]);
+            npk_tensor_free(&rcty[t]), npk_tensor_free(&t2y[t]), npk_tensor_free(&wcty[t]);
             free(dw[t]), free(dw2[t]), free(dw3[t]), free(dw4[t]);
         }
     }
@@ -410,7 +426,8 @@ static void test_elementwise(void) {
     npk_tensor_free(&a), npk_tensor_free(&b), npk_tensor_free(&s), npk_tensor_free(&px);
     npk_tensor_free(&tx), npk_tensor_free(&tw), npk_tensor_free(&tb), npk_tensor_free(&rxt);
     npk_tensor_free(&stx), npk_tensor_free(&stw), npk_tensor_free(&stb), npk_tensor_free(&rctx), npk_tensor_free(&rctw);
-    npk_tensor_free(&t2x), npk_tensor_free(&t2w);
+    npk_tensor_free(&t2x), npk_tensor_free(&t2w), npk_tensor_free(&wctx), npk_tensor_free(&wctw);
+    npk_tensor_free(&wctb);
 }
 
 int main(void) {

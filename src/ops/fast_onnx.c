@@ -532,6 +532,7 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
     }
     if (conv_narrow_ok(p)) return conv_narrow(p, X, W, B, Y);
     int pw = is_pointwise(p);
+    if (!pw && npk_fast_wino_ok(p)) return npk_fast_wino_f32(p, X, W, B, Y);
     if (!pw && conv_rows_ok(p)) return conv_rows(p, X, W, B, Y);
     if (!pw && conv_plane_ok(p)) return conv_plane(p, X, W, B, Y);
     conv_pack_ctx cx = {p, X, 0, cpg};

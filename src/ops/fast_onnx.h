@@ -39,6 +39,11 @@ int npk_fast_conv(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_
 int npk_fast_dw_ok(const npk_onnx_conv_params *p);
 int npk_fast_dw_f32(const npk_onnx_conv_params *p, const float *x, const float *w, const float *b, float *y);
 int npk_fast_dw_i32(const npk_onnx_conv_params *p, const npk_tensor *x, int32_t zx, const int16_t *wq, int32_t *y);
+/* Dense 3 x 3 convolutions at stride 1 by Winograd F(2 x 2, 3 x 3) (src/ops/fast_wino.c):
+ * npk_fast_wino_ok tells whether it takes the geometry (2-D, no dilation, 16+ input and
+ * 8+ output channels per group, 16+ output columns); float tolerance. */
+int npk_fast_wino_ok(const npk_onnx_conv_params *p);
+int npk_fast_wino_f32(const npk_onnx_conv_params *p, const float *x, const float *w, const float *b, float *y);
 /* ConvInteger / the accumulator of QLinearConv: 8-bit x, w, zero points as
  * npk_ref_onnx_conv_integer, int32 bias b (or NULL), int32 y. */
 int npk_fast_conv_integer(const npk_onnx_conv_params *p, const npk_tensor *x, const npk_tensor *w,
