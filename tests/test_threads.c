@@ -326,7 +326,12 @@ static void test_elementwise(void) {
                                .out = {1, 23, 79}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad_b = {0, 1, 1},
                                .pad_e = {0, 1, 1}};
     int64_t wcx[4] = {1, 96, 23, 79}, wcw[4] = {24, 96, 3, 3}, wcb = 24, wcy[4] = {1, 24, 23, 79};
-    npk_tensor wctx, wctw, wctb, wcty[3];
+    /* and of the 12 x 40 input above (6 rows of 20 tiles: blocks of two tile rows at 1 thread,
+     * of one with threads) */
+    npk_onnx_conv_params wc2 = rc;
+    wc2.m = 24;
+    int64_t wc2y[4] = {1, 24, 12, 40};
+    npk_tensor wctx, wctw, wctb, wcty[3], wc2ty[3];
     floats_from(&wctx, wcx, b.data);
     floats_from(&wctw, wcw, a.data);
     CHECK_EQ(npk_tensor_alloc(&wctb, "b", NPK_DT_FLOAT, 1, &wcb), 0);
@@ -390,6 +395,8 @@ static void test_elementwise(void) {
             CHECK_EQ(npk_fast_conv(&rc, &rctx, &rctw, NULL, &rcty[t]), 0);
             CHECK_EQ(npk_tensor_alloc(&wcty[t], "y", NPK_DT_FLOAT, 4, wcy), 0);
             CHECK_EQ(npk_fast_conv(&wc, &wctx, &wctw, &wctb, &wcty[t]), 0);
+            CHECK_EQ(npk_tensor_alloc(&wc2ty[t], "y", NPK_DT_FLOAT, 4, wc2y), 0);
+            CHECK_EQ(npk_fast_conv(&wc2, &rctx, &wctw, &wctb, &wc2ty[t]), 0);
             for (int k = 0; k < 2; k++) {
                 CHECK_EQ(npk_tensor_alloc(&py[t][k], "y", NPK_DT_FLOAT, 4, pod), 0);
                 CHECK_EQ(npk_fast_global_pool(&px, &py[t][k], k), 0);
@@ -407,6 +414,7 @@ static void test_elementwise(void) {
             CHECK(!memcmp(sty[0].data, sty[t].data, sizeof(float) * 16 * 48 * 80));
             CHECK(!memcmp(rcty[0].data, rcty[t].data, sizeof(float) * 7 * 480));
             CHECK(!memcmp(wcty[0].data, wcty[t].data, sizeof(float) * 24 * 23 * 79));
+            CHECK(!memcmp(wc2ty[0].data, wc2ty[t].data, sizeof(float) * 24 * 12 * 40));
             CHECK(!memcmp(ryt[0].data, ryt[t].data, sizeof(float) * 160 * 80 * 120));
             CHECK(!memcmp(myt[0].data, myt[t].data, sizeof(float) * 160 * 20 * 30));
         }
@@ -419,6 +427,7 @@ static void test_elementwise(void) {
             for (int k = 0; k < 2; k++) npk_tensor_free(&py[t][k]);
             npk_tensor_free(&ty[t]), npk_tensor_free(&ryt[t]), npk_tensor_free(&myt[t]), npk_tensor_free(&sty[t]);
             npk_tensor_free(&rcty[t]), npk_tensor_free(&t2y[t]), npk_tensor_free(&wcty[t]);
+            npk_tensor_free(&wc2ty[t]);
             free(dw[t]), free(dw2[t]), free(dw3[t]), free(dw4[t]);
         }
     }

@@ -200,12 +200,15 @@ static void wino_task(void *ctx, int task) {
 int npk_fast_wino_f32(const npk_onnx_conv_params *p, const float *X, const float *W, const float *B, float *Y) {
     int64_t H = p->in[1], Wd = p->in[2], OH = p->out[1], OW = p->out[2], C = p->c / p->group, M = p->m / p->group;
     int64_t tw = (OW + 1) / 2, th = (OH + 1) / 2;
-    /* blocks of about 40 tiles (at least one tile row) */
+    /* blocks of about 40 tiles (at least one tile row); with threads, smaller ones while
+     * there are fewer than two per thread (12 x 40: 6 blocks of 20 tiles, not 3 of 40). A
+     * tile's sums do not depend on its block, so neither do the bytes. */
+    int nth = npk_threads(), par = nth > 1 && M * OH * OW * C * 9 >= (1 << 21);
     int64_t nbr = tw >= 40 ? 1 : (40 + tw - 1) / tw;
     if (nbr > th) nbr = th;
+    while (par && nbr > 1 && (th + nbr - 1) / nbr < 2 * nth) nbr--;
     int64_t nblk = (th + nbr - 1) / nbr;
-    int nth = npk_threads();
-    int ntasks = nth > 1 && M * OH * OW * C * 9 >= (1 << 21) ? (int)(nblk < 2 * nth ? nblk : 2 * nth) : 1;
+    int ntasks = par ? (int)(nblk < 2 * nth ? nblk : 2 * nth) : 1;
     int64_t per = wino_scratch(C, M, nbr, tw);
     float *U = malloc(sizeof(float) * (size_t)(16 * M * C)), *S = malloc(sizeof(float) * (size_t)(ntasks * per));
     if (!U || !S) {
