@@ -152,20 +152,24 @@ typedef struct wino_job {
 
 /* A task's scratch: V (16 positions of C x T, each 8 floats longer: the vector writes past a
  * row's last tile), the GEMMs' sums (16 x M x T), the block's padded rows split (2 nbr + 2
- * rows of E and O, rs floats each) and two output rows. */
+ * rows of E and O, rs floats each), every channel's last two split rows (the next block's
+ * first two: each input row is split once per task) and two output rows. */
 static int64_t wino_rs(int64_t tw) { return 2 * ((tw + 7) / 8 * 8 + 8); }
 static int64_t wino_scratch(int64_t C, int64_t M, int64_t nbr, int64_t tw) {
-    return 16 * (C * nbr * tw + 8) + 16 * M * nbr * tw + (2 * nbr + 2) * wino_rs(tw) + 4 * tw;
+    return 16 * (C * nbr * tw + 8) + 16 * M * nbr * tw + (2 * nbr + 2 + 2 * C) * wino_rs(tw) + 4 * tw;
 }
 
 /* Blocks [t * nblk / ntasks, (t + 1) * nblk / ntasks) of nbr tile rows each. */
 static void wino_task(void *ctx, int task) {
     const wino_job *j = ctx;
     int64_t C = j->C, M = j->M, tw = j->tw, T = j->nbr * tw, vs = C * T + 8, rs = wino_rs(tw), n8 = (tw + 7) / 8 * 8;
-    float *V = j->scratch + task * j->per, *Mt = V + 16 * vs, *R = Mt + 16 * M * T, *r = R + (2 * j->nbr + 2) * rs;
-    for (int64_t blk = task * j->nblk / j->ntasks, b1 = (task + 1) * j->nblk / j->ntasks; blk < b1; blk++) {
+    float *V = j->scratch + task * j->per, *Mt = V + 16 * vs, *R = Mt + 16 * M * T, *P = R + (2 * j->nbr + 2) * rs;
+    float *r = P + 2 * C * rs;
+    int64_t b0 = task * j->nblk / j->ntasks, b1 = (task + 1) * j->nblk / j->ntasks;
+    for (int64_t blk = b0; blk < b1; blk++) {
         int64_t ty0 = blk * j->nbr, nty = j->th - ty0 < j->nbr ? j->th - ty0 : j->nbr, N = nty * tw;
-        int64_t r0 = 2 * ty0 - j->PT, r1 = r0 + 2 * nty + 2; /* the block's input rows, clipped */
+        int64_t k0 = blk > b0 ? 2 : 0; /* rows 0 and 1 are the block before's last two, kept in P */
+        int64_t r0 = 2 * ty0 + k0 - j->PT, r1 = 2 * ty0 + 2 * nty + 2 - j->PT; /* the input rows to split, clipped */
         r0 = r0 < 0 ? 0 : r0, r1 = r1 > j->H ? j->H : r1;
         for (int64_t c = 0; c < C; c++) {
             const float *xc = j->X + c * j->H * j->W;
@@ -174,11 +178,13 @@ static void wino_task(void *ctx, int task) {
                                 *qe = (const char *)(xc + j->H * j->W + r1 * j->W);
                      q < qe; q += 64)
                     __builtin_prefetch(q);
-            for (int64_t k = 0; k < 2 * nty + 2; k++) {
+            if (k0) memcpy(R, P + 2 * c * rs, sizeof(float) * (size_t)(2 * rs));
+            for (int64_t k = k0; k < 2 * nty + 2; k++) {
                 int64_t ir = 2 * ty0 + k - j->PT;
                 wino_split(ir >= 0 && ir < j->H ? xc + ir * j->W : NULL, j->W, j->PL, tw, n8, R + k * rs,
                            R + k * rs + rs / 2);
             }
+            if (blk + 1 < b1) memcpy(P + 2 * c * rs, R + 2 * nty * rs, sizeof(float) * (size_t)(2 * rs));
             for (int64_t y = 0; y < nty; y++) wino_tiles(R + 2 * y * rs, rs, n8, V + c * T + y * tw, vs);
         }
         /* at most 16 rows of A per call: the GEMM reads V in place (more would copy it) */
