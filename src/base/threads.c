@@ -63,8 +63,9 @@
  * more waiting than it gives), the jobs run on the caller alone, the pool untouched, but one
  * every PROBE_NS (of PROBE_TASKS tasks or more: the probe's task is a small part of it; once
  * more at once when the workers slept through it), which deals a worker the last task to
- * measure it again: at RATE_EQUAL or more, `saved` starts again from zero and the next jobs
- * decide. (Probing every 4 ms, and again after every probe the workers slept through, cost
+ * measure it again: at RATE_MIN or more, `saved` starts again from zero and the next jobs
+ * decide (at RATE_EQUAL, a worker at 0.8 of the caller's rate in a probe's one task stayed
+ * shut out: ppocr-v4-det after ppocr-cls-mobile-v2 in `npu bench` then ran on one thread). (Probing every 4 ms, and again after every probe the workers slept through, cost
  * 6-8 probes per ppocr-v4-det run with a worker off its CPU every 10 us of 20, one of them
  * waiting 240 us for the probe's task.) (A cost per job for what
  * the next nodes pay to read what another core wrote, 5-10 us, sent ppocr-cls-mobile-v2,
@@ -345,7 +346,7 @@ static int measure(slot *s, int threads, int ntasks, int ccnt, int64_t cend, int
         }
         if (rate[b] <= 0) rate[b] = 1;
         rate[b] += step * (r - rate[b]);
-        if (probe && r >= RATE_EQUAL && saved < 0) saved = 0; /* a fast worker again: the next jobs decide */
+        if (probe && r >= RATE_MIN && saved < 0) saved = 0; /* a worker worth tasks again: the next jobs decide */
     }
     return 1;
 }
