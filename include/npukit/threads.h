@@ -36,6 +36,12 @@ extern "C" {
 
 /* The thread count parallel kernels use now (>= 1). */
 int npk_threads(void);
+/* The count a kernel should split its work for now: npk_threads(), but 1 inside a task
+ * and while the pool runs its jobs on the caller alone (its workers slow or busy: see
+ * npk_parallel), so that the kernels take their one-thread paths then instead of running
+ * a split's tasks one after the other. Kernels decide how to split with it; what they
+ * compute must not depend on it. */
+int npk_threads_now(void);
 /* Set it: n >= 1, or 0 for the default (NPUKIT_THREADS, else every online
  * CPU). 0, or -NPK_EINVAL for n < 0 (message set). */
 int npk_threads_set(int n);

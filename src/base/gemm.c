@@ -635,7 +635,7 @@ static void par_task(void *ctx, int t) {
 
 /* The number of slices for this GEMM (1: run it on the calling thread). */
 static int par_plan(par_gemm *p) {
-    int th = npk_threads();
+    int th = npk_threads_now();
     if (th <= 1 || (uint64_t)p->M * p->N * p->K < PAR_MIN_MACS) return 1;
     uint32_t rows = p->M / PAR_ROWS, cols = p->N / PAR_COLS;
     p->by_rows = rows >= cols;

@@ -349,7 +349,7 @@ static void gemm_any(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
             for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)N);
         return;
     }
-    int th = npk_threads(), big = th > 1 && M * N * K >= PAR_MIN_MACS;
+    int th = npk_threads_now(), big = th > 1 && M * N * K >= PAR_MIN_MACS;
     int64_t units = M / PAR_ROWS;
     /* 1-7 columns (a conv with few output positions): dot products along K */
     if (N < 8 && K >= 16) {

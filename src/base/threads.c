@@ -118,6 +118,9 @@ static double rate[NPK_THREADS_MAX]; /* slot b's tasks per second / the caller's
 static double saved;                  /* nanoseconds the pool saved, decayed */
 static int64_t last_pub;              /* when a job last opened */
 static int reprobe;                   /* this probe repeats one the workers slept through */
+/* for npk_threads_now (read without `use`): 1 while the jobs run alone, and last_pub */
+static atomic_int alone;
+static atomic_int_fast64_t last_pub_at;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER, cv_done = PTHREAD_COND_INITIALIZER;
@@ -288,6 +291,8 @@ static void after_fork_child(void) {
     for (int i = 0; i < 2; i++) slots[i].joined = 0, atomic_store(&slots[i].left, 0);
     for (int b = 0; b < NPK_THREADS_MAX; b++) rate[b] = 0;
     saved = 0, last_pub = 0, reprobe = 0;
+    atomic_store(&alone, 0);
+    atomic_store(&last_pub_at, 0);
     atomic_store(&word, atomic_load(&word) | CLOSED);
 }
 static void init_once(void) { pthread_atfork(NULL, NULL, after_fork_child); }
@@ -349,6 +354,24 @@ static int measure(slot *s, int threads, int ntasks, int ccnt, int64_t cend, int
         if (probe && r >= RATE_MIN && saved < 0) saved = 0; /* a worker worth tasks again: the next jobs decide */
     }
     return 1;
+}
+
+/* The pool's state for npk_threads_now: alone while `saved` is negative or every worker
+ * measured below RATE_MIN. */
+static void show_state(int threads) {
+    int slow = threads > 1;
+    for (int b = 1; b < threads; b++)
+        if (rate[b] <= 0 || rate[b] >= RATE_MIN) slow = 0;
+    atomic_store_explicit(&alone, saved < 0 || slow, memory_order_relaxed);
+    atomic_store_explicit(&last_pub_at, last_pub, memory_order_relaxed);
+}
+
+int npk_threads_now(void) {
+    int n = npk_threads();
+    if (n > 1 && (in_task || (atomic_load_explicit(&alone, memory_order_relaxed) &&
+                              now_ns() - atomic_load_explicit(&last_pub_at, memory_order_relaxed) < PROBE_NS)))
+        return 1;
+    return n;
 }
 
 void npk_parallel(int ntasks, npk_task_fn fn, void *ctx) {
@@ -429,6 +452,7 @@ void npk_parallel(int ntasks, npk_task_fn fn, void *ctx) {
         last_pub = 0, reprobe = 1; /* the workers slept through it, and are awake now: once more */
     else if (probe)
         reprobe = 0;
+    show_state(threads);
     pthread_mutex_unlock(&use);
 }
 

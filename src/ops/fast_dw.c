@@ -455,7 +455,7 @@ static int dw_run_all(dw_job *j) {
     const npk_onnx_conv_params *p = j->p;
     j->nq = p->n * p->group;
     int64_t macs = p->n * p->m * p->out[1] * p->out[2] * p->k[1] * p->k[2], OH = p->out[1];
-    int th = npk_threads();
+    int th = npk_threads_now();
     if (th < 2 || macs < DW_PAR_MIN || (j->nq < 2 && OH < 2 * th)) return dw_range(j, 0, j->nq, 0, OH);
     j->by_rows = OH >= 2 * th;
     /* row slices of at least KH (and 4) rows, as each fills the KH - 1 rows around it again:

@@ -273,7 +273,7 @@ static int conv_plane(const npk_onnx_conv_params *p, const float *X, const float
     /* chunks of about 8K values of C (at least one output row); with threads, at least one
      * chunk per thread */
     int64_t rows = (1 << 13) / (mpg * PW > 0 ? mpg * PW : 1);
-    int th = npk_threads(), par = th > 1 && mpg * NP * K >= (1 << 20);
+    int th = npk_threads_now(), par = th > 1 && mpg * NP * K >= (1 << 20);
     if (par && rows > (OH + th - 1) / th) rows = (OH + th - 1) / th;
     if (rows < 1) rows = 1;
     if (rows > OH) rows = OH;
@@ -377,7 +377,7 @@ static int conv_rows(const npk_onnx_conv_params *p, const float *X, const float 
     }
     /* the input columns of a padded row: [PL, PL + Wd) clipped to [0, PW) */
     int64_t c0 = PL < 0 ? 0 : PL > PW ? PW : PL, c1 = PL + Wd > PW ? PW : PL + Wd < c0 ? c0 : PL + Wd;
-    int th = npk_threads();
+    int th = npk_threads_now();
     /* the rows dealt evenly (OH 12 over 8 tasks: 1 or 2 rows each, not 1 and a last of 5), so
      * that each thread's block of tasks is its part of the map; R filled by the same blocks of
      * padded rows first (each thread copies the rows it wrote in the node before, mostly the
@@ -1095,7 +1095,7 @@ static int64_t ew_min(const ew_job *j) {
 
 /* 1 when the job ran on the pool (its status in *rc), 0 to run it on this thread. */
 static int ew_parallel(ew_job *j, int *rc) {
-    int th = npk_threads();
+    int th = npk_threads_now();
     if (th < 2 || j->n < ew_min(j)) return 0;
     if (j->kind != 3) {
         const npk_tensor *ts[3] = {j->a, j->b, j->y};
@@ -1508,7 +1508,7 @@ int npk_fast_conv_transpose(const npk_onnx_conv_params *p, const npk_tensor *x, 
         for (int64_t n = 0; n < p->n; n++) {
             npk_gemm_f32_reassoc(R, isz, cg, wt, cg, X + (n * p->c + g * cg) * isz, isz, col, isz, 0);
             col2im_job j = {p, col, B, Y + (n * p->m + g * mg) * osz, g * mg, mg, 0};
-            int th = npk_threads();
+            int th = npk_threads_now();
             if (th > 1 && col2im_tiles(p) && in[1] >= 2 * th && mg * osz >= (1 << 14)) {
                 j.ntasks = th * 2 <= in[1] / 2 ? th * 2 : th; /* rows of at least 2 */
                 npk_parallel(j.ntasks, col2im_rows_task, &j);
