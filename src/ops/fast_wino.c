@@ -209,7 +209,7 @@ int npk_fast_wino_f32(const npk_onnx_conv_params *p, const float *X, const float
     /* blocks of about 40 tiles (at least one tile row); with threads, smaller ones while
      * there are fewer than two per thread (12 x 40: 6 blocks of 20 tiles, not 3 of 40). A
      * tile's sums do not depend on its block, so neither do the bytes. */
-    int nth = npk_threads(), par = nth > 1 && M * OH * OW * C * 9 >= (1 << 21);
+    int nth = npk_threads_now(), par = nth > 1 && M * OH * OW * C * 9 >= (1 << 21);
     int64_t nbr = tw >= 40 ? 1 : (40 + tw - 1) / tw;
     if (nbr > th) nbr = th;
     while (par && nbr > 1 && (th + nbr - 1) / nbr < 2 * nth) nbr--;
