@@ -1,64 +1,104 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: MIT
-// ONNX Runtime's speed on a model, for `npu bench onnx-cpu` (issue 15 point 2):
-// CPU provider, the given intra-op thread count set explicitly, the inputs of
-// test_data_set_0; one untimed warm-up run, then N timed runs of session.run.
+// ONNX Runtime's speed on a model, for `npu bench onnx-cpu` (issue 15 point 2, issue 26):
+// a server that answers one request per line on stdin with one JSON line on stdout, so the
+// bench can interleave ONNX Runtime's timed runs with npukit's, repetition by repetition
+// (both sides then see the same moments of a shared machine).
 //
-//   node scripts/ort_bench.js ORT_DIR THREADS RUNS MODEL_DIR...
+//   node scripts/ort_bench.js ORT_DIR MODEL_DIR
 //
-// Prints one JSON line per model: {"dir","threads","runs","ms":[...],"cpu_ms":[...],"first_ms":[...]}
-// (host milliseconds per run; cpu_ms: the node process's CPU time per run, user + system,
-// process.cpuUsage; first_ms: RUNS times a fresh session's creation, the
-// inputs' decoding and its first run, what `npu run` reports as the first
-// inference), or {"dir","error"} when ONNX Runtime refuses it.
+// At start it prints {"ready":VERSION} (onnxruntime-node loaded) or {"error":...} and exits 1.
+// Requests (CPU provider, intraOpNumThreads THREADS set explicitly, the inputs of
+// MODEL_DIR/test_data_set_0):
+//   first THREADS  a fresh session's creation, the inputs' decoding and its first run
+//                  (what `npu run` reports as the first inference): {"first_ms":MS}
+//   load THREADS   a fresh session kept for `run`, and one warm-up run: {"load_ms":MS} (both
+//                  together; informative, not a bench figure)
+//   run            one timed session.run of the kept session: {"ms":MS,"cpu_ms":MS}
+//                  (cpu_ms: the node process's CPU time, user + system, process.cpuUsage)
+//   quit           exits 0 (so does the end of stdin)
+// A request ONNX Runtime refuses (the model, an input) answers {"error":MESSAGE}; an unknown
+// request too.
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const readline = require('readline');
 
 const { decodeTensor } = require('./ort_run.js'); // TensorProto decoding, shared with the oracle
 
+function reply(obj) {
+  process.stdout.write(JSON.stringify(obj) + '\n');
+}
+
+async function openSession(ort, dir, threads) {
+  const opts = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', executionProviders: ['cpu'] };
+  const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), opts);
+  const feeds = {};
+  sess.inputNames.forEach((name, k) => {
+    const t = decodeTensor(fs.readFileSync(path.join(dir, 'test_data_set_0', `input_${k}.pb`)));
+    feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
+  });
+  return { sess, feeds };
+}
+
 async function main() {
-  const [ortDir, threadsArg, runsArg, ...dirs] = process.argv.slice(2);
-  const threads = Number(threadsArg), runs = Number(runsArg);
-  if (!ortDir || !(threads >= 1) || !(runs >= 1) || !dirs.length) {
-    console.error('usage: node ort_bench.js ORT_DIR THREADS RUNS MODEL_DIR...');
+  const [ortDir, dir] = process.argv.slice(2);
+  if (!ortDir || !dir) {
+    console.error('usage: node ort_bench.js ORT_DIR MODEL_DIR');
     process.exit(2);
   }
-  const ort = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node'));
-  const opts = { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', executionProviders: ['cpu'] };
-  for (const dir of dirs) {
+  let ort;
+  try {
+    ort = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node'));
+  } catch (e) {
+    reply({ error: `cannot load onnxruntime-node from ${ortDir}: ${e && e.message ? e.message : e}` });
+    process.exit(1);
+  }
+  let version = 'unknown';
+  try {
+    version = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node', 'package.json')).version;
+  } catch (e) { /* the version is only informative */ }
+  reply({ ready: String(version) });
+  let kept = null;
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  for await (const line of rl) {
+    const [cmd, arg] = line.trim().split(/\s+/);
+    const threads = Number(arg);
     try {
-      // the first inference: a fresh session, the inputs, the first run (RUNS times)
-      const first_ms = [];
-      let sess, feeds;
-      for (let r = 0; r < runs; r++) {
+      if (cmd === 'quit') break;
+      if ((cmd === 'first' || cmd === 'load') && !(threads >= 1)) {
+        reply({ error: `${cmd}: a thread count >= 1 is needed, got '${arg}'` });
+      } else if (cmd === 'first') {
         const t0 = process.hrtime.bigint();
-        sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), opts);
-        feeds = {};
-        sess.inputNames.forEach((name, k) => {
-          const t = decodeTensor(fs.readFileSync(path.join(dir, 'test_data_set_0', `input_${k}.pb`)));
-          feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
-        });
-        await sess.run(feeds);
-        first_ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      }
-      await sess.run(feeds); // warm-up
-      const ms = [], cpu_ms = [];
-      for (let r = 0; r < runs; r++) {
+        const s = await openSession(ort, dir, threads);
+        await s.sess.run(s.feeds);
+        reply({ first_ms: Number(process.hrtime.bigint() - t0) / 1e6 });
+      } else if (cmd === 'load') {
+        kept = null;
+        const t0 = process.hrtime.bigint();
+        const s = await openSession(ort, dir, threads);
+        await s.sess.run(s.feeds); // warm-up
+        kept = s;
+        reply({ load_ms: Number(process.hrtime.bigint() - t0) / 1e6 });
+      } else if (cmd === 'run') {
+        if (!kept) {
+          reply({ error: 'run: no session (send load THREADS first)' });
+          continue;
+        }
         const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
-        await sess.run(feeds);
+        await kept.sess.run(kept.feeds);
         const c1 = process.cpuUsage(c0);
-        ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
-        cpu_ms.push((c1.user + c1.system) / 1e3);
+        reply({ ms: Number(process.hrtime.bigint() - t0) / 1e6, cpu_ms: (c1.user + c1.system) / 1e3 });
+      } else {
+        reply({ error: `unknown request '${line.trim()}'` });
       }
-      console.log(JSON.stringify({ dir, threads, runs, ms, cpu_ms, first_ms }));
     } catch (e) {
-      console.log(JSON.stringify({ dir, error: String(e && e.message ? e.message : e) }));
+      reply({ error: String(e && e.message ? e.message : e) });
     }
   }
 }
 
-main().catch((e) => {
+main().then(() => process.exit(0), (e) => {
   console.error(`ort_bench: ${e && e.message ? e.message : e}`);
   process.exit(1);
 });

@@ -107,6 +107,20 @@ void bench_add_fig(ctx *c, const char *kind, const char *unit, double med, doubl
     }
 }
 
+/* One figure derived from other figures (kind "ratio", one value), printed with note
+ * (what it was derived from) instead of the usual "(ratio of the medians)". */
+void bench_add_derived(ctx *c, double v, const char *better, const char *note, const char *name) {
+    int json = c->json;
+    c->json = 1; /* added silently, printed below */
+    bench_add_fig(c, "ratio", "x", v, v, v, 1, "%s", name);
+    c->json = json;
+    c->figs[c->nfigs - 1].better = better;
+    if (!json) {
+        printf("  %-46s %12.4g %-9s (%s)\n", name, v, "x", note);
+        fflush(stdout);
+    }
+}
+
 /* Median, min and max of v[0..n) (sorted in place). */
 void bench_add_samples(ctx *c, const char *kind, const char *unit, double *v, int n, const char *name) {
     qsort(v, (size_t)n, sizeof *v, bench_dcmp);

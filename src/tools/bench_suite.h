@@ -9,6 +9,7 @@
 #include "npukit/strbuf.h"
 #include "npukit/trace.h"
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,9 @@ void bench_add_fig(ctx *c, const char *kind, const char *unit, double med, doubl
 /* Median, min and max of v[0..n) (sorted in place). */
 void bench_add_samples(ctx *c, const char *kind, const char *unit, double *v, int n, const char *name);
 void bench_add_modeled(ctx *c, const char *unit, double v, const char *name);
+/* One ratio figure derived from other figures, printed with note ("(note)") instead of
+ * "(ratio of the medians)". */
+void bench_add_derived(ctx *c, double v, const char *better, const char *note, const char *name);
 const figure *bench_find_fig(const ctx *c, const char *name);
 /* A ratio of two medians of this bench; better says which way is an improvement. */
 void bench_add_ratio(ctx *c, const char *name, const char *num, const char *den, const char *better);
@@ -76,6 +80,23 @@ int bench_end_trace(ctx *c, npk_trace *tr, int bad, int bad_reported);
 void bench_progress(const ctx *c, const char *what, int done, int total);
 /* The benches' int8 operands: one fixed xorshift sequence per process. */
 int8_t bench_rnd8(void);
+
+/* src/tools/bench_ort.c: ONNX Runtime as a peer process (scripts/ort_bench.js through node)
+ * answering one request line with one JSON line, so a bench interleaves its runs with
+ * npukit's. Every read is bounded ($NPUKIT_ORT_TIMEOUT seconds, default 300). */
+typedef struct bench_ort bench_ort;
+/* Start the peer on model_dir: 0, or -1 when ONNX Runtime is unavailable (node or
+ * onnxruntime-node missing: *why says which; no figure, no failure), or -2 when the peer
+ * started and failed (*why says how: the bench fails). */
+int bench_ort_open(const ctx *c, const char *model_dir, bench_ort **p, char *why, size_t whylen);
+/* Send one request ("first N", "load N", "run") and read its JSON reply: 0 (an
+ * {"error"} reply included), or -1 when the peer died, stayed silent past the deadline
+ * or answered garbage (npk_errmsg says which, with its stderr's last line). */
+int bench_ort_ask(bench_ort *p, const char *req, json_t **reply);
+/* reply[key] as a number >= 0: 0, or -1 naming the request and the reply. */
+int bench_ort_number(json_t *reply, const char *req, const char *key, double *v);
+/* Ask the peer to quit, wait for it (bounded; killed after 2 s) and free p (NULL: nothing). */
+void bench_ort_close(bench_ort *p);
 
 /* The benches (one suite_<family>.c per family). */
 int bench_v0_gemm(ctx *c), bench_v0_resnet50_layers(ctx *c);

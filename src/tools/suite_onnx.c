@@ -14,8 +14,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <jansson.h>
 
 /* ---- ONNX: cifar10-lenet-int8 on an integer device versus the CPU reference -- */
@@ -171,53 +169,7 @@ out:
     return rc;
 }
 
-/* ---- ONNX: npukit's CPU path versus ONNX Runtime (issue 15 point 2) ------------ */
-
-/* ONNX Runtime's milliseconds per run on dir (scripts/ort_bench.js through
- * node, `threads` intra-op threads, c->repeat runs after a warm-up): wall time in
- * ms[0..repeat), the node process's CPU time in cpu_ms. Returns 0, or -1 when node or onnxruntime-node is
- * missing or ONNX Runtime refused the model (*why says which). */
-static int ort_times(const ctx *c, const char *dir, int threads, double *ms, double *first_ms, double *cpu_ms,
-                     char *why, size_t whylen) {
-    const char *ort = getenv("NPUKIT_ORT_DIR");
-    char ortdir[1024], cmd[4096];
-    if (ort && *ort) snprintf(ortdir, sizeof ortdir, "%s", ort);
-    else snprintf(ortdir, sizeof ortdir, "%s/.cache/npukit/ortnode", getenv("HOME") ? getenv("HOME") : ".");
-    snprintf(cmd, sizeof cmd, "%s/node_modules/onnxruntime-node/package.json", ortdir);
-    if (access(cmd, R_OK)) {
-        snprintf(why, whylen, "onnxruntime-node not installed in %.200s (scripts/deps.sh)", ortdir);
-        return -1;
-    }
-    snprintf(cmd, sizeof cmd, "node '%s/scripts/ort_bench.js' '%s' %d %d '%s' 2>/dev/null", c->srcdir, ortdir, threads,
-             c->repeat, dir);
-    fflush(stdout);
-    FILE *f = popen(cmd, "r");
-    if (!f) {
-        snprintf(why, whylen, "cannot run node");
-        return -1;
-    }
-    static char line[65536];
-    int rc = -1;
-    snprintf(why, whylen, "node scripts/ort_bench.js printed nothing (is node installed?)");
-    while (fgets(line, sizeof line, f)) {
-        json_error_t e;
-        json_t *j = json_loads(line, 0, &e), *arr = j ? json_object_get(j, "ms") : NULL,
-               *fa = j ? json_object_get(j, "first_ms") : NULL, *ca = j ? json_object_get(j, "cpu_ms") : NULL;
-        if (j && json_is_array(arr) && (int)json_array_size(arr) == c->repeat && json_is_array(fa) &&
-            (int)json_array_size(fa) == c->repeat) {
-            for (int r = 0; r < c->repeat; r++) ms[r] = json_number_value(json_array_get(arr, (size_t)r));
-            for (int r = 0; r < c->repeat; r++) first_ms[r] = json_number_value(json_array_get(fa, (size_t)r));
-            for (int r = 0; r < c->repeat; r++) /* an older script without cpu_ms: 0 (no figure) */
-                cpu_ms[r] = json_is_array(ca) ? json_number_value(json_array_get(ca, (size_t)r)) : 0;
-            rc = 0;
-        } else if (j && json_string_value(json_object_get(j, "error"))) {
-            snprintf(why, whylen, "ONNX Runtime: %.300s", json_string_value(json_object_get(j, "error")));
-        }
-        json_decref(j);
-    }
-    pclose(f);
-    return rc;
-}
+/* ---- ONNX: npukit's CPU path versus ONNX Runtime (issue 15 point 2, issue 26) --- */
 
 static const char *const onnx_zoo_models[] = {"onnx-zoo/hello-deepa-qdq-s8", "onnx-zoo/ppocr-cls-mobile-v2",
                                               "onnx-zoo/ppocr-cls-qdq-s8",   "onnx-zoo/ppocr-v4-det",
@@ -225,62 +177,76 @@ static const char *const onnx_zoo_models[] = {"onnx-zoo/hello-deepa-qdq-s8", "on
 static const char *const onnx_imagenet_models[] = {"imagenet-mobilenetv2-synthetic-int8",
                                                    "imagenet-resnet50-synthetic-int8"};
 
-/* npukit's warm runs of g at `threads` threads (npk_threads_set; restored to the default
- * after): wall ms in t, the calling thread's CPU ms in tc (the work at 1 thread). 0, or -1
- * (the run's error, reported as the bench's failure or a skip). */
-static int npukit_runs(ctx *c, npk_graph *g, const npk_tensor *in, size_t nin, int threads, const char *shortname,
-                       double *t, double *tc, int *rc) {
-    npk_run_opts o = {.device = "cpu"};
-    npk_threads_set(threads);
-    for (int r = -1; r < c->repeat; r++) { /* r = -1: warm-up */
-        bench_progress(c, shortname, r + 1, c->repeat + 1);
-        npk_tensor *outs = NULL;
-        size_t nouts = 0;
-        double t0 = bench_now(), c0 = bench_cpu_now();
-        int grc = npk_graph_run(g, &o, in, nin, &outs, &nouts, NULL);
-        if (grc) {
-            npk_threads_set(0);
-            if (grc == -NPK_EUNSUPPORTED) { /* a model npukit cannot run yet: no figure, no failure */
-                if (!c->json) printf("  %-46s skipped: %s\n", shortname, npk_errmsg());
-                *rc = 0;
-            } else {
-                *rc = bench_fail(c, shortname);
-            }
-            return -1;
-        }
-        if (r >= 0) t[r] = (bench_now() - t0) * 1e3, tc[r] = (bench_cpu_now() - c0) * 1e3;
-        free_outs(outs, nouts);
+/* The ONNX Runtime peer of one model (NULL: unavailable, said once). */
+typedef struct ort_side {
+    bench_ort *p;
+    const char *shortname;
+} ort_side;
+
+static void ort_unavailable(ctx *c, ort_side *o, const char *why) {
+    if (!c->json) printf("  %-46s %s\n", "ONNX Runtime baseline unavailable:", why);
+    bench_ort_close(o->p);
+    o->p = NULL;
+}
+
+/* One request to ONNX Runtime and the numbers of its reply (key2 may be NULL). 0; 1 when
+ * ONNX Runtime refused it and refusal_ok (the baseline is then unavailable for this
+ * model, as when onnxruntime-node is missing); -1 when the bench fails (reported). */
+static int ort_req(ctx *c, ort_side *o, const char *req, int refusal_ok, const char *key, double *v,
+                   const char *key2, double *v2) {
+    json_t *j = NULL;
+    if (bench_ort_ask(o->p, req, &j)) return bench_fail(c, "ONNX Runtime"), -1;
+    const char *e = json_string_value(json_object_get(j, "error"));
+    if (e && refusal_ok) {
+        char why[512];
+        snprintf(why, sizeof why, "ONNX Runtime: %.400s", e);
+        json_decref(j);
+        ort_unavailable(c, o, why);
+        return 1;
     }
-    npk_threads_set(0);
-    cli_progress_end();
+    int bad = bench_ort_number(j, req, key, v) || (key2 && bench_ort_number(j, req, key2, v2));
+    json_decref(j);
+    if (bad) return bench_fail(c, "ONNX Runtime"), -1;
     return 0;
 }
 
-/* One model: npukit's CPU path (fast kernels), host ms per run of
- * test_data_set_0, at 1 thread and at all threads (npk_threads_set: the pool
- * of include/npukit/threads.h); ONNX Runtime at the same counts; the speed
- * ratios at equal threads, and at 1 thread also by CPU time (the calling
- * thread's against the node process's: on a shared machine wall time also
- * counts the waits for a core). */
-static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
-    char dir[1024], mp[1100], ip[1200];
-    snprintf(dir, sizeof dir, "%s/models/%s", c->shared, model);
-    snprintf(mp, sizeof mp, "%s/model.onnx", dir);
-    const char *shortname = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
-    npk_graph *g = NULL;
-    npk_tensor in[8];
-    size_t nin = 0;
-    int rc = 1;
-    double *t = calloc((size_t)c->repeat, sizeof *t), *tf = calloc((size_t)c->repeat, sizeof *tf),
-           *tc = calloc((size_t)c->repeat, sizeof *tc);
-    memset(in, 0, sizeof in);
-    *ratio_out = 0;
+/* One warm run of g on the CPU at the pool's current count: wall ms and the calling
+ * thread's CPU ms. 0, or the run's error (npukit_failed reports it). */
+static int npukit_run1(npk_graph *g, const npk_tensor *in, size_t nin, double *ms, double *cpu_ms) {
     npk_run_opts o = {.device = "cpu"};
-    /* the first inference (issue 26 point 4), repeat times: a fresh load and check of the
-     * model, the inputs, the first run (plan, weight packing, shape inference) */
+    npk_tensor *outs = NULL;
+    size_t nouts = 0;
+    double t0 = bench_now(), c0 = bench_cpu_now();
+    int grc = npk_graph_run(g, &o, in, nin, &outs, &nouts, NULL);
+    *ms = (bench_now() - t0) * 1e3, *cpu_ms = (bench_cpu_now() - c0) * 1e3;
+    free_outs(outs, nouts);
+    return grc;
+}
+
+/* The bench's rc after npukit's run failed with grc: a model npukit cannot run yet is
+ * skipped (no figure, no failure), any other error fails the bench. */
+static int npukit_failed(ctx *c, const char *shortname, int grc) {
+    npk_threads_set(0);
+    if (grc == -NPK_EUNSUPPORTED) {
+        cli_progress_end();
+        if (!c->json) printf("  %-46s skipped: %s\n", shortname, npk_errmsg());
+        return 0;
+    }
+    return bench_fail(c, shortname);
+}
+
+/* The first inference (issue 26 point 4), repeat times at 1 thread: npukit's fresh load
+ * and check of the model, the inputs and the first run (plan, weight packing, shape
+ * inference) in tf, each followed by ONNX Runtime's session creation, inputs and first
+ * run in tfo (when o->p). 0, or -1 when the bench fails. A model npukit cannot load or
+ * run leaves tf short: the warm runs report it. */
+static int first_inferences(ctx *c, ort_side *o, const char *dir, double *tf, double *tfo) {
+    char mp[1100], ip[1200];
+    snprintf(mp, sizeof mp, "%s/model.onnx", dir);
+    npk_run_opts ro = {.device = "cpu"};
     npk_threads_set(1);
-    for (int r = 0; t && tf && tc && r < c->repeat; r++) {
-        bench_progress(c, shortname, 0, c->repeat + 1);
+    for (int r = 0; r < c->repeat; r++) {
+        bench_progress(c, o->shortname, 0, c->repeat + 1);
         npk_graph *g1 = NULL;
         npk_tensor in1[8], *outs = NULL;
         size_t nin1 = 0, nouts = 0;
@@ -289,19 +255,79 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
         int bad = npk_graph_load_file(&g1, mp) || npk_graph_check(g1, NULL);
         nin1 = bad ? 0 : npk_graph_n_inputs(g1);
         if (nin1 > 8) nin1 = 8;
-        for (size_t k = 0; !bad && k < nin1; k++) {
-            snprintf(ip, sizeof ip, "%s/test_data_set_0/input_%zu.pb", dir, k);
-            bad = npk_tensor_load_pb_file(&in1[k], ip) != 0;
+        for (size_t i = 0; !bad && i < nin1; i++) {
+            snprintf(ip, sizeof ip, "%s/test_data_set_0/input_%zu.pb", dir, i);
+            bad = npk_tensor_load_pb_file(&in1[i], ip) != 0;
         }
-        int grc = bad ? 0 : npk_graph_run(g1, &o, in1, nin1, &outs, &nouts, NULL);
+        int grc = bad ? 0 : npk_graph_run(g1, &ro, in1, nin1, &outs, &nouts, NULL);
         tf[r] = (bench_now() - t0) * 1e3;
         free_outs(outs, nouts);
-        for (size_t k = 0; k < 8; k++) npk_tensor_free(&in1[k]);
+        for (size_t i = 0; i < 8; i++) npk_tensor_free(&in1[i]);
         npk_graph_free(g1);
-        if (bad || grc) break; /* reported by the warm runs below */
+        if (bad || grc) break; /* reported by the warm runs */
+        if (o->p && ort_req(c, o, "first 1", 1, "first_ms", &tfo[r], NULL, NULL) < 0) {
+            npk_threads_set(0);
+            return -1;
+        }
     }
     npk_threads_set(0);
-    if (!t || !tf || !tc || npk_graph_load_file(&g, mp)) {
+    cli_progress_end();
+    return 0;
+}
+
+/* Median of v[0..n) without reordering it. */
+static double median_of(const double *v, int n) {
+    double *s = malloc((size_t)n * sizeof *s);
+    if (!s) return 0;
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, bench_dcmp);
+    double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    free(s);
+    return m;
+}
+
+/* One model: npukit's CPU path (fast kernels), host ms per run of test_data_set_0, and
+ * ONNX Runtime's (a node process kept alive, scripts/ort_bench.js) at 1 thread and at all
+ * threads (npk_threads_set: the pool of include/npukit/threads.h; ONNX Runtime's
+ * intraOpNumThreads). The two peers' runs are interleaved repetition by repetition
+ * (npukit first in even repetitions, ONNX Runtime first in odd ones), so both see the
+ * same moments of a shared machine: beside the ratio of the medians, the median (min,
+ * max) of the per-repetition ratios. At 1 thread also the speed ratio by CPU time (the
+ * calling thread's against the node process's). ratio_out[0]: the 1-thread ratio of the
+ * medians, [1]: the median same-repetition ratio (0: no ONNX Runtime figure).
+ * Why long: one sequence of passes whose figures share names and arrays; split, the
+ * names and arrays would travel through every piece. */
+static int bench_onnx_cpu_model(ctx *c, const char *model, double ratio_out[2]) {
+    char dir[1024], mp[1100], ip[1200], why[512];
+    snprintf(dir, sizeof dir, "%s/models/%s", c->shared, model);
+    snprintf(mp, sizeof mp, "%s/model.onnx", dir);
+    const char *shortname = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    npk_graph *g = NULL;
+    npk_tensor in[8];
+    size_t nin = 0;
+    int rc = 1;
+    size_t nr = (size_t)c->repeat;
+    double *t = calloc(nr, sizeof *t), *tf = calloc(nr, sizeof *tf), *tc = calloc(nr, sizeof *tc),
+           *to = calloc(nr, sizeof *to), *tfo = calloc(nr, sizeof *tfo), *toc = calloc(nr, sizeof *toc),
+           *q[2] = {calloc(nr, sizeof(double)), calloc(nr, sizeof(double))};
+    memset(in, 0, sizeof in);
+    ratio_out[0] = ratio_out[1] = 0;
+    ort_side o = {NULL, shortname};
+    if (!t || !tf || !tc || !to || !tfo || !toc || !q[0] || !q[1]) {
+        npk_err(NPK_ENOMEM, "out of memory");
+        bench_fail(c, shortname);
+        goto out;
+    }
+    int orc = bench_ort_open(c, dir, &o.p, why, sizeof why);
+    if (orc == -2) {
+        npk_err(NPK_EIO, "%s", why);
+        bench_fail(c, "ONNX Runtime");
+        goto out;
+    }
+    if (orc) ort_unavailable(c, &o, why);
+    if (first_inferences(c, &o, dir, tf, tfo)) goto out;
+    int have_first_ort = o.p != NULL;
+    if (npk_graph_load_file(&g, mp)) {
         bench_fail(c, mp);
         goto out;
     }
@@ -315,11 +341,33 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
         }
     }
     char nname[2][80] = {"", ""}, fname[96], cname[96], oname[2][80] = {"", ""}, ofname[96] = "", ocname[96] = "",
-                     why[512];
+         rn[128];
     for (int pass = 0; pass < 2; pass++) {
         int th = pass ? c->threads : 1;
         if (pass && th <= 1) break;
-        if (npukit_runs(c, g, in, nin, th, shortname, t, tc, &rc)) goto out;
+        char req[32];
+        snprintf(req, sizeof req, "load %d", th);
+        if (o.p && ort_req(c, &o, req, 1, "load_ms", &(double){0}, NULL, NULL) < 0) goto out;
+        npk_threads_set(th);
+        double ms, cms;
+        int grc = npukit_run1(g, in, nin, &ms, &cms); /* warm-up */
+        for (int r = 0; !grc && r < c->repeat; r++) {
+            bench_progress(c, shortname, r + 1 + pass * c->repeat, 2 * c->repeat);
+            for (int k = 0; !grc && k < 2; k++) {
+                if ((k ^ (r & 1)) == 0) grc = npukit_run1(g, in, nin, &t[r], &tc[r]);
+                else if (o.p && ort_req(c, &o, "run", 0, "ms", &to[r], "cpu_ms", &toc[r]) < 0) {
+                    npk_threads_set(0);
+                    goto out;
+                }
+            }
+            q[pass][r] = o.p && t[r] > 0 ? to[r] / t[r] : 0;
+        }
+        if (grc) {
+            rc = npukit_failed(c, shortname, grc);
+            goto out;
+        }
+        npk_threads_set(0);
+        cli_progress_end();
         c->cur_threads = th;
         snprintf(nname[pass], sizeof nname[pass], "%s: npukit CPU, %d thread%s", shortname, th, th == 1 ? "" : "s");
         bench_add_samples(c, "npu", "ms", t, c->repeat, nname[pass]);
@@ -329,88 +377,85 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double *ratio_out) {
             snprintf(cname, sizeof cname, "%s: npukit CPU, 1 thread, CPU time", shortname);
             bench_add_samples(c, "npu", "ms", tc, c->repeat, cname);
         }
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        int th = pass ? c->threads : 1;
-        if (pass && th <= 1) break;
-        bench_progress(c, "onnxruntime", pass, 2);
-        if (ort_times(c, dir, th, t, tf, tc, why, sizeof why)) {
-            cli_progress_end();
-            if (!c->json) printf("  %-46s %s\n", "ONNX Runtime baseline unavailable:", why);
-            break;
-        }
-        cli_progress_end();
-        c->cur_threads = th;
+        if (!o.p) continue;
         snprintf(oname[pass], sizeof oname[pass], "%s: baseline ONNX Runtime, %d thread%s", shortname, th,
                  th == 1 ? "" : "s");
-        bench_add_samples(c, "baseline", "ms", t, c->repeat, oname[pass]);
-        if (!pass) {
+        bench_add_samples(c, "baseline", "ms", to, c->repeat, oname[pass]);
+        if (!pass && have_first_ort) {
             snprintf(ofname, sizeof ofname, "%s: baseline ONNX Runtime session creation + first run, 1 thread",
                      shortname);
-            bench_add_samples(c, "baseline", "ms", tf, c->repeat, ofname);
-            if (tc[0] > 0) {
-                snprintf(ocname, sizeof ocname, "%s: baseline ONNX Runtime, 1 thread, CPU time (node process)", shortname);
-                bench_add_samples(c, "baseline", "ms", tc, c->repeat, ocname);
-            }
+            bench_add_samples(c, "baseline", "ms", tfo, c->repeat, ofname);
+        }
+        if (!pass) {
+            snprintf(ocname, sizeof ocname, "%s: baseline ONNX Runtime, 1 thread, CPU time (node process)", shortname);
+            bench_add_samples(c, "baseline", "ms", toc, c->repeat, ocname);
         }
     }
     if (ofname[0]) {
-        char rn[96];
         snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime first inference time", shortname);
         bench_add_ratio(c, rn, fname, ofname, "lower");
     }
-    if (oname[0][0]) {
-        /* speed ratio = ORT time / npukit time: >= 0.5 is issue 15's goal */
-        char rn[96];
-        snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, equal threads (1)", shortname);
-        bench_add_ratio(c, rn, oname[0], nname[0], "higher");
+    for (int pass = 0; pass < 2; pass++) {
+        if (!oname[pass][0] || !nname[pass][0]) continue;
+        int th = pass ? c->threads : 1;
+        if (pass) {
+            snprintf(rn, sizeof rn, "%s: npukit (1 thread) / ONNX Runtime %d threads", shortname, th);
+            bench_add_ratio(c, rn, oname[1], nname[0], "higher");
+        }
+        /* speed ratio = ORT time / npukit time: >= 0.5 is issue 15's goal, 1.0 issue 26's */
+        snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, equal threads (%d)", shortname, th);
+        bench_add_ratio(c, rn, oname[pass], nname[pass], "higher");
         const figure *f = bench_find_fig(c, rn);
-        if (f) *ratio_out = f->med;
-    }
-    if (ocname[0]) {
-        char rn[96];
-        snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, CPU time, 1 thread", shortname);
-        bench_add_ratio(c, rn, ocname, cname, "higher");
-    }
-    if (oname[1][0]) {
-        char rn[96];
-        snprintf(rn, sizeof rn, "%s: npukit (1 thread) / ONNX Runtime %d threads", shortname, c->threads);
-        bench_add_ratio(c, rn, oname[1], nname[0], "higher");
-        if (nname[1][0]) {
-            snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, equal threads (%d)", shortname, c->threads);
-            bench_add_ratio(c, rn, oname[1], nname[1], "higher");
+        if (f && !pass) ratio_out[0] = f->med;
+        if (!pass) ratio_out[1] = median_of(q[0], c->repeat);
+        snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, same repetition (%d)", shortname, th);
+        bench_add_samples(c, "ratio", "x", q[pass], c->repeat, rn);
+        c->figs[c->nfigs - 1].better = "higher";
+        if (!pass && ocname[0]) {
+            snprintf(rn, sizeof rn, "%s: npukit / ONNX Runtime speed, CPU time, 1 thread", shortname);
+            bench_add_ratio(c, rn, ocname, cname, "higher");
         }
     }
     rc = 0;
 out:
     cli_progress_end();
+    bench_ort_close(o.p);
     for (size_t k = 0; k < 8; k++) npk_tensor_free(&in[k]);
     npk_graph_free(g);
-    free(t), free(tf), free(tc);
+    free(t), free(tf), free(tc), free(to), free(tfo), free(toc), free(q[0]), free(q[1]);
     return rc;
 }
 
 static int bench_onnx_cpu_set(ctx *c, const char *const *models, size_t n) {
     int rc = 0, have = 0;
-    double logsum = 0, worst = 0;
+    double logsum[2] = {0, 0}, worst[2] = {0, 0};
     for (size_t i = 0; i < n; i++) {
-        double r;
+        double r[2];
         const char *base = strrchr(models[i], '/') ? strrchr(models[i], '/') + 1 : models[i];
         int want = !c->models || !c->models->n;
         for (size_t k = 0; c->models && k < c->models->n; k++) want |= !strcmp(c->models->v[k], base);
         if (!want) continue;
-        if (bench_onnx_cpu_model(c, models[i], &r)) rc = 1;
-        else if (r > 0) {
-            logsum += log(r);
-            worst = have++ ? (r < worst ? r : worst) : r;
+        if (bench_onnx_cpu_model(c, models[i], r)) rc = 1;
+        else if (r[0] > 0 && r[1] > 0) {
+            for (int k = 0; k < 2; k++) {
+                logsum[k] += log(r[k]);
+                worst[k] = have ? (r[k] < worst[k] ? r[k] : worst[k]) : r[k];
+            }
+            have++;
         }
     }
     if (have) {
-        double gm = exp(logsum / have);
+        double gm = exp(logsum[0] / have);
         bench_add_fig(c, "ratio", "x", gm, gm, gm, 1, "geometric mean npukit / ONNX Runtime speed, 1 thread (%d models)", have);
         c->figs[c->nfigs - 1].better = "higher";
-        bench_add_fig(c, "ratio", "x", worst, worst, worst, 1, "lowest npukit / ONNX Runtime speed, 1 thread");
+        bench_add_fig(c, "ratio", "x", worst[0], worst[0], worst[0], 1, "lowest npukit / ONNX Runtime speed, 1 thread");
         c->figs[c->nfigs - 1].better = "higher";
+        char name[128];
+        snprintf(name, sizeof name, "geometric mean npukit / ONNX Runtime speed, same repetition, 1 thread (%d models)",
+                 have);
+        bench_add_derived(c, exp(logsum[1] / have), "higher", "of the models' same-repetition medians", name);
+        bench_add_derived(c, worst[1], "higher", "the lowest model's same-repetition median",
+                          "lowest npukit / ONNX Runtime speed, same repetition, 1 thread");
     }
     return rc;
 }
