@@ -14,8 +14,9 @@
 //                  (what `npu run` reports as the first inference): {"first_ms":MS}
 //   load THREADS   a fresh session kept for `run`, and one warm-up run: {"load_ms":MS} (both
 //                  together; informative, not a bench figure)
-//   run            one timed session.run of the kept session: {"ms":MS,"cpu_ms":MS}
-//                  (cpu_ms: the node process's CPU time, user + system, process.cpuUsage)
+//   run [N]        N session.runs of the kept session back to back (default 1), the last one
+//                  timed: {"ms":MS,"cpu_ms":MS} (cpu_ms: the node process's CPU time, user +
+//                  system, process.cpuUsage)
 //   quit           exits 0 (so does the end of stdin)
 // A request ONNX Runtime refuses (the model, an input) answers {"error":MESSAGE}; an unknown
 // request too.
@@ -81,10 +82,16 @@ async function main() {
         kept = s;
         reply({ load_ms: Number(process.hrtime.bigint() - t0) / 1e6 });
       } else if (cmd === 'run') {
+        const n = arg === undefined ? 1 : Number(arg);
         if (!kept) {
           reply({ error: 'run: no session (send load THREADS first)' });
           continue;
         }
+        if (!(Number.isInteger(n) && n >= 1)) {
+          reply({ error: `run: a run count >= 1 is needed, got '${arg}'` });
+          continue;
+        }
+        for (let k = 1; k < n; k++) await kept.sess.run(kept.feeds); // lead-in runs, untimed
         const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
         await kept.sess.run(kept.feeds);
         const c1 = process.cpuUsage(c0);
