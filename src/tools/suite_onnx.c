@@ -290,8 +290,8 @@ static double median_of(const double *v, int n) {
  * ONNX Runtime's (a node process kept alive, scripts/ort_bench.js) at 1 thread and at all
  * threads (npk_threads_set: the pool of include/npukit/threads.h; ONNX Runtime's
  * intraOpNumThreads). The two peers' runs are interleaved repetition by repetition
- * (npukit first in even repetitions, ONNX Runtime first in odd ones), so both see the
- * same moments of a shared machine: beside the ratio of the medians, the median (min,
+ * (npukit first in even repetitions, ONNX Runtime first in odd ones; each timed run
+ * right after an untimed one of its own side), so both see the same moments of a shared machine: beside the ratio of the medians, the median (min,
  * max) of the per-repetition ratios. At 1 thread also the speed ratio by CPU time (the
  * calling thread's against the node process's). ratio_out[0]: the 1-thread ratio of the
  * medians, [1]: the median same-repetition ratio (0: no ONNX Runtime figure).
@@ -350,18 +350,18 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double ratio_out[2]) 
         if (o.p && ort_req(c, &o, req, 1, "load_ms", &(double){0}, NULL, NULL) < 0) goto out;
         npk_threads_set(th);
         double ms, cms;
-        int grc = npukit_run1(g, in, nin, &ms, &cms); /* warm-up */
-        /* at N threads each side's timed run follows an untimed run of its own (its
-         * workers then start as in back-to-back runs, and the other side's workers,
-         * which spin a while after a run, spin during the untimed one) */
-        int lead_in = th > 1;
+        int grc = npukit_run1(g, in, nin, &ms, &cms); /* warm-up (ONNX Runtime's: in load) */
+        /* each side's timed run follows an untimed run of its own: it then starts as in
+         * back-to-back runs (its data in the caches, its workers awake), and what the
+         * other side left (evicted caches, workers spinning a while after a run) falls
+         * on the untimed one; measured in docs/performance.md */
         for (int r = 0; !grc && r < c->repeat; r++) {
             bench_progress(c, shortname, r + 1 + pass * c->repeat, 2 * c->repeat);
             for (int k = 0; !grc && k < 2; k++) {
                 if ((k ^ (r & 1)) == 0) {
-                    if (lead_in) grc = npukit_run1(g, in, nin, &ms, &cms);
+                    grc = npukit_run1(g, in, nin, &ms, &cms);
                     if (!grc) grc = npukit_run1(g, in, nin, &t[r], &tc[r]);
-                } else if (o.p && ort_req(c, &o, lead_in ? "run 2" : "run", 0, "ms", &to[r], "cpu_ms", &toc[r]) < 0) {
+                } else if (o.p && ort_req(c, &o, "run 2", 0, "ms", &to[r], "cpu_ms", &toc[r]) < 0) {
                     npk_threads_set(0);
                     goto out;
                 }
