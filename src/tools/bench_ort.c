@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "bench_suite.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -212,4 +214,44 @@ void bench_ort_close(bench_ort *p) {
     }
     if (p->err) fclose(p->err);
     free(p);
+}
+
+/* The CPU nanoseconds the threads of pid have run (all but tid skip), from
+ * /proc/PID/task/TID/schedstat; -1 when it cannot be read. */
+static long long threads_cpu_ns(pid_t pid, pid_t skip) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    long long sum = 0;
+    int read_any = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == (int)skip) continue;
+        char f[96];
+        snprintf(f, sizeof f, "/proc/%d/task/%.20s/schedstat", (int)pid, e->d_name);
+        FILE *fp = fopen(f, "r");
+        long long ns = 0;
+        if (fp && fscanf(fp, "%lld", &ns) == 1) sum += ns, read_any = 1;
+        if (fp) fclose(fp);
+    }
+    closedir(d);
+    return read_any ? sum : -1;
+}
+
+/* The figure moves at the scheduler's tick (4 ms at 250 Hz) for a thread that keeps its
+ * CPU, so "quiet" is no change over QUIET_MS, checked every 2 ms, for at most CAP_MS. */
+#define QUIET_MS 10
+#define CAP_MS 150
+void bench_ort_quiesce(const bench_ort *p) {
+    pid_t pid = p ? p->pid : getpid(), skip = p ? 0 : (pid_t)syscall(SYS_gettid);
+    long long last = threads_cpu_ns(pid, skip);
+    if (last < 0) return;
+    int still = 0;
+    for (int waited = 0; waited < CAP_MS && still < QUIET_MS; waited += 2) {
+        usleep(2000);
+        long long now = threads_cpu_ns(pid, skip);
+        if (now < 0) return;
+        still = now == last ? still + 2 : 0;
+        last = now;
+    }
 }

@@ -97,6 +97,12 @@ int bench_ort_ask(bench_ort *p, const char *req, json_t **reply);
 int bench_ort_number(json_t *reply, const char *req, const char *key, double *v);
 /* Ask the peer to quit, wait for it (bounded; killed after 2 s) and free p (NULL: nothing). */
 void bench_ort_close(bench_ort *p);
+/* Wait until the peer's threads (p) or this process's other threads (p NULL: npukit's pool
+ * workers) have used no CPU for a while, at most a bounded time: a side's timed runs then
+ * do not share the CPUs with the other side's threads still spinning after its run
+ * (ONNX Runtime's workers spin ~20 ms after a run). Without per-thread CPU figures
+ * (/proc/PID/task/TID/schedstat) it returns at once. */
+void bench_ort_quiesce(const bench_ort *p);
 
 /* The benches (one suite_<family>.c per family). */
 int bench_v0_gemm(ctx *c), bench_v0_resnet50_layers(ctx *c);

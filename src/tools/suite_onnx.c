@@ -359,9 +359,10 @@ static int bench_onnx_cpu_model(ctx *c, const char *model, double ratio_out[2]) 
             bench_progress(c, shortname, r + 1 + pass * c->repeat, 2 * c->repeat);
             for (int k = 0; !grc && k < 2; k++) {
                 if ((k ^ (r & 1)) == 0) {
+                    if (o.p) bench_ort_quiesce(o.p); /* ONNX Runtime's workers spin after its run */
                     grc = npukit_run1(g, in, nin, &ms, &cms);
                     if (!grc) grc = npukit_run1(g, in, nin, &t[r], &tc[r]);
-                } else if (o.p && ort_req(c, &o, "run 2", 0, "ms", &to[r], "cpu_ms", &toc[r]) < 0) {
+                } else if (o.p && (bench_ort_quiesce(NULL), ort_req(c, &o, "run 2", 0, "ms", &to[r], "cpu_ms", &toc[r]) < 0)) {
                     npk_threads_set(0);
                     goto out;
                 }
