@@ -48,13 +48,7 @@ static void exec_free(npk_exec *x, int ok) {
     free(x->cpu_qdq);
     free(x->chain);
     free(x->direct);
-    if (x->folded)
-        for (size_t v = 0; v < g->n_vals; v++)
-            if (x->folded[v] && !exec_fold_shared(x, (int)v)) {
-                npk_tensor_free(x->folded[v]);
-                free(x->folded[v]);
-            }
-    free(x->folded);
+    exec_folds_free(g, x->folded);
     free(x->dev_writer);
     free(x->consumer);
     free(x->views);

@@ -80,11 +80,7 @@ static unsigned char *plan_key(const npk_exec *x, size_t *len) {
 
 static void plan_free(npk_graph *g, exec_plan *p) {
     if (!p) return;
-    for (size_t v = 0; p->folded && v < g->n_vals; v++) /* the folds the graph's cache does not hold */
-        if (p->folded[v] && !(g->fold_cache && v < g->fold_n && g->fold_cache[v] == p->folded[v])) {
-            npk_tensor_free(p->folded[v]);
-            free(p->folded[v]);
-        }
+    exec_folds_free(g, p->folded); /* with the folds the graph's cache does not hold */
     free(p->key);
     free(p->meta);
     free(p->known);
@@ -92,7 +88,6 @@ static void plan_free(npk_graph *g, exec_plan *p) {
     free(p->borrowed);
     free(p->kconst);
     free(p->host);
-    free(p->folded);
     free(p->uses_left);
     free(p->uses0);
     free(p->place);

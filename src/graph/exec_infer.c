@@ -310,9 +310,24 @@ static void fold_node(npk_exec *x, int n) {
     }
 }
 
-/* The fold of x->folded[v] is the graph's (fold_cache), not this run's. */
+/* t, value v's fold, is the graph's (fold_cache), not a run's or a plan's. */
+static int fold_cached(const npk_graph *g, const npk_tensor *t, size_t v) {
+    return g->fold_cache && v < g->fold_n && g->fold_cache[v] == t;
+}
+
 int exec_fold_shared(const npk_exec *x, int v) {
-    return x->g->fold_cache && (size_t)v < x->g->fold_n && x->g->fold_cache[v] == x->folded[v];
+    return fold_cached(x->g, x->folded[v], (size_t)v);
+}
+
+/* Free a per-value folds array (a run's or a kept plan's) and the folds in it that the
+ * graph's fold_cache does not hold. */
+void exec_folds_free(const npk_graph *g, npk_tensor **folded) {
+    for (size_t v = 0; folded && v < g->n_vals; v++)
+        if (folded[v] && !fold_cached(g, folded[v], v)) {
+            npk_tensor_free(folded[v]);
+            free(folded[v]);
+        }
+    free(folded);
 }
 
 /* The same meta (what inference says about a value) in a and b. */

@@ -143,6 +143,7 @@ int exec_bind_inputs(npk_exec *x, const npk_tensor *inputs, size_t n_inputs);
  * read no data of an input of more than 16 elements (so a plan serves every run of the signature). */
 int exec_infer_all(npk_exec *x);
 int exec_fold_shared(const npk_exec *x, int v);
+void exec_folds_free(const npk_graph *g, npk_tensor **folded);
 void exec_fill_ctx(npk_exec *x, int n, npk_opctx *c, int run);
 int exec_call_op(npk_opctx *c);
 int exec_kind_check(npk_exec *x, int n, int k, int kind);
